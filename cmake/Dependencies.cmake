@@ -1,0 +1,44 @@
+# Finds migscope's dependencies: Debian packages (or the offline bundle), optional LibTorch and CUDA.
+
+# An offline bundle made by scripts/bundle-deps.sh: Debian packages unpacked into one prefix.
+if(DEFINED MIGSCOPE_BUNDLE_DIR)
+  list(PREPEND CMAKE_PREFIX_PATH "${MIGSCOPE_BUNDLE_DIR}/usr")
+  set(CMAKE_BUILD_RPATH "${MIGSCOPE_BUNDLE_DIR}/usr/lib/x86_64-linux-gnu")
+endif()
+
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(Threads REQUIRED)
+if(MIGSCOPE_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(MIGSCOPE_BUILD_BENCH)
+  find_package(benchmark QUIET)
+endif()
+
+# CUDA toolkit: reported now; the partition backends use it.
+include(CheckLanguage)
+check_language(CUDA)
+
+# LibTorch: from CMAKE_PREFIX_PATH, else the pip-installed copy in the dependency cache.
+set(MIGSCOPE_TORCH_FOUND OFF)
+if(NOT MIGSCOPE_WITH_TORCH STREQUAL "OFF")
+  file(GLOB _cached_torch "${MIGSCOPE_DEPS_DIR}/torch-*/torch/share/cmake")
+  list(APPEND CMAKE_PREFIX_PATH ${_cached_torch})
+  if(MIGSCOPE_WITH_TORCH STREQUAL "ON")
+    find_package(Torch REQUIRED)
+  else()
+    find_package(Torch QUIET)
+  endif()
+  if(Torch_FOUND)
+    set(MIGSCOPE_TORCH_FOUND ON)
+  endif()
+endif()
+
+# nvml.h, only to check migscope's own NVML declarations against NVIDIA's (tests/nvml).
+find_path(MIGSCOPE_NVML_HEADER_DIR nvml.h
+  HINTS "${MIGSCOPE_DEPS_DIR}/nvml/nvidia/cu13/include" /usr/local/cuda/include
+        /usr/local/cuda/targets/x86_64-linux/include
+  NO_DEFAULT_PATH)

@@ -1,0 +1,18 @@
+// Small string helpers shared by parsers: trimming, splitting, case folding.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace migscope::text {
+
+std::string trim(std::string_view s);
+std::string lower(std::string_view s);
+// Splits on `separator`; keeps empty fields so that parsers can reject them by position.
+std::vector<std::string> split(std::string_view s, char separator);
+bool starts_with(std::string_view s, std::string_view prefix);
+// Parses a whole non-negative decimal integer; returns false on any other text.
+bool parse_uint(std::string_view s, unsigned& out);
+
+}  // namespace migscope::text

@@ -1,0 +1,195 @@
+// Built-in MIG profile tables per GPU model. Sources: NVIDIA MIG user guide, `nvidia-smi mig -lgip`
+// output observed on real hardware, and our own H200 (../shared/reference). Unknown SM counts and
+// memory sizes stay empty: never invent them.
+#include "mig/catalog.h"
+
+#include <algorithm>
+#include <array>
+
+#include "core/error.h"
+#include "core/text.h"
+
+namespace migscope::mig {
+namespace {
+
+using OptU = std::optional<unsigned>;
+using OptD = std::optional<double>;
+constexpr std::nullopt_t kUnknown = std::nullopt;
+
+// Column order of a 7-compute/8-memory-slice table: 1g, 1g+me, 1g with two memory slices, 2g, 3g,
+// 4g, 7g. Profile ids (19, 20, 15, 14, 9, 5, 0) are those observed on every 7-slice model so far.
+struct SevenSliceColumns {
+    std::array<const char*, 7> names;
+    std::array<OptU, 7> sms;
+    std::array<OptD, 7> memory_gib;
+};
+
+GpuModel seven_slice_model(std::string key, std::string description, OptU sm_count,
+                           const SevenSliceColumns& c) {
+    struct Shape {
+        unsigned id, compute, memory, max;
+        std::vector<unsigned> placements;
+        bool media;
+    };
+    const std::array<Shape, 7> shapes = {{
+        {19, 1, 1, 7, {0, 1, 2, 3, 4, 5, 6}, false},
+        {20, 1, 1, 1, {0, 1, 2, 3, 4, 5, 6}, true},
+        {15, 1, 2, 4, {0, 2, 4, 6}, false},
+        {14, 2, 2, 3, {0, 2, 4}, false},
+        {9, 3, 4, 2, {0, 4}, false},
+        {5, 4, 4, 1, {0}, false},
+        {0, 7, 8, 1, {0}, false},
+    }};
+    GpuModel model{std::move(key), std::move(description), 8, 7, sm_count, {}, "built-in table"};
+    for (size_t i = 0; i < shapes.size(); ++i) {
+        const Shape& s = shapes[i];
+        model.profiles.push_back(Profile{c.names[i], s.id, s.compute, s.memory, c.sms[i],
+                                         c.memory_gib[i], s.max, s.placements, s.media});
+    }
+    return model;
+}
+
+GpuModel a30() {
+    GpuModel model{"a30", "NVIDIA A30 24GB", 4, 4, 56u, {}, "built-in table"};
+    model.profiles = {
+        {"1g.6gb", 14u, 1, 1, 14u, 5.81, 4, {0, 1, 2, 3}, false},
+        {"1g.6gb+me", 21u, 1, 1, 14u, 5.81, 1, {0, 1, 2, 3}, true},
+        {"2g.12gb", 5u, 2, 2, 28u, 11.69, 2, {0, 2}, false},
+        {"2g.12gb+me", 6u, 2, 2, 28u, 11.69, 1, {0, 2}, true},
+        {"4g.24gb", 0u, 4, 4, 56u, 23.44, 1, {0}, false},
+    };
+    return model;
+}
+
+std::vector<GpuModel> make_catalog() {
+    std::vector<GpuModel> models;
+    models.push_back(a30());
+    models.push_back(seven_slice_model(
+        "a100-40gb", "NVIDIA A100 40GB (SXM4 and PCIe)", 108u,
+        {{"1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"},
+         {14u, 14u, 14u, 28u, 42u, 56u, 98u},
+         {4.75, 4.75, 9.62, 9.62, 19.50, 19.50, 39.25}}));
+    models.push_back(seven_slice_model(
+        "a100-80gb", "NVIDIA A100 80GB (SXM4 and PCIe)", 108u,
+        {{"1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"},
+         {14u, 14u, 14u, 28u, 42u, 56u, 98u},
+         {9.50, 9.50, 19.50, 19.50, 39.25, 39.25, 79.00}}));
+    models.push_back(seven_slice_model(
+        "h100-80gb", "NVIDIA H100 80GB SXM5", 132u,
+        {{"1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"},
+         {16u, 16u, 26u, 32u, 60u, 64u, 132u},
+         {9.75, 9.75, 19.62, 19.62, 39.50, 39.50, 79.25}}));
+    models.push_back(seven_slice_model(
+        "h100-80gb-pcie", "NVIDIA H100 80GB PCIe", 114u,
+        {{"1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"},
+         {14u, 14u, 14u, 30u, 46u, 62u, 114u},
+         {9.75, 9.75, 19.62, 19.62, 39.50, 39.50, 79.25}}));
+    models.push_back(seven_slice_model(
+        "h100-94gb", "NVIDIA H100 94GB (NVL)", 132u,
+        {{"1g.12gb", "1g.12gb+me", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"},
+         {16u, 16u, 26u, 32u, kUnknown, kUnknown, kUnknown},
+         {10.75, 10.75, 21.62, 21.62, 46.38, kUnknown, kUnknown}}));
+    models.push_back(seven_slice_model(
+        "h200", "NVIDIA H200 141GB (SXM5 and NVL)", 132u,
+        {{"1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"},
+         {16u, 16u, 26u, 32u, 60u, 64u, 132u},
+         {16.00, 16.00, 32.50, 32.50, 69.75, 69.75, 140.00}}));
+    models.push_back(seven_slice_model(
+        "b200", "NVIDIA B200 180GB", 148u,
+        {{"1g.23gb", "1g.23gb+me", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"},
+         {18u, 18u, 30u, 36u, kUnknown, kUnknown, kUnknown},
+         {22.00, 22.00, 44.25, 44.25, kUnknown, kUnknown, kUnknown}}));
+    return models;
+}
+
+// NVML device-name fragments (lower case) that identify each model; the first rule that matches
+// wins, so the specific rules come first.
+struct NameRule {
+    std::vector<const char*> fragments;
+    const char* key;
+};
+const std::vector<NameRule>& name_rules() {
+    static const std::vector<NameRule> rules = {
+        {{"h100", "nvl"}, "h100-94gb"},  {{"h100", "94gb"}, "h100-94gb"},
+        {{"h100", "pcie"}, "h100-80gb-pcie"}, {{"h100"}, "h100-80gb"},
+        {{"h200"}, "h200"},              {{"b200"}, "b200"},
+        {{"a100", "80gb"}, "a100-80gb"}, {{"a100"}, "a100-40gb"},
+        {{"a30"}, "a30"},
+    };
+    return rules;
+}
+
+const std::vector<std::pair<const char*, const char*>>& key_aliases() {
+    static const std::vector<std::pair<const char*, const char*>> aliases = {
+        {"h200-141gb", "h200"},        {"h200-nvl", "h200"},
+        {"h100", "h100-80gb"},         {"h100-sxm", "h100-80gb"},
+        {"h100-pcie", "h100-80gb-pcie"}, {"h100-nvl", "h100-94gb"},
+        {"b200-180gb", "b200"},        {"a30-24gb", "a30"},
+    };
+    return aliases;
+}
+
+}  // namespace
+
+const Profile* GpuModel::find(std::string_view name) const {
+    const std::string wanted = text::lower(text::trim(name));
+    for (const Profile& p : profiles) {
+        if (text::lower(p.name) == wanted) return &p;
+    }
+    // Short form "Ng": compute slices only.
+    if (wanted.size() >= 2 && wanted.back() == 'g') {
+        unsigned g = 0;
+        if (text::parse_uint(std::string_view(wanted).substr(0, wanted.size() - 1), g)) {
+            const Profile* best = nullptr;
+            for (const Profile& p : profiles) {
+                if (p.compute_slices != g || p.media_extensions) continue;
+                if (best == nullptr || p.memory_slices < best->memory_slices) best = &p;
+            }
+            return best;
+        }
+    }
+    return nullptr;
+}
+
+const Profile& GpuModel::require(std::string_view name) const {
+    if (const Profile* p = find(name)) return *p;
+    std::string known;
+    for (const Profile& p : profiles) known += (known.empty() ? "" : ", ") + p.name;
+    throw input_error("unknown MIG profile '" + std::string(name) + "' for " + key +
+                      " (known: " + known + ")");
+}
+
+const std::vector<GpuModel>& builtin_catalog() {
+    static const std::vector<GpuModel> catalog = make_catalog();
+    return catalog;
+}
+
+std::string known_model_keys() {
+    std::string keys;
+    for (const GpuModel& m : builtin_catalog()) keys += (keys.empty() ? "" : ", ") + m.key;
+    return keys;
+}
+
+const GpuModel& builtin_model(std::string_view key) {
+    std::string wanted = text::lower(text::trim(key));
+    for (const auto& [alias, target] : key_aliases()) {
+        if (wanted == alias) wanted = target;
+    }
+    for (const GpuModel& m : builtin_catalog()) {
+        if (m.key == wanted) return m;
+    }
+    throw input_error("unknown GPU model '" + std::string(key) + "' (known: " + known_model_keys() +
+                      ")");
+}
+
+const GpuModel* match_builtin_by_device_name(std::string_view device_name) {
+    const std::string name = text::lower(device_name);
+    for (const NameRule& rule : name_rules()) {
+        bool all = std::all_of(rule.fragments.begin(), rule.fragments.end(),
+                               [&](const char* f) { return name.find(f) != std::string::npos; });
+        if (all) return &builtin_model(rule.key);
+    }
+    return nullptr;
+}
+
+}  // namespace migscope::mig

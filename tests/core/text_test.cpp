@@ -1,0 +1,33 @@
+// Tests of the string helpers.
+#include "core/text.h"
+
+#include <gtest/gtest.h>
+
+using namespace migscope::text;
+
+TEST(Text, TrimRemovesOuterWhitespaceOnly) {
+    EXPECT_EQ(trim("  a b \t\n"), "a b");
+    EXPECT_EQ(trim(""), "");
+    EXPECT_EQ(trim("   "), "");
+}
+
+TEST(Text, SplitKeepsEmptyFields) {
+    EXPECT_EQ(split("a++b", '+'), (std::vector<std::string>{"a", "", "b"}));
+    EXPECT_EQ(split("a", '+'), (std::vector<std::string>{"a"}));
+    EXPECT_EQ(split("a+", '+'), (std::vector<std::string>{"a", ""}));
+}
+
+TEST(Text, ParseUintAcceptsOnlyWholeNumbers) {
+    unsigned v = 0;
+    EXPECT_TRUE(parse_uint("42", v));
+    EXPECT_EQ(v, 42u);
+    EXPECT_FALSE(parse_uint("4x", v));
+    EXPECT_FALSE(parse_uint("", v));
+    EXPECT_FALSE(parse_uint("-1", v));
+}
+
+TEST(Text, LowerAndStartsWith) {
+    EXPECT_EQ(lower("H200-NVL"), "h200-nvl");
+    EXPECT_TRUE(starts_with("me.all", "me"));
+    EXPECT_FALSE(starts_with("m", "me"));
+}

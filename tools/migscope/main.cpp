@@ -1,0 +1,46 @@
+// migscope: command-line entry point. Parses the subcommand, runs it, maps errors to exit codes.
+#include <iostream>
+
+#include "commands.h"
+#include "core/error.h"
+#include "core/version.h"
+
+int main(int argc, char** argv) {
+    using namespace migscope;
+    CLI::App app{
+        "migscope: how should I split this GPU, and which job goes where?\n"
+        "Partition-aware GPU telemetry, MIG catalogs and layouts. Exit codes: 0 ok, 1 failure,\n"
+        "2 bad input, 3 NVIDIA driver/GPU unavailable; `monitor -- CMD` exits with CMD's status."};
+    app.set_version_flag("--version", std::string("migscope ") + kVersion + " (" + kGitCommit + ")");
+    app.require_subcommand(1);
+
+    cli::Action action;
+    cli::add_gpus_command(app, action);
+    cli::add_monitor_command(app, action);
+    cli::add_layouts_command(app, action);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::cerr << "migscope: " << e.what() << " (see --help)\n";
+        return kExitBadInput;
+    } catch (const Error& e) {  // raised while validating options
+        std::cerr << "migscope: " << e.what() << '\n';
+        return exit_code_for(e.kind());
+    }
+    try {
+        return action ? action() : kExitBadInput;
+    } catch (const Error& e) {
+        std::cerr << "migscope: " << e.what() << '\n';
+        return exit_code_for(e.kind());
+    } catch (const std::exception& e) {
+        std::cerr << "migscope: internal error: " << e.what() << '\n';
+        return kExitFailure;
+    }
+}
