@@ -25,6 +25,9 @@ check_language(CUDA)
 # LibTorch: from CMAKE_PREFIX_PATH, else the pip-installed copy in the dependency cache.
 set(MIGSCOPE_TORCH_FOUND OFF)
 if(NOT MIGSCOPE_WITH_TORCH STREQUAL "OFF")
+  # Name the GPU architecture instead of letting Torch's CMake probe for GPUs with a test program
+  # (which fails on machines without one). 9.0 = Hopper (H100/H200).
+  set(TORCH_CUDA_ARCH_LIST "9.0" CACHE STRING "CUDA architectures for LibTorch code")
   file(GLOB _cached_torch "${MIGSCOPE_DEPS_DIR}/torch-*/torch/share/cmake")
   list(APPEND CMAKE_PREFIX_PATH ${_cached_torch})
   if(MIGSCOPE_WITH_TORCH STREQUAL "ON")

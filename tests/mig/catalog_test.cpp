@@ -70,7 +70,9 @@ TEST(Catalog, TablesAreConsistent) {
             for (unsigned start : p.placements) EXPECT_LE(start + p.memory_slices, m.memory_slices);
             // A profile cannot have more instances than disjoint placements.
             EXPECT_LE(p.max_count * p.memory_slices, m.memory_slices);
-            if (p.sms && m.sm_count) EXPECT_LE(*p.sms, *m.sm_count);
+            if (p.sms && m.sm_count) {
+                EXPECT_LE(*p.sms, *m.sm_count);
+            }
             EXPECT_EQ(p.name.substr(0, p.name.find('g')), std::to_string(p.compute_slices));
         }
     }

@@ -36,10 +36,14 @@ nlohmann::json describe_gpu(const nvml::Device& d) {
     std::optional<unsigned> sms = model ? model->sm_count : std::nullopt;
     std::string sms_source = sms ? "catalog" : "";
     if (!sms) {
+        unsigned largest = 0;
         for (const nvml::NvmlProfile& p : d.gpu_instance_profiles()) {
-            if (!sms || p.multiprocessor_count > *sms) sms = p.multiprocessor_count;
+            largest = std::max(largest, p.multiprocessor_count);
         }
-        if (sms) sms_source = "largest MIG profile";
+        if (largest > 0) {
+            sms = largest;
+            sms_source = "largest MIG profile";
+        }
     }
     g["sm_count"] = maybe(sms);
     g["sm_count_source"] = sms ? nlohmann::json(sms_source) : nlohmann::json(nullptr);

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Makes an offline dependency bundle for air-gapped GPU hosts: downloads the Debian packages migscope
+# builds with and unpacks them into one prefix (default deps/bundle), which install-deps.sh then uses
+# instead of apt. Run it on a Debian 12 machine with network access; copy the folder along.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/deps/bundle}
+packages=(libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libyaml-cpp0.7 libfmt-dev libfmt9
+          libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+(cd "$work" && apt-get download "${packages[@]}" >&2)
+rm -rf "$out" && mkdir -p "$out"
+for deb in "$work"/*.deb; do dpkg-deb -x "$deb" "$out"; done
+# Debian's dev packages link libfoo.so to the versioned library; keep only what the build uses.
+rm -rf "$out/usr/share/doc" "$out/usr/share/man"
+echo "bundle: $(du -sh "$out" | cut -f1) in $out" >&2
