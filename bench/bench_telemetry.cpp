@@ -26,13 +26,43 @@ std::unique_ptr<telemetry::NvmlPowerSource> open_source(benchmark::State& state,
     }
 }
 
+// One sample: power and energy only (every sample), and all fields (at most 10 Hz).
 void BM_NvmlSampleRead(benchmark::State& state) {
     std::unique_ptr<nvml::Session> session;
     auto source = open_source(state, session);
     if (!source) return;
-    for (auto _ : state) benchmark::DoNotOptimize(source->read());
+    const auto scope = state.range(0) ? telemetry::SampleScope::kAll
+                                      : telemetry::SampleScope::kPowerAndEnergy;
+    for (auto _ : state) benchmark::DoNotOptimize(source->read(scope));
 }
-BENCHMARK(BM_NvmlSampleRead)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NvmlSampleRead)->ArgName("all_fields")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// Each NVML query on its own, to see which ones make a sample expensive.
+void BM_NvmlQuery(benchmark::State& state) {
+    using Query = void (*)(const nvml::Device&);
+    static const std::pair<const char*, Query> queries[] = {
+        {"power_fields", [](const nvml::Device& d) { benchmark::DoNotOptimize(d.power_fields()); }},
+        {"energy", [](const nvml::Device& d) { benchmark::DoNotOptimize(d.energy_j()); }},
+        {"power_usage", [](const nvml::Device& d) { benchmark::DoNotOptimize(d.power_usage_w()); }},
+        {"clocks", [](const nvml::Device& d) { benchmark::DoNotOptimize(d.clocks()); }},
+        {"utilization", [](const nvml::Device& d) { benchmark::DoNotOptimize(d.utilization()); }},
+        {"memory", [](const nvml::Device& d) { benchmark::DoNotOptimize(d.memory()); }},
+        {"temperature", [](const nvml::Device& d) { benchmark::DoNotOptimize(d.temperature_c()); }},
+        {"throttle", [](const nvml::Device& d) { benchmark::DoNotOptimize(d.clocks_event_reasons()); }},
+    };
+    const auto& [name, query] = queries[state.range(0)];
+    state.SetLabel(name);
+    std::unique_ptr<nvml::Session> session;
+    try {
+        session = std::make_unique<nvml::Session>(nvml::Session::open());
+    } catch (const Error& e) {
+        state.SkipWithError(e.what());
+        return;
+    }
+    const nvml::Device device = session->device(0);
+    for (auto _ : state) query(device);
+}
+BENCHMARK(BM_NvmlQuery)->DenseRange(0, 7)->Unit(benchmark::kMicrosecond);
 
 // CPU time of the sampler thread as a share of one core while sampling at `hz` for 2 s.
 void BM_SamplerCpuShare(benchmark::State& state) {

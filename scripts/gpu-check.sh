@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # GPU-host check for the foundation (run through the device tool): build with the offline bundle,
 # run every test, then `gpus`, `layouts` from live NVML, and `monitor` around a 10 s bf16 load at
-# 10 Hz and 100 Hz (three repetitions each) plus idle, and the telemetry benchmark. Logs go to
-# $OUT (default ./gpu-check-out); a short table is printed last.
+# 10 Hz and 100 Hz (three repetitions each) plus idle, and the telemetry benchmark. Everything is
+# packed into $OUT/gpu-check.tgz (default ./gpu-check-out); a short table is printed last.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=${OUT:-$root/gpu-check-out}
-mkdir -p "$out"
+final=${OUT:-$root/gpu-check-out}
+out=$(mktemp -d)
 cd "$root"
 
 MIGSCOPE_JOBS=16 ./build.sh build >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
@@ -36,9 +36,7 @@ for rep in 1 2 3; do
 done
 $b monitor --hz 100 --duration 5 --summary "$out/summary-idle.json" >"$out/trace-idle.csv" 2>"$out/monitor-idle.txt"
 build/bench/bench_telemetry --benchmark_min_time=0.5 >"$out/bench.txt" 2>&1
-
-tar czf "$out/traces.tgz" -C "$out" $(cd "$out" && ls trace-*.csv) && rm -f "$out"/trace-*.csv
-python3 - "$out" <<'PY'
+python3 - "$out" <<'PY' | tee "$out/table.txt"
 import json, glob, os, re, statistics, sys
 out = sys.argv[1]
 print(f"{'run':<12}{'dur s':>8}{'counter J':>11}{'trace J':>10}{'diff %':>8}{'avg W':>8}{'peak W':>8}{'samples':>8}{'cpu %':>7}{'TFLOP/s':>9}")
@@ -54,3 +52,6 @@ for path in sorted(glob.glob(f"{out}/summary-*.json")):
 un = [float(re.search(r"= ([0-9.]+) TFLOP", open(p).read()).group(1)) for p in glob.glob(f"{out}/load-unmonitored-*.txt")]
 print("unmonitored TFLOP/s:", un, "median", statistics.median(un) if un else None)
 PY
+mkdir -p "$final"
+tar czf "$final/gpu-check.tgz" -C "$out" .
+cp "$out/bench.txt" "$out/commands.txt" "$out/ctest.log" "$final/" 2>/dev/null

@@ -67,8 +67,11 @@ LiveModel model_from_profiles(const std::vector<NvmlProfile>& profiles, const st
                 if (b.id && *b.id == n.id) table = &b;
             }
         }
-        if (!n.name.empty()) {
-            p.name = n.name;
+        // Drivers name profiles "MIG 1g.18gb"; nvidia-smi and mig-parted drop the prefix.
+        std::string nvml_name = n.name;
+        if (text::starts_with(nvml_name, "MIG ")) nvml_name = nvml_name.substr(4);
+        if (!nvml_name.empty()) {
+            p.name = nvml_name;
         } else if (table) {
             p.name = table->name;
         } else {
@@ -91,8 +94,8 @@ LiveModel model_from_profiles(const std::vector<NvmlProfile>& profiles, const st
                 live.disagreements.push_back(p.name + ": " + what + " table " + ours + ", NVML " +
                                              theirs);
             };
-            if (!n.name.empty() && text::lower(n.name) != text::lower(table->name)) {
-                differ("name", table->name, n.name);
+            if (!nvml_name.empty() && text::lower(nvml_name) != text::lower(table->name)) {
+                differ("name", table->name, nvml_name);
             }
             if (table->compute_slices != p.compute_slices) {
                 differ("compute slices", std::to_string(table->compute_slices),

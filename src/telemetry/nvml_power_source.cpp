@@ -3,7 +3,7 @@
 
 namespace migscope::telemetry {
 
-Sample NvmlPowerSource::read() {
+Sample NvmlPowerSource::read(SampleScope scope) {
     Sample s;
     s.time = SteadyClock::now();
     nvml::PowerFields power = device_.power_fields();
@@ -11,6 +11,7 @@ Sample NvmlPowerSource::read() {
     s.power_average_w = power.average_w;
     if (!s.power_average_w) s.power_average_w = device_.power_usage_w().value;
     s.energy_j = device_.energy_j().value;
+    if (scope == SampleScope::kPowerAndEnergy) return s;
     nvml::Clocks clocks = device_.clocks();
     s.sm_clock_mhz = clocks.sm_mhz;
     s.memory_clock_mhz = clocks.memory_mhz;

@@ -9,7 +9,7 @@ namespace migscope::telemetry {
 class NvmlPowerSource : public PowerSource {
 public:
     explicit NvmlPowerSource(nvml::Device device) : device_(std::move(device)) {}
-    Sample read() override;
+    Sample read(SampleScope scope) override;
 
 private:
     nvml::Device device_;

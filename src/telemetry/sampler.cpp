@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -25,7 +26,10 @@ double checked_period(double hz) {
 }
 }  // namespace
 
-Sampler::Sampler(PowerSource& source, double hz) : source_(source), period_s_(checked_period(hz)) {}
+Sampler::Sampler(PowerSource& source, double hz)
+    : source_(source),
+      period_s_(checked_period(hz)),
+      all_fields_every_(static_cast<size_t>(std::max(1.0, std::ceil(hz / kAllFieldsMaxHz)))) {}
 
 Sampler::~Sampler() { stop(); }
 
@@ -54,8 +58,10 @@ void Sampler::loop() {
     const auto period = std::chrono::duration_cast<SteadyClock::duration>(
         std::chrono::duration<double>(period_s_));
     SteadyTime next = SteadyClock::now();
-    while (true) {
-        Sample sample = source_.read();
+    for (size_t index = 0;; ++index) {
+        const SampleScope scope =
+            index % all_fields_every_ == 0 ? SampleScope::kAll : SampleScope::kPowerAndEnergy;
+        Sample sample = source_.read(scope);
         const double read_s = seconds_between(sample.time, SteadyClock::now());
         next += period;
         std::unique_lock<std::mutex> lock(mutex_);

@@ -19,9 +19,12 @@ struct SamplerStats {
     double mean_read_s = 0;        // mean duration of one PowerSource::read()
 };
 
+// Power and energy are read at the full rate; the other fields at most kAllFieldsMaxHz (every Nth
+// sample, the first included), and are empty in the samples between.
 class Sampler {
 public:
     static constexpr double kMaxHz = 1000.0;
+    static constexpr double kAllFieldsMaxHz = 10.0;
 
     // Throws an input error unless 0 < hz <= kMaxHz.
     Sampler(PowerSource& source, double hz);
@@ -41,6 +44,7 @@ private:
 
     PowerSource& source_;
     const double period_s_;
+    const size_t all_fields_every_;  // every Nth sample reads all fields
     std::thread thread_;
     mutable std::mutex mutex_;
     std::condition_variable wake_;

@@ -63,6 +63,16 @@ TEST(LiveCatalog, ReportsEachDisagreement) {
     EXPECT_EQ(live.model.require("3g.71gb").sms, 56u);
 }
 
+TEST(LiveCatalog, DriverNamesLoseTheirMigPrefix) {
+    // Driver 580 on our H200 names profiles "MIG 3g.71gb" even with MIG disabled.
+    std::vector<NvmlProfile> records = h200_records();
+    records[2].name = "MIG 3g.71gb";
+    const mig::GpuModel& table = mig::builtin_model("h200");
+    LiveModel live = model_from_profiles(records, "h200", "NVIDIA H200", &table);
+    EXPECT_TRUE(live.disagreements.empty()) << live.disagreements.front();
+    EXPECT_NE(live.model.find("3g.71gb"), nullptr);
+}
+
 TEST(LiveCatalog, UnknownGpuGetsSynthesisedNamesAndSaysSo) {
     LiveModel live = model_from_profiles(h200_records(), "nvidia future", "NVIDIA Future", nullptr);
     EXPECT_TRUE(live.disagreements.empty());

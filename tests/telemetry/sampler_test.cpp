@@ -16,9 +16,10 @@ class CountingSource : public PowerSource {
 public:
     explicit CountingSource(std::chrono::milliseconds delay = std::chrono::milliseconds(0))
         : delay_(delay) {}
-    Sample read() override {
+    Sample read(SampleScope scope) override {
         Sample s;
         s.time = SteadyClock::now();
+        if (scope == SampleScope::kAll) s.temperature_c = 40;
         s.power_instant_w = static_cast<double>(++reads_);
         if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
         return s;
@@ -51,6 +52,20 @@ TEST(Sampler, DeliversEverySampleOnceInOrder) {
     EXPECT_EQ(sampler.all().size(), seen.size());
     EXPECT_EQ(sampler.stats().samples, seen.size());
     EXPECT_GT(sampler.stats().wall_s, 0.0);
+}
+
+TEST(Sampler, ReadsAllFieldsAtMostTenTimesASecond) {
+    CountingSource source;
+    Sampler sampler(source, 200.0);  // all fields every 20th sample
+    sampler.start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    sampler.stop();
+    const std::vector<Sample> samples = sampler.all();
+    ASSERT_GE(samples.size(), 2u);
+    for (size_t i = 0; i < samples.size(); ++i) {
+        EXPECT_EQ(samples[i].temperature_c.has_value(), i % 20 == 0) << i;
+        EXPECT_TRUE(samples[i].power_instant_w.has_value());
+    }
 }
 
 TEST(Sampler, SlowReadsCountMissedPeriodsInsteadOfBursting) {
