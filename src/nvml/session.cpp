@@ -188,11 +188,13 @@ Reading<double> Device::energy_j() const {
 PowerFields Device::power_fields() const {
     PowerFields out;
     if (lib_->get_field_values == nullptr) return out;
-    api::FieldValue values[2] = {};
+    api::FieldValue values[3] = {};
     values[0].fieldId = api::kFieldPowerInstant;
     values[1].fieldId = api::kFieldPowerAverage;
-    if (lib_->get_field_values(handle_, 2, values) != api::kSuccess) return out;
-    auto milliwatts = [](const api::FieldValue& v) -> std::optional<double> {
+    values[2].fieldId = api::kFieldTotalEnergyConsumption;
+    if (lib_->get_field_values(handle_, 3, values) != api::kSuccess) return out;
+    // Every value is in thousandths (mW, mJ).
+    auto milli = [](const api::FieldValue& v) -> std::optional<double> {
         if (v.nvmlReturn != api::kSuccess) return std::nullopt;
         switch (v.valueType) {
             case api::kValueUnsignedInt: return v.value.uiVal / 1000.0;
@@ -204,8 +206,9 @@ PowerFields Device::power_fields() const {
             default: return std::nullopt;
         }
     };
-    out.instant_w = milliwatts(values[0]);
-    out.average_w = milliwatts(values[1]);
+    out.instant_w = milli(values[0]);
+    out.average_w = milli(values[1]);
+    out.energy_j = milli(values[2]);
     return out;
 }
 

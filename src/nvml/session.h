@@ -29,9 +29,10 @@ struct Clocks {
     std::optional<unsigned> memory_mhz;
 };
 
-struct PowerFields {  // from nvmlDeviceGetFieldValues
+struct PowerFields {  // one nvmlDeviceGetFieldValues call
     std::optional<double> instant_w;
     std::optional<double> average_w;
+    std::optional<double> energy_j;  // field 83: the board energy counter
 };
 
 // A GPU instance profile as NVML reports it (works with MIG disabled).
@@ -62,7 +63,9 @@ public:
     Reading<double> power_limit_w() const;      // enforced limit
     Reading<double> power_usage_w() const;      // nvmlDeviceGetPowerUsage (1 s average on Ampere+)
     Reading<double> energy_j() const;           // board energy counter since driver load
-    PowerFields power_fields() const;           // instant and 1 s average fields
+    // Instant power, 1 s average power and the energy counter as NVML fields, in one call. On our
+    // H200 this costs under 1 us of CPU, while nvmlDeviceGetTotalEnergyConsumption costs ~4 ms.
+    PowerFields power_fields() const;
     Clocks clocks() const;
     Reading<api::Utilization> utilization() const;
     Reading<unsigned> temperature_c() const;

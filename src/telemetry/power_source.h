@@ -5,9 +5,10 @@
 
 namespace migscope::telemetry {
 
-// Which fields a read takes. Power and energy are cheap enough for every sample; the rest (clocks,
-// utilisation, memory, temperature, throttle reasons) cost several NVML calls and change slowly.
-enum class SampleScope { kPowerAndEnergy, kAll };
+// Which fields a read takes. kPower: power and, where the driver serves it as a field, the energy
+// counter (one cheap NVML call). kAll: everything, the energy counter through its own (slower) call
+// when the field is missing. Window edges are always read with kAll.
+enum class SampleScope { kPower, kAll };
 
 class PowerSource {
 public:

@@ -60,7 +60,7 @@ void Sampler::loop() {
     SteadyTime next = SteadyClock::now();
     for (size_t index = 0;; ++index) {
         const SampleScope scope =
-            index % all_fields_every_ == 0 ? SampleScope::kAll : SampleScope::kPowerAndEnergy;
+            index % all_fields_every_ == 0 ? SampleScope::kAll : SampleScope::kPower;
         Sample sample = source_.read(scope);
         const double read_s = seconds_between(sample.time, SteadyClock::now());
         next += period;

@@ -150,7 +150,7 @@ int run_monitor(const MonitorOptions& o) {
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
 
-    const telemetry::Sample start = source.read(telemetry::SampleScope::kPowerAndEnergy);
+    const telemetry::Sample start = source.read(telemetry::SampleScope::kAll);
     const auto format =
         o.format == "jsonl" ? report::TraceFormat::kJsonLines : report::TraceFormat::kCsv;
     report::TraceWriter writer(trace_out ? *trace_out : std::cout, format, start.time, start.energy_j);
@@ -182,7 +182,7 @@ int run_monitor(const MonitorOptions& o) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
     }
-    const telemetry::Sample end = source.read(telemetry::SampleScope::kPowerAndEnergy);
+    const telemetry::Sample end = source.read(telemetry::SampleScope::kAll);
     sampler.stop();
     done = true;
     drainer.join();
