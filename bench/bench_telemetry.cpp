@@ -85,36 +85,6 @@ void BM_SamplerCpuShare(benchmark::State& state) {
 }
 BENCHMARK(BM_SamplerCpuShare)->Arg(10)->Arg(100)->Iterations(1)->Unit(benchmark::kSecond);
 
-// The energy counter read as field 83 against nvmlDeviceGetTotalEnergyConsumption: deltas over
-// the same second must agree (they are one counter); reported as counters, not timed.
-void BM_EnergyFieldAgreesWithApi(benchmark::State& state) {
-    std::unique_ptr<nvml::Session> session;
-    try {
-        session = std::make_unique<nvml::Session>(nvml::Session::open());
-    } catch (const Error& e) {
-        state.SkipWithError(e.what());
-        return;
-    }
-    const nvml::Device d = session->device(0);
-    double field_delta = 0, api_delta = 0;
-    for (auto _ : state) {
-        const auto f0 = d.power_fields().energy_j;
-        const auto a0 = d.energy_j().value;
-        std::this_thread::sleep_for(std::chrono::seconds(1));
-        const auto f1 = d.power_fields().energy_j;
-        const auto a1 = d.energy_j().value;
-        if (!f0 || !f1 || !a0 || !a1) {
-            state.SkipWithError("energy field or API unavailable");
-            return;
-        }
-        field_delta = *f1 - *f0;
-        api_delta = *a1 - *a0;
-    }
-    state.counters["field_delta_j"] = field_delta;
-    state.counters["api_delta_j"] = api_delta;
-}
-BENCHMARK(BM_EnergyFieldAgreesWithApi)->Iterations(3)->Unit(benchmark::kSecond);
-
 void BM_IntegrateHourAt100Hz(benchmark::State& state) {
     std::vector<std::pair<double, double>> points;
     for (int i = 0; i < 360000; ++i) points.emplace_back(i * 0.01, 400.0 + (i % 97));

@@ -188,12 +188,10 @@ Reading<double> Device::energy_j() const {
 PowerFields Device::power_fields() const {
     PowerFields out;
     if (lib_->get_field_values == nullptr) return out;
-    api::FieldValue values[3] = {};
+    api::FieldValue values[2] = {};
     values[0].fieldId = api::kFieldPowerInstant;
     values[1].fieldId = api::kFieldPowerAverage;
-    values[2].fieldId = api::kFieldTotalEnergyConsumption;
-    if (lib_->get_field_values(handle_, 3, values) != api::kSuccess) return out;
-    // Every value is in thousandths (mW, mJ).
+    if (lib_->get_field_values(handle_, 2, values) != api::kSuccess) return out;
     auto milli = [](const api::FieldValue& v) -> std::optional<double> {
         if (v.nvmlReturn != api::kSuccess) return std::nullopt;
         switch (v.valueType) {
@@ -208,7 +206,6 @@ PowerFields Device::power_fields() const {
     };
     out.instant_w = milli(values[0]);
     out.average_w = milli(values[1]);
-    out.energy_j = milli(values[2]);
     return out;
 }
 

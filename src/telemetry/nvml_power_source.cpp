@@ -9,10 +9,9 @@ Sample NvmlPowerSource::read(SampleScope scope) {
     nvml::PowerFields power = device_.power_fields();
     s.power_instant_w = power.instant_w;
     s.power_average_w = power.average_w;
-    s.energy_j = power.energy_j;
     if (scope == SampleScope::kPower) return s;
     if (!s.power_average_w) s.power_average_w = device_.power_usage_w().value;
-    if (!s.energy_j) s.energy_j = device_.energy_j().value;
+    s.energy_j = device_.energy_j().value;
     nvml::Clocks clocks = device_.clocks();
     s.sm_clock_mhz = clocks.sm_mhz;
     s.memory_clock_mhz = clocks.memory_mhz;

@@ -19,8 +19,8 @@ struct SamplerStats {
     double mean_read_s = 0;        // mean duration of one PowerSource::read()
 };
 
-// Power (and the energy counter where it is a cheap field) is read at the full rate; the other
-// fields at most kAllFieldsMaxHz (every Nth sample, the first included), empty in the samples between.
+// Power is read at the full rate; the energy counter and the other fields at most kAllFieldsMaxHz
+// (every Nth sample, the first included), and are empty in the samples between.
 class Sampler {
 public:
     static constexpr double kMaxHz = 1000.0;

@@ -205,12 +205,6 @@ api::Return nvmlDeviceGetFieldValues(api::Device d, int count, api::FieldValue* 
         if (v.fieldId == api::kFieldPowerInstant || v.fieldId == api::kFieldPowerAverage) {
             v.nvmlReturn = api::kSuccess;
             v.value.uiVal = static_cast<unsigned>(w * 1000.0);
-        } else if (v.fieldId == api::kFieldTotalEnergyConsumption &&
-                   !unsupported(d, "field:energy")) {
-            v.nvmlReturn = api::kSuccess;
-            v.valueType = api::kValueUnsignedLongLong;
-            v.value.ullVal = static_cast<unsigned long long>(
-                (dev(d)->config.value("energy_base_j", 1.0e6) + energy_until(*dev(d), now_s())) * 1000.0);
         } else {
             v.nvmlReturn = api::kErrorNotSupported;
         }
