@@ -30,10 +30,12 @@ std::unique_ptr<telemetry::NvmlPowerSource> open_source(benchmark::State& state,
 void BM_NvmlSampleRead(benchmark::State& state) {
     std::unique_ptr<nvml::Session> session;
     auto source = open_source(state, session);
-    if (!source) return;
-    const auto scope = state.range(0) ? telemetry::SampleScope::kAll
-                                      : telemetry::SampleScope::kPower;
-    for (auto _ : state) benchmark::DoNotOptimize(source->read(scope));
+    if (!source)
+        return;
+    const auto scope =
+        state.range(0) ? telemetry::SampleScope::kAll : telemetry::SampleScope::kPower;
+    for (auto _ : state)
+        benchmark::DoNotOptimize(source->read(scope));
 }
 BENCHMARK(BM_NvmlSampleRead)->ArgName("all_fields")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
@@ -48,7 +50,8 @@ void BM_NvmlQuery(benchmark::State& state) {
         {"utilization", [](const nvml::Device& d) { benchmark::DoNotOptimize(d.utilization()); }},
         {"memory", [](const nvml::Device& d) { benchmark::DoNotOptimize(d.memory()); }},
         {"temperature", [](const nvml::Device& d) { benchmark::DoNotOptimize(d.temperature_c()); }},
-        {"throttle", [](const nvml::Device& d) { benchmark::DoNotOptimize(d.clocks_event_reasons()); }},
+        {"throttle",
+         [](const nvml::Device& d) { benchmark::DoNotOptimize(d.clocks_event_reasons()); }},
     };
     const auto& [name, query] = queries[state.range(0)];
     state.SetLabel(name);
@@ -60,7 +63,8 @@ void BM_NvmlQuery(benchmark::State& state) {
         return;
     }
     const nvml::Device device = session->device(0);
-    for (auto _ : state) query(device);
+    for (auto _ : state)
+        query(device);
 }
 BENCHMARK(BM_NvmlQuery)->DenseRange(0, 7)->Unit(benchmark::kMicrosecond);
 
@@ -68,7 +72,8 @@ BENCHMARK(BM_NvmlQuery)->DenseRange(0, 7)->Unit(benchmark::kMicrosecond);
 void BM_SamplerCpuShare(benchmark::State& state) {
     std::unique_ptr<nvml::Session> session;
     auto source = open_source(state, session);
-    if (!source) return;
+    if (!source)
+        return;
     const double hz = static_cast<double>(state.range(0));
     double cpu_pct = 0, missed = 0;
     for (auto _ : state) {
@@ -87,8 +92,10 @@ BENCHMARK(BM_SamplerCpuShare)->Arg(10)->Arg(100)->Iterations(1)->Unit(benchmark:
 
 void BM_IntegrateHourAt100Hz(benchmark::State& state) {
     std::vector<std::pair<double, double>> points;
-    for (int i = 0; i < 360000; ++i) points.emplace_back(i * 0.01, 400.0 + (i % 97));
-    for (auto _ : state) benchmark::DoNotOptimize(telemetry::integrate_trapezoid(points));
+    for (int i = 0; i < 360000; ++i)
+        points.emplace_back(i * 0.01, 400.0 + (i % 97));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(telemetry::integrate_trapezoid(points));
 }
 BENCHMARK(BM_IntegrateHourAt100Hz)->Unit(benchmark::kMicrosecond);
 

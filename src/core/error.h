@@ -16,19 +16,23 @@ enum class ErrorKind {
 // The one exception type the library throws. The message is one line and names the offending
 // token or call; the library never prints or exits.
 class Error : public std::runtime_error {
-public:
+  public:
     Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
     ErrorKind kind() const { return kind_; }
 
-private:
+  private:
     ErrorKind kind_;
 };
 
-inline Error input_error(const std::string& message) { return Error(ErrorKind::kInput, message); }
+inline Error input_error(const std::string& message) {
+    return Error(ErrorKind::kInput, message);
+}
 inline Error unavailable_error(const std::string& message) {
     return Error(ErrorKind::kUnavailable, message);
 }
-inline Error runtime_error(const std::string& message) { return Error(ErrorKind::kRuntime, message); }
+inline Error runtime_error(const std::string& message) {
+    return Error(ErrorKind::kRuntime, message);
+}
 
 // Documented process exit codes (README "Exit codes").
 enum ExitCode : int {
@@ -41,9 +45,12 @@ enum ExitCode : int {
 
 inline int exit_code_for(ErrorKind kind) {
     switch (kind) {
-        case ErrorKind::kInput: return kExitBadInput;
-        case ErrorKind::kUnavailable: return kExitUnavailable;
-        case ErrorKind::kRuntime: return kExitFailure;
+        case ErrorKind::kInput:
+            return kExitBadInput;
+        case ErrorKind::kUnavailable:
+            return kExitUnavailable;
+        case ErrorKind::kRuntime:
+            return kExitFailure;
     }
     return kExitFailure;
 }

@@ -9,14 +9,17 @@ namespace migscope::text {
 std::string trim(std::string_view s) {
     size_t begin = 0;
     size_t end = s.size();
-    while (begin < end && std::isspace(static_cast<unsigned char>(s[begin]))) ++begin;
-    while (end > begin && std::isspace(static_cast<unsigned char>(s[end - 1]))) --end;
+    while (begin < end && std::isspace(static_cast<unsigned char>(s[begin])))
+        ++begin;
+    while (end > begin && std::isspace(static_cast<unsigned char>(s[end - 1])))
+        --end;
     return std::string(s.substr(begin, end - begin));
 }
 
 std::string lower(std::string_view s) {
     std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : out)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
 }
 
@@ -39,7 +42,8 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 }
 
 bool parse_uint(std::string_view s, unsigned& out) {
-    if (s.empty()) return false;
+    if (s.empty())
+        return false;
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
     return ec == std::errc() && ptr == s.data() + s.size();
 }

@@ -110,10 +110,14 @@ struct NameRule {
 };
 const std::vector<NameRule>& name_rules() {
     static const std::vector<NameRule> rules = {
-        {{"h100", "nvl"}, "h100-94gb"},  {{"h100", "94gb"}, "h100-94gb"},
-        {{"h100", "pcie"}, "h100-80gb-pcie"}, {{"h100"}, "h100-80gb"},
-        {{"h200"}, "h200"},              {{"b200"}, "b200"},
-        {{"a100", "80gb"}, "a100-80gb"}, {{"a100"}, "a100-40gb"},
+        {{"h100", "nvl"}, "h100-94gb"},
+        {{"h100", "94gb"}, "h100-94gb"},
+        {{"h100", "pcie"}, "h100-80gb-pcie"},
+        {{"h100"}, "h100-80gb"},
+        {{"h200"}, "h200"},
+        {{"b200"}, "b200"},
+        {{"a100", "80gb"}, "a100-80gb"},
+        {{"a100"}, "a100-40gb"},
         {{"a30"}, "a30"},
     };
     return rules;
@@ -121,10 +125,10 @@ const std::vector<NameRule>& name_rules() {
 
 const std::vector<std::pair<const char*, const char*>>& key_aliases() {
     static const std::vector<std::pair<const char*, const char*>> aliases = {
-        {"h200-141gb", "h200"},        {"h200-nvl", "h200"},
-        {"h100", "h100-80gb"},         {"h100-sxm", "h100-80gb"},
+        {"h200-141gb", "h200"},          {"h200-nvl", "h200"},
+        {"h100", "h100-80gb"},           {"h100-sxm", "h100-80gb"},
         {"h100-pcie", "h100-80gb-pcie"}, {"h100-nvl", "h100-94gb"},
-        {"b200-180gb", "b200"},        {"a30-24gb", "a30"},
+        {"b200-180gb", "b200"},          {"a30-24gb", "a30"},
     };
     return aliases;
 }
@@ -134,7 +138,8 @@ const std::vector<std::pair<const char*, const char*>>& key_aliases() {
 const Profile* GpuModel::find(std::string_view name) const {
     const std::string wanted = text::lower(text::trim(name));
     for (const Profile& p : profiles) {
-        if (text::lower(p.name) == wanted) return &p;
+        if (text::lower(p.name) == wanted)
+            return &p;
     }
     // Short form "Ng": compute slices only.
     if (wanted.size() >= 2 && wanted.back() == 'g') {
@@ -142,8 +147,10 @@ const Profile* GpuModel::find(std::string_view name) const {
         if (text::parse_uint(std::string_view(wanted).substr(0, wanted.size() - 1), g)) {
             const Profile* best = nullptr;
             for (const Profile& p : profiles) {
-                if (p.compute_slices != g || p.media_extensions) continue;
-                if (best == nullptr || p.memory_slices < best->memory_slices) best = &p;
+                if (p.compute_slices != g || p.media_extensions)
+                    continue;
+                if (best == nullptr || p.memory_slices < best->memory_slices)
+                    best = &p;
             }
             return best;
         }
@@ -152,9 +159,11 @@ const Profile* GpuModel::find(std::string_view name) const {
 }
 
 const Profile& GpuModel::require(std::string_view name) const {
-    if (const Profile* p = find(name)) return *p;
+    if (const Profile* p = find(name))
+        return *p;
     std::string known;
-    for (const Profile& p : profiles) known += (known.empty() ? "" : ", ") + p.name;
+    for (const Profile& p : profiles)
+        known += (known.empty() ? "" : ", ") + p.name;
     throw input_error("unknown MIG profile '" + std::string(name) + "' for " + key +
                       " (known: " + known + ")");
 }
@@ -166,17 +175,20 @@ const std::vector<GpuModel>& builtin_catalog() {
 
 std::string known_model_keys() {
     std::string keys;
-    for (const GpuModel& m : builtin_catalog()) keys += (keys.empty() ? "" : ", ") + m.key;
+    for (const GpuModel& m : builtin_catalog())
+        keys += (keys.empty() ? "" : ", ") + m.key;
     return keys;
 }
 
 const GpuModel& builtin_model(std::string_view key) {
     std::string wanted = text::lower(text::trim(key));
     for (const auto& [alias, target] : key_aliases()) {
-        if (wanted == alias) wanted = target;
+        if (wanted == alias)
+            wanted = target;
     }
     for (const GpuModel& m : builtin_catalog()) {
-        if (m.key == wanted) return m;
+        if (m.key == wanted)
+            return m;
     }
     throw input_error("unknown GPU model '" + std::string(key) + "' (known: " + known_model_keys() +
                       ")");
@@ -187,7 +199,8 @@ const GpuModel* match_builtin_by_device_name(std::string_view device_name) {
     for (const NameRule& rule : name_rules()) {
         bool all = std::all_of(rule.fragments.begin(), rule.fragments.end(),
                                [&](const char* f) { return name.find(f) != std::string::npos; });
-        if (all) return &builtin_model(rule.key);
+        if (all)
+            return &builtin_model(rule.key);
     }
     return nullptr;
 }

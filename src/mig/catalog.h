@@ -1,4 +1,5 @@
-// MIG catalog: the GPU instance profiles of each GPU model (built-in tables; live NVML data lives in nvml/).
+// MIG catalog: the GPU instance profiles of each GPU model (built-in tables; live NVML data lives
+// in nvml/).
 #pragma once
 
 #include <optional>
@@ -10,29 +11,29 @@ namespace migscope::mig {
 
 // One GPU instance profile of one GPU model, as `nvidia-smi mig -lgip/-lgipp` describes it.
 struct Profile {
-    std::string name;                // "3g.71gb", "1g.18gb+me"
-    std::optional<unsigned> id;      // profile id for `nvidia-smi mig -cgi`; differs between models
-    unsigned compute_slices = 0;     // the "g" of the name
-    unsigned memory_slices = 0;      // size of every placement, in memory slices
-    std::optional<unsigned> sms;     // streaming multiprocessors; unknown stays empty
+    std::string name;             // "3g.71gb", "1g.18gb+me"
+    std::optional<unsigned> id;   // profile id for `nvidia-smi mig -cgi`; differs between models
+    unsigned compute_slices = 0;  // the "g" of the name
+    unsigned memory_slices = 0;   // size of every placement, in memory slices
+    std::optional<unsigned> sms;  // streaming multiprocessors; unknown stays empty
     std::optional<double> memory_gib;
-    unsigned max_count = 0;          // instances of this profile that fit at once
+    unsigned max_count = 0;            // instances of this profile that fit at once
     std::vector<unsigned> placements;  // allowed start memory slices
-    bool media_extensions = false;   // "+me": the one profile that owns the media engines
+    bool media_extensions = false;     // "+me": the one profile that owns the media engines
 };
 
 // A GPU model and its profiles.
 struct GpuModel {
-    std::string key;           // "h200": what --gpu takes
-    std::string description;   // "NVIDIA H200 141GB (SXM5 and NVL)"
+    std::string key;          // "h200": what --gpu takes
+    std::string description;  // "NVIDIA H200 141GB (SXM5 and NVL)"
     unsigned memory_slices = 8;
     unsigned compute_slices = 7;
     std::optional<unsigned> sm_count;  // whole GPU
     std::vector<Profile> profiles;
-    std::string source;        // "built-in table" or "NVML"
+    std::string source;  // "built-in table" or "NVML"
 
-    // Finds a profile by full name ("2g.35gb", case-insensitive) or by short form ("2g": the profile
-    // with that many compute slices, the fewest memory slices and no media extensions).
+    // Finds a profile by full name ("2g.35gb", case-insensitive) or by short form ("2g": the
+    // profile with that many compute slices, the fewest memory slices and no media extensions).
     const Profile* find(std::string_view name) const;
     // Like find(), but throws an input error naming the token and the known profiles.
     const Profile& require(std::string_view name) const;

@@ -1,4 +1,5 @@
-// Layout parsing, validation (with a one-line reason when invalid), automatic placement, enumeration.
+// Layout parsing, validation (with a one-line reason when invalid), automatic placement,
+// enumeration.
 #include "mig/layout.h"
 
 #include <algorithm>
@@ -13,7 +14,9 @@ namespace {
 
 using Mask = unsigned;  // bit i = memory slice i in use
 
-Mask slice_mask(unsigned start, unsigned size) { return ((1u << size) - 1u) << start; }
+Mask slice_mask(unsigned start, unsigned size) {
+    return ((1u << size) - 1u) << start;
+}
 
 std::string slice_range(unsigned start, unsigned size) {
     return size == 1 ? std::to_string(start)
@@ -30,7 +33,8 @@ std::string join_instances(const std::vector<Instance>& instances) {
 
 std::string join_uints(const std::vector<unsigned>& values) {
     std::string out;
-    for (unsigned v : values) out += (out.empty() ? "" : ", ") + std::to_string(v);
+    for (unsigned v : values)
+        out += (out.empty() ? "" : ", ") + std::to_string(v);
     return out;
 }
 
@@ -52,13 +56,16 @@ struct Placer {
             deepest = std::max(deepest, index);
             deepest_placed = placed;
         }
-        if (index == pending.size()) return true;
+        if (index == pending.size())
+            return true;
         const Profile& p = *pending[index];
         for (unsigned start : p.placements) {
             Mask m = slice_mask(start, p.memory_slices);
-            if (used & m) continue;
+            if (used & m)
+                continue;
             placed.push_back({p.name, start});
-            if (place(index + 1, used | m)) return true;
+            if (place(index + 1, used | m))
+                return true;
             placed.pop_back();
         }
         return false;
@@ -69,7 +76,8 @@ struct Placer {
 
 std::vector<LayoutTerm> parse_layout(std::string_view text, const GpuModel& model) {
     const std::string whole = text::trim(text);
-    if (whole.empty()) throw input_error("empty layout: give profiles joined by '+', e.g. 4g+3g");
+    if (whole.empty())
+        throw input_error("empty layout: give profiles joined by '+', e.g. 4g+3g");
     // '+' joins terms but also starts the "+me" suffix of media profiles: glue those back on.
     std::vector<std::string> raw;
     for (const std::string& piece : text::split(whole, '+')) {
@@ -87,8 +95,9 @@ std::vector<LayoutTerm> parse_layout(std::string_view text, const GpuModel& mode
             throw input_error("empty term " + std::to_string(i + 1) + " in layout '" + whole + "'");
         }
         unsigned repeat = 1;
-        if (size_t x = term.find_first_of("xX"); x != std::string::npos && x > 0 &&
-                                                 std::all_of(term.begin(), term.begin() + x, ::isdigit)) {
+        if (size_t x = term.find_first_of("xX");
+            x != std::string::npos && x > 0 &&
+            std::all_of(term.begin(), term.begin() + x, ::isdigit)) {
             if (!text::parse_uint(term.substr(0, x), repeat) || repeat == 0) {
                 throw input_error("bad repeat count in term '" + term + "'");
             }
@@ -107,18 +116,21 @@ std::vector<LayoutTerm> parse_layout(std::string_view text, const GpuModel& mode
             throw input_error("term '" + raw[i] + "' repeats a fixed placement");
         }
         const Profile& profile = model.require(term);
-        for (unsigned r = 0; r < repeat; ++r) terms.push_back({profile.name, start});
+        for (unsigned r = 0; r < repeat; ++r)
+            terms.push_back({profile.name, start});
     }
     return terms;
 }
 
 LayoutCheck check_layout(const std::vector<LayoutTerm>& terms, const GpuModel& model) {
     std::vector<const Profile*> profiles;
-    for (const LayoutTerm& t : terms) profiles.push_back(&model.require(t.profile));
+    for (const LayoutTerm& t : terms)
+        profiles.push_back(&model.require(t.profile));
 
     // Counts against each profile's maximum.
     std::map<std::string, unsigned> counts;
-    for (const Profile* p : profiles) ++counts[p->name];
+    for (const Profile* p : profiles)
+        ++counts[p->name];
     for (const auto& [name, count] : counts) {
         const Profile& p = model.require(name);
         if (count > p.max_count) {
@@ -179,30 +191,34 @@ LayoutCheck check_layout(const std::vector<LayoutTerm>& terms, const GpuModel& m
     }
     // Automatic placement: the most constrained profiles first.
     std::stable_sort(pending.begin(), pending.end(), [](const Profile* a, const Profile* b) {
-        if (a->memory_slices != b->memory_slices) return a->memory_slices > b->memory_slices;
+        if (a->memory_slices != b->memory_slices)
+            return a->memory_slices > b->memory_slices;
         return a->placements.size() < b->placements.size();
     });
     Placer placer{pending, fixed, 0, {}};
-    if (placer.place(0, used)) return {sorted_layout(placer.placed), ""};
+    if (placer.place(0, used))
+        return {sorted_layout(placer.placed), ""};
 
     const Profile& stuck = *pending[placer.deepest];
     std::vector<Instance> taken = placer.deepest_placed;
     taken = sorted_layout(taken).instances;
     return {std::nullopt, "no placement fits " + stuck.name + " (starts " +
                               join_uints(stuck.placements) + ", " +
-                              std::to_string(stuck.memory_slices) +
-                              " memory slices) beside " + join_instances(taken)};
+                              std::to_string(stuck.memory_slices) + " memory slices) beside " +
+                              join_instances(taken)};
 }
 
 std::vector<Layout> enumerate_layouts(const GpuModel& model, EnumerateOptions options) {
     std::vector<const Profile*> considered;
     for (const Profile& p : model.profiles) {
-        if (p.media_extensions && options.media == MediaProfiles::kExclude) continue;
+        if (p.media_extensions && options.media == MediaProfiles::kExclude)
+            continue;
         considered.push_back(&p);
     }
     // Largest first, so that the first placement found for a multiset puts big instances low.
     std::stable_sort(considered.begin(), considered.end(), [](const Profile* a, const Profile* b) {
-        if (a->compute_slices != b->compute_slices) return a->compute_slices > b->compute_slices;
+        if (a->compute_slices != b->compute_slices)
+            return a->compute_slices > b->compute_slices;
         return a->memory_slices > b->memory_slices;
     });
 
@@ -220,9 +236,11 @@ std::vector<Layout> enumerate_layouts(const GpuModel& model, EnumerateOptions op
                 continue;
             }
             for (unsigned start : p.placements) {
-                if (i == first_profile && start < min_start) continue;
+                if (i == first_profile && start < min_start)
+                    continue;
                 Mask m = slice_mask(start, p.memory_slices);
-                if (used & m) continue;
+                if (used & m)
+                    continue;
                 ++counts[i];
                 placed.push_back({p.name, start});
                 found.try_emplace(counts, sorted_layout(placed));
@@ -243,7 +261,8 @@ std::vector<Layout> enumerate_layouts(const GpuModel& model, EnumerateOptions op
                 ++bigger[i];
                 extendable = found.count(bigger) > 0;
             }
-            if (extendable) continue;
+            if (extendable)
+                continue;
         }
         layouts.push_back(layout);
     }
@@ -257,9 +276,8 @@ std::vector<Layout> enumerate_layouts(const GpuModel& model, EnumerateOptions op
         std::sort(sizes.rbegin(), sizes.rend());
         return sizes;
     };
-    std::stable_sort(layouts.begin(), layouts.end(), [&](const Layout& a, const Layout& b) {
-        return signature(a) > signature(b);
-    });
+    std::stable_sort(layouts.begin(), layouts.end(),
+                     [&](const Layout& a, const Layout& b) { return signature(a) > signature(b); });
     return layouts;
 }
 
@@ -273,13 +291,15 @@ std::string to_string(const Layout& layout) {
 
 unsigned compute_slices_used(const Layout& layout, const GpuModel& model) {
     unsigned total = 0;
-    for (const Instance& i : layout.instances) total += model.require(i.profile).compute_slices;
+    for (const Instance& i : layout.instances)
+        total += model.require(i.profile).compute_slices;
     return total;
 }
 
 unsigned memory_slices_used(const Layout& layout, const GpuModel& model) {
     unsigned total = 0;
-    for (const Instance& i : layout.instances) total += model.require(i.profile).memory_slices;
+    for (const Instance& i : layout.instances)
+        total += model.require(i.profile).memory_slices;
     return total;
 }
 

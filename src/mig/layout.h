@@ -50,8 +50,8 @@ struct EnumerateOptions {
 };
 
 // Every distinct valid layout (as a multiset of profiles, each shown with one valid placement),
-// sorted by decreasing largest instance. kMaximalOnly keeps those to which no considered profile can
-// be added.
+// sorted by decreasing largest instance. kMaximalOnly keeps those to which no considered profile
+// can be added.
 std::vector<Layout> enumerate_layouts(const GpuModel& model, EnumerateOptions options = {});
 
 std::string to_string(const Layout& layout);

@@ -13,7 +13,8 @@ namespace {
 }
 
 void require_map(const YAML::Node& node, const std::string& path) {
-    if (!node.IsMap()) fail(path, "expected a mapping");
+    if (!node.IsMap())
+        fail(path, "expected a mapping");
 }
 
 void reject_unknown_keys(const YAML::Node& node, const std::string& path,
@@ -21,14 +22,17 @@ void reject_unknown_keys(const YAML::Node& node, const std::string& path,
     for (const auto& kv : node) {
         const std::string key = kv.first.as<std::string>();
         bool ok = false;
-        for (const char* a : allowed) ok = ok || key == a;
-        if (!ok) fail(path.empty() ? key : path + "." + key, "unknown key '" + key + "'");
+        for (const char* a : allowed)
+            ok = ok || key == a;
+        if (!ok)
+            fail(path.empty() ? key : path + "." + key, "unknown key '" + key + "'");
     }
 }
 
 template <typename T>
 T scalar_as(const YAML::Node& node, const std::string& path, const char* type_name) {
-    if (!node.IsScalar()) fail(path, std::string("expected ") + type_name);
+    if (!node.IsScalar())
+        fail(path, std::string("expected ") + type_name);
     try {
         return node.as<T>();
     } catch (const YAML::Exception&) {
@@ -40,15 +44,16 @@ MigPartedEntry parse_entry(const YAML::Node& node, const std::string& path) {
     require_map(node, path);
     reject_unknown_keys(node, path, {"devices", "device-filter", "mig-enabled", "mig-devices"});
     MigPartedEntry entry;
-    if (!node["devices"]) fail(path + ".devices", "missing key");
+    if (!node["devices"])
+        fail(path + ".devices", "missing key");
     const YAML::Node devices = node["devices"];
     if (devices.IsScalar() && devices.Scalar() == "all") {
         entry.devices = std::nullopt;
     } else if (devices.IsSequence()) {
         std::vector<unsigned> list;
         for (size_t i = 0; i < devices.size(); ++i) {
-            list.push_back(scalar_as<unsigned>(devices[i], path + ".devices[" + std::to_string(i) + "]",
-                                               "a device index"));
+            list.push_back(scalar_as<unsigned>(
+                devices[i], path + ".devices[" + std::to_string(i) + "]", "a device index"));
         }
         entry.devices = list;
     } else {
@@ -66,8 +71,10 @@ MigPartedEntry parse_entry(const YAML::Node& node, const std::string& path) {
             fail(path + ".device-filter", "expected a PCI id or a list of them");
         }
     }
-    if (!node["mig-enabled"]) fail(path + ".mig-enabled", "missing key");
-    entry.mig_enabled = scalar_as<bool>(node["mig-enabled"], path + ".mig-enabled", "true or false");
+    if (!node["mig-enabled"])
+        fail(path + ".mig-enabled", "missing key");
+    entry.mig_enabled =
+        scalar_as<bool>(node["mig-enabled"], path + ".mig-enabled", "true or false");
     if (const YAML::Node migs = node["mig-devices"]) {
         if (migs.IsNull()) {
             // "mig-devices: {}" written as an empty value
@@ -75,8 +82,8 @@ MigPartedEntry parse_entry(const YAML::Node& node, const std::string& path) {
             require_map(migs, path + ".mig-devices");
             for (const auto& kv : migs) {
                 const std::string profile = kv.first.as<std::string>();
-                entry.mig_devices[profile] = scalar_as<unsigned>(
-                    kv.second, path + ".mig-devices." + profile, "a count");
+                entry.mig_devices[profile] =
+                    scalar_as<unsigned>(kv.second, path + ".mig-devices." + profile, "a count");
             }
         }
     }
@@ -98,10 +105,13 @@ std::vector<MigPartedConfig> parse_mig_parted(std::string_view yaml_text) {
     }
     require_map(root, "(document)");
     reject_unknown_keys(root, "", {"version", "mig-configs"});
-    if (!root["version"]) fail("version", "missing key");
+    if (!root["version"])
+        fail("version", "missing key");
     const std::string version = scalar_as<std::string>(root["version"], "version", "a version");
-    if (version != "v1") fail("version", "unsupported version '" + version + "' (expected v1)");
-    if (!root["mig-configs"]) fail("mig-configs", "missing key");
+    if (version != "v1")
+        fail("version", "unsupported version '" + version + "' (expected v1)");
+    if (!root["mig-configs"])
+        fail("mig-configs", "missing key");
     const YAML::Node configs = root["mig-configs"];
     require_map(configs, "mig-configs");
 
@@ -109,9 +119,11 @@ std::vector<MigPartedConfig> parse_mig_parted(std::string_view yaml_text) {
     for (const auto& kv : configs) {
         MigPartedConfig config{kv.first.as<std::string>(), {}};
         const std::string path = "mig-configs." + config.name;
-        if (!kv.second.IsSequence()) fail(path, "expected a list of entries");
+        if (!kv.second.IsSequence())
+            fail(path, "expected a list of entries");
         for (size_t i = 0; i < kv.second.size(); ++i) {
-            config.entries.push_back(parse_entry(kv.second[i], path + "[" + std::to_string(i) + "]"));
+            config.entries.push_back(
+                parse_entry(kv.second[i], path + "[" + std::to_string(i) + "]"));
         }
         out.push_back(std::move(config));
     }
@@ -124,7 +136,8 @@ std::string write_mig_parted(const std::vector<std::pair<std::string, Layout>>& 
     out << YAML::Key << "mig-configs" << YAML::Value << YAML::BeginMap;
     for (const auto& [name, layout] : layouts) {
         std::map<std::string, unsigned> counts;
-        for (const Instance& i : layout.instances) ++counts[i.profile];
+        for (const Instance& i : layout.instances)
+            ++counts[i.profile];
         out << YAML::Key << name << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
         out << YAML::Key << "devices" << YAML::Value << "all";
         out << YAML::Key << "mig-enabled" << YAML::Value << true;
@@ -142,7 +155,8 @@ std::vector<LayoutTerm> terms_of(const MigPartedEntry& entry, const GpuModel& mo
     std::vector<LayoutTerm> terms;
     for (const auto& [name, count] : entry.mig_devices) {
         const Profile& p = model.require(name);
-        for (unsigned i = 0; i < count; ++i) terms.push_back({p.name, std::nullopt});
+        for (unsigned i = 0; i < count; ++i)
+            terms.push_back({p.name, std::nullopt});
     }
     return terms;
 }

@@ -16,7 +16,7 @@ struct MigPartedEntry {
     std::optional<std::vector<unsigned>> devices;  // empty optional = "all"
     std::vector<std::string> device_filter;        // PCI device ids, as written
     bool mig_enabled = false;
-    std::map<std::string, unsigned> mig_devices;   // profile name -> count
+    std::map<std::string, unsigned> mig_devices;  // profile name -> count
 };
 
 struct MigPartedConfig {

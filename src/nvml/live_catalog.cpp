@@ -1,4 +1,5 @@
-// NVML profile records -> mig::GpuModel, with a line for every disagreement with the built-in table.
+// NVML profile records -> mig::GpuModel, with a line for every disagreement with the built-in
+// table.
 #include "nvml/live_catalog.h"
 
 #include <algorithm>
@@ -13,11 +14,22 @@ namespace {
 // Suffix of the profile variants that are not the plain profile, by NVML profile enum.
 const char* variant_suffix(unsigned profile_enum) {
     switch (profile_enum) {
-        case 0x7: case 0x8: return "+me";
-        case 0xA: case 0xB: case 0xC: case 0x11: return "+gfx";
-        case 0xD: case 0xE: return "-me";
-        case 0xF: case 0x10: return "+me.all";
-        default: return "";
+        case 0x7:
+        case 0x8:
+            return "+me";
+        case 0xA:
+        case 0xB:
+        case 0xC:
+        case 0x11:
+            return "+gfx";
+        case 0xD:
+        case 0xE:
+            return "-me";
+        case 0xF:
+        case 0x10:
+            return "+me.all";
+        default:
+            return "";
     }
 }
 
@@ -29,7 +41,8 @@ std::string fmt_gib(double gib) {
 
 std::string join(const std::vector<unsigned>& v) {
     std::string out;
-    for (unsigned x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+    for (unsigned x : v)
+        out += (out.empty() ? "" : ",") + std::to_string(x);
     return "{" + out + "}";
 }
 
@@ -64,12 +77,14 @@ LiveModel model_from_profiles(const std::vector<NvmlProfile>& profiles, const st
         const mig::Profile* table = nullptr;
         if (builtin) {
             for (const mig::Profile& b : builtin->profiles) {
-                if (b.id && *b.id == n.id) table = &b;
+                if (b.id && *b.id == n.id)
+                    table = &b;
             }
         }
         // Drivers name profiles "MIG 1g.18gb"; nvidia-smi and mig-parted drop the prefix.
         std::string nvml_name = n.name;
-        if (text::starts_with(nvml_name, "MIG ")) nvml_name = nvml_name.substr(4);
+        if (text::starts_with(nvml_name, "MIG "))
+            nvml_name = nvml_name.substr(4);
         if (!nvml_name.empty()) {
             p.name = nvml_name;
         } else if (table) {
@@ -130,13 +145,15 @@ LiveModel model_from_profiles(const std::vector<NvmlProfile>& profiles, const st
             }
         }
     }
-    if (model.memory_slices == 0 && builtin) model.memory_slices = builtin->memory_slices;
+    if (model.memory_slices == 0 && builtin)
+        model.memory_slices = builtin->memory_slices;
     return live;
 }
 
 std::optional<LiveModel> read_live_model(const Device& device) {
     std::vector<NvmlProfile> profiles = device.gpu_instance_profiles();
-    if (profiles.empty()) return std::nullopt;
+    if (profiles.empty())
+        return std::nullopt;
     const std::string name = device.name().value.value_or("GPU " + std::to_string(device.index()));
     const mig::GpuModel* builtin = mig::match_builtin_by_device_name(name);
     const std::string key = builtin ? builtin->key : text::lower(name);

@@ -24,8 +24,8 @@ constexpr Return kErrorUnknown = 999;
 struct DeviceOpaque;
 using Device = DeviceOpaque*;  // nvmlDevice_t
 
-constexpr unsigned kDeviceNameBufferSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
-constexpr unsigned kDeviceUuidBufferSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+constexpr unsigned kDeviceNameBufferSize = 96;     // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+constexpr unsigned kDeviceUuidBufferSize = 96;     // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 constexpr unsigned kDriverVersionBufferSize = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
 
 // nvmlClockType_t
@@ -159,8 +159,8 @@ using DeviceGetTemperatureFn = Return (*)(Device, int, unsigned int*);
 using DeviceGetClocksEventReasonsFn = Return (*)(Device, unsigned long long*);
 using DeviceGetGpuInstanceProfileInfoFn = Return (*)(Device, unsigned int, GpuInstanceProfileInfo*);
 using DeviceGetGpuInstanceProfileInfoVFn = Return (*)(Device, unsigned int,
-                                                       GpuInstanceProfileInfoV2*);
+                                                      GpuInstanceProfileInfoV2*);
 using DeviceGetGpuInstancePossiblePlacementsFn = Return (*)(Device, unsigned int,
-                                                             GpuInstancePlacement*, unsigned int*);
+                                                            GpuInstancePlacement*, unsigned int*);
 
 }  // namespace migscope::nvml::api

@@ -14,7 +14,7 @@ namespace migscope::nvml {
 // The loaded library and the entry points migscope uses. Optional entry points stay null when an
 // older driver lacks them; their queries then read as "not supported".
 class Library {
-public:
+  public:
     explicit Library(const std::string& path) : path_(path) {
         handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (handle_ == nullptr) {
@@ -50,7 +50,8 @@ public:
         optional(get_placements, "nvmlDeviceGetGpuInstancePossiblePlacements_v2");
     }
     ~Library() {
-        if (handle_ != nullptr) dlclose(handle_);
+        if (handle_ != nullptr)
+            dlclose(handle_);
     }
     Library(const Library&) = delete;
     Library& operator=(const Library&) = delete;
@@ -85,7 +86,7 @@ public:
     api::DeviceGetGpuInstanceProfileInfoVFn get_profile_info_v = nullptr;
     api::DeviceGetGpuInstancePossiblePlacementsFn get_placements = nullptr;
 
-private:
+  private:
     template <typename Fn>
     void optional(Fn& fn, const char* symbol) {
         fn = reinterpret_cast<Fn>(dlsym(handle_, symbol));
@@ -115,7 +116,8 @@ Reading<T> read(Fn fn, Args... args) {
     }
     T value{};
     r.code = fn(args..., &value);
-    if (r.code == api::kSuccess) r.value = value;
+    if (r.code == api::kSuccess)
+        r.value = value;
     return r;
 }
 
@@ -128,7 +130,8 @@ Reading<std::string> read_string(Fn fn, api::Device handle, unsigned size) {
     }
     std::string buffer(size, '\0');
     r.code = fn(handle, buffer.data(), size);
-    if (r.code == api::kSuccess) r.value = std::string(buffer.c_str());
+    if (r.code == api::kSuccess)
+        r.value = std::string(buffer.c_str());
     return r;
 }
 
@@ -164,7 +167,8 @@ namespace {
 Reading<double> milli_to_unit(Reading<unsigned> r) {
     Reading<double> out;
     out.code = r.code;
-    if (r.value) out.value = *r.value / 1000.0;
+    if (r.value)
+        out.value = *r.value / 1000.0;
     return out;
 }
 }  // namespace
@@ -181,27 +185,38 @@ Reading<double> Device::energy_j() const {
     Reading<unsigned long long> mj = read<unsigned long long>(lib_->get_energy, handle_);
     Reading<double> out;
     out.code = mj.code;
-    if (mj.value) out.value = static_cast<double>(*mj.value) / 1000.0;
+    if (mj.value)
+        out.value = static_cast<double>(*mj.value) / 1000.0;
     return out;
 }
 
 PowerFields Device::power_fields() const {
     PowerFields out;
-    if (lib_->get_field_values == nullptr) return out;
+    if (lib_->get_field_values == nullptr)
+        return out;
     api::FieldValue values[2] = {};
     values[0].fieldId = api::kFieldPowerInstant;
     values[1].fieldId = api::kFieldPowerAverage;
-    if (lib_->get_field_values(handle_, 2, values) != api::kSuccess) return out;
+    if (lib_->get_field_values(handle_, 2, values) != api::kSuccess)
+        return out;
     auto milli = [](const api::FieldValue& v) -> std::optional<double> {
-        if (v.nvmlReturn != api::kSuccess) return std::nullopt;
+        if (v.nvmlReturn != api::kSuccess)
+            return std::nullopt;
         switch (v.valueType) {
-            case api::kValueUnsignedInt: return v.value.uiVal / 1000.0;
-            case api::kValueUnsignedLong: return static_cast<double>(v.value.ulVal) / 1000.0;
-            case api::kValueUnsignedLongLong: return static_cast<double>(v.value.ullVal) / 1000.0;
-            case api::kValueSignedLongLong: return static_cast<double>(v.value.sllVal) / 1000.0;
-            case api::kValueSignedInt: return v.value.siVal / 1000.0;
-            case api::kValueDouble: return v.value.dVal / 1000.0;
-            default: return std::nullopt;
+            case api::kValueUnsignedInt:
+                return v.value.uiVal / 1000.0;
+            case api::kValueUnsignedLong:
+                return static_cast<double>(v.value.ulVal) / 1000.0;
+            case api::kValueUnsignedLongLong:
+                return static_cast<double>(v.value.ullVal) / 1000.0;
+            case api::kValueSignedLongLong:
+                return static_cast<double>(v.value.sllVal) / 1000.0;
+            case api::kValueSignedInt:
+                return v.value.siVal / 1000.0;
+            case api::kValueDouble:
+                return v.value.dVal / 1000.0;
+            default:
+                return std::nullopt;
         }
     };
     out.instant_w = milli(values[0]);
@@ -228,12 +243,15 @@ Reading<unsigned long long> Device::clocks_event_reasons() const {
 
 std::vector<NvmlProfile> Device::gpu_instance_profiles() const {
     std::vector<NvmlProfile> profiles;
-    if (lib_->get_profile_info == nullptr) return profiles;
+    if (lib_->get_profile_info == nullptr)
+        return profiles;
     for (unsigned e = 0; e < api::kMaxGpuInstanceProfileEnum; ++e) {
         api::GpuInstanceProfileInfo info{};
         api::Return rc = lib_->get_profile_info(handle_, e, &info);
-        if (rc == api::kErrorInvalidArgument) break;  // past the last profile enum
-        if (rc != api::kSuccess) continue;            // not offered on this GPU
+        if (rc == api::kErrorInvalidArgument)
+            break;  // past the last profile enum
+        if (rc != api::kSuccess)
+            continue;  // not offered on this GPU
         NvmlProfile p;
         p.profile_enum = e;
         p.id = info.id;
@@ -250,7 +268,8 @@ std::vector<NvmlProfile> Device::gpu_instance_profiles() const {
         }
         if (lib_->get_placements != nullptr) {
             unsigned count = 0;
-            if (lib_->get_placements(handle_, p.id, nullptr, &count) == api::kSuccess && count > 0) {
+            if (lib_->get_placements(handle_, p.id, nullptr, &count) == api::kSuccess &&
+                count > 0) {
                 p.placements.resize(count);
                 if (lib_->get_placements(handle_, p.id, p.placements.data(), &count) ==
                     api::kSuccess) {
@@ -267,8 +286,7 @@ std::vector<NvmlProfile> Device::gpu_instance_profiles() const {
 
 Session Session::open() {
     const char* override_path = std::getenv("MIGSCOPE_NVML_LIBRARY");
-    const std::string path =
-        override_path && *override_path ? override_path : "libnvidia-ml.so.1";
+    const std::string path = override_path && *override_path ? override_path : "libnvidia-ml.so.1";
     auto lib = std::make_shared<const Library>(path);
     api::Return rc = lib->init();
     if (rc != api::kSuccess) {
@@ -278,7 +296,8 @@ Session Session::open() {
 }
 
 Session::~Session() {
-    if (lib_) lib_->shutdown();
+    if (lib_)
+        lib_->shutdown();
 }
 
 Session::Session(Session&& other) noexcept : lib_(std::move(other.lib_)) {}
@@ -286,7 +305,8 @@ Session::Session(Session&& other) noexcept : lib_(std::move(other.lib_)) {}
 unsigned Session::device_count() const {
     unsigned count = 0;
     api::Return rc = lib_->get_count(&count);
-    if (rc != api::kSuccess) throw runtime_error(lib_->describe("nvmlDeviceGetCount_v2", rc));
+    if (rc != api::kSuccess)
+        throw runtime_error(lib_->describe("nvmlDeviceGetCount_v2", rc));
     return count;
 }
 
@@ -305,9 +325,11 @@ Device Session::device(unsigned index) const {
 }
 
 std::optional<std::string> Session::driver_version() const {
-    if (lib_->driver_version == nullptr) return std::nullopt;
+    if (lib_->driver_version == nullptr)
+        return std::nullopt;
     char buffer[api::kDriverVersionBufferSize] = {};
-    if (lib_->driver_version(buffer, sizeof(buffer)) != api::kSuccess) return std::nullopt;
+    if (lib_->driver_version(buffer, sizeof(buffer)) != api::kSuccess)
+        return std::nullopt;
     return std::string(buffer);
 }
 
@@ -315,7 +337,9 @@ std::optional<int> Session::cuda_driver_version() const {
     return read<int>(lib_->cuda_driver_version).value;
 }
 
-std::string Session::library_path() const { return lib_->path(); }
+std::string Session::library_path() const {
+    return lib_->path();
+}
 
 std::vector<std::string> clocks_event_reason_names(unsigned long long mask) {
     static const std::pair<unsigned long long, const char*> kNames[] = {
@@ -333,7 +357,8 @@ std::vector<std::string> clocks_event_reason_names(unsigned long long mask) {
     unsigned long long known = 0;
     for (const auto& [bit, name] : kNames) {
         known |= bit;
-        if (mask & bit) names.emplace_back(name);
+        if (mask & bit)
+            names.emplace_back(name);
     }
     if (mask & ~known) {
         char hex[32];

@@ -50,7 +50,7 @@ class Library;
 
 // A handle to one GPU; valid while its Session lives.
 class Device {
-public:
+  public:
     Device(std::shared_ptr<const Library> lib, api::Device handle, unsigned index)
         : lib_(std::move(lib)), handle_(handle), index_(index) {}
 
@@ -59,9 +59,9 @@ public:
     Reading<std::string> uuid() const;
     Reading<api::Memory> memory() const;
     Reading<MigMode> mig_mode() const;
-    Reading<double> power_limit_w() const;      // enforced limit
-    Reading<double> power_usage_w() const;      // nvmlDeviceGetPowerUsage (1 s average on Ampere+)
-    Reading<double> energy_j() const;           // board energy counter since driver load (~4 ms)
+    Reading<double> power_limit_w() const;  // enforced limit
+    Reading<double> power_usage_w() const;  // nvmlDeviceGetPowerUsage (1 s average on Ampere+)
+    Reading<double> energy_j() const;       // board energy counter since driver load (~4 ms)
     // Instant and 1 s average power as NVML fields, in one call: under 1 us of CPU on our H200,
     // where reading the energy counter (API or field 83 alike) costs about 4 ms.
     PowerFields power_fields() const;
@@ -72,7 +72,7 @@ public:
     // Every GPU instance profile the device offers, with placements; empty when MIG is unsupported.
     std::vector<NvmlProfile> gpu_instance_profiles() const;
 
-private:
+  private:
     std::shared_ptr<const Library> lib_;
     api::Device handle_;
     unsigned index_;
@@ -80,7 +80,7 @@ private:
 
 // An initialised NVML. Throws an "unavailable" error when the library or driver is missing.
 class Session {
-public:
+  public:
     // Loads $MIGSCOPE_NVML_LIBRARY if set, else libnvidia-ml.so.1.
     static Session open();
     ~Session();
@@ -94,7 +94,7 @@ public:
     std::optional<int> cuda_driver_version() const;  // e.g. 13000
     std::string library_path() const;
 
-private:
+  private:
     explicit Session(std::shared_ptr<const Library> lib) : lib_(std::move(lib)) {}
     std::shared_ptr<const Library> lib_;
 };

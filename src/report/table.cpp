@@ -14,24 +14,31 @@ void TextTable::print(std::ostream& out) const {
     std::vector<size_t> width(columns_.size());
     for (size_t c = 0; c < columns_.size(); ++c) {
         width[c] = columns_[c].header.size();
-        for (const auto& row : rows_) width[c] = std::max(width[c], row[c].size());
+        for (const auto& row : rows_)
+            width[c] = std::max(width[c], row[c].size());
     }
     auto line = [&](const std::vector<std::string>& cells) {
         std::string text;
         for (size_t c = 0; c < cells.size(); ++c) {
             const size_t pad = width[c] - cells[c].size();
-            if (c > 0) text += "  ";
-            if (columns_[c].align == Align::kRight) text += std::string(pad, ' ');
+            if (c > 0)
+                text += "  ";
+            if (columns_[c].align == Align::kRight)
+                text += std::string(pad, ' ');
             text += cells[c];
-            if (columns_[c].align == Align::kLeft && c + 1 < cells.size()) text += std::string(pad, ' ');
+            if (columns_[c].align == Align::kLeft && c + 1 < cells.size())
+                text += std::string(pad, ' ');
         }
-        while (!text.empty() && text.back() == ' ') text.pop_back();
+        while (!text.empty() && text.back() == ' ')
+            text.pop_back();
         out << text << '\n';
     };
     std::vector<std::string> headers;
-    for (const Column& c : columns_) headers.push_back(c.header);
+    for (const Column& c : columns_)
+        headers.push_back(c.header);
     line(headers);
-    for (const auto& row : rows_) line(row);
+    for (const auto& row : rows_)
+        line(row);
 }
 
 }  // namespace migscope::report

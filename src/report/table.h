@@ -10,7 +10,7 @@ namespace migscope::report {
 enum class Align { kLeft, kRight };
 
 class TextTable {
-public:
+  public:
     struct Column {
         std::string header;
         Align align = Align::kLeft;
@@ -19,7 +19,7 @@ public:
     void add_row(std::vector<std::string> cells);  // missing cells print empty
     void print(std::ostream& out) const;
 
-private:
+  private:
     std::vector<Column> columns_;
     std::vector<std::vector<std::string>> rows_;
 };

@@ -33,16 +33,19 @@ TraceWriter::TraceWriter(std::ostream& out, TraceFormat format, SteadyTime origi
     : out_(out), format_(format), origin_(origin), energy_origin_j_(energy_origin_j) {}
 
 void TraceWriter::write_header() {
-    if (format_ != TraceFormat::kCsv) return;
+    if (format_ != TraceFormat::kCsv)
+        return;
     out_ << "t_s,energy_j";
-    for (const TraceField& f : trace_fields()) out_ << ',' << f.name;
+    for (const TraceField& f : trace_fields())
+        out_ << ',' << f.name;
     out_ << '\n';
 }
 
 void TraceWriter::write(const telemetry::Sample& sample) {
     const double t_s = seconds_between(origin_, sample.time);
     std::optional<double> energy_j;
-    if (sample.energy_j && energy_origin_j_) energy_j = *sample.energy_j - *energy_origin_j_;
+    if (sample.energy_j && energy_origin_j_)
+        energy_j = *sample.energy_j - *energy_origin_j_;
     auto number = [](double v) { return fmt::format("{:.9g}", v); };
     if (format_ == TraceFormat::kCsv) {
         std::string line = fmt::format("{:.6f},", t_s) + (energy_j ? number(*energy_j) : "");

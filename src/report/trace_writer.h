@@ -20,14 +20,14 @@ struct TraceField {
 const std::vector<TraceField>& trace_fields();
 
 class TraceWriter {
-public:
+  public:
     // Times are written relative to `origin`, energy relative to `energy_origin_j` (when known).
     TraceWriter(std::ostream& out, TraceFormat format, SteadyTime origin,
                 std::optional<double> energy_origin_j);
     void write_header();  // CSV header row; nothing for JSON lines
     void write(const telemetry::Sample& sample);
 
-private:
+  private:
     std::ostream& out_;
     TraceFormat format_;
     SteadyTime origin_;

@@ -27,18 +27,21 @@ EnergySummary summarize_window(const std::vector<Sample>& trace, const Sample& s
     // Instant power when every point has it; otherwise fall back to the 1 s average.
     std::vector<const Sample*> points{&start};
     for (const Sample& x : trace) {
-        if (x.time > start.time && x.time < end.time) points.push_back(&x);
+        if (x.time > start.time && x.time < end.time)
+            points.push_back(&x);
     }
     points.push_back(&end);
     std::stable_sort(points.begin(), points.end(),
                      [](const Sample* a, const Sample* b) { return a->time < b->time; });
-    const bool all_instant = std::all_of(points.begin(), points.end(),
-                                         [](const Sample* x) { return x->power_instant_w.has_value(); });
+    const bool all_instant = std::all_of(points.begin(), points.end(), [](const Sample* x) {
+        return x->power_instant_w.has_value();
+    });
     s.trace_is_one_second_average = !all_instant;
     std::vector<std::pair<double, double>> curve;
     for (const Sample* x : points) {
         std::optional<double> w = all_instant ? x->power_instant_w : x->power_average_w;
-        if (w) curve.emplace_back(seconds_between(start.time, x->time), *w);
+        if (w)
+            curve.emplace_back(seconds_between(start.time, x->time), *w);
     }
     s.power_samples = curve.size();
     if (curve.size() >= 2) {
@@ -61,14 +64,16 @@ EnergySummary summarize_window(const std::vector<Sample>& trace, const Sample& s
         if (*end.energy_j >= *start.energy_j) {
             s.counter_energy_j = *end.energy_j - *start.energy_j;
         } else {
-            s.warnings.push_back("energy counter went backwards (driver reload?): no counter energy");
+            s.warnings.push_back(
+                "energy counter went backwards (driver reload?): no counter energy");
         }
     } else {
         s.warnings.push_back("energy counter unavailable: trace energy only");
     }
 
     if (s.counter_energy_j && s.trace_energy_j && *s.counter_energy_j > 0) {
-        s.disagreement_pct = 100.0 * (*s.trace_energy_j - *s.counter_energy_j) / *s.counter_energy_j;
+        s.disagreement_pct =
+            100.0 * (*s.trace_energy_j - *s.counter_energy_j) / *s.counter_energy_j;
     }
     if (s.counter_energy_j) {
         s.average_power_w = *s.counter_energy_j / s.duration_s;

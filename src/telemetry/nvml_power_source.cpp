@@ -9,8 +9,10 @@ Sample NvmlPowerSource::read(SampleScope scope) {
     nvml::PowerFields power = device_.power_fields();
     s.power_instant_w = power.instant_w;
     s.power_average_w = power.average_w;
-    if (scope == SampleScope::kPower) return s;
-    if (!s.power_average_w) s.power_average_w = device_.power_usage_w().value;
+    if (scope == SampleScope::kPower)
+        return s;
+    if (!s.power_average_w)
+        s.power_average_w = device_.power_usage_w().value;
     s.energy_j = device_.energy_j().value;
     nvml::Clocks clocks = device_.clocks();
     s.sm_clock_mhz = clocks.sm_mhz;
@@ -19,7 +21,8 @@ Sample NvmlPowerSource::read(SampleScope scope) {
         s.gpu_utilization_pct = u->gpu;
         s.memory_utilization_pct = u->memory;
     }
-    if (auto m = device_.memory().value) s.memory_used_mib = static_cast<double>(m->used) / 1048576.0;
+    if (auto m = device_.memory().value)
+        s.memory_used_mib = static_cast<double>(m->used) / 1048576.0;
     s.temperature_c = device_.temperature_c().value;
     s.clocks_event_reasons = device_.clocks_event_reasons().value;
     return s;

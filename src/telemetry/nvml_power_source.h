@@ -7,11 +7,11 @@
 namespace migscope::telemetry {
 
 class NvmlPowerSource : public PowerSource {
-public:
+  public:
     explicit NvmlPowerSource(nvml::Device device) : device_(std::move(device)) {}
     Sample read(SampleScope scope) override;
 
-private:
+  private:
     nvml::Device device_;
 };
 

@@ -11,7 +11,7 @@ namespace migscope::telemetry {
 enum class SampleScope { kPower, kAll };
 
 class PowerSource {
-public:
+  public:
     virtual ~PowerSource() = default;
     // Reads the fields of `scope` it can; fields it cannot read, or that are outside the scope,
     // stay empty. Must be safe to call from the sampler thread while the owner also calls it.

@@ -31,11 +31,14 @@ Sampler::Sampler(PowerSource& source, double hz)
       period_s_(checked_period(hz)),
       all_fields_every_(static_cast<size_t>(std::max(1.0, std::ceil(hz / kAllFieldsMaxHz)))) {}
 
-Sampler::~Sampler() { stop(); }
+Sampler::~Sampler() {
+    stop();
+}
 
 void Sampler::start() {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (thread_.joinable()) return;
+    if (thread_.joinable())
+        return;
     stop_requested_ = false;
     started_ = SteadyClock::now();
     thread_ = std::thread([this] { loop(); });
@@ -44,7 +47,8 @@ void Sampler::start() {
 void Sampler::stop() {
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (!thread_.joinable()) return;
+        if (!thread_.joinable())
+            return;
         stop_requested_ = true;
     }
     wake_.notify_all();
@@ -55,8 +59,8 @@ void Sampler::stop() {
 
 void Sampler::loop() {
     const double cpu_at_start = thread_cpu_seconds();
-    const auto period = std::chrono::duration_cast<SteadyClock::duration>(
-        std::chrono::duration<double>(period_s_));
+    const auto period =
+        std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(period_s_));
     SteadyTime next = SteadyClock::now();
     for (size_t index = 0;; ++index) {
         const SampleScope scope =
@@ -73,7 +77,8 @@ void Sampler::loop() {
             stats_.missed_periods += static_cast<size_t>(behind);
             next += behind * period;
         }
-        if (wake_.wait_until(lock, next, [this] { return stop_requested_; })) break;
+        if (wake_.wait_until(lock, next, [this] { return stop_requested_; }))
+            break;
     }
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.thread_cpu_s = thread_cpu_seconds() - cpu_at_start;
@@ -96,7 +101,8 @@ SamplerStats Sampler::stats() const {
     std::lock_guard<std::mutex> lock(mutex_);
     SamplerStats s = stats_;
     s.samples = samples_.size();
-    s.mean_read_s = samples_.empty() ? 0.0 : read_time_total_s_ / static_cast<double>(samples_.size());
+    s.mean_read_s =
+        samples_.empty() ? 0.0 : read_time_total_s_ / static_cast<double>(samples_.size());
     return s;
 }
 

@@ -13,16 +13,16 @@ namespace migscope::telemetry {
 
 struct SamplerStats {
     size_t samples = 0;
-    size_t missed_periods = 0;     // periods skipped because a read overran its slot
-    double thread_cpu_s = 0;       // CPU time the sampler thread used
-    double wall_s = 0;             // from start() to stop()
-    double mean_read_s = 0;        // mean duration of one PowerSource::read()
+    size_t missed_periods = 0;  // periods skipped because a read overran its slot
+    double thread_cpu_s = 0;    // CPU time the sampler thread used
+    double wall_s = 0;          // from start() to stop()
+    double mean_read_s = 0;     // mean duration of one PowerSource::read()
 };
 
 // Power is read at the full rate; the energy counter and the other fields at most kAllFieldsMaxHz
 // (every Nth sample, the first included), and are empty in the samples between.
 class Sampler {
-public:
+  public:
     static constexpr double kMaxHz = 1000.0;
     static constexpr double kAllFieldsMaxHz = 10.0;
 
@@ -35,11 +35,11 @@ public:
     void start();
     void stop();  // idempotent; joins the thread
 
-    std::vector<Sample> take_new();  // samples since the last call, oldest first
+    std::vector<Sample> take_new();   // samples since the last call, oldest first
     std::vector<Sample> all() const;  // the whole trace, oldest first
     SamplerStats stats() const;
 
-private:
+  private:
     void loop();
 
     PowerSource& source_;

@@ -67,7 +67,8 @@ TEST(Catalog, TablesAreConsistent) {
             SCOPED_TRACE(m.key + " " + p.name);
             EXPECT_FALSE(p.placements.empty());
             EXPECT_LE(p.compute_slices, m.compute_slices);
-            for (unsigned start : p.placements) EXPECT_LE(start + p.memory_slices, m.memory_slices);
+            for (unsigned start : p.placements)
+                EXPECT_LE(start + p.memory_slices, m.memory_slices);
             // A profile cannot have more instances than disjoint placements.
             EXPECT_LE(p.max_count * p.memory_slices, m.memory_slices);
             if (p.sms && m.sm_count) {

@@ -13,7 +13,9 @@ using namespace migscope;
 using namespace migscope::mig;
 
 namespace {
-const GpuModel& h200() { return builtin_model("h200"); }
+const GpuModel& h200() {
+    return builtin_model("h200");
+}
 
 LayoutCheck check(const std::string& text, const GpuModel& model = h200()) {
     return check_layout(parse_layout(text, model), model);
@@ -22,10 +24,12 @@ LayoutCheck check(const std::string& text, const GpuModel& model = h200()) {
 // Multiset of compute sizes, e.g. "4+2+1", ignoring which memory variant of 1g is used.
 std::string sizes(const Layout& layout, const GpuModel& model) {
     std::vector<unsigned> g;
-    for (const Instance& i : layout.instances) g.push_back(model.require(i.profile).compute_slices);
+    for (const Instance& i : layout.instances)
+        g.push_back(model.require(i.profile).compute_slices);
     std::sort(g.rbegin(), g.rend());
     std::string out;
-    for (unsigned x : g) out += (out.empty() ? "" : "+") + std::to_string(x);
+    for (unsigned x : g)
+        out += (out.empty() ? "" : "+") + std::to_string(x);
     return out;
 }
 }  // namespace
@@ -33,8 +37,7 @@ std::string sizes(const Layout& layout, const GpuModel& model) {
 TEST(Layout, HandWorkedValidCases) {
     EXPECT_EQ(to_string(*check("4g+3g").layout), "4g.71gb@0+3g.71gb@4");
     EXPECT_EQ(to_string(*check("3g+3g").layout), "3g.71gb@0+3g.71gb@4");
-    EXPECT_EQ(to_string(*check("4g.71gb+2g.35gb+1g.18gb").layout),
-              "4g.71gb@0+2g.35gb@4+1g.18gb@6");
+    EXPECT_EQ(to_string(*check("4g.71gb+2g.35gb+1g.18gb").layout), "4g.71gb@0+2g.35gb@4+1g.18gb@6");
     EXPECT_EQ(to_string(*check("3g+2g+2g").layout), "2g.35gb@0+2g.35gb@2+3g.71gb@4");
     EXPECT_EQ(check("7x1g").layout->instances.size(), 7u);
     EXPECT_TRUE(check("7g").layout.has_value());
@@ -72,7 +75,8 @@ TEST(Layout, PlacementConflictsNameBothInstances) {
     // Sums fit, but with the 1g fixed at slice 4 the 3g must take 0-3 and no 2g window is left.
     LayoutCheck blocked = check("1g@4+3g+2g");
     ASSERT_FALSE(blocked.layout);
-    EXPECT_NE(blocked.reason.find("no placement fits 2g.35gb"), std::string::npos) << blocked.reason;
+    EXPECT_NE(blocked.reason.find("no placement fits 2g.35gb"), std::string::npos)
+        << blocked.reason;
     EXPECT_NE(blocked.reason.find("1g.18gb@4"), std::string::npos) << blocked.reason;
 }
 
@@ -109,7 +113,8 @@ TEST(Layout, EnumerationCountsMatchIndependentCount) {
     // Every listed layout passes the checker with its own placements.
     for (const Layout& l : enumerate_layouts(h200())) {
         std::vector<LayoutTerm> terms;
-        for (const Instance& i : l.instances) terms.push_back({i.profile, i.start});
+        for (const Instance& i : l.instances)
+            terms.push_back({i.profile, i.start});
         EXPECT_TRUE(check_layout(terms, h200()).layout.has_value()) << to_string(l);
     }
 }
@@ -118,12 +123,13 @@ TEST(Layout, MaximalLayoutsWithoutTwoSlice1g) {
     GpuModel model = h200();
     std::erase_if(model.profiles, [](const Profile& p) { return p.name == "1g.35gb"; });
     std::set<std::string> got;
-    for (const Layout& l : enumerate_layouts(model, {MediaProfiles::kExclude, Maximality::kMaximalOnly})) {
+    for (const Layout& l :
+         enumerate_layouts(model, {MediaProfiles::kExclude, Maximality::kMaximalOnly})) {
         got.insert(sizes(l, model));
     }
-    const std::set<std::string> expected = {
-        "7",         "4+3",         "4+2+1",     "4+1+1+1",       "3+3",           "3+2+2",
-        "3+2+1+1",   "3+1+1+1+1",   "2+2+2+1",   "2+2+1+1+1",     "2+1+1+1+1+1",   "1+1+1+1+1+1+1"};
+    const std::set<std::string> expected = {"7",       "4+3",       "4+2+1",       "4+1+1+1",
+                                            "3+3",     "3+2+2",     "3+2+1+1",     "3+1+1+1+1",
+                                            "2+2+2+1", "2+2+1+1+1", "2+1+1+1+1+1", "1+1+1+1+1+1+1"};
     EXPECT_EQ(got, expected);
 }
 
@@ -131,7 +137,8 @@ TEST(Layout, MediaVariantsOnlyWhenAsked) {
     auto has_media = [](const std::vector<Layout>& layouts) {
         for (const Layout& l : layouts) {
             for (const Instance& i : l.instances) {
-                if (i.profile.find("+me") != std::string::npos) return true;
+                if (i.profile.find("+me") != std::string::npos)
+                    return true;
             }
         }
         return false;
@@ -146,5 +153,6 @@ TEST(Layout, FourSliceGpu) {
     EXPECT_TRUE(check("2g+1g+1g", a30).layout.has_value());
     EXPECT_FALSE(check("4g+1g", a30).layout.has_value());
     // {4}, {2,2}, {2,1,1}, {1,1,1,1} are the maximal ones.
-    EXPECT_EQ(enumerate_layouts(a30, {MediaProfiles::kExclude, Maximality::kMaximalOnly}).size(), 4u);
+    EXPECT_EQ(enumerate_layouts(a30, {MediaProfiles::kExclude, Maximality::kMaximalOnly}).size(),
+              4u);
 }

@@ -65,10 +65,11 @@ mig-configs:
 }
 
 TEST(MigParted, RejectsUnknownKeysWithTheirPath) {
-    EXPECT_NE(error_of("version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
-                       "      mig-devcies: {}\n")
-                  .find("mig-configs.a[0].mig-devcies"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of("version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
+                 "      mig-devcies: {}\n")
+            .find("mig-configs.a[0].mig-devcies"),
+        std::string::npos);
     EXPECT_NE(error_of("version: v1\nextra: 1\nmig-configs: {}\n").find("unknown key 'extra'"),
               std::string::npos);
 }
@@ -77,12 +78,15 @@ TEST(MigParted, RejectsBadValues) {
     EXPECT_NE(error_of("version: v2\nmig-configs: {}\n").find("unsupported version 'v2'"),
               std::string::npos);
     EXPECT_NE(error_of("mig-configs: {}\n").find("at version"), std::string::npos);
-    EXPECT_NE(error_of("version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: yes-ish\n")
-                  .find("mig-configs.a[0].mig-enabled"),
-              std::string::npos);
-    EXPECT_NE(error_of("version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
-                       "      mig-devices:\n        \"1g.18gb\": many\n")
-                  .find("mig-configs.a[0].mig-devices.1g.18gb"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of(
+            "version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: yes-ish\n")
+            .find("mig-configs.a[0].mig-enabled"),
+        std::string::npos);
+    EXPECT_NE(
+        error_of("version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
+                 "      mig-devices:\n        \"1g.18gb\": many\n")
+            .find("mig-configs.a[0].mig-devices.1g.18gb"),
+        std::string::npos);
     EXPECT_NE(error_of("version: v1\nmig-configs: [\n").find("malformed YAML"), std::string::npos);
 }

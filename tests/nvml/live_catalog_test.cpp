@@ -11,8 +11,8 @@ using namespace migscope::nvml;
 namespace {
 // The H200's profiles as NVML reports them (ids, slices, SMs, MiB, placements), no names.
 std::vector<NvmlProfile> h200_records() {
-    auto rec = [](unsigned e, unsigned id, unsigned g, unsigned n, unsigned sms, unsigned long long mib,
-                  std::vector<api::GpuInstancePlacement> pl) {
+    auto rec = [](unsigned e, unsigned id, unsigned g, unsigned n, unsigned sms,
+                  unsigned long long mib, std::vector<api::GpuInstancePlacement> pl) {
         return NvmlProfile{e, id, g, n, sms, mib, "", std::move(pl)};
     };
     return {
@@ -42,15 +42,16 @@ TEST(LiveCatalog, H200RecordsAgreeWithTheTable) {
 
 TEST(LiveCatalog, ReportsEachDisagreement) {
     std::vector<NvmlProfile> records = h200_records();
-    records[2].multiprocessor_count = 56;   // 3g SMs
-    records[1].placements.pop_back();       // 2g loses start 4
-    records[4].name = "7g.140gb";           // driver names the 7g differently
-    records.pop_back();                     // no 1g.35gb
+    records[2].multiprocessor_count = 56;  // 3g SMs
+    records[1].placements.pop_back();      // 2g loses start 4
+    records[4].name = "7g.140gb";          // driver names the 7g differently
+    records.pop_back();                    // no 1g.35gb
     const mig::GpuModel& table = mig::builtin_model("h200");
     LiveModel live = model_from_profiles(records, "h200", "NVIDIA H200", &table);
     auto has = [&](const std::string& text) {
         for (const std::string& d : live.disagreements) {
-            if (d.find(text) != std::string::npos) return true;
+            if (d.find(text) != std::string::npos)
+                return true;
         }
         return false;
     };

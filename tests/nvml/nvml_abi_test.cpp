@@ -14,7 +14,9 @@ namespace api = migscope::nvml::api;
 namespace {
 
 template <typename T>
-concept Complete = requires { sizeof(T); };
+concept Complete = requires {
+    sizeof(T);
+};
 
 // Two parameter types are ABI-compatible when they are both pointers (to objects of equal size,
 // where both pointees are complete) or both scalars of equal size.
@@ -46,7 +48,8 @@ struct Signature<R (*)(Args...)> {
 template <typename F, typename G, size_t... I>
 constexpr bool same_params(std::index_sequence<I...>) {
     return (same_param<std::tuple_element_t<I, typename Signature<F>::Params>,
-                       std::tuple_element_t<I, typename Signature<G>::Params>>() && ...);
+                       std::tuple_element_t<I, typename Signature<G>::Params>>() &&
+            ...);
 }
 
 template <typename Real, typename Ours>
@@ -124,7 +127,8 @@ TEST(NvmlAbi, StructLayoutsMatch) {
     EXPECT_SAME_FIELD(nvmlGpuInstanceProfileInfo_v2_t, GpuInstanceProfileInfoV2, id);
     EXPECT_SAME_FIELD(nvmlGpuInstanceProfileInfo_v2_t, GpuInstanceProfileInfoV2, memorySizeMB);
     EXPECT_SAME_FIELD(nvmlGpuInstanceProfileInfo_v2_t, GpuInstanceProfileInfoV2, name);
-    EXPECT_EQ(static_cast<unsigned>(nvmlGpuInstanceProfileInfo_v2), api::kGpuInstanceProfileInfoV2Version);
+    EXPECT_EQ(static_cast<unsigned>(nvmlGpuInstanceProfileInfo_v2),
+              api::kGpuInstanceProfileInfoV2Version);
 }
 
 TEST(NvmlAbi, ConstantsMatch) {
@@ -147,7 +151,8 @@ TEST(NvmlAbi, ConstantsMatch) {
     EXPECT_EQ(NVML_CLOCK_SM, api::kClockSm);
     EXPECT_EQ(NVML_CLOCK_MEM, api::kClockMem);
     EXPECT_EQ(NVML_TEMPERATURE_GPU, api::kTemperatureGpu);
-    EXPECT_EQ(NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION, static_cast<int>(api::kFieldTotalEnergyConsumption));
+    EXPECT_EQ(NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION,
+              static_cast<int>(api::kFieldTotalEnergyConsumption));
     EXPECT_EQ(NVML_FI_DEV_POWER_AVERAGE, static_cast<int>(api::kFieldPowerAverage));
     EXPECT_EQ(NVML_FI_DEV_POWER_INSTANT, static_cast<int>(api::kFieldPowerInstant));
     EXPECT_EQ(NVML_VALUE_TYPE_DOUBLE, api::kValueDouble);
@@ -163,7 +168,8 @@ TEST(NvmlAbi, ConstantsMatch) {
     EXPECT_EQ(nvmlClocksEventReasonApplicationsClocksSetting,
               static_cast<long long>(api::kClocksEventApplicationsClocksSetting));
     EXPECT_EQ(nvmlClocksEventReasonSwPowerCap, static_cast<long long>(api::kClocksEventSwPowerCap));
-    EXPECT_EQ(nvmlClocksThrottleReasonHwSlowdown, static_cast<long long>(api::kClocksEventHwSlowdown));
+    EXPECT_EQ(nvmlClocksThrottleReasonHwSlowdown,
+              static_cast<long long>(api::kClocksEventHwSlowdown));
     EXPECT_EQ(nvmlClocksEventReasonSyncBoost, static_cast<long long>(api::kClocksEventSyncBoost));
     EXPECT_EQ(nvmlClocksEventReasonSwThermalSlowdown,
               static_cast<long long>(api::kClocksEventSwThermalSlowdown));
@@ -173,5 +179,6 @@ TEST(NvmlAbi, ConstantsMatch) {
               static_cast<long long>(api::kClocksEventHwPowerBrakeSlowdown));
     EXPECT_EQ(nvmlClocksEventReasonDisplayClockSetting,
               static_cast<long long>(api::kClocksEventDisplayClockSetting));
-    EXPECT_LT(static_cast<unsigned>(NVML_GPU_INSTANCE_PROFILE_COUNT), api::kMaxGpuInstanceProfileEnum);
+    EXPECT_LT(static_cast<unsigned>(NVML_GPU_INSTANCE_PROFILE_COUNT),
+              api::kMaxGpuInstanceProfileEnum);
 }

@@ -32,7 +32,9 @@ TEST(TraceWriter, CsvHasOneColumnPerFieldAndEmptyCellsForMissingValues) {
     std::getline(lines, header);
     std::getline(lines, row);
     EXPECT_EQ(header.rfind("t_s,energy_j,power_instant_w,power_average_w,sm_clock_mhz", 0), 0u);
-    const auto columns = [](const std::string& s) { return std::count(s.begin(), s.end(), ',') + 1; };
+    const auto columns = [](const std::string& s) {
+        return std::count(s.begin(), s.end(), ',') + 1;
+    };
     EXPECT_EQ(columns(header), columns(row));
     EXPECT_EQ(columns(header), static_cast<long>(trace_fields().size() + 2));
     EXPECT_EQ(row.rfind("1.500000,975.75,650.5,,1980,", 0), 0u) << row;

@@ -11,9 +11,11 @@ using namespace migscope::telemetry;
 namespace {
 const SteadyTime kT0 = SteadyTime{} + std::chrono::hours(1);
 
-Sample at(double t_s, std::optional<double> instant_w, std::optional<double> energy_j = std::nullopt) {
+Sample at(double t_s, std::optional<double> instant_w,
+          std::optional<double> energy_j = std::nullopt) {
     Sample s;
-    s.time = kT0 + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(t_s));
+    s.time =
+        kT0 + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(t_s));
     s.power_instant_w = instant_w;
     s.power_average_w = instant_w ? std::optional<double>(*instant_w + 1.0) : std::nullopt;
     s.energy_j = energy_j;
@@ -29,7 +31,8 @@ TEST(Energy, TrapezoidIsExactForLinearPower) {
 
 TEST(Energy, ConstantPowerCounterAndTraceAgree) {
     std::vector<Sample> trace;
-    for (int i = 1; i < 100; ++i) trace.push_back(at(i * 0.1, 500.0));
+    for (int i = 1; i < 100; ++i)
+        trace.push_back(at(i * 0.1, 500.0));
     EnergySummary s = summarize_window(trace, at(0, 500.0, 1000.0), at(10, 500.0, 6000.0));
     EXPECT_DOUBLE_EQ(s.duration_s, 10.0);
     EXPECT_NEAR(*s.counter_energy_j, 5000.0, 1e-9);

@@ -13,20 +13,22 @@ using namespace migscope::telemetry;
 
 namespace {
 class CountingSource : public PowerSource {
-public:
+  public:
     explicit CountingSource(std::chrono::milliseconds delay = std::chrono::milliseconds(0))
         : delay_(delay) {}
     Sample read(SampleScope scope) override {
         Sample s;
         s.time = SteadyClock::now();
-        if (scope == SampleScope::kAll) s.temperature_c = 40;
+        if (scope == SampleScope::kAll)
+            s.temperature_c = 40;
         s.power_instant_w = static_cast<double>(++reads_);
-        if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
+        if (delay_.count() > 0)
+            std::this_thread::sleep_for(delay_);
         return s;
     }
     int reads() const { return reads_.load(); }
 
-private:
+  private:
     std::chrono::milliseconds delay_;
     std::atomic<int> reads_{0};
 };
@@ -39,10 +41,12 @@ TEST(Sampler, DeliversEverySampleOnceInOrder) {
     std::vector<Sample> seen;
     for (int i = 0; i < 5; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(30));
-        for (Sample& s : sampler.take_new()) seen.push_back(s);
+        for (Sample& s : sampler.take_new())
+            seen.push_back(s);
     }
     sampler.stop();
-    for (Sample& s : sampler.take_new()) seen.push_back(s);
+    for (Sample& s : sampler.take_new())
+        seen.push_back(s);
     ASSERT_GE(seen.size(), 2u);
     EXPECT_EQ(static_cast<int>(seen.size()), source.reads());
     for (size_t i = 1; i < seen.size(); ++i) {

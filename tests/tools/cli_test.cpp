@@ -25,7 +25,9 @@ ProcessResult migscope(std::vector<std::string> args,
     return run_process(args, env);
 }
 
-std::string temp_path(const std::string& name) { return testing::TempDir() + "/" + name; }
+std::string temp_path(const std::string& name) {
+    return testing::TempDir() + "/" + name;
+}
 
 std::string read_file(const std::string& path) {
     std::ifstream in(path);
@@ -92,8 +94,8 @@ TEST(CliGpus, OnAMachineWithoutTheDriver) {
 TEST(CliMonitor, MeasuresACommandAndCounterAgreesWithTrace) {
     const std::string summary = temp_path("summary.json");
     const std::string trace = temp_path("trace.csv");
-    ProcessResult r = migscope({"monitor", "--hz", "20", "-o", trace, "--summary", summary, "--",
-                                "/bin/sleep", "1"});
+    ProcessResult r = migscope(
+        {"monitor", "--hz", "20", "-o", trace, "--summary", summary, "--", "/bin/sleep", "1"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find("board energy counter delta"), std::string::npos) << r.err;
     const nlohmann::json s = nlohmann::json::parse(read_file(summary));
@@ -175,9 +177,8 @@ TEST(CliLayouts, LocalGpuUsesNvmlProfiles) {
 }
 
 TEST(CliLayouts, ReportsCatalogDisagreement) {
-    const std::string config = edited_config("sm56.json", [](nlohmann::json& c) {
-        c["devices"][0]["mig_profiles"][2]["sms"] = 56;
-    });
+    const std::string config = edited_config(
+        "sm56.json", [](nlohmann::json& c) { c["devices"][0]["mig_profiles"][2]["sms"] = 56; });
     ProcessResult r = migscope({"layouts", "--maximal"}, fake_env(config));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find("warning: catalog disagrees with NVML: 3g.71gb: SMs table 60, NVML 56"),
@@ -186,7 +187,8 @@ TEST(CliLayouts, ReportsCatalogDisagreement) {
 }
 
 TEST(CliLayouts, MigPartedOutputIsAcceptedAsInput) {
-    ProcessResult written = migscope({"layouts", "--gpu", "h200", "--maximal", "--format", "mig-parted"});
+    ProcessResult written =
+        migscope({"layouts", "--gpu", "h200", "--maximal", "--format", "mig-parted"});
     ASSERT_EQ(written.exit_code, 0) << written.err;
     const std::string path = temp_path("maximal.yaml");
     std::ofstream(path) << written.out;
@@ -198,8 +200,9 @@ TEST(CliLayouts, MigPartedOutputIsAcceptedAsInput) {
 
 TEST(CliLayouts, StrictMigPartedInput) {
     const std::string path = temp_path("typo.yaml");
-    std::ofstream(path) << "version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
-                           "      mig-device: {}\n";
+    std::ofstream(path)
+        << "version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
+           "      mig-device: {}\n";
     ProcessResult r = migscope({"layouts", "--gpu", "h200", "--mig-parted", path});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("mig-configs.a[0].mig-device"), std::string::npos) << r.err;

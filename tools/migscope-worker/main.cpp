@@ -1,5 +1,6 @@
 // migscope-worker: the process that runs training jobs for the runner (the only binary that links
-// LibTorch). For now it answers `probe`: the LibTorch build and the CUDA devices it can see, as JSON.
+// LibTorch). For now it answers `probe`: the LibTorch build and the CUDA devices it can see, as
+// JSON.
 #include <torch/torch.h>
 
 #include <iostream>
@@ -27,7 +28,8 @@ int probe() {
 
 int main(int argc, char** argv) {
     const std::string command = argc > 1 ? argv[1] : "";
-    if (command == "probe") return probe();
+    if (command == "probe")
+        return probe();
     std::cerr << "usage: migscope-worker probe\n"
                  "  probe   print the LibTorch version and visible CUDA devices as JSON\n";
     return command == "--help" || command == "-h" ? 0 : 2;

@@ -1,4 +1,5 @@
-// `migscope gpus`: every GPU's identity, MIG mode, power, energy counter, clocks and load, via NVML.
+// `migscope gpus`: every GPU's identity, MIG mode, power, energy counter, clocks and load, via
+// NVML.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -87,13 +88,18 @@ nlohmann::json describe_gpu(const nvml::Device& d) {
 }
 
 std::string show(const nlohmann::json& v, const char* unit = "", int decimals = 1) {
-    if (v.is_null()) return "-";
-    if (v.is_number_float()) return fmt::format("{:.{}f}{}", v.get<double>(), decimals, unit);
-    if (v.is_number()) return fmt::format("{}{}", v.dump(), unit);
-    if (v.is_string()) return v.get<std::string>();
+    if (v.is_null())
+        return "-";
+    if (v.is_number_float())
+        return fmt::format("{:.{}f}{}", v.get<double>(), decimals, unit);
+    if (v.is_number())
+        return fmt::format("{}{}", v.dump(), unit);
+    if (v.is_string())
+        return v.get<std::string>();
     if (v.is_array()) {
         std::string out;
-        for (const auto& x : v) out += (out.empty() ? "" : ", ") + x.get<std::string>();
+        for (const auto& x : v)
+            out += (out.empty() ? "" : ", ") + x.get<std::string>();
         return out.empty() ? "none" : out;
     }
     return v.dump();
@@ -101,8 +107,8 @@ std::string show(const nlohmann::json& v, const char* unit = "", int decimals = 
 
 void print_table(const nlohmann::json& doc) {
     std::cout << "driver " << show(doc["driver_version"]) << ", CUDA driver API "
-              << show(doc["cuda_driver_version"]) << ", NVML " << doc["nvml_library"].get<std::string>()
-              << "\n";
+              << show(doc["cuda_driver_version"]) << ", NVML "
+              << doc["nvml_library"].get<std::string>() << "\n";
     for (const auto& g : doc["gpus"]) {
         std::cout << "\nGPU " << g["index"].get<unsigned>() << ": " << show(g["name"]) << "\n";
         auto row = [](const char* key, const std::string& value) {
@@ -110,17 +116,19 @@ void print_table(const nlohmann::json& doc) {
         };
         row("uuid", show(g["uuid"]));
         row("catalog model", show(g["catalog_model"]));
-        row("SMs", show(g["sm_count"]) +
-                       (g["sm_count_source"].is_null() ? "" : " (" + show(g["sm_count_source"]) + ")"));
+        row("SMs",
+            show(g["sm_count"]) +
+                (g["sm_count_source"].is_null() ? "" : " (" + show(g["sm_count_source"]) + ")"));
         row("memory", show(g["memory_used_mib"], " MiB", 0) + " used of " +
                           show(g["memory_total_mib"], " MiB", 0));
-        row("MIG mode", show(g["mig_mode_current"]) + " (pending: " + show(g["mig_mode_pending"]) + ")");
+        row("MIG mode",
+            show(g["mig_mode_current"]) + " (pending: " + show(g["mig_mode_pending"]) + ")");
         row("power limit", show(g["power_limit_w"], " W"));
         row("power", show(g["power_instant_w"], " W") + " instant, " +
                          show(g["power_average_w"], " W") + " 1 s average");
         row("energy counter", show(g["energy_counter_j"], " J", 3));
-        row("clocks", show(g["sm_clock_mhz"], " MHz") + " SM, " + show(g["memory_clock_mhz"], " MHz") +
-                          " memory");
+        row("clocks", show(g["sm_clock_mhz"], " MHz") + " SM, " +
+                          show(g["memory_clock_mhz"], " MHz") + " memory");
         row("utilisation", show(g["gpu_utilization_pct"], " %") + " GPU, " +
                                show(g["memory_utilization_pct"], " %") + " memory");
         row("temperature", show(g["temperature_c"], " C"));
@@ -131,13 +139,15 @@ void print_table(const nlohmann::json& doc) {
 int run_gpus(const GpusOptions& options) {
     nvml::Session session = nvml::Session::open();
     const unsigned count = session.device_count();
-    if (count == 0) throw unavailable_error("NVML answers but reports no GPUs");
+    if (count == 0)
+        throw unavailable_error("NVML answers but reports no GPUs");
     nlohmann::json doc;
     doc["driver_version"] = maybe(session.driver_version());
     doc["cuda_driver_version"] = maybe(session.cuda_driver_version());
     doc["nvml_library"] = session.library_path();
     doc["gpus"] = nlohmann::json::array();
-    for (unsigned i = 0; i < count; ++i) doc["gpus"].push_back(describe_gpu(session.device(i)));
+    for (unsigned i = 0; i < count; ++i)
+        doc["gpus"].push_back(describe_gpu(session.device(i)));
     if (options.format == "json") {
         std::cout << doc.dump(2) << '\n';
     } else {

@@ -30,7 +30,8 @@ struct LayoutsOptions {
 // The model to work with: a built-in table, or the local GPU's profiles read through NVML.
 mig::GpuModel resolve_model(const std::string& gpu) {
     std::string spec = gpu;
-    if (spec != "local" && spec.rfind("local:", 0) != 0) return mig::builtin_model(spec);
+    if (spec != "local" && spec.rfind("local:", 0) != 0)
+        return mig::builtin_model(spec);
     unsigned index = 0;
     if (spec.size() > 6 && !text::parse_uint(spec.substr(6), index)) {
         throw input_error("--gpu: bad GPU index in '" + gpu + "' (expected local:N)");
@@ -46,23 +47,24 @@ mig::GpuModel resolve_model(const std::string& gpu) {
     nvml::Device device = session.device(index);
     std::optional<nvml::LiveModel> live = nvml::read_live_model(device);
     if (!live) {
-        throw unavailable_error("GPU " + std::to_string(index) + " (" +
-                                device.name().value.value_or("?") +
-                                ") offers no MIG profiles; pass --gpu MODEL (one of " +
-                                mig::known_model_keys() + ")");
+        throw unavailable_error(
+            "GPU " + std::to_string(index) + " (" + device.name().value.value_or("?") +
+            ") offers no MIG profiles; pass --gpu MODEL (one of " + mig::known_model_keys() + ")");
     }
-    for (const std::string& n : live->notes) std::cerr << "note: " << n << '\n';
+    for (const std::string& n : live->notes)
+        std::cerr << "note: " << n << '\n';
     for (const std::string& d : live->disagreements) {
         std::cerr << "warning: catalog disagrees with NVML: " << d << '\n';
     }
-    const bool placements_known = std::all_of(
-        live->model.profiles.begin(), live->model.profiles.end(),
-        [](const mig::Profile& p) { return !p.placements.empty(); });
+    const bool placements_known =
+        std::all_of(live->model.profiles.begin(), live->model.profiles.end(),
+                    [](const mig::Profile& p) { return !p.placements.empty(); });
     if (!placements_known) {
         const mig::GpuModel* builtin = mig::match_builtin_by_device_name(live->model.description);
         if (!builtin) {
-            throw unavailable_error("NVML gave no MIG placements (run as root?) and the GPU is not "
-                                    "in the built-in catalog");
+            throw unavailable_error(
+                "NVML gave no MIG placements (run as root?) and the GPU is not "
+                "in the built-in catalog");
         }
         std::cerr << "note: NVML gave no placements (needs root); using the built-in "
                   << builtin->key << " table\n";
@@ -89,15 +91,17 @@ LayoutFigures figures(const mig::Layout& layout, const mig::GpuModel& model) {
         f.compute += p.compute_slices;
         f.memory += p.memory_slices;
         f.sms = (f.sms && p.sms) ? std::optional<double>(*f.sms + *p.sms) : std::nullopt;
-        f.memory_gib = (f.memory_gib && p.memory_gib) ? std::optional<double>(*f.memory_gib + *p.memory_gib)
-                                                      : std::nullopt;
+        f.memory_gib = (f.memory_gib && p.memory_gib)
+                           ? std::optional<double>(*f.memory_gib + *p.memory_gib)
+                           : std::nullopt;
     }
     return f;
 }
 
 std::string config_name(const mig::Layout& layout) {
     std::string name;
-    for (const mig::Instance& i : layout.instances) name += (name.empty() ? "" : "_") + i.profile;
+    for (const mig::Instance& i : layout.instances)
+        name += (name.empty() ? "" : "_") + i.profile;
     return name;
 }
 
@@ -120,11 +124,13 @@ void print_layouts(const std::vector<mig::Layout>& layouts, const mig::GpuModel&
     if (format == "json") {
         nlohmann::json doc = {{"gpu", model.key}, {"source", model.source}};
         doc["layouts"] = nlohmann::json::array();
-        for (const mig::Layout& l : layouts) doc["layouts"].push_back(layout_json(l, model));
+        for (const mig::Layout& l : layouts)
+            doc["layouts"].push_back(layout_json(l, model));
         std::cout << doc.dump(2) << '\n';
     } else if (format == "mig-parted") {
         std::vector<std::pair<std::string, mig::Layout>> named;
-        for (const mig::Layout& l : layouts) named.emplace_back(config_name(l), l);
+        for (const mig::Layout& l : layouts)
+            named.emplace_back(config_name(l), l);
         std::cout << mig::write_mig_parted(named);
     } else {
         using report::Align;
@@ -140,8 +146,8 @@ void print_layouts(const std::vector<mig::Layout>& layouts, const mig::GpuModel&
             table.add_row({std::to_string(i + 1), mig::to_string(layouts[i]),
                            std::to_string(layouts[i].instances.size()),
                            fmt::format("{}/{}", f.compute, model.compute_slices),
-                           fmt::format("{}/{}", f.memory, model.memory_slices),
-                           known_or(f.sms, 0), known_or(f.memory_gib, 2)});
+                           fmt::format("{}/{}", f.memory, model.memory_slices), known_or(f.sms, 0),
+                           known_or(f.memory_gib, 2)});
         }
         std::cout << model.key << " (" << model.source << "): " << layouts.size() << " layouts\n";
         table.print(std::cout);
@@ -149,21 +155,24 @@ void print_layouts(const std::vector<mig::Layout>& layouts, const mig::GpuModel&
 }
 
 // Checks each request; prints valid ones in the chosen format and a reason for each invalid one.
-int check_requests(const std::vector<std::pair<std::string, std::vector<mig::LayoutTerm>>>& requests,
-                   const mig::GpuModel& model, const std::string& format) {
+int check_requests(
+    const std::vector<std::pair<std::string, std::vector<mig::LayoutTerm>>>& requests,
+    const mig::GpuModel& model, const std::string& format) {
     std::vector<mig::Layout> valid;
     bool all_valid = true;
     for (const auto& [label, terms] : requests) {
         mig::LayoutCheck check = mig::check_layout(terms, model);
         if (check.layout) {
-            if (format == "table") std::cout << label << ": valid as " << mig::to_string(*check.layout) << '\n';
+            if (format == "table")
+                std::cout << label << ": valid as " << mig::to_string(*check.layout) << '\n';
             valid.push_back(*check.layout);
         } else {
             all_valid = false;
             std::cout << label << ": invalid: " << check.reason << '\n';
         }
     }
-    if (format != "table" && !valid.empty()) print_layouts(valid, model, format);
+    if (format != "table" && !valid.empty())
+        print_layouts(valid, model, format);
     return all_valid ? kExitOk : kExitBadInput;
 }
 
@@ -171,16 +180,19 @@ int run_layouts(const LayoutsOptions& o) {
     const mig::GpuModel model = resolve_model(o.gpu);
     if (!o.checks.empty() || !o.mig_parted_path.empty()) {
         std::vector<std::pair<std::string, std::vector<mig::LayoutTerm>>> requests;
-        for (const std::string& c : o.checks) requests.emplace_back(c, mig::parse_layout(c, model));
+        for (const std::string& c : o.checks)
+            requests.emplace_back(c, mig::parse_layout(c, model));
         if (!o.mig_parted_path.empty()) {
             std::ifstream in(o.mig_parted_path);
-            if (!in) throw input_error("--mig-parted: cannot read '" + o.mig_parted_path + "'");
+            if (!in)
+                throw input_error("--mig-parted: cannot read '" + o.mig_parted_path + "'");
             std::stringstream text;
             text << in.rdbuf();
             for (const mig::MigPartedConfig& config : mig::parse_mig_parted(text.str())) {
                 for (size_t i = 0; i < config.entries.size(); ++i) {
                     const mig::MigPartedEntry& entry = config.entries[i];
-                    if (!entry.mig_enabled) continue;
+                    if (!entry.mig_enabled)
+                        continue;
                     requests.emplace_back(fmt::format("{}[{}]", config.name, i),
                                           mig::terms_of(entry, model));
                 }

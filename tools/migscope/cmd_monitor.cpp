@@ -38,22 +38,29 @@ struct MonitorOptions {
 };
 
 volatile sig_atomic_t g_signal = 0;
-void on_signal(int signal) { g_signal = signal; }
+void on_signal(int signal) {
+    g_signal = signal;
+}
 
 // Runs argv (no shell) and waits; returns its exit status (128 + signal when killed).
 int run_and_wait(const std::vector<std::string>& command) {
     std::vector<char*> argv;
-    for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+    for (const std::string& a : command)
+        argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     pid_t pid = 0;
     const int rc = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
-    if (rc != 0) return -rc;  // negative errno: could not start
+    if (rc != 0)
+        return -rc;  // negative errno: could not start
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) throw runtime_error(std::string("waitpid failed: ") + strerror(errno));
+        if (errno != EINTR)
+            throw runtime_error(std::string("waitpid failed: ") + strerror(errno));
     }
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
     return kExitFailure;
 }
 
@@ -104,10 +111,12 @@ void print_summary(std::ostream& out, const MonitorOptions& o, const std::string
     auto row = [&](const char* key, const std::string& value) {
         out << fmt::format("  {:<16} {}\n", key, value);
     };
-    out << fmt::format("\nmigscope monitor: GPU {} ({}), sampled at {:g} Hz\n", o.gpu, gpu_name, o.hz);
+    out << fmt::format("\nmigscope monitor: GPU {} ({}), sampled at {:g} Hz\n", o.gpu, gpu_name,
+                       o.hz);
     if (!o.command.empty()) {
         std::string cmd;
-        for (const std::string& a : o.command) cmd += (cmd.empty() ? "" : " ") + a;
+        for (const std::string& a : o.command)
+            cmd += (cmd.empty() ? "" : " ") + a;
         row("command", cmd + fmt::format("  (exit {})", exit_status.value_or(-1)));
     }
     row("duration", fmt::format("{:.3f} s", e.duration_s));
@@ -125,7 +134,8 @@ void print_summary(std::ostream& out, const MonitorOptions& o, const std::string
                                "core), {:.0f} us per read",
                                st.samples, st.missed_periods, st.thread_cpu_s * 1e3, cpu_pct,
                                st.mean_read_s * 1e6));
-    for (const std::string& w : e.warnings) out << "  warning: " << w << '\n';
+    for (const std::string& w : e.warnings)
+        out << "  warning: " << w << '\n';
 }
 
 int run_monitor(const MonitorOptions& o) {
@@ -139,7 +149,8 @@ int run_monitor(const MonitorOptions& o) {
     std::ostream* trace_out = nullptr;
     if (!o.output.empty()) {
         file.open(o.output);
-        if (!file) throw input_error("--output: cannot write '" + o.output + "'");
+        if (!file)
+            throw input_error("--output: cannot write '" + o.output + "'");
         trace_out = &file;
     } else if (o.command.empty()) {
         trace_out = &std::cout;
@@ -153,13 +164,17 @@ int run_monitor(const MonitorOptions& o) {
     const telemetry::Sample start = source.read(telemetry::SampleScope::kAll);
     const auto format =
         o.format == "jsonl" ? report::TraceFormat::kJsonLines : report::TraceFormat::kCsv;
-    report::TraceWriter writer(trace_out ? *trace_out : std::cout, format, start.time, start.energy_j);
-    if (trace_out) writer.write_header();
+    report::TraceWriter writer(trace_out ? *trace_out : std::cout, format, start.time,
+                               start.energy_j);
+    if (trace_out)
+        writer.write_header();
     auto drain = [&] {
         for (const telemetry::Sample& s : sampler.take_new()) {
-            if (trace_out) writer.write(s);
+            if (trace_out)
+                writer.write(s);
         }
-        if (trace_out) trace_out->flush();
+        if (trace_out)
+            trace_out->flush();
     };
 
     sampler.start();
@@ -175,9 +190,8 @@ int run_monitor(const MonitorOptions& o) {
     if (!o.command.empty()) {
         exit_status = run_and_wait(o.command);
     } else {
-        const SteadyTime stop_at =
-            start.time + std::chrono::duration_cast<SteadyClock::duration>(
-                             std::chrono::duration<double>(o.duration_s));
+        const SteadyTime stop_at = start.time + std::chrono::duration_cast<SteadyClock::duration>(
+                                                    std::chrono::duration<double>(o.duration_s));
         while (g_signal == 0 && (o.duration_s <= 0 || SteadyClock::now() < stop_at)) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
@@ -198,7 +212,8 @@ int run_monitor(const MonitorOptions& o) {
     print_summary(std::cerr, o, gpu_name, energy, stats, exit_status);
     if (!o.summary_path.empty()) {
         std::ofstream summary(o.summary_path);
-        if (!summary) throw input_error("--summary: cannot write '" + o.summary_path + "'");
+        if (!summary)
+            throw input_error("--summary: cannot write '" + o.summary_path + "'");
         summary << summary_json(o, gpu_name, energy, stats, exit_status).dump(2) << '\n';
     }
     return exit_status.value_or(kExitOk);

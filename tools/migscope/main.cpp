@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
         "migscope: how should I split this GPU, and which job goes where?\n"
         "Partition-aware GPU telemetry, MIG catalogs and layouts. Exit codes: 0 ok, 1 failure,\n"
         "2 bad input, 3 NVIDIA driver/GPU unavailable; `monitor -- CMD` exits with CMD's status."};
-    app.set_version_flag("--version", std::string("migscope ") + kVersion + " (" + kGitCommit + ")");
+    app.set_version_flag("--version",
+                         std::string("migscope ") + kVersion + " (" + kGitCommit + ")");
     app.require_subcommand(1);
 
     cli::Action action;
