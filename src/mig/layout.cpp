@@ -289,18 +289,4 @@ std::string to_string(const Layout& layout) {
     return out;
 }
 
-unsigned compute_slices_used(const Layout& layout, const GpuModel& model) {
-    unsigned total = 0;
-    for (const Instance& i : layout.instances)
-        total += model.require(i.profile).compute_slices;
-    return total;
-}
-
-unsigned memory_slices_used(const Layout& layout, const GpuModel& model) {
-    unsigned total = 0;
-    for (const Instance& i : layout.instances)
-        total += model.require(i.profile).memory_slices;
-    return total;
-}
-
 }  // namespace migscope::mig

@@ -55,7 +55,5 @@ struct EnumerateOptions {
 std::vector<Layout> enumerate_layouts(const GpuModel& model, EnumerateOptions options = {});
 
 std::string to_string(const Layout& layout);
-unsigned compute_slices_used(const Layout& layout, const GpuModel& model);
-unsigned memory_slices_used(const Layout& layout, const GpuModel& model);
 
 }  // namespace migscope::mig

@@ -176,6 +176,16 @@ TEST(CliLayouts, LocalGpuUsesNvmlProfiles) {
     EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
 }
 
+TEST(CliLayouts, WithoutPlacementPermissionFallsBackToTheTable) {
+    const std::string config = edited_config("no-placements.json", [](nlohmann::json& c) {
+        c["devices"][0]["unsupported"] = {"nvmlDeviceGetGpuInstancePossiblePlacements_v2"};
+    });
+    ProcessResult r = migscope({"layouts"}, fake_env(config));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("using the built-in h200 table"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("h200 (built-in table): 77 layouts"), std::string::npos) << r.out;
+}
+
 TEST(CliLayouts, ReportsCatalogDisagreement) {
     const std::string config = edited_config(
         "sm56.json", [](nlohmann::json& c) { c["devices"][0]["mig_profiles"][2]["sms"] = 56; });

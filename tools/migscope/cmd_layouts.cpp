@@ -29,11 +29,10 @@ struct LayoutsOptions {
 
 // The model to work with: a built-in table, or the local GPU's profiles read through NVML.
 mig::GpuModel resolve_model(const std::string& gpu) {
-    std::string spec = gpu;
-    if (spec != "local" && spec.rfind("local:", 0) != 0)
-        return mig::builtin_model(spec);
+    if (gpu != "local" && !text::starts_with(gpu, "local:"))
+        return mig::builtin_model(gpu);
     unsigned index = 0;
-    if (spec.size() > 6 && !text::parse_uint(spec.substr(6), index)) {
+    if (gpu != "local" && !text::parse_uint(gpu.substr(6), index)) {
         throw input_error("--gpu: bad GPU index in '" + gpu + "' (expected local:N)");
     }
     nvml::Session session = [&] {
@@ -45,11 +44,12 @@ mig::GpuModel resolve_model(const std::string& gpu) {
         }
     }();
     nvml::Device device = session.device(index);
+    const std::string device_name = device.name().value.value_or("?");
     std::optional<nvml::LiveModel> live = nvml::read_live_model(device);
     if (!live) {
-        throw unavailable_error(
-            "GPU " + std::to_string(index) + " (" + device.name().value.value_or("?") +
-            ") offers no MIG profiles; pass --gpu MODEL (one of " + mig::known_model_keys() + ")");
+        throw unavailable_error("GPU " + std::to_string(index) + " (" + device_name +
+                                ") offers no MIG profiles; pass --gpu MODEL (one of " +
+                                mig::known_model_keys() + ")");
     }
     for (const std::string& n : live->notes)
         std::cerr << "note: " << n << '\n';
@@ -60,7 +60,7 @@ mig::GpuModel resolve_model(const std::string& gpu) {
         std::all_of(live->model.profiles.begin(), live->model.profiles.end(),
                     [](const mig::Profile& p) { return !p.placements.empty(); });
     if (!placements_known) {
-        const mig::GpuModel* builtin = mig::match_builtin_by_device_name(live->model.description);
+        const mig::GpuModel* builtin = mig::match_builtin_by_device_name(device_name);
         if (!builtin) {
             throw unavailable_error(
                 "NVML gave no MIG placements (run as root?) and the GPU is not "
