@@ -45,6 +45,7 @@ else
 fi
 
 mkdir -p "$deps_dir"
+cmake_args+=("-DMIGSCOPE_DEPS_DIR=$deps_dir")
 pip_target() {  # pip_target DIR SPEC: install SPEC into DIR unless already there
   local dir=$1 spec=$2
   [ -f "$dir/.complete" ] && return 0
