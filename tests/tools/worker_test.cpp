@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sstream>
+
 #include "run_process.h"
 
 TEST(Worker, ProbeReportsTheLibTorchItRuns) {
@@ -17,4 +19,58 @@ TEST(Worker, ProbeReportsTheLibTorchItRuns) {
 
 TEST(Worker, UnknownCommandIsBadInput) {
     EXPECT_EQ(run_process({MIGSCOPE_WORKER, "train-everything"}).exit_code, 2);
+}
+
+namespace {
+std::vector<nlohmann::json> events_of(const std::string& out) {
+    std::vector<nlohmann::json> events;
+    std::istringstream lines(out);
+    std::string line;
+    while (std::getline(lines, line))
+        events.push_back(nlohmann::json::parse(line));
+    return events;
+}
+}  // namespace
+
+TEST(Worker, TrainSpeaksTheProtocol) {
+    ProcessResult r = run_process({MIGSCOPE_WORKER, "train", "--model", "gpt2-tiny", "--batch", "2",
+                                   "--warmup-steps", "1", "--steps", "3"});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto events = events_of(r.out);
+    ASSERT_EQ(events.size(), 1u + 4u + 1u);  // ready, 1 warm-up + 3 measured steps, result
+    const auto& ready = events.front();
+    EXPECT_EQ(ready["event"], "ready");
+    EXPECT_EQ(ready["items_per_step"], 2 * 32);
+    EXPECT_EQ(ready["item_unit"], "tokens");
+    EXPECT_EQ(ready["precision"], "fp32");
+    EXPECT_EQ(ready["parameters"], ready["trainable_parameters"]);
+    EXPECT_TRUE(events[1]["warmup"].get<bool>());
+    EXPECT_FALSE(events[2]["warmup"].get<bool>());
+    const auto& result = events.back();
+    EXPECT_EQ(result["event"], "result");
+    EXPECT_EQ(result["steps"], 3);
+    EXPECT_GT(result["items_per_s"].get<double>(), 0.0);
+    EXPECT_LE(result["step_time_p50_s"].get<double>(), result["step_time_p95_s"].get<double>());
+    EXPECT_TRUE(result["peak_memory_bytes"].is_null());  // not measured on CPU
+    EXPECT_GT(result["achieved_flops_per_s"].get<double>(), 0.0);
+}
+
+TEST(Worker, FinetuneReportsFewerTrainableParameters) {
+    ProcessResult r =
+        run_process({MIGSCOPE_WORKER, "train", "--model", "vit-tiny", "--mode", "finetune",
+                     "--batch", "2", "--warmup-steps", "0", "--steps", "1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto ready = events_of(r.out).front();
+    EXPECT_LT(ready["trainable_parameters"].get<int64_t>(), ready["parameters"].get<int64_t>());
+    EXPECT_NE(ready["weights"].get<std::string>().find("random"), std::string::npos);
+    EXPECT_TRUE(ready["train_flops_per_step"].is_null());
+}
+
+TEST(Worker, UnknownWorkloadIsAnErrorEventAndBadInput) {
+    ProcessResult r = run_process({MIGSCOPE_WORKER, "train", "--model", "resnet19"});
+    EXPECT_EQ(r.exit_code, 2);
+    const auto events = events_of(r.out);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0]["event"], "error");
+    EXPECT_NE(events[0]["message"].get<std::string>().find("'resnet19'"), std::string::npos);
 }

@@ -1,19 +1,36 @@
-// migscope-worker: the process that runs training jobs for the runner (the only binary that links
-// LibTorch). For now it answers `probe`: the LibTorch build and the CUDA devices it can see, as
-// JSON.
+// migscope-worker: runs one training job and reports on stdout in JSON lines (the runner protocol,
+// docs/worker-protocol.md). The only binary that links LibTorch.
 #include <torch/torch.h>
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/error.h"
 #include "core/version.h"
+#include "workloads/registry.h"
+#include "workloads/trainer.h"
+
+#if defined(USE_CUDA) || __has_include(<c10/cuda/CUDACachingAllocator.h>)
+#include <c10/cuda/CUDACachingAllocator.h>
+#define MIGSCOPE_HAVE_CUDA_ALLOCATOR 1
+#endif
 
 namespace {
 
+using namespace migscope;
+using nlohmann::json;
+
+void emit(const json& event) {
+    std::cout << event.dump() << '\n' << std::flush;
+}
+
 int probe() {
-    nlohmann::json j;
-    j["migscope_version"] = migscope::kVersion;
+    json j;
+    j["migscope_version"] = kVersion;
     j["torch_version"] = TORCH_VERSION;
     j["cuda_available"] = torch::cuda::is_available();
     j["cuda_device_count"] = torch::cuda::device_count();
@@ -24,13 +41,163 @@ int probe() {
     return 0;
 }
 
+struct TrainOptions {
+    std::string model;
+    std::string mode = "train";
+    int64_t batch = 0;  // 0 = the workload's default
+    int64_t warmup_steps = 3;
+    int64_t steps = 20;
+    double seconds = 0;  // > 0: measure for this long instead of a step count
+    std::string device = "cpu";
+    uint64_t seed = 0;
+};
+
+double percentile(std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    const double pos = q * static_cast<double>(v.size() - 1);
+    const size_t lo = static_cast<size_t>(pos);
+    const size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+std::optional<int64_t> peak_memory_bytes(const torch::Device& device) {
+#ifdef MIGSCOPE_HAVE_CUDA_ALLOCATOR
+    if (device.is_cuda()) {
+        const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+        return stats.reserved_bytes[0].peak;
+    }
+#endif
+    (void)device;
+    return std::nullopt;  // CPU: not measured
+}
+
+int train(const TrainOptions& o) {
+    namespace w = workloads;
+    const w::WorkloadInfo& info = w::workload_info(o.model);
+    const int64_t batch = o.batch > 0 ? o.batch : info.default_batch;
+    torch::Device device(o.device);
+    if (device.is_cuda()) {
+        if (!torch::cuda::is_available())
+            throw unavailable_error("--device " + o.device + ": no CUDA device");
+        if (!device.has_index())
+            device.set_index(0);
+    }
+    torch::manual_seed(o.seed);
+    std::unique_ptr<w::Model> model = w::make_model(o.model);
+    const bool finetune = o.mode == "finetune";
+    if (finetune)
+        model->prepare_finetune();
+    w::Trainer trainer(*model, {device});
+    const int64_t items_per_step = batch * model->items_per_sample();
+    const auto flops_per_sample = model->train_flops_per_sample();
+
+    emit({{"event", "ready"},
+          {"model", o.model},
+          {"mode", o.mode},
+          {"batch", batch},
+          {"device", device.str()},
+          {"precision",
+           trainer.precision() == w::Precision::kBf16Autocast ? "bf16-autocast" : "fp32"},
+          {"parameters", w::parameter_count(model->module())},
+          {"trainable_parameters", w::trainable_parameter_count(model->module())},
+          {"item_unit", model->item_unit()},
+          {"items_per_step", items_per_step},
+          {"train_flops_per_step",
+           !finetune && flops_per_sample ? json(*flops_per_sample * batch) : json(nullptr)},
+          {"weights", finetune ? "random initialisation of the frozen base (no --checkpoint)"
+                               : "random initialisation"},
+          {"data", "synthetic, made on the device"}});
+
+    // One batch reused for every step: synthetic data, so the loss only shows that training runs.
+    const w::Batch data = model->synthetic_batch(batch, device);
+    using Clock = std::chrono::steady_clock;
+    std::vector<double> step_times;
+    double loss = 0;
+    const auto measure_start = Clock::now();
+    for (int64_t step = 0;; ++step) {
+        const bool warming = step < o.warmup_steps;
+        if (!warming) {
+            const double measured =
+                std::chrono::duration<double>(Clock::now() - measure_start).count();
+            if (o.seconds > 0 ? measured >= o.seconds && !step_times.empty()
+                              : static_cast<int64_t>(step_times.size()) >= o.steps) {
+                break;
+            }
+        }
+        const auto t0 = Clock::now();
+        loss = trainer.step(data);  // reading the loss waits for the device
+        const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (!warming)
+            step_times.push_back(dt);
+        emit({{"event", "step"},
+              {"step", step},
+              {"warmup", warming},
+              {"step_time_s", dt},
+              {"loss", loss}});
+    }
+    double total = 0;
+    for (double t : step_times)
+        total += t;
+    const auto peak = peak_memory_bytes(device);
+    emit({{"event", "result"},
+          {"steps", step_times.size()},
+          {"step_time_p50_s", percentile(step_times, 0.5)},
+          {"step_time_p95_s", percentile(step_times, 0.95)},
+          {"items_per_s",
+           static_cast<double>(items_per_step) * static_cast<double>(step_times.size()) / total},
+          {"item_unit", model->item_unit()},
+          {"achieved_flops_per_s",
+           !finetune && flops_per_sample
+               ? json(*flops_per_sample *
+                      static_cast<double>(batch * static_cast<int64_t>(step_times.size())) / total)
+               : json(nullptr)},
+          {"peak_memory_bytes", peak ? json(*peak) : json(nullptr)},
+          {"final_loss", loss}});
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    const std::string command = argc > 1 ? argv[1] : "";
-    if (command == "probe")
-        return probe();
-    std::cerr << "usage: migscope-worker probe\n"
-                 "  probe   print the LibTorch version and visible CUDA devices as JSON\n";
-    return command == "--help" || command == "-h" ? 0 : 2;
+    CLI::App app{"migscope-worker: runs one training job; reports JSON lines on stdout"};
+    app.require_subcommand(1);
+    app.add_subcommand("probe", "Print the LibTorch version and visible CUDA devices as JSON");
+    TrainOptions o;
+    CLI::App* cmd = app.add_subcommand("train", "Train one built-in workload and report each step");
+    std::string known;
+    for (const auto& w : workloads::builtin_workloads())
+        known += (known.empty() ? "" : ", ") + w.name;
+    cmd->add_option("--model", o.model, "Workload: " + known)->required();
+    cmd->add_option("--mode", o.mode, "train or finetune")
+        ->check(CLI::IsMember({"train", "finetune"}));
+    cmd->add_option("--batch", o.batch, "Batch size (default: the workload's)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--warmup-steps", o.warmup_steps, "Steps before measuring")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--steps", o.steps, "Measured steps")->check(CLI::PositiveNumber);
+    cmd->add_option("--seconds", o.seconds, "Measure for this long instead of --steps");
+    cmd->add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
+    cmd->add_option("--seed", o.seed, "Random seed");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::cerr << "migscope-worker: " << e.what() << " (see --help)\n";
+        return kExitBadInput;
+    }
+    try {
+        if (app.got_subcommand("probe"))
+            return probe();
+        return train(o);
+    } catch (const Error& e) {
+        emit({{"event", "error"}, {"message", e.what()}});
+        return exit_code_for(e.kind());
+    } catch (const std::invalid_argument& e) {
+        emit({{"event", "error"}, {"message", e.what()}});
+        return kExitBadInput;
+    } catch (const std::exception& e) {  // c10::Error (e.g. out of memory) and the like
+        emit({{"event", "error"}, {"message", e.what()}});
+        return kExitFailure;
+    }
 }

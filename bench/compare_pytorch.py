@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Side-by-side training throughput: migscope-worker (C++/LibTorch) against PyTorch eager in Python.
+
+Same model, batch, sequence length, bf16 autocast and AdamW, synthetic data on the GPU; the two are
+run alternately, `--reps` times each, in one process tree on one GPU. Prints a table of medians,
+spreads and ratios, and writes every measurement as JSON lines to `--out`.
+
+PyTorch side: torchvision resnet18/resnet50/vit_b_16, HF transformers BertForMaskedLM and
+GPT2LMHeadModel built from their configs (no download), fused AdamW.
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+WORKLOADS = {  # name: (default batch, unit)
+    "resnet18": (256, "images"),
+    "resnet50": (256, "images"),
+    "vit-b16": (128, "images"),
+    "bert-base": (32, "tokens"),
+    "gpt2-medium": (16, "tokens"),
+    "gpt2-xl": (8, "tokens"),
+}
+
+
+def pytorch_model(name):
+    """Returns (model, make_batch(batch) -> (inputs, targets), loss(model, inputs, targets), items/sample)."""
+    if name in ("resnet18", "resnet50", "vit-b16"):
+        import torchvision
+
+        model = {"resnet18": torchvision.models.resnet18, "resnet50": torchvision.models.resnet50,
+                 "vit-b16": torchvision.models.vit_b_16}[name](weights=None)
+
+        def batch(b):
+            return torch.randn(b, 3, 224, 224, device="cuda"), torch.randint(0, 1000, (b,), device="cuda")
+
+        def loss(m, x, y):
+            return torch.nn.functional.cross_entropy(m(x), y)
+
+        return model, batch, loss, 1
+    import transformers
+
+    if name == "bert-base":
+        model = transformers.BertForMaskedLM(transformers.BertConfig(attn_implementation="sdpa"))
+
+        def batch(b):
+            ids = torch.randint(0, 30522, (b, 512), device="cuda")
+            masked = torch.rand(b, 512, device="cuda") < 0.15
+            return torch.where(masked, 103, ids), torch.where(masked, ids, -100)
+
+        def loss(m, x, y):
+            return m(input_ids=x, labels=y).loss
+
+        return model, batch, loss, 512
+    config = transformers.GPT2Config(
+        n_embd={"gpt2-medium": 1024, "gpt2-xl": 1600}[name],
+        n_layer={"gpt2-medium": 24, "gpt2-xl": 48}[name],
+        n_head={"gpt2-medium": 16, "gpt2-xl": 25}[name], attn_implementation="sdpa")
+    model = transformers.GPT2LMHeadModel(config)
+
+    def batch(b):
+        return torch.randint(0, 50257, (b, 1024), device="cuda"), torch.randint(0, 50257, (b, 1024), device="cuda")
+
+    def loss(m, x, y):
+        logits = m(input_ids=x).logits
+        return torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
+
+    return model, batch, loss, 1024
+
+
+def run_pytorch(name, batch, warmup, steps):
+    torch.manual_seed(0)
+    model, make_batch, loss_fn, items = pytorch_model(name)
+    model = model.cuda().train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.01, fused=True)
+    x, y = make_batch(batch)
+    torch.cuda.reset_peak_memory_stats()
+    times = []
+    for step in range(warmup + steps):
+        t0 = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = loss_fn(model, x, y)
+        loss.backward()
+        optimizer.step()
+        loss.item()
+        if step >= warmup:
+            times.append(time.perf_counter() - t0)
+    peak = torch.cuda.max_memory_reserved()
+    del model, optimizer, x, y
+    torch.cuda.empty_cache()
+    return {"items_per_s": batch * items * len(times) / sum(times), "step_time_p50_s": statistics.median(times),
+            "peak_memory_bytes": peak}
+
+
+def run_migscope(worker, name, batch, warmup, steps):
+    out = subprocess.run([worker, "train", "--model", name, "--batch", str(batch), "--device", "cuda",
+                          "--warmup-steps", str(warmup), "--steps", str(steps)],
+                         capture_output=True, text=True, check=False)
+    events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    result = next((e for e in events if e["event"] == "result"), None)
+    if result is None:
+        raise RuntimeError(f"migscope-worker {name} failed: {out.stdout[-500:]} {out.stderr[-500:]}")
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--worker", default="build/tools/migscope-worker/migscope-worker")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--out", default="compare_pytorch.jsonl")
+    args = parser.parse_args()
+
+    rows = []
+    with open(args.out, "w") as log:
+        for name in args.workloads.split(","):
+            batch, unit = WORKLOADS[name]
+            ours, theirs = [], []
+            for rep in range(args.reps):
+                for side in ("migscope", "pytorch"):
+                    try:
+                        r = (run_migscope(args.worker, name, batch, args.warmup, args.steps) if side == "migscope"
+                             else run_pytorch(name, batch, args.warmup, args.steps))
+                    except Exception as e:  # report and go on with the other workloads
+                        r = {"error": str(e)[:300]}
+                    log.write(json.dumps({"workload": name, "side": side, "rep": rep, **r}) + "\n")
+                    log.flush()
+                    if "items_per_s" in r:
+                        (ours if side == "migscope" else theirs).append(r)
+            rows.append((name, unit, ours, theirs))
+            print(f"done {name}", file=sys.stderr, flush=True)
+
+    print(f"{'workload':<12}{'unit':>7}{'migscope/s':>12}{'spread':>8}{'pytorch/s':>12}{'spread':>8}"
+          f"{'ratio':>7}{'mig GiB':>9}{'pt GiB':>8}")
+    ratios = []
+    for name, unit, ours, theirs in rows:
+        def stats(rs):
+            v = [r["items_per_s"] for r in rs]
+            return (statistics.median(v), (max(v) - min(v)) / statistics.median(v) * 100) if v else (float("nan"), 0)
+        (m, ms), (p, ps) = stats(ours), stats(theirs)
+        ratio = m / p if ours and theirs else float("nan")
+        if ours and theirs:
+            ratios.append(ratio)
+        gib = lambda rs: max((r.get("peak_memory_bytes") or 0) for r in rs) / 2**30 if rs else float("nan")
+        print(f"{name:<12}{unit:>7}{m:>12.0f}{ms:>7.1f}%{p:>12.0f}{ps:>7.1f}%{ratio:>7.2f}{gib(ours):>9.1f}{gib(theirs):>8.1f}")
+    if ratios:
+        print(f"geometric mean ratio: {statistics.geometric_mean(ratios):.2f} over {len(ratios)} workloads")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+// Parameter counting and freezing helpers shared by the workloads.
+#include "workloads/model.h"
+
+namespace migscope::workloads {
+
+int64_t parameter_count(torch::nn::Module& module) {
+    int64_t n = 0;
+    for (const auto& p : module.parameters())
+        n += p.numel();
+    return n;
+}
+
+int64_t trainable_parameter_count(torch::nn::Module& module) {
+    int64_t n = 0;
+    for (const auto& p : module.parameters()) {
+        if (p.requires_grad())
+            n += p.numel();
+    }
+    return n;
+}
+
+void freeze(torch::nn::Module& module) {
+    for (auto& p : module.parameters())
+        p.set_requires_grad(false);
+}
+
+void unfreeze(torch::nn::Module& module) {
+    for (auto& p : module.parameters())
+        p.set_requires_grad(true);
+}
+
+}  // namespace migscope::workloads

@@ -1,0 +1,58 @@
+// Transformer blocks: attention through at::scaled_dot_product_attention (flash / memory-efficient
+// kernels on CUDA when LibTorch picks them), GELU MLP, pre- or post-norm residuals.
+#include "workloads/transformer.h"
+
+namespace migscope::workloads {
+
+SelfAttentionImpl::SelfAttentionImpl(int64_t dim, int64_t heads_, Causality causality_)
+    : heads(heads_), causality(causality_) {
+    TORCH_CHECK(dim % heads == 0, "model width ", dim, " is not a multiple of ", heads, " heads");
+    qkv = register_module("qkv", torch::nn::Linear(dim, 3 * dim));
+    out = register_module("out", torch::nn::Linear(dim, dim));
+}
+
+torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x) {
+    const int64_t b = x.size(0), t = x.size(1), d = x.size(2);
+    // [b, t, 3d] -> 3 x [b, heads, t, d/heads]
+    auto parts = qkv(x).view({b, t, 3, heads, d / heads}).permute({2, 0, 3, 1, 4}).unbind(0);
+    torch::Tensor y = at::scaled_dot_product_attention(parts[0], parts[1], parts[2], {}, 0.0,
+                                                       causality == Causality::kCausal);
+    return out(y.transpose(1, 2).reshape({b, t, d}));
+}
+
+MlpImpl::MlpImpl(int64_t dim, int64_t hidden, Gelu gelu_) : gelu(gelu_) {
+    up = register_module("up", torch::nn::Linear(dim, hidden));
+    down = register_module("down", torch::nn::Linear(hidden, dim));
+}
+
+torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
+    return down(torch::gelu(up(x), gelu == Gelu::kTanh ? "tanh" : "none"));
+}
+
+BlockImpl::BlockImpl(int64_t dim, int64_t heads, int64_t hidden, NormPlacement norm_,
+                     Causality causality, Gelu gelu, double layer_norm_eps)
+    : norm(norm_) {
+    auto ln_options = torch::nn::LayerNormOptions({dim}).eps(layer_norm_eps);
+    ln1 = register_module("ln1", torch::nn::LayerNorm(ln_options));
+    ln2 = register_module("ln2", torch::nn::LayerNorm(ln_options));
+    attention = register_module("attention", SelfAttention(dim, heads, causality));
+    mlp = register_module("mlp", Mlp(dim, hidden, gelu));
+}
+
+torch::Tensor BlockImpl::forward(torch::Tensor x) {
+    if (norm == NormPlacement::kPreNorm) {
+        x = x + attention(ln1(x));
+        return x + mlp(ln2(x));
+    }
+    x = ln1(x + attention(x));
+    return ln2(x + mlp(x));
+}
+
+int64_t block_parameter_count(int64_t dim, int64_t hidden) {
+    const int64_t norms = 2 * (2 * dim);
+    const int64_t attention = (dim * 3 * dim + 3 * dim) + (dim * dim + dim);
+    const int64_t mlp = (dim * hidden + hidden) + (hidden * dim + dim);
+    return norms + attention + mlp;
+}
+
+}  // namespace migscope::workloads

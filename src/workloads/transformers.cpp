@@ -1,0 +1,260 @@
+// ViT-B/16, BERT-base masked LM and GPT-2 on the shared transformer blocks.
+#include "workloads/transformers.h"
+
+#include <stdexcept>
+
+#include "workloads/transformer.h"
+
+namespace migscope::workloads {
+namespace {
+
+namespace F = torch::nn::functional;
+
+torch::nn::ModuleList make_blocks(int64_t count, int64_t dim, int64_t heads, int64_t hidden,
+                                  NormPlacement norm, Causality causality, Gelu gelu, double eps) {
+    torch::nn::ModuleList blocks;
+    for (int64_t i = 0; i < count; ++i) {
+        blocks->push_back(Block(dim, heads, hidden, norm, causality, gelu, eps));
+    }
+    return blocks;
+}
+
+torch::Tensor run_blocks(torch::nn::ModuleList& blocks, torch::Tensor x) {
+    for (auto& block : *blocks)
+        x = block->as<BlockImpl>()->forward(x);
+    return x;
+}
+
+// Per-token training FLOPs of attention: scores and weighted sum, 2*T*d multiply-adds forward per
+// layer, times 3 for forward and backward; causal attention needs half.
+double attention_train_flops_per_token(int64_t layers, int64_t tokens, int64_t dim, Causality c) {
+    const double bidirectional = 12.0 * layers * tokens * dim;
+    return c == Causality::kCausal ? bidirectional / 2 : bidirectional;
+}
+
+// ---- ViT -------------------------------------------------------------------------------------
+struct VitImpl : torch::nn::Module {
+    explicit VitImpl(const VitConfig& c) : config(c) {
+        patch_embed = register_module(
+            "patch_embed",
+            torch::nn::Conv2d(torch::nn::Conv2dOptions(3, c.dim, c.patch).stride(c.patch)));
+        class_token = register_parameter("class_token", torch::zeros({1, 1, c.dim}));
+        position = register_parameter("position", torch::randn({1, c.tokens(), c.dim}) * 0.02);
+        blocks = register_module(
+            "blocks", make_blocks(c.depth, c.dim, c.heads, c.mlp, NormPlacement::kPreNorm,
+                                  Causality::kBidirectional, Gelu::kExact, 1e-6));
+        ln = register_module("ln",
+                             torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim}).eps(1e-6)));
+        head = register_module("head", torch::nn::Linear(c.dim, c.classes));
+    }
+    torch::Tensor forward(const torch::Tensor& images) {
+        // [B,3,H,W] -> [B,d,H/p,W/p] -> [B,N,d]; prepend the class token: [B,N+1,d]
+        torch::Tensor x = patch_embed(images).flatten(2).transpose(1, 2);
+        x = torch::cat({class_token.expand({x.size(0), 1, -1}), x}, 1) + position;
+        x = ln(run_blocks(blocks, x));
+        return head(x.select(1, 0));
+    }
+    VitConfig config;
+    torch::nn::Conv2d patch_embed{nullptr};
+    torch::Tensor class_token, position;
+    torch::nn::ModuleList blocks{nullptr};
+    torch::nn::LayerNorm ln{nullptr};
+    torch::nn::Linear head{nullptr};
+};
+TORCH_MODULE(Vit);
+
+class VitModel : public Model {
+  public:
+    explicit VitModel(const VitConfig& c) : c_(c), net_(c) {}
+    torch::nn::Module& module() override { return *net_; }
+    Batch synthetic_batch(int64_t batch, torch::Device device) override {
+        auto f = torch::TensorOptions().device(device);
+        return {torch::randn({batch, 3, c_.image_size, c_.image_size}, f),
+                torch::randint(0, c_.classes, {batch}, f.dtype(torch::kInt64))};
+    }
+    torch::Tensor loss(const Batch& b) override {
+        return torch::cross_entropy_loss(net_->forward(b.inputs), b.targets);
+    }
+    int64_t items_per_sample() const override { return 1; }
+    std::string item_unit() const override { return "images"; }
+    std::optional<double> train_flops_per_sample() const override {
+        const double per_token_matmul = c_.depth * (4.0 * c_.dim * c_.dim + 2.0 * c_.dim * c_.mlp) +
+                                        3.0 * c_.patch * c_.patch * c_.dim;
+        return c_.tokens() * (6.0 * per_token_matmul +
+                              attention_train_flops_per_token(c_.depth, c_.tokens(), c_.dim,
+                                                              Causality::kBidirectional)) +
+               6.0 * c_.dim * c_.classes;
+    }
+    void prepare_finetune() override {
+        freeze(*net_);
+        unfreeze(*net_->blocks->ptr(net_->blocks->size() - 1));
+        unfreeze(*net_->ln);
+        net_->head = net_->replace_module("head", torch::nn::Linear(c_.dim, c_.classes));
+    }
+
+  private:
+    VitConfig c_;
+    Vit net_;
+};
+
+// ---- BERT ------------------------------------------------------------------------------------
+struct BertImpl : torch::nn::Module {
+    explicit BertImpl(const BertConfig& c) : config(c) {
+        word = register_module("word", torch::nn::Embedding(c.vocab, c.dim));
+        position = register_module("position", torch::nn::Embedding(c.max_positions, c.dim));
+        token_type = register_module("token_type", torch::nn::Embedding(c.token_types, c.dim));
+        ln = register_module("ln",
+                             torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim}).eps(1e-12)));
+        blocks = register_module(
+            "blocks", make_blocks(c.layers, c.dim, c.heads, c.ffn, NormPlacement::kPostNorm,
+                                  Causality::kBidirectional, Gelu::kExact, 1e-12));
+        transform = register_module("transform", torch::nn::Linear(c.dim, c.dim));
+        transform_ln = register_module(
+            "transform_ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim}).eps(1e-12)));
+        decoder_bias = register_parameter("decoder_bias", torch::zeros({c.vocab}));
+    }
+    torch::Tensor forward(const torch::Tensor& ids) {  // [B,T] -> logits [B,T,V]
+        const int64_t t = ids.size(1);
+        auto positions = torch::arange(t, ids.options());
+        torch::Tensor x = word(ids) + position(positions) + token_type(torch::zeros_like(ids));
+        x = run_blocks(blocks, ln(x));
+        x = transform_ln(torch::gelu(transform(x)));
+        return F::linear(x, word->weight, decoder_bias);  // decoder tied to the word embeddings
+    }
+    BertConfig config;
+    torch::nn::Embedding word{nullptr}, position{nullptr}, token_type{nullptr};
+    torch::nn::LayerNorm ln{nullptr}, transform_ln{nullptr};
+    torch::nn::ModuleList blocks{nullptr};
+    torch::nn::Linear transform{nullptr};
+    torch::Tensor decoder_bias;
+};
+TORCH_MODULE(Bert);
+
+constexpr int64_t kBertMaskToken = 103;  // [MASK] in the bert-base-uncased vocabulary
+
+class BertModel : public Model {
+  public:
+    explicit BertModel(const BertConfig& c) : c_(c), net_(c) {}
+    torch::nn::Module& module() override { return *net_; }
+    Batch synthetic_batch(int64_t batch, torch::Device device) override {
+        auto f = torch::TensorOptions().device(device).dtype(torch::kInt64);
+        torch::Tensor ids = torch::randint(0, c_.vocab, {batch, c_.seq_len}, f);
+        torch::Tensor masked =
+            torch::rand({batch, c_.seq_len}, f.dtype(torch::kFloat32)) < c_.mask_fraction;
+        return {torch::where(masked, torch::full_like(ids, kBertMaskToken), ids),
+                torch::where(masked, ids, torch::full_like(ids, -100))};
+    }
+    torch::Tensor loss(const Batch& b) override {
+        torch::Tensor logits = net_->forward(b.inputs);
+        return F::cross_entropy(logits.view({-1, c_.vocab}), b.targets.view({-1}),
+                                F::CrossEntropyFuncOptions().ignore_index(-100));
+    }
+    int64_t items_per_sample() const override { return c_.seq_len; }
+    std::string item_unit() const override { return "tokens"; }
+    std::optional<double> train_flops_per_sample() const override {
+        const double per_token_matmul =
+            c_.layers * (4.0 * c_.dim * c_.dim + 2.0 * c_.dim * c_.ffn) + 1.0 * c_.dim * c_.dim +
+            1.0 * c_.dim * c_.vocab;
+        return c_.seq_len * (6.0 * per_token_matmul +
+                             attention_train_flops_per_token(c_.layers, c_.seq_len, c_.dim,
+                                                             Causality::kBidirectional));
+    }
+    void prepare_finetune() override {
+        freeze(*net_);
+        unfreeze(*net_->blocks->ptr(net_->blocks->size() - 1));
+        net_->transform = net_->replace_module("transform", torch::nn::Linear(c_.dim, c_.dim));
+        net_->transform_ln = net_->replace_module(
+            "transform_ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c_.dim}).eps(1e-12)));
+        net_->decoder_bias.set_requires_grad(true);
+    }
+
+  private:
+    BertConfig c_;
+    Bert net_;
+};
+
+// ---- GPT-2 -----------------------------------------------------------------------------------
+struct Gpt2Impl : torch::nn::Module {
+    explicit Gpt2Impl(const Gpt2Config& c) : config(c) {
+        wte = register_module("wte", torch::nn::Embedding(c.vocab, c.dim));
+        wpe = register_module("wpe", torch::nn::Embedding(c.context, c.dim));
+        torch::nn::init::normal_(wte->weight, 0.0, 0.02);
+        torch::nn::init::normal_(wpe->weight, 0.0, 0.01);
+        blocks = register_module(
+            "blocks", make_blocks(c.layers, c.dim, c.heads, 4 * c.dim, NormPlacement::kPreNorm,
+                                  Causality::kCausal, Gelu::kTanh, 1e-5));
+        ln_f = register_module(
+            "ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim}).eps(1e-5)));
+    }
+    torch::Tensor forward(const torch::Tensor& ids) {  // [B,T] -> logits [B,T,V]
+        auto positions = torch::arange(ids.size(1), ids.options());
+        torch::Tensor x = run_blocks(blocks, wte(ids) + wpe(positions));
+        return F::linear(ln_f(x), wte->weight);  // language-model head tied to wte
+    }
+    Gpt2Config config;
+    torch::nn::Embedding wte{nullptr}, wpe{nullptr};
+    torch::nn::ModuleList blocks{nullptr};
+    torch::nn::LayerNorm ln_f{nullptr};
+};
+TORCH_MODULE(Gpt2);
+
+class Gpt2Model : public Model {
+  public:
+    explicit Gpt2Model(const Gpt2Config& c) : c_(c), net_(c) {}
+    torch::nn::Module& module() override { return *net_; }
+    Batch synthetic_batch(int64_t batch, torch::Device device) override {
+        auto f = torch::TensorOptions().device(device).dtype(torch::kInt64);
+        return {torch::randint(0, c_.vocab, {batch, c_.seq_len}, f),
+                torch::randint(0, c_.vocab, {batch, c_.seq_len}, f)};
+    }
+    torch::Tensor loss(const Batch& b) override {
+        return torch::cross_entropy_loss(net_->forward(b.inputs).view({-1, c_.vocab}),
+                                         b.targets.view({-1}));
+    }
+    int64_t items_per_sample() const override { return c_.seq_len; }
+    std::string item_unit() const override { return "tokens"; }
+    std::optional<double> train_flops_per_sample() const override {
+        // 6N + 6*L*C*T per token (N all parameters), as llm.c counts.
+        return c_.seq_len *
+               (6.0 * gpt2_parameter_count(c_) +
+                attention_train_flops_per_token(c_.layers, c_.seq_len, c_.dim, Causality::kCausal));
+    }
+    void prepare_finetune() override {
+        throw std::runtime_error("gpt2 fine-tuning (LoRA adapters) is not implemented yet");
+    }
+
+  private:
+    Gpt2Config c_;
+    Gpt2 net_;
+};
+
+}  // namespace
+
+int64_t vit_parameter_count(const VitConfig& c) {
+    return (3 * c.patch * c.patch * c.dim + c.dim) + c.dim + c.tokens() * c.dim +
+           c.depth * block_parameter_count(c.dim, c.mlp) + 2 * c.dim +
+           (c.dim * c.classes + c.classes);
+}
+
+int64_t bert_parameter_count(const BertConfig& c) {
+    const int64_t embeddings = (c.vocab + c.max_positions + c.token_types) * c.dim + 2 * c.dim;
+    const int64_t head = (c.dim * c.dim + c.dim) + 2 * c.dim + c.vocab;  // decoder weight is tied
+    return embeddings + c.layers * block_parameter_count(c.dim, c.ffn) + head;
+}
+
+int64_t gpt2_parameter_count(const Gpt2Config& c) {
+    return (c.vocab + c.context) * c.dim + c.layers * block_parameter_count(c.dim, 4 * c.dim) +
+           2 * c.dim;
+}
+
+std::unique_ptr<Model> make_vit(const VitConfig& c) {
+    return std::make_unique<VitModel>(c);
+}
+std::unique_ptr<Model> make_bert(const BertConfig& c) {
+    return std::make_unique<BertModel>(c);
+}
+std::unique_ptr<Model> make_gpt2(const Gpt2Config& c) {
+    return std::make_unique<Gpt2Model>(c);
+}
+
+}  // namespace migscope::workloads

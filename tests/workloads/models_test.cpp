@@ -1,0 +1,62 @@
+// Tests of the workload models: parameter counts against the reference implementations, the
+// analytical formulas against built modules, FLOP counts, and the tiny configurations' shapes.
+#include <gtest/gtest.h>
+
+#include "workloads/registry.h"
+#include "workloads/resnet.h"
+#include "workloads/transformers.h"
+
+using namespace migscope::workloads;
+
+TEST(ParameterCounts, MatchTheReferenceImplementations) {
+    EXPECT_EQ(resnet_parameter_count(ResNetConfig::resnet18()), 11'689'512);  // torchvision
+    EXPECT_EQ(resnet_parameter_count(ResNetConfig::resnet50()), 25'557'032);
+    EXPECT_EQ(vit_parameter_count(VitConfig{}), 86'567'656);             // vit_b_16
+    EXPECT_EQ(bert_parameter_count(BertConfig{}), 109'514'298);          // BertForMaskedLM
+    EXPECT_EQ(gpt2_parameter_count(Gpt2Config::medium()), 354'823'168);  // HF gpt2-medium
+    EXPECT_EQ(gpt2_parameter_count(Gpt2Config::xl()), 1'557'611'200);    // HF gpt2-xl
+}
+
+TEST(ParameterCounts, FormulasMatchBuiltModules) {
+    // The full ResNets are small enough to build; the transformers are checked on odd sizes.
+    EXPECT_EQ(parameter_count(make_resnet(ResNetConfig::resnet18())->module()), 11'689'512);
+    EXPECT_EQ(parameter_count(make_resnet(ResNetConfig::resnet50())->module()), 25'557'032);
+    const ResNetConfig bottleneck{ResNetConfig::BlockType::kBottleneck, {1, 2}, 8, 7, 64};
+    EXPECT_EQ(parameter_count(make_resnet(bottleneck)->module()),
+              resnet_parameter_count(bottleneck));
+    const VitConfig vit{64, 16, 48, 3, 3, 96, 7};
+    EXPECT_EQ(parameter_count(make_vit(vit)->module()), vit_parameter_count(vit));
+    const BertConfig bert{500, 64, 2, 48, 3, 4, 96, 64, 0.15};
+    EXPECT_EQ(parameter_count(make_bert(bert)->module()), bert_parameter_count(bert));
+    const Gpt2Config gpt2{300, 64, 48, 3, 4, 64};
+    EXPECT_EQ(parameter_count(make_gpt2(gpt2)->module()), gpt2_parameter_count(gpt2));
+}
+
+TEST(Flops, ResNetForwardMatchesTorchvision) {
+    // torchvision lists 1.81 and 4.09 GFLOPS (multiply-adds) per 224x224 image.
+    EXPECT_NEAR(resnet_forward_macs(ResNetConfig::resnet18()) / 1e9, 1.81, 0.01);
+    EXPECT_NEAR(resnet_forward_macs(ResNetConfig::resnet50()) / 1e9, 4.09, 0.01);
+}
+
+TEST(Flops, Gpt2FollowsSixNPlusAttention) {
+    // 6N + 6*L*C*T per token (llm.c's count), T tokens per sample.
+    const Gpt2Config tiny{128, 32, 32, 2, 2, 32};
+    EXPECT_DOUBLE_EQ(*make_gpt2(tiny)->train_flops_per_sample(),
+                     32 * (6.0 * gpt2_parameter_count(tiny) + 6.0 * 2 * 32 * 32));
+}
+
+TEST(Registry, EveryWorkloadHasShapesAndUnits) {
+    for (const WorkloadInfo& info : builtin_workloads()) {
+        if (info.name.find("tiny") == std::string::npos)
+            continue;  // build only the small ones
+        SCOPED_TRACE(info.name);
+        auto model = make_model(info.name);
+        Batch b = model->synthetic_batch(2, torch::kCPU);
+        EXPECT_EQ(b.inputs.size(0), 2);
+        torch::Tensor loss = model->loss(b);
+        EXPECT_EQ(loss.dim(), 0);
+        EXPECT_TRUE(std::isfinite(loss.item<double>()));
+        EXPECT_TRUE(model->item_unit() == "images" || model->item_unit() == "tokens");
+    }
+    EXPECT_THROW(make_model("resnet19"), std::invalid_argument);
+}
