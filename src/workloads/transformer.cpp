@@ -48,6 +48,19 @@ torch::Tensor BlockImpl::forward(torch::Tensor x) {
     return ln2(x + mlp(x));
 }
 
+void init_transformer_weights(torch::nn::Module& module, double std) {
+    torch::NoGradGuard no_grad;
+    for (auto& m : module.modules(/*include_self=*/false)) {
+        if (auto* linear = m->as<torch::nn::LinearImpl>()) {
+            linear->weight.normal_(0.0, std);
+            if (linear->bias.defined())
+                linear->bias.zero_();
+        } else if (auto* embedding = m->as<torch::nn::EmbeddingImpl>()) {
+            embedding->weight.normal_(0.0, std);
+        }
+    }
+}
+
 int64_t block_parameter_count(int64_t dim, int64_t hidden) {
     const int64_t norms = 2 * (2 * dim);
     const int64_t attention = (dim * 3 * dim + 3 * dim) + (dim * dim + dim);

@@ -48,4 +48,9 @@ TORCH_MODULE(Block);
 // Parameters of one block: two layer norms, QKV and output projections, the two MLP layers.
 int64_t block_parameter_count(int64_t dim, int64_t hidden);
 
+// The initialisation of BERT and GPT-2 (and timm's ViT): every linear and embedding weight drawn
+// from N(0, std), biases zero; layer norms stay at one and zero. Applies to the children of
+// `module` (callable from a constructor, before the module is owned by a shared_ptr).
+void init_transformer_weights(torch::nn::Module& module, double std = 0.02);
+
 }  // namespace migscope::workloads

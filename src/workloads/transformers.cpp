@@ -1,6 +1,7 @@
 // ViT-B/16, BERT-base masked LM and GPT-2 on the shared transformer blocks.
 #include "workloads/transformers.h"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "workloads/transformer.h"
@@ -46,6 +47,7 @@ struct VitImpl : torch::nn::Module {
         ln = register_module("ln",
                              torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim}).eps(1e-6)));
         head = register_module("head", torch::nn::Linear(c.dim, c.classes));
+        init_transformer_weights(*this);
     }
     torch::Tensor forward(const torch::Tensor& images) {
         // [B,3,H,W] -> [B,d,H/p,W/p] -> [B,N,d]; prepend the class token: [B,N+1,d]
@@ -112,6 +114,7 @@ struct BertImpl : torch::nn::Module {
         transform_ln = register_module(
             "transform_ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim}).eps(1e-12)));
         decoder_bias = register_parameter("decoder_bias", torch::zeros({c.vocab}));
+        init_transformer_weights(*this);
     }
     torch::Tensor forward(const torch::Tensor& ids) {  // [B,T] -> logits [B,T,V]
         const int64_t t = ids.size(1);
@@ -178,13 +181,20 @@ struct Gpt2Impl : torch::nn::Module {
     explicit Gpt2Impl(const Gpt2Config& c) : config(c) {
         wte = register_module("wte", torch::nn::Embedding(c.vocab, c.dim));
         wpe = register_module("wpe", torch::nn::Embedding(c.context, c.dim));
-        torch::nn::init::normal_(wte->weight, 0.0, 0.02);
-        torch::nn::init::normal_(wpe->weight, 0.0, 0.01);
         blocks = register_module(
             "blocks", make_blocks(c.layers, c.dim, c.heads, 4 * c.dim, NormPlacement::kPreNorm,
                                   Causality::kCausal, Gelu::kTanh, 1e-5));
         ln_f = register_module(
             "ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim}).eps(1e-5)));
+        init_transformer_weights(*this);
+        // GPT-2 scales the residual projections by 1/sqrt(2 * layers).
+        torch::NoGradGuard no_grad;
+        const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(c.layers));
+        for (auto& block : *blocks) {
+            BlockImpl* b = block->as<BlockImpl>();
+            b->attention->out->weight.normal_(0.0, residual_std);
+            b->mlp->down->weight.normal_(0.0, residual_std);
+        }
     }
     torch::Tensor forward(const torch::Tensor& ids) {  // [B,T] -> logits [B,T,V]
         auto positions = torch::arange(ids.size(1), ids.options());

@@ -2,6 +2,8 @@
 // analytical formulas against built modules, FLOP counts, and the tiny configurations' shapes.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "workloads/registry.h"
 #include "workloads/resnet.h"
 #include "workloads/transformers.h"
@@ -43,6 +45,20 @@ TEST(Flops, Gpt2FollowsSixNPlusAttention) {
     const Gpt2Config tiny{128, 32, 32, 2, 2, 32};
     EXPECT_DOUBLE_EQ(*make_gpt2(tiny)->train_flops_per_sample(),
                      32 * (6.0 * gpt2_parameter_count(tiny) + 6.0 * 2 * 32 * 32));
+}
+
+// With the reference initialisation an untrained model predicts nearly uniformly: its first loss is
+// about ln(classes or vocabulary), not tens of nats.
+TEST(Initialisation, FirstLossIsNearUniform) {
+    const std::pair<const char*, double> cases[] = {{"vit-tiny", std::log(10.0)},
+                                                    {"bert-tiny", std::log(128.0)},
+                                                    {"gpt2-tiny", std::log(128.0)}};
+    for (const auto& [name, uniform] : cases) {
+        torch::manual_seed(0);
+        auto model = make_model(name);
+        const double loss = model->loss(model->synthetic_batch(8, torch::kCPU)).item<double>();
+        EXPECT_NEAR(loss, uniform, 0.15 * uniform) << name;
+    }
 }
 
 TEST(Registry, EveryWorkloadHasShapesAndUnits) {

@@ -196,7 +196,10 @@ int main(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {
         emit({{"event", "error"}, {"message", e.what()}});
         return kExitBadInput;
-    } catch (const std::exception& e) {  // c10::Error (e.g. out of memory) and the like
+    } catch (const c10::Error& e) {  // e.g. out of memory: the message without LibTorch's backtrace
+        emit({{"event", "error"}, {"message", e.what_without_backtrace()}});
+        return kExitFailure;
+    } catch (const std::exception& e) {
         emit({{"event", "error"}, {"message", e.what()}});
         return kExitFailure;
     }
