@@ -3,6 +3,16 @@
 
 namespace migscope::workloads {
 
+Batch ImageClassifier::synthetic_batch(int64_t batch, torch::Device device) {
+    auto f = torch::TensorOptions().device(device);
+    return {torch::randn({batch, 3, image_size_, image_size_}, f),
+            torch::randint(0, classes_, {batch}, f.dtype(torch::kInt64))};
+}
+
+torch::Tensor ImageClassifier::loss(const Batch& batch) {
+    return torch::cross_entropy_loss(logits(batch.inputs), batch.targets);
+}
+
 int64_t parameter_count(torch::nn::Module& module) {
     int64_t n = 0;
     for (const auto& p : module.parameters())

@@ -32,6 +32,22 @@ class Model {
     virtual void prepare_finetune() = 0;
 };
 
+// The image classifiers' common part (ResNet, ViT): random images and labels, cross-entropy.
+class ImageClassifier : public Model {
+  public:
+    ImageClassifier(int64_t image_size, int64_t classes)
+        : image_size_(image_size), classes_(classes) {}
+    Batch synthetic_batch(int64_t batch, torch::Device device) override;
+    torch::Tensor loss(const Batch& batch) override;
+    int64_t items_per_sample() const override { return 1; }
+    std::string item_unit() const override { return "images"; }
+
+  protected:
+    virtual torch::Tensor logits(const torch::Tensor& images) = 0;  // [B,3,H,W] -> [B,classes]
+    int64_t image_size_;
+    int64_t classes_;
+};
+
 // Total and trainable parameter counts of a module.
 int64_t parameter_count(torch::nn::Module& module);
 int64_t trainable_parameter_count(torch::nn::Module& module);

@@ -77,20 +77,11 @@ struct ResNetImpl : torch::nn::Module {
 };
 TORCH_MODULE(ResNet);
 
-class ResNetModel : public Model {
+class ResNetModel : public ImageClassifier {
   public:
-    explicit ResNetModel(const ResNetConfig& c) : config_(c), net_(c) {}
+    explicit ResNetModel(const ResNetConfig& c)
+        : ImageClassifier(c.image_size, c.classes), config_(c), net_(c) {}
     torch::nn::Module& module() override { return *net_; }
-    Batch synthetic_batch(int64_t batch, torch::Device device) override {
-        auto f = torch::TensorOptions().device(device);
-        return {torch::randn({batch, 3, config_.image_size, config_.image_size}, f),
-                torch::randint(0, config_.classes, {batch}, f.dtype(torch::kInt64))};
-    }
-    torch::Tensor loss(const Batch& b) override {
-        return torch::cross_entropy_loss(net_->forward(b.inputs), b.targets);
-    }
-    int64_t items_per_sample() const override { return 1; }
-    std::string item_unit() const override { return "images"; }
     std::optional<double> train_flops_per_sample() const override {
         return 3.0 * 2.0 * resnet_forward_macs(config_);  // backward = 2 x forward
     }
@@ -102,6 +93,7 @@ class ResNetModel : public Model {
     }
 
   private:
+    torch::Tensor logits(const torch::Tensor& images) override { return net_->forward(images); }
     ResNetConfig config_;
     ResNet net_;
 };

@@ -65,20 +65,11 @@ struct VitImpl : torch::nn::Module {
 };
 TORCH_MODULE(Vit);
 
-class VitModel : public Model {
+class VitModel : public ImageClassifier {
   public:
-    explicit VitModel(const VitConfig& c) : c_(c), net_(c) {}
+    explicit VitModel(const VitConfig& c)
+        : ImageClassifier(c.image_size, c.classes), c_(c), net_(c) {}
     torch::nn::Module& module() override { return *net_; }
-    Batch synthetic_batch(int64_t batch, torch::Device device) override {
-        auto f = torch::TensorOptions().device(device);
-        return {torch::randn({batch, 3, c_.image_size, c_.image_size}, f),
-                torch::randint(0, c_.classes, {batch}, f.dtype(torch::kInt64))};
-    }
-    torch::Tensor loss(const Batch& b) override {
-        return torch::cross_entropy_loss(net_->forward(b.inputs), b.targets);
-    }
-    int64_t items_per_sample() const override { return 1; }
-    std::string item_unit() const override { return "images"; }
     std::optional<double> train_flops_per_sample() const override {
         const double per_token_matmul = c_.depth * (4.0 * c_.dim * c_.dim + 2.0 * c_.dim * c_.mlp) +
                                         3.0 * c_.patch * c_.patch * c_.dim;
@@ -95,6 +86,7 @@ class VitModel : public Model {
     }
 
   private:
+    torch::Tensor logits(const torch::Tensor& images) override { return net_->forward(images); }
     VitConfig c_;
     Vit net_;
 };
