@@ -5,8 +5,22 @@ namespace migscope::workloads {
 
 Batch ImageClassifier::synthetic_batch(int64_t batch, torch::Device device) {
     auto f = torch::TensorOptions().device(device);
-    return {torch::randn({batch, 3, image_size_, image_size_}, f),
-            torch::randint(0, classes_, {batch}, f.dtype(torch::kInt64))};
+    torch::Tensor images = torch::randn({batch, 3, image_size_, image_size_}, f);
+    if (channels_last_on_cuda_ && device.is_cuda()) {
+        images = images.contiguous(torch::MemoryFormat::ChannelsLast);
+    }
+    return {images, torch::randint(0, classes_, {batch}, f.dtype(torch::kInt64))};
+}
+
+void ImageClassifier::to_device(torch::Device device) {
+    module().to(device);
+    if (!(channels_last_on_cuda_ && device.is_cuda()))
+        return;
+    torch::NoGradGuard no_grad;
+    for (auto& p : module().parameters()) {
+        if (p.dim() == 4)
+            p.set_data(p.contiguous(torch::MemoryFormat::ChannelsLast));
+    }
 }
 
 torch::Tensor ImageClassifier::loss(const Batch& batch) {

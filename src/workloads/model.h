@@ -20,6 +20,8 @@ class Model {
   public:
     virtual ~Model() = default;
     virtual torch::nn::Module& module() = 0;
+    // Moves the parameters to the device (and into the memory layout the model runs fastest in).
+    virtual void to_device(torch::Device device) { module().to(device); }
     // A batch of random data of the real shapes and value ranges, made on `device`.
     virtual Batch synthetic_batch(int64_t batch, torch::Device device) = 0;
     virtual torch::Tensor loss(const Batch& batch) = 0;
@@ -37,6 +39,9 @@ class ImageClassifier : public Model {
   public:
     ImageClassifier(int64_t image_size, int64_t classes)
         : image_size_(image_size), classes_(classes) {}
+    // Convolutional nets put images and weights channels-last on CUDA (tensor-core friendly).
+    void use_channels_last_on_cuda() { channels_last_on_cuda_ = true; }
+    void to_device(torch::Device device) override;
     Batch synthetic_batch(int64_t batch, torch::Device device) override;
     torch::Tensor loss(const Batch& batch) override;
     int64_t items_per_sample() const override { return 1; }
@@ -46,6 +51,7 @@ class ImageClassifier : public Model {
     virtual torch::Tensor logits(const torch::Tensor& images) = 0;  // [B,3,H,W] -> [B,classes]
     int64_t image_size_;
     int64_t classes_;
+    bool channels_last_on_cuda_ = false;
 };
 
 // Total and trainable parameter counts of a module.

@@ -80,7 +80,9 @@ TORCH_MODULE(ResNet);
 class ResNetModel : public ImageClassifier {
   public:
     explicit ResNetModel(const ResNetConfig& c)
-        : ImageClassifier(c.image_size, c.classes), config_(c), net_(c) {}
+        : ImageClassifier(c.image_size, c.classes), config_(c), net_(c) {
+        use_channels_last_on_cuda();
+    }
     torch::nn::Module& module() override { return *net_; }
     std::optional<double> train_flops_per_sample() const override {
         return 3.0 * 2.0 * resnet_forward_macs(config_);  // backward = 2 x forward

@@ -28,7 +28,7 @@ Trainer::Trainer(Model& model, TrainerOptions options)
     : model_(model),
       options_(options),
       precision_(options.device.is_cuda() ? Precision::kBf16Autocast : Precision::kFp32) {
-    model_.module().to(options_.device);
+    model_.to_device(options_.device);
     model_.module().train();
     std::vector<torch::Tensor> trainable;
     for (const auto& p : model_.module().parameters()) {
@@ -36,13 +36,12 @@ Trainer::Trainer(Model& model, TrainerOptions options)
             trainable.push_back(p);
     }
     TORCH_CHECK(!trainable.empty(), "the model has no trainable parameters");
-    optimizer_ = std::make_unique<torch::optim::AdamW>(
-        trainable,
-        torch::optim::AdamWOptions(options_.learning_rate).weight_decay(options_.weight_decay));
+    optimizer_ = std::make_unique<FusedAdamW>(
+        trainable, AdamWSettings{options_.learning_rate, options_.weight_decay});
 }
 
 double Trainer::step(const Batch& batch) {
-    optimizer_->zero_grad(/*set_to_none=*/true);
+    optimizer_->zero_grad();
     torch::Tensor loss;
     if (precision_ == Precision::kBf16Autocast) {
         CudaBf16Autocast autocast;

@@ -1,9 +1,10 @@
 // One training step, readable top to bottom: zero the gradients, forward and loss (bf16 autocast
-// on CUDA, fp32 on CPU), backward, AdamW update of the trainable parameters.
+// on CUDA, fp32 on CPU), backward, fused AdamW update of the trainable parameters.
 #pragma once
 
 #include <memory>
 
+#include "workloads/fused_adamw.h"
 #include "workloads/model.h"
 
 namespace migscope::workloads {
@@ -28,7 +29,7 @@ class Trainer {
     Model& model_;
     TrainerOptions options_;
     Precision precision_;
-    std::unique_ptr<torch::optim::AdamW> optimizer_;
+    std::unique_ptr<FusedAdamW> optimizer_;
 };
 
 }  // namespace migscope::workloads

@@ -81,6 +81,7 @@ int train(const TrainOptions& o) {
             throw unavailable_error("--device " + o.device + ": no CUDA device");
         if (!device.has_index())
             device.set_index(0);
+        at::globalContext().setBenchmarkCuDNN(true);  // autotune convolutions (cudnn.benchmark)
     }
     torch::manual_seed(o.seed);
     std::unique_ptr<w::Model> model = w::make_model(o.model);
