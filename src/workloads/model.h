@@ -11,6 +11,11 @@ namespace migscope::workloads {
 
 enum class Mode { kTrain, kFinetune };
 
+struct FinetuneOptions {
+    int64_t lora_rank = 8;  // GPT-2: rank of the LoRA adapters
+    double lora_alpha = 16;
+};
+
 struct Batch {
     torch::Tensor inputs;   // images [B,3,H,W] float, or token ids [B,T] int64
     torch::Tensor targets;  // class ids [B], or token ids [B,T] with -100 where not scored
@@ -30,8 +35,9 @@ class Model {
     // Dense FLOPs of one training step's forward and backward per sample, in train mode;
     // nullopt where no analytical count is implemented (then MFU is left empty).
     virtual std::optional<double> train_flops_per_sample() const = 0;
-    // Freezes everything but the last block and a newly initialised head.
-    virtual void prepare_finetune() = 0;
+    // CNN/ViT/BERT: freezes everything but the last block and a newly initialised head. GPT-2:
+    // freezes the whole base and adds LoRA adapters to the attention and MLP projections.
+    virtual void prepare_finetune(const FinetuneOptions& options) = 0;
 };
 
 // The image classifiers' common part (ResNet, ViT): random images and labels, cross-entropy.

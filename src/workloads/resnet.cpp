@@ -87,7 +87,7 @@ class ResNetModel : public ImageClassifier {
     std::optional<double> train_flops_per_sample() const override {
         return 3.0 * 2.0 * resnet_forward_macs(config_);  // backward = 2 x forward
     }
-    void prepare_finetune() override {
+    void prepare_finetune(const FinetuneOptions&) override {
         freeze(*net_);
         auto& last_stage = net_->stages.back();
         unfreeze(*last_stage->ptr(last_stage->size() - 1));

@@ -2,7 +2,26 @@
 // kernels on CUDA when LibTorch picks them), GELU MLP, pre- or post-norm residuals.
 #include "workloads/transformer.h"
 
+#include <cmath>
+
 namespace migscope::workloads {
+
+LoraAdapterImpl::LoraAdapterImpl(int64_t in, int64_t out, int64_t rank, double alpha)
+    : scale(alpha / static_cast<double>(rank)) {
+    a = register_parameter("a", torch::randn({rank, in}) / std::sqrt(static_cast<double>(in)));
+    b = register_parameter("b", torch::zeros({out, rank}));
+}
+
+torch::Tensor LoraAdapterImpl::forward(const torch::Tensor& x) {
+    return torch::matmul(torch::matmul(x, a.t()), b.t()) * scale;
+}
+
+namespace {
+// The layer's output plus its adapter's, when it has one.
+torch::Tensor with_lora(torch::nn::Linear& layer, LoraAdapter& adapter, const torch::Tensor& x) {
+    return adapter.is_empty() ? layer(x) : layer(x) + adapter(x);
+}
+}  // namespace
 
 SelfAttentionImpl::SelfAttentionImpl(int64_t dim, int64_t heads_, Causality causality_)
     : heads(heads_), causality(causality_) {
@@ -14,10 +33,19 @@ SelfAttentionImpl::SelfAttentionImpl(int64_t dim, int64_t heads_, Causality caus
 torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x) {
     const int64_t b = x.size(0), t = x.size(1), d = x.size(2);
     // [b, t, 3d] -> 3 x [b, heads, t, d/heads]
-    auto parts = qkv(x).view({b, t, 3, heads, d / heads}).permute({2, 0, 3, 1, 4}).unbind(0);
+    auto parts = with_lora(qkv, qkv_lora, x)
+                     .view({b, t, 3, heads, d / heads})
+                     .permute({2, 0, 3, 1, 4})
+                     .unbind(0);
     torch::Tensor y = at::scaled_dot_product_attention(parts[0], parts[1], parts[2], {}, 0.0,
                                                        causality == Causality::kCausal);
-    return out(y.transpose(1, 2).reshape({b, t, d}));
+    return with_lora(out, out_lora, y.transpose(1, 2).reshape({b, t, d}));
+}
+
+void SelfAttentionImpl::add_lora(int64_t rank, double alpha) {
+    const int64_t dim = out->options.in_features();
+    qkv_lora = register_module("qkv_lora", LoraAdapter(dim, 3 * dim, rank, alpha));
+    out_lora = register_module("out_lora", LoraAdapter(dim, dim, rank, alpha));
 }
 
 MlpImpl::MlpImpl(int64_t dim, int64_t hidden, Gelu gelu_) : gelu(gelu_) {
@@ -26,7 +54,14 @@ MlpImpl::MlpImpl(int64_t dim, int64_t hidden, Gelu gelu_) : gelu(gelu_) {
 }
 
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
-    return down(torch::gelu(up(x), gelu == Gelu::kTanh ? "tanh" : "none"));
+    torch::Tensor h = torch::gelu(with_lora(up, up_lora, x), gelu == Gelu::kTanh ? "tanh" : "none");
+    return with_lora(down, down_lora, h);
+}
+
+void MlpImpl::add_lora(int64_t rank, double alpha) {
+    const int64_t dim = up->options.in_features(), hidden = up->options.out_features();
+    up_lora = register_module("up_lora", LoraAdapter(dim, hidden, rank, alpha));
+    down_lora = register_module("down_lora", LoraAdapter(hidden, dim, rank, alpha));
 }
 
 BlockImpl::BlockImpl(int64_t dim, int64_t heads, int64_t hidden, NormPlacement norm_,

@@ -6,6 +6,17 @@
 
 namespace migscope::workloads {
 
+// A LoRA adapter beside a frozen linear layer: adds scale * x A^T B^T, with A [rank, in] random and
+// B [out, rank] zero, so a fresh adapter leaves the layer's output unchanged.
+struct LoraAdapterImpl : torch::nn::Module {
+    LoraAdapterImpl(int64_t in, int64_t out, int64_t rank, double alpha);
+    torch::Tensor forward(const torch::Tensor& x);
+
+    torch::Tensor a, b;
+    double scale;
+};
+TORCH_MODULE(LoraAdapter);
+
 enum class NormPlacement { kPreNorm, kPostNorm };  // GPT-2/ViT normalise first; BERT after
 enum class Causality { kBidirectional, kCausal };
 
@@ -14,10 +25,14 @@ struct SelfAttentionImpl : torch::nn::Module {
     // x: [batch, tokens, dim] -> [batch, tokens, dim]
     torch::Tensor forward(const torch::Tensor& x);
 
+    // Adds LoRA adapters to both projections.
+    void add_lora(int64_t rank, double alpha);
+
     int64_t heads;
     Causality causality;
     torch::nn::Linear qkv{nullptr};  // dim -> 3*dim
     torch::nn::Linear out{nullptr};  // dim -> dim
+    LoraAdapter qkv_lora{nullptr}, out_lora{nullptr};
 };
 TORCH_MODULE(SelfAttention);
 
@@ -27,9 +42,12 @@ struct MlpImpl : torch::nn::Module {
     MlpImpl(int64_t dim, int64_t hidden, Gelu gelu);
     torch::Tensor forward(const torch::Tensor& x);  // dim -> hidden -> GELU -> dim
 
+    void add_lora(int64_t rank, double alpha);  // adapters on both layers
+
     Gelu gelu;
     torch::nn::Linear up{nullptr};
     torch::nn::Linear down{nullptr};
+    LoraAdapter up_lora{nullptr}, down_lora{nullptr};
 };
 TORCH_MODULE(Mlp);
 

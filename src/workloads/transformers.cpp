@@ -78,7 +78,7 @@ class VitModel : public ImageClassifier {
                                                               Causality::kBidirectional)) +
                6.0 * c_.dim * c_.classes;
     }
-    void prepare_finetune() override {
+    void prepare_finetune(const FinetuneOptions&) override {
         freeze(*net_);
         unfreeze(*net_->blocks->ptr(net_->blocks->size() - 1));
         unfreeze(*net_->ln);
@@ -154,7 +154,7 @@ class BertModel : public Model {
                              attention_train_flops_per_token(c_.layers, c_.seq_len, c_.dim,
                                                              Causality::kBidirectional));
     }
-    void prepare_finetune() override {
+    void prepare_finetune(const FinetuneOptions&) override {
         freeze(*net_);
         unfreeze(*net_->blocks->ptr(net_->blocks->size() - 1));
         net_->transform = net_->replace_module("transform", torch::nn::Linear(c_.dim, c_.dim));
@@ -221,13 +221,32 @@ class Gpt2Model : public Model {
                (6.0 * gpt2_parameter_count(c_) +
                 attention_train_flops_per_token(c_.layers, c_.seq_len, c_.dim, Causality::kCausal));
     }
-    void prepare_finetune() override {
-        throw std::runtime_error("gpt2 fine-tuning (LoRA adapters) is not implemented yet");
+    void prepare_finetune(const FinetuneOptions& options) override {
+        freeze(*net_);
+        for (auto& block : *net_->blocks) {
+            BlockImpl* b = block->as<BlockImpl>();
+            b->attention->add_lora(options.lora_rank, options.lora_alpha);
+            b->mlp->add_lora(options.lora_rank, options.lora_alpha);
+        }
+        lora_ = true;
+    }
+    // With LoRA, the frozen base matrices are held in bf16 on CUDA (half the memory); the adapters
+    // and everything trainable stay fp32.
+    void to_device(torch::Device device) override {
+        net_->to(device);
+        if (!(lora_ && device.is_cuda()))
+            return;
+        torch::NoGradGuard no_grad;
+        for (auto& p : net_->parameters()) {
+            if (!p.requires_grad() && p.dim() >= 2)
+                p.set_data(p.to(torch::kBFloat16));
+        }
     }
 
   private:
     Gpt2Config c_;
     Gpt2 net_;
+    bool lora_ = false;
 };
 
 }  // namespace

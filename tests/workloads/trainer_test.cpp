@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "workloads/registry.h"
 
 using namespace migscope::workloads;
@@ -42,7 +44,7 @@ TEST_P(Finetune, FreezesAllButTheLastBlockAndTheHead) {
     const auto& [name, trainable_prefixes] = GetParam();
     torch::manual_seed(0);
     auto model = make_model(name);
-    model->prepare_finetune();
+    model->prepare_finetune({});
     auto is_trainable = [&](const std::string& param) {
         for (const std::string& prefix : trainable_prefixes) {
             if (param.rfind(prefix, 0) == 0)
@@ -84,7 +86,30 @@ INSTANTIATE_TEST_SUITE_P(
                                    std::vector<std::string>{"blocks.1.", "transform.",
                                                             "transform_ln.", "decoder_bias"})));
 
-TEST(FinetuneGpt2, LoraIsNotImplementedYetAndSaysSo) {
-    auto model = make_model("gpt2-tiny");
-    EXPECT_THROW(model->prepare_finetune(), std::runtime_error);
+// GPT-2 fine-tunes through LoRA: the base is frozen, fresh adapters leave the output unchanged,
+// and a step moves only the adapters.
+TEST(FinetuneGpt2, LoraAdaptersAreTheOnlyTrainableParameters) {
+    torch::manual_seed(0);
+    auto model = make_model("gpt2-tiny");  // width 32, 2 layers
+    const Batch batch = model->synthetic_batch(2, torch::kCPU);
+    const double loss_before = model->loss(batch).item<double>();
+    const int64_t base = parameter_count(model->module());
+    model->prepare_finetune({4, 8.0});
+    EXPECT_DOUBLE_EQ(model->loss(batch).item<double>(), loss_before);  // B = 0 at the start
+    // Per layer: rank x (in + out) for QKV (32->96), out (32->32), up (32->128), down (128->32).
+    const int64_t adapters = 2 * 4 * ((32 + 96) + (32 + 32) + (32 + 128) + (128 + 32));
+    EXPECT_EQ(trainable_parameter_count(model->module()), adapters);
+    EXPECT_EQ(parameter_count(model->module()), base + adapters);
+
+    std::map<std::string, torch::Tensor> before;
+    for (const auto& p : model->module().named_parameters())
+        before[p.key()] = p.value().detach().clone();
+    Trainer trainer(*model, {torch::kCPU, 1e-2, 0.0});
+    trainer.step(batch);
+    trainer.step(batch);  // the second step moves A too (B is no longer zero)
+    for (const auto& p : model->module().named_parameters()) {
+        const bool adapter = p.key().find("_lora.") != std::string::npos;
+        EXPECT_EQ(p.value().requires_grad(), adapter) << p.key();
+        EXPECT_EQ(!torch::equal(before[p.key()], p.value()), adapter) << p.key();
+    }
 }

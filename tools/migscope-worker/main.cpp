@@ -50,6 +50,7 @@ struct TrainOptions {
     double seconds = 0;  // > 0: measure for this long instead of a step count
     std::string device = "cpu";
     uint64_t seed = 0;
+    int64_t lora_rank = 8;
 };
 
 double percentile(std::vector<double> v, double q) {
@@ -87,7 +88,7 @@ int train(const TrainOptions& o) {
     std::unique_ptr<w::Model> model = w::make_model(o.model);
     const bool finetune = o.mode == "finetune";
     if (finetune)
-        model->prepare_finetune();
+        model->prepare_finetune({o.lora_rank});
     w::Trainer trainer(*model, {device});
     const int64_t items_per_step = batch * model->items_per_sample();
     const auto flops_per_sample = model->train_flops_per_sample();
@@ -179,6 +180,9 @@ int main(int argc, char** argv) {
     cmd->add_option("--seconds", o.seconds, "Measure for this long instead of --steps");
     cmd->add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
     cmd->add_option("--seed", o.seed, "Random seed");
+    cmd->add_option("--lora-rank", o.lora_rank, "GPT-2 fine-tuning: rank of the LoRA adapters")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
