@@ -1,6 +1,8 @@
 // Parameter counting and freezing helpers shared by the workloads.
 #include "workloads/model.h"
 
+#include "workloads/data.h"
+
 namespace migscope::workloads {
 
 Batch ImageClassifier::synthetic_batch(int64_t batch, torch::Device device) {
@@ -10,6 +12,21 @@ Batch ImageClassifier::synthetic_batch(int64_t batch, torch::Device device) {
         images = images.contiguous(torch::MemoryFormat::ChannelsLast);
     }
     return {images, torch::randint(0, classes_, {batch}, f.dtype(torch::kInt64))};
+}
+
+HostBatchMaker ImageClassifier::file_data(const std::string& path, int64_t batch) {
+    auto file = std::make_shared<const Cifar10File>(path);
+    return [file, batch](torch::Generator& rng) { return file->batch(batch, rng); };
+}
+
+Batch ImageClassifier::on_device(Batch batch) {
+    if (batch.inputs.scalar_type() != torch::kUInt8)
+        return batch;
+    batch.inputs = resize_images(batch.inputs, image_size_);
+    if (channels_last_on_cuda_ && batch.inputs.is_cuda()) {
+        batch.inputs = batch.inputs.contiguous(torch::MemoryFormat::ChannelsLast);
+    }
+    return batch;
 }
 
 void ImageClassifier::to_device(torch::Device device) {

@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -17,9 +18,12 @@ struct FinetuneOptions {
 };
 
 struct Batch {
-    torch::Tensor inputs;   // images [B,3,H,W] float, or token ids [B,T] int64
+    torch::Tensor inputs;   // images [B,3,H,W] (float, or uint8 from files), or token ids [B,T]
     torch::Tensor targets;  // class ids [B], or token ids [B,T] with -100 where not scored
 };
+
+// Makes one batch of real data in host memory; runs on the loader thread.
+using HostBatchMaker = std::function<Batch(torch::Generator& rng)>;
 
 class Model {
   public:
@@ -29,6 +33,11 @@ class Model {
     virtual void to_device(torch::Device device) { module().to(device); }
     // A batch of random data of the real shapes and value ranges, made on `device`.
     virtual Batch synthetic_batch(int64_t batch, torch::Device device) = 0;
+    // Opens and checks a data file (llm.c tokens for the language models, CIFAR-10 for the image
+    // models); throws std::invalid_argument with the reason before any training starts.
+    virtual HostBatchMaker file_data(const std::string& path, int64_t batch) = 0;
+    // Last preparation of a batch that arrived on the device (e.g. resizing file images).
+    virtual Batch on_device(Batch batch) { return batch; }
     virtual torch::Tensor loss(const Batch& batch) = 0;
     virtual int64_t items_per_sample() const = 0;  // 1 image, or the sequence length in tokens
     virtual std::string item_unit() const = 0;     // "images" or "tokens"
@@ -49,6 +58,8 @@ class ImageClassifier : public Model {
     void use_channels_last_on_cuda() { channels_last_on_cuda_ = true; }
     void to_device(torch::Device device) override;
     Batch synthetic_batch(int64_t batch, torch::Device device) override;
+    HostBatchMaker file_data(const std::string& path, int64_t batch) override;  // CIFAR-10
+    Batch on_device(Batch batch) override;  // uint8 file images -> resized float images
     torch::Tensor loss(const Batch& batch) override;
     int64_t items_per_sample() const override { return 1; }
     std::string item_unit() const override { return "images"; }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "workloads/data.h"
 #include "workloads/transformer.h"
 
 namespace migscope::workloads {
@@ -139,6 +140,13 @@ class BertModel : public Model {
         return {torch::where(masked, torch::full_like(ids, kBertMaskToken), ids),
                 torch::where(masked, ids, torch::full_like(ids, -100))};
     }
+    HostBatchMaker file_data(const std::string& path, int64_t batch) override {
+        auto file = std::make_shared<const TokenFile>(path, c_.vocab);
+        const BertConfig c = c_;
+        return [file, batch, c](torch::Generator& rng) {
+            return file->masked_batch(batch, c.seq_len, c.mask_fraction, kBertMaskToken, rng);
+        };
+    }
     torch::Tensor loss(const Batch& b) override {
         torch::Tensor logits = net_->forward(b.inputs);
         return F::cross_entropy(logits.view({-1, c_.vocab}), b.targets.view({-1}),
@@ -208,6 +216,13 @@ class Gpt2Model : public Model {
         auto f = torch::TensorOptions().device(device).dtype(torch::kInt64);
         return {torch::randint(0, c_.vocab, {batch, c_.seq_len}, f),
                 torch::randint(0, c_.vocab, {batch, c_.seq_len}, f)};
+    }
+    HostBatchMaker file_data(const std::string& path, int64_t batch) override {
+        auto file = std::make_shared<const TokenFile>(path, c_.vocab);
+        const int64_t seq_len = c_.seq_len;
+        return [file, batch, seq_len](torch::Generator& rng) {
+            return file->next_token_batch(batch, seq_len, rng);
+        };
     }
     torch::Tensor loss(const Batch& b) override {
         return torch::cross_entropy_loss(net_->forward(b.inputs).view({-1, c_.vocab}),

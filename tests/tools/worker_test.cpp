@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <sstream>
 
 #include "run_process.h"
@@ -73,4 +74,35 @@ TEST(Worker, UnknownWorkloadIsAnErrorEventAndBadInput) {
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0]["event"], "error");
     EXPECT_NE(events[0]["message"].get<std::string>().find("'resnet19'"), std::string::npos);
+}
+
+TEST(Worker, TrainsOnATokenFileAndRejectsABadOneBeforeReady) {
+    std::vector<int32_t> header(256, 0);
+    header[0] = 20240520;
+    header[1] = 1;
+    header[2] = 500;
+    std::vector<uint16_t> tokens(500);
+    for (size_t i = 0; i < tokens.size(); ++i)
+        tokens[i] = static_cast<uint16_t>(i % 128);
+    const std::string good = testing::TempDir() + "/worker-tokens.bin";
+    {
+        std::ofstream out(good, std::ios::binary);
+        out.write(reinterpret_cast<const char*>(header.data()), 1024);
+        out.write(reinterpret_cast<const char*>(tokens.data()), 1000);
+    }
+    ProcessResult r = run_process({MIGSCOPE_WORKER, "train", "--model", "gpt2-tiny", "--data", good,
+                                   "--warmup-steps", "0", "--steps", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto events = events_of(r.out);
+    EXPECT_EQ(events.front()["data"], "file " + good);
+    EXPECT_EQ(events.back()["event"], "result");
+
+    const std::string bad = testing::TempDir() + "/worker-bad.bin";
+    std::ofstream(bad, std::ios::binary) << std::string(1024, '\0');
+    ProcessResult rejected =
+        run_process({MIGSCOPE_WORKER, "train", "--model", "gpt2-tiny", "--data", bad});
+    EXPECT_EQ(rejected.exit_code, 2);
+    const auto bad_events = events_of(rejected.out);
+    ASSERT_EQ(bad_events.size(), 1u);
+    EXPECT_NE(bad_events[0]["message"].get<std::string>().find("bad magic"), std::string::npos);
 }

@@ -9,8 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include "core/error.h"
 #include "core/version.h"
+
+#include "workloads/data.h"
 #include "workloads/registry.h"
 #include "workloads/trainer.h"
 
@@ -51,6 +54,7 @@ struct TrainOptions {
     std::string device = "cpu";
     uint64_t seed = 0;
     int64_t lora_rank = 8;
+    std::string data;  // empty: synthetic
 };
 
 double percentile(std::vector<double> v, double q) {
@@ -89,6 +93,9 @@ int train(const TrainOptions& o) {
     const bool finetune = o.mode == "finetune";
     if (finetune)
         model->prepare_finetune({o.lora_rank});
+    // Check the data file before anything is reported as ready.
+    const w::HostBatchMaker file_batches =
+        o.data.empty() ? nullptr : model->file_data(o.data, batch);
     w::Trainer trainer(*model, {device});
     const int64_t items_per_step = batch * model->items_per_sample();
     const auto flops_per_sample = model->train_flops_per_sample();
@@ -108,10 +115,19 @@ int train(const TrainOptions& o) {
            !finetune && flops_per_sample ? json(*flops_per_sample * batch) : json(nullptr)},
           {"weights", finetune ? "random initialisation of the frozen base (no --checkpoint)"
                                : "random initialisation"},
-          {"data", "synthetic, made on the device"}});
+          {"data", o.data.empty() ? "synthetic, made on the device" : "file " + o.data}});
 
-    // One batch reused for every step: synthetic data, so the loss only shows that training runs.
-    const w::Batch data = model->synthetic_batch(batch, device);
+    // Synthetic data: one batch made on the device and reused, so the loss only shows that training
+    // runs. File data: fresh random batches, prepared ahead on the loader thread.
+    const w::Batch synthetic = file_batches ? w::Batch{} : model->synthetic_batch(batch, device);
+    std::unique_ptr<w::Prefetcher> loader;
+    if (file_batches) {
+        loader = std::make_unique<w::Prefetcher>(
+            [file_batches, rng = at::detail::createCPUGenerator(o.seed)]() mutable {
+                return file_batches(rng);
+            },
+            device);
+    }
     using Clock = std::chrono::steady_clock;
     std::vector<double> step_times;
     double loss = 0;
@@ -127,7 +143,7 @@ int train(const TrainOptions& o) {
             }
         }
         const auto t0 = Clock::now();
-        loss = trainer.step(data);  // reading the loss waits for the device
+        loss = trainer.step(loader ? model->on_device(loader->next()) : synthetic);
         const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
         if (!warming)
             step_times.push_back(dt);
@@ -180,6 +196,9 @@ int main(int argc, char** argv) {
     cmd->add_option("--seconds", o.seconds, "Measure for this long instead of --steps");
     cmd->add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
     cmd->add_option("--seed", o.seed, "Random seed");
+    cmd->add_option("--data", o.data,
+                    "Data file: llm.c tokens (GPT-2, BERT) or CIFAR-10 binary batch (images); "
+                    "default synthetic");
     cmd->add_option("--lora-rank", o.lora_rank, "GPT-2 fine-tuning: rank of the LoRA adapters")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();

@@ -1,0 +1,79 @@
+// Real training data: llm.c token files for the language models, CIFAR-10 binary batches for the
+// image models. Files are checked whole before training starts; batches are prepared ahead of the
+// GPU on their own thread in pinned memory.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "workloads/model.h"
+
+namespace migscope::workloads {
+
+// An llm.c token file: a header of 256 int32 (magic 20240520, version 1, token count), then the
+// tokens as uint16. Throws std::invalid_argument with the reason when the file is malformed or a
+// token is not below `vocabulary`.
+class TokenFile {
+  public:
+    TokenFile(const std::string& path, int64_t vocabulary);
+    int64_t size() const { return static_cast<int64_t>(tokens_.size()); }
+    // `batch` random windows of seq_len + 1 tokens: inputs [B,T] and next-token targets [B,T].
+    Batch next_token_batch(int64_t batch, int64_t seq_len, torch::Generator& rng) const;
+    // `batch` random windows of seq_len tokens, masked for BERT: inputs with mask_token at the
+    // masked positions, targets the original ids there and -100 elsewhere.
+    Batch masked_batch(int64_t batch, int64_t seq_len, double mask_fraction, int64_t mask_token,
+                       torch::Generator& rng) const;
+
+  private:
+    torch::Tensor windows(int64_t batch, int64_t length, torch::Generator& rng) const;
+    std::vector<uint16_t> tokens_;
+};
+
+// CIFAR-10 binary batches: records of one label byte and 3x32x32 pixel bytes (planar RGB).
+class Cifar10File {
+  public:
+    static constexpr int64_t kRecordBytes = 1 + 3 * 32 * 32;
+    explicit Cifar10File(const std::string& path);  // std::invalid_argument when malformed
+    int64_t size() const { return static_cast<int64_t>(labels_.size()); }
+    // A random batch: uint8 images [B,3,32,32] and labels [B] (resize happens on the device).
+    Batch batch(int64_t batch, torch::Generator& rng) const;
+
+  private:
+    std::vector<uint8_t> labels_;
+    std::vector<uint8_t> pixels_;  // size() * 3072
+};
+
+// uint8 images [B,3,h,w] on the device -> float [B,3,size,size], bilinear, scaled to [-1, 1].
+torch::Tensor resize_images(const torch::Tensor& images, int64_t size);
+
+// Prepares batches on a background thread (pinned host memory when the target is CUDA) and hands
+// them over on the device, `depth` batches ahead.
+class Prefetcher {
+  public:
+    using Make = std::function<Batch()>;  // runs on the loader thread, returns host tensors
+    Prefetcher(Make make, torch::Device device, size_t depth = 2);
+    ~Prefetcher();
+    Batch next();
+
+  private:
+    void loop();
+    Make make_;
+    torch::Device device_;
+    size_t depth_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<Batch> ready_;
+    std::exception_ptr failure_;
+    bool stop_ = false;
+    std::thread thread_;
+};
+
+}  // namespace migscope::workloads

@@ -1,0 +1,144 @@
+// Tests of the data readers on hand-made files, the device-side resize, and the prefetcher.
+#include "workloads/data.h"
+
+#include <gtest/gtest.h>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <cstring>
+#include <fstream>
+
+using namespace migscope::workloads;
+
+namespace {
+std::string temp(const std::string& name) {
+    return testing::TempDir() + "/" + name;
+}
+
+// An llm.c token file holding 0, 1, 2, ... count-1; header fields can be overridden.
+std::string token_file(const std::string& name, int32_t count, int32_t magic = 20240520,
+                       int32_t version = 1, int32_t header_count = -1) {
+    std::vector<int32_t> header(256, 0);
+    header[0] = magic;
+    header[1] = version;
+    header[2] = header_count >= 0 ? header_count : count;
+    std::vector<uint16_t> tokens(static_cast<size_t>(count));
+    for (int32_t i = 0; i < count; ++i)
+        tokens[static_cast<size_t>(i)] = static_cast<uint16_t>(i);
+    const std::string path = temp(name);
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(header.data()), 1024);
+    out.write(reinterpret_cast<const char*>(tokens.data()),
+              static_cast<std::streamsize>(2 * tokens.size()));
+    return path;
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    return "no error";
+}
+}  // namespace
+
+TEST(TokenFile, ReadsTokensExactly) {
+    TokenFile file(token_file("tokens.bin", 100), 128);
+    EXPECT_EQ(file.size(), 100);
+    torch::Generator rng = at::detail::createCPUGenerator(1);
+    Batch b = file.next_token_batch(4, 16, rng);
+    ASSERT_EQ(b.inputs.sizes(), (std::vector<int64_t>{4, 16}));
+    // Consecutive tokens 0, 1, 2, ...: every target is its input plus one, every row a run.
+    EXPECT_TRUE(torch::equal(b.targets, b.inputs + 1));
+    EXPECT_TRUE(torch::equal(b.inputs.slice(1, 1), b.inputs.slice(1, 0, 15) + 1));
+    EXPECT_LE(b.targets.max().item<int64_t>(), 99);
+}
+
+TEST(TokenFile, MasksForBert) {
+    TokenFile file(token_file("bert.bin", 1000), 30522);
+    torch::Generator rng = at::detail::createCPUGenerator(2);
+    Batch b = file.masked_batch(8, 64, 0.15, 103, rng);
+    torch::Tensor scored = b.targets != -100;
+    EXPECT_TRUE(torch::all(b.inputs.masked_select(scored) == 103).item<bool>());
+    const double fraction = scored.to(torch::kFloat32).mean().item<double>();
+    EXPECT_GT(fraction, 0.05);
+    EXPECT_LT(fraction, 0.3);
+}
+
+TEST(TokenFile, RejectsMalformedFilesWithTheReason) {
+    EXPECT_NE(
+        error_of([] { TokenFile(token_file("magic.bin", 10, 1234), 128); }).find("bad magic 1234"),
+        std::string::npos);
+    EXPECT_NE(error_of([] {
+                  TokenFile(token_file("version.bin", 10, 20240520, 2), 128);
+              }).find("unsupported version 2"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  TokenFile(token_file("size.bin", 10, 20240520, 1, 11), 128);
+              }).find("size mismatch"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  TokenFile(token_file("vocab.bin", 200), 128);
+              }).find("token 128 at position 128 is not below the vocabulary size 128"),
+              std::string::npos);
+    EXPECT_NE(error_of([] { TokenFile(temp("missing.bin"), 128); }).find("cannot read"),
+              std::string::npos);
+}
+
+TEST(Cifar10File, ReadsRecordsExactly) {
+    const std::string path = temp("cifar.bin");
+    {
+        std::ofstream out(path, std::ios::binary);
+        for (uint8_t label : {3, 7}) {
+            std::vector<uint8_t> record(Cifar10File::kRecordBytes,
+                                        static_cast<uint8_t>(label * 10));
+            record[0] = label;
+            out.write(reinterpret_cast<const char*>(record.data()),
+                      static_cast<std::streamsize>(record.size()));
+        }
+    }
+    Cifar10File file(path);
+    EXPECT_EQ(file.size(), 2);
+    torch::Generator rng = at::detail::createCPUGenerator(3);
+    Batch b = file.batch(6, rng);
+    ASSERT_EQ(b.inputs.sizes(), (std::vector<int64_t>{6, 3, 32, 32}));
+    for (int64_t i = 0; i < 6; ++i) {
+        const int64_t label = b.targets[i].item<int64_t>();
+        EXPECT_TRUE(label == 3 || label == 7);
+        EXPECT_TRUE(torch::all(b.inputs[i] == label * 10).item<bool>());  // pixels of that record
+    }
+}
+
+TEST(Cifar10File, RejectsMalformedFiles) {
+    const std::string short_path = temp("short.bin");
+    std::ofstream(short_path, std::ios::binary) << std::string(3000, '\0');
+    EXPECT_NE(error_of([&] { Cifar10File{short_path}; }).find("3073-byte records"),
+              std::string::npos);
+    const std::string label_path = temp("label.bin");
+    std::ofstream(label_path, std::ios::binary)
+        << std::string(1, '\x0c') << std::string(3072, '\0');
+    EXPECT_NE(error_of([&] { Cifar10File{label_path}; }).find("label 12"), std::string::npos);
+}
+
+TEST(ResizeImages, ScalesToMinusOneToOneAndResizes) {
+    torch::Tensor images = torch::full({2, 3, 32, 32}, 255, torch::kUInt8);
+    torch::Tensor out = resize_images(images, 64);
+    ASSERT_EQ(out.sizes(), (std::vector<int64_t>{2, 3, 64, 64}));
+    EXPECT_TRUE(torch::allclose(out, torch::ones_like(out)));
+}
+
+TEST(Prefetcher, HandsOverBatchesInOrderAndPassesOnFailures) {
+    int made = 0;
+    {
+        Prefetcher loader(
+            [&made] {
+                ++made;
+                return Batch{torch::full({1}, made), torch::zeros({1})};
+            },
+            torch::kCPU);
+        for (int i = 1; i <= 5; ++i)
+            EXPECT_EQ(loader.next().inputs.item<int>(), i);
+    }
+    Prefetcher failing([]() -> Batch { throw std::invalid_argument("disk gone"); }, torch::kCPU);
+    EXPECT_THROW(failing.next(), std::invalid_argument);
+}
