@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "json_value.h"
 #include "mig/catalog.h"
 #include "nvml/session.h"
 
@@ -17,11 +18,6 @@ namespace {
 struct GpusOptions {
     std::string format = "table";
 };
-
-template <typename T>
-nlohmann::json maybe(const std::optional<T>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
 
 nlohmann::json describe_gpu(const nvml::Device& d) {
     nlohmann::json g;

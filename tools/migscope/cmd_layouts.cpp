@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/text.h"
+#include "json_value.h"
 #include "mig/layout.h"
 #include "mig/mig_parted.h"
 #include "nvml/live_catalog.h"
@@ -115,8 +116,8 @@ nlohmann::json layout_json(const mig::Layout& layout, const mig::GpuModel& model
             {"instances", instances},
             {"compute_slices", f.compute},
             {"memory_slices", f.memory},
-            {"sms", f.sms ? nlohmann::json(*f.sms) : nlohmann::json(nullptr)},
-            {"memory_gib", f.memory_gib ? nlohmann::json(*f.memory_gib) : nlohmann::json(nullptr)}};
+            {"sms", maybe(f.sms)},
+            {"memory_gib", maybe(f.memory_gib)}};
 }
 
 void print_layouts(const std::vector<mig::Layout>& layouts, const mig::GpuModel& model,

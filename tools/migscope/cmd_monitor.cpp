@@ -16,6 +16,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "json_value.h"
 #include "nvml/session.h"
 #include "report/trace_writer.h"
 #include "telemetry/energy.h"
@@ -66,11 +67,6 @@ int run_and_wait(const std::vector<std::string>& command) {
 
 std::string opt(const std::optional<double>& v, const char* unit, int decimals) {
     return v ? fmt::format("{:.{}f} {}", *v, decimals, unit) : std::string("-");
-}
-
-template <typename T>
-nlohmann::json maybe(const std::optional<T>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 nlohmann::json summary_json(const MonitorOptions& o, const std::string& gpu_name,
