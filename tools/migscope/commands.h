@@ -12,5 +12,6 @@ using Action = std::function<int()>;
 void add_gpus_command(CLI::App& app, Action& action);
 void add_monitor_command(CLI::App& app, Action& action);
 void add_layouts_command(CLI::App& app, Action& action);
+void add_run_command(CLI::App& app, Action& action);
 
 }  // namespace migscope::cli

@@ -9,8 +9,9 @@ int main(int argc, char** argv) {
     using namespace migscope;
     CLI::App app{
         "migscope: how should I split this GPU, and which job goes where?\n"
-        "Partition-aware GPU telemetry, MIG catalogs and layouts. Exit codes: 0 ok, 1 failure,\n"
-        "2 bad input, 3 NVIDIA driver/GPU unavailable; `monitor -- CMD` exits with CMD's status."};
+        "Runs training jobs side by side on GPU partitions and measures throughput and energy.\n"
+        "Exit codes: 0 ok, 1 failure (or a failed job), 2 bad input, 3 NVIDIA driver/GPU\n"
+        "unavailable, 130 interrupted; `monitor -- CMD` exits with CMD's status."};
     app.set_version_flag("--version",
                          std::string("migscope ") + kVersion + " (" + kGitCommit + ")");
     app.require_subcommand(1);
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
     cli::add_gpus_command(app, action);
     cli::add_monitor_command(app, action);
     cli::add_layouts_command(app, action);
+    cli::add_run_command(app, action);
 
     try {
         app.parse(argc, argv);

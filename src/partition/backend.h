@@ -1,0 +1,77 @@
+// Partition backends behind one interface: how a layout is realised and how each job is started.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/child_process.h"
+#include "partition/job.h"
+
+namespace migscope::partition {
+
+// green: SM partitions via CUDA green contexts in one worker process; mps: one process per job
+// under a private MPS daemon; mig: MIG instances; timeslice: all jobs at once on the whole GPU;
+// sequential: one job at a time on the whole GPU (the baseline); cpu: CPU cores as partitions.
+enum class BackendKind { kGreen, kMps, kMig, kTimeslice, kSequential, kCpu };
+
+BackendKind parse_backend(std::string_view name);  // input error listing the known names
+std::string to_string(BackendKind kind);
+bool uses_layout(BackendKind kind);  // green, mps, mig take a layout; the others do not
+
+// What one job gets.
+struct Partition {
+    std::string label;                 // "3g.71gb", "whole GPU", "cores 0-1"
+    std::optional<unsigned> sms;       // SMs asked for (green, mps) or of the instance (mig)
+    std::optional<double> memory_gib;  // memory cap (green, mps) or instance memory (mig)
+    std::vector<unsigned> cpu_cores;   // cpu backend
+    std::string device;                // CUDA_VISIBLE_DEVICES: "GPU-…" or "MIG-…"; empty on CPU
+};
+
+// How long each built-in job trains.
+struct JobControl {
+    unsigned warmup_steps = 3;
+    std::optional<int64_t> steps;  // fixed work; empty: until told to stop ("stop" on stdin)
+    // After warm-up, report "warm" and wait for "start" on stdin, so that fixed work starts on
+    // every partition at once.
+    bool hold_after_warmup = false;
+};
+
+// One process to start and the jobs it runs: its events tagged "job": k belong to jobs[k].
+struct Launch {
+    ChildOptions child;
+    std::vector<size_t> jobs;
+};
+
+struct BackendOptions {
+    std::string worker_path;  // migscope-worker
+    std::string run_dir;      // per-run files (green spec, MPS pipes and logs, job stderr)
+    unsigned device_sms = 0;  // SMs of the whole GPU (MPS thread percentage)
+    std::string mps_control = "nvidia-cuda-mps-control";
+};
+
+class Backend {
+  public:
+    virtual ~Backend() = default;
+    virtual BackendKind kind() const = 0;
+    // The processes that run these jobs on these partitions (jobs[i] on partitions[i]).
+    virtual std::vector<Launch> launches(const std::vector<JobSpec>& jobs,
+                                         const std::vector<Partition>& partitions,
+                                         const JobControl& control) const = 0;
+    // Undoes what the backend set up (stops the MPS daemon, destroys MIG instances it made) and
+    // returns the problems it met; the destructor does the same for what is left.
+    virtual std::vector<std::string> release() { return {}; }
+};
+
+// Makes a backend and sets up what it needs (the MPS backend starts its daemon here, for `device`,
+// a CUDA_VISIBLE_DEVICES value). For mig, the partitions carry the instances' UUIDs; creating the
+// instances is mig_instances.h's job.
+std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options,
+                                      const std::string& device);
+
+// The migscope-worker argv for one built-in job (train subcommand).
+std::vector<std::string> worker_train_argv(const std::string& worker_path, const JobSpec& job,
+                                           const std::string& device, const JobControl& control);
+
+}  // namespace migscope::partition

@@ -1,0 +1,220 @@
+// The green, mps, timeslice, sequential, cpu and mig backends: which processes run which jobs.
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/text.h"
+#include "partition/backend.h"
+#include "partition/mps_daemon.h"
+
+namespace migscope::partition {
+namespace {
+
+using nlohmann::json;
+
+struct BackendName {
+    BackendKind kind;
+    const char* name;
+};
+constexpr BackendName kBackendNames[] = {
+    {BackendKind::kGreen, "green"},         {BackendKind::kMps, "mps"},
+    {BackendKind::kMig, "mig"},             {BackendKind::kTimeslice, "timeslice"},
+    {BackendKind::kSequential, "sequential"}, {BackendKind::kCpu, "cpu"},
+};
+
+std::string stderr_path(const BackendOptions& o, size_t job, const JobSpec& spec) {
+    return o.run_dir + "/job" + std::to_string(job) + "-" + spec.name + ".stderr";
+}
+
+// One process per job, on the partition's device (or the CPU cores it names).
+class ProcessPerJobBackend : public Backend {
+  public:
+    ProcessPerJobBackend(BackendKind kind, BackendOptions options)
+        : kind_(kind), options_(std::move(options)) {}
+    BackendKind kind() const override { return kind_; }
+
+    std::vector<Launch> launches(const std::vector<JobSpec>& jobs,
+                                 const std::vector<Partition>& partitions,
+                                 const JobControl& control) const override {
+        std::vector<Launch> out;
+        for (size_t i = 0; i < jobs.size(); ++i) {
+            const JobSpec& job = jobs[i];
+            const Partition& p = partitions.at(i);
+            Launch launch;
+            launch.jobs = {i};
+            ChildOptions& c = launch.child;
+            c.stderr_path = stderr_path(options_, i, job);
+            const bool on_cpu = kind_ == BackendKind::kCpu;
+            if (job.external()) {
+                c.argv = job.command;
+                c.progress = ProgressPipe::kFd3;
+            } else {
+                c.argv = worker_train_argv(options_.worker_path, job, on_cpu ? "cpu" : "cuda:0",
+                                           control);
+            }
+            if (on_cpu) {
+                c.cpu_cores = p.cpu_cores;
+                c.env.emplace_back("OMP_NUM_THREADS", std::to_string(p.cpu_cores.size()));
+                c.env.emplace_back("CUDA_VISIBLE_DEVICES", "");
+            } else {
+                c.env.emplace_back("CUDA_VISIBLE_DEVICES", p.device);
+            }
+            add_env(c, p);
+            out.push_back(std::move(launch));
+        }
+        return out;
+    }
+
+  protected:
+    virtual void add_env(ChildOptions&, const Partition&) const {}
+    BackendKind kind_;
+    BackendOptions options_;
+};
+
+// MPS: every job a client of a private daemon, limited to its SM share and memory.
+class MpsBackend : public ProcessPerJobBackend {
+  public:
+    MpsBackend(BackendOptions options, const std::string& device)
+        : ProcessPerJobBackend(BackendKind::kMps, std::move(options)),
+          daemon_(options_.run_dir + "/mps", device, options_.mps_control) {}
+    std::vector<std::string> release() override { return daemon_.stop(); }
+
+  protected:
+    void add_env(ChildOptions& c, const Partition& p) const override {
+        for (const auto& kv : daemon_.client_env())
+            c.env.push_back(kv);
+        if (p.sms && options_.device_sms > 0) {
+            const int percent = static_cast<int>(
+                std::lround(100.0 * static_cast<double>(*p.sms) / options_.device_sms));
+            c.env.emplace_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+                               std::to_string(std::clamp(percent, 1, 100)));
+        }
+        if (p.memory_gib) {
+            const auto mib = static_cast<long long>(std::floor(*p.memory_gib * 1024.0));
+            c.env.emplace_back("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
+                               "0=" + std::to_string(mib) + "M");
+        }
+    }
+
+  private:
+    MpsDaemon daemon_;
+};
+
+// Green contexts: one worker process runs every job on its own SM partition (`group`).
+class GreenBackend : public Backend {
+  public:
+    explicit GreenBackend(BackendOptions options) : options_(std::move(options)) {}
+    BackendKind kind() const override { return BackendKind::kGreen; }
+
+    std::vector<Launch> launches(const std::vector<JobSpec>& jobs,
+                                 const std::vector<Partition>& partitions,
+                                 const JobControl& control) const override {
+        json spec;
+        spec["device"] = "cuda:0";
+        spec["jobs"] = json::array();
+        Launch launch;
+        for (size_t i = 0; i < jobs.size(); ++i) {
+            const JobSpec& job = jobs[i];
+            const Partition& p = partitions.at(i);
+            if (job.external()) {
+                throw input_error("job '" + job.name +
+                                  "': the green backend runs built-in workloads only (green "
+                                  "contexts live inside one process); use --backend mps");
+            }
+            json j;
+            j["model"] = job.workload;
+            j["mode"] = job.mode;
+            if (job.batch)
+                j["batch"] = *job.batch;
+            if (!job.data.empty())
+                j["data"] = job.data;
+            if (job.lora_rank)
+                j["lora_rank"] = *job.lora_rank;
+            if (p.sms)
+                j["sms"] = *p.sms;
+            if (p.memory_gib)
+                j["memory_limit_gib"] = *p.memory_gib;
+            j["warmup_steps"] = control.warmup_steps;
+            if (control.steps)
+                j["steps"] = *control.steps;
+            else
+                j["until_stopped"] = true;
+            if (control.hold_after_warmup)
+                j["hold_after_warmup"] = true;
+            spec["jobs"].push_back(j);
+            launch.jobs.push_back(i);
+        }
+        const std::string spec_path = options_.run_dir + "/green-spec.json";
+        std::ofstream(spec_path) << spec.dump(2) << '\n';
+        launch.child.argv = {options_.worker_path, "group", "--spec", spec_path};
+        launch.child.stderr_path = options_.run_dir + "/green-worker.stderr";
+        launch.child.env.emplace_back("CUDA_VISIBLE_DEVICES", partitions.at(0).device);
+        return {std::move(launch)};
+    }
+
+  private:
+    BackendOptions options_;
+};
+
+}  // namespace
+
+BackendKind parse_backend(std::string_view name) {
+    std::string known;
+    for (const BackendName& b : kBackendNames) {
+        if (text::lower(name) == b.name)
+            return b.kind;
+        known += (known.empty() ? "" : ", ") + std::string(b.name);
+    }
+    throw input_error("unknown backend '" + std::string(name) + "' (known: " + known + ")");
+}
+
+std::string to_string(BackendKind kind) {
+    for (const BackendName& b : kBackendNames) {
+        if (b.kind == kind)
+            return b.name;
+    }
+    return "?";
+}
+
+bool uses_layout(BackendKind kind) {
+    return kind == BackendKind::kGreen || kind == BackendKind::kMps || kind == BackendKind::kMig;
+}
+
+std::vector<std::string> worker_train_argv(const std::string& worker_path, const JobSpec& job,
+                                           const std::string& device, const JobControl& control) {
+    std::vector<std::string> a = {worker_path, "train", "--model", job.workload, "--mode",
+                                  job.mode,    "--device", device, "--warmup-steps",
+                                  std::to_string(control.warmup_steps)};
+    if (job.batch)
+        a.insert(a.end(), {"--batch", std::to_string(*job.batch)});
+    if (!job.data.empty())
+        a.insert(a.end(), {"--data", job.data});
+    if (job.lora_rank)
+        a.insert(a.end(), {"--lora-rank", std::to_string(*job.lora_rank)});
+    if (control.steps)
+        a.insert(a.end(), {"--steps", std::to_string(*control.steps)});
+    else
+        a.push_back("--until-stopped");
+    if (control.hold_after_warmup)
+        a.push_back("--hold-after-warmup");
+    return a;
+}
+
+std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options,
+                                      const std::string& device) {
+    switch (kind) {
+        case BackendKind::kGreen:
+            return std::make_unique<GreenBackend>(options);
+        case BackendKind::kMps:
+            return std::make_unique<MpsBackend>(options, device);
+        case BackendKind::kMig:
+        case BackendKind::kTimeslice:
+        case BackendKind::kSequential:
+        case BackendKind::kCpu:
+            return std::make_unique<ProcessPerJobBackend>(kind, options);
+    }
+    throw input_error("unknown backend");
+}
+
+}  // namespace migscope::partition

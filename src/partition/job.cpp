@@ -1,0 +1,157 @@
+// Job lists from the command line and from JSON files.
+#include "partition/job.h"
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/text.h"
+
+namespace migscope::partition {
+namespace {
+
+using text::split;
+using text::trim;
+
+bool all_digits(std::string_view s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+int64_t parse_batch(std::string_view s, const std::string& where) {
+    if (!all_digits(s) || s.size() > 9 || std::stoll(std::string(s)) <= 0)
+        throw input_error(where + ": batch '" + std::string(s) + "' is not a positive integer");
+    return std::stoll(std::string(s));
+}
+
+void check_mode(const std::string& mode, const std::string& where) {
+    if (mode != "train" && mode != "finetune")
+        throw input_error(where + ": mode '" + mode + "' is not train or finetune");
+}
+
+// Gives repeated names a "#2", "#3" suffix so that every job can be named in outputs.
+void make_names_unique(std::vector<JobSpec>& jobs) {
+    std::map<std::string, int> seen;
+    for (JobSpec& j : jobs) {
+        const int n = ++seen[j.name];
+        if (n > 1)
+            j.name += "#" + std::to_string(n);
+    }
+}
+
+}  // namespace
+
+std::vector<JobSpec> parse_job_list(std::string_view text) {
+    std::vector<JobSpec> jobs;
+    for (const std::string& raw : split(text, ',')) {
+        const std::string item = trim(raw);
+        const std::string where = "job '" + item + "'";
+        if (item.empty())
+            throw input_error("empty job in list '" + std::string(text) + "'");
+        const std::vector<std::string> parts = split(item, ':');
+        if (parts.size() > 3)
+            throw input_error(where + ": expected WORKLOAD[:MODE][:BATCH]");
+        JobSpec job;
+        job.workload = trim(parts[0]);
+        if (job.workload.empty())
+            throw input_error(where + ": no workload name");
+        for (size_t i = 1; i < parts.size(); ++i) {
+            const std::string p = trim(parts[i]);
+            if (all_digits(p) && i == parts.size() - 1)
+                job.batch = parse_batch(p, where);
+            else if (i == 1) {
+                job.mode = p;
+                check_mode(job.mode, where);
+            } else {
+                throw input_error(where + ": expected WORKLOAD[:MODE][:BATCH]");
+            }
+        }
+        job.name = job.workload + (job.mode == "finetune" ? "-ft" : "");
+        jobs.push_back(std::move(job));
+    }
+    make_names_unique(jobs);
+    return jobs;
+}
+
+std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& origin) {
+    using nlohmann::json;
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw input_error(origin + ": not valid JSON: " + e.what());
+    }
+    if (!doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_array())
+        throw input_error(origin + ": expected an object with a \"jobs\" array");
+    for (const auto& [key, value] : doc.items()) {
+        if (key != "jobs")
+            throw input_error(origin + ": unknown key '" + key + "'");
+    }
+    std::vector<JobSpec> jobs;
+    size_t index = 0;
+    for (const json& j : doc["jobs"]) {
+        const std::string path = origin + ": jobs[" + std::to_string(index++) + "]";
+        if (!j.is_object())
+            throw input_error(path + " is not an object");
+        JobSpec job;
+        auto string_at = [&](const std::string& key) {
+            if (!j[key].is_string())
+                throw input_error(path + "." + key + " must be a string");
+            return j[key].get<std::string>();
+        };
+        auto positive_at = [&](const std::string& key) {
+            if (!j[key].is_number_integer() || j[key].get<int64_t>() <= 0)
+                throw input_error(path + "." + key + " must be a positive integer");
+            return j[key].get<int64_t>();
+        };
+        for (const auto& [key, value] : j.items()) {
+            if (key == "workload")
+                job.workload = string_at(key);
+            else if (key == "name")
+                job.name = string_at(key);
+            else if (key == "mode") {
+                job.mode = string_at(key);
+                check_mode(job.mode, path + ".mode");
+            } else if (key == "batch")
+                job.batch = positive_at(key);
+            else if (key == "lora_rank")
+                job.lora_rank = positive_at(key);
+            else if (key == "data")
+                job.data = string_at(key);
+            else if (key == "command") {
+                if (!value.is_array() || value.empty())
+                    throw input_error(path + ".command must be a non-empty array of strings");
+                for (const json& a : value) {
+                    if (!a.is_string())
+                        throw input_error(path + ".command must be a non-empty array of strings");
+                    job.command.push_back(a.get<std::string>());
+                }
+            } else {
+                throw input_error(path + ": unknown key '" + key + "'");
+            }
+        }
+        if (job.workload.empty() == job.command.empty())
+            throw input_error(path + ": give exactly one of \"workload\" and \"command\"");
+        if (job.external() && (job.batch || job.lora_rank || !job.data.empty()))
+            throw input_error(path + ": batch, data and lora_rank apply to built-in workloads only");
+        if (job.name.empty())
+            job.name = job.external() ? job.command[0] : job.workload;
+        jobs.push_back(std::move(job));
+    }
+    if (jobs.empty())
+        throw input_error(origin + ": no jobs");
+    make_names_unique(jobs);
+    return jobs;
+}
+
+std::vector<JobSpec> read_jobs_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in)
+        throw input_error("cannot read jobs file " + path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return parse_jobs_json(text.str(), path);
+}
+
+}  // namespace migscope::partition

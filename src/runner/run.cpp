@@ -1,0 +1,709 @@
+// The run loop: start the jobs' processes, follow their events, open and close the measurement
+// window, collect results, attribute energy.
+#include "runner/run.h"
+
+#include <poll.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/child_process.h"
+#include "core/error.h"
+#include "runner/attribution.h"
+#include "telemetry/sampler.h"
+
+namespace migscope::runner {
+namespace {
+
+using nlohmann::json;
+using partition::JobSpec;
+using telemetry::Sample;
+using telemetry::SampleScope;
+
+constexpr double kDrainTimeoutS = 60;  // after "stop": how long jobs get to report their result
+constexpr double kTerminateGraceS = 5;
+
+struct Step {
+    SteadyTime end;
+    double time_s = 0;
+    double items = 0;
+    bool warmup = false;
+};
+
+// What the runner knows about one job while the run goes on.
+struct JobState {
+    size_t index = 0;   // in RunSpec::jobs
+    size_t launch = 0;  // which process runs it
+    bool ready = false;
+    bool warm = false;   // kWork: waiting for "start"
+    bool ended = false;  // result, error or process exit
+    std::optional<SteadyTime> end_time;
+    std::optional<std::string> item_unit;
+    std::optional<double> items_per_step;
+    std::optional<double> flops_per_item;
+    std::optional<double> peak_flops_per_s;
+    std::optional<unsigned> sms;
+    std::vector<Step> steps;
+    std::vector<double> measured_step_times_s;  // post-warm-up, for the steady-state check
+    std::optional<json> result_event;
+    std::optional<std::string> error_message;
+    std::optional<ExitStatus> exit;
+    bool stopped_by_runner = false;  // external command terminated at the window's end
+    bool timed_out = false;
+    std::string stderr_path;
+};
+
+std::optional<double> number(const json& j, const char* key) {
+    if (j.contains(key) && j[key].is_number())
+        return j[key].get<double>();
+    return std::nullopt;
+}
+
+bool mentions_out_of_memory(std::string message) {
+    std::transform(message.begin(), message.end(), message.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return message.find("out of memory") != std::string::npos ||
+           message.find("exceeded its memory limit") != std::string::npos;
+}
+
+std::string fmt_s(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f s", s);
+    return buf;
+}
+
+// One group of jobs running at once (all jobs of a run; one job at a time for sequential).
+class Group {
+  public:
+    Group(const RunSpec& spec, std::vector<size_t> job_indices, const partition::Backend& backend,
+          telemetry::PowerSource* power, const RunHooks& hooks, std::vector<std::string>& warnings)
+        : spec_(spec),
+          indices_(std::move(job_indices)),
+          backend_(backend),
+          power_(power),
+          hooks_(hooks),
+          warnings_(warnings) {}
+
+    void run();
+
+    std::vector<JobState> jobs;
+    std::optional<SteadyTime> open_time, close_time;
+    std::optional<Sample> open_sample, close_sample;
+    bool interrupted = false;
+
+  private:
+    enum class Phase { kWarming, kOpen, kDraining, kDone };
+    void say(const std::string& line) const {
+        if (hooks_.progress)
+            hooks_.progress(line);
+    }
+    const JobSpec& job_spec(const JobState& j) const { return spec_.jobs[j.index]; }
+    void start_processes();
+    void pump(int timeout_ms);
+    void handle_event(JobState& job, const json& event, SteadyTime now);
+    void handle_progress_line(JobState& job, const std::string& line, SteadyTime now);
+    void reap();
+    bool all_alive_ready_to_open(SteadyTime now);
+    void open_window(SteadyTime now);
+    void close_window(const std::string& why);
+    void tell_all(const std::string& line);
+    bool interrupt_requested() const {
+        return hooks_.interrupt != nullptr && hooks_.interrupt->load();
+    }
+
+    const RunSpec& spec_;
+    std::vector<size_t> indices_;
+    const partition::Backend& backend_;
+    telemetry::PowerSource* power_;
+    const RunHooks& hooks_;
+    std::vector<std::string>& warnings_;
+    std::vector<partition::Launch> launches_;
+    std::vector<std::optional<ChildProcess>> children_;
+    std::vector<std::vector<size_t>> launch_jobs_;  // launch -> positions in `jobs`
+    Phase phase_ = Phase::kWarming;
+    SteadyTime started_;
+    bool warned_bad_line_ = false;
+};
+
+void Group::start_processes() {
+    std::vector<JobSpec> specs;
+    std::vector<partition::Partition> partitions;
+    for (size_t i : indices_) {
+        specs.push_back(spec_.jobs[i]);
+        partitions.push_back(spec_.partitions.at(i));
+    }
+    partition::JobControl control;
+    control.warmup_steps = spec_.warmup_steps;
+    if (spec_.mode == RunMode::kWork) {
+        control.steps = spec_.work_steps;
+        control.hold_after_warmup = true;
+    }
+    launches_ = backend_.launches(specs, partitions, control);
+    for (size_t p = 0; p < indices_.size(); ++p) {
+        JobState s;
+        s.index = indices_[p];
+        jobs.push_back(s);
+    }
+    started_ = SteadyClock::now();
+    for (size_t l = 0; l < launches_.size(); ++l) {
+        launch_jobs_.push_back(launches_[l].jobs);
+        for (size_t p : launches_[l].jobs) {
+            jobs[p].launch = l;
+            jobs[p].stderr_path = launches_[l].child.stderr_path;
+        }
+        try {
+            children_.emplace_back(ChildProcess::start(launches_[l].child));
+        } catch (const Error& e) {
+            children_.emplace_back(std::nullopt);
+            for (size_t p : launches_[l].jobs) {
+                jobs[p].ended = true;
+                jobs[p].end_time = SteadyClock::now();
+                jobs[p].error_message = e.what();
+            }
+        }
+    }
+}
+
+void Group::handle_event(JobState& job, const json& e, SteadyTime now) {
+    const std::string kind = e.value("event", "");
+    if (kind == "ready") {
+        job.ready = true;
+        if (e.contains("item_unit") && e["item_unit"].is_string())
+            job.item_unit = e["item_unit"].get<std::string>();
+        job.items_per_step = number(e, "items_per_step");
+        if (const auto flops = number(e, "train_flops_per_step"); flops && job.items_per_step)
+            job.flops_per_item = *flops / *job.items_per_step;
+        job.peak_flops_per_s = number(e, "peak_flops_per_s");
+        if (const auto sms = number(e, "sms"))
+            job.sms = static_cast<unsigned>(*sms);
+        say("job " + job_spec(job).name + ": ready" +
+            (job.sms ? " on " + std::to_string(*job.sms) + " SMs" : std::string()));
+    } else if (kind == "step") {
+        Step s;
+        s.end = now;
+        s.time_s = number(e, "step_time_s").value_or(0.0);
+        s.items = job.items_per_step.value_or(0.0);
+        s.warmup = e.value("warmup", false);
+        job.steps.push_back(s);
+        if (!s.warmup)
+            job.measured_step_times_s.push_back(s.time_s);
+    } else if (kind == "warm") {
+        job.warm = true;
+    } else if (kind == "result") {
+        job.result_event = e;
+    } else if (kind == "error") {
+        job.error_message = e.value("message", std::string("error without a message"));
+        job.ended = true;
+        job.end_time = now;
+    }
+    if (kind == "result") {
+        job.ended = true;
+        job.end_time = now;
+    }
+}
+
+// External commands may write {"event": "step", "items": N, "step_time_s": S} lines on fd 3.
+void Group::handle_progress_line(JobState& job, const std::string& line, SteadyTime now) {
+    json e = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!e.is_object() || e.value("event", "") != "step") {
+        if (!warned_bad_line_) {
+            warnings_.push_back("job " + job_spec(job).name +
+                                ": ignored a progress line that is not a step event: " + line);
+            warned_bad_line_ = true;
+        }
+        return;
+    }
+    Step s;
+    s.end = now;
+    const SteadyTime previous = job.steps.empty() ? started_ : job.steps.back().end;
+    s.time_s = number(e, "step_time_s").value_or(seconds_between(previous, now));
+    s.items = number(e, "items").value_or(0.0);
+    job.steps.push_back(s);
+    job.measured_step_times_s.push_back(s.time_s);
+    if (!job.item_unit)
+        job.item_unit = e.contains("item_unit") && e["item_unit"].is_string()
+                            ? e["item_unit"].get<std::string>()
+                            : std::string("items");
+}
+
+void Group::pump(int timeout_ms) {
+    std::vector<pollfd> fds;
+    for (auto& child : children_) {
+        if (!child)
+            continue;
+        for (int fd : {child->stdout_fd(), child->progress_fd()}) {
+            if (fd >= 0)
+                fds.push_back({fd, POLLIN, 0});
+        }
+    }
+    if (!fds.empty())
+        ::poll(fds.data(), fds.size(), timeout_ms);
+    else
+        ::poll(nullptr, 0, timeout_ms);
+    const SteadyTime now = SteadyClock::now();
+    for (size_t l = 0; l < children_.size(); ++l) {
+        if (!children_[l])
+            continue;
+        std::vector<std::string> lines;
+        children_[l]->read_stdout_lines(lines);
+        for (const std::string& line : lines) {
+            json e = json::parse(line, nullptr, /*allow_exceptions=*/false);
+            if (!e.is_object() || !e.contains("event")) {
+                if (!warned_bad_line_) {
+                    warnings_.push_back("a job process printed a line that is not an event: " +
+                                        line.substr(0, 200));
+                    warned_bad_line_ = true;
+                }
+                continue;
+            }
+            const size_t tag = e.contains("job") && e["job"].is_number_unsigned()
+                                   ? e["job"].get<size_t>()
+                                   : 0;
+            if (tag < launch_jobs_[l].size())
+                handle_event(jobs[launch_jobs_[l][tag]], e, now);
+        }
+        if (children_[l]->progress_fd() >= 0) {
+            std::vector<std::string> progress;
+            children_[l]->read_progress_lines(progress);
+            for (const std::string& line : progress)
+                handle_progress_line(jobs[launch_jobs_[l].front()], line, now);
+        }
+    }
+}
+
+// Notices processes that ended and ends their jobs that have not reported an end.
+void Group::reap() {
+    for (size_t l = 0; l < children_.size(); ++l) {
+        if (!children_[l] || children_[l]->finished() || !children_[l]->try_wait())
+            continue;
+        // Collect what it wrote before it ended.
+        pump(0);
+        const ExitStatus status = *children_[l]->try_wait();
+        for (size_t p : launch_jobs_[l]) {
+            jobs[p].exit = status;
+            if (!jobs[p].ended) {
+                jobs[p].ended = true;
+                jobs[p].end_time = SteadyClock::now();
+            }
+        }
+    }
+}
+
+bool Group::all_alive_ready_to_open(SteadyTime now) {
+    bool any_alive = false;
+    bool all_ready = true;
+    for (JobState& j : jobs) {
+        if (j.ended)
+            continue;
+        any_alive = true;
+        if (job_spec(j).external())
+            continue;  // no warm-up to wait for
+        if (spec_.mode == RunMode::kWork)
+            all_ready = all_ready && j.warm;
+        else
+            all_ready = all_ready && check_steady(j.measured_step_times_s, spec_.steady).steady;
+    }
+    if (!any_alive)
+        return false;
+    if (all_ready)
+        return true;
+    if (seconds_between(started_, now) < spec_.warmup_timeout_s)
+        return false;
+    std::string lagging;
+    for (JobState& j : jobs) {
+        if (j.ended || job_spec(j).external())
+            continue;
+        const SteadyCheck c = check_steady(j.measured_step_times_s, spec_.steady);
+        if (spec_.mode == RunMode::kWork ? !j.warm : !c.steady) {
+            lagging += (lagging.empty() ? "" : ", ") + job_spec(j).name;
+            if (c.cv)
+                lagging += " (step-time CV " + std::to_string(std::lround(*c.cv * 100)) + " %)";
+        }
+    }
+    warnings_.push_back("window opened after the warm-up timeout (" +
+                        fmt_s(spec_.warmup_timeout_s) + ") with jobs not " +
+                        (spec_.mode == RunMode::kWork ? "warm" : "steady") + ": " + lagging);
+    return true;
+}
+
+void Group::open_window(SteadyTime now) {
+    if (power_)
+        open_sample = power_->read(SampleScope::kAll);
+    open_time = power_ ? open_sample->time : now;
+    phase_ = Phase::kOpen;
+    if (spec_.mode == RunMode::kWork) {
+        tell_all("start");
+        say("all jobs warm after " + fmt_s(seconds_between(started_, now)) +
+            ": started the fixed work");
+    } else {
+        say("all jobs steady after " + fmt_s(seconds_between(started_, now)) +
+            ": measuring for " + fmt_s(spec_.duration_s));
+    }
+}
+
+void Group::close_window(const std::string& why) {
+    if (power_)
+        close_sample = power_->read(SampleScope::kAll);
+    close_time = power_ ? close_sample->time : SteadyClock::now();
+    if (!why.empty())
+        say("window closed: " + why);
+}
+
+void Group::tell_all(const std::string& line) {
+    for (size_t l = 0; l < children_.size(); ++l) {
+        if (!children_[l] || children_[l]->finished())
+            continue;
+        const bool external = job_spec(jobs[launch_jobs_[l].front()]).external();
+        if (line == "stop" && external) {
+            for (size_t p : launch_jobs_[l])
+                jobs[p].stopped_by_runner = !jobs[p].ended;
+            children_[l]->signal_group(SIGTERM);
+        } else if (!external) {
+            children_[l]->write_line(line);
+        }
+    }
+}
+
+void Group::run() {
+    start_processes();
+    SteadyTime drain_started;
+    double last_report_s = 0;
+    while (phase_ != Phase::kDone) {
+        pump(50);
+        reap();
+        const SteadyTime now = SteadyClock::now();
+        const bool all_ended =
+            std::all_of(jobs.begin(), jobs.end(), [](const JobState& j) { return j.ended; });
+        if (interrupt_requested() && phase_ != Phase::kDraining) {
+            interrupted = true;
+            if (phase_ == Phase::kOpen)
+                close_window("interrupted");
+            tell_all("stop");
+            phase_ = Phase::kDraining;
+            drain_started = now;
+            continue;
+        }
+        switch (phase_) {
+            case Phase::kWarming:
+                if (all_ended) {
+                    phase_ = Phase::kDone;
+                } else if (all_alive_ready_to_open(now)) {
+                    open_window(now);
+                }
+                break;
+            case Phase::kOpen: {
+                const double open_s = seconds_between(*open_time, now);
+                if (spec_.mode == RunMode::kWork) {
+                    if (all_ended) {
+                        close_window("all jobs finished their work after " + fmt_s(open_s));
+                        phase_ = Phase::kDone;
+                    } else if (open_s > spec_.job_timeout_s) {
+                        for (JobState& j : jobs)
+                            j.timed_out = !j.ended;
+                        close_window("job timeout (" + fmt_s(spec_.job_timeout_s) + ")");
+                        tell_all("stop");
+                        phase_ = Phase::kDraining;
+                        drain_started = now;
+                    }
+                    break;
+                }
+                const bool one_ended = std::any_of(jobs.begin(), jobs.end(), [&](const JobState& j) {
+                    return j.ended && j.end_time && *j.end_time > *open_time;
+                });
+                if (open_s >= spec_.duration_s || one_ended) {
+                    if (one_ended)
+                        warnings_.push_back("a job ended during the window: it was closed early, "
+                                            "after " + fmt_s(open_s));
+                    close_window(one_ended ? "a job ended" : "");
+                    tell_all("stop");
+                    phase_ = Phase::kDraining;
+                    drain_started = now;
+                } else if (open_s - last_report_s >= 10) {
+                    last_report_s = open_s;
+                    say("window " + fmt_s(open_s) + " of " + fmt_s(spec_.duration_s));
+                }
+                break;
+            }
+            case Phase::kDraining:
+                if (std::all_of(children_.begin(), children_.end(), [](const auto& c) {
+                        return !c || c->finished();
+                    })) {
+                    phase_ = Phase::kDone;
+                } else if (seconds_between(drain_started, now) > kDrainTimeoutS) {
+                    warnings_.push_back("jobs did not stop within " + fmt_s(kDrainTimeoutS) +
+                                        " of the window's end: terminated");
+                    for (auto& c : children_) {
+                        if (c && !c->finished())
+                            c->terminate(kTerminateGraceS);
+                    }
+                }
+                break;
+            case Phase::kDone:
+                break;
+        }
+    }
+    reap();
+}
+
+JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, bool interrupted) {
+    JobResult r;
+    r.spec = spec.jobs[s.index];
+    r.partition = spec.partitions[s.index];
+    r.sms = s.sms;
+    r.item_unit = s.item_unit;
+    r.stderr_path = s.stderr_path;
+    std::vector<double> times;
+    for (const Step& step : s.steps) {
+        if (step.warmup || !g.open_time || !g.close_time)
+            continue;
+        if (step.end <= *g.open_time || step.end > *g.close_time + std::chrono::milliseconds(1))
+            continue;
+        ++r.steps;
+        r.items += step.items;
+        r.busy_s += step.time_s;
+        times.push_back(step.time_s);
+    }
+    if (r.busy_s > 0 && r.items > 0)
+        r.items_per_s = r.items / r.busy_s;
+    r.step_time_p50_s = percentile(times, 0.5);
+    r.step_time_p95_s = percentile(times, 0.95);
+    if (r.items_per_s && s.flops_per_item && s.peak_flops_per_s && *s.peak_flops_per_s > 0)
+        r.mfu = *r.items_per_s * *s.flops_per_item / *s.peak_flops_per_s;
+    if (spec.mode == RunMode::kWork && s.end_time && g.open_time)
+        r.finish_s = seconds_between(*g.open_time, *s.end_time);
+    if (s.result_event && s.result_event->contains("peak_memory_bytes") &&
+        (*s.result_event)["peak_memory_bytes"].is_number())
+        r.peak_memory_bytes = (*s.result_event)["peak_memory_bytes"].get<long long>();
+
+    // Status: a result event is success; otherwise the error event or how the process ended.
+    if (s.timed_out) {
+        r.status = JobStatus::kTimedOut;
+        r.message = "still running after " + fmt_s(spec.job_timeout_s);
+    } else if (s.result_event || (s.stopped_by_runner && !s.error_message)) {
+        r.status = JobStatus::kOk;
+    } else if (s.error_message) {
+        r.status = mentions_out_of_memory(*s.error_message) ? JobStatus::kOutOfMemory
+                                                             : JobStatus::kFailed;
+        r.message = *s.error_message;
+    } else if (interrupted) {
+        r.status = JobStatus::kInterrupted;
+        r.message = "stopped by the user";
+    } else if (s.exit && s.exit->code == 0 && r.spec.external()) {
+        r.status = JobStatus::kOk;  // an external command that finished on its own
+    } else {
+        r.status = JobStatus::kCrashed;
+        r.message = "process ended without a result (" +
+                    (s.exit ? s.exit->describe() : std::string("no exit status")) + ")";
+    }
+    return r;
+}
+
+// Sums the energy summaries of consecutive windows (sequential runs).
+telemetry::EnergySummary combine(const std::vector<telemetry::EnergySummary>& parts) {
+    telemetry::EnergySummary total;
+    if (parts.empty())
+        return total;
+    total.trace_is_one_second_average = parts.front().trace_is_one_second_average;
+    bool counter = true, trace = true;
+    double counter_j = 0, trace_j = 0;
+    for (const auto& p : parts) {
+        total.duration_s += p.duration_s;
+        total.power_samples += p.power_samples;
+        if (p.max_gap_s)
+            total.max_gap_s = std::max(total.max_gap_s.value_or(0.0), *p.max_gap_s);
+        counter = counter && p.counter_energy_j.has_value();
+        trace = trace && p.trace_energy_j.has_value();
+        counter_j += p.counter_energy_j.value_or(0);
+        trace_j += p.trace_energy_j.value_or(0);
+        if (p.peak_power_w)
+            total.peak_power_w = std::max(total.peak_power_w.value_or(0.0), *p.peak_power_w);
+        total.warnings.insert(total.warnings.end(), p.warnings.begin(), p.warnings.end());
+    }
+    if (counter)
+        total.counter_energy_j = counter_j;
+    if (trace)
+        total.trace_energy_j = trace_j;
+    if (counter && trace && counter_j > 0)
+        total.disagreement_pct = 100.0 * (trace_j - counter_j) / counter_j;
+    const auto e = total.counter_energy_j ? total.counter_energy_j : total.trace_energy_j;
+    if (e && total.duration_s > 0)
+        total.average_power_w = *e / total.duration_s;
+    return total;
+}
+
+std::optional<double> mean_power(const std::vector<Sample>& samples) {
+    double sum = 0;
+    size_t n = 0;
+    for (const Sample& s : samples) {
+        if (s.power_instant_w) {
+            sum += *s.power_instant_w;
+            ++n;
+        }
+    }
+    return n > 0 ? std::optional<double>(sum / static_cast<double>(n)) : std::nullopt;
+}
+
+}  // namespace
+
+std::string to_string(JobStatus status) {
+    switch (status) {
+        case JobStatus::kOk:
+            return "ok";
+        case JobStatus::kOutOfMemory:
+            return "out of memory";
+        case JobStatus::kCrashed:
+            return "crashed";
+        case JobStatus::kFailed:
+            return "failed";
+        case JobStatus::kTimedOut:
+            return "timed out";
+        case JobStatus::kInterrupted:
+            return "interrupted";
+    }
+    return "?";
+}
+
+RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
+                      telemetry::PowerSource* power, const RunHooks& hooks) {
+    if (spec.jobs.empty())
+        throw input_error("no jobs to run");
+    if (spec.partitions.size() != spec.jobs.size())
+        throw input_error("one partition per job is needed");
+    if (spec.mode == RunMode::kDuration && !(spec.duration_s > 0))
+        throw input_error("--duration must be positive");
+    if (spec.mode == RunMode::kWork && spec.work_steps <= 0)
+        throw input_error("--work must be positive");
+
+    RunResult result;
+    result.backend = backend.kind();
+    result.mode = spec.mode;
+    result.layout = spec.layout;
+    if (!power)
+        result.warnings.push_back("no power source: energy is not measured in this run");
+
+    std::optional<telemetry::Sampler> sampler;
+    if (power) {
+        sampler.emplace(*power, spec.sample_hz);
+        sampler->start();
+    }
+    result.trace_origin = SteadyClock::now();
+    if (power && spec.idle_probe_s > 0) {
+        if (hooks.progress)
+            hooks.progress("measuring idle power for " + fmt_s(spec.idle_probe_s));
+        const auto until = SteadyClock::now() + std::chrono::duration<double>(spec.idle_probe_s);
+        while (SteadyClock::now() < until &&
+               !(hooks.interrupt != nullptr && hooks.interrupt->load()))
+            ::poll(nullptr, 0, 20);
+        result.idle_power_w = mean_power(sampler->all());
+    }
+
+    std::vector<std::vector<size_t>> groups;
+    if (backend.kind() == partition::BackendKind::kSequential) {
+        for (size_t i = 0; i < spec.jobs.size(); ++i)
+            groups.push_back({i});
+    } else {
+        groups.push_back({});
+        for (size_t i = 0; i < spec.jobs.size(); ++i)
+            groups.back().push_back(i);
+    }
+
+    std::vector<telemetry::EnergySummary> summaries;
+    std::vector<JobResult> jobs(spec.jobs.size());
+    for (const auto& indices : groups) {
+        if (result.interrupted) {
+            for (size_t i : indices) {
+                jobs[i].spec = spec.jobs[i];
+                jobs[i].partition = spec.partitions[i];
+                jobs[i].status = JobStatus::kInterrupted;
+                jobs[i].message = "not started: the run was interrupted";
+            }
+            continue;
+        }
+        if (hooks.progress) {
+            std::string names;
+            for (size_t i : indices)
+                names += (names.empty() ? "" : ", ") + spec.jobs[i].name;
+            hooks.progress("starting " + names + " (" + to_string(backend.kind()) + ")");
+        }
+        Group g(spec, indices, backend, power, hooks, result.warnings);
+        g.run();
+        result.interrupted = result.interrupted || g.interrupted;
+        std::vector<double> sizes, busy;
+        for (const JobState& s : g.jobs) {
+            JobResult r = job_result(spec, s, g, g.interrupted);
+            const partition::Partition& p = spec.partitions[s.index];
+            sizes.push_back(p.sms ? static_cast<double>(*p.sms)
+                                  : std::max<double>(1.0, static_cast<double>(p.cpu_cores.size())));
+            busy.push_back(r.busy_s);
+            jobs[s.index] = std::move(r);
+        }
+        if (!g.open_time || !g.close_time) {
+            result.warnings.push_back("no measurement window: no job reached steady state");
+            continue;
+        }
+        const double window_s = seconds_between(*g.open_time, *g.close_time);
+        result.window_s += window_s;
+        result.windows_s.emplace_back(seconds_between(result.trace_origin, *g.open_time),
+                                      seconds_between(result.trace_origin, *g.close_time));
+        if (!power)
+            continue;
+        const telemetry::EnergySummary e =
+            telemetry::summarize_window(sampler->all(), *g.open_sample, *g.close_sample);
+        summaries.push_back(e);
+        if (!e.counter_energy_j)
+            continue;
+        if (backend.kind() == partition::BackendKind::kSequential) {
+            jobs[indices.front()].energy_j = *e.counter_energy_j;
+            result.attribution_method =
+                "each job measured alone on the whole GPU, in its own window (board energy "
+                "counter)";
+        } else {
+            const Attribution a =
+                attribute_energy({*e.counter_energy_j, window_s, result.idle_power_w, sizes, busy});
+            for (size_t k = 0; k < g.jobs.size(); ++k)
+                jobs[g.jobs[k].index].energy_j = a.energy_j[k];
+            result.attribution_method = a.method;
+        }
+    }
+    if (sampler) {
+        sampler->stop();
+        result.trace = sampler->all();
+    }
+    result.energy = combine(summaries);
+    for (JobResult& r : jobs) {
+        if (r.energy_j && r.items_per_s && r.items > 0) {
+            // Energy per item over the window: the job's share of the energy over the items it
+            // processed at its measured rate during the whole window (or its own run time).
+            const double window_items =
+                spec.mode == RunMode::kWork ? r.items : *r.items_per_s * result.window_s;
+            if (backend.kind() == partition::BackendKind::kSequential)
+                r.energy_per_item_j = *r.energy_j / r.items;
+            else
+                r.energy_per_item_j = *r.energy_j / window_items;
+        }
+    }
+    result.jobs = std::move(jobs);
+    return result;
+}
+
+void normalise_throughput(RunResult& run, const std::vector<JobResult>& whole_gpu) {
+    double sum = 0;
+    bool any = false;
+    for (JobResult& r : run.jobs) {
+        for (const JobResult& w : whole_gpu) {
+            if (w.spec.name == r.spec.name && w.items_per_s && r.items_per_s &&
+                *w.items_per_s > 0) {
+                r.normalised_throughput = *r.items_per_s / *w.items_per_s;
+                sum += *r.normalised_throughput;
+                any = true;
+            }
+        }
+    }
+    if (any)
+        run.aggregate_normalised_throughput = sum;
+}
+
+}  // namespace migscope::runner

@@ -1,0 +1,92 @@
+// One run: jobs on partitions under a backend, measured over a steady-state window (--duration)
+// or as the makespan of fixed work (--work); per-job results and board energy with attribution.
+#pragma once
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partition/backend.h"
+#include "runner/steady_state.h"
+#include "telemetry/energy.h"
+#include "telemetry/power_source.h"
+#include "telemetry/sample.h"
+
+namespace migscope::runner {
+
+enum class RunMode { kDuration, kWork };
+
+struct RunSpec {
+    std::vector<partition::JobSpec> jobs;
+    std::vector<partition::Partition> partitions;  // partitions[i] runs jobs[i]
+    std::string layout;                            // as given, for outputs ("" when none)
+    RunMode mode = RunMode::kDuration;
+    double duration_s = 60;      // kDuration: window length
+    int64_t work_steps = 0;      // kWork: measured steps per built-in job
+    unsigned warmup_steps = 3;   // steps every built-in job runs before it counts
+    SteadyStateCriterion steady;
+    double warmup_timeout_s = 300;  // open the window anyway after this long (with a warning)
+    double job_timeout_s = 3600;    // kWork: a job still running after this long is timed out
+    double sample_hz = 10;
+    double idle_probe_s = 2;  // board power sampled this long before starting, as idle power
+    std::string run_dir;      // created by the caller; job stderr logs go here
+};
+
+enum class JobStatus { kOk, kOutOfMemory, kCrashed, kFailed, kTimedOut, kInterrupted };
+std::string to_string(JobStatus status);
+
+struct JobResult {
+    partition::JobSpec spec;
+    partition::Partition partition;
+    JobStatus status = JobStatus::kOk;
+    std::string message;                  // why it failed; empty when ok
+    std::optional<unsigned> sms;          // SMs the job really got (reported by the worker)
+    std::optional<std::string> item_unit; // images | tokens | (external: items)
+    size_t steps = 0;                     // measured steps counted (in the window)
+    double items = 0;                     // items those steps processed
+    double busy_s = 0;                    // time in those steps
+    std::optional<double> items_per_s;    // items / busy_s
+    std::optional<double> step_time_p50_s;
+    std::optional<double> step_time_p95_s;
+    std::optional<double> mfu;  // achieved bf16 FLOP/s over the partition's share of the peak
+    std::optional<long long> peak_memory_bytes;
+    std::optional<double> finish_s;          // kWork: when it finished, from the window's start
+    std::optional<double> energy_j;          // attributed (or measured alone: sequential)
+    std::optional<double> energy_per_item_j;
+    std::optional<double> normalised_throughput;  // items_per_s / whole-GPU items_per_s
+    std::string stderr_path;
+};
+
+struct RunResult {
+    partition::BackendKind backend = partition::BackendKind::kSequential;
+    RunMode mode = RunMode::kDuration;
+    std::string layout;
+    double window_s = 0;  // kDuration: the window; kWork: the makespan (summed for sequential)
+    telemetry::EnergySummary energy;  // over the window(s); sequential: sums over the jobs' own
+    std::optional<double> idle_power_w;
+    std::string attribution_method;
+    std::vector<JobResult> jobs;
+    std::optional<double> aggregate_normalised_throughput;
+    std::vector<std::string> warnings;
+    bool interrupted = false;
+    std::vector<telemetry::Sample> trace;  // the whole power trace of the run
+    SteadyTime trace_origin;               // time 0 of the trace and the windows
+    std::vector<std::pair<double, double>> windows_s;  // [open, close] from trace_origin
+};
+
+struct RunHooks {
+    std::function<void(const std::string&)> progress;  // one line of progress (stderr)
+    const std::atomic<bool>* interrupt = nullptr;       // set (e.g. on Ctrl-C) to stop early
+};
+
+// Runs the spec. `power` may be null (no energy measured: energy fields stay empty, with a
+// warning). Failed jobs are results, not exceptions; errors in the spec or setup throw.
+RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
+                      telemetry::PowerSource* power, const RunHooks& hooks);
+
+// Fills each job's normalised throughput from whole-GPU throughputs (by job name) and the
+// aggregate (their sum, over the jobs that have one).
+void normalise_throughput(RunResult& run, const std::vector<JobResult>& whole_gpu);
+
+}  // namespace migscope::runner

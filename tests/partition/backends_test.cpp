@@ -1,0 +1,203 @@
+// Backends: partitions from layouts, the processes each backend starts, the MPS daemon's life.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "mig/catalog.h"
+#include "partition/backend.h"
+#include "partition/mps_daemon.h"
+#include "partition/partitions.h"
+
+namespace migscope::partition {
+namespace {
+
+namespace fs = std::filesystem;
+
+const mig::GpuModel& h200() {
+    return mig::builtin_model("h200");
+}
+
+std::string env_of(const ChildOptions& c, const std::string& key) {
+    for (const auto& [k, v] : c.env) {
+        if (k == key)
+            return v;
+    }
+    return "<unset>";
+}
+
+class BackendTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() /
+               ("migscope-backend-test-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir_);
+        // A stand-in for nvidia-cuda-mps-control: -d "starts" (a marker file), "quit" on stdin
+        // stops, "get_server_list" succeeds only while running.
+        control_ = (dir_ / "fake-mps-control").string();
+        std::ofstream(control_) << "#!/bin/sh\n"
+                                   "marker=\"$CUDA_MPS_PIPE_DIRECTORY/running\"\n"
+                                   "if [ \"$1\" = -d ]; then echo \"$CUDA_VISIBLE_DEVICES\" > "
+                                   "\"$marker\"; exit 0; fi\n"
+                                   "read cmd\n"
+                                   "case \"$cmd\" in quit) rm -f \"$marker\";;\n"
+                                   "get_server_list) [ -f \"$marker\" ] || exit 1;; esac\n";
+        fs::permissions(control_, fs::perms::owner_all);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    BackendOptions options() const {
+        BackendOptions o;
+        o.worker_path = "/opt/migscope-worker";
+        o.run_dir = dir_.string();
+        o.device_sms = 132;
+        return o;
+    }
+    fs::path dir_;
+    std::string control_;
+};
+
+std::vector<JobSpec> two_jobs() {
+    return parse_job_list("resnet50,gpt2-medium:finetune:4");
+}
+
+TEST(Partitions, LayoutTermsBecomeSmPartitionsInJobOrder) {
+    const auto parts =
+        layout_partitions(mig::parse_layout("1g.18gb+3g.71gb", h200()), h200(), 2, "GPU-x");
+    ASSERT_EQ(parts.size(), 2u);
+    EXPECT_EQ(parts[0].label, "1g.18gb");
+    EXPECT_EQ(parts[0].sms, 16u);
+    EXPECT_EQ(parts[1].sms, 60u);
+    EXPECT_NEAR(*parts[1].memory_gib, 69.75, 1e-9);
+    EXPECT_EQ(parts[1].device, "GPU-x");
+}
+
+TEST(Partitions, LayoutMustFitAndMatchTheJobCount) {
+    EXPECT_THROW(layout_partitions(mig::parse_layout("1g.18gb", h200()), h200(), 2, ""), Error);
+    try {
+        layout_partitions(mig::parse_layout("4g.71gb+4g.71gb", h200()), h200(), 2, "");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInput);
+    }
+}
+
+TEST(Partitions, CpuCoresAreSplitIntoDisjointShares) {
+    const auto parts = cpu_partitions({0, 1, 2, 3, 4}, 2);
+    EXPECT_EQ(parts[0].cpu_cores, (std::vector<unsigned>{0, 1}));
+    EXPECT_EQ(parts[1].cpu_cores, (std::vector<unsigned>{2, 3}));
+    EXPECT_EQ(parts[1].label, "cores 2-3");
+    EXPECT_THROW(cpu_partitions({0, 1}, 3), Error);
+    EXPECT_EQ(whole_gpu_partitions(h200(), 3, "GPU-x")[2].sms, 132u);
+}
+
+TEST(Backends, NamesRoundTripAndUnknownNamesListTheKnown) {
+    for (const char* n : {"green", "mps", "mig", "timeslice", "sequential", "cpu"})
+        EXPECT_EQ(to_string(parse_backend(n)), n);
+    try {
+        parse_backend("magic");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("timeslice"), std::string::npos);
+    }
+}
+
+TEST(Backends, WorkerArgumentsFollowTheJobAndTheControl) {
+    JobSpec j = two_jobs()[1];
+    JobControl c;
+    c.steps = 50;
+    c.hold_after_warmup = true;
+    const auto argv = worker_train_argv("w", j, "cuda:0", c);
+    const std::vector<std::string> expected = {
+        "w", "train", "--model", "gpt2-medium", "--mode", "finetune", "--device", "cuda:0",
+        "--warmup-steps", "3", "--batch", "4", "--steps", "50", "--hold-after-warmup"};
+    EXPECT_EQ(argv, expected);
+    EXPECT_EQ(worker_train_argv("w", j, "cpu", {}).back(), "--until-stopped");
+}
+
+TEST_F(BackendTest, TimesliceStartsOneWorkerPerJobOnTheWholeGpu) {
+    auto b = make_backend(BackendKind::kTimeslice, options(), "GPU-1");
+    const auto jobs = two_jobs();
+    const auto launches = b->launches(jobs, whole_gpu_partitions(h200(), 2, "GPU-1"), {});
+    ASSERT_EQ(launches.size(), 2u);
+    EXPECT_EQ(launches[1].jobs, std::vector<size_t>{1});
+    EXPECT_EQ(env_of(launches[1].child, "CUDA_VISIBLE_DEVICES"), "GPU-1");
+    EXPECT_NE(launches[1].child.stderr_path.find("gpt2-medium"), std::string::npos);
+}
+
+TEST_F(BackendTest, GreenRunsAllJobsInOneWorkerFromASpecFile) {
+    auto b = make_backend(BackendKind::kGreen, options(), "GPU-1");
+    const auto parts =
+        layout_partitions(mig::parse_layout("3g.71gb+1g.18gb", h200()), h200(), 2, "GPU-1");
+    const auto launches = b->launches(two_jobs(), parts, {});
+    ASSERT_EQ(launches.size(), 1u);
+    EXPECT_EQ(launches[0].jobs, (std::vector<size_t>{0, 1}));
+    ASSERT_EQ(launches[0].child.argv.size(), 4u);
+    EXPECT_EQ(launches[0].child.argv[1], "group");
+    std::ifstream in(launches[0].child.argv[3]);
+    const auto spec = nlohmann::json::parse(in);
+    EXPECT_EQ(spec["jobs"][0]["sms"], 60);
+    EXPECT_EQ(spec["jobs"][1]["sms"], 16);
+    EXPECT_EQ(spec["jobs"][1]["memory_limit_gib"], 16.0);
+    EXPECT_EQ(spec["jobs"][1]["batch"], 4);
+    EXPECT_EQ(spec["jobs"][1]["until_stopped"], true);
+}
+
+TEST_F(BackendTest, GreenRefusesExternalCommands) {
+    auto b = make_backend(BackendKind::kGreen, options(), "GPU-1");
+    JobSpec ext;
+    ext.name = "mine";
+    ext.command = {"python3"};
+    const auto parts = layout_partitions(mig::parse_layout("1g.18gb", h200()), h200(), 1, "");
+    EXPECT_THROW(b->launches({ext}, parts, {}), Error);
+}
+
+TEST_F(BackendTest, CpuPinsCoresAndSetsThreads) {
+    auto b = make_backend(BackendKind::kCpu, options(), "");
+    const auto launches = b->launches(two_jobs(), cpu_partitions({0, 1, 2, 3}, 2), {});
+    EXPECT_EQ(launches[1].child.cpu_cores, (std::vector<unsigned>{2, 3}));
+    EXPECT_EQ(env_of(launches[1].child, "OMP_NUM_THREADS"), "2");
+    EXPECT_EQ(launches[1].child.argv[7], "cpu");  // --device cpu
+}
+
+TEST_F(BackendTest, MpsDaemonIsPrivateAndAlwaysStopped) {
+    const std::string mps_dir = (dir_ / "mps").string();
+    {
+        MpsDaemon daemon(mps_dir, "GPU-1", control_);
+        EXPECT_TRUE(fs::exists(mps_dir + "/pipe/running"));
+        const auto env = daemon.client_env();
+        EXPECT_EQ(env[0].second, mps_dir + "/pipe");
+        EXPECT_EQ(env[1].second, mps_dir + "/log");
+    }  // destructor: quit
+    EXPECT_FALSE(fs::exists(mps_dir + "/pipe/running"));
+    EXPECT_THROW(MpsDaemon(mps_dir, "GPU-1", (dir_ / "no-such-control").string()), Error);
+}
+
+TEST_F(BackendTest, MpsClientsGetTheirSmShareAndMemoryLimit) {
+    BackendOptions o = options();
+    o.mps_control = control_;
+    auto b = make_backend(BackendKind::kMps, o, "GPU-1");
+    const auto parts =
+        layout_partitions(mig::parse_layout("1g.18gb+4g.71gb", h200()), h200(), 2, "GPU-1");
+    const auto launches = b->launches(two_jobs(), parts, {});
+    ASSERT_EQ(launches.size(), 2u);
+    EXPECT_EQ(env_of(launches[0].child, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "12");  // 16/132
+    EXPECT_EQ(env_of(launches[1].child, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "48");  // 64/132
+    EXPECT_EQ(env_of(launches[0].child, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=16384M");
+    EXPECT_EQ(env_of(launches[0].child, "CUDA_MPS_PIPE_DIRECTORY"), dir_.string() + "/mps/pipe");
+    EXPECT_TRUE(fs::exists(dir_ / "mps/pipe/running"));
+    EXPECT_TRUE(b->release().empty());
+    EXPECT_FALSE(fs::exists(dir_ / "mps/pipe/running"));
+}
+
+TEST_F(BackendTest, MpsStopReturnsNoProblemsWhenTheDaemonQuits) {
+    MpsDaemon daemon((dir_ / "mps").string(), "GPU-1", control_);
+    EXPECT_TRUE(daemon.stop().empty());
+    EXPECT_FALSE(daemon.running());
+    EXPECT_TRUE(daemon.stop().empty());  // idempotent
+}
+
+}  // namespace
+}  // namespace migscope::partition

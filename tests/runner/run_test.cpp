@@ -1,0 +1,261 @@
+// The run loop with fake workers and a synthetic power source: windows, results, failures,
+// attribution, fixed work, sequential runs, external commands, interruption.
+#include "runner/run.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include "partition/partitions.h"
+
+namespace migscope::runner {
+namespace {
+
+// 100 W for the first 0.2 s (the idle probe), 300 W after; the counter is the exact integral.
+class StepPower : public telemetry::PowerSource {
+  public:
+    StepPower() : start_(SteadyClock::now()) {}
+    telemetry::Sample read(telemetry::SampleScope) override {
+        telemetry::Sample s;
+        s.time = SteadyClock::now();
+        const double t = seconds_between(start_, s.time);
+        s.power_instant_w = t < kSwitchS ? 100.0 : 300.0;
+        s.energy_j = t < kSwitchS ? 100.0 * t : 100.0 * kSwitchS + 300.0 * (t - kSwitchS);
+        return s;
+    }
+    static constexpr double kSwitchS = 0.2;
+
+  private:
+    SteadyTime start_;
+};
+
+class RunTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = std::filesystem::temp_directory_path() /
+               ("migscope-run-test-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::create_directories(dir_);
+        setenv("FAKE_STEP_S", "0.01", 1);
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+
+    RunSpec spec_for(const std::vector<std::string>& models) {
+        RunSpec s;
+        for (const std::string& m : models) {
+            partition::JobSpec j;
+            j.workload = m;
+            j.name = m + "#" + std::to_string(s.jobs.size());
+            s.jobs.push_back(j);
+        }
+        partition::Partition p;
+        p.label = "16 SMs";
+        p.sms = 16;
+        s.partitions.assign(s.jobs.size(), p);
+        s.partitions.back().sms = 48;  // unequal sizes, for attribution
+        s.duration_s = 1.0;
+        s.idle_probe_s = StepPower::kSwitchS - 0.05;
+        s.warmup_timeout_s = 10;
+        s.sample_hz = 50;
+        s.run_dir = dir_.string();
+        return s;
+    }
+
+    RunResult run(const RunSpec& s, partition::BackendKind kind = partition::BackendKind::kTimeslice,
+                  const RunHooks& hooks = {}) {
+        partition::BackendOptions o;
+        o.worker_path = FAKE_WORKER;
+        o.run_dir = dir_.string();
+        auto backend = partition::make_backend(kind, o, "GPU-fake");
+        return execute_run(s, *backend, &power_, hooks);
+    }
+
+    std::filesystem::path dir_;
+    StepPower power_;
+};
+
+double sum_energy(const RunResult& r) {
+    double sum = 0;
+    for (const JobResult& j : r.jobs)
+        sum += j.energy_j.value_or(0);
+    return sum;
+}
+
+TEST_F(RunTest, DurationWindowMeasuresEveryJobAndSplitsAllTheEnergy) {
+    const RunResult r = run(spec_for({"fake", "fake"}));
+    ASSERT_EQ(r.jobs.size(), 2u);
+    EXPECT_GE(r.window_s, 1.0);
+    EXPECT_LT(r.window_s, 1.5);
+    for (const JobResult& j : r.jobs) {
+        EXPECT_EQ(j.status, JobStatus::kOk) << j.message;
+        EXPECT_GT(j.steps, 20u);
+        ASSERT_TRUE(j.items_per_s);
+        // 100 items per ~10 ms step (sleep overshoot makes it slower, never faster).
+        EXPECT_LE(*j.items_per_s, 100 / 0.01 * 1.01);
+        EXPECT_GT(*j.items_per_s, 100 / 0.01 * 0.5);
+        ASSERT_TRUE(j.mfu);  // 1e12 FLOP per 100 items over a 1e14 FLOP/s peak
+        EXPECT_NEAR(*j.mfu, *j.items_per_s * 1e10 / 1e14, 1e-9);
+        EXPECT_EQ(j.peak_memory_bytes, 1073741824);
+        EXPECT_TRUE(j.step_time_p50_s && j.step_time_p95_s);
+        EXPECT_LE(*j.step_time_p50_s, *j.step_time_p95_s);
+        EXPECT_EQ(j.sms, 16u);
+    }
+    ASSERT_TRUE(r.energy.counter_energy_j);
+    EXPECT_NEAR(*r.energy.counter_energy_j, 300.0 * r.window_s, 0.5);
+    ASSERT_TRUE(r.energy.disagreement_pct);
+    EXPECT_LT(std::abs(*r.energy.disagreement_pct), 1.0);
+    ASSERT_TRUE(r.idle_power_w);
+    EXPECT_NEAR(*r.idle_power_w, 100.0, 1e-9);
+    EXPECT_NEAR(sum_energy(r), *r.energy.counter_energy_j, 1e-6);
+    // Idle energy by size (16 vs 48 SMs), dynamic by size × busy time: the bigger gets more.
+    EXPECT_GT(*r.jobs[1].energy_j, 2.5 * *r.jobs[0].energy_j);
+    EXPECT_NE(r.attribution_method.find("idle power"), std::string::npos);
+    ASSERT_TRUE(r.jobs[0].energy_per_item_j);
+    EXPECT_GT(r.trace.size(), 20u);
+}
+
+TEST_F(RunTest, ACrashedJobIsReportedAndTheOthersAreKept) {
+    const RunResult r = run(spec_for({"fake", "fake-crash"}));
+    EXPECT_EQ(r.jobs[0].status, JobStatus::kOk);
+    EXPECT_GT(r.jobs[0].steps, 0u);
+    EXPECT_EQ(r.jobs[1].status, JobStatus::kCrashed);
+    EXPECT_NE(r.jobs[1].message.find("signal 6"), std::string::npos) << r.jobs[1].message;
+    EXPECT_TRUE(r.energy.counter_energy_j);
+}
+
+TEST_F(RunTest, OutOfMemoryIsItsOwnStatus) {
+    const RunResult r = run(spec_for({"fake-oom", "fake"}));
+    EXPECT_EQ(r.jobs[0].status, JobStatus::kOutOfMemory);
+    EXPECT_NE(r.jobs[0].message.find("out of memory"), std::string::npos);
+    EXPECT_EQ(r.jobs[1].status, JobStatus::kOk);
+}
+
+TEST_F(RunTest, AJobThatNeverSettlesOpensTheWindowAtTheTimeoutWithAWarning) {
+    RunSpec s = spec_for({"fake-noisy"});
+    s.warmup_timeout_s = 0.5;
+    s.duration_s = 0.3;
+    const RunResult r = run(s);
+    EXPECT_EQ(r.jobs[0].status, JobStatus::kOk);
+    bool warned = false;
+    for (const std::string& w : r.warnings)
+        warned = warned || w.find("not steady") != std::string::npos;
+    EXPECT_TRUE(warned);
+}
+
+TEST_F(RunTest, FixedWorkMeasuresTheMakespanFromACommonStart) {
+    RunSpec s = spec_for({"fake", "fake-slow"});
+    s.mode = RunMode::kWork;
+    s.work_steps = 20;
+    const RunResult r = run(s);
+    for (const JobResult& j : r.jobs) {
+        EXPECT_EQ(j.status, JobStatus::kOk) << j.message;
+        EXPECT_EQ(j.steps, 20u);
+        EXPECT_DOUBLE_EQ(j.items, 2000.0);
+        ASSERT_TRUE(j.finish_s);
+    }
+    // The slow job (20 ms steps) ends the run; the fast one finished in about half the time.
+    EXPECT_LT(*r.jobs[0].finish_s, *r.jobs[1].finish_s);
+    EXPECT_NEAR(r.window_s, *r.jobs[1].finish_s, 0.1);
+    EXPECT_GE(r.window_s, 20 * 0.02);
+    EXPECT_NEAR(sum_energy(r), *r.energy.counter_energy_j, 1e-6);
+}
+
+TEST_F(RunTest, SequentialMeasuresEachJobAloneInItsOwnWindow) {
+    RunSpec s = spec_for({"fake", "fake"});
+    s.duration_s = 0.5;
+    const RunResult r = run(s, partition::BackendKind::kSequential);
+    ASSERT_EQ(r.windows_s.size(), 2u);
+    EXPECT_LE(r.windows_s[0].second, r.windows_s[1].first);  // one after the other
+    EXPECT_GE(r.window_s, 1.0);
+    for (const JobResult& j : r.jobs)
+        EXPECT_EQ(j.status, JobStatus::kOk) << j.message;
+    EXPECT_NEAR(sum_energy(r), *r.energy.counter_energy_j, 1e-6);
+    EXPECT_NE(r.attribution_method.find("alone"), std::string::npos);
+}
+
+TEST_F(RunTest, ExternalCommandsReportProgressOnFd3) {
+    RunSpec s = spec_for({"fake"});
+    partition::JobSpec ext;
+    ext.name = "shell";
+    ext.command = {"/bin/sh", "-c",
+                   "while true; do echo '{\"event\":\"step\",\"items\":10}' >&3; sleep 0.01; "
+                   "done"};
+    s.jobs.push_back(ext);
+    s.partitions.push_back(s.partitions.front());
+    const RunResult r = run(s);
+    EXPECT_EQ(r.jobs[1].status, JobStatus::kOk) << r.jobs[1].message;
+    EXPECT_GT(r.jobs[1].steps, 10u);
+    EXPECT_EQ(r.jobs[1].item_unit, "items");
+    ASSERT_TRUE(r.jobs[1].items_per_s);
+    EXPECT_GT(*r.jobs[1].items_per_s, 100.0);
+}
+
+TEST_F(RunTest, ACommandThatCannotStartIsAFailedJobNotAFailedRun) {
+    RunSpec s = spec_for({"fake"});
+    partition::JobSpec ext;
+    ext.name = "missing";
+    ext.command = {"/nonexistent/trainer"};
+    s.jobs.push_back(ext);
+    s.partitions.push_back(s.partitions.front());
+    const RunResult r = run(s);
+    EXPECT_EQ(r.jobs[0].status, JobStatus::kOk);
+    EXPECT_EQ(r.jobs[1].status, JobStatus::kFailed);
+    EXPECT_NE(r.jobs[1].message.find("/nonexistent/trainer"), std::string::npos);
+}
+
+TEST_F(RunTest, InterruptionStopsCleanlyAndKeepsPartialResults) {
+    RunSpec s = spec_for({"fake", "fake"});
+    s.duration_s = 30;
+    std::atomic<bool> stop{false};
+    RunHooks hooks;
+    hooks.interrupt = &stop;
+    std::thread t([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        stop = true;
+    });
+    const auto t0 = SteadyClock::now();
+    const RunResult r = run(s, partition::BackendKind::kTimeslice, hooks);
+    t.join();
+    EXPECT_LT(seconds_between(t0, SteadyClock::now()), 10.0);
+    EXPECT_TRUE(r.interrupted);
+    for (const JobResult& j : r.jobs)
+        EXPECT_GT(j.steps, 0u);  // the window was open: what it saw is kept
+    EXPECT_TRUE(r.energy.counter_energy_j);
+}
+
+TEST_F(RunTest, NoPowerSourceLeavesEnergyEmptyWithAWarning) {
+    partition::BackendOptions o;
+    o.worker_path = FAKE_WORKER;
+    o.run_dir = dir_.string();
+    auto backend = partition::make_backend(partition::BackendKind::kTimeslice, o, "");
+    RunSpec s = spec_for({"fake"});
+    s.duration_s = 0.3;
+    const RunResult r = execute_run(s, *backend, nullptr, {});
+    EXPECT_EQ(r.jobs[0].status, JobStatus::kOk);
+    EXPECT_FALSE(r.energy.counter_energy_j);
+    EXPECT_FALSE(r.jobs[0].energy_j);
+    EXPECT_FALSE(r.warnings.empty());
+}
+
+TEST(NormaliseThroughput, DividesByTheWholeGpuThroughputOfTheSameJob) {
+    RunResult run;
+    JobResult a, b;
+    a.spec.name = "a";
+    a.items_per_s = 50;
+    b.spec.name = "b";
+    b.items_per_s = 30;
+    run.jobs = {a, b};
+    JobResult wa = a, wb = b;
+    wa.items_per_s = 100;
+    wb.items_per_s = 60;
+    normalise_throughput(run, {wa, wb});
+    EXPECT_DOUBLE_EQ(*run.jobs[0].normalised_throughput, 0.5);
+    EXPECT_DOUBLE_EQ(*run.aggregate_normalised_throughput, 1.0);
+}
+
+}  // namespace
+}  // namespace migscope::runner

@@ -1,0 +1,332 @@
+// `migscope run`: jobs side by side on partitions of one GPU (or CPU cores), measured over a
+// steady-state window or as the makespan of fixed work, with board energy and attribution.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "core/error.h"
+#include "mig/catalog.h"
+#include "mig/layout.h"
+#include "nvml/live_catalog.h"
+#include "nvml/session.h"
+#include "partition/backend.h"
+#include "partition/partitions.h"
+#include "report/trace_writer.h"
+#include "run_output.h"
+#include "runner/run.h"
+#include "telemetry/nvml_power_source.h"
+#include "telemetry/rapl_power_source.h"
+
+namespace migscope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunOptions {
+    std::string backend;  // empty: green with a GPU, cpu without
+    std::string layout;
+    std::string jobs;
+    std::string jobs_file;
+    double duration_s = 0;
+    int64_t work_steps = 0;
+    unsigned gpu = 0;
+    unsigned warmup_steps = 3;
+    double steady_cv = 0.10;
+    double warmup_timeout_s = 300;
+    double job_timeout_s = 3600;
+    double hz = 10;
+    double idle_probe_s = 2;
+    std::string run_dir;
+    std::string baseline = "none";
+    std::string format = "table";
+    std::string output;
+    std::string worker;
+};
+
+std::atomic<bool> g_interrupted{false};
+void on_signal(int) {
+    g_interrupted = true;
+}
+
+// migscope-worker: $MIGSCOPE_WORKER, else beside this binary (installed) or in the build tree.
+std::string find_worker(const std::string& given) {
+    if (!given.empty())
+        return given;
+    if (const char* env = std::getenv("MIGSCOPE_WORKER"))
+        return env;
+    const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
+    for (const fs::path& p : {self / "migscope-worker", self / "../migscope-worker/migscope-worker"}) {
+        if (fs::exists(p))
+            return fs::weakly_canonical(p).string();
+    }
+    throw unavailable_error(
+        "migscope-worker not found beside migscope or in the build tree (built only where "
+        "LibTorch is found); set MIGSCOPE_WORKER or --worker");
+}
+
+std::string default_run_dir(const std::string& backend) {
+    const std::time_t now = std::time(nullptr);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+    return "migscope-runs/" + std::string(stamp) + "-" + backend;
+}
+
+std::vector<unsigned> allowed_cpu_cores() {
+    cpu_set_t set;
+    std::vector<unsigned> cores;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        for (unsigned c = 0; c < CPU_SETSIZE; ++c) {
+            if (CPU_ISSET(c, &set))
+                cores.push_back(c);
+        }
+    }
+    return cores;
+}
+
+struct Gpu {
+    std::optional<nvml::Session> session;
+    std::optional<nvml::Device> device;
+    std::string uuid;
+    mig::GpuModel model;
+};
+
+std::unique_ptr<Gpu> open_gpu(unsigned index) {
+    auto owner = std::make_unique<Gpu>();
+    Gpu& g = *owner;
+    g.session.emplace(nvml::Session::open());
+    g.device.emplace(g.session->device(index));
+    const auto uuid = g.device->uuid().value;
+    if (!uuid)
+        throw unavailable_error("GPU " + std::to_string(index) + ": NVML gives no UUID");
+    g.uuid = *uuid;
+    const auto name = g.device->name().value.value_or("");
+    if (const mig::GpuModel* builtin = mig::match_builtin_by_device_name(name))
+        g.model = *builtin;
+    else if (auto live = nvml::read_live_model(*g.device))
+        g.model = live->model;
+    if (!g.model.sm_count)
+        throw unavailable_error("GPU " + name + ": SM count unknown (not in the built-in catalog)");
+    return owner;
+}
+
+int run_command(RunOptions o) {
+    if ((o.duration_s > 0) == (o.work_steps > 0))
+        throw input_error("give exactly one of --duration S and --work STEPS");
+    if (o.jobs.empty() == o.jobs_file.empty())
+        throw input_error("give exactly one of --jobs and --jobs-file");
+    std::vector<partition::JobSpec> jobs = o.jobs.empty()
+                                               ? partition::read_jobs_file(o.jobs_file)
+                                               : partition::parse_job_list(o.jobs);
+
+    // The GPU, when there is one; without one the cpu backend is the default.
+    std::unique_ptr<Gpu> gpu;
+    std::string gpu_problem;
+    try {
+        gpu = open_gpu(o.gpu);
+    } catch (const Error& e) {
+        if (e.kind() == ErrorKind::kInput)
+            throw;
+        gpu_problem = e.what();
+    }
+    if (o.backend.empty())
+        o.backend = gpu ? "green" : "cpu";
+    const partition::BackendKind kind = partition::parse_backend(o.backend);
+    if (kind == partition::BackendKind::kMig) {
+        throw unavailable_error(
+            "the mig backend is not wired into `migscope run` yet (see docs/mig-backend.md)");
+    }
+    if (kind != partition::BackendKind::kCpu && !gpu)
+        throw unavailable_error("--backend " + o.backend + " needs a GPU: " + gpu_problem);
+    if (partition::uses_layout(kind) && o.layout.empty())
+        throw input_error("--backend " + o.backend + " needs --layout (one partition per job)");
+    if (!partition::uses_layout(kind) && !o.layout.empty())
+        throw input_error("--layout applies to the green, mps and mig backends, not " + o.backend);
+
+    std::vector<partition::Partition> partitions;
+    if (kind == partition::BackendKind::kCpu)
+        partitions = partition::cpu_partitions(allowed_cpu_cores(), jobs.size());
+    else if (partition::uses_layout(kind))
+        partitions = partition::layout_partitions(mig::parse_layout(o.layout, gpu->model),
+                                                  gpu->model, jobs.size(), gpu->uuid);
+    else
+        partitions = partition::whole_gpu_partitions(gpu->model, jobs.size(), gpu->uuid);
+
+    if (o.run_dir.empty())
+        o.run_dir = default_run_dir(o.backend);
+    fs::create_directories(o.run_dir);
+
+    std::unique_ptr<telemetry::PowerSource> power;
+    if (kind == partition::BackendKind::kCpu) {
+        try {
+            power = std::make_unique<telemetry::RaplPowerSource>();
+        } catch (const Error& e) {
+            std::cerr << "migscope run: CPU energy not measured: " << e.what() << '\n';
+        }
+    } else {
+        power = std::make_unique<telemetry::NvmlPowerSource>(*gpu->device);
+    }
+
+    runner::RunSpec spec;
+    spec.jobs = jobs;
+    spec.partitions = partitions;
+    spec.layout = o.layout;
+    spec.mode = o.duration_s > 0 ? runner::RunMode::kDuration : runner::RunMode::kWork;
+    spec.duration_s = o.duration_s;
+    spec.work_steps = o.work_steps;
+    spec.warmup_steps = o.warmup_steps;
+    spec.steady.max_cv = o.steady_cv;
+    spec.warmup_timeout_s = o.warmup_timeout_s;
+    spec.job_timeout_s = o.job_timeout_s;
+    spec.sample_hz = o.hz;
+    spec.idle_probe_s = o.idle_probe_s;
+    spec.run_dir = o.run_dir;
+
+    struct sigaction action {};
+    action.sa_handler = on_signal;
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+    runner::RunHooks hooks;
+    hooks.progress = [](const std::string& line) { std::cerr << "migscope run: " << line << '\n'; };
+    hooks.interrupt = &g_interrupted;
+
+    partition::BackendOptions bo;
+    bo.worker_path = find_worker(o.worker);
+    bo.run_dir = fs::absolute(o.run_dir).string();
+    bo.device_sms = gpu && gpu->model.sm_count ? *gpu->model.sm_count : 0;
+    const std::string device = gpu ? gpu->uuid : "";
+
+    auto execute = [&](partition::BackendKind k, const std::vector<partition::Partition>& parts,
+                       const std::string& layout) {
+        auto backend = partition::make_backend(k, bo, device);
+        runner::RunSpec s = spec;
+        s.partitions = parts;
+        s.layout = layout;
+        runner::RunResult r = runner::execute_run(s, *backend, power.get(), hooks);
+        for (const std::string& problem : backend->release())
+            r.warnings.push_back(problem);
+        return r;
+    };
+
+    runner::RunResult result = execute(kind, partitions, o.layout);
+    std::optional<runner::RunResult> baseline;
+    if (o.baseline == "sequential" && kind != partition::BackendKind::kSequential &&
+        !result.interrupted) {
+        std::cerr << "migscope run: baseline: the same jobs one after another on the whole "
+                  << (gpu ? "GPU" : "CPU") << '\n';
+        baseline = execute(partition::BackendKind::kSequential,
+                           gpu ? partition::whole_gpu_partitions(gpu->model, jobs.size(), device)
+                               : partition::cpu_partitions(allowed_cpu_cores(), 1 * jobs.size()),
+                           "");
+        runner::normalise_throughput(result, baseline->jobs);
+        runner::normalise_throughput(*baseline, baseline->jobs);
+    }
+
+    // Everything measured is kept in the run directory, whatever is printed.
+    nlohmann::json doc = {{"run", run_json(result)}};
+    if (baseline)
+        doc["baseline"] = run_json(*baseline);
+    std::ofstream(o.run_dir + "/result.json") << doc.dump(2) << '\n';
+    if (!result.trace.empty()) {
+        std::ofstream trace(o.run_dir + "/trace.csv");
+        report::TraceWriter writer(trace, report::TraceFormat::kCsv, result.trace_origin,
+                                   result.trace.front().energy_j);
+        writer.write_header();
+        for (const telemetry::Sample& sample : result.trace)
+            writer.write(sample);
+    }
+
+    std::ostream* out = &std::cout;
+    std::ofstream file;
+    if (!o.output.empty()) {
+        file.open(o.output);
+        if (!file)
+            throw input_error("cannot write " + o.output);
+        out = &file;
+    }
+    if (o.format == "json") {
+        *out << doc.dump(2) << '\n';
+    } else {
+        print_run_table(result,
+                        "migscope run: " + o.backend +
+                            (o.layout.empty() ? "" : " " + o.layout),
+                        *out);
+        if (baseline) {
+            *out << '\n';
+            print_run_table(*baseline, "baseline: sequential", *out);
+            *out << '\n';
+            print_comparison(result, *baseline, *out);
+        }
+        *out << "results, trace and job logs: " << o.run_dir << '\n';
+    }
+    bool all_ok = true;
+    for (const runner::JobResult& r : result.jobs)
+        all_ok = all_ok && r.status == runner::JobStatus::kOk;
+    if (result.interrupted)
+        return 130;
+    return all_ok ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, Action& action) {
+    auto o = std::make_shared<RunOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "run",
+        "Run jobs side by side on partitions of one GPU and measure throughput and energy.\n"
+        "Example: migscope run --backend green --layout 3g.71gb+2g.35gb+1g.18gb+1g.18gb \\\n"
+        "           --jobs resnet50,bert-base,resnet18,resnet18 --duration 60");
+    cmd->add_option("--backend", o->backend,
+                    "green | mps | timeslice | sequential | cpu (default: green with a GPU, cpu "
+                    "without)");
+    cmd->add_option("--layout", o->layout,
+                    "MIG-style layout, one partition per job in job order (green, mps)");
+    cmd->add_option("--jobs", o->jobs,
+                    "Comma list of WORKLOAD[:MODE][:BATCH], e.g. resnet18,bert-base:finetune:16");
+    cmd->add_option("--jobs-file", o->jobs_file,
+                    "JSON jobs file (built-in workloads and external commands); see docs/runs.md");
+    cmd->add_option("--duration", o->duration_s,
+                    "Steady-state window in seconds (opens when every job is steady)");
+    cmd->add_option("--work", o->work_steps,
+                    "Fixed work: measured steps per job; the makespan counts");
+    cmd->add_option("--gpu", o->gpu, "GPU index (NVML)")->capture_default_str();
+    cmd->add_option("--warmup-steps", o->warmup_steps, "Steps each job runs before it counts")
+        ->capture_default_str();
+    cmd->add_option("--steady-cv", o->steady_cv,
+                    "Steady state: coefficient of variation of the last 5 step times at most this")
+        ->capture_default_str();
+    cmd->add_option("--warmup-timeout", o->warmup_timeout_s,
+                    "Open the window anyway after this many seconds (with a warning)")
+        ->capture_default_str();
+    cmd->add_option("--job-timeout", o->job_timeout_s,
+                    "--work: a job still running after this many seconds is timed out")
+        ->capture_default_str();
+    cmd->add_option("--hz", o->hz, "Power sampling rate (10 to 100)")
+        ->check(CLI::Range(10.0, 100.0))
+        ->capture_default_str();
+    cmd->add_option("--idle-probe", o->idle_probe_s,
+                    "Seconds of board power sampled before starting, as idle power (0: none)")
+        ->capture_default_str();
+    cmd->add_option("--baseline", o->baseline,
+                    "sequential: also run the jobs one after another on the whole GPU and compare")
+        ->check(CLI::IsMember({"none", "sequential"}))
+        ->capture_default_str();
+    cmd->add_option("--run-dir", o->run_dir,
+                    "Where results, the power trace and job logs go (default "
+                    "migscope-runs/DATE-BACKEND)");
+    cmd->add_option("--format", o->format, "table or json")
+        ->check(CLI::IsMember({"table", "json"}))
+        ->capture_default_str();
+    cmd->add_option("-o,--output", o->output, "Write the output here instead of stdout");
+    cmd->add_option("--worker", o->worker, "migscope-worker binary (default: found beside migscope)");
+    cmd->callback([o, &action] { action = [o] { return run_command(*o); }; });
+}
+
+}  // namespace migscope::cli

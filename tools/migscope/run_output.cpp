@@ -1,0 +1,204 @@
+// Printers for run results: JSON and tables over the same fields.
+#include "run_output.h"
+
+#include <fmt/format.h>
+
+#include "json_value.h"
+#include "report/table.h"
+
+namespace migscope::cli {
+namespace {
+
+using nlohmann::json;
+using report::Align;
+
+std::string num(const std::optional<double>& v, int decimals, const std::string& unit = "") {
+    if (!v)
+        return "-";
+    return fmt::format("{:.{}f}", *v, decimals) + (unit.empty() ? "" : " " + unit);
+}
+
+// 12345.6 → "12.3k"; keeps throughput columns narrow.
+std::string si(const std::optional<double>& v) {
+    if (!v)
+        return "-";
+    const double a = std::abs(*v);
+    if (a >= 1e6)
+        return fmt::format("{:.2f}M", *v / 1e6);
+    if (a >= 1e3)
+        return fmt::format("{:.2f}k", *v / 1e3);
+    return fmt::format("{:.1f}", *v);
+}
+
+std::string mode_name(runner::RunMode m) {
+    return m == runner::RunMode::kDuration ? "duration" : "work";
+}
+
+json energy_json(const telemetry::EnergySummary& e) {
+    return {{"method", "board energy counter delta over the window(s); power trace integrated "
+                       "(trapezoid) as a cross-check"},
+            {"duration_s", e.duration_s},
+            {"counter_energy_j", maybe(e.counter_energy_j)},
+            {"trace_energy_j", maybe(e.trace_energy_j)},
+            {"disagreement_pct", maybe(e.disagreement_pct)},
+            {"average_power_w", maybe(e.average_power_w)},
+            {"peak_power_w", maybe(e.peak_power_w)},
+            {"power_samples", e.power_samples},
+            {"max_gap_s", maybe(e.max_gap_s)},
+            {"trace_is_one_second_average", e.trace_is_one_second_average},
+            {"warnings", e.warnings}};
+}
+
+}  // namespace
+
+json run_json(const runner::RunResult& run) {
+    json j;
+    j["backend"] = partition::to_string(run.backend);
+    j["mode"] = mode_name(run.mode);
+    j["layout"] = run.layout.empty() ? json(nullptr) : json(run.layout);
+    j["window_s"] = run.window_s;
+    j["window_meaning"] = run.mode == runner::RunMode::kDuration
+                              ? "steady-state window (summed over jobs for sequential)"
+                              : "makespan of the fixed work (summed over jobs for sequential)";
+    j["energy"] = energy_json(run.energy);
+    j["idle_power_w"] = maybe(run.idle_power_w);
+    j["attribution_method"] = run.attribution_method;
+    j["aggregate_normalised_throughput"] = maybe(run.aggregate_normalised_throughput);
+    j["interrupted"] = run.interrupted;
+    j["warnings"] = run.warnings;
+    j["jobs"] = json::array();
+    for (const runner::JobResult& r : run.jobs) {
+        json job;
+        job["name"] = r.spec.name;
+        job["workload"] = r.spec.external() ? json(nullptr) : json(r.spec.workload);
+        job["command"] = r.spec.command;
+        job["mode"] = r.spec.mode;
+        job["batch"] = maybe(r.spec.batch);
+        job["partition"] = r.partition.label;
+        job["sms_requested"] = maybe(r.partition.sms);
+        job["sms"] = maybe(r.sms);
+        job["memory_limit_gib"] = maybe(r.partition.memory_gib);
+        job["status"] = runner::to_string(r.status);
+        job["message"] = r.message;
+        job["item_unit"] = maybe(r.item_unit);
+        job["steps"] = r.steps;
+        job["items"] = r.items;
+        job["busy_s"] = r.busy_s;
+        job["items_per_s"] = maybe(r.items_per_s);
+        job["step_time_p50_s"] = maybe(r.step_time_p50_s);
+        job["step_time_p95_s"] = maybe(r.step_time_p95_s);
+        job["mfu"] = maybe(r.mfu);
+        job["peak_memory_bytes"] = maybe(r.peak_memory_bytes);
+        job["finish_s"] = maybe(r.finish_s);
+        job["energy_j"] = maybe(r.energy_j);
+        job["energy_per_item_j"] = maybe(r.energy_per_item_j);
+        job["normalised_throughput"] = maybe(r.normalised_throughput);
+        job["stderr_log"] = r.stderr_path;
+        j["jobs"].push_back(job);
+    }
+    return j;
+}
+
+void print_run_table(const runner::RunResult& run, const std::string& title, std::ostream& out) {
+    out << title << '\n';
+    report::TextTable t({{"job"},
+                         {"partition"},
+                         {"SMs", Align::kRight},
+                         {"status"},
+                         {"throughput", Align::kRight},
+                         {"unit"},
+                         {"step p50", Align::kRight},
+                         {"p95", Align::kRight},
+                         {"MFU", Align::kRight},
+                         {"peak mem", Align::kRight},
+                         {"energy", Align::kRight},
+                         {"per item", Align::kRight},
+                         {"norm.", Align::kRight}});
+    for (const runner::JobResult& r : run.jobs) {
+        std::optional<double> ms50, ms95, mfu, gib, mj;
+        if (r.step_time_p50_s)
+            ms50 = *r.step_time_p50_s * 1e3;
+        if (r.step_time_p95_s)
+            ms95 = *r.step_time_p95_s * 1e3;
+        if (r.mfu)
+            mfu = *r.mfu * 100;
+        if (r.peak_memory_bytes)
+            gib = static_cast<double>(*r.peak_memory_bytes) / (1024.0 * 1024 * 1024);
+        if (r.energy_per_item_j)
+            mj = *r.energy_per_item_j * 1e3;
+        std::string status = runner::to_string(r.status);
+        t.add_row({r.spec.name, r.partition.label,
+                   r.sms ? std::to_string(*r.sms)
+                         : (r.partition.sms ? std::to_string(*r.partition.sms) : "-"),
+                   status, si(r.items_per_s), r.item_unit ? *r.item_unit + "/s" : "-",
+                   num(ms50, 1, "ms"), num(ms95, 1, "ms"), num(mfu, 1, "%"), num(gib, 1, "GiB"),
+                   num(r.energy_j ? std::optional<double>(*r.energy_j / 1e3) : std::nullopt, 2,
+                       "kJ"),
+                   num(mj, 2, "mJ"), num(r.normalised_throughput, 2)});
+    }
+    t.print(out);
+    const auto& e = run.energy;
+    out << fmt::format("  {} {}: {:.1f} s", mode_name(run.mode) == "duration" ? "window" : "makespan",
+                       run.backend == partition::BackendKind::kSequential ? "(sum of the jobs')"
+                                                                            : "",
+                       run.window_s)
+        << '\n';
+    out << "  energy       " << num(e.counter_energy_j ? std::optional<double>(*e.counter_energy_j / 1e3) : std::nullopt, 2, "kJ")
+        << " (board counter)   trace " << num(e.trace_energy_j ? std::optional<double>(*e.trace_energy_j / 1e3) : std::nullopt, 2, "kJ")
+        << " (" << e.power_samples << " samples, disagreement "
+        << num(e.disagreement_pct, 2, "%") << ")\n";
+    out << "  power        " << num(e.average_power_w, 0, "W") << " average, idle "
+        << num(run.idle_power_w, 0, "W") << " before the run\n";
+    if (run.aggregate_normalised_throughput)
+        out << "  aggregate normalised throughput " << num(run.aggregate_normalised_throughput, 2)
+            << " (sum of each job's throughput over its whole-GPU throughput)\n";
+    if (!run.attribution_method.empty())
+        out << "  attribution  " << run.attribution_method << '\n';
+    for (const std::string& w : run.warnings)
+        out << "  warning: " << w << '\n';
+    for (const std::string& w : e.warnings)
+        out << "  warning: " << w << '\n';
+    if (run.interrupted)
+        out << "  interrupted: partial results\n";
+}
+
+void print_comparison(const runner::RunResult& run, const runner::RunResult& base,
+                      std::ostream& out) {
+    auto change = [](std::optional<double> a, std::optional<double> b) -> std::string {
+        if (!a || !b || *b == 0)
+            return "-";
+        return fmt::format("{:+.1f} %", 100.0 * (*a - *b) / *b);
+    };
+    out << "Against the sequential baseline (same jobs, one after another on the whole GPU):\n";
+    if (run.mode == runner::RunMode::kWork) {
+        out << "  energy   " << num(run.energy.counter_energy_j, 0, "J") << " vs "
+            << num(base.energy.counter_energy_j, 0, "J") << "  ("
+            << change(run.energy.counter_energy_j, base.energy.counter_energy_j) << ")\n";
+        out << "  time     " << num(run.window_s, 1, "s") << " makespan vs "
+            << num(base.window_s, 1, "s") << "  (" << change(run.window_s, base.window_s) << ")\n";
+    } else {
+        out << "  average power " << num(run.energy.average_power_w, 0, "W") << " vs "
+            << num(base.energy.average_power_w, 0, "W") << '\n';
+    }
+    for (const runner::JobResult& r : run.jobs) {
+        for (const runner::JobResult& b : base.jobs) {
+            if (b.spec.name != r.spec.name)
+                continue;
+            out << "  " << r.spec.name << ": throughput " << si(r.items_per_s) << " vs "
+                << si(b.items_per_s) << " alone; energy per item "
+                << num(r.energy_per_item_j ? std::optional<double>(*r.energy_per_item_j * 1e3)
+                                           : std::nullopt,
+                       2, "mJ")
+                << " vs "
+                << num(b.energy_per_item_j ? std::optional<double>(*b.energy_per_item_j * 1e3)
+                                           : std::nullopt,
+                       2, "mJ")
+                << " (" << change(r.energy_per_item_j, b.energy_per_item_j) << ")\n";
+        }
+    }
+    if (run.aggregate_normalised_throughput)
+        out << "  aggregate normalised throughput " << num(run.aggregate_normalised_throughput, 2)
+            << " (the sequential baseline is 1.00 by definition)\n";
+}
+
+}  // namespace migscope::cli

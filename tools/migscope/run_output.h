@@ -1,0 +1,18 @@
+// `migscope run` output: a run result as JSON (one field schema) and as a summary table.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "runner/run.h"
+
+namespace migscope::cli {
+
+nlohmann::json run_json(const runner::RunResult& run);
+// The per-job table and the totals, then warnings; `title` heads it.
+void print_run_table(const runner::RunResult& run, const std::string& title, std::ostream& out);
+// One paragraph: a partitioned run against the sequential baseline of the same jobs.
+void print_comparison(const runner::RunResult& run, const runner::RunResult& baseline,
+                      std::ostream& out);
+
+}  // namespace migscope::cli
