@@ -23,11 +23,12 @@ constexpr BackendName kBackendNames[] = {
     {BackendKind::kSequential, "sequential"}, {BackendKind::kCpu, "cpu"},
 };
 
-std::string stderr_path(const BackendOptions& o, size_t job, const JobSpec& spec) {
-    return o.run_dir + "/job" + std::to_string(job) + "-" + spec.name + ".stderr";
+std::string stderr_path(const BackendOptions& o, const JobSpec& spec) {
+    return o.run_dir + "/" + spec.name + ".stderr";
 }
 
-// One process per job, on the partition's device (or the CPU cores it names).
+// One process per job, on the partition's device (or the CPU cores it names): mig, timeslice,
+// sequential and cpu.
 class ProcessPerJobBackend : public Backend {
   public:
     ProcessPerJobBackend(BackendKind kind, BackendOptions options)
@@ -44,8 +45,8 @@ class ProcessPerJobBackend : public Backend {
             Launch launch;
             launch.jobs = {i};
             ChildOptions& c = launch.child;
-            c.stderr_path = stderr_path(options_, i, job);
-            const bool on_cpu = kind_ == BackendKind::kCpu;
+            c.stderr_path = stderr_path(options_, job);
+            const bool on_cpu = !p.cpu_cores.empty();  // cpu, or sequential on a CPU
             if (job.external()) {
                 c.argv = job.command;
                 c.progress = ProgressPipe::kFd3;

@@ -199,13 +199,15 @@ int run_command(RunOptions o) {
 
     partition::BackendOptions bo;
     bo.worker_path = find_worker(o.worker);
-    bo.run_dir = fs::absolute(o.run_dir).string();
     bo.device_sms = gpu && gpu->model.sm_count ? *gpu->model.sm_count : 0;
     const std::string device = gpu ? gpu->uuid : "";
 
     auto execute = [&](partition::BackendKind k, const std::vector<partition::Partition>& parts,
-                       const std::string& layout) {
-        auto backend = partition::make_backend(k, bo, device);
+                       const std::string& layout, const std::string& dir) {
+        fs::create_directories(dir);
+        partition::BackendOptions options = bo;
+        options.run_dir = fs::absolute(dir).string();
+        auto backend = partition::make_backend(k, options, device);
         runner::RunSpec s = spec;
         s.partitions = parts;
         s.layout = layout;
@@ -215,16 +217,18 @@ int run_command(RunOptions o) {
         return r;
     };
 
-    runner::RunResult result = execute(kind, partitions, o.layout);
+    runner::RunResult result = execute(kind, partitions, o.layout, o.run_dir);
     std::optional<runner::RunResult> baseline;
     if (o.baseline == "sequential" && kind != partition::BackendKind::kSequential &&
         !result.interrupted) {
         std::cerr << "migscope run: baseline: the same jobs one after another on the whole "
                   << (gpu ? "GPU" : "CPU") << '\n';
-        baseline = execute(partition::BackendKind::kSequential,
-                           gpu ? partition::whole_gpu_partitions(gpu->model, jobs.size(), device)
-                               : partition::cpu_partitions(allowed_cpu_cores(), 1 * jobs.size()),
-                           "");
+        const std::vector<partition::Partition> whole =
+            gpu ? partition::whole_gpu_partitions(gpu->model, jobs.size(), device)
+                : std::vector<partition::Partition>(
+                      jobs.size(), partition::cpu_partitions(allowed_cpu_cores(), 1).front());
+        baseline = execute(partition::BackendKind::kSequential, whole, "",
+                           o.run_dir + "/baseline");
         runner::normalise_throughput(result, baseline->jobs);
         runner::normalise_throughput(*baseline, baseline->jobs);
     }

@@ -138,10 +138,11 @@ void print_run_table(const runner::RunResult& run, const std::string& title, std
     }
     t.print(out);
     const auto& e = run.energy;
-    out << fmt::format("  {} {}: {:.1f} s", mode_name(run.mode) == "duration" ? "window" : "makespan",
-                       run.backend == partition::BackendKind::kSequential ? "(sum of the jobs')"
-                                                                            : "",
-                       run.window_s)
+    out << fmt::format("  {:<12} {:.1f} s{}",
+                       run.mode == runner::RunMode::kDuration ? "window" : "makespan", run.window_s,
+                       run.backend == partition::BackendKind::kSequential
+                           ? " (the jobs' own windows, summed)"
+                           : "")
         << '\n';
     out << "  energy       " << num(e.counter_energy_j ? std::optional<double>(*e.counter_energy_j / 1e3) : std::nullopt, 2, "kJ")
         << " (board counter)   trace " << num(e.trace_energy_j ? std::optional<double>(*e.trace_energy_j / 1e3) : std::nullopt, 2, "kJ")
