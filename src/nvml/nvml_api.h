@@ -19,10 +19,16 @@ constexpr Return kErrorDriverNotLoaded = 9;
 constexpr Return kErrorLibraryNotFound = 12;
 constexpr Return kErrorFunctionNotFound = 13;
 constexpr Return kErrorGpuIsLost = 15;
+constexpr Return kErrorInUse = 19;
+constexpr Return kErrorInsufficientResources = 23;
 constexpr Return kErrorUnknown = 999;
 
 struct DeviceOpaque;
-using Device = DeviceOpaque*;  // nvmlDevice_t
+using Device = DeviceOpaque*;  // nvmlDevice_t (a GPU, or a MIG device: one compute instance)
+struct GpuInstanceOpaque;
+using GpuInstance = GpuInstanceOpaque*;  // nvmlGpuInstance_t
+struct ComputeInstanceOpaque;
+using ComputeInstance = ComputeInstanceOpaque*;  // nvmlComputeInstance_t
 
 constexpr unsigned kDeviceNameBufferSize = 96;     // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 constexpr unsigned kDeviceUuidBufferSize = 96;     // NVML_DEVICE_UUID_V2_BUFFER_SIZE
@@ -127,6 +133,68 @@ constexpr unsigned kMaxGpuInstanceProfileEnum = 64;
 constexpr unsigned kMigDisabled = 0;
 constexpr unsigned kMigEnabled = 1;
 
+struct GpuInstanceInfo {  // nvmlGpuInstanceInfo_t
+    Device device;        // parent GPU
+    unsigned int id;      // GPU instance id, unique within the GPU
+    unsigned int profileId;
+    GpuInstancePlacement placement;
+};
+
+struct ComputeInstancePlacement {  // nvmlComputeInstancePlacement_t, in compute slices of the GI
+    unsigned int start;
+    unsigned int size;
+};
+
+struct ComputeInstanceInfo {  // nvmlComputeInstanceInfo_t (filled by nvmlComputeInstanceGetInfo_v2)
+    Device device;            // parent GPU
+    GpuInstance gpuInstance;  // parent GPU instance
+    unsigned int id;          // compute instance id, unique within its GPU instance
+    unsigned int profileId;
+    ComputeInstancePlacement placement;
+};
+
+struct ComputeInstanceProfileInfo {  // nvmlComputeInstanceProfileInfo_t (v1)
+    unsigned int id;
+    unsigned int sliceCount;
+    unsigned int instanceCount;
+    unsigned int multiprocessorCount;
+    unsigned int sharedCopyEngineCount;
+    unsigned int sharedDecoderCount;
+    unsigned int sharedEncoderCount;
+    unsigned int sharedJpegCount;
+    unsigned int sharedOfaCount;
+};
+
+struct ComputeInstanceProfileInfoV2 {  // nvmlComputeInstanceProfileInfo_v2_t
+    unsigned int version;
+    unsigned int id;
+    unsigned int sliceCount;
+    unsigned int instanceCount;
+    unsigned int multiprocessorCount;
+    unsigned int sharedCopyEngineCount;
+    unsigned int sharedDecoderCount;
+    unsigned int sharedEncoderCount;
+    unsigned int sharedJpegCount;
+    unsigned int sharedOfaCount;
+    char name[kDeviceNameBufferSize];
+};
+// NVML_STRUCT_VERSION(ComputeInstanceProfileInfo, 2): sizeof | (2 << 24)
+constexpr unsigned kComputeInstanceProfileInfoV2Version =
+    static_cast<unsigned>(sizeof(ComputeInstanceProfileInfoV2)) | (2u << 24);
+
+// Compute instance profile enums (NVML_COMPUTE_INSTANCE_PROFILE_*), probed from 0 upwards until
+// NVML answers "invalid argument" (the count grows between driver versions); this bounds the probe.
+constexpr unsigned kMaxComputeInstanceProfileEnum = 32;
+// NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED: all engines but the SMs shared within the GI.
+constexpr unsigned kComputeInstanceEngineProfileShared = 0;
+
+struct ProcessInfo {  // nvmlProcessInfo_t (= nvmlProcessInfo_v2_t, for ..._v3 process queries)
+    unsigned int pid;
+    unsigned long long usedGpuMemory;  // bytes
+    unsigned int gpuInstanceId;        // 0xFFFFFFFF when MIG is off
+    unsigned int computeInstanceId;    // 0xFFFFFFFF when MIG is off
+};
+
 // Clock event ("throttle") reason bits.
 constexpr unsigned long long kClocksEventGpuIdle = 0x1;
 constexpr unsigned long long kClocksEventApplicationsClocksSetting = 0x2;
@@ -162,5 +230,27 @@ using DeviceGetGpuInstanceProfileInfoVFn = Return (*)(Device, unsigned int,
                                                       GpuInstanceProfileInfoV2*);
 using DeviceGetGpuInstancePossiblePlacementsFn = Return (*)(Device, unsigned int,
                                                             GpuInstancePlacement*, unsigned int*);
+// MIG instance management and MIG device handles. DeviceGetUintFn also serves
+// nvmlDeviceGetMaxMigDeviceCount, nvmlDeviceGetGpuInstanceId and nvmlDeviceGetComputeInstanceId;
+// DeviceGetUuidFn serves nvmlDeviceGetUUID on a MIG device handle.
+using DeviceGetGpuInstancesFn = Return (*)(Device, unsigned int, GpuInstance*, unsigned int*);
+using DeviceCreateGpuInstanceWithPlacementFn = Return (*)(Device, unsigned int,
+                                                          const GpuInstancePlacement*,
+                                                          GpuInstance*);
+using GpuInstanceDestroyFn = Return (*)(GpuInstance);
+using GpuInstanceGetInfoFn = Return (*)(GpuInstance, GpuInstanceInfo*);
+using GpuInstanceGetComputeInstanceProfileInfoFn = Return (*)(GpuInstance, unsigned int,
+                                                              unsigned int,
+                                                              ComputeInstanceProfileInfo*);
+using GpuInstanceGetComputeInstanceProfileInfoVFn = Return (*)(GpuInstance, unsigned int,
+                                                               unsigned int,
+                                                               ComputeInstanceProfileInfoV2*);
+using GpuInstanceCreateComputeInstanceFn = Return (*)(GpuInstance, unsigned int, ComputeInstance*);
+using GpuInstanceGetComputeInstancesFn = Return (*)(GpuInstance, unsigned int, ComputeInstance*,
+                                                    unsigned int*);
+using ComputeInstanceDestroyFn = Return (*)(ComputeInstance);
+using ComputeInstanceGetInfoFn = Return (*)(ComputeInstance, ComputeInstanceInfo*);
+using DeviceGetMigDeviceHandleByIndexFn = Return (*)(Device, unsigned int, Device*);
+using DeviceGetComputeRunningProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);
 
 }  // namespace migscope::nvml::api

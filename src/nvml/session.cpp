@@ -1,108 +1,14 @@
 // NVML loading (dlopen/dlsym), session lifetime and device queries.
 #include "nvml/session.h"
 
-#include <dlfcn.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/error.h"
+#include "nvml/library.h"
 
 namespace migscope::nvml {
-
-// The loaded library and the entry points migscope uses. Optional entry points stay null when an
-// older driver lacks them; their queries then read as "not supported".
-class Library {
-  public:
-    explicit Library(const std::string& path) : path_(path) {
-        handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (handle_ == nullptr) {
-            const char* why = dlerror();
-            throw unavailable_error("NVML unavailable: cannot load " + path + " (" +
-                                    (why ? why : "unknown reason") +
-                                    "); is the NVIDIA driver installed?");
-        }
-        required(init, "nvmlInit_v2");
-        required(shutdown, "nvmlShutdown");
-        required(error_string, "nvmlErrorString");
-        required(get_count, "nvmlDeviceGetCount_v2");
-        required(get_handle, "nvmlDeviceGetHandleByIndex_v2");
-        optional(driver_version, "nvmlSystemGetDriverVersion");
-        optional(cuda_driver_version, "nvmlSystemGetCudaDriverVersion");
-        optional(get_name, "nvmlDeviceGetName");
-        optional(get_uuid, "nvmlDeviceGetUUID");
-        optional(get_memory, "nvmlDeviceGetMemoryInfo");
-        optional(get_mig_mode, "nvmlDeviceGetMigMode");
-        optional(get_power_limit, "nvmlDeviceGetEnforcedPowerLimit");
-        optional(get_power_usage, "nvmlDeviceGetPowerUsage");
-        optional(get_energy, "nvmlDeviceGetTotalEnergyConsumption");
-        optional(get_field_values, "nvmlDeviceGetFieldValues");
-        optional(get_clock, "nvmlDeviceGetClockInfo");
-        optional(get_utilization, "nvmlDeviceGetUtilizationRates");
-        optional(get_temperature, "nvmlDeviceGetTemperature");
-        optional(get_clocks_event_reasons, "nvmlDeviceGetCurrentClocksEventReasons");
-        if (get_clocks_event_reasons == nullptr) {  // drivers before the rename
-            optional(get_clocks_event_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
-        }
-        optional(get_profile_info, "nvmlDeviceGetGpuInstanceProfileInfo");
-        optional(get_profile_info_v, "nvmlDeviceGetGpuInstanceProfileInfoV");
-        optional(get_placements, "nvmlDeviceGetGpuInstancePossiblePlacements_v2");
-    }
-    ~Library() {
-        if (handle_ != nullptr)
-            dlclose(handle_);
-    }
-    Library(const Library&) = delete;
-    Library& operator=(const Library&) = delete;
-
-    std::string describe(const char* call, api::Return code) const {
-        const char* text = error_string ? error_string(code) : nullptr;
-        return std::string(call) + " failed: " + (text ? text : "error") + " (NVML code " +
-               std::to_string(code) + ")";
-    }
-    const std::string& path() const { return path_; }
-
-    api::InitFn init = nullptr;
-    api::ShutdownFn shutdown = nullptr;
-    api::ErrorStringFn error_string = nullptr;
-    api::DeviceGetCountFn get_count = nullptr;
-    api::DeviceGetHandleByIndexFn get_handle = nullptr;
-    api::SystemGetDriverVersionFn driver_version = nullptr;
-    api::SystemGetCudaDriverVersionFn cuda_driver_version = nullptr;
-    api::DeviceGetNameFn get_name = nullptr;
-    api::DeviceGetUuidFn get_uuid = nullptr;
-    api::DeviceGetMemoryInfoFn get_memory = nullptr;
-    api::DeviceGetMigModeFn get_mig_mode = nullptr;
-    api::DeviceGetUintFn get_power_limit = nullptr;
-    api::DeviceGetUintFn get_power_usage = nullptr;
-    api::DeviceGetTotalEnergyConsumptionFn get_energy = nullptr;
-    api::DeviceGetFieldValuesFn get_field_values = nullptr;
-    api::DeviceGetClockInfoFn get_clock = nullptr;
-    api::DeviceGetUtilizationRatesFn get_utilization = nullptr;
-    api::DeviceGetTemperatureFn get_temperature = nullptr;
-    api::DeviceGetClocksEventReasonsFn get_clocks_event_reasons = nullptr;
-    api::DeviceGetGpuInstanceProfileInfoFn get_profile_info = nullptr;
-    api::DeviceGetGpuInstanceProfileInfoVFn get_profile_info_v = nullptr;
-    api::DeviceGetGpuInstancePossiblePlacementsFn get_placements = nullptr;
-
-  private:
-    template <typename Fn>
-    void optional(Fn& fn, const char* symbol) {
-        fn = reinterpret_cast<Fn>(dlsym(handle_, symbol));
-    }
-    template <typename Fn>
-    void required(Fn& fn, const char* symbol) {
-        optional(fn, symbol);
-        if (fn == nullptr) {
-            throw unavailable_error("NVML unavailable: " + path_ + " lacks " + symbol +
-                                    " (driver too old?)");
-        }
-    }
-
-    std::string path_;
-    void* handle_ = nullptr;
-};
 
 namespace {
 
@@ -293,6 +199,15 @@ Session Session::open() {
         throw unavailable_error("NVML unavailable: " + lib->describe("nvmlInit_v2", rc));
     }
     return Session(std::move(lib));
+}
+
+Session Session::retain(const Device& device) {
+    api::Return rc = device.library()->init();
+    if (rc != api::kSuccess) {
+        throw unavailable_error("NVML unavailable: " +
+                                device.library()->describe("nvmlInit_v2", rc));
+    }
+    return Session(device.library());
 }
 
 Session::~Session() {

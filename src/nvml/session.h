@@ -72,6 +72,10 @@ class Device {
     // Every GPU instance profile the device offers, with placements; empty when MIG is unsupported.
     std::vector<NvmlProfile> gpu_instance_profiles() const;
 
+    // For the other files of src/nvml (e.g. mig_instances_api.cpp): the raw handle and library.
+    api::Device handle() const { return handle_; }
+    const std::shared_ptr<const Library>& library() const { return lib_; }
+
   private:
     std::shared_ptr<const Library> lib_;
     api::Device handle_;
@@ -83,6 +87,10 @@ class Session {
   public:
     // Loads $MIGSCOPE_NVML_LIBRARY if set, else libnvidia-ml.so.1.
     static Session open();
+    // One more reference on the NVML that `device` came from (nvmlInit_v2/nvmlShutdown are
+    // reference counted), so that objects holding NVML handles can outlive the Session that made
+    // them and still release what they own.
+    static Session retain(const Device& device);
     ~Session();
     Session(Session&&) noexcept;
     Session& operator=(Session&&) = delete;

@@ -97,6 +97,33 @@ TEST(NvmlAbi, EntryPointsMatch) {
                     DeviceGetGpuInstancePossiblePlacementsFn);
 }
 
+TEST(NvmlAbi, MigEntryPointsMatch) {
+    EXPECT_SAME_ABI(nvmlDeviceGetGpuInstances, DeviceGetGpuInstancesFn);
+    EXPECT_SAME_ABI(nvmlDeviceCreateGpuInstanceWithPlacement,
+                    DeviceCreateGpuInstanceWithPlacementFn);
+    EXPECT_SAME_ABI(nvmlGpuInstanceDestroy, GpuInstanceDestroyFn);
+    EXPECT_SAME_ABI(nvmlGpuInstanceGetInfo, GpuInstanceGetInfoFn);
+    EXPECT_SAME_ABI(nvmlGpuInstanceGetComputeInstanceProfileInfo,
+                    GpuInstanceGetComputeInstanceProfileInfoFn);
+    EXPECT_SAME_ABI(nvmlGpuInstanceGetComputeInstanceProfileInfoV,
+                    GpuInstanceGetComputeInstanceProfileInfoVFn);
+    EXPECT_SAME_ABI(nvmlGpuInstanceCreateComputeInstance, GpuInstanceCreateComputeInstanceFn);
+    EXPECT_SAME_ABI(nvmlGpuInstanceGetComputeInstances, GpuInstanceGetComputeInstancesFn);
+    EXPECT_SAME_ABI(nvmlComputeInstanceDestroy, ComputeInstanceDestroyFn);
+    EXPECT_SAME_ABI(nvmlComputeInstanceGetInfo_v2, ComputeInstanceGetInfoFn);
+    EXPECT_SAME_ABI(nvmlDeviceGetMaxMigDeviceCount, DeviceGetUintFn);
+    EXPECT_SAME_ABI(nvmlDeviceGetMigDeviceHandleByIndex, DeviceGetMigDeviceHandleByIndexFn);
+    EXPECT_SAME_ABI(nvmlDeviceGetGpuInstanceId, DeviceGetUintFn);
+    EXPECT_SAME_ABI(nvmlDeviceGetComputeInstanceId, DeviceGetUintFn);
+    EXPECT_SAME_ABI(nvmlDeviceGetComputeRunningProcesses_v3, DeviceGetComputeRunningProcessesFn);
+    // The handle types are pointers, so pointer-to-handle parameters compare by pointee size.
+    EXPECT_EQ(sizeof(nvmlGpuInstance_t), sizeof(api::GpuInstance));
+    EXPECT_EQ(sizeof(nvmlComputeInstance_t), sizeof(api::ComputeInstance));
+    EXPECT_TRUE((std::is_pointer_v<nvmlGpuInstance_t> && std::is_pointer_v<api::GpuInstance>));
+    EXPECT_TRUE(
+        (std::is_pointer_v<nvmlComputeInstance_t> && std::is_pointer_v<api::ComputeInstance>));
+}
+
 #define EXPECT_SAME_FIELD(real, ours, field) \
     EXPECT_EQ(offsetof(real, field), offsetof(api::ours, field)) << #real "." #field
 
@@ -129,6 +156,53 @@ TEST(NvmlAbi, StructLayoutsMatch) {
     EXPECT_SAME_FIELD(nvmlGpuInstanceProfileInfo_v2_t, GpuInstanceProfileInfoV2, name);
     EXPECT_EQ(static_cast<unsigned>(nvmlGpuInstanceProfileInfo_v2),
               api::kGpuInstanceProfileInfoV2Version);
+}
+
+TEST(NvmlAbi, MigStructLayoutsMatch) {
+    EXPECT_EQ(sizeof(nvmlGpuInstanceInfo_t), sizeof(api::GpuInstanceInfo));
+    EXPECT_SAME_FIELD(nvmlGpuInstanceInfo_t, GpuInstanceInfo, device);
+    EXPECT_SAME_FIELD(nvmlGpuInstanceInfo_t, GpuInstanceInfo, id);
+    EXPECT_SAME_FIELD(nvmlGpuInstanceInfo_t, GpuInstanceInfo, profileId);
+    EXPECT_SAME_FIELD(nvmlGpuInstanceInfo_t, GpuInstanceInfo, placement);
+
+    EXPECT_EQ(sizeof(nvmlComputeInstancePlacement_t), sizeof(api::ComputeInstancePlacement));
+    EXPECT_SAME_FIELD(nvmlComputeInstancePlacement_t, ComputeInstancePlacement, start);
+    EXPECT_SAME_FIELD(nvmlComputeInstancePlacement_t, ComputeInstancePlacement, size);
+
+    EXPECT_EQ(sizeof(nvmlComputeInstanceInfo_t), sizeof(api::ComputeInstanceInfo));
+    EXPECT_SAME_FIELD(nvmlComputeInstanceInfo_t, ComputeInstanceInfo, device);
+    EXPECT_SAME_FIELD(nvmlComputeInstanceInfo_t, ComputeInstanceInfo, gpuInstance);
+    EXPECT_SAME_FIELD(nvmlComputeInstanceInfo_t, ComputeInstanceInfo, id);
+    EXPECT_SAME_FIELD(nvmlComputeInstanceInfo_t, ComputeInstanceInfo, profileId);
+    EXPECT_SAME_FIELD(nvmlComputeInstanceInfo_t, ComputeInstanceInfo, placement);
+
+    EXPECT_EQ(sizeof(nvmlComputeInstanceProfileInfo_t), sizeof(api::ComputeInstanceProfileInfo));
+    EXPECT_SAME_FIELD(nvmlComputeInstanceProfileInfo_t, ComputeInstanceProfileInfo, id);
+    EXPECT_SAME_FIELD(nvmlComputeInstanceProfileInfo_t, ComputeInstanceProfileInfo, sliceCount);
+    EXPECT_SAME_FIELD(nvmlComputeInstanceProfileInfo_t, ComputeInstanceProfileInfo, instanceCount);
+    EXPECT_SAME_FIELD(nvmlComputeInstanceProfileInfo_t, ComputeInstanceProfileInfo,
+                      multiprocessorCount);
+    EXPECT_SAME_FIELD(nvmlComputeInstanceProfileInfo_t, ComputeInstanceProfileInfo, sharedOfaCount);
+
+    EXPECT_EQ(sizeof(nvmlComputeInstanceProfileInfo_v2_t),
+              sizeof(api::ComputeInstanceProfileInfoV2));
+    EXPECT_SAME_FIELD(nvmlComputeInstanceProfileInfo_v2_t, ComputeInstanceProfileInfoV2, version);
+    EXPECT_SAME_FIELD(nvmlComputeInstanceProfileInfo_v2_t, ComputeInstanceProfileInfoV2, id);
+    EXPECT_SAME_FIELD(nvmlComputeInstanceProfileInfo_v2_t, ComputeInstanceProfileInfoV2,
+                      sliceCount);
+    EXPECT_SAME_FIELD(nvmlComputeInstanceProfileInfo_v2_t, ComputeInstanceProfileInfoV2,
+                      multiprocessorCount);
+    EXPECT_SAME_FIELD(nvmlComputeInstanceProfileInfo_v2_t, ComputeInstanceProfileInfoV2, name);
+    EXPECT_EQ(static_cast<unsigned>(nvmlComputeInstanceProfileInfo_v2),
+              api::kComputeInstanceProfileInfoV2Version);
+
+    // nvmlDeviceGetComputeRunningProcesses_v3 fills nvmlProcessInfo_t, which is the v2 struct.
+    EXPECT_TRUE((std::is_same_v<nvmlProcessInfo_t, nvmlProcessInfo_v2_t>));
+    EXPECT_EQ(sizeof(nvmlProcessInfo_t), sizeof(api::ProcessInfo));
+    EXPECT_SAME_FIELD(nvmlProcessInfo_t, ProcessInfo, pid);
+    EXPECT_SAME_FIELD(nvmlProcessInfo_t, ProcessInfo, usedGpuMemory);
+    EXPECT_SAME_FIELD(nvmlProcessInfo_t, ProcessInfo, gpuInstanceId);
+    EXPECT_SAME_FIELD(nvmlProcessInfo_t, ProcessInfo, computeInstanceId);
 }
 
 TEST(NvmlAbi, ConstantsMatch) {
@@ -181,4 +255,10 @@ TEST(NvmlAbi, ConstantsMatch) {
               static_cast<long long>(api::kClocksEventDisplayClockSetting));
     EXPECT_LT(static_cast<unsigned>(NVML_GPU_INSTANCE_PROFILE_COUNT),
               api::kMaxGpuInstanceProfileEnum);
+    EXPECT_EQ(NVML_ERROR_IN_USE, api::kErrorInUse);
+    EXPECT_EQ(NVML_ERROR_INSUFFICIENT_RESOURCES, api::kErrorInsufficientResources);
+    EXPECT_LT(static_cast<unsigned>(NVML_COMPUTE_INSTANCE_PROFILE_COUNT),
+              api::kMaxComputeInstanceProfileEnum);
+    EXPECT_EQ(static_cast<unsigned>(NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED),
+              api::kComputeInstanceEngineProfileShared);
 }
