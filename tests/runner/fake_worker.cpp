@@ -1,10 +1,13 @@
-// A stand-in for migscope-worker in runner tests: speaks the JSON-lines protocol with sleeps for
-// steps, and fails on purpose when its --model asks for it (fake-crash, fake-oom, fake-noisy).
+// A stand-in for migscope-worker in runner and CLI tests: speaks the JSON-lines protocol with
+// sleeps for steps (`train`, and `group --spec FILE` with one thread per job), and fails on
+// purpose when a job's model asks for it (fake-crash, fake-oom, fake-noisy, fake-slow).
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,31 +16,99 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_start{false};
+std::mutex g_out;
 
-void emit(const std::string& line) {
-    std::cout << line << '\n' << std::flush;
+void emit(nlohmann::json event, size_t job) {
+    event["job"] = job;
+    std::lock_guard<std::mutex> lock(g_out);
+    std::cout << event.dump() << '\n' << std::flush;
+}
+
+struct Job {
+    std::string model = "fake";
+    long steps = -1;  // -1: until stopped
+    long warmup = 3;
+    bool hold = false;
+    unsigned sms = 16;
+};
+
+// Returns the process exit code this job asks for.
+int run_job(const Job& j, size_t index, double step_s) {
+    emit({{"event", "ready"}, {"model", j.model}, {"item_unit", "images"},
+          {"items_per_step", 100}, {"train_flops_per_step", 1e12}, {"peak_flops_per_s", 1e14},
+          {"sms", j.sms}},
+         index);
+    long measured = 0;
+    for (long step = 0;; ++step) {
+        const bool warming = step < j.warmup;
+        if (!warming) {
+            if (j.hold && step == j.warmup) {
+                emit({{"event", "warm"}}, index);
+                while (!g_start)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            if (j.steps >= 0 ? measured >= j.steps : g_stop.load())
+                break;
+        }
+        double t = step_s;
+        if (j.model == "fake-noisy")
+            t = step % 2 ? step_s : 4 * step_s;
+        if (j.model == "fake-slow")
+            t = 2 * step_s;
+        std::this_thread::sleep_for(std::chrono::duration<double>(t));
+        if (j.model == "fake-crash" && step == 6)
+            std::abort();
+        if (j.model == "fake-oom" && step == 6) {
+            emit({{"event", "error"}, {"message", "CUDA out of memory. Tried to allocate 2 GiB"}},
+                 index);
+            return 1;
+        }
+        emit({{"event", "step"}, {"step", step}, {"warmup", warming}, {"step_time_s", t},
+              {"loss", 1.0}},
+             index);
+        if (!warming)
+            ++measured;
+    }
+    emit({{"event", "result"}, {"steps", measured}, {"peak_memory_bytes", 1073741824}}, index);
+    return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string model = "fake";
-    long steps = -1;  // -1: until stopped
-    long warmup = 3;
-    bool hold = false;
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    std::cerr << "CUDA_VISIBLE_DEVICES=" << (visible ? visible : "<unset>") << std::endl;
+    const double step_s = std::getenv("FAKE_STEP_S") ? std::atof(std::getenv("FAKE_STEP_S")) : 0.01;
+    std::vector<Job> jobs;
+    const bool group = argc > 1 && std::string(argv[1]) == "group";
+    Job single;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
         if (a == "--model")
-            model = next();
+            single.model = next();
         else if (a == "--steps")
-            steps = std::stol(next());
+            single.steps = std::stol(next());
         else if (a == "--warmup-steps")
-            warmup = std::stol(next());
+            single.warmup = std::stol(next());
         else if (a == "--hold-after-warmup")
-            hold = true;
+            single.hold = true;
+        else if (a == "--spec") {
+            std::ifstream in(next());
+            const auto spec = nlohmann::json::parse(in);
+            for (const auto& s : spec["jobs"]) {
+                Job j;
+                j.model = s.value("model", "fake");
+                j.steps = s.value("steps", -1L);
+                j.warmup = s.value("warmup_steps", 3L);
+                j.hold = s.value("hold_after_warmup", false);
+                j.sms = s.value("sms", 16u);
+                jobs.push_back(j);
+            }
+        }
     }
-    const double step_s = std::getenv("FAKE_STEP_S") ? std::atof(std::getenv("FAKE_STEP_S")) : 0.01;
+    if (!group)
+        jobs = {single};
     // stdin: "start" and "stop" lines, as from the runner.
     std::thread([] {
         std::string line;
@@ -50,40 +121,15 @@ int main(int argc, char** argv) {
         g_stop = true;
         g_start = true;
     }).detach();
-    emit(R"({"event":"ready","job":0,"model":")" + model +
-         R"(","item_unit":"images","items_per_step":100,"train_flops_per_step":1e12,)"
-         R"("peak_flops_per_s":1e14,"sms":16})");
-    long measured = 0;
-    for (long step = 0;; ++step) {
-        const bool warming = step < warmup;
-        if (!warming) {
-            if (hold && step == warmup) {
-                emit(R"({"event":"warm","job":0})");
-                while (!g_start)
-                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            }
-            if (steps >= 0 ? measured >= steps : g_stop.load())
-                break;
-        }
-        double t = step_s;
-        if (model == "fake-noisy")
-            t = step % 2 ? step_s : 4 * step_s;
-        if (model == "fake-slow")
-            t = 2 * step_s;
-        std::this_thread::sleep_for(std::chrono::duration<double>(t));
-        if (model == "fake-crash" && step == 6)
-            std::abort();
-        if (model == "fake-oom" && step == 6) {
-            emit(R"({"event":"error","job":0,"message":"CUDA out of memory. Tried to allocate 2.00 GiB"})");
-            return 1;
-        }
-        emit(R"({"event":"step","job":0,"step":)" + std::to_string(step) + R"(,"warmup":)" +
-             (warming ? "true" : "false") + R"(,"step_time_s":)" + std::to_string(t) +
-             R"(,"loss":1.0})");
-        if (!warming)
-            ++measured;
+    std::vector<std::thread> threads;
+    std::atomic<int> rc{0};
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        threads.emplace_back([&, i] {
+            if (run_job(jobs[i], i, step_s) != 0)
+                rc = 1;
+        });
     }
-    emit(R"({"event":"result","job":0,"steps":)" + std::to_string(measured) +
-         R"(,"peak_memory_bytes":1073741824})");
-    return 0;
+    for (auto& t : threads)
+        t.join();
+    return rc;
 }

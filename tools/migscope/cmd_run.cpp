@@ -18,6 +18,7 @@
 #include "nvml/live_catalog.h"
 #include "nvml/session.h"
 #include "partition/backend.h"
+#include "partition/mig_instances.h"
 #include "partition/partitions.h"
 #include "report/trace_writer.h"
 #include "run_output.h"
@@ -49,6 +50,7 @@ struct RunOptions {
     std::string format = "table";
     std::string output;
     std::string worker;
+    bool apply = false;
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -139,9 +141,11 @@ int run_command(RunOptions o) {
     if (o.backend.empty())
         o.backend = gpu ? "green" : "cpu";
     const partition::BackendKind kind = partition::parse_backend(o.backend);
-    if (kind == partition::BackendKind::kMig) {
-        throw unavailable_error(
-            "the mig backend is not wired into `migscope run` yet (see docs/mig-backend.md)");
+    if (o.apply && kind != partition::BackendKind::kMig)
+        throw input_error("--apply applies to the mig backend only");
+    if (kind == partition::BackendKind::kMig && o.baseline == "sequential") {
+        throw input_error("--baseline sequential cannot run with the mig backend: the whole-GPU "
+                          "baseline needs MIG mode disabled (run it separately)");
     }
     if (kind != partition::BackendKind::kCpu && !gpu)
         throw unavailable_error("--backend " + o.backend + " needs a GPU: " + gpu_problem);
@@ -151,7 +155,30 @@ int run_command(RunOptions o) {
         throw input_error("--layout applies to the green, mps and mig backends, not " + o.backend);
 
     std::vector<partition::Partition> partitions;
-    if (kind == partition::BackendKind::kCpu)
+    std::optional<partition::MigInstances> mig_instances;
+    if (kind == partition::BackendKind::kMig) {
+        // Profile ids as this driver reports them, where it does.
+        mig::GpuModel model = gpu->model;
+        if (auto live = nvml::read_live_model(*gpu->device))
+            model = live->model;
+        const auto terms = mig::parse_layout(o.layout, model);
+        if (terms.size() != jobs.size()) {
+            throw input_error("the layout has " + std::to_string(terms.size()) +
+                              " partitions for " + std::to_string(jobs.size()) +
+                              " jobs: give one partition per job");
+        }
+        mig_instances.emplace(partition::realise_mig_layout(
+            *gpu->device, model, terms,
+            o.apply ? partition::ApplyMode::kApply : partition::ApplyMode::kUseExisting));
+        for (const partition::MigInstance& m : mig_instances->instances()) {
+            partition::Partition p;
+            p.label = m.profile;
+            p.sms = m.sm_count;
+            p.memory_gib = static_cast<double>(m.memory_bytes) / (1024.0 * 1024 * 1024);
+            p.device = m.uuid;
+            partitions.push_back(p);
+        }
+    } else if (kind == partition::BackendKind::kCpu)
         partitions = partition::cpu_partitions(allowed_cpu_cores(), jobs.size());
     else if (partition::uses_layout(kind))
         partitions = partition::layout_partitions(mig::parse_layout(o.layout, gpu->model),
@@ -218,6 +245,10 @@ int run_command(RunOptions o) {
     };
 
     runner::RunResult result = execute(kind, partitions, o.layout, o.run_dir);
+    if (mig_instances) {
+        for (const std::string& problem : mig_instances->release())
+            result.warnings.push_back(problem);
+    }
     std::optional<runner::RunResult> baseline;
     if (o.baseline == "sequential" && kind != partition::BackendKind::kSequential &&
         !result.interrupted) {
@@ -288,10 +319,10 @@ void add_run_command(CLI::App& app, Action& action) {
         "Example: migscope run --backend green --layout 3g.71gb+2g.35gb+1g.18gb+1g.18gb \\\n"
         "           --jobs resnet50,bert-base,resnet18,resnet18 --duration 60");
     cmd->add_option("--backend", o->backend,
-                    "green | mps | timeslice | sequential | cpu (default: green with a GPU, cpu "
-                    "without)");
+                    "green | mps | mig | timeslice | sequential | cpu (default: green with a GPU, "
+                    "cpu without)");
     cmd->add_option("--layout", o->layout,
-                    "MIG-style layout, one partition per job in job order (green, mps)");
+                    "MIG layout, one partition per job in job order (green, mps, mig)");
     cmd->add_option("--jobs", o->jobs,
                     "Comma list of WORKLOAD[:MODE][:BATCH], e.g. resnet18,bert-base:finetune:16");
     cmd->add_option("--jobs-file", o->jobs_file,
@@ -329,6 +360,9 @@ void add_run_command(CLI::App& app, Action& action) {
         ->check(CLI::IsMember({"table", "json"}))
         ->capture_default_str();
     cmd->add_option("-o,--output", o->output, "Write the output here instead of stdout");
+    cmd->add_flag("--apply", o->apply,
+                  "mig: create the layout's MIG instances (root, MIG mode already enabled, no "
+                  "other GPU processes) and destroy them afterwards; default: use existing ones");
     cmd->add_option("--worker", o->worker, "migscope-worker binary (default: found beside migscope)");
     cmd->callback([o, &action] { action = [o] { return run_command(*o); }; });
 }

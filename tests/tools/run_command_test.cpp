@@ -1,0 +1,150 @@
+// End-to-end tests of `migscope run` with a stand-in worker: cpu, timeslice (+ sequential
+// baseline), green and mig against the fake NVML, and bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "run_process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::map<std::string, std::string> env_for(const std::string& config) {
+    std::map<std::string, std::string> env = {{"MIGSCOPE_WORKER", FAKE_WORKER},
+                                              {"FAKE_STEP_S", "0.01"}};
+    if (config.empty()) {
+        env["MIGSCOPE_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1";
+    } else {
+        env["MIGSCOPE_NVML_LIBRARY"] = FAKE_NVML_LIBRARY;
+        env["MIGSCOPE_FAKE_NVML_CONFIG"] = std::string(FAKE_NVML_DIR) + "/" + config;
+    }
+    return env;
+}
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+class RunCommand : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::path(testing::TempDir()) /
+               ("run-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+        fs::remove_all(dir_);
+    }
+    ProcessResult run(std::vector<std::string> args, const std::string& config) {
+        args.insert(args.begin(), {MIGSCOPE_BINARY, "run", "--run-dir", dir_.string()});
+        return run_process(args, env_for(config));
+    }
+    fs::path dir_;
+};
+
+TEST_F(RunCommand, CpuBackendWithoutAGpuPrintsJsonAndKeepsEverythingInTheRunDirectory) {
+    const ProcessResult r =
+        run({"--jobs", "resnet-tiny,gpt2-tiny", "--duration", "0.5", "--format", "json"}, "");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json doc = json::parse(r.out);
+    EXPECT_EQ(doc["run"]["backend"], "cpu");
+    ASSERT_EQ(doc["run"]["jobs"].size(), 2u);
+    for (const json& j : doc["run"]["jobs"]) {
+        EXPECT_EQ(j["status"], "ok");
+        EXPECT_GT(j["items_per_s"].get<double>(), 0);
+    }
+    EXPECT_EQ(json::parse(read_file(dir_ / "result.json")), doc);
+    EXPECT_NE(read_file(dir_ / "resnet-tiny.stderr").find("CUDA_VISIBLE_DEVICES="),
+              std::string::npos);
+}
+
+TEST_F(RunCommand, TimesliceMeasuresBoardEnergyAndComparesWithTheSequentialBaseline) {
+    const ProcessResult r = run({"--backend", "timeslice", "--jobs", "a,b", "--duration", "0.5",
+                                 "--baseline", "sequential", "--idle-probe", "0.3"},
+                                "h200.json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("Against the sequential baseline"), std::string::npos) << r.out;
+    const json doc = json::parse(read_file(dir_ / "result.json"));
+    EXPECT_GT(doc["run"]["energy"]["counter_energy_j"].get<double>(), 0);
+    EXPECT_GT(doc["baseline"]["window_s"].get<double>(), 0.99);
+    double sum = 0;
+    for (const json& j : doc["run"]["jobs"])
+        sum += j["energy_j"].get<double>();
+    EXPECT_NEAR(sum, doc["run"]["energy"]["counter_energy_j"].get<double>(), 1e-6);
+    EXPECT_TRUE(fs::exists(dir_ / "trace.csv"));
+    EXPECT_TRUE(fs::exists(dir_ / "baseline" / "a.stderr"));
+}
+
+TEST_F(RunCommand, GreenRunsEveryJobInOneWorkerWithTheLayoutsSmCounts) {
+    const ProcessResult r = run({"--backend", "green", "--layout", "3g.71gb+1g.18gb", "--jobs",
+                                 "a,b", "--duration", "0.3", "--format", "json"},
+                                "h200.json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json spec = json::parse(read_file(dir_ / "green-spec.json"));
+    EXPECT_EQ(spec["jobs"][0]["sms"], 60);
+    EXPECT_EQ(spec["jobs"][1]["sms"], 16);
+    const json doc = json::parse(r.out);
+    EXPECT_EQ(doc["run"]["jobs"][0]["sms"], 60);  // as the (stand-in) worker reported
+    EXPECT_EQ(doc["run"]["jobs"][1]["partition"], "1g.18gb");
+}
+
+TEST_F(RunCommand, MigPinsEachJobToItsInstanceByUuid) {
+    const ProcessResult r = run({"--backend", "mig", "--layout", "1g.18gb+4g.71gb", "--jobs",
+                                 "a,b", "--duration", "0.3", "--format", "json"},
+                                "h200-mig-existing.json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json doc = json::parse(r.out);
+    EXPECT_EQ(doc["run"]["jobs"][0]["sms_requested"], 16);
+    EXPECT_EQ(doc["run"]["jobs"][1]["sms_requested"], 64);
+    const std::string a = read_file(dir_ / "a.stderr");
+    const std::string b = read_file(dir_ / "b.stderr");
+    EXPECT_NE(a.find("CUDA_VISIBLE_DEVICES=MIG-"), std::string::npos) << a;
+    EXPECT_NE(b.find("CUDA_VISIBLE_DEVICES=MIG-"), std::string::npos) << b;
+    EXPECT_NE(a, b);
+}
+
+TEST_F(RunCommand, AFailedJobMakesExitCodeOneAndIsReported) {
+    const ProcessResult r =
+        run({"--backend", "timeslice", "--jobs", "fake,fake-oom", "--duration", "0.3"},
+            "h200.json");
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.out.find("out of memory"), std::string::npos) << r.out;
+}
+
+TEST_F(RunCommand, BadInputIsRejectedWithTheFieldNamed) {
+    struct Case {
+        std::vector<std::string> args;
+        std::string config;
+        int exit_code;
+        std::string says;
+    };
+    const std::vector<Case> cases = {
+        {{"--backend", "magic", "--jobs", "a", "--duration", "1"}, "h200.json", 2, "magic"},
+        {{"--jobs", "a", "--duration", "1", "--work", "5"}, "h200.json", 2, "--work"},
+        {{"--duration", "1"}, "h200.json", 2, "--jobs"},
+        {{"--backend", "green", "--jobs", "a", "--duration", "1"}, "h200.json", 2, "--layout"},
+        {{"--backend", "timeslice", "--layout", "1g", "--jobs", "a", "--duration", "1"},
+         "h200.json", 2, "--layout"},
+        {{"--backend", "green", "--layout", "1g+1g", "--jobs", "a", "--duration", "1"},
+         "h200.json", 2, "2 partitions for 1 jobs"},
+        {{"--backend", "green", "--layout", "4g+4g", "--jobs", "a,b", "--duration", "1"},
+         "h200.json", 2, "4g"},
+        {{"--jobs", "a:fast", "--duration", "1"}, "h200.json", 2, "fast"},
+        {{"--backend", "green", "--layout", "1g", "--jobs", "a", "--duration", "1"}, "", 3,
+         "needs a GPU"},
+        {{"--backend", "mig", "--layout", "1g", "--jobs", "a", "--duration", "1"}, "h200.json", 3,
+         "MIG"},
+    };
+    for (const Case& c : cases) {
+        const ProcessResult r = run(c.args, c.config);
+        EXPECT_EQ(r.exit_code, c.exit_code) << c.args[1] << ": " << r.err;
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    }
+}
+
+}  // namespace
