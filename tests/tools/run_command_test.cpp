@@ -137,6 +137,8 @@ TEST_F(RunCommand, BadInputIsRejectedWithTheFieldNamed) {
         {{"--jobs", "a:fast", "--duration", "1"}, "h200.json", 2, "fast"},
         {{"--backend", "green", "--layout", "1g", "--jobs", "a", "--duration", "1"}, "", 3,
          "needs a GPU"},
+        {{"--backend", "green", "--layout", "3g+1g", "--jobs", "a,gpt2-xl", "--duration", "1"},
+         "h200.json", 2, "job 'gpt2-xl' needs 49.0 GiB"},
         {{"--backend", "mig", "--layout", "1g", "--jobs", "a", "--duration", "1"}, "h200.json", 3,
          "MIG"},
     };

@@ -22,6 +22,7 @@
 #include "partition/partitions.h"
 #include "report/trace_writer.h"
 #include "run_output.h"
+#include "runner/memory_fit.h"
 #include "runner/run.h"
 #include "telemetry/nvml_power_source.h"
 #include "telemetry/rapl_power_source.h"
@@ -51,6 +52,7 @@ struct RunOptions {
     std::string output;
     std::string worker;
     bool apply = false;
+    bool force = false;
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -186,6 +188,18 @@ int run_command(RunOptions o) {
     else
         partitions = partition::whole_gpu_partitions(gpu->model, jobs.size(), gpu->uuid);
 
+    // Refuse jobs that are known not to fit their partition's memory, before anything starts.
+    const char* data_dir = std::getenv("MIGSCOPE_DATA_DIR");
+    const std::vector<std::string> misfits = runner::memory_misfits(
+        jobs, partitions,
+        runner::read_memory_records(std::string(data_dir ? data_dir : MIGSCOPE_DEFAULT_DATA_DIR) +
+                                    "/peak-memory-h200.json"));
+    std::string misfit_text;
+    for (const std::string& m : misfits)
+        misfit_text += (misfit_text.empty() ? "" : "; ") + m;
+    if (!misfits.empty() && !o.force)
+        throw input_error(misfit_text + " (--force runs it anyway, to observe the failure)");
+
     if (o.run_dir.empty())
         o.run_dir = default_run_dir(o.backend);
     fs::create_directories(o.run_dir);
@@ -245,6 +259,8 @@ int run_command(RunOptions o) {
     };
 
     runner::RunResult result = execute(kind, partitions, o.layout, o.run_dir);
+    for (const std::string& m : misfits)
+        result.warnings.push_back("run with --force: " + m);
     if (mig_instances) {
         for (const std::string& problem : mig_instances->release())
             result.warnings.push_back(problem);
@@ -360,6 +376,8 @@ void add_run_command(CLI::App& app, Action& action) {
         ->check(CLI::IsMember({"table", "json"}))
         ->capture_default_str();
     cmd->add_option("-o,--output", o->output, "Write the output here instead of stdout");
+    cmd->add_flag("--force", o->force,
+                  "Run jobs whose known peak memory exceeds their partition's (to observe it)");
     cmd->add_flag("--apply", o->apply,
                   "mig: create the layout's MIG instances (root, MIG mode already enabled, no "
                   "other GPU processes) and destroy them afterwards; default: use existing ones");
