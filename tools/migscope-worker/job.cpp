@@ -121,14 +121,12 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
     w::Trainer trainer(*model, {env.device});
     const int64_t items_per_step = batch * model->items_per_sample();
     const auto flops_per_sample = model->train_flops_per_sample();
-    const std::optional<double> peak_flops_per_s =
-        env.device_name && env.sms && env.device_sms
-            ? w::partition_peak_flops_per_s(*env.device_name, *env.sms, *env.device_sms)
-            : std::nullopt;
-    const std::optional<int64_t> memory_limit_bytes =
-        spec.memory_limit_gib
-            ? std::optional<int64_t>(static_cast<int64_t>(*spec.memory_limit_gib * w::kBytesPerGib))
-            : std::nullopt;
+    double peak_flops_per_s = 0;  // 0: unknown (CPU, or a device not in the peak table)
+    if (env.device_name && env.sms && env.device_sms) {
+        peak_flops_per_s =
+            w::partition_peak_flops_per_s(*env.device_name, *env.sms, *env.device_sms).value_or(0);
+    }
+    const double memory_limit_bytes = spec.memory_limit_gib.value_or(0) * w::kBytesPerGib;
 
     emit(job, {{"event", "ready"},
                {"model", spec.model},
@@ -138,8 +136,11 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
                {"device_name", optional_json(env.device_name)},
                {"device_sms", optional_json(env.device_sms)},
                {"sms", optional_json(env.sms)},
-               {"memory_limit_bytes", optional_json(memory_limit_bytes)},
-               {"peak_flops_per_s", optional_json(peak_flops_per_s)},
+               {"memory_limit_bytes", spec.memory_limit_gib
+                                          ? json(static_cast<int64_t>(memory_limit_bytes))
+                                          : json(nullptr)},
+               {"peak_flops_per_s",
+                peak_flops_per_s > 0 ? json(peak_flops_per_s) : json(nullptr)},
                {"precision",
                 trainer.precision() == w::Precision::kBf16Autocast ? "bf16-autocast" : "fp32"},
                {"parameters", w::parameter_count(model->module())},
@@ -202,7 +203,7 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
         // The memory cap is checked between steps (not enforced inside one by the allocator).
         if (const auto reserved = reserved_bytes_now(env)) {
             peak_reserved_bytes = std::max(peak_reserved_bytes.value_or(0), *reserved);
-            if (memory_limit_bytes && *reserved > *memory_limit_bytes) {
+            if (spec.memory_limit_gib && static_cast<double>(*reserved) > memory_limit_bytes) {
                 char limit[32];
                 std::snprintf(limit, sizeof limit, "%g", *spec.memory_limit_gib);
                 throw runtime_error("exceeded its memory limit: " +
@@ -221,15 +222,14 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
                                   .peak;
     }
     const double steps = static_cast<double>(step_times.size());
-    const std::optional<double> achieved_flops_per_s =
-        !finetune && flops_per_sample
-            ? std::optional<double>(*flops_per_sample * static_cast<double>(batch) * steps /
-                                    total_s)
-            : std::nullopt;
-    const std::optional<double> mfu = achieved_flops_per_s && peak_flops_per_s
-                                          ? std::optional<double>(*achieved_flops_per_s /
-                                                                  *peak_flops_per_s)
-                                          : std::nullopt;
+    json achieved_flops_per_s = nullptr;  // not counted for fine-tuning
+    json mfu = nullptr;                   // needs both the count and the device's peak
+    if (!finetune && flops_per_sample) {
+        const double achieved = *flops_per_sample * static_cast<double>(batch) * steps / total_s;
+        achieved_flops_per_s = achieved;
+        if (peak_flops_per_s > 0)
+            mfu = achieved / peak_flops_per_s;
+    }
     emit(job, {{"event", "result"},
                {"steps", step_times.size()},
                {"stopped_by", stop_name(spec.stop, env.stop)},
@@ -237,8 +237,8 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
                {"step_time_p95_s", percentile(step_times, 0.95)},
                {"items_per_s", static_cast<double>(items_per_step) * steps / total_s},
                {"item_unit", model->item_unit()},
-               {"achieved_flops_per_s", optional_json(achieved_flops_per_s)},
-               {"mfu", optional_json(mfu)},
+               {"achieved_flops_per_s", achieved_flops_per_s},
+               {"mfu", mfu},
                {"sms", optional_json(env.sms)},
                {"peak_memory_bytes", optional_json(peak_reserved_bytes)},
                {"final_loss", loss}});
