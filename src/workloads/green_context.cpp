@@ -2,8 +2,8 @@
 // the chained SM split.
 #include "workloads/green_context.h"
 
-#include <cuda_runtime_api.h>
 #include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -50,12 +50,12 @@ DriverApi load_driver_api() {
         const cudaError_t err =
             get_entry_point(symbol, &p, kDriverAbiVersion, cudaEnableDefault, &status);
         if (err != cudaSuccess || status != cudaDriverEntryPointSuccess || p == nullptr) {
-            throw unavailable_error(
-                std::string("green contexts: driver entry point ") + symbol + " unavailable (" +
-                (status == cudaDriverEntryPointVersionNotSufficent
-                     ? std::string("driver older than CUDA 12.5")
-                     : "cudaError " + std::to_string(static_cast<int>(err))) +
-                ")");
+            throw unavailable_error(std::string("green contexts: driver entry point ") + symbol +
+                                    " unavailable (" +
+                                    (status == cudaDriverEntryPointVersionNotSufficent
+                                         ? std::string("driver older than CUDA 12.5")
+                                         : "cudaError " + std::to_string(static_cast<int>(err))) +
+                                    ")");
         }
         fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
     };
@@ -193,13 +193,13 @@ std::vector<SmPartition> make_sm_partitions(int device_ordinal,
                 const CUresult r = api.sm_resource_split_by_count(
                     &group, &groups, &input, last ? nullptr : &remaining, 0,
                     static_cast<unsigned int>(request));
-                if (r == CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION || (r == CUDA_SUCCESS && groups < 1)) {
-                    throw input_error(fit_message(requested_sms, device_sms, granularity) +
-                                      " (cuDevSmResourceSplitByCount for " +
-                                      std::to_string(request) + " of " +
-                                      std::to_string(available) + " SMs: " +
-                                      (r == CUDA_SUCCESS ? "no group" : result_name(api, r)) +
-                                      ")");
+                if (r == CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION ||
+                    (r == CUDA_SUCCESS && groups < 1)) {
+                    throw input_error(
+                        fit_message(requested_sms, device_sms, granularity) +
+                        " (cuDevSmResourceSplitByCount for " + std::to_string(request) + " of " +
+                        std::to_string(available) +
+                        " SMs: " + (r == CUDA_SUCCESS ? "no group" : result_name(api, r)) + ")");
                 }
                 check(api, r, "cuDevSmResourceSplitByCount");
                 has_remaining = !last && remaining.sm.smCount > 0;

@@ -20,9 +20,8 @@ using nlohmann::json;
 int64_t get_integer(const json& v, const std::string& path, int64_t min) {
     if (!v.is_number_integer())
         fail(path, "expected an integer, got " + v.dump());
-    const int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX
-                          ? INT64_MAX
-                          : v.get<int64_t>();
+    const int64_t x =
+        v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX ? INT64_MAX : v.get<int64_t>();
     if (x < min)
         fail(path, "must be at least " + std::to_string(min) + ", got " + v.dump());
     return x;
@@ -47,8 +46,8 @@ JobSpec parse_job(const json& j, const std::string& path) {
     if (!j.is_object())
         fail(path, "expected an object, got " + j.dump());
     static const std::set<std::string> kKeys = {
-        "model", "mode",          "batch", "sms",       "memory_limit_gib", "warmup_steps",
-        "steps", "seconds",       "seed",  "lora_rank", "data",             "until_stopped"};
+        "model",   "mode", "batch",     "sms",  "memory_limit_gib", "warmup_steps", "steps",
+        "seconds", "seed", "lora_rank", "data", "until_stopped"};
     for (const auto& [key, value] : j.items()) {
         if (!kKeys.count(key))
             fail(path + "." + key, "unknown key");
@@ -65,7 +64,8 @@ JobSpec parse_job(const json& j, const std::string& path) {
     if (j.contains("batch"))
         s.batch = get_integer(j["batch"], path + ".batch", 1);
     if (j.contains("sms"))
-        s.sms = static_cast<int>(std::min<int64_t>(get_integer(j["sms"], path + ".sms", 1), 1 << 20));
+        s.sms =
+            static_cast<int>(std::min<int64_t>(get_integer(j["sms"], path + ".sms", 1), 1 << 20));
     if (j.contains("memory_limit_gib"))
         s.memory_limit_gib = get_positive_number(j["memory_limit_gib"], path + ".memory_limit_gib");
     if (j.contains("warmup_steps"))
@@ -90,7 +90,8 @@ JobSpec parse_job(const json& j, const std::string& path) {
     }
     if (j.contains("until_stopped")) {
         if (!j["until_stopped"].is_boolean())
-            fail(path + ".until_stopped", "expected true or false, got " + j["until_stopped"].dump());
+            fail(path + ".until_stopped",
+                 "expected true or false, got " + j["until_stopped"].dump());
         if (j["until_stopped"].get<bool>()) {
             s.stop = StopRule::kUntilStopped;
             ++stop_rules;

@@ -7,9 +7,9 @@
 
 #include <csignal>
 #include <cstdlib>
-#include <thread>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace {
 std::string slurp(const std::string& path) {

@@ -57,8 +57,8 @@ TEST(Worker, TrainSpeaksTheProtocol) {
     EXPECT_GT(result["achieved_flops_per_s"].get<double>(), 0.0);
     EXPECT_EQ(result["stopped_by"], "steps");
     // CPU: no SM counts, no peak, hence no MFU; every event belongs to job 0.
-    for (const char* field : {"device_name", "device_sms", "sms", "memory_limit_bytes",
-                              "peak_flops_per_s"}) {
+    for (const char* field :
+         {"device_name", "device_sms", "sms", "memory_limit_bytes", "peak_flops_per_s"}) {
         EXPECT_TRUE(ready[field].is_null()) << field;
     }
     EXPECT_TRUE(result["mfu"].is_null());
@@ -136,16 +136,16 @@ TEST(Worker, SmPartitionsAndMemoryCapsNeedCuda) {
 }
 
 namespace {
-const std::vector<std::string> kUntilStopped = {
-    MIGSCOPE_WORKER, "train", "--model", "gpt2-tiny", "--batch", "2", "--warmup-steps", "1",
-    "--until-stopped"};
+const std::vector<std::string> kUntilStopped = {MIGSCOPE_WORKER,  "train",   "--model",
+                                                "gpt2-tiny",      "--batch", "2",
+                                                "--warmup-steps", "1",       "--until-stopped"};
 }  // namespace
 
 TEST(Worker, UntilStoppedStepsUntilAStopLine) {
     // The stop line comes after a second, and stdin stays open: only the line can stop it.
     ProcessResult r = run_process(
-        kUntilStopped, ProcessInput{"stop\n", std::chrono::milliseconds(1000),
-                                    ProcessInput::Then::kKeepOpen});
+        kUntilStopped,
+        ProcessInput{"stop\n", std::chrono::milliseconds(1000), ProcessInput::Then::kKeepOpen});
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     const auto result = events_of(r.out).back();
     EXPECT_EQ(result["event"], "result");
@@ -264,8 +264,8 @@ TEST(Worker, BadGroupSpecsAreBadInputNamingTheKey) {
     EXPECT_EQ(bad_type.exit_code, 2);
     EXPECT_NE(message_of(bad_type).find("jobs[0].steps"), std::string::npos);
 
-    ProcessResult model = run_spec("bad-model.json",
-                                   R"({"device": "cpu", "jobs": [{"model": "resnet19"}]})");
+    ProcessResult model =
+        run_spec("bad-model.json", R"({"device": "cpu", "jobs": [{"model": "resnet19"}]})");
     EXPECT_EQ(model.exit_code, 2);
     EXPECT_NE(message_of(model).find("jobs[0].model"), std::string::npos);
 

@@ -71,8 +71,9 @@ TEST(JobSpec, BadTypesAndValuesAreNamed) {
     EXPECT_NE(job(R"("until_stopped": 1)").find("jobs[0].until_stopped"), std::string::npos);
     EXPECT_NE(job(R"("mode": "infer")").find("jobs[0].mode"), std::string::npos);
     EXPECT_NE(job(R"("steps": 3, "seconds": 2)").find("at most one of"), std::string::npos);
-    EXPECT_NE(error_of(R"({"device": "cpu", "jobs": [{"batch": 2}]})").find("jobs[0].model: missing"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of(R"({"device": "cpu", "jobs": [{"batch": 2}]})").find("jobs[0].model: missing"),
+        std::string::npos);
     EXPECT_NE(error_of(R"({"device": "cpu", "jobs": []})").find("jobs:"), std::string::npos);
     EXPECT_NE(error_of(R"({"jobs": [{"model": "gpt2-tiny"}]})").find("device: missing"),
               std::string::npos);

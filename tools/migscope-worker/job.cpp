@@ -56,8 +56,10 @@ std::optional<int64_t> reserved_bytes_now(const JobEnvironment& env) {
             return alloc::getDeviceStats(env.device.index()).reserved_bytes[kAggregate].current;
         case MemoryScope::kPool: {
             int64_t bytes = 0;
-            for (const auto& segment : alloc::snapshot(env.pool, /*include_traces=*/false).segments) {
-                if (segment.owner_private_pool_id == env.pool && segment.device == env.device.index())
+            for (const auto& segment :
+                 alloc::snapshot(env.pool, /*include_traces=*/false).segments) {
+                if (segment.owner_private_pool_id == env.pool &&
+                    segment.device == env.device.index())
                     bytes += static_cast<int64_t>(segment.total_size);
             }
             return bytes;
@@ -128,30 +130,29 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
     }
     const double memory_limit_bytes = spec.memory_limit_gib.value_or(0) * w::kBytesPerGib;
 
-    emit(job, {{"event", "ready"},
-               {"model", spec.model},
-               {"mode", spec.mode},
-               {"batch", batch},
-               {"device", env.device.str()},
-               {"device_name", optional_json(env.device_name)},
-               {"device_sms", optional_json(env.device_sms)},
-               {"sms", optional_json(env.sms)},
-               {"memory_limit_bytes", spec.memory_limit_gib
-                                          ? json(static_cast<int64_t>(memory_limit_bytes))
-                                          : json(nullptr)},
-               {"peak_flops_per_s",
-                peak_flops_per_s > 0 ? json(peak_flops_per_s) : json(nullptr)},
-               {"precision",
-                trainer.precision() == w::Precision::kBf16Autocast ? "bf16-autocast" : "fp32"},
-               {"parameters", w::parameter_count(model->module())},
-               {"trainable_parameters", w::trainable_parameter_count(model->module())},
-               {"item_unit", model->item_unit()},
-               {"items_per_step", items_per_step},
-               {"train_flops_per_step",
-                !finetune && flops_per_sample ? json(*flops_per_sample * batch) : json(nullptr)},
-               {"weights", finetune ? "random initialisation of the frozen base (no --checkpoint)"
-                                    : "random initialisation"},
-               {"data", spec.data.empty() ? "synthetic, made on the device" : "file " + spec.data}});
+    emit(job,
+         {{"event", "ready"},
+          {"model", spec.model},
+          {"mode", spec.mode},
+          {"batch", batch},
+          {"device", env.device.str()},
+          {"device_name", optional_json(env.device_name)},
+          {"device_sms", optional_json(env.device_sms)},
+          {"sms", optional_json(env.sms)},
+          {"memory_limit_bytes",
+           spec.memory_limit_gib ? json(static_cast<int64_t>(memory_limit_bytes)) : json(nullptr)},
+          {"peak_flops_per_s", peak_flops_per_s > 0 ? json(peak_flops_per_s) : json(nullptr)},
+          {"precision",
+           trainer.precision() == w::Precision::kBf16Autocast ? "bf16-autocast" : "fp32"},
+          {"parameters", w::parameter_count(model->module())},
+          {"trainable_parameters", w::trainable_parameter_count(model->module())},
+          {"item_unit", model->item_unit()},
+          {"items_per_step", items_per_step},
+          {"train_flops_per_step",
+           !finetune && flops_per_sample ? json(*flops_per_sample * batch) : json(nullptr)},
+          {"weights", finetune ? "random initialisation of the frozen base (no --checkpoint)"
+                               : "random initialisation"},
+          {"data", spec.data.empty() ? "synthetic, made on the device" : "file " + spec.data}});
     if (env.on_ready)
         env.on_ready();
 
@@ -206,9 +207,9 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
             if (spec.memory_limit_gib && static_cast<double>(*reserved) > memory_limit_bytes) {
                 char limit[32];
                 std::snprintf(limit, sizeof limit, "%g", *spec.memory_limit_gib);
-                throw runtime_error("exceeded its memory limit: " +
-                                    gib_text(static_cast<double>(*reserved)) + " GiB reserved > " +
-                                    limit + " GiB");
+                throw runtime_error(
+                    "exceeded its memory limit: " + gib_text(static_cast<double>(*reserved)) +
+                    " GiB reserved > " + limit + " GiB");
             }
         }
     }

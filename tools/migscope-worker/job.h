@@ -29,9 +29,9 @@ struct JobEnvironment {
     std::optional<int> device_sms;  // none on CPU
     std::optional<std::string> device_name;
     MemoryScope memory = MemoryScope::kNotMeasured;
-    c10::MempoolId_t pool{0, 0};         // MemoryScope::kPool
-    const StopSignal* stop = nullptr;    // StopRule::kUntilStopped
-    std::function<void()> on_ready;      // called once, right after the `ready` event
+    c10::MempoolId_t pool{0, 0};       // MemoryScope::kPool
+    const StopSignal* stop = nullptr;  // StopRule::kUntilStopped
+    std::function<void()> on_ready;    // called once, right after the `ready` event
 };
 
 // Builds the model, emits `ready`, trains until the job's stopping rule says so, emits `step`

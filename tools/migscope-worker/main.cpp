@@ -100,8 +100,9 @@ void describe_cuda_device(JobEnvironment& env) {
 int train(const w::JobSpec& spec, const std::string& device_name, const Emitter& emit) {
     w::workload_info(spec.model);  // an unknown workload is bad input before anything starts
     if (spec.sms && device_name.rfind("cuda", 0) != 0) {
-        throw input_error("--sms needs a CUDA device (--device cuda[:N]): SM partitions are "
-                          "CUDA green contexts");
+        throw input_error(
+            "--sms needs a CUDA device (--device cuda[:N]): SM partitions are "
+            "CUDA green contexts");
     }
     if (spec.memory_limit_gib && device_name.rfind("cuda", 0) != 0)
         throw input_error("--memory-limit-gib needs a CUDA device: CPU memory is not measured");
@@ -151,11 +152,13 @@ int group(const std::string& spec_path, const Emitter& emit) {
         if (!on_cuda && spec.jobs[i].sms)
             throw input_error(path + "sms: needs a CUDA device (SM partitions are green contexts)");
         if (!on_cuda && spec.jobs[i].memory_limit_gib)
-            throw input_error(path + "memory_limit_gib: needs a CUDA device (CPU memory is not "
-                                     "measured)");
+            throw input_error(path +
+                              "memory_limit_gib: needs a CUDA device (CPU memory is not "
+                              "measured)");
         if (on_cuda && !spec.jobs[i].sms) {
-            throw input_error(path + "sms: missing: on CUDA every job of a group runs on its own "
-                                     "SM partition");
+            throw input_error(path +
+                              "sms: missing: on CUDA every job of a group runs on its own "
+                              "SM partition");
         }
     }
 
@@ -246,11 +249,11 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     cmd->add_option("--warmup-steps", o.warmup_steps, "Steps before measuring")
         ->check(CLI::NonNegativeNumber);
-    CLI::Option* steps = cmd->add_option("--steps", o.steps, "Measured steps")
-                             ->check(CLI::PositiveNumber);
-    CLI::Option* seconds = cmd->add_option("--seconds", o.seconds_s,
-                                           "Measure for this long instead of --steps")
-                               ->check(CLI::PositiveNumber);
+    CLI::Option* steps =
+        cmd->add_option("--steps", o.steps, "Measured steps")->check(CLI::PositiveNumber);
+    CLI::Option* seconds =
+        cmd->add_option("--seconds", o.seconds_s, "Measure for this long instead of --steps")
+            ->check(CLI::PositiveNumber);
     bool until_stopped_flag = false;
     CLI::Option* until_stopped =
         cmd->add_flag("--until-stopped", until_stopped_flag,
@@ -260,14 +263,16 @@ int main(int argc, char** argv) {
     cmd->add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
     int sms = 0;
     double memory_limit_gib = 0;
-    CLI::Option* sms_option = cmd->add_option("--sms", sms,
-                    "Run on a green context of this many SMs (rounded up to the GPU's "
-                    "granularity, 8 on Hopper); default: all SMs")
-        ->check(CLI::PositiveNumber);
-    CLI::Option* memory_option = cmd->add_option("--memory-limit-gib", memory_limit_gib,
-                    "Fail the job when its reserved GPU memory exceeds this (checked after "
-                    "every step)")
-        ->check(CLI::PositiveNumber);
+    CLI::Option* sms_option =
+        cmd->add_option("--sms", sms,
+                        "Run on a green context of this many SMs (rounded up to the GPU's "
+                        "granularity, 8 on Hopper); default: all SMs")
+            ->check(CLI::PositiveNumber);
+    CLI::Option* memory_option =
+        cmd->add_option("--memory-limit-gib", memory_limit_gib,
+                        "Fail the job when its reserved GPU memory exceeds this (checked after "
+                        "every step)")
+            ->check(CLI::PositiveNumber);
     cmd->add_option("--seed", o.seed, "Random seed");
     cmd->add_option("--data", o.data,
                     "Data file: llm.c tokens (GPT-2, BERT) or CIFAR-10 binary batch (images); "
@@ -279,7 +284,8 @@ int main(int argc, char** argv) {
     std::string spec_path;
     CLI::App* group_cmd = app.add_subcommand(
         "group", "Train several jobs side by side in this process, each on its own SM partition");
-    group_cmd->add_option("--spec", spec_path, "Group spec file (JSON; see docs/worker-protocol.md)")
+    group_cmd
+        ->add_option("--spec", spec_path, "Group spec file (JSON; see docs/worker-protocol.md)")
         ->required();
     try {
         app.parse(argc, argv);

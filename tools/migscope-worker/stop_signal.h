@@ -18,7 +18,8 @@ class StopSignal {
     bool requested() const { return reason() != StopReason::kNone; }
 
   private:
-    std::shared_ptr<std::atomic<int>> reason_;  // shared with the reader thread, which may outlive us
+    std::shared_ptr<std::atomic<int>>
+        reason_;  // shared with the reader thread, which may outlive us
 };
 
 }  // namespace migscope::worker
