@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -54,6 +55,16 @@ TEST(Worker, TrainSpeaksTheProtocol) {
     EXPECT_LE(result["step_time_p50_s"].get<double>(), result["step_time_p95_s"].get<double>());
     EXPECT_TRUE(result["peak_memory_bytes"].is_null());  // not measured on CPU
     EXPECT_GT(result["achieved_flops_per_s"].get<double>(), 0.0);
+    EXPECT_EQ(result["stopped_by"], "steps");
+    // CPU: no SM counts, no peak, hence no MFU; every event belongs to job 0.
+    for (const char* field :
+         {"device_name", "device_sms", "sms", "memory_limit_bytes", "peak_flops_per_s"}) {
+        EXPECT_TRUE(ready[field].is_null()) << field;
+    }
+    EXPECT_TRUE(result["mfu"].is_null());
+    EXPECT_TRUE(result["sms"].is_null());
+    for (const auto& e : events)
+        EXPECT_EQ(e["job"], 0) << e.dump();
 }
 
 TEST(Worker, FinetuneReportsFewerTrainableParameters) {
@@ -105,4 +116,163 @@ TEST(Worker, TrainsOnATokenFileAndRejectsABadOneBeforeReady) {
     const auto bad_events = events_of(rejected.out);
     ASSERT_EQ(bad_events.size(), 1u);
     EXPECT_NE(bad_events[0]["message"].get<std::string>().find("bad magic"), std::string::npos);
+}
+
+TEST(Worker, SmPartitionsAndMemoryCapsNeedCuda) {
+    for (const std::vector<std::string>& extra :
+         {std::vector<std::string>{"--sms", "16"}, {"--memory-limit-gib", "4"}}) {
+        std::vector<std::string> argv = {MIGSCOPE_WORKER, "train", "--model", "gpt2-tiny"};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        ProcessResult r = run_process(argv);
+        EXPECT_EQ(r.exit_code, 2) << extra[0];
+        const auto events = events_of(r.out);
+        ASSERT_EQ(events.size(), 1u);
+        EXPECT_EQ(events[0]["event"], "error");
+        EXPECT_EQ(events[0]["job"], 0);
+        EXPECT_NE(events[0]["message"].get<std::string>().find(extra[0] + " needs a CUDA device"),
+                  std::string::npos)
+            << events[0]["message"];
+    }
+}
+
+namespace {
+const std::vector<std::string> kUntilStopped = {MIGSCOPE_WORKER,  "train",   "--model",
+                                                "gpt2-tiny",      "--batch", "2",
+                                                "--warmup-steps", "1",       "--until-stopped"};
+}  // namespace
+
+TEST(Worker, UntilStoppedStepsUntilAStopLine) {
+    // The stop line comes after a second, and stdin stays open: only the line can stop it.
+    ProcessResult r = run_process(
+        kUntilStopped,
+        ProcessInput{"stop\n", std::chrono::milliseconds(1000), ProcessInput::Then::kKeepOpen});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto result = events_of(r.out).back();
+    EXPECT_EQ(result["event"], "result");
+    // Only the line (sent after a second, stdin left open) can have stopped it: it stepped until
+    // then.
+    EXPECT_EQ(result["stopped_by"], "stop");
+    EXPECT_GE(result["steps"].get<int>(), 1);
+}
+
+TEST(Worker, UntilStoppedStopsAtTheEndOfInput) {
+    ProcessResult r = run_process(kUntilStopped, ProcessInput{});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto result = events_of(r.out).back();
+    EXPECT_EQ(result["stopped_by"], "eof");
+    EXPECT_GE(result["steps"].get<int>(), 1);  // at least one measured step
+}
+
+TEST(Worker, UntilStoppedExcludesAStepCount) {
+    std::vector<std::string> argv = kUntilStopped;
+    argv.insert(argv.end(), {"--steps", "3"});
+    EXPECT_EQ(run_process(argv, ProcessInput{}).exit_code, 2);
+}
+
+namespace {
+std::string write_spec(const std::string& name, const std::string& text) {
+    const std::string path = testing::TempDir() + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+}
+
+std::vector<nlohmann::json> of_job(const std::vector<nlohmann::json>& events, int job,
+                                   const std::string& kind) {
+    std::vector<nlohmann::json> out;
+    for (const auto& e : events) {
+        if (e["job"] == job && e["event"] == kind)
+            out.push_back(e);
+    }
+    return out;
+}
+}  // namespace
+
+TEST(Worker, GroupRunsJobsSideBySideWithTaggedEvents) {
+    const std::string spec = write_spec("group.json", R"({"device": "cpu", "jobs": [
+        {"model": "gpt2-tiny", "batch": 2, "warmup_steps": 1, "steps": 3},
+        {"model": "resnet-tiny", "batch": 2, "warmup_steps": 0, "until_stopped": true}]})");
+    ProcessResult r = run_process(
+        {MIGSCOPE_WORKER, "group", "--spec", spec},
+        ProcessInput{"stop\n", std::chrono::milliseconds(1000), ProcessInput::Then::kKeepOpen});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto events = events_of(r.out);
+    for (const auto& e : events) {
+        ASSERT_TRUE(e["job"] == 0 || e["job"] == 1) << e.dump();
+        EXPECT_NE(e["event"], "error") << e.dump();
+    }
+    for (int job : {0, 1}) {
+        ASSERT_EQ(of_job(events, job, "ready").size(), 1u) << job;
+        ASSERT_EQ(of_job(events, job, "result").size(), 1u) << job;
+        const auto ready = of_job(events, job, "ready")[0];
+        const auto result = of_job(events, job, "result")[0];
+        EXPECT_TRUE(ready["sms"].is_null());
+        EXPECT_TRUE(ready["memory_limit_bytes"].is_null());
+        EXPECT_TRUE(result["peak_memory_bytes"].is_null());  // not measured on CPU
+        EXPECT_TRUE(result["mfu"].is_null());
+    }
+    EXPECT_EQ(of_job(events, 0, "ready")[0]["model"], "gpt2-tiny");
+    EXPECT_EQ(of_job(events, 1, "ready")[0]["model"], "resnet-tiny");
+    EXPECT_EQ(of_job(events, 0, "step").size(), 4u);  // 1 warm-up + 3 measured
+    EXPECT_EQ(of_job(events, 0, "result")[0]["steps"], 3);
+    EXPECT_EQ(of_job(events, 1, "result")[0]["stopped_by"], "stop");
+    EXPECT_GE(of_job(events, 1, "result")[0]["steps"].get<int>(), 1);
+    // Both jobs were ready before either stepped (they start together).
+    size_t last_ready = 0, first_step = events.size();
+    for (size_t i = 0; i < events.size(); ++i) {
+        if (events[i]["event"] == "ready")
+            last_ready = i;
+        if (events[i]["event"] == "step")
+            first_step = std::min(first_step, i);
+    }
+    EXPECT_LT(last_ready, first_step);
+}
+
+TEST(Worker, AFailingGroupJobLeavesTheOthersRunning) {
+    const std::string bad = testing::TempDir() + "/group-bad-tokens.bin";
+    std::ofstream(bad, std::ios::binary) << std::string(1024, '\0');
+    const std::string spec = write_spec("group-failing.json", R"({"device": "cpu", "jobs": [
+        {"model": "resnet-tiny", "batch": 2, "warmup_steps": 0, "steps": 3},
+        {"model": "gpt2-tiny", "batch": 2, "data": ")" + bad + R"("}]})");
+    ProcessResult r = run_process({MIGSCOPE_WORKER, "group", "--spec", spec});
+    EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+    const auto events = events_of(r.out);
+    ASSERT_EQ(of_job(events, 1, "error").size(), 1u) << r.out;
+    EXPECT_NE(of_job(events, 1, "error")[0]["message"].get<std::string>().find("bad magic"),
+              std::string::npos);
+    EXPECT_TRUE(of_job(events, 1, "ready").empty());
+    ASSERT_EQ(of_job(events, 0, "result").size(), 1u) << r.out;
+    EXPECT_EQ(of_job(events, 0, "result")[0]["steps"], 3);
+}
+
+TEST(Worker, BadGroupSpecsAreBadInputNamingTheKey) {
+    const auto run_spec = [](const std::string& name, const std::string& text) {
+        return run_process({MIGSCOPE_WORKER, "group", "--spec", write_spec(name, text)});
+    };
+    const auto message_of = [](const ProcessResult& r) {
+        const auto events = events_of(r.out);
+        EXPECT_EQ(events.size(), 1u) << r.out;
+        EXPECT_TRUE(events.at(0)["job"].is_null());  // belongs to no job
+        return events.at(0)["message"].get<std::string>();
+    };
+    ProcessResult unknown = run_spec(
+        "unknown-key.json", R"({"device": "cpu", "jobs": [{"model": "gpt2-tiny", "lr": 1}]})");
+    EXPECT_EQ(unknown.exit_code, 2);
+    EXPECT_NE(message_of(unknown).find("jobs[0].lr: unknown key"), std::string::npos);
+
+    ProcessResult bad_type = run_spec(
+        "bad-type.json", R"({"device": "cpu", "jobs": [{"model": "gpt2-tiny", "steps": "3"}]})");
+    EXPECT_EQ(bad_type.exit_code, 2);
+    EXPECT_NE(message_of(bad_type).find("jobs[0].steps"), std::string::npos);
+
+    ProcessResult model =
+        run_spec("bad-model.json", R"({"device": "cpu", "jobs": [{"model": "resnet19"}]})");
+    EXPECT_EQ(model.exit_code, 2);
+    EXPECT_NE(message_of(model).find("jobs[0].model"), std::string::npos);
+
+    ProcessResult sms = run_spec(
+        "cpu-sms.json", R"({"device": "cpu", "jobs": [{"model": "gpt2-tiny", "sms": 16}]})");
+    EXPECT_EQ(sms.exit_code, 2);
+    EXPECT_NE(message_of(sms).find("jobs[0].sms: needs a CUDA device"), std::string::npos);
+
+    EXPECT_EQ(run_process({MIGSCOPE_WORKER, "group", "--spec", "/nonexistent.json"}).exit_code, 2);
 }

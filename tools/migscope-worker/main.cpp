@@ -1,35 +1,38 @@
-// migscope-worker: runs one training job and reports on stdout in JSON lines (the runner protocol,
+// migscope-worker: runs training jobs (one with `train`, several side by side on SM partitions
+// with `group`) and reports on stdout in JSON lines (the runner protocol,
 // docs/worker-protocol.md). The only binary that links LibTorch.
 #include <torch/torch.h>
 
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/MemPool.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAStream.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <chrono>
+#include <fstream>
 #include <iostream>
+#include <latch>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <thread>
 
-#include <ATen/CPUGeneratorImpl.h>
 #include "core/error.h"
 #include "core/version.h"
-
-#include "workloads/data.h"
+#include "events.h"
+#include "job.h"
+#include "stop_signal.h"
+#include "workloads/green_context.h"
+#include "workloads/job_spec.h"
 #include "workloads/registry.h"
-#include "workloads/trainer.h"
-
-#if defined(USE_CUDA) || __has_include(<c10/cuda/CUDACachingAllocator.h>)
-#include <c10/cuda/CUDACachingAllocator.h>
-#define MIGSCOPE_HAVE_CUDA_ALLOCATOR 1
-#endif
 
 namespace {
 
 using namespace migscope;
+using namespace migscope::worker;
 using nlohmann::json;
-
-void emit(const json& event) {
-    std::cout << event.dump() << '\n' << std::flush;
-}
+namespace w = workloads;
 
 int probe() {
     json j;
@@ -44,147 +47,201 @@ int probe() {
     return 0;
 }
 
-struct TrainOptions {
-    std::string model;
-    std::string mode = "train";
-    int64_t batch = 0;  // 0 = the workload's default
-    int64_t warmup_steps = 3;
-    int64_t steps = 20;
-    double seconds = 0;  // > 0: measure for this long instead of a step count
-    std::string device = "cpu";
-    uint64_t seed = 0;
-    int64_t lora_rank = 8;
-    std::string data;  // empty: synthetic
+// The message and exit code of a failure, whatever threw it.
+struct Failure {
+    std::string message;
+    int exit_code;
 };
 
-double percentile(std::vector<double> v, double q) {
-    std::sort(v.begin(), v.end());
-    const double pos = q * static_cast<double>(v.size() - 1);
-    const size_t lo = static_cast<size_t>(pos);
-    const size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
-
-std::optional<int64_t> peak_memory_bytes(const torch::Device& device) {
-#ifdef MIGSCOPE_HAVE_CUDA_ALLOCATOR
-    if (device.is_cuda()) {
-        const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-        return stats.reserved_bytes[0].peak;
+Failure describe(std::exception_ptr failure) {
+    try {
+        std::rethrow_exception(failure);
+    } catch (const Error& e) {
+        return {e.what(), exit_code_for(e.kind())};
+    } catch (const std::invalid_argument& e) {  // unknown workload, malformed data file
+        return {e.what(), kExitBadInput};
+    } catch (const c10::Error& e) {  // e.g. out of memory: the message without the backtrace
+        return {e.what_without_backtrace(), kExitFailure};
+    } catch (const std::exception& e) {
+        return {e.what(), kExitFailure};
     }
-#endif
-    (void)device;
-    return std::nullopt;  // CPU: not measured
 }
 
-int train(const TrainOptions& o) {
-    namespace w = workloads;
-    const w::WorkloadInfo& info = w::workload_info(o.model);
-    const int64_t batch = o.batch > 0 ? o.batch : info.default_batch;
-    torch::Device device(o.device);
-    if (device.is_cuda()) {
+// The device named by --device or the spec, with its index; CUDA is initialised on it.
+torch::Device open_device(const std::string& name) {
+    std::optional<torch::Device> device;
+    try {
+        device.emplace(name);
+    } catch (const c10::Error&) {
+        throw input_error("device '" + name + "': expected cpu, cuda or cuda:N");
+    }
+    if (device->is_cuda()) {
         if (!torch::cuda::is_available())
-            throw unavailable_error("--device " + o.device + ": no CUDA device");
-        if (!device.has_index())
-            device.set_index(0);
+            throw unavailable_error("device " + name + ": no CUDA device");
+        if (!device->has_index())
+            device->set_index(0);
+        if (device->index() >= static_cast<int>(torch::cuda::device_count()))
+            throw unavailable_error("device " + name + ": no such CUDA device");
         at::globalContext().setBenchmarkCuDNN(true);  // autotune convolutions (cudnn.benchmark)
+        // Creates the primary context before any green context is made from it.
+        torch::zeros({1}, *device);
+    } else if (!device->is_cpu()) {
+        throw input_error("device '" + name + "': expected cpu, cuda or cuda:N");
     }
-    torch::manual_seed(o.seed);
-    std::unique_ptr<w::Model> model = w::make_model(o.model);
-    const bool finetune = o.mode == "finetune";
-    if (finetune)
-        model->prepare_finetune({o.lora_rank});
-    // Check the data file before anything is reported as ready.
-    const w::HostBatchMaker file_batches =
-        o.data.empty() ? nullptr : model->file_data(o.data, batch);
-    w::Trainer trainer(*model, {device});
-    const int64_t items_per_step = batch * model->items_per_sample();
-    const auto flops_per_sample = model->train_flops_per_sample();
+    return *device;
+}
 
-    emit({{"event", "ready"},
-          {"model", o.model},
-          {"mode", o.mode},
-          {"batch", batch},
-          {"device", device.str()},
-          {"precision",
-           trainer.precision() == w::Precision::kBf16Autocast ? "bf16-autocast" : "fp32"},
-          {"parameters", w::parameter_count(model->module())},
-          {"trainable_parameters", w::trainable_parameter_count(model->module())},
-          {"item_unit", model->item_unit()},
-          {"items_per_step", items_per_step},
-          {"train_flops_per_step",
-           !finetune && flops_per_sample ? json(*flops_per_sample * batch) : json(nullptr)},
-          {"weights", finetune ? "random initialisation of the frozen base (no --checkpoint)"
-                               : "random initialisation"},
-          {"data", o.data.empty() ? "synthetic, made on the device" : "file " + o.data}});
+void describe_cuda_device(JobEnvironment& env) {
+    const cudaDeviceProp* props = at::cuda::getDeviceProperties(env.device.index());
+    env.device_name = std::string(props->name);
+    env.device_sms = props->multiProcessorCount;
+}
 
-    // Synthetic data: one batch made on the device and reused, so the loss only shows that training
-    // runs. File data: fresh random batches, prepared ahead on the loader thread.
-    const w::Batch synthetic = file_batches ? w::Batch{} : model->synthetic_batch(batch, device);
-    std::unique_ptr<w::Prefetcher> loader;
-    if (file_batches) {
-        loader = std::make_unique<w::Prefetcher>(
-            [file_batches, rng = at::detail::createCPUGenerator(o.seed)]() mutable {
-                return file_batches(rng);
-            },
-            device);
+int train(const w::JobSpec& spec, const std::string& device_name, const Emitter& emit) {
+    w::workload_info(spec.model);  // an unknown workload is bad input before anything starts
+    if (spec.sms && device_name.rfind("cuda", 0) != 0) {
+        throw input_error(
+            "--sms needs a CUDA device (--device cuda[:N]): SM partitions are "
+            "CUDA green contexts");
     }
-    using Clock = std::chrono::steady_clock;
-    std::vector<double> step_times;
-    double loss = 0;
-    const auto measure_start = Clock::now();
-    for (int64_t step = 0;; ++step) {
-        const bool warming = step < o.warmup_steps;
-        if (!warming) {
-            const double measured =
-                std::chrono::duration<double>(Clock::now() - measure_start).count();
-            if (o.seconds > 0 ? measured >= o.seconds && !step_times.empty()
-                              : static_cast<int64_t>(step_times.size()) >= o.steps) {
-                break;
-            }
+    if (spec.memory_limit_gib && device_name.rfind("cuda", 0) != 0)
+        throw input_error("--memory-limit-gib needs a CUDA device: CPU memory is not measured");
+    JobEnvironment env;
+    env.device = open_device(device_name);
+    if (env.device.is_cuda()) {
+        describe_cuda_device(env);
+        env.memory = MemoryScope::kDevice;  // the only job in the process
+        env.sms = env.device_sms;
+        if (spec.sms) {
+            const auto partitions = w::make_sm_partitions(env.device.index(), {*spec.sms});
+            env.sms = partitions[0].sms;
+            env.stream = c10::cuda::getStreamFromExternal(partitions[0].stream, env.device.index());
         }
-        const auto t0 = Clock::now();
-        loss = trainer.step(loader ? model->on_device(loader->next()) : synthetic);
-        const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
-        if (!warming)
-            step_times.push_back(dt);
-        emit({{"event", "step"},
-              {"step", step},
-              {"warmup", warming},
-              {"step_time_s", dt},
-              {"loss", loss}});
     }
-    double total = 0;
-    for (double t : step_times)
-        total += t;
-    const auto peak = peak_memory_bytes(device);
-    emit({{"event", "result"},
-          {"steps", step_times.size()},
-          {"step_time_p50_s", percentile(step_times, 0.5)},
-          {"step_time_p95_s", percentile(step_times, 0.95)},
-          {"items_per_s",
-           static_cast<double>(items_per_step) * static_cast<double>(step_times.size()) / total},
-          {"item_unit", model->item_unit()},
-          {"achieved_flops_per_s",
-           !finetune && flops_per_sample
-               ? json(*flops_per_sample *
-                      static_cast<double>(batch * static_cast<int64_t>(step_times.size())) / total)
-               : json(nullptr)},
-          {"peak_memory_bytes", peak ? json(*peak) : json(nullptr)},
-          {"final_loss", loss}});
-    return 0;
+    StopSignal stop;
+    if (spec.stop == w::StopRule::kUntilStopped) {
+        stop.start_reading_stdin();
+        env.stop = &stop;
+    }
+    run_job(spec, env, emit);
+    return kExitOk;
+}
+
+std::string read_spec_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in)
+        throw input_error("cannot read group spec '" + path + "'");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+int group(const std::string& spec_path, const Emitter& emit) {
+    const w::GroupSpec spec = w::parse_group_spec(read_spec_file(spec_path));
+    const size_t n = spec.jobs.size();
+    for (size_t i = 0; i < n; ++i) {
+        try {
+            w::workload_info(spec.jobs[i].model);
+        } catch (const std::invalid_argument& e) {
+            throw input_error("group spec: jobs[" + std::to_string(i) + "].model: " + e.what());
+        }
+    }
+    const bool on_cuda = spec.device.rfind("cuda", 0) == 0;
+    for (size_t i = 0; i < n; ++i) {
+        const std::string path = "group spec: jobs[" + std::to_string(i) + "].";
+        if (!on_cuda && spec.jobs[i].sms)
+            throw input_error(path + "sms: needs a CUDA device (SM partitions are green contexts)");
+        if (!on_cuda && spec.jobs[i].memory_limit_gib)
+            throw input_error(path +
+                              "memory_limit_gib: needs a CUDA device (CPU memory is not "
+                              "measured)");
+        if (on_cuda && !spec.jobs[i].sms) {
+            throw input_error(path +
+                              "sms: missing: on CUDA every job of a group runs on its own "
+                              "SM partition");
+        }
+    }
+
+    const torch::Device device = open_device(spec.device);
+    std::vector<JobEnvironment> envs(n);
+    if (device.is_cuda()) {
+        std::vector<int> requests;
+        for (const auto& job : spec.jobs)
+            requests.push_back(*job.sms);
+        const auto partitions = w::make_sm_partitions(device.index(), requests);
+        for (size_t i = 0; i < n; ++i) {
+            JobEnvironment& env = envs[i];
+            env.device = device;
+            describe_cuda_device(env);
+            env.sms = partitions[i].sms;
+            env.stream = c10::cuda::getStreamFromExternal(partitions[i].stream, device.index());
+            // The job's own caching-allocator pool: every allocation made on the job's stream
+            // (forward, backward, optimizer, batches, cuBLAS workspaces) lands there, so its
+            // reserved bytes are the job's.
+            env.memory = MemoryScope::kPool;
+            env.pool = at::cuda::MemPool::graph_pool_handle(/*is_user_created=*/true);
+            c10::cuda::CUDACachingAllocator::beginAllocateToPool(
+                device.index(), env.pool,
+                [stream = env.stream->stream()](cudaStream_t s) { return s == stream; });
+        }
+    }
+    StopSignal stop;
+    const bool until_stopped = std::any_of(spec.jobs.begin(), spec.jobs.end(), [](const auto& j) {
+        return j.stop == w::StopRule::kUntilStopped;
+    });
+    if (until_stopped)
+        stop.start_reading_stdin();
+
+    // Jobs start stepping together, once every job is ready or has failed.
+    std::latch all_ready(static_cast<std::ptrdiff_t>(n));
+    std::vector<int> exit_codes(n, kExitOk);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < n; ++i) {
+        threads.emplace_back([&, i] {
+            JobEnvironment& env = envs[i];
+            env.index = static_cast<int>(i);
+            env.device = device;
+            env.stop = until_stopped ? &stop : nullptr;
+            bool arrived = false;
+            env.on_ready = [&] {
+                arrived = true;
+                all_ready.arrive_and_wait();
+            };
+            try {
+                run_job(spec.jobs[i], env, emit);
+            } catch (...) {
+                const Failure f = describe(std::current_exception());
+                emit(static_cast<int>(i), {{"event", "error"}, {"message", f.message}});
+                exit_codes[i] = f.exit_code;
+            }
+            if (!arrived)
+                all_ready.count_down();
+            // All of the job's tensors are gone (they lived in run_job); its pool keeps its cached
+            // segments until the process ends.
+            if (env.memory == MemoryScope::kPool)
+                c10::cuda::CUDACachingAllocator::endAllocateToPool(device.index(), env.pool);
+        });
+    }
+    for (auto& t : threads)
+        t.join();
+    const bool all_ok =
+        std::all_of(exit_codes.begin(), exit_codes.end(), [](int c) { return c == kExitOk; });
+    return all_ok ? kExitOk : kExitFailure;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"migscope-worker: runs one training job; reports JSON lines on stdout"};
+    CLI::App app{"migscope-worker: runs training jobs; reports JSON lines on stdout"};
     app.require_subcommand(1);
     app.add_subcommand("probe", "Print the LibTorch version and visible CUDA devices as JSON");
-    TrainOptions o;
+
+    w::JobSpec o;
+    std::string device = "cpu";
     CLI::App* cmd = app.add_subcommand("train", "Train one built-in workload and report each step");
     std::string known;
-    for (const auto& w : workloads::builtin_workloads())
-        known += (known.empty() ? "" : ", ") + w.name;
+    for (const auto& wl : w::builtin_workloads())
+        known += (known.empty() ? "" : ", ") + wl.name;
     cmd->add_option("--model", o.model, "Workload: " + known)->required();
     cmd->add_option("--mode", o.mode, "train or finetune")
         ->check(CLI::IsMember({"train", "finetune"}));
@@ -192,9 +249,30 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     cmd->add_option("--warmup-steps", o.warmup_steps, "Steps before measuring")
         ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--steps", o.steps, "Measured steps")->check(CLI::PositiveNumber);
-    cmd->add_option("--seconds", o.seconds, "Measure for this long instead of --steps");
-    cmd->add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
+    CLI::Option* steps =
+        cmd->add_option("--steps", o.steps, "Measured steps")->check(CLI::PositiveNumber);
+    CLI::Option* seconds =
+        cmd->add_option("--seconds", o.seconds_s, "Measure for this long instead of --steps")
+            ->check(CLI::PositiveNumber);
+    bool until_stopped_flag = false;
+    CLI::Option* until_stopped =
+        cmd->add_flag("--until-stopped", until_stopped_flag,
+                      "After warm-up, step until a 'stop' line or the end of stdin");
+    seconds->excludes(steps);
+    until_stopped->excludes(steps)->excludes(seconds);
+    cmd->add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
+    int sms = 0;
+    double memory_limit_gib = 0;
+    CLI::Option* sms_option =
+        cmd->add_option("--sms", sms,
+                        "Run on a green context of this many SMs (rounded up to the GPU's "
+                        "granularity, 8 on Hopper); default: all SMs")
+            ->check(CLI::PositiveNumber);
+    CLI::Option* memory_option =
+        cmd->add_option("--memory-limit-gib", memory_limit_gib,
+                        "Fail the job when its reserved GPU memory exceeds this (checked after "
+                        "every step)")
+            ->check(CLI::PositiveNumber);
     cmd->add_option("--seed", o.seed, "Random seed");
     cmd->add_option("--data", o.data,
                     "Data file: llm.c tokens (GPT-2, BERT) or CIFAR-10 binary batch (images); "
@@ -202,6 +280,13 @@ int main(int argc, char** argv) {
     cmd->add_option("--lora-rank", o.lora_rank, "GPT-2 fine-tuning: rank of the LoRA adapters")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+
+    std::string spec_path;
+    CLI::App* group_cmd = app.add_subcommand(
+        "group", "Train several jobs side by side in this process, each on its own SM partition");
+    group_cmd
+        ->add_option("--spec", spec_path, "Group spec file (JSON; see docs/worker-protocol.md)")
+        ->required();
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -210,21 +295,28 @@ int main(int argc, char** argv) {
         std::cerr << "migscope-worker: " << e.what() << " (see --help)\n";
         return kExitBadInput;
     }
+    if (*seconds)
+        o.stop = w::StopRule::kSeconds;
+    if (*until_stopped)
+        o.stop = w::StopRule::kUntilStopped;
+    if (*sms_option)
+        o.sms = sms;
+    if (*memory_option)
+        o.memory_limit_gib = memory_limit_gib;
+
+    const Emitter emit;
+    const bool is_group = app.got_subcommand("group");
     try {
         if (app.got_subcommand("probe"))
             return probe();
-        return train(o);
-    } catch (const Error& e) {
-        emit({{"event", "error"}, {"message", e.what()}});
-        return exit_code_for(e.kind());
-    } catch (const std::invalid_argument& e) {
-        emit({{"event", "error"}, {"message", e.what()}});
-        return kExitBadInput;
-    } catch (const c10::Error& e) {  // e.g. out of memory: the message without LibTorch's backtrace
-        emit({{"event", "error"}, {"message", e.what_without_backtrace()}});
-        return kExitFailure;
-    } catch (const std::exception& e) {
-        emit({{"event", "error"}, {"message", e.what()}});
-        return kExitFailure;
+        if (is_group)
+            return group(spec_path, emit);
+        return train(o, device, emit);
+    } catch (...) {
+        // A group's own failure (spec, device, partitions) belongs to no job; train has only job 0.
+        const Failure f = describe(std::current_exception());
+        emit(is_group ? std::nullopt : std::optional<int>(0),
+             {{"event", "error"}, {"message", f.message}});
+        return f.exit_code;
     }
 }
