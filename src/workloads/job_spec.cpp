@@ -47,7 +47,7 @@ JobSpec parse_job(const json& j, const std::string& path) {
         fail(path, "expected an object, got " + j.dump());
     static const std::set<std::string> kKeys = {
         "model",   "mode", "batch",     "sms",  "memory_limit_gib", "warmup_steps", "steps",
-        "seconds", "seed", "lora_rank", "data", "until_stopped"};
+        "seconds", "seed", "lora_rank", "data", "until_stopped", "hold_after_warmup"};
     for (const auto& [key, value] : j.items()) {
         if (!kKeys.count(key))
             fail(path + "." + key, "unknown key");
@@ -96,6 +96,12 @@ JobSpec parse_job(const json& j, const std::string& path) {
             s.stop = StopRule::kUntilStopped;
             ++stop_rules;
         }
+    }
+    if (j.contains("hold_after_warmup")) {
+        if (!j["hold_after_warmup"].is_boolean())
+            fail(path + ".hold_after_warmup",
+                 "expected true or false, got " + j["hold_after_warmup"].dump());
+        s.hold_after_warmup = j["hold_after_warmup"].get<bool>();
     }
     if (stop_rules > 1)
         fail(path, "give at most one of steps, seconds and until_stopped");

@@ -26,6 +26,8 @@ struct JobSpec {
     std::string data;                        // empty: synthetic
     std::optional<int> sms;                  // SM partition (green context); none: all SMs
     std::optional<double> memory_limit_gib;  // cap on the job's reserved memory; none: no cap
+    // After warm-up, emit `warm` and wait for a `start` line (fixed work starting together).
+    bool hold_after_warmup = false;
 };
 
 struct GroupSpec {
@@ -36,7 +38,8 @@ struct GroupSpec {
 // Parses a group spec:
 //   {"device": "cuda:0", "jobs": [{"model": "resnet18", "mode": "train", "batch": 32, "sms": 16,
 //     "memory_limit_gib": 16, "warmup_steps": 3, "steps": 20 | "seconds": 30 |
-//     "until_stopped": true, "seed": 0, "lora_rank": 8, "data": "FILE"}, ...]}
+//     "until_stopped": true, "hold_after_warmup": true, "seed": 0, "lora_rank": 8,
+//     "data": "FILE"}, ...]}
 // `device`, `jobs` (at least one) and each job's `model` are required. Strict: an unknown key, a
 // wrong type or an out-of-range value is an input error naming its path (`jobs[1].batch`).
 GroupSpec parse_group_spec(const std::string& json_text);

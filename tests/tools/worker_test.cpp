@@ -163,6 +163,24 @@ TEST(Worker, UntilStoppedStopsAtTheEndOfInput) {
     EXPECT_GE(result["steps"].get<int>(), 1);  // at least one measured step
 }
 
+TEST(Worker, HeldWarmUpWaitsForStartThenRunsTheFixedWork) {
+    const std::vector<std::string> argv = {MIGSCOPE_WORKER, "train",          "--model",
+                                           "gpt2-tiny",     "--batch",        "2",
+                                           "--warmup-steps", "2",             "--steps",
+                                           "3",             "--hold-after-warmup"};
+    ProcessResult r = run_process(
+        argv, ProcessInput{"start\n", std::chrono::milliseconds(500), ProcessInput::Then::kKeepOpen});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    std::vector<std::string> kinds;
+    for (const auto& e : events_of(r.out))
+        kinds.push_back(e["event"]);
+    // ready, two warm-up steps, warm, three measured steps, result.
+    const std::vector<std::string> expected = {"ready", "step", "step", "warm",
+                                               "step",  "step", "step", "result"};
+    EXPECT_EQ(kinds, expected);
+    EXPECT_EQ(events_of(r.out).back()["steps"], 3);
+}
+
 TEST(Worker, UntilStoppedExcludesAStepCount) {
     std::vector<std::string> argv = kUntilStopped;
     argv.insert(argv.end(), {"--steps", "3"});

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <thread>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include "core/error.h"
@@ -93,8 +94,8 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
     const w::WorkloadInfo& info = w::workload_info(spec.model);
     const int64_t batch = spec.batch > 0 ? spec.batch : info.default_batch;
     const bool finetune = spec.mode == "finetune";
-    if (spec.stop == w::StopRule::kUntilStopped && env.stop == nullptr)
-        throw std::logic_error("until-stopped job without a stop signal");
+    if ((spec.stop == w::StopRule::kUntilStopped || spec.hold_after_warmup) && env.stop == nullptr)
+        throw std::logic_error("until-stopped or held job without the runner's stdin");
 
     // Everything this thread does on the GPU from here on runs on the job's stream: moving the
     // model, the optimizer's state and steps, batch creation, the data loader's copies (made by
@@ -173,6 +174,11 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
     for (int64_t step = 0;; ++step) {
         const bool warming = step < spec.warmup_steps;
         if (!warming) {
+            if (step == spec.warmup_steps && spec.hold_after_warmup) {
+                emit(job, {{"event", "warm"}});
+                while (!env.stop->start_received())
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
             if (step_times.empty())
                 measure_start = Clock::now();
             const double measured_s =

@@ -119,7 +119,7 @@ int train(const w::JobSpec& spec, const std::string& device_name, const Emitter&
         }
     }
     StopSignal stop;
-    if (spec.stop == w::StopRule::kUntilStopped) {
+    if (spec.stop == w::StopRule::kUntilStopped || spec.hold_after_warmup) {
         stop.start_reading_stdin();
         env.stop = &stop;
     }
@@ -187,7 +187,7 @@ int group(const std::string& spec_path, const Emitter& emit) {
     }
     StopSignal stop;
     const bool until_stopped = std::any_of(spec.jobs.begin(), spec.jobs.end(), [](const auto& j) {
-        return j.stop == w::StopRule::kUntilStopped;
+        return j.stop == w::StopRule::kUntilStopped || j.hold_after_warmup;
     });
     if (until_stopped)
         stop.start_reading_stdin();
@@ -258,6 +258,8 @@ int main(int argc, char** argv) {
     CLI::Option* until_stopped =
         cmd->add_flag("--until-stopped", until_stopped_flag,
                       "After warm-up, step until a 'stop' line or the end of stdin");
+    cmd->add_flag("--hold-after-warmup", o.hold_after_warmup,
+                  "After warm-up, report 'warm' and wait for a 'start' line on stdin");
     seconds->excludes(steps);
     until_stopped->excludes(steps)->excludes(seconds);
     cmd->add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();

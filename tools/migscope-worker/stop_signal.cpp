@@ -12,7 +12,7 @@
 namespace migscope::worker {
 
 void StopSignal::start_reading_stdin() {
-    std::thread([reason = reason_] {
+    std::thread([reason = reason_, started = started_] {
         std::string line;
         char c = 0;
         // Plain read(2): the thread stays blocked here when the process ends without input.
@@ -34,9 +34,11 @@ void StopSignal::start_reading_stdin() {
                 reason->store(static_cast<int>(StopReason::kStopLine));
                 return;
             }
-            if (!line.empty())
+            if (line == "start")
+                started->store(true);
+            else if (!line.empty())
                 std::cerr << "migscope-worker: ignoring stdin line '" << line
-                          << "' (only 'stop' is understood)\n";
+                          << "' (only 'start' and 'stop' are understood)\n";
             line.clear();
         }
     }).detach();

@@ -1,4 +1,5 @@
-// The runner's way to end a steady-state window: a `stop` line on the worker's stdin, or its end.
+// The runner's lines on the worker's stdin: `start` (begin the fixed work after a held warm-up)
+// and `stop` (end a steady-state window); the end of stdin means both.
 #pragma once
 
 #include <atomic>
@@ -10,16 +11,20 @@ enum class StopReason { kNone, kStopLine, kEndOfInput };
 
 class StopSignal {
   public:
-    StopSignal() : reason_(std::make_shared<std::atomic<int>>(0)) {}
+    StopSignal()
+        : reason_(std::make_shared<std::atomic<int>>(0)),
+          started_(std::make_shared<std::atomic<bool>>(false)) {}
     // Starts a detached thread that reads stdin lines until `stop` or the end of input, then
-    // records why. Lines other than `stop` are reported on stderr and ignored.
+    // records why; `start` is recorded on the way. Other lines are reported on stderr and ignored.
     void start_reading_stdin();
     StopReason reason() const { return static_cast<StopReason>(reason_->load()); }
     bool requested() const { return reason() != StopReason::kNone; }
+    bool start_received() const { return started_->load() || requested(); }
 
   private:
-    std::shared_ptr<std::atomic<int>>
-        reason_;  // shared with the reader thread, which may outlive us
+    // Shared with the reader thread, which may outlive us.
+    std::shared_ptr<std::atomic<int>> reason_;
+    std::shared_ptr<std::atomic<bool>> started_;
 };
 
 }  // namespace migscope::worker
