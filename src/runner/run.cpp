@@ -71,7 +71,7 @@ bool mentions_out_of_memory(std::string message) {
 
 std::string fmt_s(double s) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f s", s);
+    std::snprintf(buf, sizeof buf, s < 10 ? "%.2f s" : "%.1f s", s);
     return buf;
 }
 

@@ -282,8 +282,10 @@ int run_command(RunOptions o) {
 
     // Everything measured is kept in the run directory, whatever is printed.
     nlohmann::json doc = {{"run", run_json(result)}};
-    if (baseline)
+    if (baseline) {
         doc["baseline"] = run_json(*baseline);
+        doc["comparison"] = comparison_json(runner::compare_with_baseline(result, *baseline));
+    }
     std::ofstream(o.run_dir + "/result.json") << doc.dump(2) << '\n';
     if (!result.trace.empty()) {
         std::ofstream trace(o.run_dir + "/trace.csv");

@@ -5,6 +5,7 @@
 
 #include "json_value.h"
 #include "report/table.h"
+#include "runner/comparison.h"
 
 namespace migscope::cli {
 namespace {
@@ -138,7 +139,7 @@ void print_run_table(const runner::RunResult& run, const std::string& title, std
     }
     t.print(out);
     const auto& e = run.energy;
-    out << fmt::format("  {:<12} {:.1f} s{}",
+    out << fmt::format("  {:<12} {:.2f} s{}",
                        run.mode == runner::RunMode::kDuration ? "window" : "makespan", run.window_s,
                        run.backend == partition::BackendKind::kSequential
                            ? " (the jobs' own windows, summed)"
@@ -163,24 +164,32 @@ void print_run_table(const runner::RunResult& run, const std::string& title, std
         out << "  interrupted: partial results\n";
 }
 
+json comparison_json(const runner::Comparison& c) {
+    return {{"method", "the partitioned run's work (each job's items) priced at each job's own "
+                       "throughput and energy per item alone on the whole device"},
+            {"run_energy_j", maybe(c.run_energy_j)},
+            {"baseline_energy_j", maybe(c.baseline_energy_j)},
+            {"energy_change_pct", maybe(c.energy_change_pct)},
+            {"run_time_s", maybe(c.run_time_s)},
+            {"baseline_time_s", maybe(c.baseline_time_s)},
+            {"speedup", maybe(c.speedup)}};
+}
+
 void print_comparison(const runner::RunResult& run, const runner::RunResult& base,
                       std::ostream& out) {
-    auto change = [](std::optional<double> a, std::optional<double> b) -> std::string {
+    const auto change = [](std::optional<double> a, std::optional<double> b) -> std::string {
         if (!a || !b || *b == 0)
             return "-";
         return fmt::format("{:+.1f} %", 100.0 * (*a - *b) / *b);
     };
-    out << "Against the sequential baseline (same jobs, one after another on the whole GPU):\n";
-    if (run.mode == runner::RunMode::kWork) {
-        out << "  energy   " << num(run.energy.counter_energy_j, 0, "J") << " vs "
-            << num(base.energy.counter_energy_j, 0, "J") << "  ("
-            << change(run.energy.counter_energy_j, base.energy.counter_energy_j) << ")\n";
-        out << "  time     " << num(run.window_s, 1, "s") << " makespan vs "
-            << num(base.window_s, 1, "s") << "  (" << change(run.window_s, base.window_s) << ")\n";
-    } else {
-        out << "  average power " << num(run.energy.average_power_w, 0, "W") << " vs "
-            << num(base.energy.average_power_w, 0, "W") << '\n';
-    }
+    const runner::Comparison c = runner::compare_with_baseline(run, base);
+    out << "Against the sequential baseline, for the same work (each job's items, priced at its "
+           "own throughput and energy per item alone on the whole device):\n";
+    out << "  energy   " << num(c.run_energy_j, 0, "J") << " side by side vs "
+        << num(c.baseline_energy_j, 0, "J") << " one after another  ("
+        << (c.energy_change_pct ? fmt::format("{:+.1f} %", *c.energy_change_pct) : "-") << ")\n";
+    out << "  time     " << num(c.run_time_s, 1, "s") << " vs " << num(c.baseline_time_s, 1, "s")
+        << "  (speedup " << num(c.speedup, 2) << "x)\n";
     for (const runner::JobResult& r : run.jobs) {
         for (const runner::JobResult& b : base.jobs) {
             if (b.spec.name != r.spec.name)

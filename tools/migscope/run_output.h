@@ -4,6 +4,7 @@
 #include <ostream>
 #include <string>
 
+#include "runner/comparison.h"
 #include "runner/run.h"
 
 namespace migscope::cli {
@@ -11,6 +12,8 @@ namespace migscope::cli {
 nlohmann::json run_json(const runner::RunResult& run);
 // The per-job table and the totals, then warnings; `title` heads it.
 void print_run_table(const runner::RunResult& run, const std::string& title, std::ostream& out);
+// The same-work comparison as JSON.
+nlohmann::json comparison_json(const runner::Comparison& comparison);
 // One paragraph: a partitioned run against the sequential baseline of the same jobs.
 void print_comparison(const runner::RunResult& run, const runner::RunResult& baseline,
                       std::ostream& out);
