@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU-host check of `migscope run` (builds nothing; run after `./build.sh build`):
-#   scripts/gpu-run-check.sh scaling   one matmul-heavy job (gpt2-medium, batch 8) on each H200
-#                                      profile size, green and mps, against the whole GPU
+#   scripts/gpu-run-check.sh scaling   one matmul-bound job (the mlp reference workload) on each
+#                                      H200 profile size, green and mps, against the whole GPU
 #   scripts/gpu-run-check.sh seven     7 x 1g.18gb resnet18 (batch 32) side by side, green and mps
 #   scripts/gpu-run-check.sh mixed N   a mixed layout of small-batch real workloads against the
 #                                      sequential baseline, N repetitions (default 3)
@@ -25,20 +25,19 @@ run() {  # run NAME ARGS...
 
 case "$what" in
   scaling)
-    run scale-whole --backend sequential --jobs gpt2-medium:8 --duration "$window"
+    run scale-whole --backend sequential --jobs ${SCALING_JOB:-mlp} --duration "$window"
     for backend in green mps; do
       for p in 1g.18gb 1g.35gb 2g.35gb 3g.71gb 4g.71gb 7g.141gb; do
-        run "scale-$backend-$p" --backend "$backend" --layout "$p" --jobs gpt2-medium:8 \
+        run "scale-$backend-$p" --backend "$backend" --layout "$p" --jobs ${SCALING_JOB:-mlp} \
           --duration "$window"
       done
     done
     ;;
   seven)
-    for backend in green mps; do
-      run "seven-$backend" --backend "$backend" --layout 7x1g.18gb \
-        --jobs "$(printf 'resnet18:32,%.0s' 1 2 3 4 5 6 | sed 's/,$//'),resnet18:32" \
-        --duration "$window" --baseline sequential
-    done
+    seven=resnet18:32,resnet18:32,resnet18:32,resnet18:32,resnet18:32,resnet18:32,resnet18:32
+    run seven-green --backend green --layout 7x1g.18gb --jobs "$seven" --duration "$window" \
+      --baseline sequential
+    run seven-mps --backend mps --layout 7x1g.18gb --jobs "$seven" --duration "$window"
     ;;
   mixed)
     for rep in $(seq 1 "${2:-3}"); do
@@ -65,8 +64,8 @@ def f(x, spec):
 if what == "scaling":
     whole = load("scale-whole")
     w = whole["run"]["jobs"][0]["items_per_s"] if whole else None
-    print(f"gpt2-medium batch 8, {f(w, '.0f')} tok/s on the whole GPU; target 95-105 % of the SM share")
-    print(f"{'backend':<7} {'profile':<9} {'SMs':>4} {'got':>4} {'tok/s':>9} {'share':>7} {'SM share':>8} {'ratio':>7} {'MFU':>6} {'GiB':>6} status")
+    print(f"{whole['run']['jobs'][0]['name'] if whole else '?'}: {f(w, '.0f')} items/s on the whole GPU; target 95-105 % of the SM share")
+    print(f"{'backend':<7} {'profile':<9} {'SMs':>4} {'got':>4} {'items/s':>9} {'share':>7} {'SM share':>8} {'ratio':>7} {'MFU':>6} {'GiB':>6} status")
     for backend in ["green", "mps"]:
         for p in ["1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"]:
             r = load(f"scale-{backend}-{p}")

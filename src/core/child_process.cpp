@@ -95,7 +95,7 @@ std::string ExitStatus::describe() const {
         return "exit " + std::to_string(*code);
     if (signal)
         return "killed by signal " + std::to_string(*signal) + " (" + strsignal(*signal) + ")";
-    return "unknown end";
+    return "ended, exit status not available";
 }
 
 ChildProcess ChildProcess::start(const ChildOptions& options) {
@@ -270,6 +270,8 @@ std::optional<ExitStatus> ChildProcess::try_wait() {
     }
     if (r == pid_)
         status_ = decode(status);
+    else if (r < 0 && errno == ECHILD)
+        status_ = ExitStatus{};  // reaped by someone else (SIGCHLD ignored): ended, status unknown
     return status_;
 }
 
@@ -277,9 +279,10 @@ ExitStatus ChildProcess::wait() {
     if (status_ || pid_ <= 0)
         return status_.value_or(ExitStatus{});
     int status = 0;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    pid_t r;
+    while ((r = waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
     }
-    status_ = decode(status);
+    status_ = r == pid_ ? decode(status) : ExitStatus{};  // ECHILD: ended, status unknown
     return *status_;
 }
 

@@ -4,6 +4,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "workloads/mlp.h"
 #include "workloads/resnet.h"
 #include "workloads/transformers.h"
 
@@ -29,6 +30,9 @@ const std::vector<Entry>& entries() {
          [] { return make_gpt2(Gpt2Config::medium()); }},
         {{"gpt2-xl", "GPT-2 XL (1.56B), sequence 1024, tied embeddings", 8},
          [] { return make_gpt2(Gpt2Config::xl()); }},
+        // Not in the study: a matmul-bound reference for checking SM partitions.
+        {{"mlp", "Matmul-bound reference: 4 bias-free 8192x8192 linear layers, GELU, MSE", 8192},
+         [] { return make_mlp({}); }},
         // Tiny versions of each family: same code, sizes a CPU trains in milliseconds.
         {{"resnet-tiny", "ResNet with basic blocks [1,1], width 8, 32x32 images, 10 classes", 8},
          [] {
@@ -46,6 +50,8 @@ const std::vector<Entry>& entries() {
          [] {
              return make_gpt2({128, 32, 32, 2, 2, 32});
          }},
+        {{"mlp-tiny", "MLP, 2 bias-free 32x32 linear layers, GELU, MSE", 8},
+         [] { return make_mlp({32, 2}); }},
     };
     return table;
 }

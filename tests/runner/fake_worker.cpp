@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -109,14 +110,21 @@ int main(int argc, char** argv) {
     }
     if (!group)
         jobs = {single};
-    // stdin: "start" and "stop" lines, as from the runner.
+    // stdin: "start" and "stop" lines, as from the runner. Plain read(2), not std::cin: with glibc
+    // 2.39, exit() waits for the lock a thread blocked in a stdio read holds, and hangs.
     std::thread([] {
         std::string line;
-        while (std::getline(std::cin, line)) {
+        char c;
+        while (::read(STDIN_FILENO, &c, 1) == 1) {
+            if (c != '\n') {
+                line += c;
+                continue;
+            }
             if (line == "start")
                 g_start = true;
             if (line == "stop")
                 g_stop = true;
+            line.clear();
         }
         g_stop = true;
         g_start = true;

@@ -47,6 +47,14 @@ TEST(Flops, Gpt2FollowsSixNPlusAttention) {
                      32 * (6.0 * gpt2_parameter_count(tiny) + 6.0 * 2 * 32 * 32));
 }
 
+TEST(Flops, MlpCountsSixFlopsPerWeightPerSample) {
+    auto mlp = make_model("mlp-tiny");  // 2 layers of 32x32
+    EXPECT_EQ(parameter_count(mlp->module()), 2 * 32 * 32);
+    EXPECT_DOUBLE_EQ(*mlp->train_flops_per_sample(), 6.0 * 2 * 32 * 32);
+    mlp->prepare_finetune({});
+    EXPECT_EQ(trainable_parameter_count(mlp->module()), 32 * 32);  // the last layer
+}
+
 // With the reference initialisation an untrained model predicts nearly uniformly: its first loss is
 // about ln(classes or vocabulary), not tens of nats.
 TEST(Initialisation, FirstLossIsNearUniform) {
@@ -72,7 +80,8 @@ TEST(Registry, EveryWorkloadHasShapesAndUnits) {
         torch::Tensor loss = model->loss(b);
         EXPECT_EQ(loss.dim(), 0);
         EXPECT_TRUE(std::isfinite(loss.item<double>()));
-        EXPECT_TRUE(model->item_unit() == "images" || model->item_unit() == "tokens");
+        EXPECT_TRUE(model->item_unit() == "images" || model->item_unit() == "tokens" ||
+                    model->item_unit() == "samples");
     }
     EXPECT_THROW(make_model("resnet19"), std::invalid_argument);
 }
