@@ -44,7 +44,7 @@ struct JobState {
     std::optional<std::string> item_unit;
     std::optional<double> items_per_step;
     std::optional<double> flops_per_item;
-    std::optional<double> peak_flops_per_s;
+    std::optional<double> peak_flops_per_s;  // the whole device's dense bf16 peak
     std::optional<unsigned> sms;
     std::vector<Step> steps;
     std::vector<double> measured_step_times_s;  // post-warm-up, for the steady-state check
@@ -176,9 +176,14 @@ void Group::handle_event(JobState& job, const json& e, SteadyTime now) {
         job.items_per_step = number(e, "items_per_step");
         if (const auto flops = number(e, "train_flops_per_step"); flops && job.items_per_step)
             job.flops_per_item = *flops / *job.items_per_step;
-        job.peak_flops_per_s = number(e, "peak_flops_per_s");
         if (const auto sms = number(e, "sms"))
             job.sms = static_cast<unsigned>(*sms);
+        // The worker scales its device's peak by sms / device_sms; under MPS the device it sees
+        // is already the client's share, so undo its scaling and redo it against the whole GPU.
+        const auto peak = number(e, "peak_flops_per_s");
+        const auto seen_sms = number(e, "device_sms");
+        if (peak && seen_sms && job.sms && *job.sms > 0)
+            job.peak_flops_per_s = *peak * *seen_sms / *job.sms;
         say("job " + job_spec(job).name + ": ready" +
             (job.sms ? " on " + std::to_string(*job.sms) + " SMs" : std::string()));
     } else if (kind == "step") {
@@ -470,8 +475,11 @@ JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, boo
         r.items_per_s = r.items / r.busy_s;
     r.step_time_p50_s = percentile(times, 0.5);
     r.step_time_p95_s = percentile(times, 0.95);
-    if (r.items_per_s && s.flops_per_item && s.peak_flops_per_s && *s.peak_flops_per_s > 0)
-        r.mfu = *r.items_per_s * *s.flops_per_item / *s.peak_flops_per_s;
+    if (r.items_per_s && s.flops_per_item && s.peak_flops_per_s && s.sms && spec.device_sms &&
+        *spec.device_sms > 0) {
+        const double partition_peak = *s.peak_flops_per_s * *s.sms / *spec.device_sms;
+        r.mfu = *r.items_per_s * *s.flops_per_item / partition_peak;
+    }
     if (spec.mode == RunMode::kWork && s.end_time && g.open_time)
         r.finish_s = seconds_between(*g.open_time, *s.end_time);
     if (s.result_event && s.result_event->contains("peak_memory_bytes") &&
@@ -532,6 +540,17 @@ telemetry::EnergySummary combine(const std::vector<telemetry::EnergySummary>& pa
     if (e && total.duration_s > 0)
         total.average_power_w = *e / total.duration_s;
     return total;
+}
+
+// Median SM clock of the samples inside [from, to].
+std::optional<double> median_sm_clock(const std::vector<Sample>& samples, SteadyTime from,
+                                      SteadyTime to) {
+    std::vector<double> clocks;
+    for (const Sample& s : samples) {
+        if (s.sm_clock_mhz && s.time >= from && s.time <= to)
+            clocks.push_back(*s.sm_clock_mhz);
+    }
+    return percentile(clocks, 0.5);
 }
 
 std::optional<double> mean_power(const std::vector<Sample>& samples) {
@@ -650,6 +669,9 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
                                       seconds_between(result.trace_origin, *g.close_time));
         if (!power)
             continue;
+        const auto clock = median_sm_clock(sampler->all(), *g.open_time, *g.close_time);
+        for (const JobState& s : g.jobs)
+            jobs[s.index].sm_clock_mhz = clock;
         const telemetry::EnergySummary e =
             telemetry::summarize_window(sampler->all(), *g.open_sample, *g.close_sample);
         summaries.push_back(e);
@@ -671,6 +693,15 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
     if (sampler) {
         sampler->stop();
         result.trace = sampler->all();
+        std::vector<double> clocks;
+        for (const auto& [open_s, close_s] : result.windows_s) {
+            for (const Sample& s : result.trace) {
+                const double t = seconds_between(result.trace_origin, s.time);
+                if (s.sm_clock_mhz && t >= open_s && t <= close_s)
+                    clocks.push_back(*s.sm_clock_mhz);
+            }
+        }
+        result.sm_clock_mhz = percentile(clocks, 0.5);
     }
     result.energy = combine(summaries);
     for (JobResult& r : jobs) {

@@ -28,6 +28,7 @@ struct RunSpec {
     SteadyStateCriterion steady;
     double warmup_timeout_s = 300;  // open the window anyway after this long (with a warning)
     double job_timeout_s = 3600;    // kWork: a job still running after this long is timed out
+    std::optional<unsigned> device_sms;  // SMs of the whole GPU: MFU's peak is scaled by SMs / this
     double sample_hz = 10;
     double idle_probe_s = 2;  // board power sampled this long before starting, as idle power
     std::string run_dir;      // created by the caller; job stderr logs go here
@@ -55,6 +56,7 @@ struct JobResult {
     std::optional<double> energy_j;          // attributed (or measured alone: sequential)
     std::optional<double> energy_per_item_j;
     std::optional<double> normalised_throughput;  // items_per_s / whole-GPU items_per_s
+    std::optional<double> sm_clock_mhz;  // median SM clock in the job's window (board-wide)
     std::string stderr_path;
 };
 
@@ -65,6 +67,9 @@ struct RunResult {
     double window_s = 0;  // kDuration: the window; kWork: the makespan (summed for sequential)
     telemetry::EnergySummary energy;  // over the window(s); sequential: sums over the jobs' own
     std::optional<double> idle_power_w;
+    // Median SM clock over the window(s): a power-capped GPU clocks down under full load, which
+    // makes small partitions look faster than their SM share.
+    std::optional<double> sm_clock_mhz;
     std::string attribution_method;
     std::vector<JobResult> jobs;
     std::optional<double> aggregate_normalised_throughput;

@@ -35,9 +35,11 @@ struct Job {
 
 // Returns the process exit code this job asks for.
 int run_job(const Job& j, size_t index, double step_s) {
+    // As under MPS when FAKE_MPS is set: the device the worker sees is only its share.
+    const unsigned device_sms = std::getenv("FAKE_MPS") ? j.sms : 132;
     emit({{"event", "ready"}, {"model", j.model}, {"item_unit", "images"},
           {"items_per_step", 100}, {"train_flops_per_step", 1e12}, {"peak_flops_per_s", 1e14},
-          {"sms", j.sms}},
+          {"sms", j.sms}, {"device_sms", device_sms}},
          index);
     long measured = 0;
     for (long step = 0;; ++step) {

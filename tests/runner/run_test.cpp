@@ -61,6 +61,7 @@ class RunTest : public ::testing::Test {
         s.idle_probe_s = StepPower::kSwitchS - 0.05;
         s.warmup_timeout_s = 10;
         s.sample_hz = 50;
+        s.device_sms = 132;
         s.run_dir = dir_.string();
         return s;
     }
@@ -97,7 +98,9 @@ TEST_F(RunTest, DurationWindowMeasuresEveryJobAndSplitsAllTheEnergy) {
         // 100 items per ~10 ms step (sleep overshoot makes it slower, never faster).
         EXPECT_LE(*j.items_per_s, 100 / 0.01 * 1.01);
         EXPECT_GT(*j.items_per_s, 100 / 0.01 * 0.5);
-        ASSERT_TRUE(j.mfu);  // 1e12 FLOP per 100 items over a 1e14 FLOP/s peak
+        // 1e12 FLOP per 100 items; the worker's 1e14 FLOP/s is for its 16 SMs of a 132-SM device
+        // (device_sms 132), so the partition's peak is 1e14 again.
+        ASSERT_TRUE(j.mfu);
         EXPECT_NEAR(*j.mfu, *j.items_per_s * 1e10 / 1e14, 1e-9);
         EXPECT_EQ(j.peak_memory_bytes, 1073741824);
         EXPECT_TRUE(j.step_time_p50_s && j.step_time_p95_s);
@@ -116,6 +119,18 @@ TEST_F(RunTest, DurationWindowMeasuresEveryJobAndSplitsAllTheEnergy) {
     EXPECT_NE(r.attribution_method.find("idle power"), std::string::npos);
     ASSERT_TRUE(r.jobs[0].energy_per_item_j);
     EXPECT_GT(r.trace.size(), 20u);
+}
+
+TEST_F(RunTest, MfuIsAgainstTheWholeGpusPeakScaledToTheJobsSmsEvenUnderMps) {
+    // Under MPS the worker sees a 16-SM device and scales nothing: its 1e14 FLOP/s is then the
+    // whole device's peak by its own account; against 132 SMs the partition's peak is 16/132 of it.
+    setenv("FAKE_MPS", "1", 1);
+    RunSpec s = spec_for({"fake"});
+    s.duration_s = 0.3;
+    const RunResult r = run(s);
+    unsetenv("FAKE_MPS");
+    ASSERT_TRUE(r.jobs[0].mfu && r.jobs[0].items_per_s);
+    EXPECT_NEAR(*r.jobs[0].mfu, *r.jobs[0].items_per_s * 1e10 / (1e14 * 16 / 132), 1e-9);
 }
 
 TEST_F(RunTest, ACrashedJobIsReportedAndTheOthersAreKept) {

@@ -121,6 +121,18 @@ std::unique_ptr<Gpu> open_gpu(unsigned index) {
     return owner;
 }
 
+// The run's whole power trace as CSV (times from the run's start), when there is one.
+void write_trace(const runner::RunResult& run, const std::string& path) {
+    if (run.trace.empty())
+        return;
+    std::ofstream out(path);
+    report::TraceWriter writer(out, report::TraceFormat::kCsv, run.trace_origin,
+                               run.trace.front().energy_j);
+    writer.write_header();
+    for (const telemetry::Sample& sample : run.trace)
+        writer.write(sample);
+}
+
 int run_command(RunOptions o) {
     if ((o.duration_s > 0) == (o.work_steps > 0))
         throw input_error("give exactly one of --duration S and --work STEPS");
@@ -227,6 +239,8 @@ int run_command(RunOptions o) {
     spec.warmup_timeout_s = o.warmup_timeout_s;
     spec.job_timeout_s = o.job_timeout_s;
     spec.sample_hz = o.hz;
+    if (gpu)
+        spec.device_sms = gpu->model.sm_count;
     spec.idle_probe_s = o.idle_probe_s;
     spec.run_dir = o.run_dir;
 
@@ -287,14 +301,9 @@ int run_command(RunOptions o) {
         doc["comparison"] = comparison_json(runner::compare_with_baseline(result, *baseline));
     }
     std::ofstream(o.run_dir + "/result.json") << doc.dump(2) << '\n';
-    if (!result.trace.empty()) {
-        std::ofstream trace(o.run_dir + "/trace.csv");
-        report::TraceWriter writer(trace, report::TraceFormat::kCsv, result.trace_origin,
-                                   result.trace.front().energy_j);
-        writer.write_header();
-        for (const telemetry::Sample& sample : result.trace)
-            writer.write(sample);
-    }
+    write_trace(result, o.run_dir + "/trace.csv");
+    if (baseline)
+        write_trace(*baseline, o.run_dir + "/baseline/trace.csv");
 
     std::ostream* out = &std::cout;
     std::ofstream file;

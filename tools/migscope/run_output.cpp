@@ -63,6 +63,7 @@ json run_json(const runner::RunResult& run) {
                               : "makespan of the fixed work (summed over jobs for sequential)";
     j["energy"] = energy_json(run.energy);
     j["idle_power_w"] = maybe(run.idle_power_w);
+    j["sm_clock_mhz_median"] = maybe(run.sm_clock_mhz);
     j["attribution_method"] = run.attribution_method;
     j["aggregate_normalised_throughput"] = maybe(run.aggregate_normalised_throughput);
     j["interrupted"] = run.interrupted;
@@ -94,6 +95,7 @@ json run_json(const runner::RunResult& run) {
         job["energy_j"] = maybe(r.energy_j);
         job["energy_per_item_j"] = maybe(r.energy_per_item_j);
         job["normalised_throughput"] = maybe(r.normalised_throughput);
+        job["sm_clock_mhz_median"] = maybe(r.sm_clock_mhz);
         job["stderr_log"] = r.stderr_path;
         j["jobs"].push_back(job);
     }
@@ -150,7 +152,8 @@ void print_run_table(const runner::RunResult& run, const std::string& title, std
         << " (" << e.power_samples << " samples, disagreement "
         << num(e.disagreement_pct, 2, "%") << ")\n";
     out << "  power        " << num(e.average_power_w, 0, "W") << " average, idle "
-        << num(run.idle_power_w, 0, "W") << " before the run\n";
+        << num(run.idle_power_w, 0, "W") << " before the run; SM clock "
+        << num(run.sm_clock_mhz, 0, "MHz") << " (median in the window)\n";
     if (run.aggregate_normalised_throughput)
         out << "  aggregate normalised throughput " << num(run.aggregate_normalised_throughput, 2)
             << " (sum of each job's throughput over its whole-GPU throughput)\n";
