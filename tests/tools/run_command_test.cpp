@@ -150,3 +150,40 @@ TEST_F(RunCommand, BadInputIsRejectedWithTheFieldNamed) {
 }
 
 }  // namespace
+
+namespace {
+
+ProcessResult train(std::vector<std::string> args, const std::string& config = "") {
+    args.insert(args.begin(), {MIGSCOPE_BINARY, "train"});
+    return run_process(args, env_for(config));
+}
+
+TEST(TrainCommand, PrintsSettingsEveryStepAndASummary) {
+    const ProcessResult r = train({"--model", "fake", "--steps", "4", "--warmup-steps", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("items_per_step"), std::string::npos) << r.out;
+    size_t steps = 0;
+    for (size_t at = r.out.find("\nstep "); at != std::string::npos;
+         at = r.out.find("\nstep ", at + 1))
+        ++steps;
+    EXPECT_EQ(steps, 6u);  // two warm-up steps and four measured ones
+    EXPECT_NE(r.out.find("(warm-up)"), std::string::npos);
+    // 1e12 FLOP per 100-image step against a 1e14 FLOP/s peak: MFU printed per step.
+    EXPECT_NE(r.out.find("MFU"), std::string::npos);
+    EXPECT_NE(r.out.find("4 measured steps"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("1.00 GiB"), std::string::npos);  // the peak memory it reported
+    EXPECT_NE(r.err.find("training on the CPU"), std::string::npos) << r.err;  // no GPU here
+}
+
+TEST(TrainCommand, AFailingJobExitsWithTheWorkersCodeAndItsMessage) {
+    const ProcessResult r = train({"--model", "fake-oom", "--steps", "20", "--device", "cpu"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("out of memory"), std::string::npos) << r.err;
+}
+
+TEST(TrainCommand, CudaWithoutAGpuIsUnavailable) {
+    const ProcessResult r = train({"--model", "fake", "--device", "cuda"});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+}
+
+}  // namespace

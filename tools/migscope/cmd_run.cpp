@@ -24,6 +24,7 @@
 #include "run_output.h"
 #include "runner/memory_fit.h"
 #include "runner/run.h"
+#include "worker_path.h"
 #include "telemetry/nvml_power_source.h"
 #include "telemetry/rapl_power_source.h"
 
@@ -58,22 +59,6 @@ struct RunOptions {
 std::atomic<bool> g_interrupted{false};
 void on_signal(int) {
     g_interrupted = true;
-}
-
-// migscope-worker: $MIGSCOPE_WORKER, else beside this binary (installed) or in the build tree.
-std::string find_worker(const std::string& given) {
-    if (!given.empty())
-        return given;
-    if (const char* env = std::getenv("MIGSCOPE_WORKER"))
-        return env;
-    const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
-    for (const fs::path& p : {self / "migscope-worker", self / "../migscope-worker/migscope-worker"}) {
-        if (fs::exists(p))
-            return fs::weakly_canonical(p).string();
-    }
-    throw unavailable_error(
-        "migscope-worker not found beside migscope or in the build tree (built only where "
-        "LibTorch is found); set MIGSCOPE_WORKER or --worker");
 }
 
 std::string default_run_dir(const std::string& backend) {

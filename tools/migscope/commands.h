@@ -13,5 +13,6 @@ void add_gpus_command(CLI::App& app, Action& action);
 void add_monitor_command(CLI::App& app, Action& action);
 void add_layouts_command(CLI::App& app, Action& action);
 void add_run_command(CLI::App& app, Action& action);
+void add_train_command(CLI::App& app, Action& action);
 
 }  // namespace migscope::cli
