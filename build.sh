@@ -27,15 +27,20 @@ has_gpu() { "$migscope" gpus --format json >/dev/null 2>&1; }
 
 case "$what" in
   quickstart)
+    # A small side-by-side run and its sequential baseline (examples/quickstart.toml takes over
+    # when experiment specs exist).
+    run_dir="$build_dir/runs/quickstart-$(date +%Y%m%d-%H%M%S)"
     if has_gpu; then
       "$migscope" gpus
       echo
-      "$migscope" layouts --maximal
+      "$migscope" run --backend green --layout 3g.71gb+1g.18gb --jobs resnet18:32,bert-base:4 \
+        --duration 10 --baseline sequential --run-dir "$run_dir"
     else
-      echo "No NVIDIA GPU here: showing the built-in H200 catalog." >&2
-      "$migscope" layouts --gpu h200 --maximal
-      echo
-      "$migscope" layouts --gpu h200 --check "4g.71gb+2g.35gb+1g.18gb" --check "4g+4g" || true
+      echo "No NVIDIA GPU here: two tiny workloads side by side on the CPU cores." >&2
+      jobs_list=resnet-tiny,gpt2-tiny
+      if [ "$(nproc)" -lt 2 ]; then jobs_list=gpt2-tiny; fi
+      "$migscope" run --backend cpu --jobs "$jobs_list" --duration 3 --baseline sequential \
+        --run-dir "$run_dir"
     fi
     ;;
   test)
