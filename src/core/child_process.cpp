@@ -112,16 +112,16 @@ ChildProcess ChildProcess::start(const ChildOptions& options) {
     // stdin is a socket so that writing to a child that stopped reading returns EPIPE instead of
     // raising SIGPIPE in this process (send with MSG_NOSIGNAL).
     int in[2], out[2], progress[2] = {-1, -1}, exec_status[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0 ||
-        pipe2(out, O_CLOEXEC) != 0 || pipe2(exec_status, O_CLOEXEC) != 0 ||
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+        pipe2(exec_status, O_CLOEXEC) != 0 ||
         (options.progress == ProgressPipe::kFd3 && pipe2(progress, O_CLOEXEC) != 0)) {
         throw runtime_error("cannot create pipes for " + options.argv[0] + ": " +
                             errno_text(errno));
     }
     int stderr_fd = -1;
     if (!options.stderr_path.empty()) {
-        stderr_fd = open(options.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                         0644);
+        stderr_fd =
+            open(options.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (stderr_fd < 0)
             throw runtime_error("cannot open " + options.stderr_path + ": " + errno_text(errno));
     }
@@ -213,24 +213,27 @@ void ChildProcess::close_fds() {
     }
 }
 
-bool ChildProcess::read_stdout_lines(std::vector<std::string>& lines) {
-    if (stdout_fd_ < 0)
+namespace {
+
+// Reads what `fd` has; at its end closes it and sets it to -1.
+bool read_lines_until_end(int& fd, LineReader& reader, std::vector<std::string>& lines) {
+    if (fd < 0)
         return false;
-    if (stdout_reader_.read_available(stdout_fd_, lines))
+    if (reader.read_available(fd, lines))
         return true;
-    close(stdout_fd_);
-    stdout_fd_ = -1;
+    close(fd);
+    fd = -1;
     return false;
 }
 
+}  // namespace
+
+bool ChildProcess::read_stdout_lines(std::vector<std::string>& lines) {
+    return read_lines_until_end(stdout_fd_, stdout_reader_, lines);
+}
+
 bool ChildProcess::read_progress_lines(std::vector<std::string>& lines) {
-    if (progress_fd_ < 0)
-        return false;
-    if (progress_reader_.read_available(progress_fd_, lines))
-        return true;
-    close(progress_fd_);
-    progress_fd_ = -1;
-    return false;
+    return read_lines_until_end(progress_fd_, progress_reader_, lines);
 }
 
 bool ChildProcess::write_line(std::string_view line) {

@@ -14,10 +14,10 @@ namespace migscope {
 enum class ProgressPipe { kNone, kFd3 };  // kFd3: a pipe on fd 3, MIGSCOPE_PROGRESS_FD=3 in env
 
 struct ChildOptions {
-    std::vector<std::string> argv;                            // argv[0] is looked up in PATH
-    std::vector<std::pair<std::string, std::string>> env;     // added to (or replacing) ours
-    std::vector<unsigned> cpu_cores;                          // CPU affinity; empty: inherit
-    std::string stderr_path;                                  // empty: inherit our stderr
+    std::vector<std::string> argv;                         // argv[0] is looked up in PATH
+    std::vector<std::pair<std::string, std::string>> env;  // added to (or replacing) ours
+    std::vector<unsigned> cpu_cores;                       // CPU affinity; empty: inherit
+    std::string stderr_path;                               // empty: inherit our stderr
     ProgressPipe progress = ProgressPipe::kNone;
 };
 
@@ -34,8 +34,8 @@ class LineReader {
 
 // How a process ended.
 struct ExitStatus {
-    std::optional<int> code;    // exit code when it exited
-    std::optional<int> signal;  // signal number when a signal killed it
+    std::optional<int> code;       // exit code when it exited
+    std::optional<int> signal;     // signal number when a signal killed it
     std::string describe() const;  // "exit 0", "killed by signal 6 (Aborted)"
 };
 
@@ -64,9 +64,9 @@ class ChildProcess {
     bool write_line(std::string_view line);
     void close_stdin();
 
-    void signal_group(int signal) const;  // to the whole process group; ignored once reaped
-    std::optional<ExitStatus> try_wait();   // the status once it ended; never blocks
-    ExitStatus wait();                      // blocks
+    void signal_group(int signal) const;   // to the whole process group; ignored once reaped
+    std::optional<ExitStatus> try_wait();  // the status once it ended; never blocks
+    ExitStatus wait();                     // blocks
     // SIGTERM, then SIGKILL after `grace_s` if still running; returns how it ended.
     ExitStatus terminate(double grace_s);
     bool finished() const { return status_.has_value(); }

@@ -18,9 +18,12 @@ struct BackendName {
     const char* name;
 };
 constexpr BackendName kBackendNames[] = {
-    {BackendKind::kGreen, "green"},         {BackendKind::kMps, "mps"},
-    {BackendKind::kMig, "mig"},             {BackendKind::kTimeslice, "timeslice"},
-    {BackendKind::kSequential, "sequential"}, {BackendKind::kCpu, "cpu"},
+    {BackendKind::kGreen, "green"},
+    {BackendKind::kMps, "mps"},
+    {BackendKind::kMig, "mig"},
+    {BackendKind::kTimeslice, "timeslice"},
+    {BackendKind::kSequential, "sequential"},
+    {BackendKind::kCpu, "cpu"},
 };
 
 std::string stderr_path(const BackendOptions& o, const JobSpec& spec) {
@@ -184,9 +187,9 @@ bool uses_layout(BackendKind kind) {
 
 std::vector<std::string> worker_train_argv(const std::string& worker_path, const JobSpec& job,
                                            const std::string& device, const JobControl& control) {
-    std::vector<std::string> a = {worker_path, "train", "--model", job.workload, "--mode",
-                                  job.mode,    "--device", device, "--warmup-steps",
-                                  std::to_string(control.warmup_steps)};
+    std::vector<std::string> a = {
+        worker_path, "train",    "--model", job.workload,     "--mode",
+        job.mode,    "--device", device,    "--warmup-steps", std::to_string(control.warmup_steps)};
     if (job.batch)
         a.insert(a.end(), {"--batch", std::to_string(*job.batch)});
     if (!job.data.empty())

@@ -134,7 +134,8 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
         if (job.workload.empty() == job.command.empty())
             throw input_error(path + ": give exactly one of \"workload\" and \"command\"");
         if (job.external() && (job.batch || job.lora_rank || !job.data.empty()))
-            throw input_error(path + ": batch, data and lora_rank apply to built-in workloads only");
+            throw input_error(path +
+                              ": batch, data and lora_rank apply to built-in workloads only");
         if (job.name.empty())
             job.name = job.external() ? job.command[0] : job.workload;
         jobs.push_back(std::move(job));

@@ -106,7 +106,8 @@ std::vector<std::string> MpsDaemon::stop() {
         if (std::chrono::steady_clock::now() > deadline) {
             problems.push_back("the MPS control daemon (pipes in " + pipe_dir_ +
                                ") still answers 10 s after quit; stop it with: echo quit | "
-                               "CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir_ + " " + control_binary_);
+                               "CUDA_MPS_PIPE_DIRECTORY=" +
+                               pipe_dir_ + " " + control_binary_);
             break;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));

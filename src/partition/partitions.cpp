@@ -9,9 +9,8 @@ std::vector<Partition> layout_partitions(const std::vector<mig::LayoutTerm>& ter
                                          const mig::GpuModel& model, size_t job_count,
                                          const std::string& device) {
     if (terms.size() != job_count) {
-        throw input_error("the layout has " + std::to_string(terms.size()) +
-                          " partitions for " + std::to_string(job_count) +
-                          " jobs: give one partition per job");
+        throw input_error("the layout has " + std::to_string(terms.size()) + " partitions for " +
+                          std::to_string(job_count) + " jobs: give one partition per job");
     }
     const mig::LayoutCheck check = mig::check_layout(terms, model);
     if (!check.layout)

@@ -7,11 +7,11 @@
 namespace migscope::runner {
 
 struct AttributionInput {
-    double energy_j = 0;                // board energy over the window (counter delta)
-    double duration_s = 0;              // window length
-    std::optional<double> idle_power_w; // board power with nothing running, measured before
-    std::vector<double> partition_sms;  // each job's partition size (SMs, or cores on CPU)
-    std::vector<double> busy_s;         // seconds each job spent in training steps in the window
+    double energy_j = 0;                 // board energy over the window (counter delta)
+    double duration_s = 0;               // window length
+    std::optional<double> idle_power_w;  // board power with nothing running, measured before
+    std::vector<double> partition_sms;   // each job's partition size (SMs, or cores on CPU)
+    std::vector<double> busy_s;          // seconds each job spent in training steps in the window
 };
 
 struct Attribution {

@@ -35,8 +35,7 @@ struct Step {
 
 // What the runner knows about one job while the run goes on.
 struct JobState {
-    size_t index = 0;   // in RunSpec::jobs
-    size_t launch = 0;  // which process runs it
+    size_t index = 0;  // in RunSpec::jobs
     bool ready = false;
     bool warm = false;   // kWork: waiting for "start"
     bool ended = false;  // result, error or process exit
@@ -150,10 +149,8 @@ void Group::start_processes() {
     started_ = SteadyClock::now();
     for (size_t l = 0; l < launches_.size(); ++l) {
         launch_jobs_.push_back(launches_[l].jobs);
-        for (size_t p : launches_[l].jobs) {
-            jobs[p].launch = l;
+        for (size_t p : launches_[l].jobs)
             jobs[p].stderr_path = launches_[l].child.stderr_path;
-        }
         try {
             children_.emplace_back(ChildProcess::start(launches_[l].child));
         } catch (const Error& e) {
@@ -197,14 +194,11 @@ void Group::handle_event(JobState& job, const json& e, SteadyTime now) {
             job.measured_step_times_s.push_back(s.time_s);
     } else if (kind == "warm") {
         job.warm = true;
-    } else if (kind == "result") {
-        job.result_event = e;
-    } else if (kind == "error") {
-        job.error_message = e.value("message", std::string("error without a message"));
-        job.ended = true;
-        job.end_time = now;
-    }
-    if (kind == "result") {
+    } else if (kind == "result" || kind == "error") {
+        if (kind == "result")
+            job.result_event = e;
+        else
+            job.error_message = e.value("message", std::string("error without a message"));
         job.ended = true;
         job.end_time = now;
     }
@@ -264,9 +258,8 @@ void Group::pump(int timeout_ms) {
                 }
                 continue;
             }
-            const size_t tag = e.contains("job") && e["job"].is_number_unsigned()
-                                   ? e["job"].get<size_t>()
-                                   : 0;
+            const size_t tag =
+                e.contains("job") && e["job"].is_number_unsigned() ? e["job"].get<size_t>() : 0;
             if (tag < launch_jobs_[l].size())
                 handle_event(jobs[launch_jobs_[l][tag]], e, now);
         }
@@ -344,8 +337,8 @@ void Group::open_window(SteadyTime now) {
         say("all jobs warm after " + fmt_s(seconds_between(started_, now)) +
             ": started the fixed work");
     } else {
-        say("all jobs steady after " + fmt_s(seconds_between(started_, now)) +
-            ": measuring for " + fmt_s(spec_.duration_s));
+        say("all jobs steady after " + fmt_s(seconds_between(started_, now)) + ": measuring for " +
+            fmt_s(spec_.duration_s));
     }
 }
 
@@ -415,13 +408,16 @@ void Group::run() {
                     }
                     break;
                 }
-                const bool one_ended = std::any_of(jobs.begin(), jobs.end(), [&](const JobState& j) {
-                    return j.ended && j.end_time && *j.end_time > *open_time;
-                });
+                const bool one_ended =
+                    std::any_of(jobs.begin(), jobs.end(), [&](const JobState& j) {
+                        return j.ended && j.end_time && *j.end_time > *open_time;
+                    });
                 if (open_s >= spec_.duration_s || one_ended) {
                     if (one_ended)
-                        warnings_.push_back("a job ended during the window: it was closed early, "
-                                            "after " + fmt_s(open_s));
+                        warnings_.push_back(
+                            "a job ended during the window: it was closed early, "
+                            "after " +
+                            fmt_s(open_s));
                     close_window(one_ended ? "a job ended" : "");
                     tell_all("stop");
                     phase_ = Phase::kDraining;
@@ -433,9 +429,8 @@ void Group::run() {
                 break;
             }
             case Phase::kDraining:
-                if (std::all_of(children_.begin(), children_.end(), [](const auto& c) {
-                        return !c || c->finished();
-                    })) {
+                if (std::all_of(children_.begin(), children_.end(),
+                                [](const auto& c) { return !c || c->finished(); })) {
                     phase_ = Phase::kDone;
                 } else if (seconds_between(drain_started, now) > kDrainTimeoutS) {
                     warnings_.push_back("jobs did not stop within " + fmt_s(kDrainTimeoutS) +
@@ -493,8 +488,8 @@ JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, boo
     } else if (s.result_event || (s.stopped_by_runner && !s.error_message)) {
         r.status = JobStatus::kOk;
     } else if (s.error_message) {
-        r.status = mentions_out_of_memory(*s.error_message) ? JobStatus::kOutOfMemory
-                                                             : JobStatus::kFailed;
+        r.status =
+            mentions_out_of_memory(*s.error_message) ? JobStatus::kOutOfMemory : JobStatus::kFailed;
         r.message = *s.error_message;
     } else if (interrupted) {
         r.status = JobStatus::kInterrupted;

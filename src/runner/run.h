@@ -22,12 +22,12 @@ struct RunSpec {
     std::vector<partition::Partition> partitions;  // partitions[i] runs jobs[i]
     std::string layout;                            // as given, for outputs ("" when none)
     RunMode mode = RunMode::kDuration;
-    double duration_s = 60;      // kDuration: window length
-    int64_t work_steps = 0;      // kWork: measured steps per built-in job
-    unsigned warmup_steps = 3;   // steps every built-in job runs before it counts
+    double duration_s = 60;     // kDuration: window length
+    int64_t work_steps = 0;     // kWork: measured steps per built-in job
+    unsigned warmup_steps = 3;  // steps every built-in job runs before it counts
     SteadyStateCriterion steady;
-    double warmup_timeout_s = 300;  // open the window anyway after this long (with a warning)
-    double job_timeout_s = 3600;    // kWork: a job still running after this long is timed out
+    double warmup_timeout_s = 300;       // open the window anyway after this long (with a warning)
+    double job_timeout_s = 3600;         // kWork: a job still running after this long is timed out
     std::optional<unsigned> device_sms;  // SMs of the whole GPU: MFU's peak is scaled by SMs / this
     double sample_hz = 10;
     double idle_probe_s = 2;  // board power sampled this long before starting, as idle power
@@ -41,19 +41,19 @@ struct JobResult {
     partition::JobSpec spec;
     partition::Partition partition;
     JobStatus status = JobStatus::kOk;
-    std::string message;                  // why it failed; empty when ok
-    std::optional<unsigned> sms;          // SMs the job really got (reported by the worker)
-    std::optional<std::string> item_unit; // images | tokens | (external: items)
-    size_t steps = 0;                     // measured steps counted (in the window)
-    double items = 0;                     // items those steps processed
-    double busy_s = 0;                    // time in those steps
-    std::optional<double> items_per_s;    // items / busy_s
+    std::string message;                   // why it failed; empty when ok
+    std::optional<unsigned> sms;           // SMs the job really got (reported by the worker)
+    std::optional<std::string> item_unit;  // images | tokens | (external: items)
+    size_t steps = 0;                      // measured steps counted (in the window)
+    double items = 0;                      // items those steps processed
+    double busy_s = 0;                     // time in those steps
+    std::optional<double> items_per_s;     // items / busy_s
     std::optional<double> step_time_p50_s;
     std::optional<double> step_time_p95_s;
     std::optional<double> mfu;  // achieved bf16 FLOP/s over the partition's share of the peak
     std::optional<long long> peak_memory_bytes;
-    std::optional<double> finish_s;          // kWork: when it finished, from the window's start
-    std::optional<double> energy_j;          // attributed (or measured alone: sequential)
+    std::optional<double> finish_s;  // kWork: when it finished, from the window's start
+    std::optional<double> energy_j;  // attributed (or measured alone: sequential)
     std::optional<double> energy_per_item_j;
     std::optional<double> normalised_throughput;  // items_per_s / whole-GPU items_per_s
     std::optional<double> sm_clock_mhz;  // median SM clock in the job's window (board-wide)
@@ -75,14 +75,14 @@ struct RunResult {
     std::optional<double> aggregate_normalised_throughput;
     std::vector<std::string> warnings;
     bool interrupted = false;
-    std::vector<telemetry::Sample> trace;  // the whole power trace of the run
-    SteadyTime trace_origin;               // time 0 of the trace and the windows
+    std::vector<telemetry::Sample> trace;              // the whole power trace of the run
+    SteadyTime trace_origin;                           // time 0 of the trace and the windows
     std::vector<std::pair<double, double>> windows_s;  // [open, close] from trace_origin
 };
 
 struct RunHooks {
     std::function<void(const std::string&)> progress;  // one line of progress (stderr)
-    const std::atomic<bool>* interrupt = nullptr;       // set (e.g. on Ctrl-C) to stop early
+    const std::atomic<bool>* interrupt = nullptr;      // set (e.g. on Ctrl-C) to stop early
 };
 
 // Runs the spec. `power` may be null (no energy measured: energy fields stay empty, with a

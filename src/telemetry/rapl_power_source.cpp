@@ -36,7 +36,8 @@ RaplPowerSource::RaplPowerSource(const std::string& root) {
             continue;
         }
         d.last_j = *now;
-        d.max_range_j = read_microjoules((entry.path() / "max_energy_range_uj").string()).value_or(0);
+        d.max_range_j =
+            read_microjoules((entry.path() / "max_energy_range_uj").string()).value_or(0);
         domains_.push_back(d);
     }
     if (domains_.empty())
@@ -60,7 +61,8 @@ Sample RaplPowerSource::read(SampleScope) {
     }
     s.energy_j = total;
     if (previous_ && s.time > previous_->time)
-        s.power_instant_w = (total - *previous_->energy_j) / seconds_between(previous_->time, s.time);
+        s.power_instant_w =
+            (total - *previous_->energy_j) / seconds_between(previous_->time, s.time);
     previous_ = s;
     return s;
 }

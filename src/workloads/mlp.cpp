@@ -10,7 +10,8 @@ class Mlp : public Model {
   public:
     explicit Mlp(const MlpConfig& c) : config_(c) {
         for (int64_t i = 0; i < c.layers; ++i) {
-            layers_->push_back(torch::nn::Linear(torch::nn::LinearOptions(c.width, c.width).bias(false)));
+            layers_->push_back(
+                torch::nn::Linear(torch::nn::LinearOptions(c.width, c.width).bias(false)));
             if (i + 1 < c.layers)
                 layers_->push_back(torch::nn::GELU());
         }
@@ -20,7 +21,8 @@ class Mlp : public Model {
 
     Batch synthetic_batch(int64_t batch, torch::Device device) override {
         auto opts = torch::TensorOptions().device(device);
-        return {torch::randn({batch, config_.width}, opts), torch::randn({batch, config_.width}, opts)};
+        return {torch::randn({batch, config_.width}, opts),
+                torch::randn({batch, config_.width}, opts)};
     }
     HostBatchMaker file_data(const std::string&, int64_t) override {
         throw std::invalid_argument("the mlp workload trains on synthetic data only");

@@ -110,9 +110,11 @@ TEST(Backends, WorkerArgumentsFollowTheJobAndTheControl) {
     c.steps = 50;
     c.hold_after_warmup = true;
     const auto argv = worker_train_argv("w", j, "cuda:0", c);
-    const std::vector<std::string> expected = {
-        "w", "train", "--model", "gpt2-medium", "--mode", "finetune", "--device", "cuda:0",
-        "--warmup-steps", "3", "--batch", "4", "--steps", "50", "--hold-after-warmup"};
+    const std::vector<std::string> expected = {"w",           "train",   "--model",
+                                               "gpt2-medium", "--mode",  "finetune",
+                                               "--device",    "cuda:0",  "--warmup-steps",
+                                               "3",           "--batch", "4",
+                                               "--steps",     "50",      "--hold-after-warmup"};
     EXPECT_EQ(argv, expected);
     EXPECT_EQ(worker_train_argv("w", j, "cpu", {}).back(), "--until-stopped");
 }

@@ -9,7 +9,8 @@ namespace migscope::partition {
 namespace {
 
 TEST(JobList, ParsesWorkloadModeAndBatchAndNamesRepeatsUniquely) {
-    const auto jobs = parse_job_list("resnet50, bert-base:finetune,resnet18:32,resnet18:finetune:8");
+    const auto jobs =
+        parse_job_list("resnet50, bert-base:finetune,resnet18:32,resnet18:finetune:8");
     ASSERT_EQ(jobs.size(), 4u);
     EXPECT_EQ(jobs[0].workload, "resnet50");
     EXPECT_EQ(jobs[0].mode, "train");

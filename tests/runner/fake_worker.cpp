@@ -1,6 +1,7 @@
 // A stand-in for migscope-worker in runner and CLI tests: speaks the JSON-lines protocol with
 // sleeps for steps (`train`, and `group --spec FILE` with one thread per job), and fails on
 // purpose when a job's model asks for it (fake-crash, fake-oom, fake-noisy, fake-slow).
+#include <unistd.h>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -10,7 +11,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -37,9 +37,14 @@ struct Job {
 int run_job(const Job& j, size_t index, double step_s) {
     // As under MPS when FAKE_MPS is set: the device the worker sees is only its share.
     const unsigned device_sms = std::getenv("FAKE_MPS") ? j.sms : 132;
-    emit({{"event", "ready"}, {"model", j.model}, {"item_unit", "images"},
-          {"items_per_step", 100}, {"train_flops_per_step", 1e12}, {"peak_flops_per_s", 1e14},
-          {"sms", j.sms}, {"device_sms", device_sms}},
+    emit({{"event", "ready"},
+          {"model", j.model},
+          {"item_unit", "images"},
+          {"items_per_step", 100},
+          {"train_flops_per_step", 1e12},
+          {"peak_flops_per_s", 1e14},
+          {"sms", j.sms},
+          {"device_sms", device_sms}},
          index);
     long measured = 0;
     for (long step = 0;; ++step) {
@@ -66,7 +71,10 @@ int run_job(const Job& j, size_t index, double step_s) {
                  index);
             return 1;
         }
-        emit({{"event", "step"}, {"step", step}, {"warmup", warming}, {"step_time_s", t},
+        emit({{"event", "step"},
+              {"step", step},
+              {"warmup", warming},
+              {"step_time_s", t},
               {"loss", 1.0}},
              index);
         if (!warming)

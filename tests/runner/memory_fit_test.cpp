@@ -18,7 +18,8 @@ std::vector<MemoryRecord> shipped() {
 
 TEST(MemoryFit, ShippedRecordsCoverTheSixWorkloadsAtTheirDefaultBatch) {
     const auto records = shipped();
-    for (const char* w : {"resnet18", "resnet50", "vit-b16", "bert-base", "gpt2-medium", "gpt2-xl"}) {
+    for (const char* w :
+         {"resnet18", "resnet50", "vit-b16", "bert-base", "gpt2-medium", "gpt2-xl"}) {
         partition::JobSpec j;
         j.workload = w;
         EXPECT_TRUE(find_memory_record(records, j)) << w;

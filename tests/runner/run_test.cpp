@@ -66,7 +66,8 @@ class RunTest : public ::testing::Test {
         return s;
     }
 
-    RunResult run(const RunSpec& s, partition::BackendKind kind = partition::BackendKind::kTimeslice,
+    RunResult run(const RunSpec& s,
+                  partition::BackendKind kind = partition::BackendKind::kTimeslice,
                   const RunHooks& hooks = {}) {
         partition::BackendOptions o;
         o.worker_path = FAKE_WORKER;

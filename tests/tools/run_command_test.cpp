@@ -36,8 +36,9 @@ std::string read_file(const fs::path& path) {
 class RunCommand : public ::testing::Test {
   protected:
     void SetUp() override {
-        dir_ = fs::path(testing::TempDir()) /
-               ("run-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+        dir_ =
+            fs::path(testing::TempDir()) /
+            ("run-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
         fs::remove_all(dir_);
     }
     ProcessResult run(std::vector<std::string> args, const std::string& config) {
@@ -94,8 +95,8 @@ TEST_F(RunCommand, GreenRunsEveryJobInOneWorkerWithTheLayoutsSmCounts) {
 }
 
 TEST_F(RunCommand, MigPinsEachJobToItsInstanceByUuid) {
-    const ProcessResult r = run({"--backend", "mig", "--layout", "1g.18gb+4g.71gb", "--jobs",
-                                 "a,b", "--duration", "0.3", "--format", "json"},
+    const ProcessResult r = run({"--backend", "mig", "--layout", "1g.18gb+4g.71gb", "--jobs", "a,b",
+                                 "--duration", "0.3", "--format", "json"},
                                 "h200-mig-existing.json");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json doc = json::parse(r.out);
@@ -109,9 +110,8 @@ TEST_F(RunCommand, MigPinsEachJobToItsInstanceByUuid) {
 }
 
 TEST_F(RunCommand, AFailedJobMakesExitCodeOneAndIsReported) {
-    const ProcessResult r =
-        run({"--backend", "timeslice", "--jobs", "fake,fake-oom", "--duration", "0.3"},
-            "h200.json");
+    const ProcessResult r = run(
+        {"--backend", "timeslice", "--jobs", "fake,fake-oom", "--duration", "0.3"}, "h200.json");
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_NE(r.out.find("out of memory"), std::string::npos) << r.out;
 }
@@ -129,17 +129,29 @@ TEST_F(RunCommand, BadInputIsRejectedWithTheFieldNamed) {
         {{"--duration", "1"}, "h200.json", 2, "--jobs"},
         {{"--backend", "green", "--jobs", "a", "--duration", "1"}, "h200.json", 2, "--layout"},
         {{"--backend", "timeslice", "--layout", "1g", "--jobs", "a", "--duration", "1"},
-         "h200.json", 2, "--layout"},
+         "h200.json",
+         2,
+         "--layout"},
         {{"--backend", "green", "--layout", "1g+1g", "--jobs", "a", "--duration", "1"},
-         "h200.json", 2, "2 partitions for 1 jobs"},
+         "h200.json",
+         2,
+         "2 partitions for 1 jobs"},
         {{"--backend", "green", "--layout", "4g+4g", "--jobs", "a,b", "--duration", "1"},
-         "h200.json", 2, "4g"},
+         "h200.json",
+         2,
+         "4g"},
         {{"--jobs", "a:fast", "--duration", "1"}, "h200.json", 2, "fast"},
-        {{"--backend", "green", "--layout", "1g", "--jobs", "a", "--duration", "1"}, "", 3,
+        {{"--backend", "green", "--layout", "1g", "--jobs", "a", "--duration", "1"},
+         "",
+         3,
          "needs a GPU"},
         {{"--backend", "green", "--layout", "3g+1g", "--jobs", "a,gpt2-xl", "--duration", "1"},
-         "h200.json", 2, "job 'gpt2-xl' needs 49.0 GiB"},
-        {{"--backend", "mig", "--layout", "1g", "--jobs", "a", "--duration", "1"}, "h200.json", 3,
+         "h200.json",
+         2,
+         "job 'gpt2-xl' needs 49.0 GiB"},
+        {{"--backend", "mig", "--layout", "1g", "--jobs", "a", "--duration", "1"},
+         "h200.json",
+         3,
          "MIG"},
     };
     for (const Case& c : cases) {

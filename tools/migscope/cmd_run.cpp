@@ -24,9 +24,9 @@
 #include "run_output.h"
 #include "runner/memory_fit.h"
 #include "runner/run.h"
-#include "worker_path.h"
 #include "telemetry/nvml_power_source.h"
 #include "telemetry/rapl_power_source.h"
+#include "worker_path.h"
 
 namespace migscope::cli {
 namespace {
@@ -123,9 +123,8 @@ int run_command(RunOptions o) {
         throw input_error("give exactly one of --duration S and --work STEPS");
     if (o.jobs.empty() == o.jobs_file.empty())
         throw input_error("give exactly one of --jobs and --jobs-file");
-    std::vector<partition::JobSpec> jobs = o.jobs.empty()
-                                               ? partition::read_jobs_file(o.jobs_file)
-                                               : partition::parse_job_list(o.jobs);
+    std::vector<partition::JobSpec> jobs =
+        o.jobs.empty() ? partition::read_jobs_file(o.jobs_file) : partition::parse_job_list(o.jobs);
 
     // The GPU, when there is one; without one the cpu backend is the default.
     std::unique_ptr<Gpu> gpu;
@@ -143,8 +142,9 @@ int run_command(RunOptions o) {
     if (o.apply && kind != partition::BackendKind::kMig)
         throw input_error("--apply applies to the mig backend only");
     if (kind == partition::BackendKind::kMig && o.baseline == "sequential") {
-        throw input_error("--baseline sequential cannot run with the mig backend: the whole-GPU "
-                          "baseline needs MIG mode disabled (run it separately)");
+        throw input_error(
+            "--baseline sequential cannot run with the mig backend: the whole-GPU "
+            "baseline needs MIG mode disabled (run it separately)");
     }
     if (kind != partition::BackendKind::kCpu && !gpu)
         throw unavailable_error("--backend " + o.backend + " needs a GPU: " + gpu_problem);
@@ -273,8 +273,7 @@ int run_command(RunOptions o) {
             gpu ? partition::whole_gpu_partitions(gpu->model, jobs.size(), device)
                 : std::vector<partition::Partition>(
                       jobs.size(), partition::cpu_partitions(allowed_cpu_cores(), 1).front());
-        baseline = execute(partition::BackendKind::kSequential, whole, "",
-                           o.run_dir + "/baseline");
+        baseline = execute(partition::BackendKind::kSequential, whole, "", o.run_dir + "/baseline");
         runner::normalise_throughput(result, baseline->jobs);
         runner::normalise_throughput(*baseline, baseline->jobs);
     }
@@ -301,10 +300,8 @@ int run_command(RunOptions o) {
     if (o.format == "json") {
         *out << doc.dump(2) << '\n';
     } else {
-        print_run_table(result,
-                        "migscope run: " + o.backend +
-                            (o.layout.empty() ? "" : " " + o.layout),
-                        *out);
+        print_run_table(
+            result, "migscope run: " + o.backend + (o.layout.empty() ? "" : " " + o.layout), *out);
         if (baseline) {
             *out << '\n';
             print_run_table(*baseline, "baseline: sequential", *out);
@@ -377,7 +374,8 @@ void add_run_command(CLI::App& app, Action& action) {
     cmd->add_flag("--apply", o->apply,
                   "mig: create the layout's MIG instances (root, MIG mode already enabled, no "
                   "other GPU processes) and destroy them afterwards; default: use existing ones");
-    cmd->add_option("--worker", o->worker, "migscope-worker binary (default: found beside migscope)");
+    cmd->add_option("--worker", o->worker,
+                    "migscope-worker binary (default: found beside migscope)");
     cmd->callback([o, &action] { action = [o] { return run_command(*o); }; });
 }
 

@@ -143,15 +143,15 @@ int train_command(const TrainOptions& o) {
                 std::string mfu = "-";
                 if (flops_per_item && peak_flops && rate > 0)
                     mfu = fmt::format("{:.1f} %", 100 * rate * *flops_per_item / *peak_flops);
-                std::cout << fmt::format("step {:>5}{:<9} {:>9.1f} ms {:>9} {}/s  MFU {:>7}  loss {:.4f}\n",
-                                         e.value("step", 0),
-                                         e.value("warmup", false) ? " (warm-up)" : "", dt * 1e3,
-                                         si(rate), unit, mfu, e.value("loss", 0.0));
+                std::cout << fmt::format(
+                    "step {:>5}{:<9} {:>9.1f} ms {:>9} {}/s  MFU {:>7}  loss {:.4f}\n",
+                    e.value("step", 0), e.value("warmup", false) ? " (warm-up)" : "", dt * 1e3,
+                    si(rate), unit, mfu, e.value("loss", 0.0));
             } else if (kind == "result") {
-                const double peak_bytes = e.contains("peak_memory_bytes") &&
-                                                  e["peak_memory_bytes"].is_number()
-                                              ? e["peak_memory_bytes"].get<double>()
-                                              : -1;
+                const double peak_bytes =
+                    e.contains("peak_memory_bytes") && e["peak_memory_bytes"].is_number()
+                        ? e["peak_memory_bytes"].get<double>()
+                        : -1;
                 std::cout << fmt::format(
                     "\n{} measured steps: {} {}/s, step time p50 {:.1f} ms, p95 {:.1f} ms, MFU {}, "
                     "peak memory {}\n",

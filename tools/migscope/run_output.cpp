@@ -36,8 +36,9 @@ std::string mode_name(runner::RunMode m) {
 }
 
 json energy_json(const telemetry::EnergySummary& e) {
-    return {{"method", "board energy counter delta over the window(s); power trace integrated "
-                       "(trapezoid) as a cross-check"},
+    return {{"method",
+             "board energy counter delta over the window(s); power trace integrated "
+             "(trapezoid) as a cross-check"},
             {"duration_s", e.duration_s},
             {"counter_energy_j", maybe(e.counter_energy_j)},
             {"trace_energy_j", maybe(e.trace_energy_j)},
@@ -130,14 +131,14 @@ void print_run_table(const runner::RunResult& run, const std::string& title, std
         if (r.energy_per_item_j)
             mj = *r.energy_per_item_j * 1e3;
         std::string status = runner::to_string(r.status);
-        t.add_row({r.spec.name, r.partition.label,
-                   r.sms ? std::to_string(*r.sms)
-                         : (r.partition.sms ? std::to_string(*r.partition.sms) : "-"),
-                   status, si(r.items_per_s), r.item_unit ? *r.item_unit + "/s" : "-",
-                   num(ms50, 1, "ms"), num(ms95, 1, "ms"), num(mfu, 1, "%"), num(gib, 1, "GiB"),
-                   num(r.energy_j ? std::optional<double>(*r.energy_j / 1e3) : std::nullopt, 2,
-                       "kJ"),
-                   num(mj, 2, "mJ"), num(r.normalised_throughput, 2)});
+        t.add_row(
+            {r.spec.name, r.partition.label,
+             r.sms ? std::to_string(*r.sms)
+                   : (r.partition.sms ? std::to_string(*r.partition.sms) : "-"),
+             status, si(r.items_per_s), r.item_unit ? *r.item_unit + "/s" : "-", num(ms50, 1, "ms"),
+             num(ms95, 1, "ms"), num(mfu, 1, "%"), num(gib, 1, "GiB"),
+             num(r.energy_j ? std::optional<double>(*r.energy_j / 1e3) : std::nullopt, 2, "kJ"),
+             num(mj, 2, "mJ"), num(r.normalised_throughput, 2)});
     }
     t.print(out);
     const auto& e = run.energy;
@@ -147,10 +148,14 @@ void print_run_table(const runner::RunResult& run, const std::string& title, std
                            ? " (the jobs' own windows, summed)"
                            : "")
         << '\n';
-    out << "  energy       " << num(e.counter_energy_j ? std::optional<double>(*e.counter_energy_j / 1e3) : std::nullopt, 2, "kJ")
-        << " (board counter)   trace " << num(e.trace_energy_j ? std::optional<double>(*e.trace_energy_j / 1e3) : std::nullopt, 2, "kJ")
-        << " (" << e.power_samples << " samples, disagreement "
-        << num(e.disagreement_pct, 2, "%") << ")\n";
+    out << "  energy       "
+        << num(e.counter_energy_j ? std::optional<double>(*e.counter_energy_j / 1e3) : std::nullopt,
+               2, "kJ")
+        << " (board counter)   trace "
+        << num(e.trace_energy_j ? std::optional<double>(*e.trace_energy_j / 1e3) : std::nullopt, 2,
+               "kJ")
+        << " (" << e.power_samples << " samples, disagreement " << num(e.disagreement_pct, 2, "%")
+        << ")\n";
     out << "  power        " << num(e.average_power_w, 0, "W") << " average, idle "
         << num(run.idle_power_w, 0, "W") << " before the run; SM clock "
         << num(run.sm_clock_mhz, 0, "MHz") << " (median in the window)\n";
@@ -168,8 +173,9 @@ void print_run_table(const runner::RunResult& run, const std::string& title, std
 }
 
 json comparison_json(const runner::Comparison& c) {
-    return {{"method", "the partitioned run's work (each job's items) priced at each job's own "
-                       "throughput and energy per item alone on the whole device"},
+    return {{"method",
+             "the partitioned run's work (each job's items) priced at each job's own "
+             "throughput and energy per item alone on the whole device"},
             {"run_energy_j", maybe(c.run_energy_j)},
             {"baseline_energy_j", maybe(c.baseline_energy_j)},
             {"energy_change_pct", maybe(c.energy_change_pct)},

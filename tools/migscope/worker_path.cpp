@@ -16,7 +16,8 @@ std::string find_worker(const std::string& given) {
     if (const char* env = std::getenv("MIGSCOPE_WORKER"))
         return env;
     const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
-    for (const fs::path& p : {self / "migscope-worker", self / "../migscope-worker/migscope-worker"}) {
+    for (const fs::path& p :
+         {self / "migscope-worker", self / "../migscope-worker/migscope-worker"}) {
         if (fs::exists(p))
             return fs::weakly_canonical(p).string();
     }
