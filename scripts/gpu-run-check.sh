@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU-host check of `migscope run` (builds nothing; run after `./build.sh build`):
-#   scripts/gpu-run-check.sh scaling   one matmul-bound job (the mlp reference workload) on each
-#                                      H200 profile size, green and mps, against the whole GPU
+#   scripts/gpu-run-check.sh scaling   one matmul-bound job (the mlp reference workload; another
+#                                      with SCALING_JOB=mlp:32768) on each H200 profile size,
+#                                      green and mps, against the whole GPU, also per SM clock
 #   scripts/gpu-run-check.sh seven     7 x 1g.18gb resnet18 (batch 32) side by side, green and mps
 #   scripts/gpu-run-check.sh mixed N   a mixed layout of small-batch real workloads against the
 #                                      sequential baseline, N repetitions (default 3)
@@ -64,8 +65,10 @@ def f(x, spec):
 if what == "scaling":
     whole = load("scale-whole")
     w = whole["run"]["jobs"][0]["items_per_s"] if whole else None
+    w_clock = whole["run"].get("sm_clock_mhz_median") if whole else None
     print(f"{whole['run']['jobs'][0]['name'] if whole else '?'}: {f(w, '.0f')} items/s on the whole GPU; target 95-105 % of the SM share")
-    print(f"{'backend':<7} {'profile':<9} {'SMs':>4} {'got':>4} {'items/s':>9} {'share':>7} {'SM share':>8} {'ratio':>7} {'MFU':>6} {'GiB':>6} status")
+    print(f"whole-GPU SM clock {f(w_clock, '.0f')} MHz (median in the window); 'per clock' divides the ratio by the clock ratio")
+    print(f"{'backend':<7} {'profile':<9} {'SMs':>4} {'got':>4} {'items/s':>9} {'share':>7} {'SM share':>8} {'ratio':>7} {'MHz':>5} {'per clock':>9} {'MFU':>6} {'GiB':>6} status")
     for backend in ["green", "mps"]:
         for p in ["1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"]:
             r = load(f"scale-{backend}-{p}")
@@ -76,8 +79,10 @@ if what == "scaling":
             share = j["items_per_s"] / w if w and j["items_per_s"] else None
             ratio = share / (got / 132) if share else None
             gib = j["peak_memory_bytes"] / 2**30 if j["peak_memory_bytes"] else None
+            clock = r["run"].get("sm_clock_mhz_median")
+            per_clock = ratio * w_clock / clock if ratio and clock and w_clock else None
             print(f"{backend:<7} {p:<9} {j['sms_requested']:>4} {f(got, '>4')} {f(j['items_per_s'], '9.0f')} {f(share, '7.1%')} "
-                  f"{got / 132:>8.1%} {f(ratio, '7.1%')} {f(j['mfu'], '6.1%')} {f(gib, '6.1f')} {j['status']}")
+                  f"{got / 132:>8.1%} {f(ratio, '7.1%')} {f(clock, '5.0f')} {f(per_clock, '9.1%')} {f(j['mfu'], '6.1%')} {f(gib, '6.1f')} {j['status']}")
 else:
     names = sorted(os.path.basename(p)[:-5] for p in glob.glob(f"{out}/runs/{what}-*.json"))
     rows = []
