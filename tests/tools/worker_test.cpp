@@ -181,6 +181,22 @@ TEST(Worker, HeldWarmUpWaitsForStartThenRunsTheFixedWork) {
     EXPECT_EQ(events_of(r.out).back()["steps"], 3);
 }
 
+TEST(Worker, AStopLineEndsFixedWorkEarly) {
+    // An interrupted fixed-work run: the runner sends `stop`; the job ends after a measured step.
+    const std::vector<std::string> argv = {MIGSCOPE_WORKER, "train",          "--model",
+                                           "gpt2-tiny",     "--batch",        "2",
+                                           "--warmup-steps", "1",             "--steps",
+                                           "100000",        "--hold-after-warmup"};
+    ProcessResult r = run_process(
+        argv, ProcessInput{"start\nstop\n", std::chrono::milliseconds(300),
+                           ProcessInput::Then::kKeepOpen});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto result = events_of(r.out).back();
+    EXPECT_EQ(result["stopped_by"], "stop");
+    EXPECT_GE(result["steps"].get<int>(), 1);
+    EXPECT_LT(result["steps"].get<int>(), 100000);
+}
+
 TEST(Worker, UntilStoppedExcludesAStepCount) {
     std::vector<std::string> argv = kUntilStopped;
     argv.insert(argv.end(), {"--steps", "3"});

@@ -76,16 +76,11 @@ std::string gib_text(double bytes) {
     return buf;
 }
 
-std::string stop_name(w::StopRule rule, const StopSignal* stop) {
-    switch (rule) {
-        case w::StopRule::kSteps:
-            return "steps";
-        case w::StopRule::kSeconds:
-            return "seconds";
-        case w::StopRule::kUntilStopped:
-            return stop != nullptr && stop->reason() == StopReason::kStopLine ? "stop" : "eof";
-    }
-    return "steps";
+// Why a job stopped measuring: its own rule, or the runner's `stop` line or end of stdin.
+std::string stop_name(w::StopRule rule, const StopSignal* told) {
+    if (told != nullptr)
+        return told->reason() == StopReason::kStopLine ? "stop" : "eof";
+    return rule == w::StopRule::kSeconds ? "seconds" : "steps";
 }
 
 }  // namespace
@@ -176,6 +171,7 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
     double loss = 0;
     std::optional<int64_t> peak_reserved_bytes;
     Clock::time_point measure_start;
+    bool told_to_stop = false;
     for (int64_t step = 0;; ++step) {
         const bool warming = step < spec.warmup_steps;
         if (!warming) {
@@ -188,14 +184,17 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
                 measure_start = Clock::now();
             const double measured_s =
                 std::chrono::duration<double>(Clock::now() - measure_start).count();
-            const bool done = [&] {
+            // The runner's `stop` (or the end of its stdin) ends every job after at least one
+            // measured step, whatever its own rule: an interrupted run must not wait for the work.
+            told_to_stop = env.stop != nullptr && env.stop->requested() && !step_times.empty();
+            const bool done = told_to_stop || [&] {
                 switch (spec.stop) {
                     case w::StopRule::kSteps:
                         return static_cast<int64_t>(step_times.size()) >= spec.steps;
                     case w::StopRule::kSeconds:
                         return !step_times.empty() && measured_s >= spec.seconds_s;
                     case w::StopRule::kUntilStopped:
-                        return !step_times.empty() && env.stop->requested();
+                        return false;
                 }
                 return true;
             }();
@@ -244,7 +243,7 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
     }
     emit(job, {{"event", "result"},
                {"steps", step_times.size()},
-               {"stopped_by", stop_name(spec.stop, env.stop)},
+               {"stopped_by", stop_name(spec.stop, told_to_stop ? env.stop : nullptr)},
                {"step_time_p50_s", percentile(step_times, 0.5)},
                {"step_time_p95_s", percentile(step_times, 0.95)},
                {"items_per_s", static_cast<double>(items_per_step) * steps / total_s},
