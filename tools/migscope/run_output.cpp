@@ -19,6 +19,11 @@ std::string num(const std::optional<double>& v, int decimals, const std::string&
     return fmt::format("{:.{}f}", *v, decimals) + (unit.empty() ? "" : " " + unit);
 }
 
+// An optional value in another unit (J → kJ, s → ms).
+std::optional<double> scaled(const std::optional<double>& v, double factor) {
+    return v ? std::optional<double>(*v * factor) : std::nullopt;
+}
+
 // 12345.6 → "12.3k"; keeps throughput columns narrow.
 std::string si(const std::optional<double>& v) {
     if (!v)
@@ -119,26 +124,18 @@ void print_run_table(const runner::RunResult& run, const std::string& title, std
                          {"per item", Align::kRight},
                          {"norm.", Align::kRight}});
     for (const runner::JobResult& r : run.jobs) {
-        std::optional<double> ms50, ms95, mfu, gib, mj;
-        if (r.step_time_p50_s)
-            ms50 = *r.step_time_p50_s * 1e3;
-        if (r.step_time_p95_s)
-            ms95 = *r.step_time_p95_s * 1e3;
-        if (r.mfu)
-            mfu = *r.mfu * 100;
+        std::optional<double> gib;
         if (r.peak_memory_bytes)
             gib = static_cast<double>(*r.peak_memory_bytes) / (1024.0 * 1024 * 1024);
-        if (r.energy_per_item_j)
-            mj = *r.energy_per_item_j * 1e3;
-        std::string status = runner::to_string(r.status);
         t.add_row(
             {r.spec.name, r.partition.label,
              r.sms ? std::to_string(*r.sms)
                    : (r.partition.sms ? std::to_string(*r.partition.sms) : "-"),
-             status, si(r.items_per_s), r.item_unit ? *r.item_unit + "/s" : "-", num(ms50, 1, "ms"),
-             num(ms95, 1, "ms"), num(mfu, 1, "%"), num(gib, 1, "GiB"),
-             num(r.energy_j ? std::optional<double>(*r.energy_j / 1e3) : std::nullopt, 2, "kJ"),
-             num(mj, 2, "mJ"), num(r.normalised_throughput, 2)});
+             runner::to_string(r.status), si(r.items_per_s),
+             r.item_unit ? *r.item_unit + "/s" : "-", num(scaled(r.step_time_p50_s, 1e3), 1, "ms"),
+             num(scaled(r.step_time_p95_s, 1e3), 1, "ms"), num(scaled(r.mfu, 100), 1, "%"),
+             num(gib, 1, "GiB"), num(scaled(r.energy_j, 1e-3), 2, "kJ"),
+             num(scaled(r.energy_per_item_j, 1e3), 2, "mJ"), num(r.normalised_throughput, 2)});
     }
     t.print(out);
     const auto& e = run.energy;
@@ -148,14 +145,9 @@ void print_run_table(const runner::RunResult& run, const std::string& title, std
                            ? " (the jobs' own windows, summed)"
                            : "")
         << '\n';
-    out << "  energy       "
-        << num(e.counter_energy_j ? std::optional<double>(*e.counter_energy_j / 1e3) : std::nullopt,
-               2, "kJ")
-        << " (board counter)   trace "
-        << num(e.trace_energy_j ? std::optional<double>(*e.trace_energy_j / 1e3) : std::nullopt, 2,
-               "kJ")
-        << " (" << e.power_samples << " samples, disagreement " << num(e.disagreement_pct, 2, "%")
-        << ")\n";
+    out << "  energy       " << num(scaled(e.counter_energy_j, 1e-3), 2, "kJ")
+        << " (board counter)   trace " << num(scaled(e.trace_energy_j, 1e-3), 2, "kJ") << " ("
+        << e.power_samples << " samples, disagreement " << num(e.disagreement_pct, 2, "%") << ")\n";
     out << "  power        " << num(e.average_power_w, 0, "W") << " average, idle "
         << num(run.idle_power_w, 0, "W") << " before the run; SM clock "
         << num(run.sm_clock_mhz, 0, "MHz") << " (median in the window)\n";
@@ -205,14 +197,9 @@ void print_comparison(const runner::RunResult& run, const runner::RunResult& bas
                 continue;
             out << "  " << r.spec.name << ": throughput " << si(r.items_per_s) << " vs "
                 << si(b.items_per_s) << " alone; energy per item "
-                << num(r.energy_per_item_j ? std::optional<double>(*r.energy_per_item_j * 1e3)
-                                           : std::nullopt,
-                       2, "mJ")
-                << " vs "
-                << num(b.energy_per_item_j ? std::optional<double>(*b.energy_per_item_j * 1e3)
-                                           : std::nullopt,
-                       2, "mJ")
-                << " (" << change(r.energy_per_item_j, b.energy_per_item_j) << ")\n";
+                << num(scaled(r.energy_per_item_j, 1e3), 2, "mJ") << " vs "
+                << num(scaled(b.energy_per_item_j, 1e3), 2, "mJ") << " ("
+                << change(r.energy_per_item_j, b.energy_per_item_j) << ")\n";
         }
     }
     if (run.aggregate_normalised_throughput)
