@@ -130,6 +130,7 @@ Store Store::open(const std::string& path, OpenMode mode) {
     prepare_schema(db);
     // WAL: readers do not block the writer; a killed writer leaves the last commit intact.
     db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA synchronous = FULL");  // a commit survives power loss too
     return Store(std::move(db));
 }
 
