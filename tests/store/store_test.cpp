@@ -264,39 +264,49 @@ TEST(Store, AMissingFileOrAForeignDatabaseIsAnInputError) {
     EXPECT_THROW(Store::open(path.string()), Error);
 }
 
-// A writer killed with SIGKILL in the middle of a sweep leaves only whole runs behind.
-TEST(Store, AKilledWriterLeavesOnlyWholeRuns) {
-    const fs::path path = fresh_path("killed");
-    { Store::open(path.string()); }  // the schema exists before the child starts writing
-    RunRecord r = full_record();
-    r.trace.resize(2000, r.trace[2]);  // large enough that a kill can land inside a transaction
+int64_t count_runs(const fs::path& path) {
+    Database db = Database::open(path.string(), OpenMode::kExisting);
+    Statement s(db, "SELECT count(*) FROM runs");
+    s.step();
+    return s.int64_at(0);
+}
+
+// Starts a child that adds `run` in a loop, waits until it has committed a few more runs, lets
+// it go on for `delay`, and kills it with SIGKILL wherever it is.
+void kill_a_writer(const fs::path& path, const RunRecord& run, std::chrono::milliseconds delay) {
+    const int64_t before = count_runs(path);
     const pid_t child = fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
         try {
             Store store = Store::open(path.string());
             for (;;)
-                store.add_run(r);
-        } catch (...) {
+                store.add_run(run);
+        } catch (const std::exception&) {
+            _exit(2);
         }
-        _exit(1);
     }
-    // Wait until a few runs are committed, then kill the writer wherever it is.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    size_t committed = 0;
-    while (committed < 5 && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        Database db = Database::open(path.string(), OpenMode::kExisting);
-        Statement s(db, "SELECT count(*) FROM runs");
-        s.step();
-        committed = static_cast<size_t>(s.int64_at(0));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(7));
+    while (count_runs(path) < before + 3 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(delay);
     ASSERT_EQ(kill(child, SIGKILL), 0);
     int status = 0;
     ASSERT_EQ(waitpid(child, &status, 0), child);
-    ASSERT_TRUE(WIFSIGNALED(status));
-    ASSERT_GE(committed, 5u) << "the writer committed too few runs to test";
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the writer stopped by itself: status " << status;
+    ASSERT_GE(count_runs(path), before + 3) << "the writer committed too few runs to test";
+}
+
+// Writers killed with SIGKILL in the middle of a sweep leave only whole runs behind.
+TEST(Store, AKilledWriterLeavesOnlyWholeRuns) {
+    const fs::path path = fresh_path("killed");
+    { Store::open(path.string()); }  // the schema exists before the first child writes
+    RunRecord r = full_record();
+    r.trace.resize(2000, r.trace[2]);  // large enough that a kill can land inside a transaction
+    // Several kills at different moments, each after reopening what the previous one left.
+    for (int delay_ms : {0, 1, 3, 7, 13})
+        kill_a_writer(path, r, std::chrono::milliseconds(delay_ms));
+    const size_t committed = static_cast<size_t>(count_runs(path));
 
     Store store = Store::open(path.string(), OpenMode::kExisting);
     {
