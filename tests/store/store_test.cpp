@@ -332,5 +332,39 @@ TEST(Store, AKilledWriterLeavesOnlyWholeRuns) {
     EXPECT_GT(store.add_run(r), runs.back().id);
 }
 
+// Two processes writing one store at once: the busy timeout makes each wait its turn.
+TEST(Store, ConcurrentWritersBothGetTheirRunsIn) {
+    const fs::path path = fresh_path("concurrent");
+    { Store::open(path.string()); }
+    RunRecord r = full_record();
+    r.trace.resize(500, r.trace[2]);
+    std::vector<pid_t> children;
+    for (int c = 0; c < 2; ++c) {
+        const pid_t child = fork();
+        ASSERT_GE(child, 0);
+        if (child == 0) {
+            try {
+                Store store = Store::open(path.string());
+                for (int i = 0; i < 10; ++i)
+                    store.add_run(r);
+            } catch (const std::exception&) {
+                _exit(2);
+            }
+            _exit(0);
+        }
+        children.push_back(child);
+    }
+    for (pid_t child : children) {
+        int status = 0;
+        ASSERT_EQ(waitpid(child, &status, 0), child);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+    }
+    Store store = Store::open(path.string(), OpenMode::kExisting);
+    const std::vector<RunRecord> runs = store.list_runs();
+    ASSERT_EQ(runs.size(), 20u);
+    for (size_t i = 1; i < runs.size(); ++i)
+        EXPECT_GT(runs[i].id, runs[i - 1].id);
+}
+
 }  // namespace
 }  // namespace migscope::store
