@@ -11,6 +11,7 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(Threads REQUIRED)
+find_package(SQLite3 REQUIRED)  # CMake's FindSQLite3: the results store
 if(MIGSCOPE_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

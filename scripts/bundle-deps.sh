@@ -6,8 +6,10 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/deps/bundle}
+# libsqlite3-0 rides along with libsqlite3-dev: the GPU host has libsqlite3.so.0 but no sqlite3.h,
+# and the dev package's libsqlite3.so link needs its target inside the bundle.
 packages=(libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libyaml-cpp0.7 libfmt-dev libfmt9
-          libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian)
+          libsqlite3-dev libsqlite3-0 libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

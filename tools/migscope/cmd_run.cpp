@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/version.h"
 #include "mig/catalog.h"
 #include "mig/layout.h"
 #include "nvml/live_catalog.h"
@@ -24,6 +25,8 @@
 #include "run_output.h"
 #include "runner/memory_fit.h"
 #include "runner/run.h"
+#include "runner/run_record.h"
+#include "store/store.h"
 #include "telemetry/nvml_power_source.h"
 #include "telemetry/rapl_power_source.h"
 #include "worker_path.h"
@@ -52,6 +55,8 @@ struct RunOptions {
     std::string format = "table";
     std::string output;
     std::string worker;
+    std::string db;     // results store; empty: none
+    std::string label;  // kept with the stored run
     bool apply = false;
     bool force = false;
 };
@@ -104,6 +109,28 @@ std::unique_ptr<Gpu> open_gpu(unsigned index) {
     if (!g.model.sm_count)
         throw unavailable_error("GPU " + name + ": SM count unknown (not in the built-in catalog)");
     return owner;
+}
+
+// What the stored run records about where it ran. The CLI does not link torch: torch_version
+// stays empty (NULL) here.
+store::Provenance provenance_of(const Gpu* gpu) {
+    store::Provenance p;
+    p.migscope_version = kVersion;
+    p.migscope_commit = kGitCommit;
+    if (!gpu)
+        return p;
+    p.gpu_name = gpu->device->name().value;
+    p.gpu_uuid = gpu->uuid;
+    p.driver_version = gpu->session->driver_version();
+    if (const std::optional<int> cuda = gpu->session->cuda_driver_version())
+        p.cuda_driver_version =
+            std::to_string(*cuda / 1000) + "." + std::to_string(*cuda % 1000 / 10);
+    const nvml::Reading<nvml::MigMode> mig = gpu->device->mig_mode();
+    if (mig.value)
+        p.mig_mode = mig.value->current_enabled ? "enabled" : "disabled";
+    else if (!mig.supported())
+        p.mig_mode = "unsupported";
+    return p;
 }
 
 // The run's whole power trace as CSV (times from the run's start), when there is one.
@@ -197,6 +224,11 @@ int run_command(RunOptions o) {
     if (!misfits.empty() && !o.force)
         throw input_error(misfit_text + " (--force runs it anyway, to observe the failure)");
 
+    // The store opens before anything runs: a bad path fails now, not after the run.
+    std::optional<store::Store> db;
+    if (!o.db.empty())
+        db.emplace(store::Store::open(o.db));
+
     if (o.run_dir.empty())
         o.run_dir = default_run_dir(o.backend);
     fs::create_directories(o.run_dir);
@@ -257,6 +289,7 @@ int run_command(RunOptions o) {
         return r;
     };
 
+    const std::string started_at = runner::utc_now_iso8601();
     runner::RunResult result = execute(kind, partitions, o.layout, o.run_dir);
     for (const std::string& m : misfits)
         result.warnings.push_back("run with --force: " + m);
@@ -265,6 +298,7 @@ int run_command(RunOptions o) {
             result.warnings.push_back(problem);
     }
     std::optional<runner::RunResult> baseline;
+    std::string baseline_started_at;
     if (o.baseline == "sequential" && kind != partition::BackendKind::kSequential &&
         !result.interrupted) {
         std::cerr << "migscope run: baseline: the same jobs one after another on the whole "
@@ -273,6 +307,7 @@ int run_command(RunOptions o) {
             gpu ? partition::whole_gpu_partitions(gpu->model, jobs.size(), device)
                 : std::vector<partition::Partition>(
                       jobs.size(), partition::cpu_partitions(allowed_cpu_cores(), 1).front());
+        baseline_started_at = runner::utc_now_iso8601();
         baseline = execute(partition::BackendKind::kSequential, whole, "", o.run_dir + "/baseline");
         runner::normalise_throughput(result, baseline->jobs);
         runner::normalise_throughput(*baseline, baseline->jobs);
@@ -288,6 +323,20 @@ int run_command(RunOptions o) {
     write_trace(result, o.run_dir + "/trace.csv");
     if (baseline)
         write_trace(*baseline, o.run_dir + "/baseline/trace.csv");
+    if (db) {
+        // The run and its baseline are two transactions: a crash between them keeps the run.
+        runner::RecordContext context{started_at, provenance_of(gpu.get()), store::RunRole::kRun,
+                                      std::nullopt, o.label};
+        const int64_t id = db->add_run(runner::to_run_record(result, context));
+        std::cerr << "migscope run: stored as run " << id << " in " << o.db << '\n';
+        if (baseline) {
+            context.started_at = baseline_started_at;
+            context.role = store::RunRole::kBaseline;
+            context.parent_id = id;
+            const int64_t base_id = db->add_run(runner::to_run_record(*baseline, context));
+            std::cerr << "migscope run: baseline stored as run " << base_id << '\n';
+        }
+    }
 
     std::ostream* out = &std::cout;
     std::ofstream file;
@@ -374,6 +423,10 @@ void add_run_command(CLI::App& app, Action& action) {
     cmd->add_flag("--apply", o->apply,
                   "mig: create the layout's MIG instances (root, MIG mode already enabled, no "
                   "other GPU processes) and destroy them afterwards; default: use existing ones");
+    cmd->add_option("--db", o->db,
+                    "Also store the run (and its baseline) in this SQLite results store, created "
+                    "if missing; see `migscope results` (default: none)");
+    cmd->add_option("--label", o->label, "Free-form label kept with the stored run (--db)");
     cmd->add_option("--worker", o->worker,
                     "migscope-worker binary (default: found beside migscope)");
     cmd->callback([o, &action] { action = [o] { return run_command(*o); }; });

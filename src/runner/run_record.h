@@ -1,0 +1,28 @@
+// A finished run as a results-store record: the run's fields, jobs and trace plus what the
+// caller knows (provenance, when it started, its role and parent).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "runner/run.h"
+#include "store/record.h"
+
+namespace migscope::runner {
+
+struct RecordContext {
+    std::string started_at;  // UTC, ISO 8601
+    store::Provenance provenance;
+    store::RunRole role = store::RunRole::kRun;
+    std::optional<int64_t> parent_id;  // a baseline's run
+    std::string label;
+};
+
+// The energy summary's warnings join the run's; trace times count from the run's trace origin.
+store::RunRecord to_run_record(const RunResult& run, const RecordContext& context);
+
+// Now, as UTC ISO 8601 to the second ("2026-11-30T03:34:15Z").
+std::string utc_now_iso8601();
+
+}  // namespace migscope::runner

@@ -1,0 +1,95 @@
+// Plain records of the results store: a run with its jobs, power trace and provenance.
+// Optional fields are empty when nothing was measured; the store keeps them NULL, never 0.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace migscope::store {
+
+// A partitioned run, or the sequential baseline that belongs to one (its parent).
+enum class RunRole { kRun, kBaseline };
+std::string to_string(RunRole role);
+RunRole parse_run_role(const std::string& text);  // input error naming the text
+
+// Where a result came from: the migscope build and the machine it ran on.
+struct Provenance {
+    std::string migscope_version;
+    std::string migscope_commit;
+    std::optional<std::string> gpu_name;  // empty: CPU run or unreadable
+    std::optional<std::string> gpu_uuid;
+    std::optional<std::string> driver_version;       // e.g. "580.82.07"
+    std::optional<std::string> cuda_driver_version;  // e.g. "13.0"
+    std::optional<std::string> torch_version;        // empty: not known to the CLI
+    std::optional<std::string> mig_mode;             // enabled | disabled | unsupported
+};
+
+struct JobRecord {
+    std::string name;
+    std::optional<std::string> workload;  // empty: an external command
+    std::vector<std::string> command;     // external command's argv
+    std::string mode;                     // train | finetune
+    std::optional<int64_t> batch;
+    std::string partition;  // partition label ("3g.71gb", "whole GPU", "cores 0-1")
+    std::optional<int64_t> sms_requested;
+    std::optional<int64_t> sms;  // as the worker reported
+    std::optional<double> memory_limit_gib;
+    std::string status;  // ok | out of memory | crashed | failed | timed out | interrupted
+    std::string message;
+    std::optional<std::string> item_unit;
+    int64_t steps = 0;
+    double items = 0;
+    double busy_s = 0;
+    std::optional<double> items_per_s;
+    std::optional<double> step_time_p50_s;
+    std::optional<double> step_time_p95_s;
+    std::optional<double> mfu;
+    std::optional<int64_t> peak_memory_bytes;
+    std::optional<double> finish_s;
+    std::optional<double> energy_j;
+    std::optional<double> energy_per_item_j;
+    std::optional<double> normalised_throughput;
+    std::optional<double> sm_clock_mhz;
+};
+
+// One point of the power trace, its time from the run's start.
+struct TraceSample {
+    double t_s = 0;
+    std::optional<double> power_instant_w;
+    std::optional<double> power_average_w;
+    std::optional<double> energy_j;  // board counter, absolute
+    std::optional<double> sm_clock_mhz;
+    std::optional<double> memory_used_mib;
+};
+
+struct RunRecord {
+    int64_t id = 0;          // assigned by the store
+    std::string started_at;  // UTC, ISO 8601: 2026-11-30T03:34:15Z
+    RunRole role = RunRole::kRun;
+    std::optional<int64_t> parent_id;  // a baseline's run
+    std::string label;                 // free-form, from the user
+    std::string backend;
+    std::string mode;  // duration | work
+    std::optional<std::string> layout;
+    double window_s = 0;
+    std::optional<double> counter_energy_j;
+    std::optional<double> trace_energy_j;
+    std::optional<double> disagreement_pct;
+    std::optional<double> average_power_w;
+    std::optional<double> peak_power_w;
+    int64_t power_samples = 0;
+    std::optional<double> max_gap_s;
+    std::optional<double> idle_power_w;
+    std::optional<double> sm_clock_mhz;
+    std::string attribution_method;
+    std::optional<double> aggregate_normalised_throughput;
+    bool interrupted = false;
+    std::vector<std::string> warnings;
+    Provenance provenance;
+    std::vector<JobRecord> jobs;
+    std::vector<TraceSample> trace;  // empty when read without the trace
+};
+
+}  // namespace migscope::store

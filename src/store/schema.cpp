@@ -1,0 +1,128 @@
+// Schema version 1 of the results store: runs, their jobs and power traces, with provenance.
+#include "store/schema.h"
+
+#include <string>
+
+#include "core/error.h"
+
+namespace migscope::store {
+namespace {
+
+constexpr const char* kCreateV1 = R"sql(
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  started_at TEXT NOT NULL,
+  role TEXT NOT NULL CHECK (role IN ('run', 'baseline')),
+  parent_id INTEGER REFERENCES runs(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  layout TEXT,
+  window_s REAL NOT NULL,
+  counter_energy_j REAL,
+  trace_energy_j REAL,
+  disagreement_pct REAL,
+  average_power_w REAL,
+  peak_power_w REAL,
+  power_samples INTEGER NOT NULL,
+  max_gap_s REAL,
+  idle_power_w REAL,
+  sm_clock_mhz REAL,
+  attribution_method TEXT NOT NULL,
+  aggregate_normalised_throughput REAL,
+  interrupted INTEGER NOT NULL,
+  warnings TEXT NOT NULL,
+  migscope_version TEXT NOT NULL,
+  migscope_commit TEXT NOT NULL,
+  gpu_name TEXT,
+  gpu_uuid TEXT,
+  driver_version TEXT,
+  cuda_driver_version TEXT,
+  torch_version TEXT,
+  mig_mode TEXT
+);
+CREATE INDEX runs_parent ON runs(parent_id);
+CREATE TABLE jobs (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  position INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  workload TEXT,
+  command TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  batch INTEGER,
+  partition TEXT NOT NULL,
+  sms_requested INTEGER,
+  sms INTEGER,
+  memory_limit_gib REAL,
+  status TEXT NOT NULL,
+  message TEXT NOT NULL,
+  item_unit TEXT,
+  steps INTEGER NOT NULL,
+  items REAL NOT NULL,
+  busy_s REAL NOT NULL,
+  items_per_s REAL,
+  step_time_p50_s REAL,
+  step_time_p95_s REAL,
+  mfu REAL,
+  peak_memory_bytes INTEGER,
+  finish_s REAL,
+  energy_j REAL,
+  energy_per_item_j REAL,
+  normalised_throughput REAL,
+  sm_clock_mhz REAL,
+  PRIMARY KEY (run_id, position)
+) WITHOUT ROWID;
+CREATE TABLE power_samples (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  position INTEGER NOT NULL,
+  t_s REAL NOT NULL,
+  power_instant_w REAL,
+  power_average_w REAL,
+  energy_j REAL,
+  sm_clock_mhz REAL,
+  memory_used_mib REAL,
+  PRIMARY KEY (run_id, position)
+) WITHOUT ROWID;
+)sql";
+
+bool has_table(const Database& db, const std::string& name) {
+    Statement s(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+    s.bind(1, name);
+    return s.step();
+}
+
+}  // namespace
+
+void prepare_schema(Database& db) {
+    Transaction tx(db);  // two migscopes opening a new file at once: one creates, one checks
+    if (!has_table(db, "schema_version")) {
+        Statement any(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
+        any.step();
+        if (any.int64_at(0) != 0)
+            throw input_error(db.path() +
+                              " is an SQLite database but not a migscope results store");
+        db.exec(kCreateV1);
+        Statement s(db, "INSERT INTO schema_version (version) VALUES (?)");
+        s.bind(1, kSchemaVersion).run();
+        tx.commit();
+        return;
+    }
+    Statement s(db, "SELECT max(version) FROM schema_version");
+    if (!s.step() || s.is_null(0))
+        throw input_error(db.path() + ": schema_version is empty");
+    const int64_t version = s.int64_at(0);
+    if (version > kSchemaVersion) {
+        throw input_error(db.path() + " has results schema version " + std::to_string(version) +
+                          ", newer than this migscope's version " + std::to_string(kSchemaVersion) +
+                          ": use a newer migscope");
+    }
+    if (version < kSchemaVersion) {
+        throw input_error(db.path() + " has results schema version " + std::to_string(version) +
+                          " and this migscope has no migration to version " +
+                          std::to_string(kSchemaVersion));
+    }
+    tx.commit();
+}
+
+}  // namespace migscope::store

@@ -1,0 +1,18 @@
+// The results store's schema and its version: created in a new file, checked in an existing one.
+#pragma once
+
+#include <cstdint>
+
+#include "store/sqlite.h"
+
+namespace migscope::store {
+
+// Bumped whenever a table or column changes meaning; docs/results-store.md keeps the history.
+inline constexpr int64_t kSchemaVersion = 1;
+
+// Creates the tables in an empty database, or checks the version of an existing one: a newer
+// version (written by a newer migscope) or an older one without a migration is an input error
+// naming both versions.
+void prepare_schema(Database& db);
+
+}  // namespace migscope::store

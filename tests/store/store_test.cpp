@@ -1,0 +1,370 @@
+// The results store: round trips (every field, NULLs kept), listing, the schema version check and
+// consistency after a writer is killed mid-sweep.
+#include "store/store.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "core/error.h"
+#include "store/schema.h"
+
+namespace migscope::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_path(const std::string& name) {
+    const fs::path dir = fs::path(testing::TempDir()) / "store-test";
+    fs::create_directories(dir);
+    const fs::path path = dir / (name + ".db");
+    for (const char* suffix : {"", "-wal", "-shm"})
+        fs::remove(path.string() + suffix);
+    return path;
+}
+
+// Every field set, with values that do not collide with defaults.
+RunRecord full_record() {
+    RunRecord r;
+    r.started_at = "2026-11-30T03:34:15Z";
+    r.role = RunRole::kBaseline;
+    r.label = "sweep A, cell 3";
+    r.backend = "green";
+    r.mode = "duration";
+    r.layout = "3g.71gb+1g.18gb";
+    r.window_s = 60.25;
+    r.counter_energy_j = 41000.5;
+    r.trace_energy_j = 41010.25;
+    r.disagreement_pct = 0.025;
+    r.average_power_w = 680.5;
+    r.peak_power_w = 701.0;
+    r.power_samples = 603;
+    r.max_gap_s = 0.125;
+    r.idle_power_w = 110.5;
+    r.sm_clock_mhz = 1755;
+    r.attribution_method = "idle by SMs, dynamic by activity";
+    r.aggregate_normalised_throughput = 1.09;
+    r.interrupted = true;
+    r.warnings = {"first, with a comma", "second \"quoted\""};
+    r.provenance = {"0.4.0",     "abc1234", "NVIDIA H200", "GPU-1234",
+                    "580.82.07", "13.0",    "2.11.0",      "disabled"};
+    JobRecord j;
+    j.name = "resnet50";
+    j.workload = "resnet50";
+    j.command = {};
+    j.mode = "train";
+    j.batch = 64;
+    j.partition = "3g.71gb";
+    j.sms_requested = 60;
+    j.sms = 56;
+    j.memory_limit_gib = 70.5;
+    j.status = "ok";
+    j.message = "";
+    j.item_unit = "images";
+    j.steps = 120;
+    j.items = 7680;
+    j.busy_s = 59.5;
+    j.items_per_s = 129.1;
+    j.step_time_p50_s = 0.49;
+    j.step_time_p95_s = 0.52;
+    j.mfu = 0.41;
+    j.peak_memory_bytes = 12345678901;
+    j.finish_s = 58.75;
+    j.energy_j = 25000.25;
+    j.energy_per_item_j = 3.25;
+    j.normalised_throughput = 0.61;
+    j.sm_clock_mhz = 1740;
+    JobRecord e;  // an external command: most optionals empty
+    e.name = "mine";
+    e.command = {"python3", "train.py", "--lr", "1e-3"};
+    e.mode = "train";
+    e.partition = "1g.18gb";
+    e.status = "crashed";
+    e.message = "exit status 1";
+    r.jobs = {j, e};
+    r.trace = {{0.0, 100.5, 101.0, 5000.0, 1755.0, 2048.0},
+               {0.1, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt},
+               {0.2, 300.25, 290.0, 5030.0, 1740.0, 4096.0}};
+    return r;
+}
+
+void expect_same_job(const JobRecord& a, const JobRecord& b) {
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.workload, b.workload);
+    EXPECT_EQ(a.command, b.command);
+    EXPECT_EQ(a.mode, b.mode);
+    EXPECT_EQ(a.batch, b.batch);
+    EXPECT_EQ(a.partition, b.partition);
+    EXPECT_EQ(a.sms_requested, b.sms_requested);
+    EXPECT_EQ(a.sms, b.sms);
+    EXPECT_EQ(a.memory_limit_gib, b.memory_limit_gib);
+    EXPECT_EQ(a.status, b.status);
+    EXPECT_EQ(a.message, b.message);
+    EXPECT_EQ(a.item_unit, b.item_unit);
+    EXPECT_EQ(a.steps, b.steps);
+    EXPECT_EQ(a.items, b.items);
+    EXPECT_EQ(a.busy_s, b.busy_s);
+    EXPECT_EQ(a.items_per_s, b.items_per_s);
+    EXPECT_EQ(a.step_time_p50_s, b.step_time_p50_s);
+    EXPECT_EQ(a.step_time_p95_s, b.step_time_p95_s);
+    EXPECT_EQ(a.mfu, b.mfu);
+    EXPECT_EQ(a.peak_memory_bytes, b.peak_memory_bytes);
+    EXPECT_EQ(a.finish_s, b.finish_s);
+    EXPECT_EQ(a.energy_j, b.energy_j);
+    EXPECT_EQ(a.energy_per_item_j, b.energy_per_item_j);
+    EXPECT_EQ(a.normalised_throughput, b.normalised_throughput);
+    EXPECT_EQ(a.sm_clock_mhz, b.sm_clock_mhz);
+}
+
+void expect_same_run(const RunRecord& a, const RunRecord& b) {
+    EXPECT_EQ(a.started_at, b.started_at);
+    EXPECT_EQ(a.role, b.role);
+    EXPECT_EQ(a.parent_id, b.parent_id);
+    EXPECT_EQ(a.label, b.label);
+    EXPECT_EQ(a.backend, b.backend);
+    EXPECT_EQ(a.mode, b.mode);
+    EXPECT_EQ(a.layout, b.layout);
+    EXPECT_EQ(a.window_s, b.window_s);
+    EXPECT_EQ(a.counter_energy_j, b.counter_energy_j);
+    EXPECT_EQ(a.trace_energy_j, b.trace_energy_j);
+    EXPECT_EQ(a.disagreement_pct, b.disagreement_pct);
+    EXPECT_EQ(a.average_power_w, b.average_power_w);
+    EXPECT_EQ(a.peak_power_w, b.peak_power_w);
+    EXPECT_EQ(a.power_samples, b.power_samples);
+    EXPECT_EQ(a.max_gap_s, b.max_gap_s);
+    EXPECT_EQ(a.idle_power_w, b.idle_power_w);
+    EXPECT_EQ(a.sm_clock_mhz, b.sm_clock_mhz);
+    EXPECT_EQ(a.attribution_method, b.attribution_method);
+    EXPECT_EQ(a.aggregate_normalised_throughput, b.aggregate_normalised_throughput);
+    EXPECT_EQ(a.interrupted, b.interrupted);
+    EXPECT_EQ(a.warnings, b.warnings);
+    const Provenance &p = a.provenance, &q = b.provenance;
+    EXPECT_EQ(p.migscope_version, q.migscope_version);
+    EXPECT_EQ(p.migscope_commit, q.migscope_commit);
+    EXPECT_EQ(p.gpu_name, q.gpu_name);
+    EXPECT_EQ(p.gpu_uuid, q.gpu_uuid);
+    EXPECT_EQ(p.driver_version, q.driver_version);
+    EXPECT_EQ(p.cuda_driver_version, q.cuda_driver_version);
+    EXPECT_EQ(p.torch_version, q.torch_version);
+    EXPECT_EQ(p.mig_mode, q.mig_mode);
+    ASSERT_EQ(a.jobs.size(), b.jobs.size());
+    for (size_t i = 0; i < a.jobs.size(); ++i)
+        expect_same_job(a.jobs[i], b.jobs[i]);
+}
+
+TEST(Store, AFullRecordRoundTripsWithItsJobsAndTrace) {
+    const fs::path path = fresh_path("full");
+    RunRecord parent = full_record();
+    parent.role = RunRole::kRun;
+    RunRecord written = full_record();
+    {
+        Store store = Store::open(path.string());
+        written.parent_id = store.add_run(parent);
+        written.id = store.add_run(written);
+    }
+    Store store = Store::open(path.string(), OpenMode::kExisting);
+    const std::optional<RunRecord> read = store.get_run(written.id, TraceLoad::kWith);
+    ASSERT_TRUE(read);
+    EXPECT_EQ(read->id, written.id);
+    expect_same_run(*read, written);
+    ASSERT_EQ(read->trace.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(read->trace[i].t_s, written.trace[i].t_s);
+        EXPECT_EQ(read->trace[i].power_instant_w, written.trace[i].power_instant_w);
+        EXPECT_EQ(read->trace[i].power_average_w, written.trace[i].power_average_w);
+        EXPECT_EQ(read->trace[i].energy_j, written.trace[i].energy_j);
+        EXPECT_EQ(read->trace[i].sm_clock_mhz, written.trace[i].sm_clock_mhz);
+        EXPECT_EQ(read->trace[i].memory_used_mib, written.trace[i].memory_used_mib);
+    }
+    EXPECT_TRUE(store.get_run(written.id)->trace.empty());  // without the trace by default
+}
+
+TEST(Store, EmptyOptionalsStayNullNotZero) {
+    const fs::path path = fresh_path("nulls");
+    RunRecord r;
+    r.started_at = "2026-01-01T00:00:00Z";
+    r.backend = "cpu";
+    r.mode = "work";
+    r.provenance.migscope_version = "0.4.0";
+    r.provenance.migscope_commit = "unknown";
+    JobRecord j;
+    j.name = "a";
+    j.mode = "train";
+    j.partition = "cores 0-1";
+    j.status = "ok";
+    r.jobs = {j};
+    Store store = Store::open(path.string());
+    r.id = store.add_run(r);
+    const RunRecord read = *store.get_run(r.id);
+    expect_same_run(read, r);
+    EXPECT_FALSE(read.counter_energy_j);
+    EXPECT_FALSE(read.provenance.gpu_name);
+    EXPECT_FALSE(read.jobs[0].items_per_s);
+    EXPECT_FALSE(read.jobs[0].batch);
+    EXPECT_FALSE(read.layout);
+}
+
+TEST(Store, ListsRunsInIdOrderWithJobsAndIdsIncrease) {
+    const fs::path path = fresh_path("list");
+    Store store = Store::open(path.string());
+    RunRecord r = full_record();
+    r.trace.clear();
+    const int64_t first = store.add_run(r);
+    r.label = "second";
+    const int64_t second = store.add_run(r);
+    EXPECT_GT(second, first);
+    const std::vector<RunRecord> runs = store.list_runs();
+    ASSERT_EQ(runs.size(), 2u);
+    EXPECT_EQ(runs[0].id, first);
+    EXPECT_EQ(runs[1].id, second);
+    EXPECT_EQ(runs[1].label, "second");
+    EXPECT_EQ(runs[1].jobs.size(), 2u);
+    EXPECT_TRUE(runs[0].trace.empty());
+    EXPECT_FALSE(store.get_run(second + 100));
+}
+
+TEST(Store, RefusesANewerSchemaVersionNamingBoth) {
+    const fs::path path = fresh_path("newer");
+    { Store::open(path.string()); }
+    {
+        Database db = Database::open(path.string(), OpenMode::kExisting);
+        db.exec("UPDATE schema_version SET version = " + std::to_string(kSchemaVersion + 41));
+    }
+    try {
+        Store::open(path.string(), OpenMode::kExisting);
+        FAIL() << "a newer schema was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInput);
+        const std::string message = e.what();
+        EXPECT_NE(message.find("version " + std::to_string(kSchemaVersion + 41)), std::string::npos)
+            << message;
+        EXPECT_NE(message.find("version " + std::to_string(kSchemaVersion)), std::string::npos)
+            << message;
+    }
+}
+
+TEST(Store, AMissingFileOrAForeignDatabaseIsAnInputError) {
+    const fs::path path = fresh_path("missing");
+    try {
+        Store::open(path.string(), OpenMode::kExisting);
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInput);
+        EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos);
+    }
+    {
+        Database db = Database::open(path.string(), OpenMode::kCreate);
+        db.exec("CREATE TABLE other (x INTEGER)");
+    }
+    EXPECT_THROW(Store::open(path.string()), Error);
+}
+
+int64_t count_runs(const fs::path& path) {
+    Database db = Database::open(path.string(), OpenMode::kExisting);
+    Statement s(db, "SELECT count(*) FROM runs");
+    s.step();
+    return s.int64_at(0);
+}
+
+// Starts a child that adds `run` in a loop, waits until it has committed a few more runs, lets
+// it go on for `delay`, and kills it with SIGKILL wherever it is.
+void kill_a_writer(const fs::path& path, const RunRecord& run, std::chrono::milliseconds delay) {
+    const int64_t before = count_runs(path);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        try {
+            Store store = Store::open(path.string());
+            for (;;)
+                store.add_run(run);
+        } catch (const std::exception&) {
+            _exit(2);
+        }
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (count_runs(path) < before + 3 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(delay);
+    ASSERT_EQ(kill(child, SIGKILL), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the writer stopped by itself: status " << status;
+    ASSERT_GE(count_runs(path), before + 3) << "the writer committed too few runs to test";
+}
+
+// Writers killed with SIGKILL in the middle of a sweep leave only whole runs behind.
+TEST(Store, AKilledWriterLeavesOnlyWholeRuns) {
+    const fs::path path = fresh_path("killed");
+    { Store::open(path.string()); }  // the schema exists before the first child writes
+    RunRecord r = full_record();
+    r.trace.resize(2000, r.trace[2]);  // large enough that a kill can land inside a transaction
+    // Several kills at different moments, each after reopening what the previous one left.
+    for (int delay_ms : {0, 1, 3, 7, 13})
+        kill_a_writer(path, r, std::chrono::milliseconds(delay_ms));
+    const size_t committed = static_cast<size_t>(count_runs(path));
+
+    Store store = Store::open(path.string(), OpenMode::kExisting);
+    {
+        Database db = Database::open(path.string(), OpenMode::kExisting);
+        Statement check(db, "PRAGMA integrity_check");
+        ASSERT_TRUE(check.step());
+        EXPECT_EQ(check.text_at(0), "ok");
+        Statement orphans(db,
+                          "SELECT (SELECT count(*) FROM jobs WHERE run_id NOT IN (SELECT id FROM "
+                          "runs)) + (SELECT count(*) FROM power_samples WHERE run_id NOT IN "
+                          "(SELECT id FROM runs))");
+        orphans.step();
+        EXPECT_EQ(orphans.int64_at(0), 0);
+    }
+    const std::vector<RunRecord> runs = store.list_runs();
+    EXPECT_GE(runs.size(), committed);
+    for (const RunRecord& listed : runs) {
+        const RunRecord run = *store.get_run(listed.id, TraceLoad::kWith);
+        EXPECT_EQ(run.jobs.size(), r.jobs.size()) << "run " << run.id;
+        EXPECT_EQ(run.trace.size(), r.trace.size()) << "run " << run.id;
+    }
+    // The store still takes runs after the crash.
+    EXPECT_GT(store.add_run(r), runs.back().id);
+}
+
+// Two processes writing one store at once: the busy timeout makes each wait its turn.
+TEST(Store, ConcurrentWritersBothGetTheirRunsIn) {
+    const fs::path path = fresh_path("concurrent");
+    { Store::open(path.string()); }
+    RunRecord r = full_record();
+    r.trace.resize(500, r.trace[2]);
+    std::vector<pid_t> children;
+    for (int c = 0; c < 2; ++c) {
+        const pid_t child = fork();
+        ASSERT_GE(child, 0);
+        if (child == 0) {
+            try {
+                Store store = Store::open(path.string());
+                for (int i = 0; i < 10; ++i)
+                    store.add_run(r);
+            } catch (const std::exception&) {
+                _exit(2);
+            }
+            _exit(0);
+        }
+        children.push_back(child);
+    }
+    for (pid_t child : children) {
+        int status = 0;
+        ASSERT_EQ(waitpid(child, &status, 0), child);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+    }
+    Store store = Store::open(path.string(), OpenMode::kExisting);
+    const std::vector<RunRecord> runs = store.list_runs();
+    ASSERT_EQ(runs.size(), 20u);
+    for (size_t i = 1; i < runs.size(); ++i)
+        EXPECT_GT(runs[i].id, runs[i - 1].id);
+}
+
+}  // namespace
+}  // namespace migscope::store

@@ -1,0 +1,162 @@
+// End-to-end tests of the results store from the CLI: `migscope run --db` with a stand-in worker
+// and the fake NVML, then `migscope results list/show/export`, and bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "run_process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::map<std::string, std::string> kEnv = {
+    {"MIGSCOPE_WORKER", FAKE_WORKER},
+    {"FAKE_STEP_S", "0.01"},
+    {"MIGSCOPE_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+    {"MIGSCOPE_FAKE_NVML_CONFIG", std::string(FAKE_NVML_DIR) + "/h200.json"}};
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::vector<std::string> lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream s(text);
+    for (std::string line; std::getline(s, line);)
+        out.push_back(line);
+    return out;
+}
+
+class ResultsCommand : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::path(testing::TempDir()) /
+               ("results-" +
+                std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        db_ = (dir_ / "results.db").string();
+    }
+    ProcessResult migscope(std::vector<std::string> args) {
+        args.insert(args.begin(), MIGSCOPE_BINARY);
+        return run_process(args, kEnv);
+    }
+    fs::path dir_;
+    std::string db_;
+};
+
+TEST_F(ResultsCommand, StoresARunWithItsBaselineAndListsShowsAndExportsThem) {
+    const ProcessResult run =
+        migscope({"run", "--run-dir", (dir_ / "run").string(), "--backend", "timeslice", "--jobs",
+                  "a,b", "--duration", "0.3", "--baseline", "sequential", "--idle-probe", "0.2",
+                  "--db", db_, "--label", "first try", "--format", "json"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.err.find("stored as run 1"), std::string::npos) << run.err;
+    const json measured = json::parse(run.out);
+
+    // show: the stored values are the measured ones, with provenance.
+    const ProcessResult show = migscope({"results", "show", "1", "--db", db_, "--format", "json"});
+    ASSERT_EQ(show.exit_code, 0) << show.err;
+    const json stored = json::parse(show.out);
+    EXPECT_EQ(stored["id"], 1);
+    EXPECT_EQ(stored["role"], "run");
+    EXPECT_TRUE(stored["parent_id"].is_null());
+    EXPECT_EQ(stored["label"], "first try");
+    EXPECT_EQ(stored["backend"], "timeslice");
+    EXPECT_TRUE(stored["layout"].is_null());
+    EXPECT_EQ(stored["window_s"], measured["run"]["window_s"]);
+    EXPECT_EQ(stored["energy"]["counter_energy_j"], measured["run"]["energy"]["counter_energy_j"]);
+    EXPECT_EQ(stored["attribution_method"], measured["run"]["attribution_method"]);
+    EXPECT_EQ(stored["provenance"]["gpu_name"], "NVIDIA H200");
+    EXPECT_EQ(stored["provenance"]["mig_mode"], "disabled");
+    EXPECT_TRUE(stored["provenance"]["torch_version"].is_null());
+    EXPECT_FALSE(stored["provenance"]["migscope_version"].get<std::string>().empty());
+    ASSERT_EQ(stored["jobs"].size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+        const json& m = measured["run"]["jobs"][i];
+        const json& s = stored["jobs"][i];
+        for (const char* key : {"name", "status", "items_per_s", "energy_j", "steps", "items",
+                                "batch", "normalised_throughput", "sm_clock_mhz_median"})
+            EXPECT_EQ(s[key], m[key]) << key;
+    }
+    EXPECT_FALSE(stored.contains("trace"));
+    const ProcessResult traced =
+        migscope({"results", "show", "1", "--db", db_, "--format", "json", "--trace"});
+    EXPECT_GT(json::parse(traced.out)["trace"].size(), 0u);
+
+    // The baseline belongs to its run.
+    const json baseline =
+        json::parse(migscope({"results", "show", "2", "--db", db_, "--format", "json"}).out);
+    EXPECT_EQ(baseline["role"], "baseline");
+    EXPECT_EQ(baseline["parent_id"], 1);
+    EXPECT_EQ(baseline["backend"], "sequential");
+
+    // list: a table, JSON and CSV.
+    const ProcessResult table = migscope({"results", "list", "--db", db_});
+    ASSERT_EQ(table.exit_code, 0) << table.err;
+    EXPECT_NE(table.out.find("baseline of 1"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("2 ok"), std::string::npos) << table.out;
+    const json listed =
+        json::parse(migscope({"results", "list", "--db", db_, "--format", "json"}).out);
+    ASSERT_EQ(listed.size(), 2u);
+    EXPECT_EQ(listed[0]["id"], 1);
+    EXPECT_EQ(listed[1]["id"], 2);
+    const auto list_csv = lines(migscope({"results", "list", "--db", db_, "--format", "csv"}).out);
+    ASSERT_EQ(list_csv.size(), 3u);
+    EXPECT_EQ(list_csv[0].rfind("run_id,started_at,role,parent_id,label", 0), 0u);
+
+    // export: one CSV row per job, to a file; JSON: the runs with their jobs.
+    const fs::path csv_path = dir_ / "jobs.csv";
+    ASSERT_EQ(
+        migscope({"results", "export", "--db", db_, "--format", "csv", "-o", csv_path.string()})
+            .exit_code,
+        0);
+    const auto rows = lines(read_file(csv_path));
+    ASSERT_EQ(rows.size(), 5u);  // header + 2 jobs of the run + 2 of the baseline
+    EXPECT_NE(rows[0].find(",job,workload,command,"), std::string::npos);
+    EXPECT_EQ(rows[1].rfind("1,", 0), 0u);
+    EXPECT_EQ(rows[3].rfind("2,", 0), 0u);
+    const json exported =
+        json::parse(migscope({"results", "export", "--db", db_, "--format", "json"}).out);
+    ASSERT_EQ(exported.size(), 2u);
+    EXPECT_EQ(exported[1]["jobs"].size(), 2u);
+}
+
+TEST_F(ResultsCommand, BadInputExitsTwoNamingIt) {
+    ProcessResult r = migscope({"results", "list", "--db", db_});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find(db_), std::string::npos) << r.err;
+
+    ASSERT_EQ(migscope({"run", "--run-dir", (dir_ / "run").string(), "--backend", "timeslice",
+                        "--jobs", "a", "--duration", "0.2", "--idle-probe", "0", "--db", db_})
+                  .exit_code,
+              0);
+    r = migscope({"results", "show", "42", "--db", db_});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("no run 42"), std::string::npos) << r.err;
+
+    r = migscope({"results", "list"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--db"), std::string::npos) << r.err;
+
+    r = migscope({"results", "export", "--db", db_, "--format", "xml"});
+    EXPECT_EQ(r.exit_code, 2);
+
+    // A file that is not a results store is refused before a run starts.
+    std::ofstream(dir_ / "not-a-db.txt") << "hello, this is not SQLite\n";
+    r = migscope({"run", "--run-dir", (dir_ / "run2").string(), "--backend", "timeslice", "--jobs",
+                  "a", "--duration", "0.2", "--db", (dir_ / "not-a-db.txt").string()});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("not-a-db.txt"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "run2"));
+}
+
+}  // namespace

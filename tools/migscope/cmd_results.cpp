@@ -1,0 +1,129 @@
+// `migscope results`: lists, shows and exports the runs kept in a results store (run --db).
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "core/error.h"
+#include "results_output.h"
+#include "store/store.h"
+
+namespace migscope::cli {
+namespace {
+
+struct ResultsOptions {
+    std::string db;
+    std::string format;
+    std::string output;
+    int64_t id = 0;
+    bool trace = false;
+};
+
+// Writes to -o FILE when given, else stdout.
+class Output {
+  public:
+    explicit Output(const std::string& path) {
+        if (path.empty())
+            return;
+        file_.open(path);
+        if (!file_)
+            throw input_error("cannot write " + path);
+    }
+    std::ostream& stream() { return file_.is_open() ? file_ : std::cout; }
+
+  private:
+    std::ofstream file_;
+};
+
+int list_command(const ResultsOptions& o) {
+    store::Store db = store::Store::open(o.db, store::OpenMode::kExisting);
+    const std::vector<store::RunRecord> runs = db.list_runs();
+    Output out(o.output);
+    if (o.format == "json") {
+        nlohmann::json doc = nlohmann::json::array();
+        for (const store::RunRecord& r : runs)
+            doc.push_back(record_json(r));
+        out.stream() << doc.dump(2) << '\n';
+    } else if (o.format == "csv") {
+        print_runs_csv(runs, out.stream());
+    } else {
+        print_runs_table(runs, out.stream());
+    }
+    return kExitOk;
+}
+
+int show_command(const ResultsOptions& o) {
+    store::Store db = store::Store::open(o.db, store::OpenMode::kExisting);
+    const std::optional<store::RunRecord> run =
+        db.get_run(o.id, o.trace ? store::TraceLoad::kWith : store::TraceLoad::kWithout);
+    if (!run)
+        throw input_error("no run " + std::to_string(o.id) + " in " + o.db);
+    Output out(o.output);
+    if (o.format == "json")
+        out.stream() << record_json(*run).dump(2) << '\n';
+    else
+        print_run_record(*run, out.stream());
+    return kExitOk;
+}
+
+int export_command(const ResultsOptions& o) {
+    store::Store db = store::Store::open(o.db, store::OpenMode::kExisting);
+    const std::vector<store::RunRecord> runs = db.list_runs();
+    Output out(o.output);
+    if (o.format == "json") {
+        nlohmann::json doc = nlohmann::json::array();
+        for (const store::RunRecord& r : runs)
+            doc.push_back(record_json(r));
+        out.stream() << doc.dump(2) << '\n';
+    } else {
+        print_jobs_csv(runs, out.stream());
+    }
+    return kExitOk;
+}
+
+void add_db_option(CLI::App* cmd, ResultsOptions& o) {
+    cmd->add_option("--db", o.db, "Results store (SQLite) written by `migscope run --db`")
+        ->required();
+}
+
+}  // namespace
+
+void add_results_command(CLI::App& app, Action& action) {
+    CLI::App* results = app.add_subcommand(
+        "results", "List, show and export runs kept in a results store (migscope run --db FILE).");
+    results->require_subcommand(1);
+
+    auto list = std::make_shared<ResultsOptions>();
+    list->format = "table";
+    CLI::App* list_cmd = results->add_subcommand("list", "One line per stored run");
+    add_db_option(list_cmd, *list);
+    list_cmd->add_option("--format", list->format, "table, json or csv")
+        ->check(CLI::IsMember({"table", "json", "csv"}))
+        ->capture_default_str();
+    list_cmd->add_option("-o,--output", list->output, "Write here instead of stdout");
+    list_cmd->callback([list, &action] { action = [list] { return list_command(*list); }; });
+
+    auto show = std::make_shared<ResultsOptions>();
+    show->format = "table";
+    CLI::App* show_cmd = results->add_subcommand("show", "One stored run with its jobs");
+    show_cmd->add_option("id", show->id, "Run id (from `migscope results list`)")->required();
+    add_db_option(show_cmd, *show);
+    show_cmd->add_option("--format", show->format, "table or json")
+        ->check(CLI::IsMember({"table", "json"}))
+        ->capture_default_str();
+    show_cmd->add_flag("--trace", show->trace, "json: include the power trace");
+    show_cmd->add_option("-o,--output", show->output, "Write here instead of stdout");
+    show_cmd->callback([show, &action] { action = [show] { return show_command(*show); }; });
+
+    auto exp = std::make_shared<ResultsOptions>();
+    CLI::App* export_cmd = results->add_subcommand(
+        "export", "Every stored run: CSV (one row per job with its run's fields) or JSON");
+    add_db_option(export_cmd, *exp);
+    export_cmd->add_option("--format", exp->format, "csv or json")
+        ->check(CLI::IsMember({"csv", "json"}))
+        ->required();
+    export_cmd->add_option("-o,--output", exp->output, "Write here instead of stdout");
+    export_cmd->callback([exp, &action] { action = [exp] { return export_command(*exp); }; });
+}
+
+}  // namespace migscope::cli

@@ -1,0 +1,23 @@
+// `migscope results` output: stored runs as JSON (run_json's field names), tables and CSV.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <vector>
+
+#include "store/record.h"
+
+namespace migscope::cli {
+
+// One stored run: run_json's fields plus id, started_at, role, parent_id, label and provenance;
+// the trace when the record carries one.
+nlohmann::json record_json(const store::RunRecord& run);
+// One line per run: id, time, role, backend, layout, jobs, window, energy, job statuses.
+void print_runs_table(const std::vector<store::RunRecord>& runs, std::ostream& out);
+// The same columns as CSV, one row per run.
+void print_runs_csv(const std::vector<store::RunRecord>& runs, std::ostream& out);
+// One run with its provenance and jobs.
+void print_run_record(const store::RunRecord& run, std::ostream& out);
+// One row per job with its run's fields (a run without jobs: one row, job columns empty).
+void print_jobs_csv(const std::vector<store::RunRecord>& runs, std::ostream& out);
+
+}  // namespace migscope::cli
