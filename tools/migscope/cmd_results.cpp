@@ -35,15 +35,19 @@ class Output {
     std::ofstream file_;
 };
 
+void print_runs_json(const std::vector<store::RunRecord>& runs, std::ostream& out) {
+    nlohmann::json doc = nlohmann::json::array();
+    for (const store::RunRecord& r : runs)
+        doc.push_back(record_json(r));
+    out << doc.dump(2) << '\n';
+}
+
 int list_command(const ResultsOptions& o) {
     store::Store db = store::Store::open(o.db, store::OpenMode::kExisting);
     const std::vector<store::RunRecord> runs = db.list_runs();
     Output out(o.output);
     if (o.format == "json") {
-        nlohmann::json doc = nlohmann::json::array();
-        for (const store::RunRecord& r : runs)
-            doc.push_back(record_json(r));
-        out.stream() << doc.dump(2) << '\n';
+        print_runs_json(runs, out.stream());
     } else if (o.format == "csv") {
         print_runs_csv(runs, out.stream());
     } else {
@@ -71,10 +75,7 @@ int export_command(const ResultsOptions& o) {
     const std::vector<store::RunRecord> runs = db.list_runs();
     Output out(o.output);
     if (o.format == "json") {
-        nlohmann::json doc = nlohmann::json::array();
-        for (const store::RunRecord& r : runs)
-            doc.push_back(record_json(r));
-        out.stream() << doc.dump(2) << '\n';
+        print_runs_json(runs, out.stream());
     } else {
         print_jobs_csv(runs, out.stream());
     }
