@@ -12,6 +12,7 @@
 
 #include "core/child_process.h"
 #include "core/error.h"
+#include "core/statistics.h"
 #include "runner/attribution.h"
 #include "telemetry/sampler.h"
 
@@ -35,8 +36,7 @@ struct Step {
 
 // What the runner knows about one job while the run goes on.
 struct JobState {
-    size_t index = 0;  // in RunSpec::jobs
-    bool ready = false;
+    size_t index = 0;    // in RunSpec::jobs
     bool warm = false;   // kWork: waiting for "start"
     bool ended = false;  // result, error or process exit
     std::optional<SteadyTime> end_time;
@@ -167,7 +167,6 @@ void Group::start_processes() {
 void Group::handle_event(JobState& job, const json& e, SteadyTime now) {
     const std::string kind = e.value("event", "");
     if (kind == "ready") {
-        job.ready = true;
         if (e.contains("item_unit") && e["item_unit"].is_string())
             job.item_unit = e["item_unit"].get<std::string>();
         job.items_per_step = number(e, "items_per_step");
@@ -537,15 +536,15 @@ telemetry::EnergySummary combine(const std::vector<telemetry::EnergySummary>& pa
     return total;
 }
 
-// Median SM clock of the samples inside [from, to].
-std::optional<double> median_sm_clock(const std::vector<Sample>& samples, SteadyTime from,
-                                      SteadyTime to) {
+// SM clock readings of the samples inside [from, to].
+std::vector<double> sm_clocks_in(const std::vector<Sample>& samples, SteadyTime from,
+                                 SteadyTime to) {
     std::vector<double> clocks;
     for (const Sample& s : samples) {
         if (s.sm_clock_mhz && s.time >= from && s.time <= to)
             clocks.push_back(*s.sm_clock_mhz);
     }
-    return percentile(clocks, 0.5);
+    return clocks;
 }
 
 std::optional<double> mean_power(const std::vector<Sample>& samples) {
@@ -625,6 +624,7 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
     }
 
     std::vector<telemetry::EnergySummary> summaries;
+    std::vector<double> window_clocks_mhz;  // every window's SM clock readings
     std::vector<JobResult> jobs(spec.jobs.size());
     for (const auto& indices : groups) {
         if (result.interrupted) {
@@ -664,11 +664,13 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
                                       seconds_between(result.trace_origin, *g.close_time));
         if (!power)
             continue;
-        const auto clock = median_sm_clock(sampler->all(), *g.open_time, *g.close_time);
+        const std::vector<Sample> trace = sampler->all();
+        const std::vector<double> clocks = sm_clocks_in(trace, *g.open_time, *g.close_time);
+        window_clocks_mhz.insert(window_clocks_mhz.end(), clocks.begin(), clocks.end());
         for (const JobState& s : g.jobs)
-            jobs[s.index].sm_clock_mhz = clock;
+            jobs[s.index].sm_clock_mhz = percentile(clocks, 0.5);
         const telemetry::EnergySummary e =
-            telemetry::summarize_window(sampler->all(), *g.open_sample, *g.close_sample);
+            telemetry::summarize_window(trace, *g.open_sample, *g.close_sample);
         summaries.push_back(e);
         if (!e.counter_energy_j)
             continue;
@@ -688,16 +690,8 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
     if (sampler) {
         sampler->stop();
         result.trace = sampler->all();
-        std::vector<double> clocks;
-        for (const auto& [open_s, close_s] : result.windows_s) {
-            for (const Sample& s : result.trace) {
-                const double t = seconds_between(result.trace_origin, s.time);
-                if (s.sm_clock_mhz && t >= open_s && t <= close_s)
-                    clocks.push_back(*s.sm_clock_mhz);
-            }
-        }
-        result.sm_clock_mhz = percentile(clocks, 0.5);
     }
+    result.sm_clock_mhz = percentile(window_clocks_mhz, 0.5);
     result.energy = combine(summaries);
     for (JobResult& r : jobs) {
         if (r.energy_j && r.items_per_s && r.items > 0) {

@@ -1,4 +1,4 @@
-// Steady-state criterion over step times, and percentiles of step times.
+// Steady-state criterion over step times.
 #include "runner/steady_state.h"
 
 #include <algorithm>
@@ -20,16 +20,6 @@ SteadyCheck check_steady(const std::vector<double>& step_times_s,
         squares += (step_times_s[i] - mean) * (step_times_s[i] - mean);
     const double cv = mean > 0 ? std::sqrt(squares / static_cast<double>(n - 1)) / mean : 0.0;
     return {cv <= criterion.max_cv, cv};
-}
-
-std::optional<double> percentile(std::vector<double> values, double q) {
-    if (values.empty())
-        return std::nullopt;
-    std::sort(values.begin(), values.end());
-    const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1);
-    const size_t lo = static_cast<size_t>(pos);
-    const size_t hi = std::min(lo + 1, values.size() - 1);
-    return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
 }
 
 }  // namespace migscope::runner

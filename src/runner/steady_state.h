@@ -20,7 +20,4 @@ struct SteadyCheck {
 SteadyCheck check_steady(const std::vector<double>& step_times_s,
                          const SteadyStateCriterion& criterion);
 
-// Linear-interpolated percentile (q in [0, 1]) of unsorted values; empty for no values.
-std::optional<double> percentile(std::vector<double> values, double q);
-
 }  // namespace migscope::runner

@@ -1,4 +1,4 @@
-// Steady-state criterion and percentiles.
+// Steady-state criterion.
 #include "runner/steady_state.h"
 
 #include <gtest/gtest.h>
@@ -25,14 +25,6 @@ TEST(SteadyState, ThresholdIsInclusiveAndConfigurable) {
     EXPECT_TRUE(check_steady({0.1, 0.2, 0.1}, c).steady);
     c.max_cv = 0.01;
     EXPECT_FALSE(check_steady({0.1, 0.2, 0.1}, c).steady);
-}
-
-TEST(Percentile, InterpolatesBetweenSortedValues) {
-    EXPECT_FALSE(percentile({}, 0.5));
-    EXPECT_DOUBLE_EQ(*percentile({3, 1, 2}, 0.5), 2.0);
-    EXPECT_DOUBLE_EQ(*percentile({1, 2, 3, 4}, 0.5), 2.5);
-    EXPECT_DOUBLE_EQ(*percentile({1, 2, 3, 4, 5}, 0.95), 4.8);
-    EXPECT_DOUBLE_EQ(*percentile({7}, 0.95), 7.0);
 }
 
 }  // namespace

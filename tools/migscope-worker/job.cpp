@@ -15,6 +15,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include "core/error.h"
+#include "core/statistics.h"
 #include "workloads/data.h"
 #include "workloads/device_peak.h"
 #include "workloads/registry.h"
@@ -25,14 +26,6 @@ namespace {
 
 using nlohmann::json;
 namespace w = workloads;
-
-double percentile(std::vector<double> v, double q) {
-    std::sort(v.begin(), v.end());
-    const double pos = q * static_cast<double>(v.size() - 1);
-    const size_t lo = static_cast<size_t>(pos);
-    const size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
 
 constexpr size_t kAggregate = 0;  // the allocator's statistics over its small and large pools
 
@@ -244,8 +237,8 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
     emit(job, {{"event", "result"},
                {"steps", step_times.size()},
                {"stopped_by", stop_name(spec.stop, told_to_stop ? env.stop : nullptr)},
-               {"step_time_p50_s", percentile(step_times, 0.5)},
-               {"step_time_p95_s", percentile(step_times, 0.95)},
+               {"step_time_p50_s", optional_json(percentile(step_times, 0.5))},
+               {"step_time_p95_s", optional_json(percentile(step_times, 0.95))},
                {"items_per_s", static_cast<double>(items_per_step) * steps / total_s},
                {"item_unit", model->item_unit()},
                {"achieved_flops_per_s", achieved_flops_per_s},
