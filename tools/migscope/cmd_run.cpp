@@ -314,9 +314,14 @@ int run_command(RunOptions o) {
     }
 
     // Everything measured is kept in the run directory, whatever is printed.
-    nlohmann::json doc = {{"run", run_json(result)}};
+    runner::RecordContext context{started_at, provenance_of(gpu.get()), store::RunRole::kRun,
+                                  std::nullopt, o.label};
+    runner::RecordContext baseline_context = context;
+    baseline_context.started_at = baseline_started_at;
+    baseline_context.role = store::RunRole::kBaseline;
+    nlohmann::json doc = {{"run", run_json(result, context)}};
     if (baseline) {
-        doc["baseline"] = run_json(*baseline);
+        doc["baseline"] = run_json(*baseline, baseline_context);
         doc["comparison"] = comparison_json(runner::compare_with_baseline(result, *baseline));
     }
     std::ofstream(o.run_dir + "/result.json") << doc.dump(2) << '\n';
@@ -325,15 +330,11 @@ int run_command(RunOptions o) {
         write_trace(*baseline, o.run_dir + "/baseline/trace.csv");
     if (db) {
         // The run and its baseline are two transactions: a crash between them keeps the run.
-        runner::RecordContext context{started_at, provenance_of(gpu.get()), store::RunRole::kRun,
-                                      std::nullopt, o.label};
         const int64_t id = db->add_run(runner::to_run_record(result, context));
         std::cerr << "migscope run: stored as run " << id << " in " << o.db << '\n';
         if (baseline) {
-            context.started_at = baseline_started_at;
-            context.role = store::RunRole::kBaseline;
-            context.parent_id = id;
-            const int64_t base_id = db->add_run(runner::to_run_record(*baseline, context));
+            baseline_context.parent_id = id;
+            const int64_t base_id = db->add_run(runner::to_run_record(*baseline, baseline_context));
             std::cerr << "migscope run: baseline stored as run " << base_id << '\n';
         }
     }

@@ -5,6 +5,7 @@
 
 #include "json_value.h"
 #include "report/table.h"
+#include "results_output.h"
 #include "runner/comparison.h"
 
 namespace migscope::cli {
@@ -36,75 +37,25 @@ std::string si(const std::optional<double>& v) {
     return fmt::format("{:.1f}", *v);
 }
 
-std::string mode_name(runner::RunMode m) {
-    return m == runner::RunMode::kDuration ? "duration" : "work";
-}
-
-json energy_json(const telemetry::EnergySummary& e) {
-    return {{"method",
-             "board energy counter delta over the window(s); power trace integrated "
-             "(trapezoid) as a cross-check"},
-            {"duration_s", e.duration_s},
-            {"counter_energy_j", maybe(e.counter_energy_j)},
-            {"trace_energy_j", maybe(e.trace_energy_j)},
-            {"disagreement_pct", maybe(e.disagreement_pct)},
-            {"average_power_w", maybe(e.average_power_w)},
-            {"peak_power_w", maybe(e.peak_power_w)},
-            {"power_samples", e.power_samples},
-            {"max_gap_s", maybe(e.max_gap_s)},
-            {"trace_is_one_second_average", e.trace_is_one_second_average},
-            {"warnings", e.warnings}};
-}
-
 }  // namespace
 
-json run_json(const runner::RunResult& run) {
-    json j;
-    j["backend"] = partition::to_string(run.backend);
-    j["mode"] = mode_name(run.mode);
-    j["layout"] = run.layout.empty() ? json(nullptr) : json(run.layout);
-    j["window_s"] = run.window_s;
+json run_json(const runner::RunResult& run, const runner::RecordContext& context) {
+    // The stored record's fields (one schema with `migscope results`), without the trace
+    // (trace.csv holds it), plus what only a fresh run knows: method texts and job logs.
+    store::RunRecord record = runner::to_run_record(run, context);
+    record.trace.clear();
+    json j = record_json(record);
+    j.erase("id");  // assigned by a store, not here
     j["window_meaning"] = run.mode == runner::RunMode::kDuration
                               ? "steady-state window (summed over jobs for sequential)"
                               : "makespan of the fixed work (summed over jobs for sequential)";
-    j["energy"] = energy_json(run.energy);
-    j["idle_power_w"] = maybe(run.idle_power_w);
-    j["sm_clock_mhz_median"] = maybe(run.sm_clock_mhz);
-    j["attribution_method"] = run.attribution_method;
-    j["aggregate_normalised_throughput"] = maybe(run.aggregate_normalised_throughput);
-    j["interrupted"] = run.interrupted;
-    j["warnings"] = run.warnings;
-    j["jobs"] = json::array();
-    for (const runner::JobResult& r : run.jobs) {
-        json job;
-        job["name"] = r.spec.name;
-        job["workload"] = r.spec.external() ? json(nullptr) : json(r.spec.workload);
-        job["command"] = r.spec.command;
-        job["mode"] = r.spec.mode;
-        job["batch"] = maybe(r.spec.batch);
-        job["partition"] = r.partition.label;
-        job["sms_requested"] = maybe(r.partition.sms);
-        job["sms"] = maybe(r.sms);
-        job["memory_limit_gib"] = maybe(r.partition.memory_gib);
-        job["status"] = runner::to_string(r.status);
-        job["message"] = r.message;
-        job["item_unit"] = maybe(r.item_unit);
-        job["steps"] = r.steps;
-        job["items"] = r.items;
-        job["busy_s"] = r.busy_s;
-        job["items_per_s"] = maybe(r.items_per_s);
-        job["step_time_p50_s"] = maybe(r.step_time_p50_s);
-        job["step_time_p95_s"] = maybe(r.step_time_p95_s);
-        job["mfu"] = maybe(r.mfu);
-        job["peak_memory_bytes"] = maybe(r.peak_memory_bytes);
-        job["finish_s"] = maybe(r.finish_s);
-        job["energy_j"] = maybe(r.energy_j);
-        job["energy_per_item_j"] = maybe(r.energy_per_item_j);
-        job["normalised_throughput"] = maybe(r.normalised_throughput);
-        job["sm_clock_mhz_median"] = maybe(r.sm_clock_mhz);
-        job["stderr_log"] = r.stderr_path;
-        j["jobs"].push_back(job);
-    }
+    j["energy"]["method"] =
+        "board energy counter delta over the window(s); power trace integrated (trapezoid) as a "
+        "cross-check";
+    j["energy"]["duration_s"] = run.energy.duration_s;
+    j["energy"]["trace_is_one_second_average"] = run.energy.trace_is_one_second_average;
+    for (size_t k = 0; k < run.jobs.size(); ++k)
+        j["jobs"][k]["stderr_log"] = run.jobs[k].stderr_path;
     return j;
 }
 

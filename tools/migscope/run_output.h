@@ -6,10 +6,13 @@
 
 #include "runner/comparison.h"
 #include "runner/run.h"
+#include "runner/run_record.h"
 
 namespace migscope::cli {
 
-nlohmann::json run_json(const runner::RunResult& run);
+// A run as JSON: the results store's fields (results_output.h) for this run, plus method texts and
+// job log paths; `context` gives its time, provenance and role.
+nlohmann::json run_json(const runner::RunResult& run, const runner::RecordContext& context);
 // The per-job table and the totals, then warnings; `title` heads it.
 void print_run_table(const runner::RunResult& run, const std::string& title, std::ostream& out);
 // The same-work comparison as JSON.
