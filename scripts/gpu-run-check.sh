@@ -6,6 +6,10 @@
 #   scripts/gpu-run-check.sh seven     7 x 1g.18gb resnet18 (batch 32) side by side, green and mps
 #   scripts/gpu-run-check.sh mixed N   a mixed layout of small-batch real workloads against the
 #                                      sequential baseline, N repetitions (default 3)
+#   scripts/gpu-run-check.sh probe     the SM probe (migscope-worker sm-probe): on which SMs the
+#                                      work of side-by-side green partitions really runs
+#   scripts/gpu-run-check.sh profiles  each job of PROFILE_JOBS alone on 16, 32 and 64 SMs (green)
+#                                      and on the whole GPU, stored in $OUT/profiles.db (planner input)
 # Every run's directory (result.json, trace.csv, job logs) goes under $OUT/runs (default
 # ./gpu-run-check-out); a short table is printed last and kept in $OUT/table-WHAT.txt.
 set -uo pipefail
@@ -14,6 +18,7 @@ what=${1:?usage: $0 scaling|seven|mixed [N]}
 out=${OUT:-$PWD/gpu-run-check-out}
 mkdir -p "$out/runs"
 b="$root/build/tools/migscope/migscope"
+worker="$root/build/tools/migscope-worker/migscope-worker"
 window=${WINDOW_S:-10}
 
 run() {  # run NAME ARGS...
@@ -47,6 +52,23 @@ case "$what" in
         --baseline sequential
     done
     ;;
+  probe)
+    for sms in 132 60,32,16,16 64,64 16,16,16,16,16,16,16 26,26,26,26 32,32,32,32; do
+      echo "== sm-probe --sms $sms" >&2
+      "$worker" sm-probe --sms "$sms" >"$out/runs/probe-$sms.json" 2>"$out/runs/probe-$sms.err"
+      echo "   exit $?" >&2
+    done
+    ;;
+  profiles)
+    for job in ${PROFILE_JOBS:-resnet18:32 resnet50:32 bert-base:4 vit-b16:16}; do
+      for p in 1g.18gb 2g.35gb 3g.71gb; do
+        run "profile-$job-$p" --backend green --layout "$p" --jobs "$job" --duration "$window" \
+          --db "$out/profiles.db" --label profile
+      done
+      run "profile-$job-whole" --backend sequential --jobs "$job" --duration "$window" \
+        --db "$out/profiles.db" --label profile
+    done
+    ;;
   *) echo "$0: unknown check '$what'" >&2; exit 2 ;;
 esac
 
@@ -62,7 +84,28 @@ def load(name):
         return None
 def f(x, spec):
     return "-" if x is None else format(x, spec)
-if what == "scaling":
+if what == "probe":
+    print(f"{'partitions (SMs)':<24} {'granted':<22} {'seen':<22} {'shared':>6} {'whole GPU seen':>14} contained")
+    for path in sorted(glob.glob(f"{out}/runs/probe-*.json")):
+        try:
+            r = json.loads(open(path).read().strip().splitlines()[-1])
+        except (OSError, ValueError, IndexError):
+            print(f"{os.path.basename(path)}: no result"); continue
+        if r.get("event") != "sm_probe":
+            print(f"{os.path.basename(path)}: {r.get('message', r)}"); continue
+        parts = r["partitions"]
+        print(f"{','.join(str(p['requested_sms']) for p in parts):<24} {','.join(str(p['sms']) for p in parts):<22} "
+              f"{','.join(str(p['seen_sms']) for p in parts):<22} {sum(p['shared_sms'] for p in parts):>6} "
+              f"{r['whole_device_sms_seen']:>14} {r['contained']}")
+elif what == "profiles":
+    for path in sorted(glob.glob(f"{out}/runs/profile-*.json")):
+        r = load(os.path.basename(path)[:-5])
+        if not r:
+            continue
+        j = r["run"]["jobs"][0]
+        print(f"{j['name']:<14} {j['partition']:<10} {f(j['sms'], '>4')} SMs {j['status']:<8} {f(j['items_per_s'], '10.1f')} {j['item_unit'] or '':<7}/s "
+              f"board {f(r['run']['energy']['average_power_w'], '5.0f')} W idle {f(r['run']['idle_power_w'], '4.0f')} W  J/item {f(j['energy_per_item_j'], '.4f')}")
+elif what == "scaling":
     whole = load("scale-whole")
     w = whole["run"]["jobs"][0]["items_per_s"] if whole else None
     w_clock = whole["run"].get("sm_clock_mhz_median") if whole else None

@@ -56,7 +56,9 @@ pip_target() {  # pip_target DIR SPEC: install SPEC into DIR unless already ther
   touch "$dir/.complete"
 }
 
-if [ "${MIGSCOPE_WITH_TORCH:-AUTO}" != "OFF" ]; then
+if [ "${MIGSCOPE_WITH_TORCH:-AUTO}" = "OFF" ]; then
+  cmake_args+=("-DMIGSCOPE_WITH_TORCH=OFF")  # even where an earlier install left LibTorch
+else
   # LibTorch: the Python torch already installed, if it is the GPU host's version; else pip's.
   python_torch=$(python3 -c "import torch; print(torch.__version__.split('+')[0], torch.utils.cmake_prefix_path)" 2>/dev/null || true)
   if [ "${python_torch%% *}" = "$torch_version" ]; then

@@ -26,6 +26,7 @@
 #include "workloads/green_context.h"
 #include "workloads/job_spec.h"
 #include "workloads/registry.h"
+#include "workloads/sm_probe.h"
 
 namespace {
 
@@ -95,6 +96,39 @@ void describe_cuda_device(JobEnvironment& env) {
     const cudaDeviceProp* props = at::cuda::getDeviceProperties(env.device.index());
     env.device_name = std::string(props->name);
     env.device_sms = props->multiProcessorCount;
+}
+
+// Where each SM partition's work really runs (workloads/sm_probe.h): the whole device first (the
+// probe must see every SM, or its silence about the partitions proves nothing), then the
+// partitions side by side. Exit 0 when every partition stayed within its SMs.
+int sm_probe(const std::vector<int>& requested_sms, const std::string& device_name) {
+    if (device_name.rfind("cuda", 0) != 0)
+        throw input_error("sm-probe needs a CUDA device (--device cuda[:N])");
+    const torch::Device device = open_device(device_name);
+    const int device_sms = at::cuda::getDeviceProperties(device.index())->multiProcessorCount;
+    const auto whole = w::make_sm_partitions(device.index(), {device_sms});
+    const size_t whole_seen = w::probe_partition_sms(whole).front().size();
+    const auto partitions = w::make_sm_partitions(device.index(), requested_sms);
+    std::vector<int> granted;
+    for (const w::SmPartition& p : partitions)
+        granted.push_back(p.sms);
+    const w::SmProbeSummary summary =
+        w::summarize_sm_probe(w::probe_partition_sms(partitions), granted);
+    json out{{"event", "sm_probe"},
+             {"device_sms", device_sms},
+             {"whole_device_sms_seen", whole_seen},
+             {"partitions", json::array()}};
+    for (size_t i = 0; i < partitions.size(); ++i) {
+        const w::SmProbeFinding& f = summary.partitions[i];
+        out["partitions"].push_back({{"requested_sms", requested_sms[i]},
+                                     {"sms", f.granted_sms},
+                                     {"seen_sms", f.seen_sms},
+                                     {"shared_sms", f.shared_sms}});
+    }
+    const bool contained = summary.contained && whole_seen == static_cast<size_t>(device_sms);
+    out["contained"] = contained;
+    std::cout << out.dump() << std::endl;
+    return contained ? kExitOk : kExitFailure;
 }
 
 int train(const w::JobSpec& spec, const std::string& device_name, const Emitter& emit) {
@@ -289,6 +323,17 @@ int main(int argc, char** argv) {
     group_cmd
         ->add_option("--spec", spec_path, "Group spec file (JSON; see docs/worker-protocol.md)")
         ->required();
+    std::vector<int> probe_sms;
+    std::string probe_device = "cuda:0";
+    CLI::App* probe_cmd = app.add_subcommand(
+        "sm-probe",
+        "Launch a kernel that records its SM ids on SM partitions side by side and report whether "
+        "each partition's work stayed on its own SMs (exit 0) or escaped (exit 1)");
+    probe_cmd->add_option("--sms", probe_sms, "SM counts of the partitions, e.g. 60,32,16,16")
+        ->delimiter(',')
+        ->required()
+        ->check(CLI::PositiveNumber);
+    probe_cmd->add_option("--device", probe_device, "cuda or cuda:N")->capture_default_str();
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -311,6 +356,8 @@ int main(int argc, char** argv) {
     try {
         if (app.got_subcommand("probe"))
             return probe();
+        if (app.got_subcommand("sm-probe"))
+            return sm_probe(probe_sms, probe_device);
         if (is_group)
             return group(spec_path, emit);
         return train(o, device, emit);
