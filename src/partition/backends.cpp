@@ -133,6 +133,8 @@ class GreenBackend : public Backend {
                 j["batch"] = *job.batch;
             if (!job.data.empty())
                 j["data"] = job.data;
+            if (!job.checkpoint.empty())
+                j["checkpoint"] = job.checkpoint;
             if (job.lora_rank)
                 j["lora_rank"] = *job.lora_rank;
             if (p.sms)
@@ -194,6 +196,8 @@ std::vector<std::string> worker_train_argv(const std::string& worker_path, const
         a.insert(a.end(), {"--batch", std::to_string(*job.batch)});
     if (!job.data.empty())
         a.insert(a.end(), {"--data", job.data});
+    if (!job.checkpoint.empty())
+        a.insert(a.end(), {"--checkpoint", job.checkpoint});
     if (job.lora_rank)
         a.insert(a.end(), {"--lora-rank", std::to_string(*job.lora_rank)});
     if (control.steps)

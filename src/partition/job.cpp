@@ -119,6 +119,8 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
                 job.lora_rank = positive_at(key);
             else if (key == "data")
                 job.data = string_at(key);
+            else if (key == "checkpoint")
+                job.checkpoint = string_at(key);
             else if (key == "command") {
                 if (!value.is_array() || value.empty())
                     throw input_error(path + ".command must be a non-empty array of strings");
@@ -133,9 +135,10 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
         }
         if (job.workload.empty() == job.command.empty())
             throw input_error(path + ": give exactly one of \"workload\" and \"command\"");
-        if (job.external() && (job.batch || job.lora_rank || !job.data.empty()))
-            throw input_error(path +
-                              ": batch, data and lora_rank apply to built-in workloads only");
+        if (job.external() &&
+            (job.batch || job.lora_rank || !job.data.empty() || !job.checkpoint.empty()))
+            throw input_error(
+                path + ": batch, data, checkpoint and lora_rank apply to built-in workloads only");
         if (job.name.empty())
             job.name = job.external() ? job.command[0] : job.workload;
         jobs.push_back(std::move(job));

@@ -15,6 +15,7 @@ struct JobSpec {
     std::string mode = "train";        // train | finetune (built-in workloads)
     std::optional<int64_t> batch;      // empty: the workload's default
     std::string data;                  // data file; empty: synthetic
+    std::string checkpoint;            // safetensors weights to start from; empty: random
     std::optional<int64_t> lora_rank;  // GPT-2 fine-tuning; empty: the worker's default
     bool external() const { return workload.empty(); }
 };
@@ -25,7 +26,7 @@ struct JobSpec {
 std::vector<JobSpec> parse_job_list(std::string_view text);
 
 // Reads a JSON jobs file: {"jobs": [{"workload": "resnet18", "mode": "finetune", "batch": 32,
-// "data": "...", "lora_rank": 8, "name": "..."}, {"command": ["python3", "train.py"], "name":
+// "data": "...", "lora_rank": 8, "checkpoint": "...", "name": "..."}, {"command": ["python3", "train.py"], "name":
 // "mine"}]}. Unknown keys are rejected with their path ("jobs[1].bach").
 std::vector<JobSpec> read_jobs_file(const std::string& path);
 std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& origin);

@@ -45,9 +45,21 @@ std::string get_string(const json& v, const std::string& path) {
 JobSpec parse_job(const json& j, const std::string& path) {
     if (!j.is_object())
         fail(path, "expected an object, got " + j.dump());
-    static const std::set<std::string> kKeys = {
-        "model",   "mode", "batch",     "sms",  "memory_limit_gib", "warmup_steps", "steps",
-        "seconds", "seed", "lora_rank", "data", "until_stopped", "hold_after_warmup"};
+    static const std::set<std::string> kKeys = {"model",
+                                                "mode",
+                                                "batch",
+                                                "sms",
+                                                "memory_limit_gib",
+                                                "warmup_steps",
+                                                "steps",
+                                                "seconds",
+                                                "seed",
+                                                "lora_rank",
+                                                "data",
+                                                "until_stopped",
+                                                "hold_after_warmup",
+                                                "checkpoint",
+                                                "save_checkpoint"};
     for (const auto& [key, value] : j.items()) {
         if (!kKeys.count(key))
             fail(path + "." + key, "unknown key");
@@ -76,6 +88,10 @@ JobSpec parse_job(const json& j, const std::string& path) {
         s.lora_rank = get_integer(j["lora_rank"], path + ".lora_rank", 1);
     if (j.contains("data"))
         s.data = get_string(j["data"], path + ".data");
+    if (j.contains("checkpoint"))
+        s.checkpoint = get_string(j["checkpoint"], path + ".checkpoint");
+    if (j.contains("save_checkpoint"))
+        s.save_checkpoint = get_string(j["save_checkpoint"], path + ".save_checkpoint");
 
     int stop_rules = 0;
     if (j.contains("steps")) {

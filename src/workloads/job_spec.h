@@ -24,6 +24,8 @@ struct JobSpec {
     uint64_t seed = 0;
     int64_t lora_rank = 8;
     std::string data;                        // empty: synthetic
+    std::string checkpoint;       // safetensors weights loaded before training; empty: random
+    std::string save_checkpoint;  // where the weights are written after training; empty: nowhere
     std::optional<int> sms;                  // SM partition (green context); none: all SMs
     std::optional<double> memory_limit_gib;  // cap on the job's reserved memory; none: no cap
     // After warm-up, emit `warm` and wait for a `start` line (fixed work starting together).
@@ -39,7 +41,7 @@ struct GroupSpec {
 //   {"device": "cuda:0", "jobs": [{"model": "resnet18", "mode": "train", "batch": 32, "sms": 16,
 //     "memory_limit_gib": 16, "warmup_steps": 3, "steps": 20 | "seconds": 30 |
 //     "until_stopped": true, "hold_after_warmup": true, "seed": 0, "lora_rank": 8,
-//     "data": "FILE"}, ...]}
+//     "data": "FILE", "checkpoint": "FILE", "save_checkpoint": "FILE"}, ...]}
 // `device`, `jobs` (at least one) and each job's `model` are required. Strict: an unknown key, a
 // wrong type or an out-of-range value is an input error naming its path (`jobs[1].batch`).
 GroupSpec parse_group_spec(const std::string& json_text);

@@ -1,6 +1,8 @@
 // Backends: partitions from layouts, the processes each backend starts, the MPS daemon's life.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -117,6 +119,11 @@ TEST(Backends, WorkerArgumentsFollowTheJobAndTheControl) {
                                                "--steps",     "50",      "--hold-after-warmup"};
     EXPECT_EQ(argv, expected);
     EXPECT_EQ(worker_train_argv("w", j, "cpu", {}).back(), "--until-stopped");
+    j.checkpoint = "base.safetensors";
+    const auto with_checkpoint = worker_train_argv("w", j, "cpu", {});
+    const auto it = std::find(with_checkpoint.begin(), with_checkpoint.end(), "--checkpoint");
+    ASSERT_NE(it, with_checkpoint.end());
+    EXPECT_EQ(*(it + 1), "base.safetensors");
 }
 
 TEST_F(BackendTest, TimesliceStartsOneWorkerPerJobOnTheWholeGpu) {

@@ -43,11 +43,13 @@ TEST(JobList, RejectsBadItemsNamingThem) {
 
 TEST(JobsJson, ReadsBuiltInAndExternalJobs) {
     const auto jobs = parse_jobs_json(R"({"jobs": [
-        {"workload": "gpt2-medium", "mode": "finetune", "batch": 4, "lora_rank": 16},
+        {"workload": "gpt2-medium", "mode": "finetune", "batch": 4, "lora_rank": 16,
+         "checkpoint": "base.safetensors"},
         {"command": ["python3", "train.py", "--fast"], "name": "mine"}]})",
                                       "jobs.json");
     ASSERT_EQ(jobs.size(), 2u);
     EXPECT_EQ(jobs[0].lora_rank, 16);
+    EXPECT_EQ(jobs[0].checkpoint, "base.safetensors");
     EXPECT_TRUE(jobs[1].external());
     EXPECT_EQ(jobs[1].command.size(), 3u);
     EXPECT_EQ(jobs[1].name, "mine");
@@ -64,6 +66,8 @@ TEST(JobsJson, RejectsUnknownKeysWithTheirPath) {
     }
     EXPECT_THROW(parse_jobs_json(R"({"jobs": [{"workload": "a", "command": ["b"]}]})", "f"), Error);
     EXPECT_THROW(parse_jobs_json(R"({"jobs": [{"command": ["b"], "batch": 3}]})", "f"), Error);
+    EXPECT_THROW(parse_jobs_json(R"({"jobs": [{"command": ["b"], "checkpoint": "c"}]})", "f"),
+                 Error);
     EXPECT_THROW(parse_jobs_json(R"({"jobs": []})", "f"), Error);
     EXPECT_THROW(parse_jobs_json(R"({"jobs": [], "extra": 1})", "f"), Error);
     EXPECT_THROW(parse_jobs_json("{not json", "f"), Error);

@@ -118,6 +118,33 @@ TEST(Worker, TrainsOnATokenFileAndRejectsABadOneBeforeReady) {
     EXPECT_NE(bad_events[0]["message"].get<std::string>().find("bad magic"), std::string::npos);
 }
 
+TEST(Worker, SavesACheckpointAndStartsFromIt) {
+    const std::string path = testing::TempDir() + "/worker-checkpoint.safetensors";
+    ProcessResult saved =
+        run_process({MIGSCOPE_WORKER, "train", "--model", "gpt2-tiny", "--batch", "2",
+                     "--warmup-steps", "0", "--steps", "2", "--save-checkpoint", path});
+    ASSERT_EQ(saved.exit_code, 0) << saved.err << saved.out;
+    EXPECT_EQ(events_of(saved.out).front()["weights"], "random initialisation");
+
+    ProcessResult loaded =
+        run_process({MIGSCOPE_WORKER, "train", "--model", "gpt2-tiny", "--mode", "finetune",
+                     "--batch", "2", "--warmup-steps", "0", "--steps", "1", "--checkpoint", path});
+    ASSERT_EQ(loaded.exit_code, 0) << loaded.err << loaded.out;
+    const std::string weights = events_of(loaded.out).front()["weights"];
+    EXPECT_EQ(weights.rfind("checkpoint " + path + ": ", 0), 0u) << weights;
+    EXPECT_NE(weights.find("tensors loaded"), std::string::npos) << weights;
+    EXPECT_EQ(weights.find("not in it"), std::string::npos) << weights;
+
+    // Another workload's weights name none of this one's tensors: bad input before ready.
+    ProcessResult wrong = run_process(
+        {MIGSCOPE_WORKER, "train", "--model", "resnet-tiny", "--steps", "1", "--checkpoint", path});
+    EXPECT_EQ(wrong.exit_code, 2) << wrong.out;
+    const auto events = events_of(wrong.out);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_NE(events[0]["message"].get<std::string>().find("none of its"), std::string::npos)
+        << events[0];
+}
+
 TEST(Worker, SmPartitionsAndMemoryCapsNeedCuda) {
     for (const std::vector<std::string>& extra :
          {std::vector<std::string>{"--sms", "16"}, {"--memory-limit-gib", "4"}}) {
@@ -164,12 +191,19 @@ TEST(Worker, UntilStoppedStopsAtTheEndOfInput) {
 }
 
 TEST(Worker, HeldWarmUpWaitsForStartThenRunsTheFixedWork) {
-    const std::vector<std::string> argv = {MIGSCOPE_WORKER, "train",          "--model",
-                                           "gpt2-tiny",     "--batch",        "2",
-                                           "--warmup-steps", "2",             "--steps",
-                                           "3",             "--hold-after-warmup"};
-    ProcessResult r = run_process(
-        argv, ProcessInput{"start\n", std::chrono::milliseconds(500), ProcessInput::Then::kKeepOpen});
+    const std::vector<std::string> argv = {MIGSCOPE_WORKER,
+                                           "train",
+                                           "--model",
+                                           "gpt2-tiny",
+                                           "--batch",
+                                           "2",
+                                           "--warmup-steps",
+                                           "2",
+                                           "--steps",
+                                           "3",
+                                           "--hold-after-warmup"};
+    ProcessResult r = run_process(argv, ProcessInput{"start\n", std::chrono::milliseconds(500),
+                                                     ProcessInput::Then::kKeepOpen});
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     std::vector<std::string> kinds;
     for (const auto& e : events_of(r.out))
@@ -183,13 +217,20 @@ TEST(Worker, HeldWarmUpWaitsForStartThenRunsTheFixedWork) {
 
 TEST(Worker, AStopLineEndsFixedWorkEarly) {
     // An interrupted fixed-work run: the runner sends `stop`; the job ends after a measured step.
-    const std::vector<std::string> argv = {MIGSCOPE_WORKER, "train",          "--model",
-                                           "gpt2-tiny",     "--batch",        "2",
-                                           "--warmup-steps", "1",             "--steps",
-                                           "100000",        "--hold-after-warmup"};
-    ProcessResult r = run_process(
-        argv, ProcessInput{"start\nstop\n", std::chrono::milliseconds(300),
-                           ProcessInput::Then::kKeepOpen});
+    const std::vector<std::string> argv = {MIGSCOPE_WORKER,
+                                           "train",
+                                           "--model",
+                                           "gpt2-tiny",
+                                           "--batch",
+                                           "2",
+                                           "--warmup-steps",
+                                           "1",
+                                           "--steps",
+                                           "100000",
+                                           "--hold-after-warmup"};
+    ProcessResult r =
+        run_process(argv, ProcessInput{"start\nstop\n", std::chrono::milliseconds(300),
+                                       ProcessInput::Then::kKeepOpen});
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     const auto result = events_of(r.out).back();
     EXPECT_EQ(result["stopped_by"], "stop");

@@ -25,7 +25,7 @@ TEST(JobSpec, ParsesAGoodSpec) {
     const GroupSpec g = parse_group_spec(R"({"device": "cuda:0", "jobs": [
         {"model": "gpt2-medium", "mode": "finetune", "batch": 8, "sms": 60,
          "memory_limit_gib": 69.75, "warmup_steps": 5, "seconds": 30, "seed": 7, "lora_rank": 4,
-         "data": "tokens.bin"},
+         "data": "tokens.bin", "checkpoint": "base.safetensors", "save_checkpoint": "out.st"},
         {"model": "resnet18", "sms": 16, "until_stopped": true},
         {"model": "bert-tiny", "steps": 4}]})");
     EXPECT_EQ(g.device, "cuda:0");
@@ -42,6 +42,8 @@ TEST(JobSpec, ParsesAGoodSpec) {
     EXPECT_EQ(a.seed, 7u);
     EXPECT_EQ(a.lora_rank, 4);
     EXPECT_EQ(a.data, "tokens.bin");
+    EXPECT_EQ(a.checkpoint, "base.safetensors");
+    EXPECT_EQ(a.save_checkpoint, "out.st");
     EXPECT_EQ(g.jobs[1].stop, StopRule::kUntilStopped);
     EXPECT_FALSE(g.jobs[1].memory_limit_gib);
     EXPECT_EQ(g.jobs[2].stop, StopRule::kSteps);

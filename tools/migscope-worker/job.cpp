@@ -16,6 +16,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include "core/error.h"
 #include "core/statistics.h"
+#include "workloads/checkpoint.h"
 #include "workloads/data.h"
 #include "workloads/device_peak.h"
 #include "workloads/registry.h"
@@ -78,6 +79,28 @@ std::string stop_name(w::StopRule rule, const StopSignal* told) {
 
 }  // namespace
 
+// What the ready event says about the weights a checkpoint gave. A checkpoint that names none of
+// the model's tensors is someone else's: bad input, not a silently random model.
+std::string describe_load(const w::CheckpointLoad& load, const w::JobSpec& spec) {
+    if (load.loaded == 0) {
+        throw std::invalid_argument("checkpoint " + spec.checkpoint + ": none of its " +
+                                    std::to_string(load.unused.size()) +
+                                    " tensors is a tensor of " + spec.model +
+                                    " (migscope's names, e.g. " +
+                                    (load.missing.empty() ? "-" : load.missing.front()) + ")");
+    }
+    std::string text =
+        "checkpoint " + spec.checkpoint + ": " + std::to_string(load.loaded) + " tensors loaded";
+    if (!load.missing.empty())
+        text += ", " + std::to_string(load.missing.size()) +
+                " of the model's not in it (random initialisation, e.g. " + load.missing.front() +
+                ")";
+    if (!load.unused.empty())
+        text += ", " + std::to_string(load.unused.size()) + " of its tensors unused (e.g. " +
+                load.unused.front() + ")";
+    return text;
+}
+
 void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& emit) {
     const int job = env.index;
     const w::WorkloadInfo& info = w::workload_info(spec.model);
@@ -100,10 +123,15 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
 
     std::unique_ptr<w::Model> model;
     w::Batch synthetic;
+    std::string weights = finetune ? "random initialisation of the frozen base (no --checkpoint)"
+                                   : "random initialisation";
     {
         std::lock_guard<std::mutex> lock(setup_mutex());
         torch::manual_seed(spec.seed);
         model = w::make_model(spec.model);
+        // Weights go into the base model, before fine-tuning freezes it and adds its new parts.
+        if (!spec.checkpoint.empty())
+            weights = describe_load(w::load_checkpoint(model->module(), spec.checkpoint), spec);
         if (finetune)
             model->prepare_finetune({spec.lora_rank});
         // Synthetic data: one batch made on the device and reused (the loss then only shows that
@@ -144,8 +172,7 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
           {"items_per_step", items_per_step},
           {"train_flops_per_step",
            !finetune && flops_per_sample ? json(*flops_per_sample * batch) : json(nullptr)},
-          {"weights", finetune ? "random initialisation of the frozen base (no --checkpoint)"
-                               : "random initialisation"},
+          {"weights", weights},
           {"data", spec.data.empty() ? "synthetic, made on the device" : "file " + spec.data}});
     if (env.on_ready)
         env.on_ready();
@@ -234,6 +261,8 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
         if (peak_flops_per_s > 0)
             mfu = achieved / peak_flops_per_s;
     }
+    if (!spec.save_checkpoint.empty())
+        w::save_checkpoint(model->module(), spec.save_checkpoint);
     emit(job, {{"event", "result"},
                {"steps", step_times.size()},
                {"stopped_by", stop_name(spec.stop, told_to_stop ? env.stop : nullptr)},

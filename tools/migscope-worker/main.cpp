@@ -313,6 +313,11 @@ int main(int argc, char** argv) {
     cmd->add_option("--data", o.data,
                     "Data file: llm.c tokens (GPT-2, BERT) or CIFAR-10 binary batch (images); "
                     "default synthetic");
+    cmd->add_option("--checkpoint", o.checkpoint,
+                    "Load weights (safetensors, migscope's tensor names) before training; "
+                    "default: random initialisation");
+    cmd->add_option("--save-checkpoint", o.save_checkpoint,
+                    "Write the weights (safetensors) here after training");
     cmd->add_option("--lora-rank", o.lora_rank, "GPT-2 fine-tuning: rank of the LoRA adapters")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();

@@ -32,6 +32,8 @@ struct TrainOptions {
     unsigned gpu = 0;
     int sms = 0;
     std::string data;
+    std::string checkpoint;
+    std::string save_checkpoint;
     int64_t lora_rank = 0;
     std::string worker;
 };
@@ -88,6 +90,7 @@ int train_command(const TrainOptions& o) {
     if (o.batch > 0)
         job.batch = o.batch;
     job.data = o.data;
+    job.checkpoint = o.checkpoint;
     if (o.lora_rank > 0)
         job.lora_rank = o.lora_rank;
     partition::JobControl control;
@@ -102,6 +105,8 @@ int train_command(const TrainOptions& o) {
         child.argv.insert(child.argv.end(), {"--steps", std::to_string(o.steps)});
     if (o.sms > 0)
         child.argv.insert(child.argv.end(), {"--sms", std::to_string(o.sms)});
+    if (!o.save_checkpoint.empty())
+        child.argv.insert(child.argv.end(), {"--save-checkpoint", o.save_checkpoint});
     if (!visible.empty())
         child.env.emplace_back("CUDA_VISIBLE_DEVICES", visible);
 
@@ -203,6 +208,11 @@ void add_train_command(CLI::App& app, Action& action) {
     cmd->add_option("--sms", o->sms, "Train on a green context of this many SMs")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--data", o->data, "Data file (llm.c tokens or CIFAR-10); default synthetic");
+    cmd->add_option("--checkpoint", o->checkpoint,
+                    "Start from these weights (safetensors with migscope's tensor names; see "
+                    "docs/worker-protocol.md); default: random initialisation, said in the output");
+    cmd->add_option("--save-checkpoint", o->save_checkpoint,
+                    "Write the trained weights (safetensors) here");
     cmd->add_option("--lora-rank", o->lora_rank, "GPT-2 fine-tuning: LoRA rank")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--worker", o->worker, "migscope-worker binary (default: beside migscope)");
