@@ -1,8 +1,12 @@
-// Token and CIFAR-10 file readers, the device-side image resize, and the prefetching thread.
+// Token, CIFAR-10 and .npy image-array readers, the device-side image resize, and the prefetching
+// thread.
 #include "workloads/data.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 
 namespace migscope::workloads {
@@ -22,6 +26,108 @@ std::vector<char> read_all(const std::string& path) {
     return bytes;
 }
 
+// A NumPy .npy array as stored: its dtype string, order, shape and data bytes.
+struct NpyArray {
+    std::string descr;  // e.g. "|u1", "<i8"
+    bool fortran_order = false;
+    std::vector<int64_t> shape;
+    std::vector<char> bytes;  // the whole file
+    size_t data_offset = 0;
+};
+
+// The value after 'key': in a .npy header dict, up to (not including) the next top-level comma
+// or closing brace; a tuple is returned with its parentheses.
+std::string header_value(const std::string& header, const std::string& key,
+                         const std::function<void(const std::string&)>& fail) {
+    const size_t at = header.find("'" + key + "':");
+    if (at == std::string::npos)
+        fail("its header has no '" + key + "'");
+    size_t i = at + key.size() + 3;
+    while (i < header.size() && header[i] == ' ')
+        ++i;
+    const size_t end = header[i] == '(' ? header.find(')', i) + 1 : header.find_first_of(",}", i);
+    if (end == std::string::npos || end == 0)
+        fail("its header's '" + key + "' is not terminated");
+    return header.substr(i, end - i);
+}
+
+NpyArray read_npy(const std::string& path, const std::string& what) {
+    const auto fail = [&](const std::string& why) {
+        throw std::invalid_argument(what + " '" + path + "': " + why);
+    };
+    NpyArray a;
+    a.bytes = read_all(path);
+    const std::vector<char>& b = a.bytes;
+    if (b.size() < 10 || std::memcmp(b.data(), "\x93NUMPY", 6) != 0)
+        fail("not a NumPy .npy file (bad magic)");
+    const auto byte = [&](size_t i) { return static_cast<uint8_t>(b[i]); };
+    size_t header_bytes = 0;
+    size_t start = 0;
+    if (byte(6) == 1) {
+        header_bytes = byte(8) | byte(9) << 8;
+        start = 10;
+    } else if ((byte(6) == 2 || byte(6) == 3) && b.size() >= 12) {
+        header_bytes =
+            byte(8) | byte(9) << 8 | byte(10) << 16 | static_cast<size_t>(byte(11)) << 24;
+        start = 12;
+    } else {
+        fail("unsupported .npy version " + std::to_string(byte(6)));
+    }
+    if (start + header_bytes > b.size())
+        fail("header longer than the file");
+    const std::string header(b.data() + start, header_bytes);
+    std::string descr = header_value(header, "descr", fail);
+    if (descr.size() < 2 || descr.front() != '\'' || descr.back() != '\'')
+        fail("its dtype " + descr + " is not a quoted string");
+    a.descr = descr.substr(1, descr.size() - 2);
+    a.fortran_order = header_value(header, "fortran_order", fail) == "True";
+    const std::string shape = header_value(header, "shape", fail);
+    std::string number;
+    for (char c : shape.substr(1)) {
+        if (std::isdigit(static_cast<unsigned char>(c))) {
+            number += c;
+        } else if (!number.empty()) {
+            a.shape.push_back(std::stoll(number));
+            number.clear();
+        }
+    }
+    a.data_offset = start + header_bytes;
+    return a;
+}
+
+// Bytes per element of a little-endian (or byte-sized) integer dtype; 0 for anything else.
+size_t integer_bytes(const std::string& descr) {
+    static const std::vector<std::string> kOk = {"|u1", "|i1", "<u1", "<i1", "<u2",
+                                                 "<i2", "<u4", "<i4", "<u8", "<i8"};
+    if (std::find(kOk.begin(), kOk.end(), descr) == kOk.end())
+        return 0;
+    return static_cast<size_t>(descr[2] - '0');
+}
+
+int64_t read_integer(const char* p, const std::string& descr) {
+    const bool is_signed = descr[1] == 'i';
+    switch (integer_bytes(descr)) {
+        case 1: {
+            return is_signed ? static_cast<int64_t>(static_cast<int8_t>(*p))
+                             : static_cast<int64_t>(static_cast<uint8_t>(*p));
+        }
+        case 2: {
+            uint16_t v;
+            std::memcpy(&v, p, 2);
+            return is_signed ? static_cast<int16_t>(v) : static_cast<int64_t>(v);
+        }
+        case 4: {
+            uint32_t v;
+            std::memcpy(&v, p, 4);
+            return is_signed ? static_cast<int32_t>(v) : static_cast<int64_t>(v);
+        }
+        default: {
+            int64_t v;
+            std::memcpy(&v, p, 8);
+            return v;
+        }
+    }
+}
 }  // namespace
 
 TokenFile::TokenFile(const std::string& path, int64_t vocabulary) {
@@ -120,6 +226,84 @@ Batch Cifar10File::batch(int64_t batch, torch::Generator& rng) const {
         labels[b] = static_cast<int64_t>(labels_[r]);
     }
     return {images, labels};
+}
+
+ImageArrayFile::ImageArrayFile(const std::string& images_path, const std::string& labels_path,
+                               int64_t classes) {
+    const NpyArray images = read_npy(images_path, "image array");
+    const auto fail = [&](const std::string& path, const std::string& why) {
+        throw std::invalid_argument("image array '" + path + "': " + why);
+    };
+    if (images.descr != "|u1" && images.descr != "<u1")
+        fail(images_path, "dtype " + images.descr + " is not uint8 (|u1)");
+    if (images.fortran_order)
+        fail(images_path, "Fortran order is not supported (save it C-contiguous)");
+    const std::vector<int64_t>& s = images.shape;
+    if (s.size() != 4 || (s[3] != 3 && s[1] != 3))
+        fail(images_path, "shape must be [N,H,W,3] or [N,3,H,W]");
+    channels_last_ = s[3] == 3;
+    height_ = channels_last_ ? s[1] : s[2];
+    width_ = channels_last_ ? s[2] : s[3];
+    const size_t expected = static_cast<size_t>(s[0] * s[1] * s[2] * s[3]);
+    const size_t present = images.bytes.size() - images.data_offset;
+    if (s[0] <= 0 || height_ <= 0 || width_ <= 0 || present != expected) {
+        fail(images_path, "size mismatch: shape needs " + std::to_string(expected) +
+                              " bytes of pixels, the file has " + std::to_string(present));
+    }
+    const NpyArray labels = read_npy(labels_path, "label array");
+    const size_t label_bytes = integer_bytes(labels.descr);
+    if (label_bytes == 0)
+        fail(labels_path, "dtype " + labels.descr + " is not a little-endian integer");
+    if (labels.shape.size() != 1 || labels.shape[0] != s[0]) {
+        fail(labels_path,
+             "expected " + std::to_string(s[0]) + " labels (one per image) in a 1-D array");
+    }
+    if (labels.bytes.size() - labels.data_offset != label_bytes * static_cast<size_t>(s[0]))
+        fail(labels_path, "size mismatch with its shape");
+    labels_.resize(static_cast<size_t>(s[0]));
+    for (size_t i = 0; i < labels_.size(); ++i) {
+        labels_[i] =
+            read_integer(labels.bytes.data() + labels.data_offset + i * label_bytes, labels.descr);
+        if (labels_[i] < 0 || labels_[i] >= classes) {
+            fail(labels_path, "label " + std::to_string(labels_[i]) + " of image " +
+                                  std::to_string(i) + " is outside 0-" +
+                                  std::to_string(classes - 1));
+        }
+    }
+    pixels_.assign(images.bytes.begin() + static_cast<std::ptrdiff_t>(images.data_offset),
+                   images.bytes.end());
+}
+
+Batch ImageArrayFile::batch(int64_t batch, torch::Generator& rng) const {
+    torch::Tensor pick = torch::randint(0, size(), {batch}, rng);
+    const int64_t image_bytes = 3 * height_ * width_;
+    torch::Tensor images = channels_last_
+                               ? torch::empty({batch, height_, width_, 3}, torch::kUInt8)
+                               : torch::empty({batch, 3, height_, width_}, torch::kUInt8);
+    torch::Tensor labels = torch::empty({batch}, torch::kInt64);
+    auto p = pick.accessor<int64_t, 1>();
+    for (int64_t b = 0; b < batch; ++b) {
+        const auto r = static_cast<size_t>(p[b]);
+        std::memcpy(images[b].data_ptr<uint8_t>(), pixels_.data() + r * image_bytes,
+                    static_cast<size_t>(image_bytes));
+        labels[b] = labels_[r];
+    }
+    if (channels_last_)
+        images = images.permute({0, 3, 1, 2}).contiguous();
+    return {images, labels};
+}
+
+std::optional<std::pair<std::string, std::string>> image_array_paths(const std::string& data) {
+    const size_t comma = data.find(',');
+    if (comma == std::string::npos || data.find(',', comma + 1) != std::string::npos)
+        return std::nullopt;
+    std::pair<std::string, std::string> paths{data.substr(0, comma), data.substr(comma + 1)};
+    const auto is_npy = [](const std::string& p) {
+        return p.size() > 4 && p.compare(p.size() - 4, 4, ".npy") == 0;
+    };
+    if (!is_npy(paths.first) || !is_npy(paths.second))
+        return std::nullopt;
+    return paths;
 }
 
 torch::Tensor resize_images(const torch::Tensor& images, int64_t size) {

@@ -1,6 +1,6 @@
-// Real training data: llm.c token files for the language models, CIFAR-10 binary batches for the
-// image models. Files are checked whole before training starts; batches are prepared ahead of the
-// GPU on their own thread in pinned memory.
+// Real training data: llm.c token files for the language models, CIFAR-10 binary batches and raw
+// uint8 image arrays (NumPy .npy) for the image models. Files are checked whole before training
+// starts; batches are prepared ahead of the GPU on their own thread in pinned memory.
 #pragma once
 
 #include <torch/torch.h>
@@ -10,8 +10,10 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "workloads/model.h"
@@ -50,6 +52,30 @@ class Cifar10File {
     std::vector<uint8_t> labels_;
     std::vector<uint8_t> pixels_;  // size() * 3072
 };
+
+// Raw uint8 image arrays: images in a NumPy .npy file, uint8 [N,H,W,3] (channels last) or
+// [N,3,H,W], and their integer labels [N] in a second one; any H and W (resized on the device).
+// Named together as "IMAGES.npy,LABELS.npy". Throws std::invalid_argument with the reason (not
+// .npy, not uint8, Fortran order, shape, size mismatch, label count or range).
+class ImageArrayFile {
+  public:
+    ImageArrayFile(const std::string& images_path, const std::string& labels_path, int64_t classes);
+    int64_t size() const { return static_cast<int64_t>(labels_.size()); }
+    int64_t height() const { return height_; }
+    int64_t width() const { return width_; }
+    // A random batch: uint8 images [B,3,H,W] and labels [B].
+    Batch batch(int64_t batch, torch::Generator& rng) const;
+
+  private:
+    int64_t height_ = 0;
+    int64_t width_ = 0;
+    bool channels_last_ = true;
+    std::vector<uint8_t> pixels_;  // size() * H * W * 3, as in the file
+    std::vector<int64_t> labels_;
+};
+
+// Splits "IMAGES.npy,LABELS.npy" into its two paths; nullopt when `data` is not of that form.
+std::optional<std::pair<std::string, std::string>> image_array_paths(const std::string& data);
 
 // uint8 images [B,3,h,w] on the device -> float [B,3,size,size], bilinear, scaled to [-1, 1].
 torch::Tensor resize_images(const torch::Tensor& images, int64_t size);

@@ -15,6 +15,10 @@ Batch ImageClassifier::synthetic_batch(int64_t batch, torch::Device device) {
 }
 
 HostBatchMaker ImageClassifier::file_data(const std::string& path, int64_t batch) {
+    if (const auto arrays = image_array_paths(path)) {
+        auto file = std::make_shared<const ImageArrayFile>(arrays->first, arrays->second, classes_);
+        return [file, batch](torch::Generator& rng) { return file->batch(batch, rng); };
+    }
     auto file = std::make_shared<const Cifar10File>(path);
     return [file, batch](torch::Generator& rng) { return file->batch(batch, rng); };
 }

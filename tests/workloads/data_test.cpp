@@ -120,6 +120,97 @@ TEST(Cifar10File, RejectsMalformedFiles) {
     EXPECT_NE(error_of([&] { Cifar10File{label_path}; }).find("label 12"), std::string::npos);
 }
 
+namespace {
+// A version 1.0 .npy file: magic, version, header length, the header dict padded with spaces to
+// a multiple of 64 bytes (ending in a newline), then the data.
+void write_npy(const std::string& path, const std::string& descr, const std::string& shape,
+               const std::string& data, const std::string& fortran = "False") {
+    std::string header =
+        "{'descr': '" + descr + "', 'fortran_order': " + fortran + ", 'shape': " + shape + ", }";
+    header.append(63 - (10 + header.size()) % 64, ' ');
+    header += '\n';
+    std::ofstream out(path, std::ios::binary);
+    out << "\x93NUMPY" << '\x01' << '\x00';
+    out.put(static_cast<char>(header.size() & 0xff));
+    out.put(static_cast<char>(header.size() >> 8));
+    out << header << data;
+}
+}  // namespace
+
+TEST(ImageArrayFile, ReadsChannelsLastAndChannelsFirstImagesExactly) {
+    // Two 2x3 images, channels last: image i has pixel value 10*i + channel.
+    std::string hwc;
+    for (int i = 0; i < 2; ++i)
+        for (int p = 0; p < 6; ++p)
+            for (int c = 0; c < 3; ++c)
+                hwc += static_cast<char>(10 * i + c);
+    const std::string images = temp("hwc.npy"), labels = temp("labels.npy");
+    write_npy(images, "|u1", "(2, 2, 3, 3)", hwc);
+    const int64_t label_values[2] = {5, 999};
+    write_npy(labels, "<i8", "(2,)", std::string(reinterpret_cast<const char*>(label_values), 16));
+    ImageArrayFile file(images, labels, 1000);
+    EXPECT_EQ(file.size(), 2);
+    EXPECT_EQ(file.height(), 2);
+    EXPECT_EQ(file.width(), 3);
+    torch::Generator rng = at::detail::createCPUGenerator(1);
+    const Batch b = file.batch(8, rng);
+    ASSERT_EQ(b.inputs.sizes(), (std::vector<int64_t>{8, 3, 2, 3}));
+    for (int64_t k = 0; k < 8; ++k) {
+        const int64_t i = b.targets[k].item<int64_t>() == 5 ? 0 : 1;
+        for (int64_t c = 0; c < 3; ++c)
+            EXPECT_TRUE(torch::all(b.inputs[k][c] == 10 * i + c).item<bool>()) << k << c;
+    }
+
+    // Channels first, labels as uint8.
+    std::string chw;
+    for (int i = 0; i < 2; ++i)
+        for (int c = 0; c < 3; ++c)
+            chw += std::string(8, static_cast<char>(10 * i + c));
+    write_npy(images, "|u1", "(2, 3, 2, 4)", chw);  // [N,3,H,W] with W != 3: channels first
+    write_npy(labels, "|u1", "(2,)", std::string("\x07\x08", 2));
+    ImageArrayFile first(images, labels, 10);
+    const Batch f = first.batch(4, rng);
+    for (int64_t k = 0; k < 4; ++k) {
+        const int64_t i = f.targets[k].item<int64_t>() - 7;
+        EXPECT_TRUE(torch::all(f.inputs[k][2] == 10 * i + 2).item<bool>());
+    }
+    EXPECT_EQ(image_array_paths(images + "," + labels)->second, labels);
+    EXPECT_FALSE(image_array_paths("cifar.bin"));
+    EXPECT_FALSE(image_array_paths("a.npy,b.bin"));
+}
+
+TEST(ImageArrayFile, RejectsMalformedArraysWithTheReason) {
+    const std::string images = temp("img.npy"), labels = temp("lab.npy");
+    write_npy(labels, "|u1", "(1,)", std::string(1, '\x01'));
+    const auto error_for = [&](const std::string& descr, const std::string& shape,
+                               const std::string& data, const std::string& fortran = "False") {
+        write_npy(images, descr, shape, data, fortran);
+        return error_of([&] { ImageArrayFile(images, labels, 10); });
+    };
+    const std::string pixels(12, '\0');
+    EXPECT_NE(error_for("<f4", "(1, 2, 2, 3)", pixels).find("not uint8"), std::string::npos);
+    EXPECT_NE(error_for("|u1", "(1, 2, 2, 3)", pixels, "True").find("Fortran"), std::string::npos);
+    EXPECT_NE(error_for("|u1", "(1, 2, 2, 4)", std::string(16, '\0')).find("shape must be"),
+              std::string::npos);
+    EXPECT_NE(error_for("|u1", "(1, 2, 2, 3)", std::string(11, '\0')).find("size mismatch"),
+              std::string::npos);
+    std::ofstream(images, std::ios::binary) << "PK\x03\x04 not numpy";
+    EXPECT_NE(error_of([&] { ImageArrayFile(images, labels, 10); }).find("bad magic"),
+              std::string::npos);
+
+    write_npy(images, "|u1", "(1, 2, 2, 3)", pixels);
+    write_npy(labels, "|u1", "(1,)", std::string(1, '\x0a'));
+    EXPECT_NE(error_of([&] { ImageArrayFile(images, labels, 10); }).find("label 10 of image 0"),
+              std::string::npos);
+    write_npy(labels, "|u1", "(2,)", std::string(2, '\x01'));
+    EXPECT_NE(error_of([&] { ImageArrayFile(images, labels, 10); }).find("expected 1 labels"),
+              std::string::npos);
+    write_npy(labels, "<f8", "(1,)", std::string(8, '\0'));
+    EXPECT_NE(
+        error_of([&] { ImageArrayFile(images, labels, 10); }).find("not a little-endian integer"),
+        std::string::npos);
+}
+
 TEST(ResizeImages, ScalesToMinusOneToOneAndResizes) {
     torch::Tensor images = torch::full({2, 3, 32, 32}, 255, torch::kUInt8);
     torch::Tensor out = resize_images(images, 64);

@@ -311,8 +311,8 @@ int main(int argc, char** argv) {
             ->check(CLI::PositiveNumber);
     cmd->add_option("--seed", o.seed, "Random seed");
     cmd->add_option("--data", o.data,
-                    "Data file: llm.c tokens (GPT-2, BERT) or CIFAR-10 binary batch (images); "
-                    "default synthetic");
+                    "Data file: llm.c tokens (GPT-2, BERT), a CIFAR-10 binary batch or "
+                    "IMAGES.npy,LABELS.npy uint8 image arrays (images); default synthetic");
     cmd->add_option("--checkpoint", o.checkpoint,
                     "Load weights (safetensors, migscope's tensor names) before training; "
                     "default: random initialisation");

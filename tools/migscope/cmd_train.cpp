@@ -207,7 +207,8 @@ void add_train_command(CLI::App& app, Action& action) {
     cmd->add_option("--gpu", o->gpu, "GPU index (NVML)")->capture_default_str();
     cmd->add_option("--sms", o->sms, "Train on a green context of this many SMs")
         ->check(CLI::PositiveNumber);
-    cmd->add_option("--data", o->data, "Data file (llm.c tokens or CIFAR-10); default synthetic");
+    cmd->add_option("--data", o->data, "Data file (llm.c tokens, CIFAR-10, or IMAGES.npy,LABELS.npy uint8 arrays); "
+                    "default synthetic");
     cmd->add_option("--checkpoint", o->checkpoint,
                     "Start from these weights (safetensors with migscope's tensor names; see "
                     "docs/worker-protocol.md); default: random initialisation, said in the output");
