@@ -44,13 +44,13 @@ std::string default_run_dir(const std::string& backend) {
 }
 
 int run_command(RunOptions o) {
+    if (o.resume || o.dry_run || !o.only.empty())
+        throw input_error("--resume, --only and --dry-run apply to experiment specs (migscope run "
+                          "SPEC.toml)");
     if ((o.duration_s > 0) == (o.work_steps > 0))
         throw input_error("give exactly one of --duration S and --work STEPS");
     if (o.jobs.empty() == o.jobs_file.empty())
         throw input_error("give exactly one of --jobs and --jobs-file");
-    if (o.resume || o.dry_run || !o.only.empty())
-        throw input_error("--resume, --only and --dry-run apply to experiment specs (migscope run "
-                          "SPEC.toml)");
     CellRequest r;
     r.jobs = o.jobs.empty() ? partition::read_jobs_file(o.jobs_file)
                             : partition::parse_job_list(o.jobs);
@@ -179,7 +179,8 @@ void add_run_command(CLI::App& app, Action& action) {
         ->capture_default_str();
     cmd->add_option("--run-dir", o->run_dir,
                     "Where results, the power trace and job logs go (default "
-                    "migscope-runs/DATE-BACKEND)");
+                    "migscope-runs/DATE-BACKEND; with a spec: migscope-runs/NAME-DATE, a folder "
+                    "per run)");
     cmd->add_option("--format", o->format, "table or json")
         ->check(CLI::IsMember({"table", "json"}))
         ->capture_default_str();
