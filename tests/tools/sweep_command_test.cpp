@@ -58,6 +58,35 @@ class SweepCommand : public ::testing::Test {
         return run_process(argv(spec, std::move(extra)), fake_gpu_env());
     }
     std::vector<RunRecord> runs() { return Store::open(db_, OpenMode::kExisting).list_runs(); }
+    // Starts migscope in the background, its output thrown away.
+    pid_t start(const std::vector<std::string>& args) {
+        const pid_t pid = fork();
+        if (pid == 0) {
+            const int null = open("/dev/null", O_WRONLY);
+            dup2(null, 1);
+            dup2(null, 2);
+            for (const auto& [k, v] : fake_gpu_env())
+                setenv(k.c_str(), v.c_str(), 1);
+            std::vector<char*> a;
+            for (const std::string& s : args)
+                a.push_back(const_cast<char*>(s.c_str()));
+            a.push_back(nullptr);
+            execv(a[0], a.data());
+            _exit(126);
+        }
+        return pid;
+    }
+    // Polls the store until it holds a finished run of the experiment (60 s at most).
+    size_t wait_for_a_stored_run(const std::string& experiment) {
+        size_t stored = 0;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (stored == 0 && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            if (fs::exists(db_))
+                stored = Store::open(db_, OpenMode::kExisting).stored_cells(experiment).size();
+        }
+        return stored;
+    }
 
     fs::path dir_;
     std::string db_;
@@ -134,29 +163,9 @@ layouts = ["3g+1g", "4g+2g", "2g+2g"]
 jobs = ["resnet18:32", "bert-base:4"]
 duration_s = 1.5
 )toml");
-    const std::vector<std::string> args = argv(spec, {});
-    const pid_t pid = fork();
+    const pid_t pid = start(argv(spec, {}));
     ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        const int null = open("/dev/null", O_WRONLY);
-        dup2(null, 1);
-        dup2(null, 2);
-        for (const auto& [k, v] : fake_gpu_env())
-            setenv(k.c_str(), v.c_str(), 1);
-        std::vector<char*> a;
-        for (const std::string& s : args)
-            a.push_back(const_cast<char*>(s.c_str()));
-        a.push_back(nullptr);
-        execv(a[0], a.data());
-        _exit(126);
-    }
-    size_t before = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (before == 0 && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        if (fs::exists(db_))
-            before = Store::open(db_, OpenMode::kExisting).stored_cells("killed").size();
-    }
+    const size_t before = wait_for_a_stored_run("killed");
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
@@ -180,6 +189,47 @@ duration_s = 1.5
         keys.insert(*run.cell_key);
     }
     EXPECT_EQ(keys.size(), 3u);
+}
+
+// Ctrl-C during the cool-down after the first run: exit 130, that run stored, the rest not run.
+TEST_F(SweepCommand, CtrlCStopsTheSweepKeepingWhatFinished) {
+    const std::string spec = write_spec(R"toml(
+version = 1
+name = "stopped"
+[[mix]]
+name = "m"
+backends = ["timeslice"]
+jobs = ["resnet18:32", "bert-base:4"]
+duration_s = 0.3
+repetitions = 3
+cooldown_s = 30
+)toml");
+    const pid_t pid = start(argv(spec, {}));
+    ASSERT_GE(pid, 0);
+    ASSERT_EQ(wait_for_a_stored_run("stopped"), 1u);
+    ASSERT_EQ(kill(pid, SIGINT), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+    EXPECT_EQ(runs().size(), 1u);
+}
+
+// A failed job fails its run, not the sweep: every run is stored and the exit code is 1.
+TEST_F(SweepCommand, AFailedJobGoesOnAndExitsOne) {
+    const ProcessResult r = sweep(write_spec(R"toml(
+version = 1
+name = "failing"
+[[mix]]
+name = "m"
+backends = ["timeslice"]
+jobs = ["resnet18:32", {command = ["/bin/false"], name = "broken"}]
+duration_s = 0.3
+repetitions = 2
+)toml"));
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.out.find("1 failed"), std::string::npos) << r.out;
+    EXPECT_EQ(runs().size(), 2u);
 }
 
 TEST_F(SweepCommand, OnlyRunsTheNamedSectionsAndMemoryMisfitsAreSkipped) {

@@ -1,7 +1,6 @@
 // `migscope run`: jobs side by side on partitions of one GPU (or CPU cores), measured over a
 // steady-state window or as the makespan of fixed work, with board energy and attribution; or,
 // given an experiment spec, a sweep of such runs (sweep.h).
-#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -36,13 +35,6 @@ struct RunOptions {
     bool dry_run = false;
 };
 
-std::string default_run_dir(const std::string& backend) {
-    const std::time_t now = std::time(nullptr);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-    return "migscope-runs/" + std::string(stamp) + "-" + backend;
-}
-
 int run_command(RunOptions o) {
     if (o.resume || o.dry_run || !o.only.empty())
         throw input_error("--resume, --only and --dry-run apply to experiment specs (migscope run "
@@ -64,7 +56,8 @@ int run_command(RunOptions o) {
     r.duration_s = o.duration_s;
     r.work_steps = o.work_steps;
     r.baseline = o.baseline == "sequential";
-    r.run_dir = o.run_dir.empty() ? default_run_dir(o.backend) : o.run_dir;
+    r.run_dir =
+        o.run_dir.empty() ? "migscope-runs/" + local_time_stamp() + "-" + o.backend : o.run_dir;
     r.label = o.label;
     // Refuse what cannot run before the store is opened and anything starts.
     require_fit(check_cell(machine, r), o.measurement.force);

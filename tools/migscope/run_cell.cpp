@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
@@ -102,11 +103,10 @@ std::vector<partition::Partition> partitions_of(const Machine& machine, const Ce
     const Gpu* gpu = machine.gpu.get();
     const size_t n = r.jobs.size();
     if (r.backend == BackendKind::kMig) {
-        if (mig::parse_layout(r.layout, gpu->model).size() != n) {
-            throw input_error("the layout has " +
-                              std::to_string(mig::parse_layout(r.layout, gpu->model).size()) +
-                              " partitions for " + std::to_string(n) +
-                              " jobs: give one partition per job");
+        const size_t terms = mig::parse_layout(r.layout, gpu->model).size();
+        if (terms != n) {
+            throw input_error("the layout has " + std::to_string(terms) + " partitions for " +
+                              std::to_string(n) + " jobs: give one partition per job");
         }
         return {};
     }
@@ -153,6 +153,13 @@ std::vector<std::string> check_cell(const Machine& machine, const CellRequest& r
     if (parts.empty())
         return {};
     return runner::memory_misfits(r.jobs, parts, machine.memory);
+}
+
+std::string local_time_stamp() {
+    const std::time_t now = std::time(nullptr);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", std::localtime(&now));
+    return text;
 }
 
 const std::atomic<bool>* install_interrupt_handler() {

@@ -71,6 +71,9 @@ struct CellRequest {
 // mig requests are checked for their layout only: their instances are found when they run.
 std::vector<std::string> check_cell(const Machine& machine, const CellRequest& request);
 
+// Local time as 20261130-101500, for default run directory names.
+std::string local_time_stamp();
+
 // Ctrl-C and SIGTERM set the returned flag (runner::RunHooks::interrupt) instead of ending
 // migscope: the run in progress stops early and what finished is kept.
 const std::atomic<bool>* install_interrupt_handler();

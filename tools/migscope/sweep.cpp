@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -60,13 +59,6 @@ std::string describe(const Cell& c) {
                              : fmt::format("{} steps", c.work_steps)) +
            (c.baseline ? " + baseline" : "") + ", repetition " + std::to_string(c.repetition) +
            "/" + std::to_string(c.repetitions);
-}
-
-std::string stamp() {
-    const std::time_t now = std::time(nullptr);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", std::localtime(&now));
-    return text;
 }
 
 CellRequest request_of(const Cell& c, const std::string& experiment) {
@@ -182,7 +174,7 @@ int run_sweep(const SweepOptions& o) {
 
     // The plan.
     const std::string root =
-        o.run_dir.empty() ? "migscope-runs/" + spec.name + "-" + stamp() : o.run_dir;
+        o.run_dir.empty() ? "migscope-runs/" + spec.name + "-" + local_time_stamp() : o.run_dir;
     std::ostream& plan = o.dry_run ? std::cout : std::cerr;
     double total_s = 0;
     size_t baselines = 0;
