@@ -68,8 +68,6 @@ if [ "${MIGSCOPE_WITH_TORCH:-AUTO}" != "OFF" ]; then
     log "could not install LibTorch: building without migscope-worker"
     cmake_args+=("-DMIGSCOPE_WITH_TORCH=OFF")
   fi
-else
-  cmake_args+=("-DMIGSCOPE_WITH_TORCH=OFF")  # else CMake finds a cached LibTorch all the same
 fi
 
 # nvml.h is only for the ABI test; the build never needs it.
