@@ -105,7 +105,8 @@ int64_t matched_steps(int64_t steps, const std::string& profile, const mig::GpuM
     if (!p.sms || !model.sm_count)
         throw input_error(path + ": work = \"matched\" needs SM counts, which " + model.key +
                           " does not have for " + profile);
-    return std::max<int64_t>(1, std::llround(static_cast<double>(steps) * *p.sms / *model.sm_count));
+    return std::max<int64_t>(1,
+                             std::llround(static_cast<double>(steps) * *p.sms / *model.sm_count));
 }
 
 Cell cell_of(const Section& s, partition::BackendKind backend, int64_t repetition) {
@@ -232,9 +233,8 @@ std::vector<Cell> select_cells(const Spec& spec, const std::vector<Cell>& cells,
 }
 
 Estimate estimate(const Cell& cell) {
-    const double startup_s = cell.backend == partition::BackendKind::kCpu
-                                 ? kCpuStartupAllowance_s
-                                 : kGpuStartupAllowance_s;
+    const double startup_s = cell.backend == partition::BackendKind::kCpu ? kCpuStartupAllowance_s
+                                                                          : kGpuStartupAllowance_s;
     const double one_s = startup_s + cell.duration_s;  // duration_s is 0 for fixed work
     Estimate e;
     e.seconds = one_s + cell.cooldown_s;

@@ -21,7 +21,7 @@ struct Cell {
     std::string layout;  // canonical profile names in job order ("3g.71gb+1g.18gb"); "" for none
     std::vector<partition::JobSpec> jobs;  // jobs[i] on the layout's partition i; names unique
     double duration_s = 0;                 // exactly one of duration_s and work_steps is > 0
-    int64_t work_steps = 0;  // per job unless a job has its own steps (matched work)
+    int64_t work_steps = 0;                // per job unless a job has its own steps (matched work)
     bool baseline = false;   // also the jobs one after another on the whole GPU (or CPU)
     int64_t repetition = 1;  // 1 .. repetitions
     int64_t repetitions = 1;
@@ -31,9 +31,10 @@ struct Cell {
 };
 
 // Every cell of every section, in file order; within a section repetitions outermost (a sweep cut
-// short still has whole repetitions), then backends, then profiles or layouts, then jobs (scaling). Layouts are checked against `model`: invalid ones, unknown
-// profiles and layouts with fewer partitions than the section has jobs are input errors naming
-// the field (`mix[1].layouts[2]`). A mix layout with more partitions than jobs cycles the jobs.
+// short still has whole repetitions), then backends, then profiles or layouts, then jobs (scaling).
+// Layouts are checked against `model`: invalid ones, unknown profiles and layouts with fewer
+// partitions than the section has jobs are input errors naming the field (`mix[1].layouts[2]`). A
+// mix layout with more partitions than jobs cycles the jobs.
 std::vector<Cell> expand(const Spec& spec, const mig::GpuModel& model);
 
 // The cells to run here: those of the sections named in `only` (all when empty; an unknown name

@@ -2,12 +2,13 @@
 // names its path.
 #include "experiment/spec.h"
 
+#include <toml++/toml.h>
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "core/error.h"
 #include "mig/catalog.h"
@@ -115,7 +116,8 @@ class Fields {
             throw type_error(path(key), *n, "a number");
         const double v = *n->value<double>();
         if (above ? !(v > min) : !(v >= min))
-            throw input_error(where(path(key), *n) + ": must be " + (above ? "above " : "at least ") +
+            throw input_error(where(path(key), *n) + ": must be " +
+                              (above ? "above " : "at least ") +
                               std::to_string(static_cast<int64_t>(min)));
         return v;
     }
@@ -137,8 +139,8 @@ class Fields {
     void finish() const {
         for (auto&& [key, node] : *table_) {
             if (std::find(known_.begin(), known_.end(), key.str()) == known_.end())
-                throw input_error(where(path(key.str()), node) + ": unknown key (known here: " +
-                                  join(known_) + ")");
+                throw input_error(where(path(key.str()), node) +
+                                  ": unknown key (known here: " + join(known_) + ")");
         }
     }
 
@@ -169,11 +171,12 @@ Settings read_settings(Fields& f) {
                           ": give one of them, not both");
     s.repetitions = f.integer("repetitions", 1);
     s.cooldown_s = f.number("cooldown_s", 0, false);
-    s.baseline = f.choice<Baseline>("baseline",
-                                    {{"none", Baseline::kNone}, {"sequential", Baseline::kSequential}});
+    s.baseline = f.choice<Baseline>(
+        "baseline", {{"none", Baseline::kNone}, {"sequential", Baseline::kSequential}});
     s.work = f.choice<WorkSplit>("work",
                                  {{"equal", WorkSplit::kEqual}, {"matched", WorkSplit::kMatched}});
-    s.on = f.choice<Where>("on", {{"any", Where::kAny}, {"gpu", Where::kGpu}, {"cpu", Where::kCpu}});
+    s.on =
+        f.choice<Where>("on", {{"any", Where::kAny}, {"gpu", Where::kGpu}, {"cpu", Where::kCpu}});
     if (const toml::node* n = f.take("backends")) {
         const std::string path = f.path("backends");
         std::vector<partition::BackendKind> kinds;
@@ -321,8 +324,9 @@ Section read_section(const toml::node& n, SectionKind kind, const std::string& p
             throw input_error(path + ": work = \"matched\" needs partitions; the " + name +
                               " backend has none");
         if (b == partition::BackendKind::kMig && s.baseline == Baseline::kSequential)
-            throw input_error(path + ": baseline = \"sequential\" cannot run with the mig backend "
-                                     "(the whole-GPU baseline needs MIG mode disabled)");
+            throw input_error(path +
+                              ": baseline = \"sequential\" cannot run with the mig backend "
+                              "(the whole-GPU baseline needs MIG mode disabled)");
     }
     return s;
 }
@@ -361,8 +365,8 @@ Spec parse_table(const toml::table& root) {
         }
         f.finish();
     }
-    for (const auto& [key, kind] : {std::pair{"scaling", SectionKind::kScaling},
-                                    std::pair{"mix", SectionKind::kMix}}) {
+    for (const auto& [key, kind] :
+         {std::pair{"scaling", SectionKind::kScaling}, std::pair{"mix", SectionKind::kMix}}) {
         const toml::node* n = top.take(key);
         if (!n)
             continue;

@@ -14,10 +14,10 @@ namespace migscope::experiment {
 
 inline constexpr int64_t kSpecVersion = 1;
 
-enum class SectionKind { kScaling, kMix };       // [[scaling]]: one job per run; [[mix]]: a layout
-enum class Baseline { kNone, kSequential };      // also run the jobs one after another, whole GPU
-enum class WorkSplit { kEqual, kMatched };       // fixed work: the same per job, or by SMs
-enum class Where { kAny, kGpu, kCpu };           // run the section with a GPU, without one, always
+enum class SectionKind { kScaling, kMix };   // [[scaling]]: one job per run; [[mix]]: a layout
+enum class Baseline { kNone, kSequential };  // also run the jobs one after another, whole GPU
+enum class WorkSplit { kEqual, kMatched };   // fixed work: the same per job, or by SMs
+enum class Where { kAny, kGpu, kCpu };       // run the section with a GPU, without one, always
 
 // One [[scaling]] or [[mix]] table with [defaults] applied.
 struct Section {

@@ -34,9 +34,8 @@ void check_mode(const std::string& mode, const std::string& where) {
 
 const std::vector<std::string>& builtin_workload_names() {
     static const std::vector<std::string> names = {
-        "resnet18",    "resnet50",    "vit-b16",  "bert-base", "gpt2-medium",
-        "gpt2-xl",     "mlp",         "resnet-tiny", "vit-tiny",  "bert-tiny",
-        "gpt2-tiny",   "mlp-tiny"};
+        "resnet18", "resnet50",    "vit-b16",  "bert-base", "gpt2-medium", "gpt2-xl",
+        "mlp",      "resnet-tiny", "vit-tiny", "bert-tiny", "gpt2-tiny",   "mlp-tiny"};
     return names;
 }
 

@@ -244,10 +244,11 @@ std::vector<RunRecord> Store::list_runs() {
 
 std::vector<StoredCell> Store::stored_cells(const std::string& experiment) {
     std::vector<StoredCell> cells;
-    Statement s(db_,
-                "SELECT r.cell_key, EXISTS (SELECT 1 FROM runs b WHERE b.parent_id = r.id AND "
-                "b.role = 'baseline' AND b.interrupted = 0) FROM runs r WHERE r.experiment = ? "
-                "AND r.cell_key IS NOT NULL AND r.role = 'run' AND r.interrupted = 0 ORDER BY r.id");
+    Statement s(
+        db_,
+        "SELECT r.cell_key, EXISTS (SELECT 1 FROM runs b WHERE b.parent_id = r.id AND "
+        "b.role = 'baseline' AND b.interrupted = 0) FROM runs r WHERE r.experiment = ? "
+        "AND r.cell_key IS NOT NULL AND r.role = 'run' AND r.interrupted = 0 ORDER BY r.id");
     s.bind(1, experiment);
     while (s.step())
         cells.push_back({s.text_at(0), s.int64_at(1) != 0});

@@ -149,8 +149,9 @@ work = "matched"
 }
 
 TEST(Expand, LayoutErrorsNameTheField) {
-    const std::string head = "version = 1\nname = \"t\"\n[defaults]\nbackends = [\"green\"]\n"
-                             "duration_s = 1\n";
+    const std::string head =
+        "version = 1\nname = \"t\"\n[defaults]\nbackends = [\"green\"]\n"
+        "duration_s = 1\n";
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"[[mix]]\nname = \"m\"\nlayouts = [\"1g\", \"4g+4g\"]\njobs = [\"resnet18\"]\n",
          "mix[0].layouts[1]: layout '4g+4g' is not valid on h200"},
@@ -160,7 +161,8 @@ TEST(Expand, LayoutErrorsNameTheField) {
         {"[[mix]]\nname = \"m\"\nlayouts = [\"4g+3g\"]\njobs = [\"resnet18\", \"bert-base\", "
          "\"vit-b16\"]\n",
          "mix[0].layouts[0]: layout 4g.71gb+3g.71gb has 2 partitions for the 3 jobs"},
-        {"[layout_sets]\nbig = [\"7g\", \"8g\"]\n[[mix]]\nname = \"m\"\nlayouts = [\"big\"]\njobs = "
+        {"[layout_sets]\nbig = [\"7g\", \"8g\"]\n[[mix]]\nname = \"m\"\nlayouts = [\"big\"]\njobs "
+         "= "
          "[\"resnet18\"]\n",
          "layout_sets.big[1]"},
         {"[[scaling]]\nname = \"s\"\nprofiles = [\"1g+1g\"]\njobs = [\"resnet18\"]\n",

@@ -115,44 +115,58 @@ TEST(Spec, BadSpecsAreRefusedNamingTheField) {
         {"name = \"x\"\n" + mix + "duration_s = 1\n", "version: missing"},
         {"version = 2\nname = \"x\"\n" + mix + "duration_s = 1\n", "version (line 1): 2"},
         {head + mix + "duration_s = 1\nlayuot = \"1g\"\n", "mix[0].layuot (line 9): unknown key"},
-        {head + mix + "duration_s = 1\n" + mix + "duration_s = 1\nlayuot = 3\n",
-         "mix[1].layuot"},
+        {head + mix + "duration_s = 1\n" + mix + "duration_s = 1\nlayuot = 3\n", "mix[1].layuot"},
         {head + "[defaults]\ndurations = 3\n" + mix, "defaults.durations"},
         {head + "colour = 1\n" + mix + "duration_s = 1\n", "colour (line 3): unknown key"},
-        {head + mix + "duration_s = \"10\"\n", "mix[0].duration_s (line 8): expected a number, got a string"},
+        {head + mix + "duration_s = \"10\"\n",
+         "mix[0].duration_s (line 8): expected a number, got a string"},
         {head + mix + "duration_s = 0\n", "mix[0].duration_s (line 8): must be above 0"},
-        {head + mix + "repetitions = 1.5\nduration_s = 1\n", "mix[0].repetitions (line 8): expected an integer"},
+        {head + mix + "repetitions = 1.5\nduration_s = 1\n",
+         "mix[0].repetitions (line 8): expected an integer"},
         {head + mix, "mix[0]: give duration_s or work_steps"},
         {head + mix + "duration_s = 1\nwork_steps = 5\n", "give one of them, not both"},
-        {head + mix + "duration_s = 1\nbaseline = \"parallel\"\n", "'parallel' is not one of none, sequential"},
+        {head + mix + "duration_s = 1\nbaseline = \"parallel\"\n",
+         "'parallel' is not one of none, sequential"},
         {head + mix + "duration_s = 1\nwork = \"matched\"\n", "needs work_steps"},
-        {head + "[[mix]]\nname = \"m\"\nbackends = [\"green\"]\njobs = [\"resnet18\"]\nduration_s = 1\n",
+        {head + "[[mix]]\nname = \"m\"\nbackends = [\"green\"]\njobs = [\"resnet18\"]\nduration_s "
+                "= 1\n",
          "mix[0].layouts: the green backend needs layouts"},
-        {head + "[[mix]]\nname = \"m\"\nbackends = [\"cpu\"]\nlayouts = [\"1g\"]\njobs = [\"resnet18\"]\nduration_s = 1\n",
+        {head + "[[mix]]\nname = \"m\"\nbackends = [\"cpu\"]\nlayouts = [\"1g\"]\njobs = "
+                "[\"resnet18\"]\nduration_s = 1\n",
          "the cpu backend takes no layout"},
-        {head + "[[mix]]\nname = \"m\"\nbackends = [\"magic\"]\njobs = [\"resnet18\"]\nduration_s = 1\n",
+        {head + "[[mix]]\nname = \"m\"\nbackends = [\"magic\"]\njobs = [\"resnet18\"]\nduration_s "
+                "= 1\n",
          "mix[0].backends[0]: unknown backend"},
-        {head + "[[mix]]\nname = \"m\"\nbackends = [\"green\"]\nlayouts = [\"1g\"]\njobs = [\"resnet19\"]\nduration_s = 1\n",
+        {head + "[[mix]]\nname = \"m\"\nbackends = [\"green\"]\nlayouts = [\"1g\"]\njobs = "
+                "[\"resnet19\"]\nduration_s = 1\n",
          "mix[0].jobs[0] (line 7): unknown workload 'resnet19'"},
-        {head + "[[mix]]\nname = \"m\"\nbackends = [\"green\"]\nlayouts = [\"1g\"]\njobs = [\"resnet18:fast\"]\nduration_s = 1\n",
+        {head + "[[mix]]\nname = \"m\"\nbackends = [\"green\"]\nlayouts = [\"1g\"]\njobs = "
+                "[\"resnet18:fast\"]\nduration_s = 1\n",
          "mode 'fast'"},
-        {head + "[[mix]]\nname = \"m\"\nbackends = [\"green\"]\nlayouts = [\"1g\"]\njobs = [{workload = \"resnet18\", bach = 3}]\nduration_s = 1\n",
+        {head + "[[mix]]\nname = \"m\"\nbackends = [\"green\"]\nlayouts = [\"1g\"]\njobs = "
+                "[{workload = \"resnet18\", bach = 3}]\nduration_s = 1\n",
          "mix[0].jobs[0].bach"},
-        {head + "[[mix]]\nname = \"m\"\nbackends = [\"cpu\"]\njobs = [{command = [\"x\"]}]\nduration_s = 1\n",
+        {head + "[[mix]]\nname = \"m\"\nbackends = [\"cpu\"]\njobs = [{command = "
+                "[\"x\"]}]\nduration_s = 1\n",
          "an external command needs a name"},
-        {head + "[[scaling]]\nname = \"s\"\nbackends = [\"cpu\"]\nprofiles = [\"1g\"]\njobs = [\"resnet18\"]\nduration_s = 1\n",
+        {head + "[[scaling]]\nname = \"s\"\nbackends = [\"cpu\"]\nprofiles = [\"1g\"]\njobs = "
+                "[\"resnet18\"]\nduration_s = 1\n",
          "scaling runs on partitions"},
-        {head + "[[scaling]]\nname = \"s\"\nbackends = [\"green\"]\njobs = [\"resnet18\"]\nduration_s = 1\n",
+        {head + "[[scaling]]\nname = \"s\"\nbackends = [\"green\"]\njobs = "
+                "[\"resnet18\"]\nduration_s = 1\n",
          "scaling[0].profiles: missing"},
         {head + "[mix]\nname = \"m\"\n", "mix (line 3): expected an array of tables ([[mix]])"},
         {head, "nothing to run"},
-        {head + mix + "duration_s = 1\n" + mix + "duration_s = 1\n", "mix[1].name: 'm' names another section"},
+        {head + mix + "duration_s = 1\n" + mix + "duration_s = 1\n",
+         "mix[1].name: 'm' names another section"},
         {head + "[[mix]]\nname = \"a b\"\n", "mix[0].name: 'a b' must be"},
         {head + "gpu = \"h300\"\n" + mix + "duration_s = 1\n", "h300"},
-        {head + "[[mix]]\nname = \"m\"\nbackends = [\"mig\"]\nlayouts = [\"1g\"]\njobs = [\"resnet18\"]\nduration_s = 1\nbaseline = \"sequential\"\n",
+        {head + "[[mix]]\nname = \"m\"\nbackends = [\"mig\"]\nlayouts = [\"1g\"]\njobs = "
+                "[\"resnet18\"]\nduration_s = 1\nbaseline = \"sequential\"\n",
          "cannot run with the mig backend"},
         {head + "[layout_sets]\nall-maximal = [\"1g\"]\n" + mix + "duration_s = 1\n", "built in"},
-        {head + mix + "duration_s = 1\njobs = []\n", "bad.toml:9: "},  // TOML syntax: a key given twice
+        {head + mix + "duration_s = 1\njobs = []\n",
+         "bad.toml:9: "},  // TOML syntax: a key given twice
     };
     for (const Bad& b : cases)
         expect_refused(b);

@@ -317,10 +317,10 @@ TEST(Store, StoredCellsAreTheExperimentsFinishedRunsWithTheirBaselines) {
     const int64_t a = add("x", "a", RunRole::kRun, std::nullopt, false);
     add("x", "a", RunRole::kBaseline, a, false);
     const int64_t b = add("x", "b", RunRole::kRun, std::nullopt, false);
-    add("x", "b", RunRole::kBaseline, b, true);               // baseline interrupted
-    add("x", "c", RunRole::kRun, std::nullopt, true);         // run interrupted
-    add("y", "d", RunRole::kRun, std::nullopt, false);        // another experiment
-    add("x", "e", RunRole::kRun, std::nullopt, false);        // no baseline
+    add("x", "b", RunRole::kBaseline, b, true);         // baseline interrupted
+    add("x", "c", RunRole::kRun, std::nullopt, true);   // run interrupted
+    add("y", "d", RunRole::kRun, std::nullopt, false);  // another experiment
+    add("x", "e", RunRole::kRun, std::nullopt, false);  // no baseline
     const std::vector<StoredCell> cells = store.stored_cells("x");
     ASSERT_EQ(cells.size(), 3u);
     EXPECT_EQ(cells[0].cell_key, "a");

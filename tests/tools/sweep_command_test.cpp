@@ -1,8 +1,8 @@
 // End-to-end tests of `migscope run SPEC.toml` with the stand-in worker and the fake NVML: a
 // sweep stores its runs and baselines, --resume after kill -9 runs only what is missing,
 // --dry-run runs nothing, and bad specs or options are refused.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,9 +35,9 @@ std::map<std::string, std::string> fake_gpu_env() {
 class SweepCommand : public ::testing::Test {
   protected:
     void SetUp() override {
-        dir_ = fs::path(testing::TempDir()) /
-               ("sweep-" +
-                std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+        dir_ =
+            fs::path(testing::TempDir()) /
+            ("sweep-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
         fs::remove_all(dir_);
         fs::create_directories(dir_);
         db_ = (dir_ / "results.db").string();
@@ -48,9 +48,9 @@ class SweepCommand : public ::testing::Test {
         return path;
     }
     std::vector<std::string> argv(const std::string& spec, std::vector<std::string> extra) {
-        std::vector<std::string> a = {MIGSCOPE_BINARY, "run",         spec,
-                                      "--db",          db_,           "--run-dir",
-                                      (dir_ / "runs").string(), "--idle-probe", "0"};
+        std::vector<std::string> a = {
+            MIGSCOPE_BINARY,          "run",          spec, "--db", db_, "--run-dir",
+            (dir_ / "runs").string(), "--idle-probe", "0"};
         a.insert(a.end(), extra.begin(), extra.end());
         return a;
     }
@@ -264,8 +264,8 @@ TEST_F(SweepCommand, TheQuickstartAndThePaperPlanOnAGpu) {
                          "baseline"),
               std::string::npos)
         << q.out;
-    const ProcessResult p = sweep(EXAMPLES_DIR "/paper.toml", {"--dry-run", "--only",
-                                                               "mix4-matched-work"});
+    const ProcessResult p =
+        sweep(EXAMPLES_DIR "/paper.toml", {"--dry-run", "--only", "mix4-matched-work"});
     ASSERT_EQ(p.exit_code, 0) << p.err;
     EXPECT_NE(p.out.find("6 selected of 468"), std::string::npos) << p.out;
     // Matched work: 300 steps x 60 of 132 SMs on the 3g.71gb partition.

@@ -37,15 +37,16 @@ struct RunOptions {
 
 int run_command(RunOptions o) {
     if (o.resume || o.dry_run || !o.only.empty())
-        throw input_error("--resume, --only and --dry-run apply to experiment specs (migscope run "
-                          "SPEC.toml)");
+        throw input_error(
+            "--resume, --only and --dry-run apply to experiment specs (migscope run "
+            "SPEC.toml)");
     if ((o.duration_s > 0) == (o.work_steps > 0))
         throw input_error("give exactly one of --duration S and --work STEPS");
     if (o.jobs.empty() == o.jobs_file.empty())
         throw input_error("give exactly one of --jobs and --jobs-file");
     CellRequest r;
-    r.jobs = o.jobs.empty() ? partition::read_jobs_file(o.jobs_file)
-                            : partition::parse_job_list(o.jobs);
+    r.jobs =
+        o.jobs.empty() ? partition::read_jobs_file(o.jobs_file) : partition::parse_job_list(o.jobs);
     const Machine machine = open_machine(o.gpu);
     if (o.backend.empty())
         o.backend = machine.gpu ? "green" : "cpu";
@@ -88,9 +89,9 @@ int run_command(RunOptions o) {
     if (o.format == "json") {
         *out << cell.doc.dump(2) << '\n';
     } else {
-        print_run_and_baseline(cell.run, cell.baseline,
-                               "migscope run: " + o.backend + (o.layout.empty() ? "" : " " + o.layout),
-                               *out);
+        print_run_and_baseline(
+            cell.run, cell.baseline,
+            "migscope run: " + o.backend + (o.layout.empty() ? "" : " " + o.layout), *out);
         *out << "results, trace and job logs: " << r.run_dir << '\n';
     }
     if (cell.run.interrupted)
@@ -103,8 +104,9 @@ int sweep_command(const RunOptions& o, const CLI::App& cmd) {
     for (const char* name : {"--backend", "--layout", "--jobs", "--jobs-file", "--duration",
                              "--work", "--baseline", "--label", "--format", "--apply"}) {
         if (cmd.count(name))
-            throw input_error(std::string(name) + " does not apply to an experiment spec (the "
-                                                  "spec says what to run)");
+            throw input_error(std::string(name) +
+                              " does not apply to an experiment spec (the "
+                              "spec says what to run)");
     }
     SweepOptions s;
     s.spec_path = o.spec;

@@ -262,9 +262,12 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
     };
 
     CellOutcome out;
-    runner::RecordContext context{runner::utc_now_iso8601(), provenance_of(gpu),
-                                  store::RunRole::kRun,      std::nullopt,
-                                  r.label,                   r.experiment,
+    runner::RecordContext context{runner::utc_now_iso8601(),
+                                  provenance_of(gpu),
+                                  store::RunRole::kRun,
+                                  std::nullopt,
+                                  r.label,
+                                  r.experiment,
                                   r.cell_key};
     out.run = execute(r.backend, partitions, r.layout, r.run_dir);
     for (const std::string& line : misfits)

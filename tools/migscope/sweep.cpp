@@ -4,13 +4,13 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <iostream>
-#include <set>
+#include <map>
 #include <thread>
 
 #include "core/error.h"
@@ -100,7 +100,8 @@ void cool_down(double seconds, const std::atomic<bool>& interrupted, bool tty) {
     while (!interrupted && Clock::now() < end) {
         if (tty) {
             const double left = std::chrono::duration<double>(end - Clock::now()).count();
-            std::cerr << "\r\033[Kmigscope run: cooling down, " << duration_text(left) << std::flush;
+            std::cerr << "\r\033[Kmigscope run: cooling down, " << duration_text(left)
+                      << std::flush;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -129,7 +130,8 @@ int run_sweep(const SweepOptions& o) {
         throw input_error(o.spec_path + ": no cell to run on this machine (" +
                           (machine.gpu ? "every section selected has on = \"cpu\""
                                        : "no GPU here, and every section selected has on = "
-                                         "\"gpu\": " + machine.gpu_problem) +
+                                         "\"gpu\": " +
+                                             machine.gpu_problem) +
                           ")");
     }
 
@@ -155,8 +157,8 @@ int run_sweep(const SweepOptions& o) {
         fs::create_directories(fs::path(db_path).parent_path());
     std::optional<store::Store> db;
     if (!o.dry_run || fs::exists(db_path))
-        db.emplace(store::Store::open(db_path, o.dry_run ? store::OpenMode::kExisting
-                                                         : store::OpenMode::kCreate));
+        db.emplace(store::Store::open(
+            db_path, o.dry_run ? store::OpenMode::kExisting : store::OpenMode::kCreate));
     std::map<std::string, bool> stored;  // cell key -> with its baseline
     if (db) {
         for (const store::StoredCell& s : db->stored_cells(spec.name))
@@ -234,11 +236,11 @@ int run_sweep(const SweepOptions& o) {
         const Cell& c = todo[i].cell;
         const double elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
         // The estimate of what is left, corrected by how the estimate fared so far.
-        const double eta_s =
-            estimated_done_s > 0 ? estimated_left_s * elapsed_s / estimated_done_s : estimated_left_s;
+        const double eta_s = estimated_done_s > 0 ? estimated_left_s * elapsed_s / estimated_done_s
+                                                  : estimated_left_s;
         std::cerr << "migscope run: " << bar(i, todo.size(), tty) << "run " << i + 1 << " of "
-                  << todo.size() << " (" << describe(c) << "); elapsed "
-                  << duration_text(elapsed_s) << ", ETA " << duration_text(eta_s) << '\n';
+                  << todo.size() << " (" << describe(c) << "); elapsed " << duration_text(elapsed_s)
+                  << ", ETA " << duration_text(eta_s) << '\n';
 
         CellRequest r = request_of(c, spec.name);
         r.run_dir = fmt::format("{}/{:03}-{}-{}{}-r{}", root, i + 1, c.section,
@@ -266,12 +268,11 @@ int run_sweep(const SweepOptions& o) {
         }
         const auto& e = out.run.energy.counter_energy_j;
         const auto& norm = out.run.aggregate_normalised_throughput;
-        summary.add_row({std::to_string(i + 1), c.section, partition::to_string(c.backend),
-                         c.layout.empty() ? "-" : c.layout, jobs_text(c.jobs),
-                         std::to_string(c.repetition), status,
-                         e ? fmt::format("{:.0f} J", *e) : "-",
-                         norm ? fmt::format("{:.2f}", *norm) : "-", change,
-                         std::to_string(*out.run_id)});
+        summary.add_row(
+            {std::to_string(i + 1), c.section, partition::to_string(c.backend),
+             c.layout.empty() ? "-" : c.layout, jobs_text(c.jobs), std::to_string(c.repetition),
+             status, e ? fmt::format("{:.0f} J", *e) : "-",
+             norm ? fmt::format("{:.2f}", *norm) : "-", change, std::to_string(*out.run_id)});
         estimated_done_s += todo[i].estimate.seconds;
         estimated_left_s -= todo[i].estimate.seconds;
         if (out.run.interrupted) {
