@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "core/error.h"
@@ -232,6 +233,7 @@ int run_sweep(const SweepOptions& o) {
     const auto started = Clock::now();
     double estimated_done_s = 0, estimated_left_s = total_s;
     bool all_ok = true, stopped = false;
+    std::string single_table;  // a sweep of one run (the quickstart) shows its full table
     for (size_t i = 0; i < todo.size() && !*interrupted; ++i) {
         const Cell& c = todo[i].cell;
         const double elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
@@ -250,8 +252,11 @@ int run_sweep(const SweepOptions& o) {
         hooks.progress("stored as run " + std::to_string(*out.run_id) +
                        (out.baseline_id ? ", baseline " + std::to_string(*out.baseline_id) : "") +
                        "; " + r.run_dir);
-        std::ofstream table(r.run_dir + "/table.txt");
+        std::ostringstream table;
         print_run_and_baseline(out.run, out.baseline, describe(c), table);
+        std::ofstream(r.run_dir + "/table.txt") << table.str();
+        if (todo.size() == 1)
+            single_table = table.str();
 
         std::string status = out.run.interrupted ? "interrupted" : "ok";
         size_t failed = 0;
@@ -292,6 +297,8 @@ int run_sweep(const SweepOptions& o) {
             throw input_error("cannot write " + o.output);
         out = &file;
     }
+    if (!single_table.empty())
+        *out << single_table << '\n';
     *out << "migscope run: experiment " << spec.name << ", "
          << duration_text(std::chrono::duration<double>(Clock::now() - started).count())
          << (stopped ? ", interrupted" : "") << '\n';
