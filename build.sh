@@ -27,20 +27,22 @@ has_gpu() { "$migscope" gpus --format json >/dev/null 2>&1; }
 
 case "$what" in
   quickstart)
-    # A small side-by-side run and its sequential baseline (examples/quickstart.toml takes over
-    # when experiment specs exist).
+    # examples/quickstart.toml: a small side-by-side run and its sequential baseline, on the GPU's
+    # green-context partitions or, where there is no GPU, on the CPU cores.
     run_dir="$build_dir/runs/quickstart-$(date +%Y%m%d-%H%M%S)"
+    db="$build_dir/runs/quickstart.db"
     if has_gpu; then
       "$migscope" gpus
       echo
-      "$migscope" run --backend green --layout 3g.71gb+1g.18gb --jobs resnet18:32,bert-base:4 \
-        --duration 10 --baseline sequential --run-dir "$run_dir"
+      "$migscope" run "$root/examples/quickstart.toml" --db "$db" --run-dir "$run_dir"
+    elif [ "$(nproc)" -lt 2 ]; then
+      # The spec's CPU section puts two jobs on two cores; one core holds one job.
+      echo "No NVIDIA GPU and one CPU core here: one tiny workload on it." >&2
+      "$migscope" run --backend cpu --jobs gpt2-tiny --duration 3 --baseline sequential \
+        --db "$db" --run-dir "$run_dir"
     else
       echo "No NVIDIA GPU here: two tiny workloads side by side on the CPU cores." >&2
-      jobs_list=resnet-tiny,gpt2-tiny
-      if [ "$(nproc)" -lt 2 ]; then jobs_list=gpt2-tiny; fi
-      "$migscope" run --backend cpu --jobs "$jobs_list" --duration 3 --baseline sequential \
-        --run-dir "$run_dir"
+      "$migscope" run "$root/examples/quickstart.toml" --db "$db" --run-dir "$run_dir"
     fi
     ;;
   test)

@@ -12,6 +12,7 @@ find_package(fmt REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(Threads REQUIRED)
 find_package(SQLite3 REQUIRED)  # CMake's FindSQLite3: the results store
+find_package(tomlplusplus 3 REQUIRED)  # experiment specs; Debian builds it as a shared library
 if(MIGSCOPE_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -7,9 +7,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/deps/bundle}
 # libsqlite3-0 rides along with libsqlite3-dev: the GPU host has libsqlite3.so.0 but no sqlite3.h,
-# and the dev package's libsqlite3.so link needs its target inside the bundle.
+# and the dev package's libsqlite3.so link needs its target inside the bundle. The same holds for
+# libtomlplusplus3 (Debian builds toml++ as a shared library, not header-only).
 packages=(libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libyaml-cpp0.7 libfmt-dev libfmt9
-          libsqlite3-dev libsqlite3-0 libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian)
+          libsqlite3-dev libsqlite3-0 libtomlplusplus-dev libtomlplusplus3 libgtest-dev libgmock-dev
+          libbenchmark-dev libbenchmark1debian)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

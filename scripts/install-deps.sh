@@ -11,7 +11,8 @@ torch_version=2.11.0
 nvml_dev_version=13.0.87
 bundle_dir=${MIGSCOPE_BUNDLE_DIR:-$root/deps/bundle}
 debian_packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
-                 libfmt-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pip)
+                 libfmt-dev libsqlite3-dev libtomlplusplus-dev libgtest-dev libgmock-dev
+                 libbenchmark-dev python3 python3-pip)
 cmake_args=()
 
 log() { echo "install-deps: $*" >&2; }

@@ -41,6 +41,7 @@ enum ExitCode : int {
     kExitBadInput = 2,
     kExitUnavailable = 3,
     kExitCommandNotFound = 127,
+    kExitInterrupted = 130,  // Ctrl-C (128 + SIGINT)
 };
 
 inline int exit_code_for(ErrorKind kind) {

@@ -143,7 +143,7 @@ class GreenBackend : public Backend {
                 j["memory_limit_gib"] = *p.memory_gib;
             j["warmup_steps"] = control.warmup_steps;
             if (control.steps)
-                j["steps"] = *control.steps;
+                j["steps"] = job.steps.value_or(*control.steps);
             else
                 j["until_stopped"] = true;
             if (control.hold_after_warmup)
@@ -201,7 +201,7 @@ std::vector<std::string> worker_train_argv(const std::string& worker_path, const
     if (job.lora_rank)
         a.insert(a.end(), {"--lora-rank", std::to_string(*job.lora_rank)});
     if (control.steps)
-        a.insert(a.end(), {"--steps", std::to_string(*control.steps)});
+        a.insert(a.end(), {"--steps", std::to_string(job.steps.value_or(*control.steps))});
     else
         a.push_back("--until-stopped");
     if (control.hold_after_warmup)

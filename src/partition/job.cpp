@@ -30,7 +30,15 @@ void check_mode(const std::string& mode, const std::string& where) {
         throw input_error(where + ": mode '" + mode + "' is not train or finetune");
 }
 
-// Gives repeated names a "#2", "#3" suffix so that every job can be named in outputs.
+}  // namespace
+
+const std::vector<std::string>& builtin_workload_names() {
+    static const std::vector<std::string> names = {
+        "resnet18", "resnet50",    "vit-b16",  "bert-base", "gpt2-medium", "gpt2-xl",
+        "mlp",      "resnet-tiny", "vit-tiny", "bert-tiny", "gpt2-tiny",   "mlp-tiny"};
+    return names;
+}
+
 void make_names_unique(std::vector<JobSpec>& jobs) {
     std::map<std::string, int> seen;
     for (JobSpec& j : jobs) {
@@ -39,8 +47,6 @@ void make_names_unique(std::vector<JobSpec>& jobs) {
             j.name += "#" + std::to_string(n);
     }
 }
-
-}  // namespace
 
 std::vector<JobSpec> parse_job_list(std::string_view text) {
     std::vector<JobSpec> jobs;

@@ -17,8 +17,18 @@ struct JobSpec {
     std::string data;                  // data file; empty: synthetic
     std::string checkpoint;            // safetensors weights to start from; empty: random
     std::optional<int64_t> lora_rank;  // GPT-2 fine-tuning; empty: the worker's default
+    // Fixed-work runs: this job's measured steps instead of the run's (experiment specs' matched
+    // work gives each partition work in proportion to its size); empty: the run's.
+    std::optional<int64_t> steps;
     bool external() const { return workload.empty(); }
 };
+
+// The built-in workloads migscope-worker knows (src/workloads/registry.cpp keeps the models;
+// tests/workloads checks that the two lists agree). The CLI does not link torch.
+const std::vector<std::string>& builtin_workload_names();
+
+// Gives repeated names a "#2", "#3" suffix so that every job can be named in outputs.
+void make_names_unique(std::vector<JobSpec>& jobs);
 
 // Parses "resnet50,bert-base:finetune,resnet18:32,gpt2-xl:finetune:4": WORKLOAD[:MODE][:BATCH]
 // per job. Names are made unique ("resnet18", "resnet18#2"). Throws an input error naming the

@@ -55,6 +55,8 @@ store::RunRecord to_run_record(const RunResult& run, const RecordContext& contex
     r.role = context.role;
     r.parent_id = context.parent_id;
     r.label = context.label;
+    r.experiment = context.experiment;
+    r.cell_key = context.cell_key;
     r.provenance = context.provenance;
     r.backend = partition::to_string(run.backend);
     r.mode = run.mode == RunMode::kDuration ? "duration" : "work";

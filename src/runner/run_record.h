@@ -17,6 +17,8 @@ struct RecordContext {
     store::RunRole role = store::RunRole::kRun;
     std::optional<int64_t> parent_id;  // a baseline's run
     std::string label;
+    std::optional<std::string> experiment;  // a sweep's runs: the spec's name and the cell's key
+    std::optional<std::string> cell_key;
 };
 
 // The energy summary's warnings join the run's; trace times count from the run's trace origin.

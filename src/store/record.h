@@ -70,6 +70,10 @@ struct RunRecord {
     RunRole role = RunRole::kRun;
     std::optional<int64_t> parent_id;  // a baseline's run
     std::string label;                 // free-form, from the user
+    // Runs of an experiment sweep (`migscope run SPEC`): the spec's name and the cell's key
+    // (experiment/expand.h); empty for a run made from the command line.
+    std::optional<std::string> experiment;
+    std::optional<std::string> cell_key;
     std::string backend;
     std::string mode;  // duration | work
     std::optional<std::string> layout;

@@ -1,6 +1,8 @@
-// Schema version 1 of the results store: runs, their jobs and power traces, with provenance.
+// The results store's schema: version 1 (runs, their jobs and power traces, with provenance) and
+// the migrations to the current version.
 #include "store/schema.h"
 
+#include <iterator>
 #include <string>
 
 #include "core/error.h"
@@ -86,6 +88,26 @@ CREATE TABLE power_samples (
 ) WITHOUT ROWID;
 )sql";
 
+// Migrations, in order: kMigrations[k] takes version k + 1 to k + 2. A new store is created at
+// version 1 and migrated like an old one, so every migration runs in every test that opens a store.
+constexpr const char* kMigrations[] = {
+    // 1 -> 2: experiment sweeps. A run made by `migscope run SPEC` names its experiment and the
+    // cell of the sweep it measured, so that --resume can tell which cells are done.
+    R"sql(
+ALTER TABLE runs ADD COLUMN experiment TEXT;
+ALTER TABLE runs ADD COLUMN cell_key TEXT;
+CREATE INDEX runs_cell ON runs(experiment, cell_key);
+)sql",
+};
+static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per version step");
+
+void migrate(Database& db, int64_t from) {
+    for (int64_t v = from; v < kSchemaVersion; ++v)
+        db.exec(kMigrations[v - 1]);
+    Statement s(db, "UPDATE schema_version SET version = ?");
+    s.bind(1, kSchemaVersion).run();
+}
+
 bool has_table(const Database& db, const std::string& name) {
     Statement s(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
     s.bind(1, name);
@@ -103,8 +125,8 @@ void prepare_schema(Database& db) {
             throw input_error(db.path() +
                               " is an SQLite database but not a migscope results store");
         db.exec(kCreateV1);
-        Statement s(db, "INSERT INTO schema_version (version) VALUES (?)");
-        s.bind(1, kSchemaVersion).run();
+        db.exec("INSERT INTO schema_version (version) VALUES (1)");
+        migrate(db, 1);
         tx.commit();
         return;
     }
@@ -117,11 +139,8 @@ void prepare_schema(Database& db) {
                           ", newer than this migscope's version " + std::to_string(kSchemaVersion) +
                           ": use a newer migscope");
     }
-    if (version < kSchemaVersion) {
-        throw input_error(db.path() + " has results schema version " + std::to_string(version) +
-                          " and this migscope has no migration to version " +
-                          std::to_string(kSchemaVersion));
-    }
+    if (version < kSchemaVersion)
+        migrate(db, version);  // in this transaction: all of it or nothing
     tx.commit();
 }
 

@@ -8,11 +8,11 @@
 namespace migscope::store {
 
 // Bumped whenever a table or column changes meaning; docs/results-store.md keeps the history.
-inline constexpr int64_t kSchemaVersion = 1;
+inline constexpr int64_t kSchemaVersion = 2;
 
-// Creates the tables in an empty database, or checks the version of an existing one: a newer
-// version (written by a newer migscope) or an older one without a migration is an input error
-// naming both versions.
+// Creates the tables in an empty database, or checks the version of an existing one: an older
+// version is migrated in one transaction, a newer one (written by a newer migscope) is an input
+// error naming both versions.
 void prepare_schema(Database& db);
 
 }  // namespace migscope::store

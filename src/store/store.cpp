@@ -27,7 +27,7 @@ constexpr const char* kRunColumns =
     "trace_energy_j, disagreement_pct, average_power_w, peak_power_w, power_samples, max_gap_s, "
     "idle_power_w, sm_clock_mhz, attribution_method, aggregate_normalised_throughput, "
     "interrupted, warnings, migscope_version, migscope_commit, gpu_name, gpu_uuid, "
-    "driver_version, cuda_driver_version, torch_version, mig_mode";
+    "driver_version, cuda_driver_version, torch_version, mig_mode, experiment, cell_key";
 
 constexpr const char* kJobColumns =
     "name, workload, command, mode, batch, partition, sms_requested, sms, memory_limit_gib, "
@@ -69,6 +69,8 @@ RunRecord read_run_row(const Statement& s) {
     p.cuda_driver_version = s.maybe_text_at(c++);
     p.torch_version = s.maybe_text_at(c++);
     p.mig_mode = s.maybe_text_at(c++);
+    r.experiment = s.maybe_text_at(c++);
+    r.cell_key = s.maybe_text_at(c++);
     return r;
 }
 
@@ -139,7 +141,7 @@ int64_t Store::add_run(const RunRecord& run) {
     Statement insert_run(
         db_, std::string("INSERT INTO runs (") + kRunColumns +
                  ") VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                 "?, ?, ?, ?, ?, ?, ?, ?)");
+                 "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     const Provenance& p = run.provenance;
     insert_run.add(run.started_at)
         .add(to_string(run.role))
@@ -169,7 +171,9 @@ int64_t Store::add_run(const RunRecord& run) {
         .add(p.driver_version)
         .add(p.cuda_driver_version)
         .add(p.torch_version)
-        .add(p.mig_mode);
+        .add(p.mig_mode)
+        .add(run.experiment)
+        .add(run.cell_key);
     insert_run.run();
     const int64_t id = db_.last_insert_rowid();
 
@@ -236,6 +240,19 @@ std::vector<RunRecord> Store::list_runs() {
     for (RunRecord& r : runs)
         read_jobs(db_, r);
     return runs;
+}
+
+std::vector<StoredCell> Store::stored_cells(const std::string& experiment) {
+    std::vector<StoredCell> cells;
+    Statement s(
+        db_,
+        "SELECT r.cell_key, EXISTS (SELECT 1 FROM runs b WHERE b.parent_id = r.id AND "
+        "b.role = 'baseline' AND b.interrupted = 0) FROM runs r WHERE r.experiment = ? "
+        "AND r.cell_key IS NOT NULL AND r.role = 'run' AND r.interrupted = 0 ORDER BY r.id");
+    s.bind(1, experiment);
+    while (s.step())
+        cells.push_back({s.text_at(0), s.int64_at(1) != 0});
+    return cells;
 }
 
 std::optional<RunRecord> Store::get_run(int64_t id, TraceLoad trace) {

@@ -14,6 +14,13 @@ namespace migscope::store {
 
 enum class TraceLoad { kWithout, kWith };
 
+// A finished (not interrupted) run of an experiment's cell, and whether its baseline is stored
+// and finished too.
+struct StoredCell {
+    std::string cell_key;
+    bool has_baseline = false;
+};
+
 class Store {
   public:
     // Creates the file and schema (kCreate) or requires an existing store (kExisting); checks the
@@ -25,6 +32,8 @@ class Store {
     // Every run in id order, with jobs, without traces.
     std::vector<RunRecord> list_runs();
     std::optional<RunRecord> get_run(int64_t id, TraceLoad trace = TraceLoad::kWithout);
+    // The experiment's finished runs (role run), in id order: what --resume skips.
+    std::vector<StoredCell> stored_cells(const std::string& experiment);
 
   private:
     explicit Store(Database db) : db_(std::move(db)) {}

@@ -119,6 +119,11 @@ TEST(Backends, WorkerArgumentsFollowTheJobAndTheControl) {
                                                "--steps",     "50",      "--hold-after-warmup"};
     EXPECT_EQ(argv, expected);
     EXPECT_EQ(worker_train_argv("w", j, "cpu", {}).back(), "--until-stopped");
+    // A job's own fixed work replaces the run's; it means nothing in a run until stopped.
+    j.steps = 7;
+    const auto own = worker_train_argv("w", j, "cuda:0", c);
+    EXPECT_EQ(own[own.size() - 2], "7");
+    EXPECT_EQ(worker_train_argv("w", j, "cpu", {}).back(), "--until-stopped");
     j.checkpoint = "base.safetensors";
     const auto with_checkpoint = worker_train_argv("w", j, "cpu", {});
     const auto it = std::find(with_checkpoint.begin(), with_checkpoint.end(), "--checkpoint");

@@ -1,5 +1,5 @@
-// The results store: round trips (every field, NULLs kept), listing, the schema version check and
-// consistency after a writer is killed mid-sweep.
+// The results store: round trips (every field, NULLs kept), listing, the schema version check, the
+// migration from version 1, what resume skips, and consistency after a writer is killed mid-sweep.
 #include "store/store.h"
 
 #include <gtest/gtest.h>
@@ -34,6 +34,8 @@ RunRecord full_record() {
     r.started_at = "2026-11-30T03:34:15Z";
     r.role = RunRole::kBaseline;
     r.label = "sweep A, cell 3";
+    r.experiment = "sweep A";
+    r.cell_key = "section=mixed;backend=green;rep=1";
     r.backend = "green";
     r.mode = "duration";
     r.layout = "3g.71gb+1g.18gb";
@@ -126,6 +128,8 @@ void expect_same_run(const RunRecord& a, const RunRecord& b) {
     EXPECT_EQ(a.role, b.role);
     EXPECT_EQ(a.parent_id, b.parent_id);
     EXPECT_EQ(a.label, b.label);
+    EXPECT_EQ(a.experiment, b.experiment);
+    EXPECT_EQ(a.cell_key, b.cell_key);
     EXPECT_EQ(a.backend, b.backend);
     EXPECT_EQ(a.mode, b.mode);
     EXPECT_EQ(a.layout, b.layout);
@@ -262,6 +266,70 @@ TEST(Store, AMissingFileOrAForeignDatabaseIsAnInputError) {
         db.exec("CREATE TABLE other (x INTEGER)");
     }
     EXPECT_THROW(Store::open(path.string()), Error);
+}
+
+// A version-1 store (as written by migscope before experiment sweeps) is migrated when opened:
+// its runs are kept, the new columns are NULL, and new runs can use them.
+TEST(Store, MigratesAVersionOneStoreKeepingItsRuns) {
+    const fs::path path = fresh_path("v1");
+    RunRecord old = full_record();
+    old.experiment.reset();
+    old.cell_key.reset();
+    {
+        Store store = Store::open(path.string());
+        store.add_run(old);
+    }
+    {  // back to version 1: the columns and index version 2 added are dropped
+        Database db = Database::open(path.string(), OpenMode::kExisting);
+        db.exec(
+            "DROP INDEX runs_cell; ALTER TABLE runs DROP COLUMN experiment; ALTER TABLE runs "
+            "DROP COLUMN cell_key; UPDATE schema_version SET version = 1");
+    }
+    Store store = Store::open(path.string(), OpenMode::kExisting);
+    {
+        Database db = Database::open(path.string(), OpenMode::kExisting);
+        Statement version(db, "SELECT version FROM schema_version");
+        ASSERT_TRUE(version.step());
+        EXPECT_EQ(version.int64_at(0), kSchemaVersion);
+        EXPECT_FALSE(version.step()) << "one version row";
+    }
+    const std::vector<RunRecord> runs = store.list_runs();
+    ASSERT_EQ(runs.size(), 1u);
+    expect_same_run(runs[0], old);
+    const int64_t id = store.add_run(full_record());
+    EXPECT_EQ(store.get_run(id)->cell_key, full_record().cell_key);
+}
+
+// What --resume skips: finished runs of the experiment, with whether their baseline finished.
+TEST(Store, StoredCellsAreTheExperimentsFinishedRunsWithTheirBaselines) {
+    const fs::path path = fresh_path("cells");
+    Store store = Store::open(path.string());
+    auto add = [&](const std::string& experiment, const std::string& key, RunRole role,
+                   std::optional<int64_t> parent, bool interrupted) {
+        RunRecord r = full_record();
+        r.experiment = experiment;
+        r.cell_key = key;
+        r.role = role;
+        r.parent_id = parent;
+        r.interrupted = interrupted;
+        return store.add_run(r);
+    };
+    const int64_t a = add("x", "a", RunRole::kRun, std::nullopt, false);
+    add("x", "a", RunRole::kBaseline, a, false);
+    const int64_t b = add("x", "b", RunRole::kRun, std::nullopt, false);
+    add("x", "b", RunRole::kBaseline, b, true);         // baseline interrupted
+    add("x", "c", RunRole::kRun, std::nullopt, true);   // run interrupted
+    add("y", "d", RunRole::kRun, std::nullopt, false);  // another experiment
+    add("x", "e", RunRole::kRun, std::nullopt, false);  // no baseline
+    const std::vector<StoredCell> cells = store.stored_cells("x");
+    ASSERT_EQ(cells.size(), 3u);
+    EXPECT_EQ(cells[0].cell_key, "a");
+    EXPECT_TRUE(cells[0].has_baseline);
+    EXPECT_EQ(cells[1].cell_key, "b");
+    EXPECT_FALSE(cells[1].has_baseline);
+    EXPECT_EQ(cells[2].cell_key, "e");
+    EXPECT_FALSE(cells[2].has_baseline);
+    EXPECT_TRUE(store.stored_cells("z").empty());
 }
 
 int64_t count_runs(const fs::path& path) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "partition/job.h"
 #include "workloads/registry.h"
 #include "workloads/resnet.h"
 #include "workloads/transformers.h"
@@ -84,4 +85,12 @@ TEST(Registry, EveryWorkloadHasShapesAndUnits) {
                     model->item_unit() == "samples");
     }
     EXPECT_THROW(make_model("resnet19"), std::invalid_argument);
+}
+
+// The CLI checks workload names without torch, from its own list: it must be the registry's.
+TEST(Registry, TheCliKnowsTheSameWorkloadNames) {
+    std::vector<std::string> names;
+    for (const WorkloadInfo& info : builtin_workloads())
+        names.push_back(info.name);
+    EXPECT_EQ(names, migscope::partition::builtin_workload_names());
 }

@@ -144,6 +144,8 @@ json record_json(const store::RunRecord& r) {
     j["role"] = to_string(r.role);
     j["parent_id"] = maybe(r.parent_id);
     j["label"] = r.label;
+    j["experiment"] = maybe(r.experiment);
+    j["cell_key"] = maybe(r.cell_key);
     j["provenance"] = {{"migscope_version", p.migscope_version},
                        {"migscope_commit", p.migscope_commit},
                        {"gpu_name", maybe(p.gpu_name)},

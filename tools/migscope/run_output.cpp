@@ -158,4 +158,16 @@ void print_comparison(const runner::RunResult& run, const runner::RunResult& bas
             << " (the sequential baseline is 1.00 by definition)\n";
 }
 
+void print_run_and_baseline(const runner::RunResult& run,
+                            const std::optional<runner::RunResult>& baseline,
+                            const std::string& title, std::ostream& out) {
+    print_run_table(run, title, out);
+    if (!baseline)
+        return;
+    out << '\n';
+    print_run_table(*baseline, "baseline: sequential", out);
+    out << '\n';
+    print_comparison(run, *baseline, out);
+}
+
 }  // namespace migscope::cli

@@ -1,6 +1,7 @@
 // `migscope run` output: a run result as JSON (one field schema) and as a summary table.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -20,5 +21,9 @@ nlohmann::json comparison_json(const runner::Comparison& comparison);
 // One paragraph: a partitioned run against the sequential baseline of the same jobs.
 void print_comparison(const runner::RunResult& run, const runner::RunResult& baseline,
                       std::ostream& out);
+// The run's table, then, when there is one, the baseline's and the comparison.
+void print_run_and_baseline(const runner::RunResult& run,
+                            const std::optional<runner::RunResult>& baseline,
+                            const std::string& title, std::ostream& out);
 
 }  // namespace migscope::cli

@@ -1,0 +1,307 @@
+// End-to-end tests of `migscope run SPEC.toml` with the stand-in worker and the fake NVML: a
+// sweep stores its runs and baselines, --resume after kill -9 runs only what is missing,
+// --dry-run runs nothing, and bad specs or options are refused.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "run_process.h"
+#include "store/store.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using migscope::store::OpenMode;
+using migscope::store::RunRecord;
+using migscope::store::RunRole;
+using migscope::store::Store;
+
+std::map<std::string, std::string> fake_gpu_env() {
+    return {{"MIGSCOPE_WORKER", FAKE_WORKER},
+            {"FAKE_STEP_S", "0.01"},
+            {"MIGSCOPE_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+            {"MIGSCOPE_FAKE_NVML_CONFIG", std::string(FAKE_NVML_DIR) + "/h200.json"}};
+}
+
+class SweepCommand : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ =
+            fs::path(testing::TempDir()) /
+            ("sweep-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        db_ = (dir_ / "results.db").string();
+    }
+    std::string write_spec(const std::string& text) {
+        const std::string path = (dir_ / "spec.toml").string();
+        std::ofstream(path) << text;
+        return path;
+    }
+    std::vector<std::string> argv(const std::string& spec, std::vector<std::string> extra) {
+        std::vector<std::string> a = {
+            MIGSCOPE_BINARY,          "run",          spec, "--db", db_, "--run-dir",
+            (dir_ / "runs").string(), "--idle-probe", "0"};
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    }
+    ProcessResult sweep(const std::string& spec, std::vector<std::string> extra = {}) {
+        return run_process(argv(spec, std::move(extra)), fake_gpu_env());
+    }
+    std::vector<RunRecord> runs() { return Store::open(db_, OpenMode::kExisting).list_runs(); }
+    // Starts migscope in the background, its output thrown away.
+    pid_t start(const std::vector<std::string>& args) {
+        const pid_t pid = fork();
+        if (pid == 0) {
+            const int null = open("/dev/null", O_WRONLY);
+            dup2(null, 1);
+            dup2(null, 2);
+            for (const auto& [k, v] : fake_gpu_env())
+                setenv(k.c_str(), v.c_str(), 1);
+            std::vector<char*> a;
+            for (const std::string& s : args)
+                a.push_back(const_cast<char*>(s.c_str()));
+            a.push_back(nullptr);
+            execv(a[0], a.data());
+            _exit(126);
+        }
+        return pid;
+    }
+    // Polls the store until it holds a finished run of the experiment (60 s at most).
+    size_t wait_for_a_stored_run(const std::string& experiment) {
+        size_t stored = 0;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (stored == 0 && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            if (fs::exists(db_))
+                stored = Store::open(db_, OpenMode::kExisting).stored_cells(experiment).size();
+        }
+        return stored;
+    }
+
+    fs::path dir_;
+    std::string db_;
+};
+
+constexpr const char* kTwoCells = R"toml(
+version = 1
+name = "two"
+[[mix]]
+name = "pairs"
+backends = ["green"]
+layouts = ["3g.71gb+1g.18gb", "4g+2g"]
+jobs = ["resnet18:32", "bert-base:4"]
+duration_s = 0.3
+baseline = "sequential"
+)toml";
+
+TEST_F(SweepCommand, StoresEveryRunWithItsBaselineAndPrintsASummary) {
+    const ProcessResult r = sweep(write_spec(kTwoCells));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("to run     2 runs + 2 sequential baselines"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("run 2 of 2"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("ETA"), std::string::npos);
+    EXPECT_NE(r.out.find("4g.71gb+2g.35gb"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("results store: " + db_), std::string::npos) << r.out;
+
+    const std::vector<RunRecord> stored = runs();
+    ASSERT_EQ(stored.size(), 4u);
+    std::set<std::string> keys;
+    for (const RunRecord& run : stored) {
+        EXPECT_EQ(run.experiment, "two");
+        ASSERT_TRUE(run.cell_key);
+        EXPECT_EQ(run.label, "pairs");
+        if (run.role == RunRole::kRun) {
+            keys.insert(*run.cell_key);
+            EXPECT_EQ(run.backend, "green");
+            EXPECT_TRUE(run.aggregate_normalised_throughput);
+        } else {
+            EXPECT_EQ(run.backend, "sequential");
+            EXPECT_TRUE(run.parent_id);
+        }
+    }
+    EXPECT_EQ(keys.size(), 2u);
+    EXPECT_TRUE(fs::exists(dir_ / "runs" / "001-pairs-green-3g.71gb+1g.18gb-r1" / "result.json"));
+    EXPECT_TRUE(fs::exists(dir_ / "runs" / "002-pairs-green-4g.71gb+2g.35gb-r1" / "table.txt"));
+
+    // Resuming a finished sweep runs nothing; running it again without --resume repeats it.
+    const ProcessResult again = sweep(write_spec(kTwoCells), {"--resume"});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_NE(again.err.find("2 already stored (--resume skips them)"), std::string::npos)
+        << again.err;
+    EXPECT_EQ(runs().size(), 4u);
+}
+
+TEST_F(SweepCommand, DryRunPrintsThePlanAndRunsNothing) {
+    const ProcessResult r = sweep(write_spec(kTwoCells), {"--dry-run"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("to run     2 runs"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("estimate   about"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("   2  pairs: green 4g.71gb+2g.35gb"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(db_));
+    EXPECT_FALSE(fs::exists(dir_ / "runs"));
+}
+
+// Kills migscope with SIGKILL once the store holds a finished run, then resumes.
+TEST_F(SweepCommand, ResumeAfterKillNineRunsOnlyTheMissingCells) {
+    const std::string spec = write_spec(R"toml(
+version = 1
+name = "killed"
+[[mix]]
+name = "three"
+backends = ["green"]
+layouts = ["3g+1g", "4g+2g", "2g+2g"]
+jobs = ["resnet18:32", "bert-base:4"]
+duration_s = 1.5
+)toml");
+    const pid_t pid = start(argv(spec, {}));
+    ASSERT_GE(pid, 0);
+    const size_t before = wait_for_a_stored_run("killed");
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep ended by itself: status " << status;
+    ASSERT_GE(before, 1u);
+    const size_t after_kill = runs().size();
+    ASSERT_LT(after_kill, 3u) << "killed too late to test resume";
+
+    const ProcessResult r = sweep(spec, {"--resume"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find(std::to_string(after_kill) + " already stored"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("to run     " + std::to_string(3 - after_kill) + " runs"),
+              std::string::npos)
+        << r.err;
+    const std::vector<RunRecord> stored = runs();
+    ASSERT_EQ(stored.size(), 3u);  // each cell once: nothing run twice
+    std::set<std::string> keys;
+    for (const RunRecord& run : stored) {
+        EXPECT_FALSE(run.interrupted);
+        keys.insert(*run.cell_key);
+    }
+    EXPECT_EQ(keys.size(), 3u);
+}
+
+// Ctrl-C during the cool-down after the first run: exit 130, that run stored, the rest not run.
+TEST_F(SweepCommand, CtrlCStopsTheSweepKeepingWhatFinished) {
+    const std::string spec = write_spec(R"toml(
+version = 1
+name = "stopped"
+[[mix]]
+name = "m"
+backends = ["timeslice"]
+jobs = ["resnet18:32", "bert-base:4"]
+duration_s = 0.3
+repetitions = 3
+cooldown_s = 30
+)toml");
+    const pid_t pid = start(argv(spec, {}));
+    ASSERT_GE(pid, 0);
+    ASSERT_EQ(wait_for_a_stored_run("stopped"), 1u);
+    ASSERT_EQ(kill(pid, SIGINT), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+    EXPECT_EQ(runs().size(), 1u);
+}
+
+// A failed job fails its run, not the sweep: every run is stored and the exit code is 1.
+TEST_F(SweepCommand, AFailedJobGoesOnAndExitsOne) {
+    const ProcessResult r = sweep(write_spec(R"toml(
+version = 1
+name = "failing"
+[[mix]]
+name = "m"
+backends = ["timeslice"]
+jobs = ["resnet18:32", {command = ["/bin/false"], name = "broken"}]
+duration_s = 0.3
+repetitions = 2
+)toml"));
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.out.find("1 failed"), std::string::npos) << r.out;
+    EXPECT_EQ(runs().size(), 2u);
+}
+
+TEST_F(SweepCommand, OnlyRunsTheNamedSectionsAndMemoryMisfitsAreSkipped) {
+    const std::string spec = write_spec(R"toml(
+version = 1
+name = "parts"
+[defaults]
+backends = ["green"]
+duration_s = 0.3
+[[scaling]]
+name = "alone"
+profiles = ["1g.18gb", "7g.141gb"]
+jobs = ["gpt2-xl"]
+[[mix]]
+name = "other"
+layouts = ["3g+1g"]
+jobs = ["resnet18:32"]
+)toml");
+    const ProcessResult r = sweep(spec, {"--only", "alone"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("1 skipped (jobs known not to fit"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("job 'gpt2-xl' needs"), std::string::npos) << r.err;
+    const std::vector<RunRecord> stored = runs();
+    ASSERT_EQ(stored.size(), 1u);
+    EXPECT_EQ(stored[0].layout, "7g.141gb");
+}
+
+TEST_F(SweepCommand, TheQuickstartAndThePaperPlanOnAGpu) {
+    const ProcessResult q = sweep(EXAMPLES_DIR "/quickstart.toml", {"--dry-run"});
+    ASSERT_EQ(q.exit_code, 0) << q.err;
+    EXPECT_NE(q.out.find("gpu: green 3g.71gb+1g.18gb, resnet18:32,bert-base:4, 10 s window + "
+                         "baseline"),
+              std::string::npos)
+        << q.out;
+    const ProcessResult p =
+        sweep(EXAMPLES_DIR "/paper.toml", {"--dry-run", "--only", "mix4-matched-work"});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_NE(p.out.find("6 selected of 468"), std::string::npos) << p.out;
+    // Matched work: 300 steps x 60 of 132 SMs on the 3g.71gb partition.
+    EXPECT_NE(p.out.find("resnet50:32(136 steps)"), std::string::npos) << p.out;
+}
+
+TEST_F(SweepCommand, BadSpecsAndOptionsAreRefusedBeforeAnythingRuns) {
+    struct Case {
+        std::string spec;
+        std::vector<std::string> extra;
+        std::string says;
+    };
+    const std::string good = kTwoCells;
+    const std::vector<Case> cases = {
+        {good + "layuot = 1\n", {}, "mix[0].layuot (line 11): unknown key"},
+        {good, {"--jobs", "resnet18"}, "--jobs does not apply to an experiment spec"},
+        {good, {"--only", "nope"}, "--only nope: no such section (sections: pairs)"},
+        {"version = 1\nname = \"x\"\n[[mix]]\nname = \"m\"\nbackends = [\"green\"]\nlayouts = "
+         "[\"4g+4g\"]\njobs = [\"resnet18\"]\nduration_s = 1\n",
+         {},
+         "mix[0].layouts[0]: layout '4g+4g' is not valid on h200"},
+        {"version = 1\nname = \"x\"\ngpu = \"a100-80gb\"\n[[mix]]\nname = \"m\"\nbackends = "
+         "[\"green\"]\nlayouts = [\"1g\"]\njobs = [\"resnet18\"]\nduration_s = 1\n",
+         {},
+         "the spec is for a100-80gb but GPU 0 is h200"},
+    };
+    for (const Case& c : cases) {
+        const ProcessResult r = sweep(write_spec(c.spec), c.extra);
+        EXPECT_EQ(r.exit_code, 2) << r.err;
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(dir_ / "runs"));
+    }
+    const ProcessResult flags = run_process(
+        {MIGSCOPE_BINARY, "run", "--jobs", "a", "--duration", "1", "--resume"}, fake_gpu_env());
+    EXPECT_EQ(flags.exit_code, 2);
+    EXPECT_NE(flags.err.find("apply to experiment specs"), std::string::npos) << flags.err;
+}
+
+}  // namespace

@@ -1,0 +1,317 @@
+// One cell of `migscope run`: partitions, the run, its baseline, the run directory and the store.
+#include "run_cell.h"
+
+#include <sched.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/version.h"
+#include "mig/layout.h"
+#include "nvml/live_catalog.h"
+#include "partition/mig_instances.h"
+#include "partition/partitions.h"
+#include "report/trace_writer.h"
+#include "run_output.h"
+#include "runner/comparison.h"
+#include "telemetry/nvml_power_source.h"
+#include "telemetry/rapl_power_source.h"
+#include "worker_path.h"
+
+namespace migscope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using partition::BackendKind;
+
+std::atomic<bool> g_interrupted{false};
+void on_signal(int) {
+    g_interrupted = true;
+}
+
+std::vector<unsigned> allowed_cpu_cores() {
+    cpu_set_t set;
+    std::vector<unsigned> cores;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        for (unsigned c = 0; c < CPU_SETSIZE; ++c) {
+            if (CPU_ISSET(c, &set))
+                cores.push_back(c);
+        }
+    }
+    return cores;
+}
+
+std::unique_ptr<Gpu> open_gpu(unsigned index) {
+    auto owner = std::make_unique<Gpu>();
+    Gpu& g = *owner;
+    g.session.emplace(nvml::Session::open());
+    g.device.emplace(g.session->device(index));
+    const auto uuid = g.device->uuid().value;
+    if (!uuid)
+        throw unavailable_error("GPU " + std::to_string(index) + ": NVML gives no UUID");
+    g.uuid = *uuid;
+    const auto name = g.device->name().value.value_or("");
+    if (const mig::GpuModel* builtin = mig::match_builtin_by_device_name(name))
+        g.model = *builtin;
+    else if (auto live = nvml::read_live_model(*g.device))
+        g.model = live->model;
+    if (!g.model.sm_count)
+        throw unavailable_error("GPU " + name + ": SM count unknown (not in the built-in catalog)");
+    return owner;
+}
+
+// What the stored run records about where it ran. The CLI does not link torch: torch_version
+// stays empty (NULL) here.
+store::Provenance provenance_of(const Gpu* gpu) {
+    store::Provenance p;
+    p.migscope_version = kVersion;
+    p.migscope_commit = kGitCommit;
+    if (!gpu)
+        return p;
+    p.gpu_name = gpu->device->name().value;
+    p.gpu_uuid = gpu->uuid;
+    p.driver_version = gpu->session->driver_version();
+    if (const std::optional<int> cuda = gpu->session->cuda_driver_version())
+        p.cuda_driver_version =
+            std::to_string(*cuda / 1000) + "." + std::to_string(*cuda % 1000 / 10);
+    const nvml::Reading<nvml::MigMode> mig = gpu->device->mig_mode();
+    if (mig.value)
+        p.mig_mode = mig.value->current_enabled ? "enabled" : "disabled";
+    else if (!mig.supported())
+        p.mig_mode = "unsupported";
+    return p;
+}
+
+// The run's whole power trace as CSV (times from the run's start), when there is one.
+void write_trace(const runner::RunResult& run, const std::string& path) {
+    if (run.trace.empty())
+        return;
+    std::ofstream out(path);
+    report::TraceWriter writer(out, report::TraceFormat::kCsv, run.trace_origin,
+                               run.trace.front().energy_j);
+    writer.write_header();
+    for (const telemetry::Sample& sample : run.trace)
+        writer.write(sample);
+}
+
+// The partitions of a request on this machine; for mig, none until the instances are found.
+std::vector<partition::Partition> partitions_of(const Machine& machine, const CellRequest& r) {
+    const Gpu* gpu = machine.gpu.get();
+    const size_t n = r.jobs.size();
+    if (r.backend == BackendKind::kMig) {
+        const size_t terms = mig::parse_layout(r.layout, gpu->model).size();
+        if (terms != n) {
+            throw input_error("the layout has " + std::to_string(terms) + " partitions for " +
+                              std::to_string(n) + " jobs: give one partition per job");
+        }
+        return {};
+    }
+    if (r.backend == BackendKind::kCpu)
+        return partition::cpu_partitions(machine.cpu_cores, n);
+    if (partition::uses_layout(r.backend))
+        return partition::layout_partitions(mig::parse_layout(r.layout, gpu->model), gpu->model, n,
+                                            gpu->uuid);
+    return partition::whole_gpu_partitions(gpu->model, n, gpu->uuid);
+}
+
+}  // namespace
+
+Machine open_machine(unsigned index) {
+    Machine m;
+    try {
+        m.gpu = open_gpu(index);
+    } catch (const Error& e) {
+        if (e.kind() == ErrorKind::kInput)
+            throw;
+        m.gpu_problem = e.what();
+    }
+    m.cpu_cores = allowed_cpu_cores();
+    const char* data_dir = std::getenv("MIGSCOPE_DATA_DIR");
+    m.memory = runner::read_memory_records(
+        std::string(data_dir ? data_dir : MIGSCOPE_DEFAULT_DATA_DIR) + "/peak-memory-h200.json");
+    return m;
+}
+
+std::vector<std::string> check_cell(const Machine& machine, const CellRequest& r) {
+    const std::string backend = partition::to_string(r.backend);
+    if (r.backend == BackendKind::kMig && r.baseline) {
+        throw input_error(
+            "--baseline sequential cannot run with the mig backend: the whole-GPU "
+            "baseline needs MIG mode disabled (run it separately)");
+    }
+    if (r.backend != BackendKind::kCpu && !machine.gpu)
+        throw unavailable_error("--backend " + backend + " needs a GPU: " + machine.gpu_problem);
+    if (partition::uses_layout(r.backend) && r.layout.empty())
+        throw input_error("--backend " + backend + " needs --layout (one partition per job)");
+    if (!partition::uses_layout(r.backend) && !r.layout.empty())
+        throw input_error("--layout applies to the green, mps and mig backends, not " + backend);
+    const std::vector<partition::Partition> parts = partitions_of(machine, r);
+    if (parts.empty())
+        return {};
+    return runner::memory_misfits(r.jobs, parts, machine.memory);
+}
+
+std::string local_time_stamp() {
+    const std::time_t now = std::time(nullptr);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", std::localtime(&now));
+    return text;
+}
+
+const std::atomic<bool>* install_interrupt_handler() {
+    struct sigaction action {};
+    action.sa_handler = on_signal;
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+    return &g_interrupted;
+}
+
+void require_fit(const std::vector<std::string>& misfits, bool force) {
+    if (misfits.empty() || force)
+        return;
+    std::string text;
+    for (const std::string& line : misfits)
+        text += (text.empty() ? "" : "; ") + line;
+    throw input_error(text + " (--force runs it anyway, to observe the failure)");
+}
+
+bool CellOutcome::all_ok() const {
+    for (const runner::JobResult& j : run.jobs) {
+        if (j.status != runner::JobStatus::kOk)
+            return false;
+    }
+    return true;
+}
+
+CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellRequest& r,
+                     store::Store* db, const runner::RunHooks& hooks) {
+    const std::vector<std::string> misfits = check_cell(machine, r);
+    require_fit(misfits, m.force);
+
+    const Gpu* gpu = machine.gpu.get();
+    std::vector<partition::Partition> partitions = partitions_of(machine, r);
+    std::optional<partition::MigInstances> mig_instances;
+    if (r.backend == BackendKind::kMig) {
+        // Profile ids as this driver reports them, where it does.
+        mig::GpuModel model = gpu->model;
+        if (auto live = nvml::read_live_model(*gpu->device))
+            model = live->model;
+        mig_instances.emplace(partition::realise_mig_layout(
+            *gpu->device, model, mig::parse_layout(r.layout, model),
+            m.apply ? partition::ApplyMode::kApply : partition::ApplyMode::kUseExisting));
+        for (const partition::MigInstance& i : mig_instances->instances()) {
+            partition::Partition p;
+            p.label = i.profile;
+            p.sms = i.sm_count;
+            p.memory_gib = static_cast<double>(i.memory_bytes) / (1024.0 * 1024 * 1024);
+            p.device = i.uuid;
+            partitions.push_back(p);
+        }
+    }
+    fs::create_directories(r.run_dir);
+
+    std::unique_ptr<telemetry::PowerSource> power;
+    if (r.backend == BackendKind::kCpu) {
+        try {
+            power = std::make_unique<telemetry::RaplPowerSource>();
+        } catch (const Error& e) {
+            if (hooks.progress)
+                hooks.progress(std::string("CPU energy not measured: ") + e.what());
+        }
+    } else {
+        power = std::make_unique<telemetry::NvmlPowerSource>(*gpu->device);
+    }
+
+    runner::RunSpec spec;
+    spec.jobs = r.jobs;
+    spec.mode = r.duration_s > 0 ? runner::RunMode::kDuration : runner::RunMode::kWork;
+    spec.duration_s = r.duration_s;
+    spec.work_steps = r.work_steps;
+    spec.warmup_steps = m.warmup_steps;
+    spec.steady.max_cv = m.steady_cv;
+    spec.warmup_timeout_s = m.warmup_timeout_s;
+    spec.job_timeout_s = m.job_timeout_s;
+    spec.sample_hz = m.hz;
+    if (gpu)
+        spec.device_sms = gpu->model.sm_count;
+    spec.idle_probe_s = m.idle_probe_s;
+
+    partition::BackendOptions bo;
+    bo.worker_path = find_worker(m.worker);
+    bo.device_sms = gpu && gpu->model.sm_count ? *gpu->model.sm_count : 0;
+    const std::string device = gpu ? gpu->uuid : "";
+
+    auto execute = [&](BackendKind k, const std::vector<partition::Partition>& parts,
+                       const std::string& layout, const std::string& dir) {
+        fs::create_directories(dir);
+        partition::BackendOptions options = bo;
+        options.run_dir = fs::absolute(dir).string();
+        auto backend = partition::make_backend(k, options, device);
+        runner::RunSpec s = spec;
+        s.partitions = parts;
+        s.layout = layout;
+        s.run_dir = dir;
+        runner::RunResult result = runner::execute_run(s, *backend, power.get(), hooks);
+        for (const std::string& problem : backend->release())
+            result.warnings.push_back(problem);
+        return result;
+    };
+
+    CellOutcome out;
+    runner::RecordContext context{runner::utc_now_iso8601(),
+                                  provenance_of(gpu),
+                                  store::RunRole::kRun,
+                                  std::nullopt,
+                                  r.label,
+                                  r.experiment,
+                                  r.cell_key};
+    out.run = execute(r.backend, partitions, r.layout, r.run_dir);
+    for (const std::string& line : misfits)
+        out.run.warnings.push_back("run with --force: " + line);
+    if (mig_instances) {
+        for (const std::string& problem : mig_instances->release())
+            out.run.warnings.push_back(problem);
+    }
+    runner::RecordContext baseline_context = context;
+    baseline_context.role = store::RunRole::kBaseline;
+    if (r.baseline && r.backend != BackendKind::kSequential && !out.run.interrupted) {
+        if (hooks.progress)
+            hooks.progress(std::string("baseline: the same jobs one after another on the whole ") +
+                           (gpu ? "GPU" : "CPU"));
+        const std::vector<partition::Partition> whole =
+            gpu ? partition::whole_gpu_partitions(gpu->model, r.jobs.size(), device)
+                : std::vector<partition::Partition>(
+                      r.jobs.size(), partition::cpu_partitions(machine.cpu_cores, 1).front());
+        baseline_context.started_at = runner::utc_now_iso8601();
+        out.baseline = execute(BackendKind::kSequential, whole, "", r.run_dir + "/baseline");
+        runner::normalise_throughput(out.run, out.baseline->jobs);
+        runner::normalise_throughput(*out.baseline, out.baseline->jobs);
+    }
+
+    // Everything measured is kept in the run directory, whatever is printed.
+    out.doc = {{"run", run_json(out.run, context)}};
+    if (out.baseline) {
+        out.doc["baseline"] = run_json(*out.baseline, baseline_context);
+        out.doc["comparison"] =
+            comparison_json(runner::compare_with_baseline(out.run, *out.baseline));
+    }
+    std::ofstream(r.run_dir + "/result.json") << out.doc.dump(2) << '\n';
+    write_trace(out.run, r.run_dir + "/trace.csv");
+    if (out.baseline)
+        write_trace(*out.baseline, r.run_dir + "/baseline/trace.csv");
+    if (db) {
+        // The run and its baseline are two transactions: a crash between them keeps the run.
+        out.run_id = db->add_run(runner::to_run_record(out.run, context));
+        if (out.baseline) {
+            baseline_context.parent_id = out.run_id;
+            out.baseline_id = db->add_run(runner::to_run_record(*out.baseline, baseline_context));
+        }
+    }
+    return out;
+}
+
+}  // namespace migscope::cli

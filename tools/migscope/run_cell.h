@@ -1,0 +1,98 @@
+// One cell of `migscope run`: jobs on partitions under a backend, with its optional sequential
+// baseline, kept in a run directory and a results store. The single run and the sweep share it.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mig/catalog.h"
+#include "nvml/session.h"
+#include "partition/backend.h"
+#include "partition/job.h"
+#include "runner/memory_fit.h"
+#include "runner/run.h"
+#include "runner/run_record.h"
+#include "store/store.h"
+
+namespace migscope::cli {
+
+// The GPU a run measures (NVML only: no CUDA context here).
+struct Gpu {
+    std::optional<nvml::Session> session;
+    std::optional<nvml::Device> device;
+    std::string uuid;
+    mig::GpuModel model;
+};
+
+// What this machine offers: the GPU when NVML finds one (else why not), the CPU cores this
+// process may use, and the known peak memories of the built-in workloads.
+struct Machine {
+    std::unique_ptr<Gpu> gpu;
+    std::string gpu_problem;  // why there is no GPU
+    std::vector<unsigned> cpu_cores;
+    std::vector<runner::MemoryRecord> memory;
+};
+// Opens GPU `index`; a missing driver or GPU leaves `gpu` empty, bad input throws.
+Machine open_machine(unsigned index);
+
+// How every run is measured (the options of `migscope run` that are not the cell itself).
+struct Measurement {
+    unsigned warmup_steps = 3;
+    double steady_cv = 0.10;
+    double warmup_timeout_s = 300;
+    double job_timeout_s = 3600;
+    double hz = 10;
+    double idle_probe_s = 2;
+    std::string worker;  // migscope-worker; empty: found beside migscope
+    bool apply = false;  // mig: create the instances
+    bool force = false;  // run jobs known not to fit their partition's memory
+};
+
+// One run and, optionally, its baseline.
+struct CellRequest {
+    partition::BackendKind backend = partition::BackendKind::kCpu;
+    std::string layout;  // "" for backends without one
+    std::vector<partition::JobSpec> jobs;
+    double duration_s = 0;  // exactly one of duration_s and work_steps is > 0
+    int64_t work_steps = 0;
+    bool baseline = false;  // the jobs one after another on the whole GPU (or CPU)
+    std::string run_dir;
+    std::string label;
+    std::optional<std::string> experiment;  // a sweep's cell: kept with the stored runs
+    std::optional<std::string> cell_key;
+};
+
+// Checks a request against this machine before anything runs (backend needs a GPU, layout and
+// job count, CPU cores) and returns the lines of jobs known not to fit their partition's memory.
+// mig requests are checked for their layout only: their instances are found when they run.
+std::vector<std::string> check_cell(const Machine& machine, const CellRequest& request);
+
+// Local time as 20261130-101500, for default run directory names.
+std::string local_time_stamp();
+
+// Ctrl-C and SIGTERM set the returned flag (runner::RunHooks::interrupt) instead of ending
+// migscope: the run in progress stops early and what finished is kept.
+const std::atomic<bool>* install_interrupt_handler();
+
+// Refuses misfits (input error naming them) unless `force`.
+void require_fit(const std::vector<std::string>& misfits, bool force);
+
+struct CellOutcome {
+    runner::RunResult run;
+    std::optional<runner::RunResult> baseline;
+    nlohmann::json doc;  // result.json: the run, its baseline and the comparison
+    std::optional<int64_t> run_id, baseline_id;  // in the store, when there is one
+    bool all_ok() const;                         // every job of the run ended ok
+};
+
+// Runs the request (misfits are an input error unless `force`), then its baseline unless the run
+// was interrupted; writes result.json, trace.csv and the logs to the run directory; adds the run
+// and then the baseline to `db` (may be null), one transaction each.
+CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellRequest& request,
+                     store::Store* db, const runner::RunHooks& hooks);
+
+}  // namespace migscope::cli
