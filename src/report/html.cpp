@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -15,7 +14,7 @@ namespace migscope::report {
 namespace {
 
 const char* kStyle = R"(
-body{font:15px/1.45 system-ui,sans-serif;color:#1d1d1f;max-width:1180px;margin:0 auto;padding:1em 1.5em}
+body{font:15px/1.45 system-ui,sans-serif;color:#1d1d1f;max-width:1400px;margin:0 auto;padding:1em 1.5em}
 h1{margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.8em}
 .meta{color:#555}.na{color:#a00;font-weight:600}.spread{color:#555;font-size:90%}
 .caveat{background:#fff6e0;border-left:4px solid #e0a000;padding:.5em 1em}
@@ -65,8 +64,8 @@ std::string spread_html(const std::optional<Spread>& s,
     return text + ")</span>";
 }
 
-std::string optional_html(const std::optional<double>& v, const std::string& unit = "") {
-    return v ? number(*v) + unit : kMissing;
+std::string optional_html(const std::optional<double>& v) {
+    return v ? number(*v) : kMissing;
 }
 
 std::string ids_text(const std::vector<int64_t>& ids) {
@@ -134,7 +133,7 @@ void write_summary(const ReportInput& in, std::ostream& out) {
     for (const ParetoPoint& p : in.findings.pareto) {
         if (p.on_front && p.label != "sequential baseline") {
             out << "<li>On the throughput–energy Pareto front of <b>" << html_escape(p.job_set)
-                << "</b>: " << html_escape(p.label) << " (" << times(p.relative_throughput)
+                << "</b>: " << html_escape(p.label) << " (median " << times(p.relative_throughput)
                 << " throughput, " << times(p.relative_energy) << " energy).</li>\n";
         }
     }
