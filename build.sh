@@ -30,7 +30,8 @@ case "$what" in
     # examples/quickstart.toml: a small side-by-side run and its sequential baseline, on the GPU's
     # green-context partitions or, where there is no GPU, on the CPU cores.
     run_dir="$build_dir/runs/quickstart-$(date +%Y%m%d-%H%M%S)"
-    db="$build_dir/runs/quickstart.db"
+    db="$run_dir/results.db"
+    mkdir -p "$run_dir"
     if has_gpu; then
       "$migscope" gpus
       echo
@@ -44,6 +45,8 @@ case "$what" in
       echo "No NVIDIA GPU here: two tiny workloads side by side on the CPU cores." >&2
       "$migscope" run "$root/examples/quickstart.toml" --db "$db" --run-dir "$run_dir"
     fi
+    echo
+    echo "report: $("$migscope" report "$db" -o "$run_dir/report.html")"
     ;;
   test)
     labels=cpu

@@ -13,6 +13,12 @@ packages=(libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libyaml-cpp0.7 libfmt-
           libsqlite3-dev libsqlite3-0 libtomlplusplus-dev libtomlplusplus3 libgtest-dev libgmock-dev
           libbenchmark-dev libbenchmark1debian)
 
+# Not bundled: gnuplot-nox (migscope report's plots) and chromium (the report's browser test).
+# They are programs with dozens of shared libraries each (cairo, pango, lua; chromium's own),
+# which would only run from an unpacked prefix with LD_LIBRARY_PATH games. Install them from the
+# host's package mirror, or make reports on a machine that has them (the results store is one
+# file; copy it there).
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 (cd "$work" && apt-get download "${packages[@]}" >&2)

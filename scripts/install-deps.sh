@@ -10,9 +10,11 @@ deps_dir=${MIGSCOPE_DEPS_DIR:-$HOME/.cache/migscope}
 torch_version=2.11.0
 nvml_dev_version=13.0.87
 bundle_dir=${MIGSCOPE_BUNDLE_DIR:-$root/deps/bundle}
+# gnuplot-nox draws `migscope report`'s plots (SVG and PNG, no X); chromium checks the report page
+# in a test (headless).
 debian_packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
                  libfmt-dev libsqlite3-dev libtomlplusplus-dev libgtest-dev libgmock-dev
-                 libbenchmark-dev python3 python3-pip)
+                 libbenchmark-dev python3 python3-pip gnuplot-nox chromium)
 cmake_args=()
 
 log() { echo "install-deps: $*" >&2; }
@@ -28,6 +30,10 @@ if [ -d "$bundle_dir/usr" ]; then
   for tool in cmake ninja g++; do
     command -v "$tool" >/dev/null || { log "missing $tool, which the bundle does not carry"; exit 1; }
   done
+  # Programs with many shared libraries are not bundled: without them only the report and its
+  # browser test are missing.
+  command -v gnuplot >/dev/null || log "no gnuplot (Debian: gnuplot-nox): migscope report cannot draw"
+  command -v chromium >/dev/null || log "no chromium: the report's browser test will fail"
 else
   missing=()
   for p in "${debian_packages[@]}"; do

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
     cli::add_run_command(app, action);
     cli::add_train_command(app, action);
     cli::add_results_command(app, action);
+    cli::add_report_command(app, action);
 
     try {
         app.parse(argc, argv);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "json_value.h"
+#include "report/run_text.h"
 #include "report/table.h"
 
 namespace migscope::cli {
@@ -13,6 +14,8 @@ namespace {
 
 using nlohmann::json;
 using report::Align;
+using report::role_text;
+using report::status_summary;
 
 // CSV cells: empty for NULL; numbers in their shortest exact form; text quoted when needed.
 std::string cell(const std::string& text) {
@@ -45,29 +48,6 @@ std::string num(const std::optional<double>& v, int decimals, const std::string&
     if (!v)
         return "-";
     return fmt::format("{:.{}f}", *v, decimals) + (unit.empty() ? "" : " " + unit);
-}
-
-// "2 ok", "1 ok, 1 crashed", plus "interrupted".
-std::string status_summary(const store::RunRecord& run) {
-    std::vector<std::pair<std::string, int>> counts;
-    for (const store::JobRecord& j : run.jobs) {
-        auto it = std::find_if(counts.begin(), counts.end(),
-                               [&](const auto& c) { return c.first == j.status; });
-        if (it == counts.end())
-            counts.emplace_back(j.status, 1);
-        else
-            ++it->second;
-    }
-    std::vector<std::string> parts;
-    for (const auto& [status, n] : counts)
-        parts.push_back(std::to_string(n) + " " + status);
-    if (run.interrupted)
-        parts.push_back("interrupted");
-    return join(parts, ", ");
-}
-
-std::string role_text(const store::RunRecord& run) {
-    return to_string(run.role) + (run.parent_id ? " of " + std::to_string(*run.parent_id) : "");
 }
 
 json job_json(const store::JobRecord& j) {

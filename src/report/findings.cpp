@@ -1,0 +1,202 @@
+// Findings from stored runs: grouping, spreads over repetitions and the Pareto front.
+#include "report/findings.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "core/statistics.h"
+
+namespace migscope::report {
+namespace {
+
+void add_note(std::vector<std::string>& notes, const std::string& note) {
+    if (std::find(notes.begin(), notes.end(), note) == notes.end())
+        notes.push_back(note);
+}
+
+// "run 7: <its warnings>", or what is missing when the run gave no reason.
+std::string missing_note(const store::RunRecord& run, const std::string& what) {
+    std::string note = "run " + std::to_string(run.id) + ": " + what;
+    for (size_t i = 0; i < run.warnings.size(); ++i)
+        note += (i == 0 ? " (" : "; ") + run.warnings[i];
+    return note + (run.warnings.empty() ? "" : ")");
+}
+
+// Raw values of one scaling point before their spreads are taken.
+struct PointValues {
+    ScalingPoint point;
+    std::vector<double> items_per_s, energy_per_item_j, measured_s;
+};
+
+struct SeriesValues {
+    ScalingSeries series;
+    std::map<std::pair<int64_t, std::string>, PointValues> points;  // (SMs, backend)
+};
+
+using SeriesKey = std::tuple<std::string, std::string, std::optional<int64_t>>;
+
+std::vector<ScalingSeries> scaling_series(const std::vector<store::RunRecord>& runs) {
+    std::map<SeriesKey, SeriesValues> all;
+    for (const store::RunRecord& run : runs) {
+        // A job ran alone when it is the run's only job or the run is sequential.
+        if (run.jobs.size() != 1 && run.backend != "sequential")
+            continue;
+        for (const store::JobRecord& job : run.jobs) {
+            const std::optional<int64_t> sms = job.sms ? job.sms : job.sms_requested;
+            if (job.status != "ok" || !job.items_per_s || !sms)
+                continue;
+            const std::string workload = job.workload.value_or(job.name);
+            SeriesValues& s = all[{workload, job.mode, job.batch}];
+            s.series.workload = workload;
+            s.series.mode = job.mode;
+            s.series.batch = job.batch;
+            if (s.series.item_unit.empty())
+                s.series.item_unit = job.item_unit.value_or("items");
+            PointValues& p = s.points[{*sms, run.backend}];
+            p.point.sms = *sms;
+            p.point.backend = run.backend;
+            p.point.partition = job.partition;
+            p.point.run_ids.push_back(run.id);
+            p.items_per_s.push_back(*job.items_per_s);
+            p.measured_s.push_back(job.busy_s);
+            if (job.energy_per_item_j)
+                p.energy_per_item_j.push_back(*job.energy_per_item_j);
+            else
+                add_note(p.point.notes, missing_note(run, "no energy per item"));
+        }
+    }
+    std::vector<ScalingSeries> series;
+    for (auto& [key, s] : all) {
+        for (auto& [point_key, p] : s.points) {
+            p.point.items_per_s = spread_of(p.items_per_s);
+            p.point.energy_per_item_j = spread_of(p.energy_per_item_j);
+            p.point.measured_s = spread_of(p.measured_s);
+            s.series.points.push_back(std::move(p.point));
+        }
+        series.push_back(std::move(s.series));
+    }
+    return series;
+}
+
+std::string job_set_of(const store::RunRecord& run) {
+    std::vector<std::string> keys;
+    for (const store::JobRecord& j : run.jobs)
+        keys.push_back(job_key(j));
+    std::sort(keys.begin(), keys.end());
+    std::string text;
+    for (const std::string& k : keys)
+        text += (text.empty() ? "" : " + ") + k;
+    return text;
+}
+
+std::vector<LayoutComparison> layout_comparisons(const std::vector<store::RunRecord>& runs) {
+    std::map<int64_t, const store::RunRecord*> baseline_of;  // parent id → its latest baseline
+    for (const store::RunRecord& r : runs) {
+        if (r.role != store::RunRole::kBaseline || !r.parent_id)
+            continue;
+        const store::RunRecord*& b = baseline_of[*r.parent_id];
+        if (!b || b->id < r.id)
+            b = &r;
+    }
+    using Key = std::tuple<std::string, std::string, std::string, std::string>;
+    std::map<Key, LayoutComparison> groups;
+    std::map<Key, std::vector<double>> disagreements;
+    for (const store::RunRecord& run : runs) {
+        auto base = baseline_of.find(run.id);
+        if (run.role != store::RunRole::kRun || base == baseline_of.end())
+            continue;
+        const std::string job_set = job_set_of(run);
+        const std::string layout = run.layout.value_or("–");
+        const Key key{job_set, run.backend, layout, run.mode};
+        LayoutComparison& g = groups[key];
+        if (run.disagreement_pct)
+            disagreements[key].push_back(*run.disagreement_pct);
+        g.backend = run.backend;
+        g.layout = layout;
+        g.run_mode = run.mode;
+        g.job_set = job_set;
+        g.attribution_method = run.attribution_method;
+        const Comparison c = compare_with_baseline(run, *base->second);
+        g.repetitions.push_back({run.id, base->second->id, c});
+        if (!c.speedup) {
+            add_note(g.notes, missing_note(run,
+                                           "no same-work comparison: a job lacks its "
+                                           "throughput or energy per item on either side"));
+        } else if (!c.energy_change_pct) {
+            add_note(g.notes, missing_note(run, "no board energy"));
+        }
+    }
+    std::vector<LayoutComparison> out;
+    for (auto& [key, g] : groups) {
+        std::vector<double> change, speedup, run_j, base_j, window;
+        for (const Repetition& r : g.repetitions) {
+            const Comparison& c = r.comparison;
+            if (c.energy_change_pct) {
+                change.push_back(*c.energy_change_pct);
+                run_j.push_back(*c.run_energy_j);
+                base_j.push_back(*c.baseline_energy_j);
+            }
+            if (c.speedup)
+                speedup.push_back(*c.speedup);
+            if (c.run_time_s)
+                window.push_back(*c.run_time_s);
+        }
+        g.energy_change_pct = spread_of(change);
+        g.speedup = spread_of(speedup);
+        g.run_energy_j = spread_of(run_j);
+        g.baseline_energy_j = spread_of(base_j);
+        g.window_s = spread_of(window);
+        g.disagreement_pct = spread_of(disagreements[key]);
+        out.push_back(std::move(g));
+    }
+    return out;
+}
+
+// Per job set: the baseline at (1, 1), then every layout with both medians; marks the front.
+std::vector<ParetoPoint> pareto_points(const std::vector<LayoutComparison>& layouts) {
+    std::vector<ParetoPoint> points;
+    for (const LayoutComparison& g : layouts) {
+        if (!g.speedup || !g.energy_change_pct)
+            continue;
+        const bool first_of_set = std::none_of(
+            points.begin(), points.end(), [&](const auto& p) { return p.job_set == g.job_set; });
+        if (first_of_set)
+            points.push_back({g.job_set, "sequential baseline", 1.0, 1.0, false});
+        points.push_back({g.job_set, g.backend + " " + g.layout, g.speedup->median,
+                          1.0 + g.energy_change_pct->median / 100.0, false});
+    }
+    for (ParetoPoint& p : points) {
+        p.on_front = std::none_of(points.begin(), points.end(), [&](const ParetoPoint& q) {
+            return q.job_set == p.job_set && q.relative_throughput >= p.relative_throughput &&
+                   q.relative_energy <= p.relative_energy &&
+                   (q.relative_throughput > p.relative_throughput ||
+                    q.relative_energy < p.relative_energy);
+        });
+    }
+    return points;
+}
+
+}  // namespace
+
+std::optional<Spread> spread_of(const std::vector<double>& values) {
+    if (values.empty())
+        return std::nullopt;
+    const auto [min, max] = std::minmax_element(values.begin(), values.end());
+    return Spread{static_cast<int>(values.size()), *percentile(values, 0.5), *min, *max};
+}
+
+std::string job_key(const store::JobRecord& job) {
+    return job.workload.value_or(job.name) + ":" + job.mode + ":" +
+           (job.batch ? std::to_string(*job.batch) : std::string("default"));
+}
+
+Findings analyse(const std::vector<store::RunRecord>& runs) {
+    Findings f;
+    f.scaling = scaling_series(runs);
+    f.layouts = layout_comparisons(runs);
+    f.pareto = pareto_points(f.layouts);
+    return f;
+}
+
+}  // namespace migscope::report

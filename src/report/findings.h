@@ -1,0 +1,92 @@
+// What a report says, computed from stored runs: scaling with partition size, layouts against
+// their sequential baselines with spread over repetitions, and the throughput–energy Pareto front.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/comparison.h"
+#include "store/record.h"
+
+namespace migscope::report {
+
+// Median and range of repeated measurements of one figure.
+struct Spread {
+    int n = 0;
+    double median = 0;
+    double min = 0;
+    double max = 0;
+};
+std::optional<Spread> spread_of(const std::vector<double>& values);  // empty for no values
+
+// One partition size of a scaling series: the job alone on `sms` SMs, over its repetitions.
+struct ScalingPoint {
+    int64_t sms = 0;
+    std::string backend;    // green, mps, mig, sequential (the whole GPU), ...
+    std::string partition;  // "3g.71gb", "whole GPU"
+    std::vector<int64_t> run_ids;
+    std::optional<Spread> items_per_s;
+    std::optional<Spread> energy_per_item_j;
+    std::optional<Spread> measured_s;  // the job's seconds in steps inside its window
+    std::vector<std::string> notes;    // why a figure is missing (the runs' warnings)
+};
+
+// A workload in one mode and batch, alone on partitions of growing size.
+struct ScalingSeries {
+    std::string workload;  // the job's name for external commands
+    std::string mode;      // train | finetune
+    std::optional<int64_t> batch;
+    std::string item_unit;             // images, tokens, items
+    std::vector<ScalingPoint> points;  // by SMs, then backend
+};
+
+// One repetition of a layout: the run, its baseline and their same-work comparison.
+struct Repetition {
+    int64_t run_id = 0;
+    int64_t baseline_id = 0;
+    Comparison comparison;
+};
+
+// Runs of the same backend, layout, run mode and job set that have a sequential baseline.
+struct LayoutComparison {
+    std::string backend;
+    std::string layout;                       // "–" for backends without one
+    std::string run_mode;                     // duration | work
+    std::string job_set;                      // "bert-base:finetune:8 + resnet50:train:32", sorted
+    std::string attribution_method;           // of the latest repetition
+    std::vector<Repetition> repetitions;      // in run id order
+    std::optional<Spread> energy_change_pct;  // repetitions with a complete comparison
+    std::optional<Spread> speedup;
+    std::optional<Spread> run_energy_j;
+    std::optional<Spread> baseline_energy_j;
+    std::optional<Spread> window_s;
+    std::optional<Spread> disagreement_pct;  // board counter vs integrated trace
+    std::vector<std::string> notes;
+};
+
+// A layout (or the sequential baseline) in the throughput–energy plane of its job set: throughput
+// and energy for the same work, both relative to running the jobs one after another (= 1).
+struct ParetoPoint {
+    std::string job_set;
+    std::string label;               // "green 4g.71gb+3g.71gb", "sequential baseline"
+    double relative_throughput = 1;  // median speedup
+    double relative_energy = 1;      // median run energy / baseline energy for the same work
+    bool on_front = false;           // no other point of the job set is as fast and as frugal
+};
+
+struct Findings {
+    std::vector<ScalingSeries> scaling;
+    std::vector<LayoutComparison> layouts;
+    std::vector<ParetoPoint> pareto;  // grouped by job set, the baseline first
+};
+
+// Runs are read without their traces. Only jobs with status ok count; baselines belong to their
+// parent run (the latest one when there are several).
+Findings analyse(const std::vector<store::RunRecord>& runs);
+
+// "resnet50:train:32" (batch "default" when not recorded).
+std::string job_key(const store::JobRecord& job);
+
+}  // namespace migscope::report

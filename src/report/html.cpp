@@ -1,0 +1,393 @@
+// The self-contained HTML report: sections of findings, figures and tables, inline CSS and SVG.
+#include "report/html.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "report/run_text.h"
+
+namespace migscope::report {
+namespace {
+
+const char* kStyle = R"(
+body{font:15px/1.45 system-ui,sans-serif;color:#1d1d1f;max-width:1400px;margin:0 auto;padding:1em 1.5em}
+h1{margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.8em}
+.meta{color:#555}.na{color:#a00;font-weight:600}.spread{color:#555;font-size:90%}
+.caveat{background:#fff6e0;border-left:4px solid #e0a000;padding:.5em 1em}
+.scroll{overflow-x:auto}table{border-collapse:collapse;margin:.8em 0;font-size:13px}
+th,td{border:1px solid #ddd;padding:.25em .5em;vertical-align:top;text-align:left}
+th{background:#f2f2f2}td.n{text-align:right;white-space:nowrap}
+figure.plot{margin:1em 0;max-width:820px}figure.plot svg{width:100%;height:auto;display:block}
+figcaption{font-size:13px;color:#333}.front{font-weight:600}
+)";
+
+// Marks the page checked when every figure holds its inline plot (the browser test reads it).
+const char* kCheckScript = R"(
+(function () {
+  var figures = document.querySelectorAll("figure.plot");
+  var present = 0;
+  figures.forEach(function (f) { if (f.querySelector("svg")) present++; });
+  var expected = Number(document.body.getAttribute("data-figures"));
+  document.body.setAttribute("data-plots-present", String(present));
+  document.body.setAttribute("data-report-check",
+      present === expected && figures.length === expected ? "ok" : "missing plots");
+})();
+)";
+
+const std::string kMissing = "<span class=\"na\">–</span>";
+
+// 1234 → "1234", 12.345 → "12.3", 0.012345 → "0.0123".
+std::string number(double v) {
+    if (std::fabs(v) >= 100)
+        return fmt::format("{:.0f}", v);
+    return fmt::format("{:.3g}", v);
+}
+std::string percent(double v) {
+    return fmt::format("{:+.1f} %", v);
+}
+std::string times(double v) {
+    return fmt::format("{:.2f}×", v);
+}
+
+// "median (n 3: min–max)"; "–" when nothing was measured.
+std::string spread_html(const std::optional<Spread>& s,
+                        const std::function<std::string(double)>& format = number) {
+    if (!s)
+        return kMissing;
+    std::string text = format(s->median) + " <span class=\"spread\">(n " + std::to_string(s->n);
+    if (s->n > 1)
+        text += ": " + format(s->min) + " – " + format(s->max);
+    return text + ")</span>";
+}
+
+std::string optional_html(const std::optional<double>& v) {
+    return v ? number(*v) : kMissing;
+}
+
+std::string ids_text(const std::vector<int64_t>& ids) {
+    std::string text;
+    for (int64_t id : ids)
+        text += (text.empty() ? "" : ", ") + std::to_string(id);
+    return text;
+}
+
+std::string notes_html(const std::vector<std::string>& notes) {
+    std::string text;
+    for (const std::string& n : notes)
+        text += (text.empty() ? "" : "<br>") + html_escape(n);
+    return text;
+}
+
+// An HTML table built row by row; cells are HTML already.
+class Table {
+  public:
+    explicit Table(const std::vector<std::string>& headers) {
+        html_ = "<table><thead><tr>";  // in a scrolling box: wide tables do not widen the page
+        for (const std::string& h : headers)
+            html_ += "<th>" + h + "</th>";
+        html_ += "</tr></thead><tbody>\n";
+    }
+    // `numeric` columns (by index) are right-aligned.
+    void row(const std::vector<std::string>& cells, const std::set<size_t>& numeric = {},
+             const std::string& row_class = "") {
+        html_ += row_class.empty() ? "<tr>" : "<tr class=\"" + row_class + "\">";
+        for (size_t i = 0; i < cells.size(); ++i)
+            html_ += (numeric.count(i) ? "<td class=\"n\">" : "<td>") + cells[i] + "</td>";
+        html_ += "</tr>\n";
+    }
+    std::string html() const {
+        return "<div class=\"scroll\">" + html_ + "</tbody></table></div>\n";
+    }
+
+  private:
+    std::string html_;
+};
+
+void write_figures(const ReportInput& in, Section section, std::ostream& out) {
+    for (const RenderedFigure& f : in.figures) {
+        if (f.figure.section != section)
+            continue;
+        out << "<figure class=\"plot\" id=\"fig-" << f.figure.plot.name << "\">\n"
+            << f.svg << "\n<figcaption>" << html_escape(f.figure.caption) << " <a href=\""
+            << html_escape(f.svg_link) << "\">SVG</a> · <a href=\"" << html_escape(f.png_link)
+            << "\">PNG</a></figcaption></figure>\n";
+    }
+}
+
+void write_summary(const ReportInput& in, std::ostream& out) {
+    out << "<section id=\"findings\"><h2>Findings</h2>\n<ul>\n";
+    bool any = false;
+    for (const LayoutComparison& g : in.findings.layouts) {
+        if (!g.energy_change_pct && !g.speedup)
+            continue;
+        any = true;
+        out << "<li>Jobs <b>" << html_escape(g.job_set) << "</b> on <b>"
+            << html_escape(g.backend + " " + g.layout) << "</b> against one after another on the "
+            << "whole GPU, for the same work: energy " << spread_html(g.energy_change_pct, percent)
+            << ", throughput " << spread_html(g.speedup, times) << ".</li>\n";
+    }
+    for (const ParetoPoint& p : in.findings.pareto) {
+        if (p.on_front && p.label != "sequential baseline") {
+            out << "<li>On the throughput–energy Pareto front of <b>" << html_escape(p.job_set)
+                << "</b>: " << html_escape(p.label) << " (median " << times(p.relative_throughput)
+                << " throughput, " << times(p.relative_energy) << " energy).</li>\n";
+        }
+    }
+    for (const ScalingSeries& s : in.findings.scaling) {
+        const ScalingPoint* best = nullptr;
+        for (const ScalingPoint& p : s.points) {
+            if (p.energy_per_item_j &&
+                (!best || p.energy_per_item_j->median < best->energy_per_item_j->median))
+                best = &p;
+        }
+        if (!best)
+            continue;
+        any = true;
+        out << "<li><b>" << html_escape(s.workload) << "</b> (" << html_escape(s.mode)
+            << "): least energy per item (" << html_escape(s.item_unit) << ") alone on "
+            << best->sms << " SMs (" << html_escape(best->backend + " " + best->partition)
+            << "): " << spread_html(best->energy_per_item_j) << " J.</li>\n";
+    }
+    if (!any)
+        out << "<li>No stored run has a figure to report yet.</li>\n";
+    out << "</ul></section>\n";
+}
+
+void write_method(const ReportInput& in, std::ostream& out) {
+    std::set<std::string> methods;
+    for (const store::RunRecord& r : in.runs) {
+        if (!r.attribution_method.empty())
+            methods.insert(r.attribution_method);
+    }
+    out << "<section id=\"method\"><h2>How the numbers are made</h2>\n"
+        << "<p class=\"caveat\"><b>SM partitions emulate MIG.</b> Runs on the <code>green</code> "
+           "(CUDA green contexts) and <code>mps</code> backends give each job the SM count of a "
+           "MIG profile and cap its memory, but there is no L2-cache or memory-bandwidth "
+           "isolation: jobs disturb each other more than on real MIG instances.</p>\n"
+        << "<ul><li><b>Energy</b>: the board energy counter's delta over the measurement "
+           "window (steady-state window, or the makespan of fixed work); the integrated power "
+           "trace is a cross-check (its disagreement is in the tables).</li>\n"
+        << "<li><b>Throughput</b>: items in the window over the job's summed step times, in the "
+           "workload's unit.</li>\n"
+        << "<li><b>Against the sequential baseline</b>: the work each job did in the layout's "
+           "window is priced at its own throughput and energy per item alone on the whole GPU; "
+           "energy change = (layout − baseline) / baseline, speedup = baseline time / layout "
+           "time.</li>\n"
+        << "<li><b>Spread</b>: every figure is the median over repetitions, with n and the "
+           "min – max range. A value that was not measured is shown as "
+        << kMissing << " with the reason, never as 0.</li>\n";
+    for (const std::string& m : methods)
+        out << "<li><b>Attribution</b>: " << html_escape(m) << "</li>\n";
+    out << "</ul></section>\n";
+}
+
+void write_scaling(const ReportInput& in, std::ostream& out) {
+    out << "<section id=\"scaling\"><h2>Scaling with partition size</h2>\n"
+        << "<p>Each job alone: single-job runs on one partition, and each job of a sequential "
+           "run on the whole GPU. Energy per item is the board's energy over the window divided "
+           "by the job's items, idle partitions included.</p>\n";
+    write_figures(in, Section::kScaling, out);
+    if (in.findings.scaling.empty()) {
+        out << "<p>No single-job or sequential runs.</p></section>\n";
+        return;
+    }
+    Table t({"workload", "mode", "batch", "SMs", "partition", "backend", "runs",
+             "throughput (items/s)", "energy per item (J)", "measured (s)", "notes"});
+    for (const ScalingSeries& s : in.findings.scaling) {
+        for (const ScalingPoint& p : s.points) {
+            t.row(
+                {html_escape(s.workload), html_escape(s.mode),
+                 s.batch ? std::to_string(*s.batch) : "default", std::to_string(p.sms),
+                 html_escape(p.partition), html_escape(p.backend), ids_text(p.run_ids),
+                 spread_html(p.items_per_s) + " " + html_escape(s.item_unit) + "/s",
+                 spread_html(p.energy_per_item_j), spread_html(p.measured_s), notes_html(p.notes)},
+                {3, 7, 8, 9});
+        }
+    }
+    out << t.html() << "<p class=\"meta\">measured: the job's seconds in steps inside its window."
+        << "</p></section>\n";
+}
+
+void write_layouts(const ReportInput& in, std::ostream& out) {
+    out << "<section id=\"layouts\"><h2>Layouts against the sequential baseline</h2>\n";
+    write_figures(in, Section::kLayouts, out);
+    if (in.findings.layouts.empty()) {
+        out << "<p>No run with a sequential baseline (<code>migscope run --baseline "
+               "sequential --db</code>).</p></section>\n";
+        return;
+    }
+    Table t({"jobs", "backend", "layout", "mode", "runs (baselines)", "energy change", "speedup",
+             "energy (J)", "baseline energy, same work (J)", "window (s)", "counter vs trace (%)",
+             "attribution", "notes"});
+    for (const LayoutComparison& g : in.findings.layouts) {
+        std::string ids;
+        for (const Repetition& r : g.repetitions) {
+            ids += (ids.empty() ? "" : ", ") + std::to_string(r.run_id) + " (" +
+                   std::to_string(r.baseline_id) + ")";
+        }
+        t.row({html_escape(g.job_set), html_escape(g.backend), html_escape(g.layout),
+               html_escape(g.run_mode), ids, spread_html(g.energy_change_pct, percent),
+               spread_html(g.speedup, times), spread_html(g.run_energy_j),
+               spread_html(g.baseline_energy_j), spread_html(g.window_s),
+               spread_html(g.disagreement_pct), html_escape(g.attribution_method),
+               notes_html(g.notes)},
+              {5, 6, 7, 8, 9, 10});
+    }
+    out << t.html() << "</section>\n";
+}
+
+void write_pareto(const ReportInput& in, std::ostream& out) {
+    out << "<section id=\"pareto\"><h2>Throughput–energy Pareto front</h2>\n";
+    write_figures(in, Section::kPareto, out);
+    if (in.findings.pareto.empty()) {
+        out << "<p>No layout with both a speedup and an energy change.</p></section>\n";
+        return;
+    }
+    Table t({"jobs", "layout", "throughput vs sequential (median)",
+             "energy vs sequential, same work (median)", "on the front"});
+    for (const ParetoPoint& p : in.findings.pareto) {
+        t.row({html_escape(p.job_set), html_escape(p.label), times(p.relative_throughput),
+               times(p.relative_energy), p.on_front ? "yes" : "no"},
+              {2, 3}, p.on_front ? "front" : "");
+    }
+    out << t.html() << "</section>\n";
+}
+
+void write_traces(const ReportInput& in, std::ostream& out) {
+    out << "<section id=\"traces\"><h2>Power traces</h2>\n<p>The latest repetition of each "
+           "layout (at most "
+        << kMaxTracedLayouts << ") next to its sequential baseline.</p>\n";
+    write_figures(in, Section::kTraces, out);
+    out << "</section>\n";
+}
+
+void write_runs(const ReportInput& in, std::ostream& out) {
+    out << "<section id=\"runs\"><h2>Runs</h2>\n";
+    Table t({"id", "started (UTC)", "role", "backend", "layout", "mode", "jobs", "window (s)",
+             "energy (J, counter)", "trace energy (J)", "samples", "disagreement (%)",
+             "average power (W)", "status", "label", "warnings"});
+    for (const store::RunRecord& r : in.runs) {
+        std::string jobs;
+        for (const store::JobRecord& j : r.jobs)
+            jobs += (jobs.empty() ? "" : "<br>") + html_escape(j.name + " on " + j.partition);
+        t.row({std::to_string(r.id), html_escape(r.started_at), html_escape(role_text(r)),
+               html_escape(r.backend), r.layout ? html_escape(*r.layout) : "–", html_escape(r.mode),
+               jobs, number(r.window_s), optional_html(r.counter_energy_j),
+               optional_html(r.trace_energy_j), std::to_string(r.power_samples),
+               optional_html(r.disagreement_pct), optional_html(r.average_power_w),
+               html_escape(status_summary(r)), html_escape(r.label), notes_html(r.warnings)},
+              {0, 7, 8, 9, 10, 11, 12});
+    }
+    out << t.html() << "</section>\n";
+}
+
+void write_provenance(const ReportInput& in, std::ostream& out) {
+    // Runs grouped by where they came from.
+    std::map<std::vector<std::string>, std::vector<int64_t>> groups;
+    for (const store::RunRecord& r : in.runs) {
+        const store::Provenance& p = r.provenance;
+        groups[{p.migscope_version, p.migscope_commit, p.gpu_name.value_or("–"),
+                p.gpu_uuid.value_or("–"), p.driver_version.value_or("–"),
+                p.cuda_driver_version.value_or("–"), p.torch_version.value_or("–"),
+                p.mig_mode.value_or("–")}]
+            .push_back(r.id);
+    }
+    out << "<section id=\"provenance\"><h2>Provenance</h2>\n";
+    Table t(
+        {"runs", "migscope", "commit", "GPU", "GPU UUID", "driver", "CUDA", "torch", "MIG mode"});
+    for (const auto& [fields, ids] : groups) {
+        std::vector<std::string> cells = {ids_text(ids)};
+        for (const std::string& f : fields)
+            cells.push_back(html_escape(f));
+        t.row(cells);
+    }
+    out << t.html() << "</section>\n";
+}
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+std::string html_escape(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
+
+std::string inline_svg(const std::string& svg, const std::string& id_prefix,
+                       const std::string& title) {
+    const size_t start = svg.find("<svg");
+    std::string out = start == std::string::npos ? svg : svg.substr(start);
+    std::vector<std::string> ids;
+    for (const char quote : {'\'', '"'}) {
+        const std::string marker = std::string("id=") + quote;
+        for (size_t at = out.find(marker); at != std::string::npos; at = out.find(marker, at + 1)) {
+            const size_t begin = at + marker.size();
+            const size_t end = out.find(quote, begin);
+            if (end != std::string::npos)
+                ids.push_back(out.substr(begin, end - begin));
+        }
+    }
+    for (const std::string& id : ids) {
+        for (const char quote : {'\'', '"'}) {
+            const std::string q(1, quote);
+            replace_all(out, "id=" + q + id + q, "id=" + q + id_prefix + id + q);
+            replace_all(out, q + "#" + id + q, q + "#" + id_prefix + id + q);
+        }
+        replace_all(out, "url(#" + id + ")", "url(#" + id_prefix + id + ")");
+    }
+    const size_t title_start = out.find("<title>");
+    const size_t title_end = out.find("</title>");
+    if (title_start != std::string::npos && title_end != std::string::npos)
+        out.replace(title_start, title_end - title_start, "<title>" + html_escape(title));
+    return out;
+}
+
+void write_html(const ReportInput& in, std::ostream& out) {
+    std::string span;
+    if (!in.runs.empty()) {
+        span = ", " + in.runs.front().started_at + " to " + in.runs.back().started_at;
+    }
+    out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        << "<title>migscope report: " << html_escape(in.source) << "</title>\n<style>" << kStyle
+        << "</style></head>\n<body data-figures=\"" << in.figures.size() << "\">\n"
+        << "<h1>migscope report</h1>\n<p class=\"meta\">" << in.runs.size() << " runs from <code>"
+        << html_escape(in.source) << "</code>" << html_escape(span) << "; made by "
+        << html_escape(in.generator) << ". Plots drawn by gnuplot.</p>\n";
+    write_summary(in, out);
+    write_method(in, out);
+    write_scaling(in, out);
+    write_layouts(in, out);
+    write_pareto(in, out);
+    write_traces(in, out);
+    write_runs(in, out);
+    write_provenance(in, out);
+    out << "<script>" << kCheckScript << "</script>\n</body></html>\n";
+}
+
+}  // namespace migscope::report

@@ -1,0 +1,32 @@
+// Short texts about a stored run: job statuses and role.
+#include "report/run_text.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace migscope::report {
+
+std::string status_summary(const store::RunRecord& run) {
+    std::vector<std::pair<std::string, int>> counts;
+    for (const store::JobRecord& j : run.jobs) {
+        auto it = std::find_if(counts.begin(), counts.end(),
+                               [&](const auto& c) { return c.first == j.status; });
+        if (it == counts.end())
+            counts.emplace_back(j.status, 1);
+        else
+            ++it->second;
+    }
+    std::string text;
+    for (const auto& [status, n] : counts)
+        text += (text.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+    if (run.interrupted)
+        text += text.empty() ? "interrupted" : ", interrupted";
+    return text;
+}
+
+std::string role_text(const store::RunRecord& run) {
+    return to_string(run.role) + (run.parent_id ? " of " + std::to_string(*run.parent_id) : "");
+}
+
+}  // namespace migscope::report

@@ -1,0 +1,15 @@
+// Short texts about a stored run, shared by the results printers and the HTML report.
+#pragma once
+
+#include <string>
+
+#include "store/record.h"
+
+namespace migscope::report {
+
+// "2 ok", "1 ok, 1 crashed", plus "interrupted".
+std::string status_summary(const store::RunRecord& run);
+// "run", "baseline of 3".
+std::string role_text(const store::RunRecord& run);
+
+}  // namespace migscope::report

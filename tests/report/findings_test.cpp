@@ -1,0 +1,204 @@
+// Findings from hand-made records: scaling series, layout groups with spread, the Pareto front,
+// and missing values kept missing.
+#include "report/findings.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <tuple>
+
+namespace migscope::report {
+namespace {
+
+int64_t g_next_id = 1;
+
+store::JobRecord job(const std::string& workload, const std::string& mode, int64_t sms,
+                     std::optional<double> items_per_s, std::optional<double> j_per_item) {
+    store::JobRecord j;
+    j.name = workload + (mode == "finetune" ? "-ft" : "");
+    j.workload = workload;
+    j.mode = mode;
+    j.batch = 8;
+    j.partition = sms == 132 ? "whole GPU" : std::to_string(sms) + " SMs";
+    j.sms = sms;
+    j.status = "ok";
+    j.item_unit = "images";
+    j.items_per_s = items_per_s;
+    j.energy_per_item_j = j_per_item;
+    j.busy_s = 9.5;
+    return j;
+}
+
+store::RunRecord run(const std::string& backend, std::vector<store::JobRecord> jobs,
+                     std::optional<double> energy_j = std::nullopt, double window_s = 10) {
+    store::RunRecord r;
+    r.id = g_next_id++;
+    r.backend = backend;
+    r.mode = "duration";
+    r.window_s = window_s;
+    r.counter_energy_j = energy_j;
+    r.jobs = std::move(jobs);
+    return r;
+}
+
+store::RunRecord baseline_of(const store::RunRecord& parent, std::vector<store::JobRecord> jobs) {
+    store::RunRecord b = run("sequential", std::move(jobs), 1.0);
+    b.role = store::RunRole::kBaseline;
+    b.parent_id = parent.id;
+    return b;
+}
+
+TEST(Spread, MedianAndRange) {
+    const Spread s = *spread_of({3, 1, 2, 10});
+    EXPECT_EQ(s.n, 4);
+    EXPECT_DOUBLE_EQ(s.median, 2.5);
+    EXPECT_DOUBLE_EQ(s.min, 1);
+    EXPECT_DOUBLE_EQ(s.max, 10);
+    EXPECT_FALSE(spread_of({}));
+}
+
+TEST(Findings, ScalingSeriesFromJobsAloneGroupedBySmsWithSpread) {
+    const std::vector<store::RunRecord> runs = {
+        run("green", {job("resnet50", "train", 16, 100, 2.0)}),
+        run("green", {job("resnet50", "train", 16, 110, 2.2)}),
+        run("green", {job("resnet50", "train", 60, 300, 1.5)}),
+        run("green", {job("resnet50", "finetune", 60, 500, 0.9)}),
+        // Sequential: each job alone on the whole GPU.
+        run("sequential",
+            {job("resnet50", "train", 132, 600, 1.2), job("resnet50", "finetune", 132, 900, 0.8)}),
+        // Two jobs side by side: not a scaling point.
+        run("green", {job("resnet50", "train", 32, 150, 1.0), job("vit", "train", 32, 80, 3.0)}),
+    };
+    const Findings f = analyse(runs);
+    ASSERT_EQ(f.scaling.size(), 2u);
+    const ScalingSeries& finetune = f.scaling[0];  // ordered by workload, mode, batch
+    const ScalingSeries& train = f.scaling[1];
+    EXPECT_EQ(finetune.mode, "finetune");
+    ASSERT_EQ(train.points.size(), 3u);
+    EXPECT_EQ(train.points[0].sms, 16);
+    EXPECT_EQ(train.points[0].items_per_s->n, 2);
+    EXPECT_DOUBLE_EQ(train.points[0].items_per_s->median, 105);
+    EXPECT_DOUBLE_EQ(train.points[0].energy_per_item_j->min, 2.0);
+    EXPECT_DOUBLE_EQ(train.points[0].energy_per_item_j->max, 2.2);
+    EXPECT_EQ(train.points[2].sms, 132);
+    EXPECT_EQ(train.points[2].backend, "sequential");
+    EXPECT_EQ(train.points[2].partition, "whole GPU");
+    EXPECT_EQ(train.item_unit, "images");
+}
+
+TEST(Findings, MissingEnergyStaysMissingWithTheRunsWarning) {
+    store::RunRecord r = run("green", {job("resnet50", "train", 16, 100, std::nullopt)});
+    r.warnings = {"no power source: energy not measured"};
+    store::RunRecord failed = run("green", {job("resnet50", "train", 16, 90, 2.0)});
+    failed.jobs[0].status = "crashed";  // failed jobs are no points
+    const Findings f = analyse({r, failed});
+    ASSERT_EQ(f.scaling.size(), 1u);
+    const ScalingPoint& p = f.scaling[0].points.at(0);
+    EXPECT_EQ(p.items_per_s->n, 1);
+    EXPECT_FALSE(p.energy_per_item_j);
+    ASSERT_EQ(p.notes.size(), 1u);
+    EXPECT_NE(p.notes[0].find("no power source"), std::string::npos) << p.notes[0];
+}
+
+TEST(Findings, LayoutsGroupRepetitionsWithTheirBaselinesAndSpread) {
+    std::vector<store::RunRecord> runs;
+    // Three repetitions of one layout: a and b both at 10 items/s alone → 2 J/item and 1 J/item.
+    for (double energy_j : {200.0, 240.0, 220.0}) {
+        store::RunRecord r =
+            run("green",
+                {job("a", "train", 60, 10, std::nullopt), job("b", "train", 60, 10, std::nullopt)},
+                energy_j);
+        r.layout = "3g.71gb+3g.71gb";
+        runs.push_back(r);
+        runs.push_back(
+            baseline_of(r, {job("a", "train", 132, 20, 2.0), job("b", "train", 132, 20, 1.0)}));
+    }
+    // The same jobs in another order are the same job set; a run without baseline is left out.
+    store::RunRecord other = run(
+        "green", {job("b", "train", 64, 10, std::nullopt), job("a", "train", 64, 20, std::nullopt)},
+        150);
+    other.layout = "4g.71gb+3g.71gb";
+    runs.push_back(other);
+    runs.push_back(
+        baseline_of(other, {job("a", "train", 132, 20, 2.0), job("b", "train", 132, 20, 1.0)}));
+    store::RunRecord lonely = run("green", {job("a", "train", 60, 10, std::nullopt)}, 100);
+    lonely.layout = "3g.71gb";
+    runs.push_back(lonely);
+
+    const Findings f = analyse(runs);
+    ASSERT_EQ(f.layouts.size(), 2u);
+    const LayoutComparison& g = f.layouts[1];  // by job set, backend, then layout
+    EXPECT_EQ(g.layout, "4g.71gb+3g.71gb");
+    const LayoutComparison& three = f.layouts[0];
+    EXPECT_EQ(three.layout, "3g.71gb+3g.71gb");
+    EXPECT_EQ(three.job_set, "a:train:8 + b:train:8");
+    EXPECT_EQ(g.job_set, three.job_set);
+    ASSERT_EQ(three.repetitions.size(), 3u);
+    // Same work: 100 items of a (200 J, 5 s alone) and 100 of b (100 J, 5 s alone) in 10 s.
+    EXPECT_DOUBLE_EQ(three.baseline_energy_j->median, 300);
+    EXPECT_EQ(three.energy_change_pct->n, 3);
+    EXPECT_NEAR(three.energy_change_pct->median, -100.0 * 80 / 300, 1e-9);
+    EXPECT_NEAR(three.energy_change_pct->min, -100.0 * 100 / 300, 1e-9);
+    EXPECT_NEAR(three.energy_change_pct->max, -100.0 * 60 / 300, 1e-9);
+    EXPECT_DOUBLE_EQ(three.speedup->median, 1.0);
+    EXPECT_EQ(three.repetitions[0].baseline_id, three.repetitions[0].run_id + 1);
+}
+
+TEST(Findings, AComparisonWithoutABaselineFigureIsMissingNotZero) {
+    store::RunRecord r = run("green", {job("a", "train", 60, 10, std::nullopt)}, 100);
+    r.layout = "3g.71gb";
+    r.warnings = {"the window closed early"};
+    const std::vector<store::RunRecord> runs = {
+        r, baseline_of(r, {job("a", "train", 132, 20, std::nullopt)})};
+    const Findings f = analyse(runs);
+    ASSERT_EQ(f.layouts.size(), 1u);
+    EXPECT_FALSE(f.layouts[0].energy_change_pct);
+    EXPECT_FALSE(f.layouts[0].speedup);
+    EXPECT_FALSE(f.layouts[0].baseline_energy_j);
+    EXPECT_DOUBLE_EQ(f.layouts[0].window_s->median, 10);
+    ASSERT_EQ(f.layouts[0].notes.size(), 1u);
+    EXPECT_NE(f.layouts[0].notes[0].find("the window closed early"), std::string::npos);
+    EXPECT_TRUE(f.pareto.empty());  // a point needs both figures
+}
+
+TEST(Findings, ParetoFrontPerJobSetWithTheBaselineAtOne) {
+    // a alone: 10 items/s at 1 J/item. A run at r items/s for 10 s does 10 r items: the baseline
+    // needs r s and 10 r J for them. (speedup, energy ratio): L1 (1.2, 0.8) beats L2 (1.1, 0.9)
+    // and the baseline (1, 1); L3 (1.3, 0.95) is the fastest: L1 and L3 make the front.
+    std::vector<store::RunRecord> runs;
+    for (const auto& [name, rate, energy_j] : std::vector<std::tuple<std::string, double, double>>{
+             {"L1", 12, 96}, {"L2", 11, 99}, {"L3", 13, 123.5}}) {
+        store::RunRecord r = run("green", {job("a", "train", 60, rate, std::nullopt)}, energy_j);
+        r.layout = name;
+        runs.push_back(r);
+        runs.push_back(baseline_of(r, {job("a", "train", 132, 10, 1.0)}));
+    }
+    // Another job set has its own baseline point and front.
+    store::RunRecord b = run("green", {job("b", "train", 60, 10, std::nullopt)}, 200);
+    b.layout = "L1";
+    runs.push_back(b);
+    runs.push_back(baseline_of(b, {job("b", "train", 132, 10, 1.0)}));
+
+    const Findings f = analyse(runs);
+    ASSERT_EQ(f.pareto.size(), 6u);
+    std::map<std::string, const ParetoPoint*> a_points;
+    for (const ParetoPoint& p : f.pareto) {
+        if (p.job_set == "a:train:8")
+            a_points[p.label] = &p;
+    }
+    ASSERT_EQ(a_points.size(), 4u);
+    EXPECT_EQ(f.pareto[0].label, "sequential baseline");
+    EXPECT_FALSE(a_points["sequential baseline"]->on_front);
+    EXPECT_NEAR(a_points["green L1"]->relative_throughput, 1.2, 1e-9);
+    EXPECT_NEAR(a_points["green L1"]->relative_energy, 0.8, 1e-9);
+    EXPECT_TRUE(a_points["green L1"]->on_front);
+    EXPECT_FALSE(a_points["green L2"]->on_front);
+    EXPECT_TRUE(a_points["green L3"]->on_front);
+    // b: the layout (1.0, 2.0) is dominated by its own baseline, not by a's layouts.
+    EXPECT_EQ(f.pareto[4].job_set, "b:train:8");
+    EXPECT_TRUE(f.pareto[4].on_front);
+    EXPECT_FALSE(f.pareto[5].on_front);
+}
+
+}  // namespace
+}  // namespace migscope::report
