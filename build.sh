@@ -46,7 +46,11 @@ case "$what" in
       "$migscope" run "$root/examples/quickstart.toml" --db "$db" --run-dir "$run_dir"
     fi
     echo
-    echo "report: $("$migscope" report "$db" -o "$run_dir/report.html")"
+    if report=$("$migscope" report "$db" -o "$run_dir/report.html"); then
+      echo "report: $report"
+    else
+      echo "no report (see above); the results are in $run_dir" >&2
+    fi
     ;;
   test)
     labels=cpu
