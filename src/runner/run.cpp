@@ -45,6 +45,7 @@ struct JobState {
     std::optional<double> flops_per_item;
     std::optional<double> peak_flops_per_s;  // the whole device's dense bf16 peak
     std::optional<unsigned> sms;
+    std::optional<std::string> torch_version;  // as the worker reported it
     std::vector<Step> steps;
     std::vector<double> measured_step_times_s;  // post-warm-up, for the steady-state check
     std::optional<json> result_event;
@@ -174,6 +175,8 @@ void Group::handle_event(JobState& job, const json& e, SteadyTime now) {
             job.flops_per_item = *flops / *job.items_per_step;
         if (const auto sms = number(e, "sms"))
             job.sms = static_cast<unsigned>(*sms);
+        if (e.contains("torch_version") && e["torch_version"].is_string())
+            job.torch_version = e["torch_version"].get<std::string>();
         // The worker scales its device's peak by sms / device_sms; under MPS the device it sees
         // is already the client's share, so undo its scaling and redo it against the whole GPU.
         const auto peak = number(e, "peak_flops_per_s");
@@ -653,6 +656,8 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
                                   : std::max<double>(1.0, static_cast<double>(p.cpu_cores.size())));
             busy.push_back(r.busy_s);
             jobs[s.index] = std::move(r);
+            if (!result.torch_version)
+                result.torch_version = s.torch_version;
         }
         if (!g.open_time || !g.close_time) {
             result.warnings.push_back("no measurement window: no job reached steady state");

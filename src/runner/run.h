@@ -75,8 +75,9 @@ struct RunResult {
     std::optional<double> aggregate_normalised_throughput;
     std::vector<std::string> warnings;
     bool interrupted = false;
-    std::vector<telemetry::Sample> trace;              // the whole power trace of the run
-    SteadyTime trace_origin;                           // time 0 of the trace and the windows
+    std::optional<std::string> torch_version;  // LibTorch of the workers, as they reported it
+    std::vector<telemetry::Sample> trace;      // the whole power trace of the run
+    SteadyTime trace_origin;                   // time 0 of the trace and the windows
     std::vector<std::pair<double, double>> windows_s;  // [open, close] from trace_origin
 };
 

@@ -58,6 +58,8 @@ store::RunRecord to_run_record(const RunResult& run, const RecordContext& contex
     r.experiment = context.experiment;
     r.cell_key = context.cell_key;
     r.provenance = context.provenance;
+    if (run.torch_version)
+        r.provenance.torch_version = run.torch_version;  // only the workers know it
     r.backend = partition::to_string(run.backend);
     r.mode = run.mode == RunMode::kDuration ? "duration" : "work";
     if (!run.layout.empty())

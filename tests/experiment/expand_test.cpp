@@ -256,5 +256,17 @@ TEST(Examples, PaperCoversTheStudy) {
     EXPECT_TRUE(select_cells(spec, cells, {}, false).empty());  // a GPU study
 }
 
+TEST(Examples, PaperQuickIsOneRepetitionOfFourMixesWithBaselines) {
+    const Spec spec = read_spec(std::string(EXAMPLES_DIR) + "/paper-quick.toml");
+    const std::vector<Cell> cells = expand(spec, h200());
+    ASSERT_EQ(cells.size(), 4u);
+    for (const Cell& c : cells) {
+        EXPECT_TRUE(c.baseline) << c.section;
+        EXPECT_EQ(c.on, Where::kGpu);
+    }
+    EXPECT_EQ(cells[1].jobs.size(), 4u);  // the fine-tunes on 3g + 2g + 1g + 1g
+    EXPECT_EQ(cells[1].jobs[0].mode, "finetune");
+}
+
 }  // namespace
 }  // namespace migscope::experiment

@@ -39,6 +39,7 @@ int run_job(const Job& j, size_t index, double step_s) {
     const unsigned device_sms = std::getenv("FAKE_MPS") ? j.sms : 132;
     emit({{"event", "ready"},
           {"model", j.model},
+          {"torch_version", "0.0-fake"},
           {"item_unit", "images"},
           {"items_per_step", 100},
           {"train_flops_per_step", 1e12},

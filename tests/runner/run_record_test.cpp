@@ -79,9 +79,12 @@ TEST(RunRecord, CarriesEveryFieldAndTheCallersContext) {
     context.role = store::RunRole::kBaseline;
     context.parent_id = 7;
     context.label = "cell 3";
-    const store::RunRecord r = to_run_record(sample_run(), context);
+    RunResult run = sample_run();
+    run.torch_version = "2.11.0";
+    const store::RunRecord r = to_run_record(run, context);
     EXPECT_EQ(r.started_at, "2026-11-30T03:34:15Z");
     EXPECT_EQ(r.provenance.gpu_name, "NVIDIA H200");
+    EXPECT_EQ(r.provenance.torch_version, "2.11.0");  // the workers', over the caller's empty one
     EXPECT_EQ(r.role, store::RunRole::kBaseline);
     EXPECT_EQ(r.parent_id, 7);
     EXPECT_EQ(r.label, "cell 3");

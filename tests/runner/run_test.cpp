@@ -120,6 +120,7 @@ TEST_F(RunTest, DurationWindowMeasuresEveryJobAndSplitsAllTheEnergy) {
     EXPECT_NE(r.attribution_method.find("idle power"), std::string::npos);
     ASSERT_TRUE(r.jobs[0].energy_per_item_j);
     EXPECT_GT(r.trace.size(), 20u);
+    EXPECT_EQ(r.torch_version, "0.0-fake");  // from the workers' ready events
 }
 
 TEST_F(RunTest, MfuIsAgainstTheWholeGpusPeakScaledToTheJobsSmsEvenUnderMps) {

@@ -158,6 +158,7 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
           {"mode", spec.mode},
           {"batch", batch},
           {"device", env.device.str()},
+          {"torch_version", TORCH_VERSION},
           {"device_name", optional_json(env.device_name)},
           {"device_sms", optional_json(env.device_sms)},
           {"sms", optional_json(env.sms)},

@@ -65,7 +65,7 @@ std::unique_ptr<Gpu> open_gpu(unsigned index) {
 }
 
 // What the stored run records about where it ran. The CLI does not link torch: torch_version
-// stays empty (NULL) here.
+// comes from the workers' ready events (runner::to_run_record).
 store::Provenance provenance_of(const Gpu* gpu) {
     store::Provenance p;
     p.migscope_version = kVersion;
