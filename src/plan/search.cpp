@@ -250,6 +250,9 @@ class Exhaustive {
     bool found_ = false;
 };
 
+// Several GPUs: how many of the best uniform plans the layout changes start from.
+constexpr size_t kStarts = 3;
+
 // Local search swaps jobs between GPUs only for job sets up to this size (pairs grow as n²).
 constexpr size_t kSwapAcrossGpusUpTo = 64;
 
@@ -631,9 +634,11 @@ std::vector<std::pair<double, Candidate>> heuristic(const Problem& p, const Tabl
             fill_uniform(h, shapes[order[r].second], tab, gpus == 1 ? 3 : 0);
         insert_sorted(best, h.score(), candidate_of(p, h.plan()), order.size());
     }
-    if (gpus > 1 && !best.empty()) {
-        // Start from the best uniform plan and let each GPU take another shape.
-        const Plan start = best.front().second.plan;
+    // From each of the best few uniform plans, let each GPU take another shape and move jobs.
+    std::vector<Plan> starts;
+    for (size_t i = 0; gpus > 1 && i < std::min<size_t>(kStarts, best.size()); ++i)
+        starts.push_back(best[i].second.plan);
+    for (const Plan& start : starts) {
         for (size_t g = 0; g < gpus; ++g) {
             const Shape* s = nullptr;
             for (const Shape& shape : shapes)
