@@ -115,7 +115,7 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
                               "measure it with `migscope profile`)");
         }
         if (r.work_steps)
-            job.items = double(*r.work_steps) * double(job.profile->batch);
+            job.items = double(*r.work_steps) * job.profile->items_per_step;
         else if (r.work_whole_gpu_s)
             job.items = *r.work_whole_gpu_s * alone->items_per_s;
         if (!(job.items > 0))

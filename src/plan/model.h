@@ -20,8 +20,8 @@ enum class Objective { kEnergy, kThroughput, kMakespan, kEdp };
 Objective parse_objective(std::string_view text);  // input error listing the four
 std::string to_string(Objective objective);
 
-// A job to plan. Its work is a number of training steps, or a weight: seconds of its run alone
-// on the whole GPU.
+// A job to plan. Its work is a number of training steps (× the profile's items per step), or a
+// weight: seconds of its run alone on the whole GPU.
 struct JobRequest {
     std::string name;  // unique within the job set
     std::string workload;

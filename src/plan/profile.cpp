@@ -89,7 +89,7 @@ Measured read_measured(const json& j, const std::string& path) {
     return m;
 }
 
-json measured_json(const Measured& m) {
+nlohmann::ordered_json measured_json(const Measured& m) {
     return {{"value", m.value}, {"reps", m.reps}, {"min", m.min}, {"max", m.max}};
 }
 
@@ -251,6 +251,9 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
             job.mode = f.get<std::string>("mode");
             job.batch = f.get<int64_t>("batch");
             job.item_unit = f.get<std::string>("item_unit");
+            job.items_per_step = f.get<double>("items_per_step");
+            if (job.items_per_step <= 0)
+                throw input_error(path + ".items_per_step: must be positive");
             job.peak_memory_gib = f.optional<double>("peak_memory_gib");
             const json& parts = f.child("partitions");
             if (!parts.is_array() || parts.empty())
@@ -293,7 +296,8 @@ ProfileSet read_profiles_file(const std::string& path) {
 
 std::string write_profiles_json(const ProfileSet& set) {
     const ProfileProvenance& p = set.provenance;
-    json doc = {{"format", kFormat},
+    using ojson = nlohmann::ordered_json;
+    ojson doc = {{"format", kFormat},
                 {"version", kVersion},
                 {"gpu_model", set.gpu_model},
                 {"provenance",
@@ -310,9 +314,9 @@ std::string write_profiles_json(const ProfileSet& set) {
                  {{"throughput", set.correction.throughput},
                   {"dynamic_power", set.correction.dynamic_power},
                   {"mixes", set.correction.mixes}}},
-                {"jobs", json::array()}};
+                {"jobs", ojson::array()}};
     for (const JobProfile& j : set.jobs) {
-        json parts = json::array();
+        ojson parts = ojson::array();
         for (const PartitionProfile& pp : j.partitions) {
             parts.push_back({{"partition", pp.partition},
                              {"sms", pp.sms},
@@ -324,9 +328,10 @@ std::string write_profiles_json(const ProfileSet& set) {
                                {"mode", j.mode},
                                {"batch", j.batch},
                                {"item_unit", j.item_unit},
+                               {"items_per_step", j.items_per_step},
                                {"peak_memory_gib", j.peak_memory_gib
-                                                       ? json(*j.peak_memory_gib)
-                                                       : json(nullptr)},
+                                                       ? ojson(*j.peak_memory_gib)
+                                                       : ojson(nullptr)},
                                {"partitions", parts}});
     }
     return doc.dump(2) + "\n";
@@ -339,6 +344,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
     };
     struct JobValues {
         std::string item_unit;
+        std::vector<double> items_per_step;
         std::optional<double> peak_memory_gib;
         std::map<std::string, Values> partitions;
     };
@@ -366,6 +372,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
             continue;  // a partition the model does not know (cores of a CPU run)
         JobValues& jv = by_job[{*j.workload, j.mode, *j.batch}];
         jv.item_unit = j.item_unit.value_or("items");
+        if (j.steps > 0)
+            jv.items_per_step.push_back(j.items / double(j.steps));
         if (j.peak_memory_bytes) {
             const double gib = static_cast<double>(*j.peak_memory_bytes) / (1024.0 * 1024 * 1024);
             jv.peak_memory_gib = std::max(jv.peak_memory_gib.value_or(0.0), gib);
@@ -398,6 +406,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         JobProfile job;
         std::tie(job.workload, job.mode, job.batch) = key;
         job.item_unit = jv.item_unit;
+        job.items_per_step = jv.items_per_step.empty() ? double(job.batch)
+                                                       : *percentile(jv.items_per_step, 0.5);
         job.peak_memory_gib = jv.peak_memory_gib;
         for (const auto& [label, v] : jv.partitions) {
             PartitionProfile pp;

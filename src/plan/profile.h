@@ -37,6 +37,7 @@ struct JobProfile {
     std::string mode;
     int64_t batch = 0;
     std::string item_unit;                   // images | tokens
+    double items_per_step = 0;               // batch × sequence length for token workloads
     std::optional<double> peak_memory_gib;   // largest peak over its runs
     std::vector<PartitionProfile> partitions;  // by increasing SMs
 };

@@ -25,6 +25,7 @@ inline JobProfile job_profile(const std::string& workload, int64_t batch,
     j.mode = "train";
     j.batch = batch;
     j.item_unit = "images";
+    j.items_per_step = double(batch);
     j.peak_memory_gib = peak_memory_gib;
     for (const auto& [label, v] : by_size) {
         PartitionProfile p;

@@ -36,6 +36,8 @@ store::RunRecord single_run(int64_t id, const std::string& backend, const std::s
     j.status = status;
     j.item_unit = "images";
     j.items_per_s = items_per_s;
+    j.steps = 10;
+    j.items = 320;
     j.peak_memory_bytes = int64_t(3) << 30;
     r.jobs.push_back(j);
     return r;
@@ -65,6 +67,7 @@ TEST(Profiles, FromRunsTakesMediansOfSingleJobRunsAndCalibratesFromMixes) {
     const JobProfile& j = set.jobs[0];
     EXPECT_EQ(j.workload, "resnet18");
     EXPECT_EQ(j.batch, 32);
+    EXPECT_DOUBLE_EQ(j.items_per_step, 32);
     ASSERT_NEAR(*j.peak_memory_gib, 3.0, 1e-9);
     ASSERT_EQ(j.partitions.size(), 2u);
     EXPECT_EQ(j.partitions[0].partition, "2g.35gb");
