@@ -2,6 +2,7 @@
 #include "plan/profile.h"
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -108,9 +109,19 @@ std::optional<unsigned> sms_of(const std::string& label, const mig::GpuModel& mo
     return p ? p->sms : std::nullopt;
 }
 
+// The batch a job ran at: as given, or for image workloads run at their default batch, the
+// images per step (token workloads at their default batch stay unknown).
+std::optional<int64_t> batch_of(const store::JobRecord& j) {
+    if (j.batch)
+        return j.batch;
+    if (j.item_unit == "images" && j.steps > 0 && j.items > 0)
+        return static_cast<int64_t>(std::llround(j.items / double(j.steps)));
+    return std::nullopt;
+}
+
 bool usable_single_job(const store::RunRecord& r) {
     return !r.interrupted && r.jobs.size() == 1 && r.jobs[0].status == "ok" &&
-           r.jobs[0].workload && r.jobs[0].batch && r.jobs[0].items_per_s &&
+           r.jobs[0].workload && batch_of(r.jobs[0]) && r.jobs[0].items_per_s &&
            r.average_power_w &&
            (r.backend == "green" || r.backend == "mig" || r.backend == "sequential");
 }
@@ -120,7 +131,7 @@ bool usable_mix(const store::RunRecord& r) {
         !(r.backend == "green" || r.backend == "mig"))
         return false;
     return std::all_of(r.jobs.begin(), r.jobs.end(), [](const store::JobRecord& j) {
-        return j.status == "ok" && j.workload && j.batch && j.items_per_s;
+        return j.status == "ok" && j.workload && batch_of(j) && j.items_per_s;
     });
 }
 
@@ -144,7 +155,7 @@ Correction calibrate(const ProfileSet& set, const std::vector<store::RunRecord>&
             const auto sms = sms_of(j.partition, model);
             const JobProfile* profile = nullptr;
             for (const JobProfile& p : set.jobs) {
-                if (p.workload == *j.workload && p.mode == j.mode && p.batch == *j.batch)
+                if (p.workload == *j.workload && p.mode == j.mode && p.batch == *batch_of(j))
                     profile = &p;
             }
             const auto e = profile && sms ? estimate(*profile, j.partition, *sms) : std::nullopt;
@@ -350,7 +361,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
     };
     std::map<std::tuple<std::string, std::string, int64_t>, JobValues> by_job;
     std::vector<double> idle;
-    std::set<std::string> gpus, drivers, builds, ids;
+    std::set<std::string> gpus, drivers, builds;
+    std::set<int64_t> ids;
     std::string first, last;
     for (const store::RunRecord& r : runs) {
         if (!usable_single_job(r) && !usable_mix(r))
@@ -362,7 +374,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         if (r.provenance.driver_version)
             drivers.insert(*r.provenance.driver_version);
         builds.insert(r.provenance.migscope_version + " (" + r.provenance.migscope_commit + ")");
-        ids.insert(std::to_string(r.id));
+        ids.insert(r.id);
         first = first.empty() ? r.started_at : std::min(first, r.started_at);
         last = std::max(last, r.started_at);
         if (!usable_single_job(r))
@@ -370,7 +382,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         const store::JobRecord& j = r.jobs[0];
         if (!sms_of(j.partition, model))
             continue;  // a partition the model does not know (cores of a CPU run)
-        JobValues& jv = by_job[{*j.workload, j.mode, *j.batch}];
+        JobValues& jv = by_job[{*j.workload, j.mode, *batch_of(j)}];
         jv.item_unit = j.item_unit.value_or("items");
         if (j.steps > 0)
             jv.items_per_step.push_back(j.items / double(j.steps));
@@ -401,7 +413,9 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
     p.gpu = joined(gpus);
     p.driver = joined(drivers);
     p.migscope = joined(builds);
-    p.source = "runs " + joined(ids);
+    p.source = "runs";
+    for (int64_t id : ids)
+        p.source += (id == *ids.begin() ? " " : ", ") + std::to_string(id);
     for (const auto& [key, jv] : by_job) {
         JobProfile job;
         std::tie(job.workload, job.mode, job.batch) = key;

@@ -53,6 +53,9 @@ TEST(Profiles, FromRunsTakesMediansOfSingleJobRunsAndCalibratesFromMixes) {
         single_run(5, "green", "1g.18gb", 999, 999, 100, "out of memory"),  // ignored
         single_run(6, "cpu", "cores 0-1", 5, 5, 100),                        // ignored
     };
+    // At the default batch (none given): images per step give it.
+    runs.push_back(single_run(8, "green", "1g.18gb", 50, 150, 100));
+    runs.back().jobs[0].batch.reset();
     // A mix: two resnet18 on 2g, each measured at 80% of its profile; board 100 + 0.5 × 220 W.
     store::RunRecord mix = single_run(7, "green", "2g.35gb", 88, 210, 100);
     mix.jobs.push_back(mix.jobs[0]);
@@ -62,15 +65,18 @@ TEST(Profiles, FromRunsTakesMediansOfSingleJobRunsAndCalibratesFromMixes) {
     const ProfileSet set = profiles_from_runs(runs, h200);
     EXPECT_EQ(set.gpu_model, "h200");
     EXPECT_DOUBLE_EQ(set.idle_power_w.value, 100);
-    EXPECT_EQ(set.idle_power_w.reps, 5);  // the used runs, the mix included
+    EXPECT_EQ(set.idle_power_w.reps, 6);  // the used runs, the mix included
     ASSERT_EQ(set.jobs.size(), 1u);
-    const JobProfile& j = set.jobs[0];
+    JobProfile j = set.jobs[0];
     EXPECT_EQ(j.workload, "resnet18");
     EXPECT_EQ(j.batch, 32);
     EXPECT_DOUBLE_EQ(j.items_per_step, 32);
     ASSERT_NEAR(*j.peak_memory_gib, 3.0, 1e-9);
-    ASSERT_EQ(j.partitions.size(), 2u);
+    ASSERT_EQ(j.partitions.size(), 3u);
+    EXPECT_EQ(j.partitions[0].partition, "1g.18gb");  // the default-batch run: 320/10 = batch 32
+    j.partitions.erase(j.partitions.begin());
     EXPECT_EQ(j.partitions[0].partition, "2g.35gb");
+    EXPECT_EQ(j.partitions[0].items_per_s.reps, 3);
     EXPECT_EQ(j.partitions[0].sms, 32u);
     EXPECT_DOUBLE_EQ(j.partitions[0].items_per_s.value, 110);
     EXPECT_EQ(j.partitions[0].items_per_s.reps, 3);
