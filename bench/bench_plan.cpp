@@ -13,10 +13,13 @@ void plan_jobs(benchmark::State& state, size_t jobs, size_t gpus, plan::Objectiv
     const plan::ProfileSet set = plan::testing::random_profiles(jobs, 42);
     std::vector<plan::JobRequest> requests;
     for (size_t i = 0; i < jobs; ++i)
-        requests.push_back({"job" + std::to_string(i), set.jobs[i].workload, "train", {}, {},
+        requests.push_back({"job" + std::to_string(i),
+                            set.jobs[i].workload,
+                            "train",
+                            {},
+                            {},
                             10.0 + double(i % 7) * 10});
-    const plan::Problem problem =
-        plan::make_problem(requests, set, mig::builtin_model("h200"), {});
+    const plan::Problem problem = plan::make_problem(requests, set, mig::builtin_model("h200"), {});
     for (auto _ : state) {
         const plan::SearchResult r = plan::search(problem, {objective, gpus, 3});
         benchmark::DoNotOptimize(r.top.front().prediction.energy_j);

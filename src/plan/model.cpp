@@ -73,9 +73,10 @@ std::vector<mig::Layout> Problem::layouts() const {
 Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& profiles,
                      const mig::GpuModel& model, const Constraints& constraints) {
     if (constraints.min_speed_fraction < 0 || constraints.min_speed_fraction > 1) {
-        throw input_error(format("impossible constraint: min speed %.2f of the whole-GPU speed "
-                                 "(give a fraction from 0 to 1)",
-                                 constraints.min_speed_fraction));
+        throw input_error(
+            format("impossible constraint: min speed %.2f of the whole-GPU speed "
+                   "(give a fraction from 0 to 1)",
+                   constraints.min_speed_fraction));
     }
     if (requests.empty())
         throw input_error("no jobs to plan");
@@ -95,9 +96,9 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
             continue;
         p.sizes.push_back({prof.name, *prof.sms, *prof.memory_gib});
     }
-    std::sort(p.sizes.begin(), p.sizes.end(),
-              [](const Size& a, const Size& b) { return std::tie(a.sms, a.memory_gib, a.label) <
-                                                        std::tie(b.sms, b.memory_gib, b.label); });
+    std::sort(p.sizes.begin(), p.sizes.end(), [](const Size& a, const Size& b) {
+        return std::tie(a.sms, a.memory_gib, a.label) < std::tie(b.sms, b.memory_gib, b.label);
+    });
     p.sizes.push_back({std::string(kWholeGpu), *model.sm_count, whole_memory_gib});
 
     std::set<std::string> names;
@@ -138,9 +139,10 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
                 on.speed_fraction = e->items_per_s / alone->items_per_s *
                                     (partitioned ? p.correction.throughput : 1.0);
                 if (on.speed_fraction + 1e-12 < min_speed) {
-                    on.refusal = format("keeps %.2f of its whole-GPU speed, below the min speed "
-                                        "%.2f",
-                                        on.speed_fraction, min_speed);
+                    on.refusal = format(
+                        "keeps %.2f of its whole-GPU speed, below the min speed "
+                        "%.2f",
+                        on.speed_fraction, min_speed);
                 } else {
                     on.usable = true;
                 }
@@ -197,13 +199,14 @@ Prediction predict(const Problem& problem, const Plan& plan) {
         const bool mix = gpu.layout && busy >= 2;
         out.corrected = out.corrected || (mix && (c.throughput != 1 || c.dynamic_power != 1));
         for (size_t k = 0; k < partitions; ++k) {
-            const size_t s = gpu.layout ? problem.size_index(gpu.layout->instances[k].profile)
-                                        : problem.whole();
+            const size_t s =
+                gpu.layout ? problem.size_index(gpu.layout->instances[k].profile) : problem.whole();
             const Size& size = problem.sizes[s];
             double t = 0, whole_work_s = 0;
             for (size_t j : gpu.queues[k]) {
                 if (j >= problem.jobs.size() || seen[j]++)
-                    throw input_error("plan: job " + std::to_string(j) + " placed twice or unknown");
+                    throw input_error("plan: job " + std::to_string(j) +
+                                      " placed twice or unknown");
                 const JobModel& job = problem.jobs[j];
                 const JobOnSize& on = job.on[s];
                 if (!on.usable) {
@@ -211,8 +214,8 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                                       size.label + ": " + on.refusal);
                 }
                 const double time_s = on.time_s / (mix ? c.throughput : 1.0);
-                const double dynamic_w =
-                    std::max(0.0, on.power_w - problem.idle_power_w) * (mix ? c.dynamic_power : 1.0);
+                const double dynamic_w = std::max(0.0, on.power_w - problem.idle_power_w) *
+                                         (mix ? c.dynamic_power : 1.0);
                 JobPrediction& jp = out.jobs[j];
                 jp.gpu = g;
                 jp.partition = k;

@@ -46,18 +46,18 @@ struct Size {
 // One job on one size, alone, before the interference correction.
 struct JobOnSize {
     bool usable = false;
-    std::string refusal;  // why not usable: memory, no profile there, too slow
-    double time_s = 0;    // its work alone on a partition of this size
-    double power_w = 0;   // board power while it runs alone there
+    std::string refusal;        // why not usable: memory, no profile there, too slow
+    double time_s = 0;          // its work alone on a partition of this size
+    double power_w = 0;         // board power while it runs alone there
     double speed_fraction = 0;  // items/s over its whole-GPU items/s
     bool interpolated = false;  // not measured on this size: interpolated by SMs
 };
 
 struct JobModel {
     JobRequest request;
-    const JobProfile* profile = nullptr;
-    double items = 0;  // the work, in the workload's unit
-    std::vector<JobOnSize> on;  // per Problem::sizes
+    const JobProfile* profile = nullptr;  // into the ProfileSet, which outlives the Problem
+    double items = 0;                     // the work, in the workload's unit
+    std::vector<JobOnSize> on;            // per Problem::sizes
 };
 
 // Everything the search needs, computed once from the job set and the profiles.
@@ -105,14 +105,14 @@ struct JobPrediction {
 };
 
 struct Prediction {
-    double makespan_s = 0;  // when the last partition frees
-    double energy_j = 0;    // board energy of all GPUs until the makespan
+    double makespan_s = 0;     // when the last partition frees
+    double energy_j = 0;       // board energy of all GPUs until the makespan
     double idle_energy_j = 0;  // the part no job is charged: idle partitions and unused SMs
     // Sum over busy partitions of (work it does, in seconds of whole-GPU time) / (its busy
     // time): the whole GPU running jobs one after another scores 1.
     double throughput = 0;
-    double edp_js = 0;  // energy × makespan
-    bool corrected = false;  // the interference correction applied (some GPU ran a mix)
+    double edp_js = 0;                // energy × makespan
+    bool corrected = false;           // the interference correction applied (some GPU ran a mix)
     std::vector<JobPrediction> jobs;  // per job index
 };
 

@@ -8,8 +8,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <tuple>
 #include <sstream>
+#include <tuple>
 
 #include "core/error.h"
 #include "core/statistics.h"
@@ -50,9 +50,7 @@ class Fields {
         seen_.insert(key);
         return j_[key];
     }
-    std::string at(const std::string& key) const {
-        return path_.empty() ? key : path_ + "." + key;
-    }
+    std::string at(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
     void check_keys() const {
         for (const auto& [key, value] : j_.items()) {
             if (!seen_.count(key) && key.rfind('_', 0) != 0)
@@ -120,9 +118,8 @@ std::optional<int64_t> batch_of(const store::JobRecord& j) {
 }
 
 bool usable_single_job(const store::RunRecord& r) {
-    return !r.interrupted && r.jobs.size() == 1 && r.jobs[0].status == "ok" &&
-           r.jobs[0].workload && batch_of(r.jobs[0]) && r.jobs[0].items_per_s &&
-           r.average_power_w &&
+    return !r.interrupted && r.jobs.size() == 1 && r.jobs[0].status == "ok" && r.jobs[0].workload &&
+           batch_of(r.jobs[0]) && r.jobs[0].items_per_s && r.average_power_w &&
            (r.backend == "green" || r.backend == "mig" || r.backend == "sequential");
 }
 
@@ -192,8 +189,7 @@ Measured measured_of(std::vector<double> values) {
 }
 
 const JobProfile& ProfileSet::require(const std::string& who, const std::string& workload,
-                                      const std::string& mode,
-                                      std::optional<int64_t> batch) const {
+                                      const std::string& mode, std::optional<int64_t> batch) const {
     std::vector<const JobProfile*> same;
     std::set<std::string> workloads;
     for (const JobProfile& p : jobs) {
@@ -202,8 +198,8 @@ const JobProfile& ProfileSet::require(const std::string& who, const std::string&
             same.push_back(&p);
     }
     if (same.empty()) {
-        throw input_error("job '" + who + "': no profile for workload '" + workload + "' (" +
-                          mode + ") on " + gpu_model + "; profiled: " + joined(workloads) +
+        throw input_error("job '" + who + "': no profile for workload '" + workload + "' (" + mode +
+                          ") on " + gpu_model + "; profiled: " + joined(workloads) +
                           " (measure it with `migscope profile`)");
     }
     std::string batches;
@@ -309,23 +305,23 @@ std::string write_profiles_json(const ProfileSet& set) {
     const ProfileProvenance& p = set.provenance;
     using ojson = nlohmann::ordered_json;
     ojson doc = {{"format", kFormat},
-                {"version", kVersion},
-                {"gpu_model", set.gpu_model},
-                {"provenance",
-                 {{"created_at", p.created_at},
-                  {"measured_from", p.measured_from},
-                  {"measured_to", p.measured_to},
-                  {"gpu", p.gpu},
-                  {"driver", p.driver},
-                  {"migscope", p.migscope},
-                  {"command", p.command},
-                  {"source", p.source}}},
-                {"idle_power_w", measured_json(set.idle_power_w)},
-                {"correction",
-                 {{"throughput", set.correction.throughput},
-                  {"dynamic_power", set.correction.dynamic_power},
-                  {"mixes", set.correction.mixes}}},
-                {"jobs", ojson::array()}};
+                 {"version", kVersion},
+                 {"gpu_model", set.gpu_model},
+                 {"provenance",
+                  {{"created_at", p.created_at},
+                   {"measured_from", p.measured_from},
+                   {"measured_to", p.measured_to},
+                   {"gpu", p.gpu},
+                   {"driver", p.driver},
+                   {"migscope", p.migscope},
+                   {"command", p.command},
+                   {"source", p.source}}},
+                 {"idle_power_w", measured_json(set.idle_power_w)},
+                 {"correction",
+                  {{"throughput", set.correction.throughput},
+                   {"dynamic_power", set.correction.dynamic_power},
+                   {"mixes", set.correction.mixes}}},
+                 {"jobs", ojson::array()}};
     for (const JobProfile& j : set.jobs) {
         ojson parts = ojson::array();
         for (const PartitionProfile& pp : j.partitions) {
@@ -335,15 +331,14 @@ std::string write_profiles_json(const ProfileSet& set) {
                              {"average_power_w", measured_json(pp.average_power_w)},
                              {"window_s", pp.window_s}});
         }
-        doc["jobs"].push_back({{"workload", j.workload},
-                               {"mode", j.mode},
-                               {"batch", j.batch},
-                               {"item_unit", j.item_unit},
-                               {"items_per_step", j.items_per_step},
-                               {"peak_memory_gib", j.peak_memory_gib
-                                                       ? ojson(*j.peak_memory_gib)
-                                                       : ojson(nullptr)},
-                               {"partitions", parts}});
+        doc["jobs"].push_back(
+            {{"workload", j.workload},
+             {"mode", j.mode},
+             {"batch", j.batch},
+             {"item_unit", j.item_unit},
+             {"items_per_step", j.items_per_step},
+             {"peak_memory_gib", j.peak_memory_gib ? ojson(*j.peak_memory_gib) : ojson(nullptr)},
+             {"partitions", parts}});
     }
     return doc.dump(2) + "\n";
 }
@@ -420,8 +415,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         JobProfile job;
         std::tie(job.workload, job.mode, job.batch) = key;
         job.item_unit = jv.item_unit;
-        job.items_per_step = jv.items_per_step.empty() ? double(job.batch)
-                                                       : *percentile(jv.items_per_step, 0.5);
+        job.items_per_step =
+            jv.items_per_step.empty() ? double(job.batch) : *percentile(jv.items_per_step, 0.5);
         job.peak_memory_gib = jv.peak_memory_gib;
         for (const auto& [label, v] : jv.partitions) {
             PartitionProfile pp;
@@ -440,8 +435,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
     return set;
 }
 
-std::optional<Estimate> estimate(const JobProfile& job, std::string_view partition,
-                                 unsigned sms) {
+std::optional<Estimate> estimate(const JobProfile& job, std::string_view partition, unsigned sms) {
     const PartitionProfile* below = nullptr;
     const PartitionProfile* above = nullptr;
     for (const PartitionProfile& p : job.partitions) {
@@ -454,9 +448,8 @@ std::optional<Estimate> estimate(const JobProfile& job, std::string_view partiti
     }
     if (!below || !above)
         return std::nullopt;
-    const double f = above->sms == below->sms
-                         ? 0.0
-                         : double(sms - below->sms) / double(above->sms - below->sms);
+    const double f =
+        above->sms == below->sms ? 0.0 : double(sms - below->sms) / double(above->sms - below->sms);
     auto mix = [f](double a, double b) { return a + f * (b - a); };
     return Estimate{mix(below->items_per_s.value, above->items_per_s.value),
                     mix(below->average_power_w.value, above->average_power_w.value), true};

@@ -36,9 +36,9 @@ struct JobProfile {
     std::string workload;
     std::string mode;
     int64_t batch = 0;
-    std::string item_unit;                   // images | tokens
-    double items_per_step = 0;               // batch × sequence length for token workloads
-    std::optional<double> peak_memory_gib;   // largest peak over its runs
+    std::string item_unit;                     // images | tokens
+    double items_per_step = 0;                 // batch × sequence length for token workloads
+    std::optional<double> peak_memory_gib;     // largest peak over its runs
     std::vector<PartitionProfile> partitions;  // by increasing SMs
 };
 
@@ -51,13 +51,13 @@ struct Correction {
 };
 
 struct ProfileProvenance {
-    std::string created_at;  // when the file was written (UTC)
+    std::string created_at;                  // when the file was written (UTC)
     std::string measured_from, measured_to;  // first and last run's start (UTC)
-    std::string gpu;         // NVML device name(s) of the runs
-    std::string driver;      // driver version(s)
-    std::string migscope;    // version (commit) of the runs
-    std::string command;     // what wrote the file
-    std::string source;      // results store and run ids
+    std::string gpu;                         // NVML device name(s) of the runs
+    std::string driver;                      // driver version(s)
+    std::string migscope;                    // version (commit) of the runs
+    std::string command;                     // what wrote the file
+    std::string source;                      // results store and run ids
 };
 
 struct ProfileSet {

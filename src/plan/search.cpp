@@ -103,7 +103,10 @@ using Queues = std::vector<std::vector<size_t>>;
 class Exhaustive {
   public:
     Exhaustive(const Problem& p, const Tables& tab, const Shape& shape, Objective o)
-        : o_(o), idle_w_(p.idle_power_w), n_(p.jobs.size()), k_(shape.sizes.size()),
+        : o_(o),
+          idle_w_(p.idle_power_w),
+          n_(p.jobs.size()),
+          k_(shape.sizes.size()),
           order_(tab.lpt) {
         const bool mix = shape.layout && k_ >= 2;
         t_.assign(n_ * k_, 0);
@@ -616,8 +619,7 @@ std::vector<std::pair<double, Candidate>> exhaustive(const Problem& p, const Tab
 // given other shapes where that helps, then jobs moved between GPUs.
 std::vector<std::pair<double, Candidate>> heuristic(const Problem& p, const Tables& tab,
                                                     const std::vector<Shape>& shapes, Objective o,
-                                                    size_t gpus, size_t keep,
-                                                    uint64_t& evaluated) {
+                                                    size_t gpus, size_t keep, uint64_t& evaluated) {
     Heuristic h(p, tab, o, gpus);
     std::vector<std::pair<double, Candidate>> best;
     std::vector<std::pair<double, size_t>> order;  // score, shape index
@@ -715,8 +717,8 @@ bool use_exhaustive(const Problem& p, const SearchOptions& o) {
     if (o.method == Method::kExhaustive && o.gpus != 1)
         throw input_error("the exhaustive search plans one GPU; use the heuristic for " +
                           std::to_string(o.gpus));
-    return o.gpus == 1 && (o.method == Method::kExhaustive ||
-                           p.jobs.size() <= o.exhaustive_job_limit);
+    return o.gpus == 1 &&
+           (o.method == Method::kExhaustive || p.jobs.size() <= o.exhaustive_job_limit);
 }
 
 std::vector<Candidate> pareto_front(std::vector<Candidate> all) {
@@ -798,8 +800,7 @@ SearchResult search(const Problem& p, const SearchOptions& o) {
     }
     pool.insert(pool.end(), per_layout.begin(), per_layout.end());
     r.pareto = pareto_front(std::move(pool));
-    r.top.assign(per_layout.begin(),
-                 per_layout.begin() + std::min(o.top_k, per_layout.size()));
+    r.top.assign(per_layout.begin(), per_layout.begin() + std::min(o.top_k, per_layout.size()));
 
     // Baselines.
     SearchOptions fixed = o;

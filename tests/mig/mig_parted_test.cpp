@@ -47,7 +47,8 @@ TEST(MigParted, WritesDeviceListsAndDisabledEntries) {
     partitioned.mig_devices = {{"1g.18gb", 2}, {"3g.71gb", 1}};
     MigPartedEntry whole;
     whole.devices = std::vector<unsigned>{1};
-    const std::string yaml = write_mig_parted(std::vector<MigPartedConfig>{{"plan", {partitioned, whole}}});
+    const std::string yaml =
+        write_mig_parted(std::vector<MigPartedConfig>{{"plan", {partitioned, whole}}});
     const std::vector<MigPartedConfig> back = parse_mig_parted(yaml);
     ASSERT_EQ(back.size(), 1u);
     ASSERT_EQ(back[0].entries.size(), 2u);

@@ -43,8 +43,8 @@ inline JobProfile job_profile(const std::string& workload, int64_t batch,
 
 inline const std::vector<std::pair<std::string, unsigned>>& h200_sizes() {
     static const std::vector<std::pair<std::string, unsigned>> sizes = {
-        {"1g.18gb", 16}, {"1g.35gb", 26}, {"2g.35gb", 32}, {"3g.71gb", 60},
-        {"4g.71gb", 64}, {"whole GPU", 132}};
+        {"1g.18gb", 16}, {"1g.35gb", 26}, {"2g.35gb", 32},
+        {"3g.71gb", 60}, {"4g.71gb", 64}, {"whole GPU", 132}};
     return sizes;
 }
 

@@ -15,11 +15,10 @@ using testing::profile_set;
 // a: 200 items/s on the whole GPU (300 W), 100 on 2g (200 W). b: 100 on the whole GPU (250 W),
 // 80 on 2g (180 W), 50 on 1g (150 W). Idle 100 W. Batch 10, 100 steps: 1000 items each.
 ProfileSet two_jobs() {
-    return profile_set({job_profile("a", 10, {{"2g.35gb", {100, 200}}, {"whole GPU", {200, 300}}}),
-                        job_profile("b", 10,
-                                    {{"1g.18gb", {50, 150}},
-                                     {"2g.35gb", {80, 180}},
-                                     {"whole GPU", {100, 250}}})});
+    return profile_set(
+        {job_profile("a", 10, {{"2g.35gb", {100, 200}}, {"whole GPU", {200, 300}}}),
+         job_profile("b", 10,
+                     {{"1g.18gb", {50, 150}}, {"2g.35gb", {80, 180}}, {"whole GPU", {100, 250}}})});
 }
 
 std::vector<JobRequest> requests() {
@@ -86,8 +85,8 @@ TEST(Model, CorrectionsApplyOnlyWhenTwoPartitionsAreBusy) {
 
 TEST(Model, WeightsAreSecondsOfWholeGpuWork) {
     const ProfileSet set = two_jobs();
-    const Problem p = make_problem({{"a", "a", "train", {}, {}, 30.0}}, set,
-                                   mig::builtin_model("h200"), {});
+    const Problem p =
+        make_problem({{"a", "a", "train", {}, {}, 30.0}}, set, mig::builtin_model("h200"), {});
     EXPECT_DOUBLE_EQ(p.jobs[0].items, 30 * 200);
     EXPECT_DOUBLE_EQ(p.jobs[0].on[p.whole()].time_s, 30);
 }
@@ -99,7 +98,7 @@ TEST(Model, SizesAreTheModelsProfilesThenTheWholeGpu) {
     for (const Size& s : p.sizes)
         labels.push_back(s.label);
     EXPECT_EQ(labels, (std::vector<std::string>{"1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb",
-                                                 "4g.71gb", "whole GPU"}));
+                                                "4g.71gb", "whole GPU"}));
     // a is not profiled below 2g; b's 1g.35gb is interpolated; both are said.
     EXPECT_FALSE(p.jobs[0].on[0].usable);
     EXPECT_TRUE(p.jobs[1].on[1].interpolated);
@@ -125,7 +124,8 @@ TEST(Model, BadInputNamesTheJobOrTheConstraint) {
         return std::string("no error");
     };
     EXPECT_NE(message({{"x", "nope", "train", 10, 5, {}}}).find("job 'x'"), std::string::npos);
-    EXPECT_NE(message({{"a", "a", "train", 99, 5, {}}}).find("batch 10, not 99"), std::string::npos);
+    EXPECT_NE(message({{"a", "a", "train", 99, 5, {}}}).find("batch 10, not 99"),
+              std::string::npos);
     EXPECT_NE(message(requests(), {1.5}).find("impossible constraint"), std::string::npos);
     EXPECT_NE(message({{"a", "a", "train", 10, 0, {}}}).find("work must be positive"),
               std::string::npos);

@@ -51,7 +51,7 @@ TEST(Profiles, FromRunsTakesMediansOfSingleJobRunsAndCalibratesFromMixes) {
         single_run(3, "green", "2g.35gb", 110, 210, 100),
         single_run(4, "sequential", "whole GPU", 300, 400, 100),
         single_run(5, "green", "1g.18gb", 999, 999, 100, "out of memory"),  // ignored
-        single_run(6, "cpu", "cores 0-1", 5, 5, 100),                        // ignored
+        single_run(6, "cpu", "cores 0-1", 5, 5, 100),                       // ignored
     };
     // At the default batch (none given): images per step give it.
     runs.push_back(single_run(8, "green", "1g.18gb", 50, 150, 100));
@@ -101,9 +101,8 @@ TEST(Profiles, FromRunsRefusesRunsWithoutIdlePowerOrSingleJobs) {
 }
 
 TEST(Profiles, JsonRoundTripsAndRejectsUnknownKeysWithTheirPath) {
-    ProfileSet set = profile_set({job_profile("resnet18", 32,
-                                              {{"1g.18gb", {50, 150}}, {"whole GPU", {200, 400}}},
-                                              3.5)});
+    ProfileSet set = profile_set(
+        {job_profile("resnet18", 32, {{"1g.18gb", {50, 150}}, {"whole GPU", {200, 400}}}, 3.5)});
     set.correction = {0.9, 0.8, 4};
     set.provenance.command = "migscope profile export";
     const ProfileSet back = parse_profiles_json(write_profiles_json(set), "x.json");
@@ -127,8 +126,8 @@ TEST(Profiles, JsonRoundTripsAndRejectsUnknownKeysWithTheirPath) {
 }
 
 TEST(Profiles, EstimateIsMeasuredInterpolatedBySmsOrRefusedOutsideTheRange) {
-    const JobProfile j =
-        job_profile("a", 8, {{"1g.18gb", {100, 150}}, {"3g.71gb", {240, 290}}, {"whole GPU", {500, 400}}});
+    const JobProfile j = job_profile(
+        "a", 8, {{"1g.18gb", {100, 150}}, {"3g.71gb", {240, 290}}, {"whole GPU", {500, 400}}});
     const auto measured = estimate(j, "1g.18gb", 16);
     ASSERT_TRUE(measured);
     EXPECT_FALSE(measured->interpolated);
@@ -138,7 +137,8 @@ TEST(Profiles, EstimateIsMeasuredInterpolatedBySmsOrRefusedOutsideTheRange) {
     EXPECT_TRUE(between->interpolated);
     EXPECT_NEAR(between->items_per_s, 100 + 140.0 * 16 / 44, 1e-9);
     EXPECT_NEAR(between->average_power_w, 150 + 140.0 * 16 / 44, 1e-9);
-    const JobProfile no_small = job_profile("b", 8, {{"3g.71gb", {240, 290}}, {"whole GPU", {500, 400}}});
+    const JobProfile no_small =
+        job_profile("b", 8, {{"3g.71gb", {240, 290}}, {"whole GPU", {500, 400}}});
     EXPECT_FALSE(estimate(no_small, "1g.18gb", 16));
     const auto same_sms = estimate(no_small, "7g.141gb", 132);  // the whole GPU's SMs
     ASSERT_TRUE(same_sms);

@@ -23,8 +23,8 @@ const mig::GpuModel& h200() {
 std::vector<JobRequest> equal_work(const ProfileSet& set, double whole_gpu_s = 10) {
     std::vector<JobRequest> out;
     for (size_t i = 0; i < set.jobs.size(); ++i)
-        out.push_back({"job" + std::to_string(i), set.jobs[i].workload, "train", {}, {},
-                       whole_gpu_s});
+        out.push_back(
+            {"job" + std::to_string(i), set.jobs[i].workload, "train", {}, {}, whole_gpu_s});
     return out;
 }
 
@@ -149,8 +149,7 @@ TEST(Search, TopCandidatesAreSortedDistinctLayoutsAndBaselinesAreThere) {
         }
     }
     if (r.baselines[2].candidate) {
-        EXPECT_EQ(r.baselines[2].candidate->name,
-                  "3g.71gb@4+2g.35gb@0+1g.18gb@2+1g.18gb@3");
+        EXPECT_EQ(r.baselines[2].candidate->name, "3g.71gb@4+2g.35gb@0+1g.18gb@2+1g.18gb@3");
     }
     // The front: energy up, throughput up, nothing dominated.
     ASSERT_FALSE(r.pareto.empty());
@@ -161,11 +160,10 @@ TEST(Search, TopCandidatesAreSortedDistinctLayoutsAndBaselinesAreThere) {
 }
 
 TEST(Search, BestOnLayoutLeavesPartitionsIdleWhenThereAreFewerJobs) {
-    const ProfileSet set = profile_set({scaling_job("a", 500, 300, 0.5, 0.5, 100),
-                                        scaling_job("b", 700, 200, 0.3, 0.5, 100)});
+    const ProfileSet set = profile_set(
+        {scaling_job("a", 500, 300, 0.5, 0.5, 100), scaling_job("b", 700, 200, 0.3, 0.5, 100)});
     const Problem p = make_problem(equal_work(set), set, h200(), {});
-    const mig::Layout seven =
-        *mig::check_layout(mig::parse_layout("7x1g", h200()), h200()).layout;
+    const mig::Layout seven = *mig::check_layout(mig::parse_layout("7x1g", h200()), h200()).layout;
     const auto c = best_on_layout(p, seven, {Objective::kEnergy, 1, 1});
     ASSERT_TRUE(c);
     size_t busy = 0;
@@ -190,8 +188,10 @@ TEST(Search, HeuristicOnOneGpuStaysWithinTheStatedGap) {
         const ProfileSet set = random_profiles(4 + seed % 4, 100 + seed);
         const Problem p = make_problem(random_work(set, seed), set, h200(), {});
         for (Objective o : kObjectives) {
-            const double exact = score(o, search(p, {o, 1, 1, Method::kExhaustive}).top[0].prediction);
-            const double heur = score(o, search(p, {o, 1, 1, Method::kHeuristic}).top[0].prediction);
+            const double exact =
+                score(o, search(p, {o, 1, 1, Method::kExhaustive}).top[0].prediction);
+            const double heur =
+                score(o, search(p, {o, 1, 1, Method::kHeuristic}).top[0].prediction);
             const double g = gap(o, heur, exact);
             EXPECT_GE(g, -1e-9);
             EXPECT_LE(g, kStatedGap) << "seed " << seed << " " << to_string(o);
@@ -257,10 +257,10 @@ double exact_two_gpus(const ProfileSet& set, const std::vector<JobRequest>& jobs
             for (const Outcome& b : by_mask[by_mask.size() - 1 - mask]) {
                 const double m = std::max(a.makespan, b.makespan);
                 const double e = 2 * idle * m + a.dynamic + b.dynamic;
-                const double s = o == Objective::kEnergy       ? e
-                                 : o == Objective::kMakespan   ? m
-                                 : o == Objective::kEdp        ? e * m
-                                                               : -(a.throughput + b.throughput);
+                const double s = o == Objective::kEnergy     ? e
+                                 : o == Objective::kMakespan ? m
+                                 : o == Objective::kEdp      ? e * m
+                                                             : -(a.throughput + b.throughput);
                 best = std::min(best, s);
             }
         }

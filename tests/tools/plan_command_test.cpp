@@ -25,41 +25,50 @@ std::map<std::string, std::string> fake_gpu() {
 std::string fixture_profiles() {
     auto m = [](double v) { return json{{"value", v}, {"reps", 3}, {"min", v}, {"max", v}}; };
     auto part = [&](const char* label, int sms, double ips, double w) {
-        return json{{"partition", label}, {"sms", sms}, {"items_per_s", m(ips)},
-                    {"average_power_w", m(w)}, {"window_s", 10}};
+        return json{{"partition", label},
+                    {"sms", sms},
+                    {"items_per_s", m(ips)},
+                    {"average_power_w", m(w)},
+                    {"window_s", 10}};
     };
     auto job = [&](const char* name, double peak, json parts) {
-        return json{{"workload", name}, {"mode", "train"}, {"batch", 32}, {"item_unit", "images"},
-                    {"items_per_step", 32}, {"peak_memory_gib", peak}, {"partitions", parts}};
+        return json{{"workload", name},      {"mode", "train"},      {"batch", 32},
+                    {"item_unit", "images"}, {"items_per_step", 32}, {"peak_memory_gib", peak},
+                    {"partitions", parts}};
     };
-    json doc = {{"format", "migscope-profiles"},
-                {"version", 1},
-                {"gpu_model", "h200"},
-                {"provenance",
-                 {{"created_at", "t"}, {"measured_from", "a"}, {"measured_to", "b"},
-                  {"gpu", "test"}, {"driver", "-"}, {"migscope", "-"}, {"command", "-"},
-                  {"source", "hand-made"}}},
-                {"idle_power_w", m(100)},
-                {"correction", {{"throughput", 1.0}, {"dynamic_power", 1.0}, {"mixes", 0}}},
-                {"jobs",
-                 {job("small", 2,
-                      {part("1g.18gb", 16, 500, 150), part("2g.35gb", 32, 700, 170),
-                       part("4g.71gb", 64, 900, 200), part("whole GPU", 132, 1000, 250)}),
-                  job("big", 2,
-                      {part("1g.18gb", 16, 121.2, 160.6), part("2g.35gb", 32, 242.4, 221.2),
-                       part("4g.71gb", 64, 484.8, 342.4), part("whole GPU", 132, 1000, 600)}),
-                  job("huge", 20,
-                      {part("1g.18gb", 16, 400, 150), part("whole GPU", 132, 1000, 250)}),
-                  job("giant", 200, {part("whole GPU", 132, 1000, 250)})}}};
+    json doc = {
+        {"format", "migscope-profiles"},
+        {"version", 1},
+        {"gpu_model", "h200"},
+        {"provenance",
+         {{"created_at", "t"},
+          {"measured_from", "a"},
+          {"measured_to", "b"},
+          {"gpu", "test"},
+          {"driver", "-"},
+          {"migscope", "-"},
+          {"command", "-"},
+          {"source", "hand-made"}}},
+        {"idle_power_w", m(100)},
+        {"correction", {{"throughput", 1.0}, {"dynamic_power", 1.0}, {"mixes", 0}}},
+        {"jobs",
+         {job("small", 2,
+              {part("1g.18gb", 16, 500, 150), part("2g.35gb", 32, 700, 170),
+               part("4g.71gb", 64, 900, 200), part("whole GPU", 132, 1000, 250)}),
+          job("big", 2,
+              {part("1g.18gb", 16, 121.2, 160.6), part("2g.35gb", 32, 242.4, 221.2),
+               part("4g.71gb", 64, 484.8, 342.4), part("whole GPU", 132, 1000, 600)}),
+          job("huge", 20, {part("1g.18gb", 16, 400, 150), part("whole GPU", 132, 1000, 250)}),
+          job("giant", 200, {part("whole GPU", 132, 1000, 250)})}}};
     return doc.dump(2);
 }
 
 class PlanCommand : public ::testing::Test {
   protected:
     void SetUp() override {
-        dir_ = fs::path(testing::TempDir()) /
-               ("plan-" +
-                std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+        dir_ =
+            fs::path(testing::TempDir()) /
+            ("plan-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
         fs::remove_all(dir_);
         fs::create_directories(dir_);
         std::ofstream(dir_ / "profiles.json") << fixture_profiles();
@@ -78,9 +87,9 @@ class PlanCommand : public ::testing::Test {
 };
 
 TEST_F(PlanCommand, SevenSmallJobsArePartitionedAndSequentialWinsForBigOnes) {
-    const ProcessResult small = migscope(
-        {"plan", "--jobs", "small,small,small,small,small,small,small", "--profiles", profiles(),
-         "--work", "1000", "--format", "json"});
+    const ProcessResult small =
+        migscope({"plan", "--jobs", "small,small,small,small,small,small,small", "--profiles",
+                  profiles(), "--work", "1000", "--format", "json"});
     ASSERT_EQ(small.exit_code, 0) << small.err;
     const json s = json::parse(small.out);
     EXPECT_FALSE(s["sequential_wins"].get<bool>());
@@ -105,9 +114,9 @@ TEST_F(PlanCommand, SevenSmallJobsArePartitionedAndSequentialWinsForBigOnes) {
 }
 
 TEST_F(PlanCommand, ManyGpusUseTheHeuristicAndYamlIsAMigPartedConfig) {
-    const ProcessResult r = migscope({"plan", "--jobs", "small,small,big,small,big,small",
-                                      "--profiles", profiles(), "--gpus", "2", "--format",
-                                      "yaml", "--objective", "throughput", "--top", "2"});
+    const ProcessResult r =
+        migscope({"plan", "--jobs", "small,small,big,small,big,small", "--profiles", profiles(),
+                  "--gpus", "2", "--format", "yaml", "--objective", "throughput", "--top", "2"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("version: v1"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("migscope-plan-1:"), std::string::npos) << r.out;
@@ -156,10 +165,9 @@ TEST_F(PlanCommand, HugeJobStaysOffSmallPartitionsAndTheNoteSaysWhy) {
 
 TEST_F(PlanCommand, ProfileExportPlanAndVerifyWithTheStandInWorker) {
     const std::string db = (dir_ / "profiles.db").string();
-    const ProcessResult measure =
-        migscope({"profile", "--jobs", "resnet18:32,bert-base:4", "--sizes", "1g.18gb,3g.71gb",
-                  "--duration", "0.3", "--idle-probe", "0.2", "--db", db, "--run-dir",
-                  (dir_ / "runs").string()});
+    const ProcessResult measure = migscope(
+        {"profile", "--jobs", "resnet18:32,bert-base:4", "--sizes", "1g.18gb,3g.71gb", "--duration",
+         "0.3", "--idle-probe", "0.2", "--db", db, "--run-dir", (dir_ / "runs").string()});
     ASSERT_EQ(measure.exit_code, 0) << measure.err;
     EXPECT_NE(measure.err.find("[6/6] bert-base:train:4 on 3g.71gb"), std::string::npos)
         << measure.err;
@@ -176,10 +184,9 @@ TEST_F(PlanCommand, ProfileExportPlanAndVerifyWithTheStandInWorker) {
               std::string::npos);
 
     // Plan from the store directly, and verify the top two on the (fake) GPU.
-    const ProcessResult plan =
-        migscope({"plan", "--jobs", "resnet18:32,bert-base:4", "--profiles", db, "--work", "20",
-                  "--verify", "--top", "2", "--format", "json", "--run-dir",
-                  (dir_ / "verify").string()});
+    const ProcessResult plan = migscope({"plan", "--jobs", "resnet18:32,bert-base:4", "--profiles",
+                                         db, "--work", "20", "--verify", "--top", "2", "--format",
+                                         "json", "--run-dir", (dir_ / "verify").string()});
     ASSERT_EQ(plan.exit_code, 0) << plan.err;
     const json p = json::parse(plan.out);
     ASSERT_EQ(p["verify"].size(), 2u);

@@ -128,9 +128,9 @@ std::vector<plan::JobRequest> job_requests(const PlanOptions& o) {
     const std::vector<partition::JobSpec> specs = partition::parse_job_list(o.jobs);
     const std::vector<double> work =
         o.work.empty() ? std::vector<double>{} : per_job("--work", o.work, specs.size());
-    const std::vector<double> weights =
-        o.weights.empty() ? std::vector<double>(specs.size(), kDefaultWeightS)
-                          : per_job("--weights", o.weights, specs.size());
+    const std::vector<double> weights = o.weights.empty()
+                                            ? std::vector<double>(specs.size(), kDefaultWeightS)
+                                            : per_job("--weights", o.weights, specs.size());
     for (size_t i = 0; i < specs.size(); ++i) {
         plan::JobRequest r;
         r.name = specs[i].name;
@@ -294,8 +294,8 @@ void print_table(const plan::Problem& p, const plan::SearchResult& r, const Plan
         << " kJ (idle power is split by partition SMs while a job runs)\n\n";
     if (best.partitioned()) {
         out << "mig-parted config:\n"
-            << mig::write_mig_parted(std::vector<mig::MigPartedConfig>{
-                   mig_parted_config("migscope-plan", best.plan)})
+            << mig::write_mig_parted(
+                   std::vector<mig::MigPartedConfig>{mig_parted_config("migscope-plan", best.plan)})
             << "\n";
     }
     out << "Baselines:\n";
@@ -357,10 +357,10 @@ json result_json(const plan::Problem& p, const plan::SearchResult& r, const Plan
         std::vector<mig::MigPartedConfig>{mig_parted_config("migscope-plan", r.top.front().plan)});
     doc["baselines"] = json::array();
     for (const plan::Baseline& b : r.baselines) {
-        doc["baselines"].push_back({{"name", b.name},
-                                    {"plan", b.candidate ? prediction_json(p, *b.candidate)
-                                                         : json(nullptr)},
-                                    {"why_not", b.why_not}});
+        doc["baselines"].push_back(
+            {{"name", b.name},
+             {"plan", b.candidate ? prediction_json(p, *b.candidate) : json(nullptr)},
+             {"why_not", b.why_not}});
     }
     doc["top"] = json::array();
     for (const plan::Candidate& c : r.top)
@@ -383,8 +383,9 @@ std::variant<json, std::string> verify_candidate(const plan::Problem& p, const p
     std::vector<std::string> jobs, layout;
     for (size_t k = 0; k < g.queues.size(); ++k) {
         if (g.layout && g.queues[k].size() > 1)
-            return std::string("a partition runs several jobs one after another; `migscope run` "
-                               "runs one job per partition");
+            return std::string(
+                "a partition runs several jobs one after another; `migscope run` "
+                "runs one job per partition");
         for (size_t j : g.queues[k]) {
             const plan::JobModel& job = p.jobs[j];
             jobs.push_back(job.request.workload + ":" + job.request.mode + ":" +
@@ -395,9 +396,9 @@ std::variant<json, std::string> verify_candidate(const plan::Problem& p, const p
             }
         }
     }
-    std::vector<std::string> args = {"run", "--jobs", join(jobs, ","), "--work", o.work,
-                                     "--format", "json", "--gpu", std::to_string(o.gpu),
-                                     "--run-dir", dir};
+    std::vector<std::string> args = {
+        "run",  "--jobs", join(jobs, ","),       "--work",    o.work, "--format",
+        "json", "--gpu",  std::to_string(o.gpu), "--run-dir", dir};
     if (g.layout)
         args.insert(args.end(), {"--backend", "green", "--layout", join(layout, "+")});
     else
@@ -410,8 +411,8 @@ std::variant<json, std::string> verify_candidate(const plan::Problem& p, const p
     const SelfRun run = run_self(args);
     if (run.exit_code == kExitBadInput || run.exit_code == kExitUnavailable) {
         throw Error(run.exit_code == kExitBadInput ? ErrorKind::kInput : ErrorKind::kUnavailable,
-                    "--verify: `migscope run` exited " + std::to_string(run.exit_code) +
-                        " for " + c.name + " (see above)");
+                    "--verify: `migscope run` exited " + std::to_string(run.exit_code) + " for " +
+                        c.name + " (see above)");
     }
     if (run.exit_code != kExitOk && run.exit_code != kExitFailure)
         return "`migscope run` exited " + std::to_string(run.exit_code) + " (see above)";
@@ -429,10 +430,10 @@ json verify(const plan::Problem& p, const plan::SearchResult& r, const PlanOptio
     for (size_t i = 0; i < r.top.size(); ++i) {
         const plan::Candidate& c = r.top[i];
         auto result = verify_candidate(p, c, o, base + "/" + std::to_string(i + 1));
-        json entry = {{"name", c.name},
-                      {"predicted",
-                       {{"makespan_s", c.prediction.makespan_s},
-                        {"energy_j", c.prediction.energy_j}}}};
+        json entry = {
+            {"name", c.name},
+            {"predicted",
+             {{"makespan_s", c.prediction.makespan_s}, {"energy_j", c.prediction.energy_j}}}};
         if (std::holds_alternative<std::string>(result)) {
             entry["skipped"] = std::get<std::string>(result);
             if (table)
@@ -452,11 +453,11 @@ json verify(const plan::Problem& p, const plan::SearchResult& r, const PlanOptio
         entry["jobs"] = json::array();
         for (size_t k = 0; k < order.size() && k < run["jobs"].size(); ++k) {
             const json& mj = run["jobs"][k];
-            entry["jobs"].push_back({{"job", p.jobs[order[k]].request.name},
-                                     {"predicted_items_per_s",
-                                      c.prediction.jobs[order[k]].items_per_s},
-                                     {"measured_items_per_s", mj["items_per_s"]},
-                                     {"status", mj["status"]}});
+            entry["jobs"].push_back(
+                {{"job", p.jobs[order[k]].request.name},
+                 {"predicted_items_per_s", c.prediction.jobs[order[k]].items_per_s},
+                 {"measured_items_per_s", mj["items_per_s"]},
+                 {"status", mj["status"]}});
         }
         if (table) {
             *table << fmt::format("  {}: makespan {:.1f} s predicted, {:.1f} s measured ({}); ",

@@ -92,13 +92,24 @@ int profile_command(const ProfileOptions& o) {
                   << job_text(*c.job) << " on " << where << ", rep " << c.rep << ", "
                   << o.duration_s << " s\n";
         const std::string dir = run_dir + "/" + c.job->name + "-" +
-                                (c.size.empty() ? "whole" : c.size) + "-" +
-                                std::to_string(c.rep);
-        std::vector<std::string> args = {"run", "--jobs", job_text(*c.job), "--duration",
-                                         std::to_string(o.duration_s), "--db", o.db, "--label",
-                                         o.label, "--gpu", std::to_string(o.gpu), "--idle-probe",
-                                         std::to_string(o.idle_probe_s), "--run-dir", dir,
-                                         "--output", dir + "/table.txt"};
+                                (c.size.empty() ? "whole" : c.size) + "-" + std::to_string(c.rep);
+        std::vector<std::string> args = {"run",
+                                         "--jobs",
+                                         job_text(*c.job),
+                                         "--duration",
+                                         std::to_string(o.duration_s),
+                                         "--db",
+                                         o.db,
+                                         "--label",
+                                         o.label,
+                                         "--gpu",
+                                         std::to_string(o.gpu),
+                                         "--idle-probe",
+                                         std::to_string(o.idle_probe_s),
+                                         "--run-dir",
+                                         dir,
+                                         "--output",
+                                         dir + "/table.txt"};
         if (c.size.empty())
             args.insert(args.end(), {"--backend", "sequential"});
         else
@@ -171,7 +182,8 @@ void add_profile_command(CLI::App& app, Action& action) {
     cmd->add_option("--label", o->label, "Label kept with every run")->capture_default_str();
     cmd->add_option("--run-dir", o->run_dir,
                     "Where each run's files go (default migscope-runs/profile-DATE)");
-    cmd->add_option("--worker", o->worker, "migscope-worker binary (default: found beside migscope)");
+    cmd->add_option("--worker", o->worker,
+                    "migscope-worker binary (default: found beside migscope)");
 
     auto e = std::make_shared<ExportOptions>();
     CLI::App* exp = cmd->add_subcommand(

@@ -6,7 +6,7 @@
 namespace migscope::cli {
 
 struct SelfRun {
-    int exit_code = 0;   // 128 + signal when a signal ended it
+    int exit_code = 0;  // 128 + signal when a signal ended it
     std::string stdout_text;
 };
 
