@@ -131,21 +131,39 @@ std::vector<MigPartedConfig> parse_mig_parted(std::string_view yaml_text) {
 }
 
 std::string write_mig_parted(const std::vector<std::pair<std::string, Layout>>& layouts) {
+    std::vector<MigPartedConfig> configs;
+    for (const auto& [name, layout] : layouts) {
+        MigPartedEntry entry;
+        entry.mig_enabled = true;
+        for (const Instance& i : layout.instances)
+            ++entry.mig_devices[i.profile];
+        configs.push_back({name, {entry}});
+    }
+    return write_mig_parted(configs);
+}
+
+std::string write_mig_parted(const std::vector<MigPartedConfig>& configs) {
     YAML::Emitter out;
     out << YAML::BeginMap << YAML::Key << "version" << YAML::Value << "v1";
     out << YAML::Key << "mig-configs" << YAML::Value << YAML::BeginMap;
-    for (const auto& [name, layout] : layouts) {
-        std::map<std::string, unsigned> counts;
-        for (const Instance& i : layout.instances)
-            ++counts[i.profile];
-        out << YAML::Key << name << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
-        out << YAML::Key << "devices" << YAML::Value << "all";
-        out << YAML::Key << "mig-enabled" << YAML::Value << true;
-        out << YAML::Key << "mig-devices" << YAML::Value << YAML::BeginMap;
-        for (const auto& [profile, count] : counts) {
-            out << YAML::Key << YAML::DoubleQuoted << profile << YAML::Value << count;
+    for (const MigPartedConfig& config : configs) {
+        out << YAML::Key << config.name << YAML::Value << YAML::BeginSeq;
+        for (const MigPartedEntry& entry : config.entries) {
+            out << YAML::BeginMap << YAML::Key << "devices" << YAML::Value;
+            if (entry.devices)
+                out << YAML::Flow << *entry.devices;
+            else
+                out << "all";
+            out << YAML::Key << "mig-enabled" << YAML::Value << entry.mig_enabled;
+            if (entry.mig_enabled) {
+                out << YAML::Key << "mig-devices" << YAML::Value << YAML::BeginMap;
+                for (const auto& [profile, count] : entry.mig_devices)
+                    out << YAML::Key << YAML::DoubleQuoted << profile << YAML::Value << count;
+                out << YAML::EndMap;
+            }
+            out << YAML::EndMap;
         }
-        out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+        out << YAML::EndSeq;
     }
     out << YAML::EndMap << YAML::EndMap;
     return std::string(out.c_str()) + "\n";

@@ -30,6 +30,9 @@ std::vector<MigPartedConfig> parse_mig_parted(std::string_view yaml_text);
 
 // Writes named layouts as one mig-parted document (`devices: all`, `mig-enabled: true`).
 std::string write_mig_parted(const std::vector<std::pair<std::string, Layout>>& layouts);
+// Writes configs entry by entry (device lists, MIG disabled entries); device filters are not
+// written.
+std::string write_mig_parted(const std::vector<MigPartedConfig>& configs);
 
 // The layout terms of one entry (profile counts; placements are left to the checker).
 std::vector<LayoutTerm> terms_of(const MigPartedEntry& entry, const GpuModel& model);

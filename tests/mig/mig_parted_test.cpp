@@ -40,6 +40,24 @@ TEST(MigParted, RoundTripKeepsLayouts) {
     }
 }
 
+TEST(MigParted, WritesDeviceListsAndDisabledEntries) {
+    MigPartedEntry partitioned;
+    partitioned.devices = std::vector<unsigned>{0, 2};
+    partitioned.mig_enabled = true;
+    partitioned.mig_devices = {{"1g.18gb", 2}, {"3g.71gb", 1}};
+    MigPartedEntry whole;
+    whole.devices = std::vector<unsigned>{1};
+    const std::string yaml =
+        write_mig_parted(std::vector<MigPartedConfig>{{"plan", {partitioned, whole}}});
+    const std::vector<MigPartedConfig> back = parse_mig_parted(yaml);
+    ASSERT_EQ(back.size(), 1u);
+    ASSERT_EQ(back[0].entries.size(), 2u);
+    EXPECT_EQ(*back[0].entries[0].devices, (std::vector<unsigned>{0, 2}));
+    EXPECT_EQ(back[0].entries[0].mig_devices, partitioned.mig_devices);
+    EXPECT_FALSE(back[0].entries[1].mig_enabled);
+    EXPECT_EQ(*back[0].entries[1].devices, (std::vector<unsigned>{1})) << yaml;
+}
+
 TEST(MigParted, ReadsNvidiaStyleConfig) {
     const auto configs = parse_mig_parted(R"(
 version: v1

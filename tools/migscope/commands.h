@@ -16,5 +16,7 @@ void add_run_command(CLI::App& app, Action& action);
 void add_train_command(CLI::App& app, Action& action);
 void add_results_command(CLI::App& app, Action& action);
 void add_report_command(CLI::App& app, Action& action);
+void add_profile_command(CLI::App& app, Action& action);
+void add_plan_command(CLI::App& app, Action& action);
 
 }  // namespace migscope::cli

@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
     cli::add_train_command(app, action);
     cli::add_results_command(app, action);
     cli::add_report_command(app, action);
+    cli::add_profile_command(app, action);
+    cli::add_plan_command(app, action);
 
     try {
         app.parse(argc, argv);

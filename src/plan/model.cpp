@@ -1,0 +1,264 @@
+// The planner's model: jobs on partition sizes from profiles, and the figures of a plan.
+#include "plan/model.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <tuple>
+
+#include "core/error.h"
+#include "core/text.h"
+
+namespace migscope::plan {
+namespace {
+
+std::string format(const char* pattern, double a, double b = 0) {
+    char text[128];
+    std::snprintf(text, sizeof text, pattern, a, b);
+    return text;
+}
+
+}  // namespace
+
+Objective parse_objective(std::string_view text) {
+    const std::string t = text::lower(text);
+    if (t == "energy")
+        return Objective::kEnergy;
+    if (t == "throughput")
+        return Objective::kThroughput;
+    if (t == "makespan")
+        return Objective::kMakespan;
+    if (t == "edp")
+        return Objective::kEdp;
+    throw input_error("unknown objective '" + std::string(text) +
+                      "' (energy, throughput, makespan or edp)");
+}
+
+std::string to_string(Objective objective) {
+    switch (objective) {
+        case Objective::kEnergy:
+            return "energy";
+        case Objective::kThroughput:
+            return "throughput";
+        case Objective::kMakespan:
+            return "makespan";
+        case Objective::kEdp:
+            return "edp";
+    }
+    return "?";
+}
+
+size_t Problem::size_index(std::string_view label) const {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        if (sizes[i].label == label)
+            return i;
+    }
+    throw input_error("partition '" + std::string(label) + "' is not a size the planner uses");
+}
+
+std::vector<mig::Layout> Problem::layouts() const {
+    std::vector<mig::Layout> out;
+    for (mig::Layout& l : mig::enumerate_layouts(model, {})) {
+        bool known = true;
+        for (const mig::Instance& i : l.instances) {
+            known = known && std::any_of(sizes.begin(), sizes.end() - 1,
+                                         [&](const Size& s) { return s.label == i.profile; });
+        }
+        if (known)
+            out.push_back(std::move(l));
+    }
+    return out;
+}
+
+Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& profiles,
+                     const mig::GpuModel& model, const Constraints& constraints) {
+    if (constraints.min_speed_fraction < 0 || constraints.min_speed_fraction > 1) {
+        throw input_error(
+            format("impossible constraint: min speed %.2f of the whole-GPU speed "
+                   "(give a fraction from 0 to 1)",
+                   constraints.min_speed_fraction));
+    }
+    if (requests.empty())
+        throw input_error("no jobs to plan");
+    if (!model.sm_count)
+        throw input_error("GPU model " + model.key + ": SM count unknown");
+    Problem p;
+    p.model = model;
+    p.idle_power_w = profiles.idle_power_w.value;
+    p.correction = profiles.correction;
+    p.constraints = constraints;
+    double whole_memory_gib = 0;
+    for (const mig::Profile& prof : model.profiles) {
+        if (prof.compute_slices == model.compute_slices)
+            whole_memory_gib = std::max(whole_memory_gib, prof.memory_gib.value_or(0.0));
+        if (prof.media_extensions || prof.compute_slices >= model.compute_slices || !prof.sms ||
+            !prof.memory_gib)
+            continue;
+        p.sizes.push_back({prof.name, *prof.sms, *prof.memory_gib});
+    }
+    std::sort(p.sizes.begin(), p.sizes.end(), [](const Size& a, const Size& b) {
+        return std::tie(a.sms, a.memory_gib, a.label) < std::tie(b.sms, b.memory_gib, b.label);
+    });
+    p.sizes.push_back({std::string(kWholeGpu), *model.sm_count, whole_memory_gib});
+
+    std::set<std::string> names;
+    for (const JobRequest& r : requests) {
+        if (!names.insert(r.name).second)
+            throw input_error("job name '" + r.name + "' given twice");
+        JobModel job;
+        job.request = r;
+        job.profile = &profiles.require(r.name, r.workload, r.mode, r.batch);
+        const Size& whole = p.sizes.back();
+        const auto alone = estimate(*job.profile, kWholeGpu, whole.sms);
+        if (!alone) {
+            throw input_error("job '" + r.name +
+                              "': no whole-GPU profile (needed to normalise its speed; "
+                              "measure it with `migscope profile`)");
+        }
+        if (r.work_steps)
+            job.items = double(*r.work_steps) * job.profile->items_per_step;
+        else if (r.work_whole_gpu_s)
+            job.items = *r.work_whole_gpu_s * alone->items_per_s;
+        if (!(job.items > 0))
+            throw input_error("job '" + r.name + "': its work must be positive");
+        const double min_speed = constraints.min_speed_fraction;
+        for (size_t s = 0; s < p.sizes.size(); ++s) {
+            const Size& size = p.sizes[s];
+            JobOnSize on;
+            const auto e = estimate(*job.profile, size.label, size.sms);
+            const auto& peak = job.profile->peak_memory_gib;
+            const bool partitioned = s != p.whole();
+            if (peak && *peak > size.memory_gib) {
+                on.refusal = format("needs %.1f GiB, has %.2f GiB", *peak, size.memory_gib);
+            } else if (!e) {
+                on.refusal = "not profiled in this SM range";
+            } else {
+                on.time_s = job.items / e->items_per_s;
+                on.power_w = e->average_power_w;
+                on.interpolated = e->interpolated;
+                on.speed_fraction = e->items_per_s / alone->items_per_s *
+                                    (partitioned ? p.correction.throughput : 1.0);
+                if (on.speed_fraction + 1e-12 < min_speed) {
+                    on.refusal = format(
+                        "keeps %.2f of its whole-GPU speed, below the min speed "
+                        "%.2f",
+                        on.speed_fraction, min_speed);
+                } else {
+                    on.usable = true;
+                }
+            }
+            job.on.push_back(on);
+        }
+        if (!job.on.back().usable) {
+            throw input_error("job '" + r.name + "' fits no partition: on the whole GPU it " +
+                              job.on.back().refusal);
+        }
+        std::string refused, interpolated;
+        for (size_t s = 0; s + 1 < p.sizes.size(); ++s) {
+            if (!job.on[s].usable)
+                refused += "; " + p.sizes[s].label + ": " + job.on[s].refusal;
+            else if (job.on[s].interpolated)
+                interpolated += (interpolated.empty() ? "" : ", ") + p.sizes[s].label;
+        }
+        if (!interpolated.empty()) {
+            p.notes.push_back("job '" + r.name + "' on " + interpolated +
+                              ": not measured there, interpolated by SMs");
+        }
+        if (!refused.empty())
+            p.notes.push_back("job '" + r.name + "' cannot use" + refused.substr(1));
+        p.jobs.push_back(std::move(job));
+    }
+    if (p.correction.mixes == 0) {
+        p.notes.push_back(
+            "no measured mixes: the interference and power corrections are 1 (jobs side by side "
+            "are predicted as if alone on their partitions)");
+    }
+    return p;
+}
+
+std::string describe(const GpuPlan& gpu) {
+    return gpu.layout ? mig::to_string(*gpu.layout) : "whole GPU (not partitioned)";
+}
+
+Prediction predict(const Problem& problem, const Plan& plan) {
+    Prediction out;
+    out.jobs.resize(problem.jobs.size());
+    std::vector<int> seen(problem.jobs.size(), 0);
+    const Correction& c = problem.correction;
+    const double whole_sms = problem.sizes.back().sms;
+    double dynamic_j = 0, charged_j = 0;
+    for (size_t g = 0; g < plan.size(); ++g) {
+        const GpuPlan& gpu = plan[g];
+        const size_t partitions = gpu.layout ? gpu.layout->instances.size() : 1;
+        if (gpu.queues.size() != partitions)
+            throw input_error("plan: GPU " + std::to_string(g) + " has " +
+                              std::to_string(gpu.queues.size()) + " queues for " +
+                              std::to_string(partitions) + " partitions");
+        const size_t busy = std::count_if(gpu.queues.begin(), gpu.queues.end(),
+                                          [](const auto& q) { return !q.empty(); });
+        const bool mix = gpu.layout && busy >= 2;
+        out.corrected = out.corrected || (mix && (c.throughput != 1 || c.dynamic_power != 1));
+        for (size_t k = 0; k < partitions; ++k) {
+            const size_t s =
+                gpu.layout ? problem.size_index(gpu.layout->instances[k].profile) : problem.whole();
+            const Size& size = problem.sizes[s];
+            double t = 0, whole_work_s = 0;
+            for (size_t j : gpu.queues[k]) {
+                if (j >= problem.jobs.size() || seen[j]++)
+                    throw input_error("plan: job " + std::to_string(j) +
+                                      " placed twice or unknown");
+                const JobModel& job = problem.jobs[j];
+                const JobOnSize& on = job.on[s];
+                if (!on.usable) {
+                    throw input_error("plan: job '" + job.request.name + "' cannot run on " +
+                                      size.label + ": " + on.refusal);
+                }
+                const double time_s = on.time_s / (mix ? c.throughput : 1.0);
+                const double dynamic_w = std::max(0.0, on.power_w - problem.idle_power_w) *
+                                         (mix ? c.dynamic_power : 1.0);
+                JobPrediction& jp = out.jobs[j];
+                jp.gpu = g;
+                jp.partition = k;
+                jp.partition_label = size.label;
+                jp.start_s = t;
+                jp.end_s = t + time_s;
+                jp.items_per_s = job.items / time_s;
+                jp.speed_fraction = job.on[problem.whole()].time_s / time_s;
+                jp.energy_j =
+                    dynamic_w * time_s + problem.idle_power_w * size.sms / whole_sms * time_s;
+                jp.interpolated = on.interpolated;
+                dynamic_j += dynamic_w * time_s;
+                charged_j += jp.energy_j;
+                whole_work_s += job.on[problem.whole()].time_s;
+                t += time_s;
+            }
+            if (t > 0)
+                out.throughput += whole_work_s / t;
+            out.makespan_s = std::max(out.makespan_s, t);
+        }
+    }
+    for (size_t j = 0; j < seen.size(); ++j) {
+        if (!seen[j])
+            throw input_error("plan: job '" + problem.jobs[j].request.name + "' is not placed");
+    }
+    out.energy_j = double(plan.size()) * problem.idle_power_w * out.makespan_s + dynamic_j;
+    out.idle_energy_j = out.energy_j - charged_j;
+    out.edp_js = out.energy_j * out.makespan_s;
+    return out;
+}
+
+double score(Objective objective, const Prediction& p) {
+    switch (objective) {
+        case Objective::kEnergy:
+            return p.energy_j;
+        case Objective::kThroughput:
+            return -p.throughput;
+        case Objective::kMakespan:
+            return p.makespan_s;
+        case Objective::kEdp:
+            return p.edp_js;
+    }
+    return p.energy_j;
+}
+
+}  // namespace migscope::plan

@@ -1,0 +1,129 @@
+// The planner's performance and energy model: a job set on partition sizes, and the predicted
+// makespan, energy and throughput of a plan (layouts with a queue of jobs per partition).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mig/catalog.h"
+#include "mig/layout.h"
+#include "plan/profile.h"
+
+namespace migscope::plan {
+
+// energy: least board energy for all the work; throughput: most aggregate normalised
+// throughput; makespan: all work done soonest; edp: least energy × makespan.
+enum class Objective { kEnergy, kThroughput, kMakespan, kEdp };
+Objective parse_objective(std::string_view text);  // input error listing the four
+std::string to_string(Objective objective);
+
+// A job to plan. Its work is a number of training steps (× the profile's items per step), or a
+// weight: seconds of its run alone on the whole GPU.
+struct JobRequest {
+    std::string name;  // unique within the job set
+    std::string workload;
+    std::string mode = "train";
+    std::optional<int64_t> batch;  // empty: the only batch profiled
+    std::optional<int64_t> work_steps;
+    std::optional<double> work_whole_gpu_s;  // used when work_steps is empty
+};
+
+struct Constraints {
+    // Each job keeps at least this fraction of its whole-GPU speed (0: no constraint).
+    double min_speed_fraction = 0;
+};
+
+// A partition size the planner may use: a MIG profile of the model, or the whole GPU.
+struct Size {
+    std::string label;  // "2g.35gb" or "whole GPU"
+    unsigned sms = 0;
+    double memory_gib = 0;
+};
+
+// One job on one size, alone, before the interference correction.
+struct JobOnSize {
+    bool usable = false;
+    std::string refusal;        // why not usable: memory, no profile there, too slow
+    double time_s = 0;          // its work alone on a partition of this size
+    double power_w = 0;         // board power while it runs alone there
+    double speed_fraction = 0;  // items/s over its whole-GPU items/s
+    bool interpolated = false;  // not measured on this size: interpolated by SMs
+};
+
+struct JobModel {
+    JobRequest request;
+    const JobProfile* profile = nullptr;  // into the ProfileSet, which outlives the Problem
+    double items = 0;                     // the work, in the workload's unit
+    std::vector<JobOnSize> on;            // per Problem::sizes
+};
+
+// Everything the search needs, computed once from the job set and the profiles.
+struct Problem {
+    mig::GpuModel model;
+    std::vector<Size> sizes;  // the model's profiles (no media variants, not the full-GPU one)
+                              // by increasing SMs, then the whole GPU (last)
+    std::vector<JobModel> jobs;
+    double idle_power_w = 0;
+    Correction correction;
+    Constraints constraints;
+    std::vector<std::string> notes;  // interpolated sizes, jobs confined to the whole GPU
+
+    size_t whole() const { return sizes.size() - 1; }
+    size_t size_index(std::string_view label) const;  // input error when unknown
+    // The layouts the search considers: every valid layout of the model except the single
+    // full-GPU instance (that is the whole GPU, planned as "not partitioned").
+    std::vector<mig::Layout> layouts() const;
+};
+
+// Builds the problem. Input errors name the job or the constraint: unknown workload or batch,
+// a job that fits no partition (memory), a min speed above 1, no whole-GPU profile.
+Problem make_problem(const std::vector<JobRequest>& jobs, const ProfileSet& profiles,
+                     const mig::GpuModel& model, const Constraints& constraints);
+
+// One GPU of a plan: a layout and a queue of jobs per partition (in layout order), or no layout
+// (the whole GPU, not partitioned) and one queue.
+struct GpuPlan {
+    std::optional<mig::Layout> layout;
+    std::vector<std::vector<size_t>> queues;  // job indices, in the order they run
+};
+using Plan = std::vector<GpuPlan>;
+
+std::string describe(const GpuPlan& gpu);  // "4g.71gb@0+3g.71gb@4" or "whole GPU (not partitioned)"
+
+struct JobPrediction {
+    size_t gpu = 0;
+    size_t partition = 0;  // index in the GPU's layout
+    std::string partition_label;
+    double start_s = 0, end_s = 0;
+    double items_per_s = 0;
+    double speed_fraction = 0;  // of its whole-GPU speed
+    double energy_j = 0;  // its dynamic energy + its partition's share of idle power while it runs
+    bool interpolated = false;
+};
+
+struct Prediction {
+    double makespan_s = 0;     // when the last partition frees
+    double energy_j = 0;       // board energy of all GPUs until the makespan
+    double idle_energy_j = 0;  // the part no job is charged: idle partitions and unused SMs
+    // Sum over busy partitions of (work it does, in seconds of whole-GPU time) / (its busy
+    // time): the whole GPU running jobs one after another scores 1.
+    double throughput = 0;
+    double edp_js = 0;                // energy × makespan
+    bool corrected = false;           // the interference correction applied (some GPU ran a mix)
+    std::vector<JobPrediction> jobs;  // per job index
+};
+
+// Predicts a plan. Every job must appear exactly once; throws an input error otherwise.
+// Model (docs/planner.md): a job on a partition takes time_s (÷ the throughput correction
+// when two or more partitions of its GPU are busy); a GPU draws idle power until the makespan
+// plus each job's dynamic power (alone-on-partition power − idle, × the power correction in a
+// mix) while it runs.
+Prediction predict(const Problem& problem, const Plan& plan);
+
+// Lower is better: energy J, −throughput, makespan s, or energy × makespan.
+double score(Objective objective, const Prediction& prediction);
+
+}  // namespace migscope::plan

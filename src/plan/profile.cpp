@@ -1,0 +1,458 @@
+// Job profiles: the versioned JSON file, extraction from stored runs, interpolation by SMs.
+#include "plan/profile.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "core/error.h"
+#include "core/statistics.h"
+
+namespace migscope::plan {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kFormat = "migscope-profiles";
+constexpr int kVersion = 1;
+
+// Strict access to one JSON object: required and optional keys of a given type; check_keys()
+// rejects anything not asked for (keys starting with '_' are comments).
+class Fields {
+  public:
+    Fields(const json& j, std::string path) : j_(j), path_(std::move(path)) {
+        if (!j_.is_object())
+            throw input_error(path_ + ": expected an object");
+    }
+    template <typename T>
+    T get(const std::string& key) {
+        if (!j_.contains(key))
+            throw input_error(at(key) + ": missing");
+        return as<T>(key);
+    }
+    template <typename T>
+    std::optional<T> optional(const std::string& key) {
+        if (!j_.contains(key) || j_[key].is_null()) {
+            seen_.insert(key);
+            return std::nullopt;
+        }
+        return as<T>(key);
+    }
+    const json& child(const std::string& key) {
+        if (!j_.contains(key))
+            throw input_error(at(key) + ": missing");
+        seen_.insert(key);
+        return j_[key];
+    }
+    std::string at(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+    void check_keys() const {
+        for (const auto& [key, value] : j_.items()) {
+            if (!seen_.count(key) && key.rfind('_', 0) != 0)
+                throw input_error(at(key) + ": unknown key");
+        }
+    }
+
+  private:
+    template <typename T>
+    T as(const std::string& key) {
+        seen_.insert(key);
+        const json& v = j_[key];
+        const bool ok = std::is_same_v<T, std::string>
+                            ? v.is_string()
+                            : (std::is_integral_v<T> ? v.is_number_integer() : v.is_number());
+        if (!ok)
+            throw input_error(at(key) + ": wrong type (" + v.type_name() + ")");
+        return v.get<T>();
+    }
+    const json& j_;
+    std::string path_;
+    std::set<std::string> seen_;
+};
+
+Measured read_measured(const json& j, const std::string& path) {
+    Fields f(j, path);
+    Measured m;
+    m.value = f.get<double>("value");
+    m.reps = f.get<int>("reps");
+    m.min = f.get<double>("min");
+    m.max = f.get<double>("max");
+    f.check_keys();
+    if (m.reps < 1 || m.min > m.value || m.value > m.max)
+        throw input_error(path + ": needs reps >= 1 and min <= value <= max");
+    return m;
+}
+
+nlohmann::ordered_json measured_json(const Measured& m) {
+    return {{"value", m.value}, {"reps", m.reps}, {"min", m.min}, {"max", m.max}};
+}
+
+std::string utc_now() {
+    const std::time_t now = std::time(nullptr);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    return text;
+}
+
+// The catalog SMs of a partition label ("whole GPU": the model's), if known.
+std::optional<unsigned> sms_of(const std::string& label, const mig::GpuModel& model) {
+    if (label == kWholeGpu)
+        return model.sm_count;
+    const mig::Profile* p = model.find(label);
+    return p ? p->sms : std::nullopt;
+}
+
+// The batch a job ran at: as given, or for image workloads run at their default batch, the
+// images per step (token workloads at their default batch stay unknown).
+std::optional<int64_t> batch_of(const store::JobRecord& j) {
+    if (j.batch)
+        return j.batch;
+    if (j.item_unit == "images" && j.steps > 0 && j.items > 0)
+        return static_cast<int64_t>(std::llround(j.items / double(j.steps)));
+    return std::nullopt;
+}
+
+bool usable_single_job(const store::RunRecord& r) {
+    return !r.interrupted && r.jobs.size() == 1 && r.jobs[0].status == "ok" && r.jobs[0].workload &&
+           batch_of(r.jobs[0]) && r.jobs[0].items_per_s && r.average_power_w &&
+           (r.backend == "green" || r.backend == "mig" || r.backend == "sequential");
+}
+
+bool usable_mix(const store::RunRecord& r) {
+    if (r.interrupted || r.jobs.size() < 2 || r.mode != "duration" || !r.average_power_w ||
+        !(r.backend == "green" || r.backend == "mig"))
+        return false;
+    return std::all_of(r.jobs.begin(), r.jobs.end(), [](const store::JobRecord& j) {
+        return j.status == "ok" && j.workload && batch_of(j) && j.items_per_s;
+    });
+}
+
+std::string joined(const std::set<std::string>& values) {
+    std::string out;
+    for (const std::string& v : values)
+        out += (out.empty() ? "" : ", ") + v;
+    return out;
+}
+
+// Median of each mix's measured / predicted values (throughput per job, dynamic power per run).
+Correction calibrate(const ProfileSet& set, const std::vector<store::RunRecord>& runs,
+                     const mig::GpuModel& model) {
+    std::vector<double> throughput, power;
+    for (const store::RunRecord& r : runs) {
+        if (!usable_mix(r))
+            continue;
+        double predicted_dynamic_w = 0;
+        bool complete = true;
+        for (const store::JobRecord& j : r.jobs) {
+            const auto sms = sms_of(j.partition, model);
+            const JobProfile* profile = nullptr;
+            for (const JobProfile& p : set.jobs) {
+                if (p.workload == *j.workload && p.mode == j.mode && p.batch == *batch_of(j))
+                    profile = &p;
+            }
+            const auto e = profile && sms ? estimate(*profile, j.partition, *sms) : std::nullopt;
+            if (!e) {
+                complete = false;
+                continue;
+            }
+            throughput.push_back(*j.items_per_s / e->items_per_s);
+            predicted_dynamic_w += e->average_power_w - set.idle_power_w.value;
+        }
+        if (complete && predicted_dynamic_w > 0)
+            power.push_back((*r.average_power_w - set.idle_power_w.value) / predicted_dynamic_w);
+    }
+    Correction c;
+    if (!power.empty()) {
+        c.mixes = static_cast<int>(power.size());
+        c.dynamic_power = *percentile(power, 0.5);
+        c.throughput = *percentile(throughput, 0.5);
+    }
+    return c;
+}
+
+}  // namespace
+
+Measured measured_of(std::vector<double> values) {
+    if (values.empty())
+        throw input_error("no measured values");
+    Measured m;
+    m.value = *percentile(values, 0.5);
+    m.reps = static_cast<int>(values.size());
+    m.min = *std::min_element(values.begin(), values.end());
+    m.max = *std::max_element(values.begin(), values.end());
+    return m;
+}
+
+const JobProfile& ProfileSet::require(const std::string& who, const std::string& workload,
+                                      const std::string& mode, std::optional<int64_t> batch) const {
+    std::vector<const JobProfile*> same;
+    std::set<std::string> workloads;
+    for (const JobProfile& p : jobs) {
+        workloads.insert(p.workload + ":" + p.mode);
+        if (p.workload == workload && p.mode == mode)
+            same.push_back(&p);
+    }
+    if (same.empty()) {
+        throw input_error("job '" + who + "': no profile for workload '" + workload + "' (" + mode +
+                          ") on " + gpu_model + "; profiled: " + joined(workloads) +
+                          " (measure it with `migscope profile`)");
+    }
+    std::string batches;
+    for (const JobProfile* p : same) {
+        if (batch && p->batch == *batch)
+            return *p;
+        batches += (batches.empty() ? "" : ", ") + std::to_string(p->batch);
+    }
+    if (!batch && same.size() == 1)
+        return *same.front();
+    throw input_error("job '" + who + "': " + workload + " (" + mode + ") is profiled at batch " +
+                      batches + (batch ? ", not " + std::to_string(*batch) : "; give one") +
+                      " (measure it with `migscope profile`)");
+}
+
+ProfileSet parse_profiles_json(std::string_view text, const std::string& origin) {
+    const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded())
+        throw input_error(origin + ": not valid JSON");
+    Fields top(doc, "");
+    const std::string format = top.get<std::string>("format");
+    const int version = top.get<int>("version");
+    if (format != kFormat || version != kVersion) {
+        throw input_error(origin + ": expected format \"" + kFormat + "\" version " +
+                          std::to_string(kVersion) + ", got \"" + format + "\" version " +
+                          std::to_string(version));
+    }
+    ProfileSet set;
+    try {
+        set.gpu_model = top.get<std::string>("gpu_model");
+        Fields prov(top.child("provenance"), "provenance");
+        ProfileProvenance& p = set.provenance;
+        p.created_at = prov.get<std::string>("created_at");
+        p.measured_from = prov.get<std::string>("measured_from");
+        p.measured_to = prov.get<std::string>("measured_to");
+        p.gpu = prov.get<std::string>("gpu");
+        p.driver = prov.get<std::string>("driver");
+        p.migscope = prov.get<std::string>("migscope");
+        p.command = prov.get<std::string>("command");
+        p.source = prov.get<std::string>("source");
+        prov.check_keys();
+        set.idle_power_w = read_measured(top.child("idle_power_w"), "idle_power_w");
+        Fields corr(top.child("correction"), "correction");
+        set.correction.throughput = corr.get<double>("throughput");
+        set.correction.dynamic_power = corr.get<double>("dynamic_power");
+        set.correction.mixes = corr.get<int>("mixes");
+        corr.check_keys();
+        const json& jobs = top.child("jobs");
+        if (!jobs.is_array())
+            throw input_error("jobs: expected an array");
+        for (size_t i = 0; i < jobs.size(); ++i) {
+            const std::string path = "jobs[" + std::to_string(i) + "]";
+            Fields f(jobs[i], path);
+            JobProfile job;
+            job.workload = f.get<std::string>("workload");
+            job.mode = f.get<std::string>("mode");
+            job.batch = f.get<int64_t>("batch");
+            job.item_unit = f.get<std::string>("item_unit");
+            job.items_per_step = f.get<double>("items_per_step");
+            if (job.items_per_step <= 0)
+                throw input_error(path + ".items_per_step: must be positive");
+            job.peak_memory_gib = f.optional<double>("peak_memory_gib");
+            const json& parts = f.child("partitions");
+            if (!parts.is_array() || parts.empty())
+                throw input_error(path + ".partitions: expected a non-empty array");
+            for (size_t k = 0; k < parts.size(); ++k) {
+                const std::string ppath = path + ".partitions[" + std::to_string(k) + "]";
+                Fields pf(parts[k], ppath);
+                PartitionProfile pp;
+                pp.partition = pf.get<std::string>("partition");
+                pp.sms = pf.get<unsigned>("sms");
+                pp.items_per_s = read_measured(pf.child("items_per_s"), ppath + ".items_per_s");
+                pp.average_power_w =
+                    read_measured(pf.child("average_power_w"), ppath + ".average_power_w");
+                pp.window_s = pf.get<double>("window_s");
+                pf.check_keys();
+                if (pp.items_per_s.value <= 0 || pp.sms == 0)
+                    throw input_error(ppath + ": items_per_s and sms must be positive");
+                job.partitions.push_back(pp);
+            }
+            std::sort(job.partitions.begin(), job.partitions.end(),
+                      [](const auto& a, const auto& b) { return a.sms < b.sms; });
+            f.check_keys();
+            set.jobs.push_back(job);
+        }
+        top.check_keys();
+    } catch (const Error& e) {
+        throw input_error(origin + ": " + e.what());
+    }
+    return set;
+}
+
+ProfileSet read_profiles_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in)
+        throw input_error("cannot read profiles " + path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return parse_profiles_json(text.str(), path);
+}
+
+std::string write_profiles_json(const ProfileSet& set) {
+    const ProfileProvenance& p = set.provenance;
+    using ojson = nlohmann::ordered_json;
+    ojson doc = {{"format", kFormat},
+                 {"version", kVersion},
+                 {"gpu_model", set.gpu_model},
+                 {"provenance",
+                  {{"created_at", p.created_at},
+                   {"measured_from", p.measured_from},
+                   {"measured_to", p.measured_to},
+                   {"gpu", p.gpu},
+                   {"driver", p.driver},
+                   {"migscope", p.migscope},
+                   {"command", p.command},
+                   {"source", p.source}}},
+                 {"idle_power_w", measured_json(set.idle_power_w)},
+                 {"correction",
+                  {{"throughput", set.correction.throughput},
+                   {"dynamic_power", set.correction.dynamic_power},
+                   {"mixes", set.correction.mixes}}},
+                 {"jobs", ojson::array()}};
+    for (const JobProfile& j : set.jobs) {
+        ojson parts = ojson::array();
+        for (const PartitionProfile& pp : j.partitions) {
+            parts.push_back({{"partition", pp.partition},
+                             {"sms", pp.sms},
+                             {"items_per_s", measured_json(pp.items_per_s)},
+                             {"average_power_w", measured_json(pp.average_power_w)},
+                             {"window_s", pp.window_s}});
+        }
+        doc["jobs"].push_back(
+            {{"workload", j.workload},
+             {"mode", j.mode},
+             {"batch", j.batch},
+             {"item_unit", j.item_unit},
+             {"items_per_step", j.items_per_step},
+             {"peak_memory_gib", j.peak_memory_gib ? ojson(*j.peak_memory_gib) : ojson(nullptr)},
+             {"partitions", parts}});
+    }
+    return doc.dump(2) + "\n";
+}
+
+ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
+                              const mig::GpuModel& model) {
+    struct Values {
+        std::vector<double> items_per_s, power_w, window_s;
+    };
+    struct JobValues {
+        std::string item_unit;
+        std::vector<double> items_per_step;
+        std::optional<double> peak_memory_gib;
+        std::map<std::string, Values> partitions;
+    };
+    std::map<std::tuple<std::string, std::string, int64_t>, JobValues> by_job;
+    std::vector<double> idle;
+    std::set<std::string> gpus, drivers, builds;
+    std::set<int64_t> ids;
+    std::string first, last;
+    for (const store::RunRecord& r : runs) {
+        if (!usable_single_job(r) && !usable_mix(r))
+            continue;
+        if (r.idle_power_w)
+            idle.push_back(*r.idle_power_w);
+        if (r.provenance.gpu_name)
+            gpus.insert(*r.provenance.gpu_name);
+        if (r.provenance.driver_version)
+            drivers.insert(*r.provenance.driver_version);
+        builds.insert(r.provenance.migscope_version + " (" + r.provenance.migscope_commit + ")");
+        ids.insert(r.id);
+        first = first.empty() ? r.started_at : std::min(first, r.started_at);
+        last = std::max(last, r.started_at);
+        if (!usable_single_job(r))
+            continue;
+        const store::JobRecord& j = r.jobs[0];
+        if (!sms_of(j.partition, model))
+            continue;  // a partition the model does not know (cores of a CPU run)
+        JobValues& jv = by_job[{*j.workload, j.mode, *batch_of(j)}];
+        jv.item_unit = j.item_unit.value_or("items");
+        if (j.steps > 0)
+            jv.items_per_step.push_back(j.items / double(j.steps));
+        if (j.peak_memory_bytes) {
+            const double gib = static_cast<double>(*j.peak_memory_bytes) / (1024.0 * 1024 * 1024);
+            jv.peak_memory_gib = std::max(jv.peak_memory_gib.value_or(0.0), gib);
+        }
+        Values& v = jv.partitions[j.partition];
+        v.items_per_s.push_back(*j.items_per_s);
+        v.power_w.push_back(*r.average_power_w);
+        v.window_s.push_back(r.window_s);
+    }
+    if (by_job.empty()) {
+        throw input_error(
+            "no usable single-job runs (green, mig or sequential, one job, status ok) to "
+            "profile from");
+    }
+    if (idle.empty())
+        throw input_error("no idle power in the runs (run them with --idle-probe above 0)");
+
+    ProfileSet set;
+    set.gpu_model = model.key;
+    set.idle_power_w = measured_of(idle);
+    ProfileProvenance& p = set.provenance;
+    p.created_at = utc_now();
+    p.measured_from = first;
+    p.measured_to = last;
+    p.gpu = joined(gpus);
+    p.driver = joined(drivers);
+    p.migscope = joined(builds);
+    p.source = "runs";
+    for (int64_t id : ids)
+        p.source += (id == *ids.begin() ? " " : ", ") + std::to_string(id);
+    for (const auto& [key, jv] : by_job) {
+        JobProfile job;
+        std::tie(job.workload, job.mode, job.batch) = key;
+        job.item_unit = jv.item_unit;
+        job.items_per_step =
+            jv.items_per_step.empty() ? double(job.batch) : *percentile(jv.items_per_step, 0.5);
+        job.peak_memory_gib = jv.peak_memory_gib;
+        for (const auto& [label, v] : jv.partitions) {
+            PartitionProfile pp;
+            pp.partition = label;
+            pp.sms = *sms_of(label, model);
+            pp.items_per_s = measured_of(v.items_per_s);
+            pp.average_power_w = measured_of(v.power_w);
+            pp.window_s = *percentile(v.window_s, 0.5);
+            job.partitions.push_back(pp);
+        }
+        std::sort(job.partitions.begin(), job.partitions.end(),
+                  [](const auto& a, const auto& b) { return a.sms < b.sms; });
+        set.jobs.push_back(job);
+    }
+    set.correction = calibrate(set, runs, model);
+    return set;
+}
+
+std::optional<Estimate> estimate(const JobProfile& job, std::string_view partition, unsigned sms) {
+    const PartitionProfile* below = nullptr;
+    const PartitionProfile* above = nullptr;
+    for (const PartitionProfile& p : job.partitions) {
+        if (p.partition == partition)
+            return Estimate{p.items_per_s.value, p.average_power_w.value, false};
+        if (p.sms <= sms && (!below || p.sms >= below->sms))
+            below = &p;
+        if (p.sms >= sms && !above)
+            above = &p;
+    }
+    if (!below || !above)
+        return std::nullopt;
+    const double f =
+        above->sms == below->sms ? 0.0 : double(sms - below->sms) / double(above->sms - below->sms);
+    auto mix = [f](double a, double b) { return a + f * (b - a); };
+    return Estimate{mix(below->items_per_s.value, above->items_per_s.value),
+                    mix(below->average_power_w.value, above->average_power_w.value), true};
+}
+
+}  // namespace migscope::plan

@@ -1,0 +1,101 @@
+// Job profiles for the planner: each job's measured throughput and board power alone on each
+// partition size, the idle board power, and the correction calibrated from measured mixes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mig/catalog.h"
+#include "store/record.h"
+
+namespace migscope::plan {
+
+// A measured value: the median over repetitions, how many there were and their range.
+struct Measured {
+    double value = 0;
+    int reps = 0;
+    double min = 0;
+    double max = 0;
+};
+Measured measured_of(std::vector<double> values);  // input error for no values
+
+// One job alone on one partition size.
+struct PartitionProfile {
+    std::string partition;  // MIG profile name ("2g.35gb") or "whole GPU"
+    unsigned sms = 0;       // of the profile in the GPU model's catalog (whole GPU: all)
+    Measured items_per_s;
+    Measured average_power_w;  // board power while the job ran alone on this partition
+    double window_s = 0;       // median measurement window of one repetition
+};
+
+// Every partition size one job (workload, mode, batch) was measured on.
+struct JobProfile {
+    std::string workload;
+    std::string mode;
+    int64_t batch = 0;
+    std::string item_unit;                     // images | tokens
+    double items_per_step = 0;                 // batch × sequence length for token workloads
+    std::optional<double> peak_memory_gib;     // largest peak over its runs
+    std::vector<PartitionProfile> partitions;  // by increasing SMs
+};
+
+// Calibrated from mixes (several jobs side by side): how far measured throughput and dynamic
+// power are from the alone-on-partition profiles. 1 and 1 with no mixes.
+struct Correction {
+    double throughput = 1;     // median over jobs of measured / predicted items/s
+    double dynamic_power = 1;  // median over mixes of measured / predicted (board − idle) power
+    int mixes = 0;             // runs it was calibrated from
+};
+
+struct ProfileProvenance {
+    std::string created_at;                  // when the file was written (UTC)
+    std::string measured_from, measured_to;  // first and last run's start (UTC)
+    std::string gpu;                         // NVML device name(s) of the runs
+    std::string driver;                      // driver version(s)
+    std::string migscope;                    // version (commit) of the runs
+    std::string command;                     // what wrote the file
+    std::string source;                      // results store and run ids
+};
+
+struct ProfileSet {
+    std::string gpu_model;  // catalog key: "h200"
+    ProfileProvenance provenance;
+    Measured idle_power_w;
+    Correction correction;
+    std::vector<JobProfile> jobs;
+
+    // The profile of a workload in a mode at a batch; with no batch, the only batch profiled.
+    // Throws an input error naming the job (`who`) and what is known instead.
+    const JobProfile& require(const std::string& who, const std::string& workload,
+                              const std::string& mode, std::optional<int64_t> batch) const;
+};
+
+// The versioned JSON file (format "migscope-profiles", version 1; docs/planner.md). Reading is
+// strict: unknown keys and wrong types are input errors naming their path ("jobs[2].bach").
+ProfileSet parse_profiles_json(std::string_view text, const std::string& origin);
+ProfileSet read_profiles_file(const std::string& path);
+std::string write_profiles_json(const ProfileSet& profiles);
+
+// Profiles from stored runs: single-job runs (green, mig, sequential; every job ok) give the
+// profiles, medians over repetitions; runs of several jobs (green, mig, over a steady window)
+// calibrate the correction. Throws an input error when there are no usable runs or no idle power.
+ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
+                              const mig::GpuModel& model);
+
+// The label of the unpartitioned GPU, as `migscope run` writes it.
+inline constexpr std::string_view kWholeGpu = "whole GPU";
+
+// A job's throughput and power alone on a partition of `sms` SMs named `partition`: measured
+// when profiled there, else interpolated linearly in SMs between the nearest measured sizes
+// (never extrapolated: empty outside the measured range).
+struct Estimate {
+    double items_per_s = 0;
+    double average_power_w = 0;
+    bool interpolated = false;
+};
+std::optional<Estimate> estimate(const JobProfile& job, std::string_view partition, unsigned sms);
+
+}  // namespace migscope::plan

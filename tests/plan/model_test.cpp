@@ -1,0 +1,151 @@
+// Tests of the planner's model: the figures of hand-computed plans and the bad inputs it refuses.
+#include "plan/model.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "fixture.h"
+
+namespace migscope::plan {
+namespace {
+
+using testing::job_profile;
+using testing::profile_set;
+
+// a: 200 items/s on the whole GPU (300 W), 100 on 2g (200 W). b: 100 on the whole GPU (250 W),
+// 80 on 2g (180 W), 50 on 1g (150 W). Idle 100 W. Batch 10, 100 steps: 1000 items each.
+ProfileSet two_jobs() {
+    return profile_set(
+        {job_profile("a", 10, {{"2g.35gb", {100, 200}}, {"whole GPU", {200, 300}}}),
+         job_profile("b", 10,
+                     {{"1g.18gb", {50, 150}}, {"2g.35gb", {80, 180}}, {"whole GPU", {100, 250}}})});
+}
+
+std::vector<JobRequest> requests() {
+    return {{"a", "a", "train", 10, 100, {}}, {"b", "b", "train", 10, 100, {}}};
+}
+
+mig::Layout layout(const std::string& text) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    return *mig::check_layout(mig::parse_layout(text, h200), h200).layout;
+}
+
+TEST(Model, TwoJobsSideBySide) {
+    const ProfileSet set = two_jobs();
+    const Problem p = make_problem(requests(), set, mig::builtin_model("h200"), {});
+    const Prediction r = predict(p, {GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}});
+    // a: 1000 items at 100/s = 10 s, dynamic 100 W; b: 1000 at 50/s = 20 s, dynamic 50 W.
+    EXPECT_DOUBLE_EQ(r.makespan_s, 20);
+    EXPECT_DOUBLE_EQ(r.energy_j, 100 * 20 + 100 * 10 + 50 * 20);
+    EXPECT_DOUBLE_EQ(r.edp_js, 4000 * 20);
+    // Whole-GPU work: a 5 s done in 10, b 10 s done in 20.
+    EXPECT_DOUBLE_EQ(r.throughput, 0.5 + 0.5);
+    EXPECT_DOUBLE_EQ(r.jobs[0].end_s, 10);
+    EXPECT_DOUBLE_EQ(r.jobs[0].speed_fraction, 0.5);
+    EXPECT_EQ(r.jobs[1].partition_label, "1g.18gb");
+    EXPECT_NEAR(r.jobs[0].energy_j, 1000 + 100.0 * 32 / 132 * 10, 1e-9);
+    EXPECT_NEAR(r.jobs[1].energy_j, 1000 + 100.0 * 16 / 132 * 20, 1e-9);
+    EXPECT_NEAR(r.idle_energy_j, 4000 - r.jobs[0].energy_j - r.jobs[1].energy_j, 1e-9);
+    EXPECT_FALSE(r.corrected);
+}
+
+TEST(Model, QueuedJobsStartWhenThePartitionFrees) {
+    const ProfileSet set = two_jobs();
+    const Problem p = make_problem(requests(), set, mig::builtin_model("h200"), {});
+    const Prediction r = predict(p, {GpuPlan{layout("2g.35gb"), {{0, 1}}}});
+    EXPECT_DOUBLE_EQ(r.jobs[1].start_s, 10);
+    EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 22.5);
+    EXPECT_DOUBLE_EQ(r.energy_j, 100 * 22.5 + 100 * 10 + 80 * 12.5);
+    EXPECT_DOUBLE_EQ(r.throughput, (5.0 + 10.0) / 22.5);
+}
+
+TEST(Model, TheWholeGpuRunsJobsOneAfterAnotherAndScoresThroughputOne) {
+    const ProfileSet set = two_jobs();
+    const Problem p = make_problem(requests(), set, mig::builtin_model("h200"), {});
+    const Prediction r = predict(p, {GpuPlan{std::nullopt, {{0, 1}}}});
+    EXPECT_DOUBLE_EQ(r.makespan_s, 15);
+    EXPECT_DOUBLE_EQ(r.energy_j, 300 * 5 + 250 * 10);
+    EXPECT_DOUBLE_EQ(r.throughput, 1);
+    EXPECT_NEAR(r.idle_energy_j, 0, 1e-9);
+}
+
+TEST(Model, CorrectionsApplyOnlyWhenTwoPartitionsAreBusy) {
+    ProfileSet set = two_jobs();
+    set.correction = {0.8, 0.5, 3};
+    const Problem p = make_problem(requests(), set, mig::builtin_model("h200"), {});
+    const Prediction mix = predict(p, {GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}});
+    // a: 12.5 s at 100 × 0.5 W dynamic; b: 25 s at 50 × 0.5 W.
+    EXPECT_DOUBLE_EQ(mix.makespan_s, 25);
+    EXPECT_DOUBLE_EQ(mix.energy_j, 100 * 25 + 50 * 12.5 + 25 * 25);
+    EXPECT_TRUE(mix.corrected);
+    const Prediction alone = predict(p, {GpuPlan{layout("2g.35gb+1g.18gb"), {{0, 1}, {}}}});
+    EXPECT_DOUBLE_EQ(alone.makespan_s, 22.5);
+    EXPECT_FALSE(alone.corrected);
+}
+
+TEST(Model, WeightsAreSecondsOfWholeGpuWork) {
+    const ProfileSet set = two_jobs();
+    const Problem p =
+        make_problem({{"a", "a", "train", {}, {}, 30.0}}, set, mig::builtin_model("h200"), {});
+    EXPECT_DOUBLE_EQ(p.jobs[0].items, 30 * 200);
+    EXPECT_DOUBLE_EQ(p.jobs[0].on[p.whole()].time_s, 30);
+}
+
+TEST(Model, SizesAreTheModelsProfilesThenTheWholeGpu) {
+    const ProfileSet set = two_jobs();
+    const Problem p = make_problem(requests(), set, mig::builtin_model("h200"), {});
+    std::vector<std::string> labels;
+    for (const Size& s : p.sizes)
+        labels.push_back(s.label);
+    EXPECT_EQ(labels, (std::vector<std::string>{"1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb",
+                                                "4g.71gb", "whole GPU"}));
+    // a is not profiled below 2g; b's 1g.35gb is interpolated; both are said.
+    EXPECT_FALSE(p.jobs[0].on[0].usable);
+    EXPECT_TRUE(p.jobs[1].on[1].interpolated);
+    std::string notes;
+    for (const std::string& n : p.notes)
+        notes += n + "\n";
+    EXPECT_NE(notes.find("job 'b' on 1g.35gb"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("corrections are 1"), std::string::npos) << notes;
+    for (const mig::Layout& l : p.layouts())
+        EXPECT_NE(mig::to_string(l), "7g.141gb@0");
+}
+
+TEST(Model, BadInputNamesTheJobOrTheConstraint) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    ProfileSet set = two_jobs();
+    auto message = [&](const std::vector<JobRequest>& jobs, Constraints c = {}) {
+        try {
+            make_problem(jobs, set, h200, c);
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::kInput);
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_NE(message({{"x", "nope", "train", 10, 5, {}}}).find("job 'x'"), std::string::npos);
+    EXPECT_NE(message({{"a", "a", "train", 99, 5, {}}}).find("batch 10, not 99"),
+              std::string::npos);
+    EXPECT_NE(message(requests(), {1.5}).find("impossible constraint"), std::string::npos);
+    EXPECT_NE(message({{"a", "a", "train", 10, 0, {}}}).find("work must be positive"),
+              std::string::npos);
+    set.jobs[0].peak_memory_gib = 200;
+    EXPECT_NE(message(requests()).find("job 'a' fits no partition"), std::string::npos);
+    set.jobs[0].peak_memory_gib.reset();
+    set.jobs[1].partitions.pop_back();  // b without its whole-GPU profile
+    EXPECT_NE(message(requests()).find("job 'b': no whole-GPU profile"), std::string::npos);
+}
+
+TEST(Model, MinSpeedAndMemoryMakePartitionsUnusable) {
+    ProfileSet set = two_jobs();
+    set.jobs[1].peak_memory_gib = 20;  // does not fit 1g.18gb's 16 GiB
+    const Problem p = make_problem(requests(), set, mig::builtin_model("h200"), {0.6});
+    EXPECT_FALSE(p.jobs[0].on[p.size_index("2g.35gb")].usable);  // keeps 0.5
+    EXPECT_NE(p.jobs[0].on[p.size_index("2g.35gb")].refusal.find("min speed"), std::string::npos);
+    EXPECT_TRUE(p.jobs[1].on[p.size_index("2g.35gb")].usable);  // keeps 0.8
+    EXPECT_NE(p.jobs[1].on[p.size_index("1g.18gb")].refusal.find("20.0 GiB"), std::string::npos);
+    EXPECT_THROW(predict(p, {GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}}), Error);
+}
+
+}  // namespace
+}  // namespace migscope::plan

@@ -1,0 +1,169 @@
+// Tests of the planner's profiles: the JSON file, extraction from stored runs, interpolation.
+#include "plan/profile.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "fixture.h"
+
+namespace migscope::plan {
+namespace {
+
+using testing::job_profile;
+using testing::profile_set;
+
+store::RunRecord single_run(int64_t id, const std::string& backend, const std::string& partition,
+                            double items_per_s, double power_w, double idle_w,
+                            const std::string& status = "ok") {
+    store::RunRecord r;
+    r.id = id;
+    r.started_at = "2026-12-01T10:00:0" + std::to_string(id % 10) + "Z";
+    r.backend = backend;
+    r.mode = "duration";
+    r.window_s = 10;
+    r.average_power_w = power_w;
+    r.idle_power_w = idle_w;
+    r.provenance.gpu_name = "NVIDIA H200";
+    r.provenance.driver_version = "580.159.04";
+    r.provenance.migscope_version = "0.1.0";
+    r.provenance.migscope_commit = "abc";
+    store::JobRecord j;
+    j.name = "resnet18";
+    j.workload = "resnet18";
+    j.mode = "train";
+    j.batch = 32;
+    j.partition = partition;
+    j.status = status;
+    j.item_unit = "images";
+    j.items_per_s = items_per_s;
+    j.steps = 10;
+    j.items = 320;
+    j.peak_memory_bytes = int64_t(3) << 30;
+    r.jobs.push_back(j);
+    return r;
+}
+
+TEST(Profiles, FromRunsTakesMediansOfSingleJobRunsAndCalibratesFromMixes) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    std::vector<store::RunRecord> runs = {
+        single_run(1, "green", "2g.35gb", 100, 200, 90),
+        single_run(2, "green", "2g.35gb", 120, 220, 110),
+        single_run(3, "green", "2g.35gb", 110, 210, 100),
+        single_run(4, "sequential", "whole GPU", 300, 400, 100),
+        single_run(5, "green", "1g.18gb", 999, 999, 100, "out of memory"),  // ignored
+        single_run(6, "cpu", "cores 0-1", 5, 5, 100),                       // ignored
+    };
+    // At the default batch (none given): images per step give it.
+    runs.push_back(single_run(8, "green", "1g.18gb", 50, 150, 100));
+    runs.back().jobs[0].batch.reset();
+    // A mix: two resnet18 on 2g, each measured at 80% of its profile; board 100 + 0.5 × 220 W.
+    store::RunRecord mix = single_run(7, "green", "2g.35gb", 88, 210, 100);
+    mix.jobs.push_back(mix.jobs[0]);
+    mix.jobs[1].name = "resnet18#2";
+    runs.push_back(mix);
+
+    const ProfileSet set = profiles_from_runs(runs, h200);
+    EXPECT_EQ(set.gpu_model, "h200");
+    EXPECT_DOUBLE_EQ(set.idle_power_w.value, 100);
+    EXPECT_EQ(set.idle_power_w.reps, 6);  // the used runs, the mix included
+    ASSERT_EQ(set.jobs.size(), 1u);
+    JobProfile j = set.jobs[0];
+    EXPECT_EQ(j.workload, "resnet18");
+    EXPECT_EQ(j.batch, 32);
+    EXPECT_DOUBLE_EQ(j.items_per_step, 32);
+    ASSERT_NEAR(*j.peak_memory_gib, 3.0, 1e-9);
+    ASSERT_EQ(j.partitions.size(), 3u);
+    EXPECT_EQ(j.partitions[0].partition, "1g.18gb");  // the default-batch run: 320/10 = batch 32
+    j.partitions.erase(j.partitions.begin());
+    EXPECT_EQ(j.partitions[0].partition, "2g.35gb");
+    EXPECT_EQ(j.partitions[0].items_per_s.reps, 3);
+    EXPECT_EQ(j.partitions[0].sms, 32u);
+    EXPECT_DOUBLE_EQ(j.partitions[0].items_per_s.value, 110);
+    EXPECT_EQ(j.partitions[0].items_per_s.reps, 3);
+    EXPECT_DOUBLE_EQ(j.partitions[0].items_per_s.min, 100);
+    EXPECT_DOUBLE_EQ(j.partitions[0].items_per_s.max, 120);
+    EXPECT_DOUBLE_EQ(j.partitions[0].average_power_w.value, 210);
+    EXPECT_EQ(j.partitions[1].partition, "whole GPU");
+    EXPECT_EQ(j.partitions[1].sms, 132u);
+    EXPECT_EQ(set.correction.mixes, 1);
+    EXPECT_NEAR(set.correction.throughput, 0.8, 1e-12);
+    EXPECT_NEAR(set.correction.dynamic_power, 110.0 / 220.0, 1e-12);
+    EXPECT_EQ(set.provenance.gpu, "NVIDIA H200");
+    EXPECT_EQ(set.provenance.measured_from, "2026-12-01T10:00:01Z");
+}
+
+TEST(Profiles, FromRunsRefusesRunsWithoutIdlePowerOrSingleJobs) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    store::RunRecord r = single_run(1, "green", "2g.35gb", 100, 200, 90);
+    r.idle_power_w.reset();
+    EXPECT_THROW(profiles_from_runs({r}, h200), Error);
+    EXPECT_THROW(profiles_from_runs({}, h200), Error);
+}
+
+TEST(Profiles, JsonRoundTripsAndRejectsUnknownKeysWithTheirPath) {
+    ProfileSet set = profile_set(
+        {job_profile("resnet18", 32, {{"1g.18gb", {50, 150}}, {"whole GPU", {200, 400}}}, 3.5)});
+    set.correction = {0.9, 0.8, 4};
+    set.provenance.command = "migscope profile export";
+    const ProfileSet back = parse_profiles_json(write_profiles_json(set), "x.json");
+    EXPECT_EQ(write_profiles_json(back), write_profiles_json(set));
+    EXPECT_DOUBLE_EQ(back.correction.dynamic_power, 0.8);
+    EXPECT_EQ(back.jobs[0].partitions[1].partition, "whole GPU");
+
+    std::string text = write_profiles_json(set);
+    const std::string bad = text.replace(text.find("\"batch\""), 7, "\"bach\"");
+    try {
+        parse_profiles_json(bad, "x.json");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("jobs[0]"), std::string::npos) << e.what();
+        EXPECT_EQ(e.kind(), ErrorKind::kInput);
+    }
+    std::string v2 = write_profiles_json(set);
+    v2.replace(v2.find("\"version\": 1"), 12, "\"version\": 2");
+    EXPECT_THROW(parse_profiles_json(v2, "x.json"), Error);
+    EXPECT_THROW(parse_profiles_json("{", "x.json"), Error);
+}
+
+TEST(Profiles, EstimateIsMeasuredInterpolatedBySmsOrRefusedOutsideTheRange) {
+    const JobProfile j = job_profile(
+        "a", 8, {{"1g.18gb", {100, 150}}, {"3g.71gb", {240, 290}}, {"whole GPU", {500, 400}}});
+    const auto measured = estimate(j, "1g.18gb", 16);
+    ASSERT_TRUE(measured);
+    EXPECT_FALSE(measured->interpolated);
+    EXPECT_DOUBLE_EQ(measured->items_per_s, 100);
+    const auto between = estimate(j, "2g.35gb", 32);  // 16 → 60 SMs: 16/44 of the way
+    ASSERT_TRUE(between);
+    EXPECT_TRUE(between->interpolated);
+    EXPECT_NEAR(between->items_per_s, 100 + 140.0 * 16 / 44, 1e-9);
+    EXPECT_NEAR(between->average_power_w, 150 + 140.0 * 16 / 44, 1e-9);
+    const JobProfile no_small =
+        job_profile("b", 8, {{"3g.71gb", {240, 290}}, {"whole GPU", {500, 400}}});
+    EXPECT_FALSE(estimate(no_small, "1g.18gb", 16));
+    const auto same_sms = estimate(no_small, "7g.141gb", 132);  // the whole GPU's SMs
+    ASSERT_TRUE(same_sms);
+    EXPECT_DOUBLE_EQ(same_sms->items_per_s, 500);
+}
+
+TEST(Profiles, RequireNamesTheJobAndWhatIsKnown) {
+    const ProfileSet set = profile_set({job_profile("resnet18", 32, {{"whole GPU", {1, 1}}}),
+                                        job_profile("resnet18", 256, {{"whole GPU", {1, 1}}})});
+    EXPECT_EQ(set.require("r", "resnet18", "train", 256).batch, 256);
+    try {
+        set.require("mine", "resnet99", "train", 32);
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("job 'mine'"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("resnet99"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("resnet18:train"), std::string::npos);
+    }
+    try {
+        set.require("r", "resnet18", "train", std::nullopt);  // two batches: which one?
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("32, 256"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace migscope::plan

@@ -1,0 +1,319 @@
+// Tests of the planner's search: known optima, exhaustive against brute force, the heuristic's
+// gap to the exact answer, baselines and the Pareto front.
+#include "plan/search.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "core/error.h"
+#include "fixture.h"
+
+namespace migscope::plan {
+namespace {
+
+using testing::profile_set;
+using testing::random_profiles;
+using testing::scaling_job;
+
+const mig::GpuModel& h200() {
+    return mig::builtin_model("h200");
+}
+
+std::vector<JobRequest> equal_work(const ProfileSet& set, double whole_gpu_s = 10) {
+    std::vector<JobRequest> out;
+    for (size_t i = 0; i < set.jobs.size(); ++i)
+        out.push_back(
+            {"job" + std::to_string(i), set.jobs[i].workload, "train", {}, {}, whole_gpu_s});
+    return out;
+}
+
+std::vector<JobRequest> random_work(const ProfileSet& set, unsigned seed) {
+    std::mt19937 rng(seed * 7 + 1);
+    std::vector<JobRequest> out = equal_work(set);
+    for (JobRequest& r : out)
+        r.work_whole_gpu_s = 5 + 60 * std::uniform_real_distribution<double>(0, 1)(rng);
+    return out;
+}
+
+// The best score over every layout (and the whole GPU) × every assignment, idle partitions too.
+double brute_force(const Problem& p, Objective o) {
+    std::vector<std::optional<mig::Layout>> layouts = {std::nullopt};
+    for (const mig::Layout& l : p.layouts())
+        layouts.push_back(l);
+    double best = 1e300;
+    const size_t n = p.jobs.size();
+    for (const auto& l : layouts) {
+        const size_t k = l ? l->instances.size() : 1;
+        std::vector<size_t> digit(n, 0);
+        while (true) {
+            GpuPlan g{l, std::vector<std::vector<size_t>>(k)};
+            bool ok = true;
+            for (size_t j = 0; j < n; ++j) {
+                const size_t s = l ? p.size_index(l->instances[digit[j]].profile) : p.whole();
+                ok = ok && p.jobs[j].on[s].usable;
+                g.queues[digit[j]].push_back(j);
+            }
+            if (ok)
+                best = std::min(best, score(o, predict(p, {g})));
+            size_t i = 0;
+            while (i < n && ++digit[i] == k)
+                digit[i++] = 0;
+            if (i == n)
+                break;
+        }
+    }
+    return best;
+}
+
+constexpr Objective kObjectives[] = {Objective::kEnergy, Objective::kThroughput,
+                                     Objective::kMakespan, Objective::kEdp};
+
+TEST(Search, SequentialWinsForJobsThatFillTheGpu) {
+    // Speed and dynamic power follow the SM share: no layout beats the whole GPU (layouts leave
+    // SMs unused while idle power keeps flowing).
+    const ProfileSet set = profile_set({scaling_job("big", 1000, 500, 1.0, 1.0, 100),
+                                        scaling_job("big2", 800, 450, 1.0, 1.0, 100),
+                                        scaling_job("big3", 600, 400, 1.0, 1.0, 100)});
+    const Problem p = make_problem(equal_work(set), set, h200(), {});
+    for (Objective o : kObjectives) {
+        const SearchResult r = search(p, {o, 1, 3});
+        ASSERT_FALSE(r.top.empty());
+        EXPECT_TRUE(r.sequential_wins()) << to_string(o) << ": " << r.top.front().name;
+        EXPECT_EQ(r.top.front().name, "whole GPU (not partitioned)");
+        EXPECT_DOUBLE_EQ(r.top.front().prediction.throughput, 1.0);
+    }
+}
+
+TEST(Search, SevenSmallJobsGoOnSevenSmallPartitions) {
+    // Seven equal jobs that keep 45% of their speed on 1g and draw little power there.
+    std::vector<JobProfile> jobs;
+    for (int i = 0; i < 7; ++i)
+        jobs.push_back(scaling_job("small" + std::to_string(i), 1000, 300, 0.4, 0.6, 100));
+    const ProfileSet set = profile_set(jobs);
+    const Problem p = make_problem(equal_work(set), set, h200(), {});
+    for (Objective o : kObjectives) {
+        const SearchResult r = search(p, {o, 1, 3});
+        EXPECT_EQ(r.method, Method::kExhaustive);
+        // One job per partition on seven 1g partitions (one of them may be the 26-SM 1g.35gb).
+        const GpuPlan& g = r.top.front().plan.front();
+        ASSERT_TRUE(g.layout);
+        EXPECT_EQ(g.queues.size(), 7u) << to_string(o) << ": " << r.top.front().name;
+        for (const auto& q : g.queues)
+            EXPECT_EQ(q.size(), 1u) << to_string(o);
+        if (o == Objective::kEnergy) {
+            EXPECT_EQ(r.top.front().name,
+                      "1g.18gb@0+1g.18gb@1+1g.18gb@2+1g.18gb@3+1g.18gb@4+1g.18gb@5+1g.18gb@6");
+        }
+        EXPECT_FALSE(r.sequential_wins());
+        const Candidate& seq = *r.baselines[0].candidate;
+        EXPECT_EQ(r.baselines[0].name, "sequential whole GPU");
+        EXPECT_LT(r.top.front().prediction.energy_j, seq.prediction.energy_j);
+        EXPECT_GT(r.top.front().prediction.throughput, 3 * seq.prediction.throughput);
+    }
+}
+
+TEST(Search, ExhaustiveMatchesBruteForceOnTinyInstances) {
+    for (unsigned seed = 1; seed <= 6; ++seed) {
+        ProfileSet set = random_profiles(seed % 2 ? 3 : 2, seed);
+        if (seed > 3)
+            set.correction = {0.85, 0.9, 2};
+        const Problem p = make_problem(random_work(set, seed), set, h200(), {seed % 3 * 0.15});
+        for (Objective o : kObjectives) {
+            const SearchResult r = search(p, {o, 1, 1});
+            ASSERT_FALSE(r.top.empty());
+            const double found = score(o, r.top.front().prediction);
+            EXPECT_NEAR(found, brute_force(p, o), 1e-9 * std::abs(found))
+                << "seed " << seed << " " << to_string(o);
+        }
+    }
+}
+
+TEST(Search, TopCandidatesAreSortedDistinctLayoutsAndBaselinesAreThere) {
+    const ProfileSet set = random_profiles(5, 11);
+    const Problem p = make_problem(random_work(set, 11), set, h200(), {});
+    const SearchResult r = search(p, {Objective::kEnergy, 1, 5});
+    ASSERT_EQ(r.top.size(), 5u);
+    for (size_t i = 1; i < r.top.size(); ++i) {
+        EXPECT_LE(r.top[i - 1].prediction.energy_j, r.top[i].prediction.energy_j);
+        EXPECT_NE(r.top[i - 1].name, r.top[i].name);
+    }
+    ASSERT_EQ(r.baselines.size(), 4u);
+    EXPECT_EQ(r.baselines[1].name, "7x1g");
+    EXPECT_EQ(r.baselines[2].name, "all-balanced");
+    for (const Baseline& b : r.baselines) {
+        if (b.candidate) {
+            EXPECT_GE(b.candidate->prediction.energy_j, r.top.front().prediction.energy_j - 1e-6);
+        } else {
+            EXPECT_FALSE(b.why_not.empty());
+        }
+    }
+    if (r.baselines[2].candidate) {
+        EXPECT_EQ(r.baselines[2].candidate->name, "3g.71gb@4+2g.35gb@0+1g.18gb@2+1g.18gb@3");
+    }
+    // The front: energy up, throughput up, nothing dominated.
+    ASSERT_FALSE(r.pareto.empty());
+    for (size_t i = 1; i < r.pareto.size(); ++i) {
+        EXPECT_GE(r.pareto[i].prediction.energy_j, r.pareto[i - 1].prediction.energy_j);
+        EXPECT_GT(r.pareto[i].prediction.throughput, r.pareto[i - 1].prediction.throughput);
+    }
+}
+
+TEST(Search, BestOnLayoutLeavesPartitionsIdleWhenThereAreFewerJobs) {
+    const ProfileSet set = profile_set(
+        {scaling_job("a", 500, 300, 0.5, 0.5, 100), scaling_job("b", 700, 200, 0.3, 0.5, 100)});
+    const Problem p = make_problem(equal_work(set), set, h200(), {});
+    const mig::Layout seven = *mig::check_layout(mig::parse_layout("7x1g", h200()), h200()).layout;
+    const auto c = best_on_layout(p, seven, {Objective::kEnergy, 1, 1});
+    ASSERT_TRUE(c);
+    size_t busy = 0;
+    for (const auto& q : c->plan.front().queues)
+        busy += !q.empty();
+    EXPECT_EQ(c->plan.front().queues.size(), 7u);
+    EXPECT_LE(busy, 2u);
+}
+
+double gap(Objective o, double heuristic, double exact) {
+    return o == Objective::kThroughput ? (heuristic - exact) / -exact : (heuristic - exact) / exact;
+}
+
+// The stated bound (docs/planner.md): the heuristic stays within this of the exact answer on
+// small instances; the tests print the measured gaps.
+constexpr double kStatedGap = 0.10;
+
+TEST(Search, HeuristicOnOneGpuStaysWithinTheStatedGap) {
+    double worst = 0, sum = 0;
+    int count = 0;
+    for (unsigned seed = 1; seed <= 12; ++seed) {
+        const ProfileSet set = random_profiles(4 + seed % 4, 100 + seed);
+        const Problem p = make_problem(random_work(set, seed), set, h200(), {});
+        for (Objective o : kObjectives) {
+            const double exact =
+                score(o, search(p, {o, 1, 1, Method::kExhaustive}).top[0].prediction);
+            const double heur =
+                score(o, search(p, {o, 1, 1, Method::kHeuristic}).top[0].prediction);
+            const double g = gap(o, heur, exact);
+            EXPECT_GE(g, -1e-9);
+            EXPECT_LE(g, kStatedGap) << "seed " << seed << " " << to_string(o);
+            worst = std::max(worst, g);
+            sum += g;
+            ++count;
+        }
+    }
+    std::printf("heuristic gap, 1 GPU, 4-7 jobs, %d cases: mean %.2f%%, worst %.2f%%\n", count,
+                100 * sum / count, 100 * worst);
+}
+
+// Exact on two GPUs: every split of the jobs, every plan on each GPU (through each split's own
+// problem), combined (idle power of both GPUs until the later one finishes).
+double exact_two_gpus(const ProfileSet& set, const std::vector<JobRequest>& jobs, Objective o) {
+    struct Outcome {
+        double makespan = 0, dynamic = 0, throughput = 0;
+    };
+    const size_t n = jobs.size();
+    std::vector<std::vector<Outcome>> by_mask(size_t(1) << n);
+    for (size_t mask = 0; mask < by_mask.size(); ++mask) {
+        std::vector<JobRequest> sub;
+        for (size_t j = 0; j < n; ++j) {
+            if (mask & (size_t(1) << j))
+                sub.push_back(jobs[j]);
+        }
+        if (sub.empty()) {
+            by_mask[mask] = {Outcome{}};
+            continue;
+        }
+        const Problem p = make_problem(sub, set, h200(), {});
+        std::vector<std::optional<mig::Layout>> layouts = {std::nullopt};
+        for (const mig::Layout& l : p.layouts())
+            layouts.push_back(l);
+        for (const auto& l : layouts) {
+            const size_t k = l ? l->instances.size() : 1;
+            std::vector<size_t> digit(sub.size(), 0);
+            while (true) {
+                GpuPlan g{l, std::vector<std::vector<size_t>>(k)};
+                bool ok = true;
+                for (size_t j = 0; j < sub.size(); ++j) {
+                    const size_t s = l ? p.size_index(l->instances[digit[j]].profile) : p.whole();
+                    ok = ok && p.jobs[j].on[s].usable;
+                    g.queues[digit[j]].push_back(j);
+                }
+                if (ok) {
+                    const Prediction r = predict(p, {g});
+                    by_mask[mask].push_back(
+                        {r.makespan_s, r.energy_j - p.idle_power_w * r.makespan_s, r.throughput});
+                }
+                size_t i = 0;
+                while (i < sub.size() && ++digit[i] == k)
+                    digit[i++] = 0;
+                if (i == sub.size())
+                    break;
+            }
+        }
+    }
+    const double idle = set.idle_power_w.value;
+    double best = 1e300;
+    for (size_t mask = 0; mask < by_mask.size(); ++mask) {
+        for (const Outcome& a : by_mask[mask]) {
+            for (const Outcome& b : by_mask[by_mask.size() - 1 - mask]) {
+                const double m = std::max(a.makespan, b.makespan);
+                const double e = 2 * idle * m + a.dynamic + b.dynamic;
+                const double s = o == Objective::kEnergy     ? e
+                                 : o == Objective::kMakespan ? m
+                                 : o == Objective::kEdp      ? e * m
+                                                             : -(a.throughput + b.throughput);
+                best = std::min(best, s);
+            }
+        }
+    }
+    return best;
+}
+
+TEST(Search, HeuristicOnTwoGpusStaysWithinTheStatedGap) {
+    double worst = 0, sum = 0;
+    int count = 0;
+    for (unsigned seed = 1; seed <= 10; ++seed) {
+        const ProfileSet set = random_profiles(3, 200 + seed);
+        const std::vector<JobRequest> jobs = random_work(set, seed);
+        const Problem p = make_problem(jobs, set, h200(), {});
+        for (Objective o : kObjectives) {
+            const double exact = exact_two_gpus(set, jobs, o);
+            const double heur = score(o, search(p, {o, 2, 1}).top[0].prediction);
+            const double g = gap(o, heur, exact);
+            EXPECT_GE(g, -1e-9) << "seed " << seed << " " << to_string(o);
+            EXPECT_LE(g, kStatedGap) << "seed " << seed << " " << to_string(o);
+            worst = std::max(worst, g);
+            sum += g;
+            ++count;
+        }
+    }
+    std::printf("heuristic gap, 2 GPUs, 3 jobs, %d cases: mean %.2f%%, worst %.2f%%\n", count,
+                100 * sum / count, 100 * worst);
+}
+
+TEST(Search, ManyGpusGetEveryJobPlacedOnce) {
+    const ProfileSet set = random_profiles(40, 9);
+    const Problem p = make_problem(random_work(set, 9), set, h200(), {});
+    const SearchResult r = search(p, {Objective::kEnergy, 5, 3});
+    EXPECT_EQ(r.method, Method::kHeuristic);
+    ASSERT_FALSE(r.top.empty());
+    EXPECT_EQ(r.top.front().plan.size(), 5u);
+    size_t placed = 0;
+    for (const GpuPlan& g : r.top.front().plan) {
+        for (const auto& q : g.queues)
+            placed += q.size();
+    }
+    EXPECT_EQ(placed, 40u);
+    const Candidate& seq = *r.baselines[0].candidate;
+    EXPECT_LE(r.top.front().prediction.energy_j, seq.prediction.energy_j + 1e-6);
+}
+
+TEST(Search, BadOptionsAreInputErrors) {
+    const ProfileSet set = random_profiles(2, 1);
+    const Problem p = make_problem(equal_work(set), set, h200(), {});
+    EXPECT_THROW(search(p, {Objective::kEnergy, 0, 1}), Error);
+    EXPECT_THROW(search(p, {Objective::kEnergy, 1, 0}), Error);
+    EXPECT_THROW(search(p, {Objective::kEnergy, 2, 1, Method::kExhaustive}), Error);
+}
+
+}  // namespace
+}  // namespace migscope::plan

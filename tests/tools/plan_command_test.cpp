@@ -1,0 +1,202 @@
+// End-to-end tests of `migscope profile` and `migscope plan` with the stand-in worker and the
+// fake NVML: measure, export, plan, verify, and bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "run_process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::map<std::string, std::string> fake_gpu() {
+    return {{"MIGSCOPE_WORKER", FAKE_WORKER},
+            {"FAKE_STEP_S", "0.01"},
+            {"MIGSCOPE_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+            {"MIGSCOPE_FAKE_NVML_CONFIG", std::string(FAKE_NVML_DIR) + "/h200.json"}};
+}
+
+// Hand-made profiles: "small" keeps half its speed on 1g (it cannot fill the GPU), "big" scales
+// with the SMs; "huge" needs 20 GiB, "giant" more than the GPU has.
+std::string fixture_profiles() {
+    auto m = [](double v) { return json{{"value", v}, {"reps", 3}, {"min", v}, {"max", v}}; };
+    auto part = [&](const char* label, int sms, double ips, double w) {
+        return json{{"partition", label},
+                    {"sms", sms},
+                    {"items_per_s", m(ips)},
+                    {"average_power_w", m(w)},
+                    {"window_s", 10}};
+    };
+    auto job = [&](const char* name, double peak, json parts) {
+        return json{{"workload", name},      {"mode", "train"},      {"batch", 32},
+                    {"item_unit", "images"}, {"items_per_step", 32}, {"peak_memory_gib", peak},
+                    {"partitions", parts}};
+    };
+    json doc = {
+        {"format", "migscope-profiles"},
+        {"version", 1},
+        {"gpu_model", "h200"},
+        {"provenance",
+         {{"created_at", "t"},
+          {"measured_from", "a"},
+          {"measured_to", "b"},
+          {"gpu", "test"},
+          {"driver", "-"},
+          {"migscope", "-"},
+          {"command", "-"},
+          {"source", "hand-made"}}},
+        {"idle_power_w", m(100)},
+        {"correction", {{"throughput", 1.0}, {"dynamic_power", 1.0}, {"mixes", 0}}},
+        {"jobs",
+         {job("small", 2,
+              {part("1g.18gb", 16, 500, 150), part("2g.35gb", 32, 700, 170),
+               part("4g.71gb", 64, 900, 200), part("whole GPU", 132, 1000, 250)}),
+          job("big", 2,
+              {part("1g.18gb", 16, 121.2, 160.6), part("2g.35gb", 32, 242.4, 221.2),
+               part("4g.71gb", 64, 484.8, 342.4), part("whole GPU", 132, 1000, 600)}),
+          job("huge", 20, {part("1g.18gb", 16, 400, 150), part("whole GPU", 132, 1000, 250)}),
+          job("giant", 200, {part("whole GPU", 132, 1000, 250)})}}};
+    return doc.dump(2);
+}
+
+class PlanCommand : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ =
+            fs::path(testing::TempDir()) /
+            ("plan-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        std::ofstream(dir_ / "profiles.json") << fixture_profiles();
+        // A data folder without shipped profiles, with the measured peak memory `run` reads.
+        fs::copy_file(fs::path(MIGSCOPE_DATA_DIR) / "peak-memory-h200.json",
+                      dir_ / "peak-memory-h200.json");
+    }
+    ProcessResult migscope(std::vector<std::string> args,
+                           std::map<std::string, std::string> env = fake_gpu()) {
+        args.insert(args.begin(), MIGSCOPE_BINARY);
+        env["MIGSCOPE_DATA_DIR"] = dir_.string();  // no shipped profiles there
+        return run_process(args, env);
+    }
+    std::string profiles() const { return (dir_ / "profiles.json").string(); }
+    fs::path dir_;
+};
+
+TEST_F(PlanCommand, SevenSmallJobsArePartitionedAndSequentialWinsForBigOnes) {
+    const ProcessResult small =
+        migscope({"plan", "--jobs", "small,small,small,small,small,small,small", "--profiles",
+                  profiles(), "--work", "1000", "--format", "json"});
+    ASSERT_EQ(small.exit_code, 0) << small.err;
+    const json s = json::parse(small.out);
+    EXPECT_FALSE(s["sequential_wins"].get<bool>());
+    // Seven 1g partitions, one job each (one may be the interpolated 26-SM 1g.35gb).
+    const std::string layout = s["recommended"]["gpus"][0]["layout"];
+    EXPECT_EQ(std::count(layout.begin(), layout.end(), '+'), 6) << layout;
+    EXPECT_EQ(layout.find("2g"), std::string::npos) << layout;
+    EXPECT_NE(s["mig_parted"].get<std::string>().find("\"1g.18gb\": "), std::string::npos);
+    EXPECT_EQ(s["baselines"][0]["name"], "sequential whole GPU");
+    EXPECT_LT(s["recommended"]["energy_j"].get<double>(),
+              s["baselines"][0]["plan"]["energy_j"].get<double>());
+    EXPECT_EQ(s["search"]["method"], "exhaustive");
+    EXPECT_EQ(s["top"].size(), 3u);
+    EXPECT_FALSE(s["pareto"].empty());
+
+    const ProcessResult big = migscope(
+        {"plan", "--jobs", "big,big:train:32", "--profiles", profiles(), "--weights", "30,60"});
+    ASSERT_EQ(big.exit_code, 0) << big.err;
+    EXPECT_NE(big.out.find("Recommendation: do not partition"), std::string::npos) << big.out;
+    EXPECT_NE(big.out.find("Baselines:"), std::string::npos);
+    EXPECT_NE(big.out.find("all-balanced"), std::string::npos);
+}
+
+TEST_F(PlanCommand, ManyGpusUseTheHeuristicAndYamlIsAMigPartedConfig) {
+    const ProcessResult r =
+        migscope({"plan", "--jobs", "small,small,big,small,big,small", "--profiles", profiles(),
+                  "--gpus", "2", "--format", "yaml", "--objective", "throughput", "--top", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("version: v1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("migscope-plan-1:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("migscope-plan-2:"), std::string::npos) << r.out;
+}
+
+TEST_F(PlanCommand, BadInputExitsTwoNamingTheJobOrConstraint) {
+    struct Case {
+        std::vector<std::string> args;
+        std::string says;
+    };
+    const std::vector<Case> cases = {
+        {{"--jobs", "small,nope"}, "job 'nope'"},
+        {{"--jobs", "small", "--min-speed", "1.5"}, "impossible constraint"},
+        {{"--jobs", "small", "--min-speed", "-0.1"}, "impossible constraint"},
+        {{"--jobs", "small,giant"}, "job 'giant' fits no partition"},
+        {{"--jobs", "small:train:64"}, "batch 32, not 64"},
+        {{"--jobs", "small", "--objective", "speed"}, "unknown objective"},
+        {{"--jobs", "small,big", "--work", "1,2,3"}, "3 values for 2 jobs"},
+        {{"--jobs", "small", "--work", "10", "--weights", "5"}, "not both"},
+    };
+    for (const Case& c : cases) {
+        std::vector<std::string> args = {"plan", "--profiles", profiles()};
+        args.insert(args.end(), c.args.begin(), c.args.end());
+        const ProcessResult r = migscope(args);
+        EXPECT_EQ(r.exit_code, 2) << c.says << ": " << r.err;
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    }
+    const ProcessResult none = migscope({"plan", "--jobs", "small"});  // nothing shipped there
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_NE(none.err.find("--profiles"), std::string::npos) << none.err;
+}
+
+TEST_F(PlanCommand, HugeJobStaysOffSmallPartitionsAndTheNoteSaysWhy) {
+    const ProcessResult r =
+        migscope({"plan", "--jobs", "huge,small", "--profiles", profiles(), "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json doc = json::parse(r.out);
+    for (const json& j : doc["recommended"]["jobs"]) {
+        if (j["job"] == "huge") {
+            EXPECT_NE(j["partition"], "1g.18gb");
+        }
+    }
+    EXPECT_NE(doc["notes"].dump().find("needs 20.0 GiB"), std::string::npos) << doc["notes"];
+}
+
+TEST_F(PlanCommand, ProfileExportPlanAndVerifyWithTheStandInWorker) {
+    const std::string db = (dir_ / "profiles.db").string();
+    const ProcessResult measure = migscope(
+        {"profile", "--jobs", "resnet18:32,bert-base:4", "--sizes", "1g.18gb,3g.71gb", "--duration",
+         "0.3", "--idle-probe", "0.2", "--db", db, "--run-dir", (dir_ / "runs").string()});
+    ASSERT_EQ(measure.exit_code, 0) << measure.err;
+    EXPECT_NE(measure.err.find("[6/6] bert-base:train:4 on 3g.71gb"), std::string::npos)
+        << measure.err;
+
+    const std::string file = (dir_ / "exported.json").string();
+    const ProcessResult exported = migscope({"profile", "export", "--db", db, "-o", file});
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    std::ifstream in(file);
+    const json doc = json::parse(in);
+    EXPECT_EQ(doc["format"], "migscope-profiles");
+    EXPECT_EQ(doc["jobs"].size(), 2u);
+    EXPECT_EQ(doc["jobs"][0]["partitions"].size(), 3u);  // 1g, 3g, whole GPU
+    EXPECT_NE(doc["provenance"]["command"].get<std::string>().find("profile export"),
+              std::string::npos);
+
+    // Plan from the store directly, and verify the top two on the (fake) GPU.
+    const ProcessResult plan = migscope({"plan", "--jobs", "resnet18:32,bert-base:4", "--profiles",
+                                         db, "--work", "20", "--verify", "--top", "2", "--format",
+                                         "json", "--run-dir", (dir_ / "verify").string()});
+    ASSERT_EQ(plan.exit_code, 0) << plan.err;
+    const json p = json::parse(plan.out);
+    ASSERT_EQ(p["verify"].size(), 2u);
+    for (const json& v : p["verify"]) {
+        if (v.contains("skipped"))
+            continue;
+        EXPECT_GT(v["measured"]["makespan_s"].get<double>(), 0);
+        ASSERT_EQ(v["jobs"].size(), 2u);
+        EXPECT_EQ(v["jobs"][0]["status"], "ok");
+    }
+}
+
+}  // namespace
