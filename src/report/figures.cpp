@@ -100,7 +100,7 @@ void layout_figures(const Findings& f, std::vector<Figure>& out) {
             if (g.job_set != set)
                 continue;
             const double x = static_cast<double>(energy.plot.categories.size());
-            energy.plot.categories.push_back(g.backend + " " + g.layout);
+            energy.plot.categories.push_back(comparison_label(g));
             if (g.energy_change_pct)
                 energy.plot.series[0].points.push_back(point(x, *g.energy_change_pct));
             if (g.speedup)
@@ -174,16 +174,14 @@ void trace_figures(const Findings& f, const std::vector<store::RunRecord>& trace
         Figure fig{
             Section::kTraces,
             {"power-run-" + std::to_string(run->id),
-             "Board power: " + g.backend + " " + g.layout + " (run " + std::to_string(run->id) +
-                 ")",
+             "Board power: " + comparison_label(g) + " (run " + std::to_string(run->id) + ")",
              "time since the run's start (s)",
              "board power (W, instant)",
              XAxis::kNumeric,
              {},
              YRange::kFromZero,
              {},
-             {power_series(*run,
-                           g.backend + " " + g.layout + " (run " + std::to_string(run->id) + ")"),
+             {power_series(*run, comparison_label(g) + " (run " + std::to_string(run->id) + ")"),
               power_series(*base, "sequential baseline (run " + std::to_string(base->id) + ")")}},
             "Jobs " + g.job_set + ": the whole power trace of run " + std::to_string(run->id) +
                 " and of its baseline, run " + std::to_string(base->id) +

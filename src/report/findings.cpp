@@ -108,13 +108,21 @@ std::vector<LayoutComparison> layout_comparisons(const std::vector<store::RunRec
             continue;
         const std::string job_set = job_set_of(run);
         const std::string layout = run.layout.value_or("–");
-        const Key key{job_set, run.backend, layout, run.mode};
+        std::string work = "window";
+        if (run.mode == "work") {
+            work.clear();
+            for (const store::JobRecord& j : run.jobs)
+                work += (work.empty() ? "" : "/") + std::to_string(j.steps);
+            work += " steps";
+        }
+        const Key key{job_set, run.backend, layout, run.mode + ":" + work};
         LayoutComparison& g = groups[key];
         if (run.disagreement_pct)
             disagreements[key].push_back(*run.disagreement_pct);
         g.backend = run.backend;
         g.layout = layout;
         g.run_mode = run.mode;
+        g.work = work;
         g.job_set = job_set;
         g.attribution_method = run.attribution_method;
         const Comparison c = compare_with_baseline(run, *base->second);
@@ -163,7 +171,7 @@ std::vector<ParetoPoint> pareto_points(const std::vector<LayoutComparison>& layo
             points.begin(), points.end(), [&](const auto& p) { return p.job_set == g.job_set; });
         if (first_of_set)
             points.push_back({g.job_set, "sequential baseline", 1.0, 1.0, false});
-        points.push_back({g.job_set, g.backend + " " + g.layout, g.speedup->median,
+        points.push_back({g.job_set, comparison_label(g), g.speedup->median,
                           1.0 + g.energy_change_pct->median / 100.0, false});
     }
     for (ParetoPoint& p : points) {
@@ -184,6 +192,10 @@ std::optional<Spread> spread_of(const std::vector<double>& values) {
         return std::nullopt;
     const auto [min, max] = std::minmax_element(values.begin(), values.end());
     return Spread{static_cast<int>(values.size()), *percentile(values, 0.5), *min, *max};
+}
+
+std::string comparison_label(const LayoutComparison& g) {
+    return g.backend + " " + g.layout + (g.run_mode == "work" ? ", " + g.work : "");
 }
 
 std::string job_key(const store::JobRecord& job) {

@@ -52,8 +52,11 @@ struct Repetition {
 // Runs of the same backend, layout, run mode and job set that have a sequential baseline.
 struct LayoutComparison {
     std::string backend;
-    std::string layout;                       // "–" for backends without one
-    std::string run_mode;                     // duration | work
+    std::string layout;    // "–" for backends without one
+    std::string run_mode;  // duration | work
+    // How much each job did: "window" (duration), or its fixed steps in job order ("97/48/24
+    // steps"): equal and matched work are different cells, never repetitions of one.
+    std::string work;
     std::string job_set;                      // "bert-base:finetune:8 + resnet50:train:32", sorted
     std::string attribution_method;           // of the latest repetition
     std::vector<Repetition> repetitions;      // in run id order
@@ -65,6 +68,9 @@ struct LayoutComparison {
     std::optional<Spread> disagreement_pct;  // board counter vs integrated trace
     std::vector<std::string> notes;
 };
+
+// "green 4g.71gb+2g.35gb+1g.18gb, 97/48/24 steps": what names a comparison in plots and tables.
+std::string comparison_label(const LayoutComparison& g);
 
 // A layout (or the sequential baseline) in the throughput–energy plane of its job set: throughput
 // and energy for the same work, both relative to running the jobs one after another (= 1).

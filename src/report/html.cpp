@@ -126,7 +126,7 @@ void write_summary(const ReportInput& in, std::ostream& out) {
             continue;
         any = true;
         out << "<li>Jobs <b>" << html_escape(g.job_set) << "</b> on <b>"
-            << html_escape(g.backend + " " + g.layout) << "</b> against one after another on the "
+            << html_escape(comparison_label(g)) << "</b> against one after another on the "
             << "whole GPU, for the same work: energy " << spread_html(g.energy_change_pct, percent)
             << ", throughput " << spread_html(g.speedup, times) << ".</li>\n";
     }
@@ -230,11 +230,11 @@ void write_layouts(const ReportInput& in, std::ostream& out) {
                    std::to_string(r.baseline_id) + ")";
         }
         t.row({html_escape(g.job_set), html_escape(g.backend), html_escape(g.layout),
-               html_escape(g.run_mode), ids, spread_html(g.energy_change_pct, percent),
-               spread_html(g.speedup, times), spread_html(g.run_energy_j),
-               spread_html(g.baseline_energy_j), spread_html(g.window_s),
-               spread_html(g.disagreement_pct), html_escape(g.attribution_method),
-               notes_html(g.notes)},
+               html_escape(g.run_mode == "work" ? "fixed work: " + g.work : g.run_mode), ids,
+               spread_html(g.energy_change_pct, percent), spread_html(g.speedup, times),
+               spread_html(g.run_energy_j), spread_html(g.baseline_energy_j),
+               spread_html(g.window_s), spread_html(g.disagreement_pct),
+               html_escape(g.attribution_method), notes_html(g.notes)},
               {5, 6, 7, 8, 9, 10});
     }
     out << t.html() << "</section>\n";

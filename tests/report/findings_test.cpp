@@ -144,6 +144,31 @@ TEST(Findings, LayoutsGroupRepetitionsWithTheirBaselinesAndSpread) {
     EXPECT_EQ(three.repetitions[0].baseline_id, three.repetitions[0].run_id + 1);
 }
 
+TEST(Findings, EqualAndMatchedFixedWorkAreDifferentComparisons) {
+    std::vector<store::RunRecord> runs;
+    for (const auto& steps : std::vector<std::vector<int64_t>>{{100, 100}, {97, 24}, {100, 100}}) {
+        store::RunRecord r =
+            run("green",
+                {job("a", "train", 64, 10, std::nullopt), job("b", "train", 16, 10, std::nullopt)},
+                200.0);
+        r.mode = "work";
+        r.layout = "4g.71gb+1g.18gb";
+        for (size_t i = 0; i < steps.size(); ++i)
+            r.jobs[i].steps = steps[i];
+        runs.push_back(r);
+        runs.push_back(
+            baseline_of(r, {job("a", "train", 132, 20, 2.0), job("b", "train", 132, 20, 1.0)}));
+    }
+    const Findings f = analyse(runs);
+    ASSERT_EQ(f.layouts.size(), 2u);
+    std::map<std::string, size_t> repetitions;
+    for (const LayoutComparison& g : f.layouts)
+        repetitions[g.work] = g.repetitions.size();
+    EXPECT_EQ(repetitions["100/100 steps"], 2u);
+    EXPECT_EQ(repetitions["97/24 steps"], 1u);
+    EXPECT_EQ(comparison_label(f.layouts[0]).find("green 4g.71gb+1g.18gb, "), 0u);
+}
+
 TEST(Findings, AComparisonWithoutABaselineFigureIsMissingNotZero) {
     store::RunRecord r = run("green", {job("a", "train", 60, 10, std::nullopt)}, 100);
     r.layout = "3g.71gb";
