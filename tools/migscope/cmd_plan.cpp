@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/text.h"
 #include "mig/mig_parted.h"
+#include "output_file.h"
 #include "partition/job.h"
 #include "plan/search.h"
 #include "report/table.h"
@@ -502,13 +503,8 @@ int plan_command(const PlanOptions& o) {
     const double elapsed_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
-    std::ofstream file;
-    if (!o.output.empty()) {
-        file.open(o.output);
-        if (!file)
-            throw input_error("cannot write " + o.output);
-    }
-    std::ostream& out = o.output.empty() ? std::cout : file;
+    Output output(o.output);
+    std::ostream& out = output.stream();
     if (o.format == "yaml") {
         std::vector<mig::MigPartedConfig> configs;
         for (size_t i = 0; i < result.top.size(); ++i)

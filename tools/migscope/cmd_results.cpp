@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "output_file.h"
 #include "results_output.h"
 #include "store/store.h"
 
@@ -17,22 +18,6 @@ struct ResultsOptions {
     std::string output;
     int64_t id = 0;
     bool trace = false;
-};
-
-// Writes to -o FILE when given, else stdout.
-class Output {
-  public:
-    explicit Output(const std::string& path) {
-        if (path.empty())
-            return;
-        file_.open(path);
-        if (!file_)
-            throw input_error("cannot write " + path);
-    }
-    std::ostream& stream() { return file_.is_open() ? file_ : std::cout; }
-
-  private:
-    std::ofstream file_;
 };
 
 void print_runs_json(const std::vector<store::RunRecord>& runs, std::ostream& out) {

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "output_file.h"
 #include "run_cell.h"
 #include "run_output.h"
 #include "sweep.h"
@@ -78,14 +79,8 @@ int run_command(RunOptions o) {
             std::cerr << "migscope run: baseline stored as run " << *cell.baseline_id << '\n';
     }
 
-    std::ostream* out = &std::cout;
-    std::ofstream file;
-    if (!o.output.empty()) {
-        file.open(o.output);
-        if (!file)
-            throw input_error("cannot write " + o.output);
-        out = &file;
-    }
+    Output output(o.output);
+    std::ostream* out = &output.stream();
     if (o.format == "json") {
         *out << cell.doc.dump(2) << '\n';
     } else {

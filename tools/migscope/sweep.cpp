@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "experiment/expand.h"
+#include "output_file.h"
 #include "report/table.h"
 #include "run_output.h"
 #include "runner/comparison.h"
@@ -289,14 +290,8 @@ int run_sweep(const SweepOptions& o) {
     }
     stopped = stopped || *interrupted;
 
-    std::ostream* out = &std::cout;
-    std::ofstream file;
-    if (!o.output.empty()) {
-        file.open(o.output);
-        if (!file)
-            throw input_error("cannot write " + o.output);
-        out = &file;
-    }
+    Output output(o.output);
+    std::ostream* out = &output.stream();
     if (!single_table.empty())
         *out << single_table << '\n';
     *out << "migscope run: experiment " << spec.name << ", "
