@@ -116,9 +116,13 @@ bool has_table(const Database& db, const std::string& name) {
 
 }  // namespace
 
-void prepare_schema(Database& db) {
+void prepare_schema(Database& db, OpenMode mode) {
     Transaction tx(db);  // two migscopes opening a new file at once: one creates, one checks
     if (!has_table(db, "schema_version")) {
+        // A reader never creates the schema: the file may be a store another migscope is
+        // creating right now, or not a store at all.
+        if (mode == OpenMode::kExisting)
+            throw input_error(db.path() + " is not a migscope results store (no schema)");
         Statement any(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
         any.step();
         if (any.int64_at(0) != 0)

@@ -129,7 +129,7 @@ void read_trace(const Database& db, RunRecord& run) {
 Store Store::open(const std::string& path, OpenMode mode) {
     Database db = Database::open(path, mode);
     db.exec("PRAGMA foreign_keys = ON");
-    prepare_schema(db);
+    prepare_schema(db, mode);
     // WAL: readers do not block the writer; a killed writer leaves the last commit intact.
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = FULL");  // a commit survives power loss too

@@ -3,9 +3,11 @@
 #include "store/store.h"
 
 #include <gtest/gtest.h>
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <fstream>
 
 #include <chrono>
 #include <filesystem>
@@ -250,6 +252,27 @@ TEST(Store, RefusesANewerSchemaVersionNamingBoth) {
         EXPECT_NE(message.find("version " + std::to_string(kSchemaVersion)), std::string::npos)
             << message;
     }
+}
+
+// A reader that finds the file another migscope has only just created must not make it a store
+// itself (both would create the schema at once).
+TEST(Store, AReaderNeverCreatesTheSchemaInAnEmptyFile) {
+    const fs::path path = fresh_path("empty");
+    std::ofstream(path.string()).close();
+    try {
+        Store::open(path.string(), OpenMode::kExisting);
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInput);
+        EXPECT_NE(std::string(e.what()).find("not a migscope results store"), std::string::npos);
+    }
+    {
+        Database db = Database::open(path.string(), OpenMode::kExisting);
+        Statement tables(db, "SELECT count(*) FROM sqlite_master");
+        ASSERT_TRUE(tables.step());
+        EXPECT_EQ(tables.int64_at(0), 0);
+    }
+    Store::open(path.string(), OpenMode::kCreate);  // a writer does
 }
 
 TEST(Store, AMissingFileOrAForeignDatabaseIsAnInputError) {

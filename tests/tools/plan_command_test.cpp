@@ -195,7 +195,7 @@ TEST_F(PlanCommand, ProfileExportPlanAndVerifyWithTheStandInWorker) {
             continue;
         EXPECT_GT(v["measured"]["makespan_s"].get<double>(), 0);
         ASSERT_EQ(v["jobs"].size(), 2u);
-        EXPECT_EQ(v["jobs"][0]["status"], "ok");
+        EXPECT_EQ(v["jobs"][0]["status"], "ok") << v.dump(2) << plan.err;
     }
 }
 

@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "core/error.h"
 #include "run_process.h"
 #include "store/store.h"
 
@@ -82,8 +83,10 @@ class SweepCommand : public ::testing::Test {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
         while (stored == 0 && std::chrono::steady_clock::now() < deadline) {
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            if (fs::exists(db_))
+            try {  // the sweep may be creating the store right now: not yet a store
                 stored = Store::open(db_, OpenMode::kExisting).stored_cells(experiment).size();
+            } catch (const migscope::Error&) {
+            }
         }
         return stored;
     }

@@ -458,7 +458,8 @@ json verify(const plan::Problem& p, const plan::SearchResult& r, const PlanOptio
                 {{"job", p.jobs[order[k]].request.name},
                  {"predicted_items_per_s", c.prediction.jobs[order[k]].items_per_s},
                  {"measured_items_per_s", mj["items_per_s"]},
-                 {"status", mj["status"]}});
+                 {"status", mj["status"]},
+                 {"message", mj.value("message", std::string())}});
         }
         if (table) {
             *table << fmt::format("  {}: makespan {:.1f} s predicted, {:.1f} s measured ({}); ",
