@@ -324,25 +324,33 @@ class Heuristic {
     bool greedy(const std::vector<size_t>& jobs, GpuChoice candidates) {
         for (size_t j : jobs) {
             double best = kInf;
-            std::pair<size_t, size_t> at{kNone, 0};
-            for (size_t g : candidates(j)) {
-                for (size_t k = 0; k < gpus_[g].slots.size(); ++k) {
-                    if (!usable(j, g, k) || symmetric_empty(g, k))
-                        continue;
-                    place(j, g, k);
-                    const double s = score();
-                    unplace(j);
-                    if (better(s, best)) {
-                        best = s;
-                        at = {g, k};
-                    }
-                }
-            }
+            const std::pair<size_t, size_t> at = best_slot(j, candidates(j), best);
             if (at.first == kNone)
                 return false;
             place(j, at.first, at.second);
         }
         return true;
+    }
+
+    // The slot on `gpus` where the unplaced job `j` scores better than `best` (lowered to its
+    // score), never `skip`; {kNone, 0} when none does.
+    std::pair<size_t, size_t> best_slot(size_t j, const std::vector<size_t>& gpus, double& best,
+                                        std::pair<size_t, size_t> skip = {kNone, 0}) {
+        std::pair<size_t, size_t> at{kNone, 0};
+        for (size_t g : gpus) {
+            for (size_t k = 0; k < gpus_[g].slots.size(); ++k) {
+                if (std::make_pair(g, k) == skip || !usable(j, g, k) || symmetric_empty(g, k))
+                    continue;
+                place(j, g, k);
+                const double s = score();
+                unplace(j);
+                if (better(s, best)) {
+                    best = s;
+                    at = {g, k};
+                }
+            }
+        }
+        return at;
     }
 
     // Moves single jobs (to `candidates(j)` GPUs) and swaps pairs of jobs (within a GPU, or
@@ -354,23 +362,11 @@ class Heuristic {
             for (size_t j : jobs) {
                 const auto from = where_[j];
                 double best = score();
-                std::pair<size_t, size_t> to = from;
                 const std::vector<size_t> gpus = candidates(j);
                 unplace(j);
-                for (size_t g : gpus) {
-                    for (size_t k = 0; k < gpus_[g].slots.size(); ++k) {
-                        if (std::make_pair(g, k) == from || !usable(j, g, k) ||
-                            symmetric_empty(g, k))
-                            continue;
-                        place(j, g, k);
-                        const double s = score();
-                        unplace(j);
-                        if (better(s, best)) {
-                            best = s;
-                            to = {g, k};
-                        }
-                    }
-                }
+                std::pair<size_t, size_t> to = best_slot(j, gpus, best, from);
+                if (to.first == kNone)
+                    to = from;
                 place(j, to.first, to.second);
                 improved = improved || to != from;
             }
