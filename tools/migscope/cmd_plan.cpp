@@ -537,7 +537,7 @@ void add_plan_command(CLI::App& app, Action& action) {
         "plan",
         "Recommend a partition layout and which job goes where, for an objective, from measured "
         "profiles (offline: the shipped data/profiles-MODEL.json, or --profiles FILE|DB).\n"
-        "Example: migscope plan --jobs resnet18:32,bert-base:train:4,resnet50:64 --objective "
+        "Example: migscope plan --jobs resnet18:32,bert-base:train:4,resnet50:32 --objective "
         "energy --work 2000");
     cmd->add_option("--jobs", o->jobs, "Comma list of WORKLOAD[:MODE][:BATCH]")->required();
     cmd->add_option("--work", o->work,
