@@ -27,6 +27,9 @@ struct Partition {
     std::optional<double> memory_gib;  // memory cap (green, mps) or instance memory (mig)
     std::vector<unsigned> cpu_cores;   // cpu backend
     std::string device;                // CUDA_VISIBLE_DEVICES: "GPU-…" or "MIG-…"; empty on CPU
+    // A queue (green, fixed work): the index, among the run's jobs, of the earlier job whose
+    // partition this job shares; it starts its work when that job ends.
+    std::optional<size_t> after_job;
 };
 
 // How long each built-in job trains.

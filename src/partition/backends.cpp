@@ -137,7 +137,9 @@ class GreenBackend : public Backend {
                 j["checkpoint"] = job.checkpoint;
             if (job.lora_rank)
                 j["lora_rank"] = *job.lora_rank;
-            if (p.sms)
+            if (p.after_job)
+                j["after"] = *p.after_job;  // on that job's SMs
+            else if (p.sms)
                 j["sms"] = *p.sms;
             if (p.memory_gib)
                 j["memory_limit_gib"] = *p.memory_gib;

@@ -1,21 +1,41 @@
 // Partitions for the jobs of a run.
 #include "partition/partitions.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "core/error.h"
 
 namespace migscope::partition {
 
 std::vector<Partition> layout_partitions(const std::vector<mig::LayoutTerm>& terms,
                                          const mig::GpuModel& model, size_t job_count,
-                                         const std::string& device) {
-    if (terms.size() != job_count) {
+                                         const std::string& device,
+                                         const std::vector<size_t>& assign) {
+    if (assign.empty() && terms.size() != job_count) {
         throw input_error("the layout has " + std::to_string(terms.size()) + " partitions for " +
+                          std::to_string(job_count) +
+                          " jobs: give one partition per job (or --assign)");
+    }
+    if (!assign.empty() && assign.size() != job_count) {
+        throw input_error("--assign has " + std::to_string(assign.size()) + " entries for " +
                           std::to_string(job_count) + " jobs: give one partition per job");
+    }
+    for (size_t j = 0; j < assign.size(); ++j) {
+        if (assign[j] >= terms.size())
+            throw input_error("--assign: job " + std::to_string(j) + " is on partition " +
+                              std::to_string(assign[j]) + ", but the layout's partitions are 0 to " +
+                              std::to_string(terms.size() - 1));
+    }
+    for (size_t t = 0; t < terms.size() && !assign.empty(); ++t) {
+        if (std::find(assign.begin(), assign.end(), t) == assign.end())
+            throw input_error("--assign: partition " + std::to_string(t) + " (" + terms[t].profile +
+                              ") has no job: leave it out of the layout");
     }
     const mig::LayoutCheck check = mig::check_layout(terms, model);
     if (!check.layout)
         throw input_error("layout not valid on " + model.key + ": " + check.reason);
-    std::vector<Partition> out;
+    std::vector<Partition> by_term;
     for (const mig::LayoutTerm& t : terms) {
         const mig::Profile& profile = model.require(t.profile);
         if (!profile.sms)
@@ -26,7 +46,16 @@ std::vector<Partition> layout_partitions(const std::vector<mig::LayoutTerm>& ter
         p.sms = profile.sms;
         p.memory_gib = profile.memory_gib;
         p.device = device;
-        out.push_back(std::move(p));
+        by_term.push_back(std::move(p));
+    }
+    if (assign.empty())
+        return by_term;
+    std::vector<Partition> out;
+    std::vector<std::optional<size_t>> last_on(terms.size());  // the last job queued on a term
+    for (size_t j = 0; j < assign.size(); ++j) {
+        out.push_back(by_term[assign[j]]);
+        out.back().after_job = last_on[assign[j]];
+        last_on[assign[j]] = j;
     }
     return out;
 }

@@ -10,12 +10,15 @@
 
 namespace migscope::partition {
 
-// SM partitions sized like the layout's MIG profiles, jobs[i] on terms[i]. Throws an input error
-// when the layout is invalid for the model (with the reason) or its size differs from the number
-// of jobs.
+// SM partitions sized like the layout's MIG profiles: job i on terms[i], or with `assign` on
+// terms[assign[i]], where jobs sharing a term queue on it in job order (Partition::after_job).
+// Throws an input error when the layout is invalid for the model (with the reason), when without
+// `assign` its size differs from the number of jobs, or when `assign` has the wrong length, names
+// a partition the layout lacks or leaves one without a job.
 std::vector<Partition> layout_partitions(const std::vector<mig::LayoutTerm>& terms,
                                          const mig::GpuModel& model, size_t job_count,
-                                         const std::string& device);
+                                         const std::string& device,
+                                         const std::vector<size_t>& assign = {});
 
 // The whole GPU for every job.
 std::vector<Partition> whole_gpu_partitions(const mig::GpuModel& model, size_t job_count,

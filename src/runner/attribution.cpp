@@ -24,8 +24,8 @@ std::vector<double> shares(const std::vector<double>& weights) {
 
 Attribution attribute_energy(const AttributionInput& in) {
     const size_t n = in.partition_sms.size();
-    if (in.busy_s.size() != n)
-        throw runtime_error("attribution: partition sizes and busy times differ in length");
+    if (in.busy_s.size() != n || (!in.partition_share.empty() && in.partition_share.size() != n))
+        throw runtime_error("attribution: partition sizes, busy times and shares differ in length");
     Attribution a;
     a.energy_j.assign(n, 0.0);
     if (n == 0)
@@ -34,7 +34,10 @@ Attribution attribute_energy(const AttributionInput& in) {
     for (size_t i = 0; i < n; ++i)
         activity[i] = in.partition_sms[i] * std::clamp(in.busy_s[i], 0.0, in.duration_s);
     const bool active = std::accumulate(activity.begin(), activity.end(), 0.0) > 0;
-    const std::vector<double> by_size = shares(in.partition_sms);
+    std::vector<double> static_weight = in.partition_sms;
+    for (size_t i = 0; i < n && !in.partition_share.empty(); ++i)
+        static_weight[i] *= in.partition_share[i];
+    const std::vector<double> by_size = shares(static_weight);
     const std::vector<double> by_activity = active ? shares(activity) : by_size;
 
     if (in.idle_power_w) {

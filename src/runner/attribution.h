@@ -12,6 +12,9 @@ struct AttributionInput {
     std::optional<double> idle_power_w;  // board power with nothing running, measured before
     std::vector<double> partition_sms;   // each job's partition size (SMs, or cores on CPU)
     std::vector<double> busy_s;          // seconds each job spent in training steps in the window
+    // Each job's share of its partition's static power: 1, or where jobs queue on one partition
+    // its busy seconds over theirs (empty: all 1).
+    std::vector<double> partition_share;
 };
 
 struct Attribution {
@@ -20,8 +23,8 @@ struct Attribution {
     std::string method;            // one sentence, printed with every result
 };
 
-// Idle energy (idle power × window, at most the total) is split by partition size; the rest, the
-// dynamic energy, by activity = partition size × busy seconds. Without an idle power all energy
+// Idle energy (idle power × window, at most the total) is split by partition size (× the job's
+// partition share); the rest, the dynamic energy, by activity = partition size × busy seconds. Without an idle power all energy
 // is split by activity; with no activity at all, by partition size.
 Attribution attribute_energy(const AttributionInput& input);
 

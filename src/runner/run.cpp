@@ -506,6 +506,25 @@ JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, boo
     return r;
 }
 
+// Each job's share of its partition's static power: its busy seconds over those of every job in
+// its queue (`queue_of`: the first job of each job's queue), equal shares when none was busy.
+std::vector<double> queue_shares(const std::vector<size_t>& queue_of,
+                                 const std::vector<double>& busy_s) {
+    std::vector<double> out(queue_of.size(), 1.0);
+    for (size_t i = 0; i < queue_of.size(); ++i) {
+        double total = 0;
+        size_t count = 0;
+        for (size_t k = 0; k < queue_of.size(); ++k) {
+            if (queue_of[k] == queue_of[i]) {
+                total += busy_s[k];
+                ++count;
+            }
+        }
+        out[i] = total > 0 ? busy_s[i] / total : 1.0 / static_cast<double>(count);
+    }
+    return out;
+}
+
 // Sums the energy summaries of consecutive windows (sequential runs).
 telemetry::EnergySummary combine(const std::vector<telemetry::EnergySummary>& parts) {
     telemetry::EnergySummary total;
@@ -649,12 +668,17 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         g.run();
         result.interrupted = result.interrupted || g.interrupted;
         std::vector<double> sizes, busy;
+        std::vector<size_t> queue_of;
         for (const JobState& s : g.jobs) {
             JobResult r = job_result(spec, s, g, g.interrupted);
             const partition::Partition& p = spec.partitions[s.index];
             sizes.push_back(p.sms ? static_cast<double>(*p.sms)
                                   : std::max<double>(1.0, static_cast<double>(p.cpu_cores.size())));
             busy.push_back(r.busy_s);
+            size_t head = s.index;  // the first job of its queue
+            while (spec.partitions[head].after_job)
+                head = *spec.partitions[head].after_job;
+            queue_of.push_back(head);
             jobs[s.index] = std::move(r);
             if (!result.torch_version)
                 result.torch_version = s.torch_version;
@@ -686,7 +710,8 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
                 "counter)";
         } else {
             const Attribution a =
-                attribute_energy({*e.counter_energy_j, window_s, result.idle_power_w, sizes, busy});
+                attribute_energy({*e.counter_energy_j, window_s, result.idle_power_w, sizes, busy,
+                                  queue_shares(queue_of, busy)});
             for (size_t k = 0; k < g.jobs.size(); ++k)
                 jobs[g.jobs[k].index].energy_j = a.energy_j[k];
             result.attribution_method = a.method;

@@ -169,4 +169,13 @@ std::vector<SmPartition> make_sm_partitions(int device_ordinal,
     return partitions;
 }
 
+CUstream make_partition_stream(const SmPartition& partition) {
+    const DriverApi& api = driver_api();
+    CUstream stream = nullptr;
+    check_driver(api,
+                 api.green_ctx_stream_create(&stream, partition.context, CU_STREAM_NON_BLOCKING, 0),
+                 "cuGreenCtxStreamCreate");
+    return stream;
+}
+
 }  // namespace migscope::workloads

@@ -59,4 +59,7 @@ DeviceSmResource device_sm_resource(int device_ordinal);
 std::vector<SmPartition> make_sm_partitions(int device_ordinal,
                                             const std::vector<int>& requested_sms);
 
+// Another non-blocking stream in a partition's green context (same SMs), for a job queued on it.
+CUstream make_partition_stream(const SmPartition& partition);
+
 }  // namespace migscope::workloads

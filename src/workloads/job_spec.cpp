@@ -59,7 +59,8 @@ JobSpec parse_job(const json& j, const std::string& path) {
                                                 "until_stopped",
                                                 "hold_after_warmup",
                                                 "checkpoint",
-                                                "save_checkpoint"};
+                                                "save_checkpoint",
+                                                "after"};
     for (const auto& [key, value] : j.items()) {
         if (!kKeys.count(key))
             fail(path + "." + key, "unknown key");
@@ -121,7 +122,31 @@ JobSpec parse_job(const json& j, const std::string& path) {
     }
     if (stop_rules > 1)
         fail(path, "give at most one of steps, seconds and until_stopped");
+    if (j.contains("after"))
+        s.after = static_cast<int>(std::min<int64_t>(get_integer(j["after"], path + ".after", 0),
+                                                     1 << 20));
     return s;
+}
+
+// A queued job follows an earlier job on that job's partition; both end on their own.
+void check_queue(const std::vector<JobSpec>& jobs) {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const JobSpec& s = jobs[i];
+        if (!s.after)
+            continue;
+        const std::string path = "jobs[" + std::to_string(i) + "]";
+        if (static_cast<size_t>(*s.after) >= i)
+            fail(path + ".after", "must name an earlier job (0 to " +
+                                      (i == 0 ? std::string("none") : std::to_string(i - 1)) +
+                                      "), got " + std::to_string(*s.after));
+        if (s.sms)
+            fail(path + ".sms", "a queued job (after) runs on the partition of the job it follows");
+        for (const size_t k : {i, static_cast<size_t>(*s.after)}) {
+            if (jobs[k].stop == StopRule::kUntilStopped)
+                fail("jobs[" + std::to_string(k) + "].until_stopped",
+                     "a job in a queue (after) must stop by steps or seconds");
+        }
+    }
 }
 
 }  // namespace
@@ -149,6 +174,7 @@ GroupSpec parse_group_spec(const std::string& json_text) {
         fail("jobs", "expected a non-empty list of jobs, got " + j["jobs"].dump());
     for (size_t i = 0; i < j["jobs"].size(); ++i)
         g.jobs.push_back(parse_job(j["jobs"][i], "jobs[" + std::to_string(i) + "]"));
+    check_queue(g.jobs);
     return g;
 }
 

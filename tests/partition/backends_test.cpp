@@ -86,6 +86,34 @@ TEST(Partitions, LayoutMustFitAndMatchTheJobCount) {
     }
 }
 
+TEST(Partitions, AssignedJobsQueueOnTheirPartitionInJobOrder) {
+    // Jobs 0, 2, 3 on the 2g; job 1 on the 1g.
+    const auto parts = layout_partitions(mig::parse_layout("2g.35gb+1g.18gb", h200()), h200(), 4,
+                                         "GPU-x", {0, 1, 0, 0});
+    ASSERT_EQ(parts.size(), 4u);
+    EXPECT_EQ(parts[0].label, "2g.35gb");
+    EXPECT_FALSE(parts[0].after_job);
+    EXPECT_EQ(parts[1].label, "1g.18gb");
+    EXPECT_FALSE(parts[1].after_job);
+    EXPECT_EQ(parts[2].after_job, 0u);
+    EXPECT_EQ(parts[3].after_job, 2u);
+    EXPECT_EQ(parts[3].sms, 32u);
+
+    const auto error_of = [](const std::vector<size_t>& assign) {
+        try {
+            layout_partitions(mig::parse_layout("2g.35gb+1g.18gb", h200()), h200(), 3, "", assign);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_NE(error_of({0, 1}).find("--assign has 2 entries for 3 jobs"), std::string::npos);
+    EXPECT_NE(error_of({0, 2, 1}).find("job 1 is on partition 2, but the layout's partitions are "
+                                       "0 to 1"),
+              std::string::npos);
+    EXPECT_NE(error_of({0, 0, 0}).find("partition 1 (1g.18gb) has no job"), std::string::npos);
+}
+
 TEST(Partitions, CpuCoresAreSplitIntoDisjointShares) {
     const auto parts = cpu_partitions({0, 1, 2, 3, 4}, 2);
     EXPECT_EQ(parts[0].cpu_cores, (std::vector<unsigned>{0, 1}));
@@ -157,6 +185,23 @@ TEST_F(BackendTest, GreenRunsAllJobsInOneWorkerFromASpecFile) {
     EXPECT_EQ(spec["jobs"][1]["memory_limit_gib"], 16.0);
     EXPECT_EQ(spec["jobs"][1]["batch"], 4);
     EXPECT_EQ(spec["jobs"][1]["until_stopped"], true);
+}
+
+TEST_F(BackendTest, GreenQueuesAJobOnTheSmsOfTheJobItFollows) {
+    auto b = make_backend(BackendKind::kGreen, options(), "GPU-1");
+    const auto parts = layout_partitions(mig::parse_layout("3g.71gb", h200()), h200(), 2, "GPU-1",
+                                         {0, 0});
+    partition::JobControl control;
+    control.steps = 50;
+    control.hold_after_warmup = true;
+    const auto launches = b->launches(two_jobs(), parts, control);
+    std::ifstream in(launches.at(0).child.argv.at(3));
+    const auto spec = nlohmann::json::parse(in);
+    EXPECT_EQ(spec["jobs"][0]["sms"], 60);
+    EXPECT_FALSE(spec["jobs"][0].contains("after"));
+    EXPECT_EQ(spec["jobs"][1]["after"], 0);
+    EXPECT_FALSE(spec["jobs"][1].contains("sms"));
+    EXPECT_EQ(spec["jobs"][1]["steps"], 50);
 }
 
 TEST_F(BackendTest, GreenRefusesExternalCommands) {

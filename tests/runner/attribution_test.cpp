@@ -29,6 +29,17 @@ TEST(Attribution, AnIdlePartitionStillCarriesItsStaticShare) {
     EXPECT_NEAR(sum(a.energy_j), 4000, 1e-9);
 }
 
+TEST(Attribution, JobsQueuedOnOnePartitionShareItsStaticPower) {
+    // Jobs 0 and 1 queue on one 32-SM partition (busy 6 s and 4 s), job 2 has the other one.
+    const Attribution a =
+        attribute_energy({4000, 10, 100.0, {32, 32, 32}, {6, 4, 10}, {0.6, 0.4, 1.0}});
+    // Static 1000 J: half to each partition, the first split 60/40; dynamic by SM-seconds.
+    EXPECT_NEAR(a.energy_j[0], 300 + 3000 * 6.0 / 20.0, 1e-9);
+    EXPECT_NEAR(a.energy_j[1], 200 + 3000 * 4.0 / 20.0, 1e-9);
+    EXPECT_NEAR(a.energy_j[2], 500 + 3000 * 10.0 / 20.0, 1e-9);
+    EXPECT_NEAR(sum(a.energy_j), 4000, 1e-9);
+}
+
 TEST(Attribution, IdlePowerAboveTheAverageIsCappedAtTheTotal) {
     const Attribution a = attribute_energy({500, 10, 100.0, {1, 1}, {10, 10}});
     EXPECT_DOUBLE_EQ(a.idle_energy_j, 500);

@@ -1,6 +1,7 @@
 // A stand-in for migscope-worker in runner and CLI tests: speaks the JSON-lines protocol with
 // sleeps for steps (`train`, and `group --spec FILE` with one thread per job), and fails on
-// purpose when a job's model asks for it (fake-crash, fake-oom, fake-noisy, fake-slow).
+// purpose when a job's model asks for it (fake-crash, fake-oom, fake-noisy, fake-slow). A group job
+// with `after` starts its measured steps when that job has ended, as the real worker's queues.
 #include <unistd.h>
 #include <atomic>
 #include <chrono>
@@ -17,6 +18,7 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_start{false};
+std::vector<std::atomic<bool>>* g_ended = nullptr;  // group: per job, set when it has ended
 std::mutex g_out;
 
 void emit(nlohmann::json event, size_t job) {
@@ -31,6 +33,7 @@ struct Job {
     long warmup = 3;
     bool hold = false;
     unsigned sms = 16;
+    long after = -1;  // group: the job it queues after
 };
 
 // Returns the process exit code this job asks for.
@@ -54,6 +57,10 @@ int run_job(const Job& j, size_t index, double step_s) {
             if (j.hold && step == j.warmup) {
                 emit({{"event", "warm"}}, index);
                 while (!g_start)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            if (j.after >= 0 && step == j.warmup) {
+                while (!(*g_ended)[static_cast<size_t>(j.after)] && !g_stop)
                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
             }
             if (j.steps >= 0 ? measured >= j.steps : g_stop.load())
@@ -115,6 +122,9 @@ int main(int argc, char** argv) {
                 j.warmup = s.value("warmup_steps", 3L);
                 j.hold = s.value("hold_after_warmup", false);
                 j.sms = s.value("sms", 16u);
+                j.after = s.value("after", -1L);
+                if (j.after >= 0)
+                    j.sms = jobs.at(static_cast<size_t>(j.after)).sms;
                 jobs.push_back(j);
             }
         }
@@ -142,10 +152,13 @@ int main(int argc, char** argv) {
     }).detach();
     std::vector<std::thread> threads;
     std::atomic<int> rc{0};
+    std::vector<std::atomic<bool>> ended(jobs.size());
+    g_ended = &ended;
     for (size_t i = 0; i < jobs.size(); ++i) {
         threads.emplace_back([&, i] {
             if (run_job(jobs[i], i, step_s) != 0)
                 rc = 1;
+            ended[i] = true;
         });
     }
     for (auto& t : threads)

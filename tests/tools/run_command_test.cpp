@@ -94,6 +94,25 @@ TEST_F(RunCommand, GreenRunsEveryJobInOneWorkerWithTheLayoutsSmCounts) {
     EXPECT_EQ(doc["run"]["jobs"][1]["partition"], "1g.18gb");
 }
 
+TEST_F(RunCommand, AssignedJobsQueueOnTheirGreenPartition) {
+    // b runs on the 3g.71gb after a; c has the 1g.18gb.
+    const ProcessResult r =
+        run({"--backend", "green", "--layout", "3g.71gb+1g.18gb", "--assign", "0,0,1", "--jobs",
+             "a,b,c", "--work", "5", "--format", "json"},
+            "h200.json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json spec = json::parse(read_file(dir_ / "green-spec.json"));
+    EXPECT_EQ(spec["jobs"][1]["after"], 0);
+    EXPECT_FALSE(spec["jobs"][1].contains("sms"));
+    const json jobs = json::parse(r.out)["run"]["jobs"];
+    EXPECT_EQ(jobs[1]["partition"], "3g.71gb");
+    EXPECT_EQ(jobs[1]["after_job"], 0);
+    // b started when a ended: it finishes at least its own busy time after a.
+    EXPECT_GE(jobs[1]["finish_s"].get<double>(),
+              jobs[0]["finish_s"].get<double>() + 0.9 * jobs[1]["busy_s"].get<double>());
+    EXPECT_GT(jobs[1]["busy_s"].get<double>(), 0.0);
+}
+
 TEST_F(RunCommand, MigPinsEachJobToItsInstanceByUuid) {
     const ProcessResult r = run({"--backend", "mig", "--layout", "1g.18gb+4g.71gb", "--jobs", "a,b",
                                  "--duration", "0.3", "--format", "json"},
@@ -153,6 +172,24 @@ TEST_F(RunCommand, BadInputIsRejectedWithTheFieldNamed) {
          "h200.json",
          3,
          "MIG"},
+        {{"--backend", "green", "--layout", "1g+1g", "--assign", "0,0", "--jobs", "a,b", "--work",
+          "5"},
+         "h200.json",
+         2,
+         "partition 1 (1g.18gb) has no job"},
+        {{"--backend", "green", "--layout", "2g", "--assign", "0,0", "--jobs", "a,b", "--duration",
+          "1"},
+         "h200.json",
+         2,
+         "needs --work"},
+        {{"--backend", "mps", "--layout", "2g", "--assign", "0,0", "--jobs", "a,b", "--work", "5"},
+         "h200.json",
+         2,
+         "only the green backend queues them"},
+        {{"--backend", "timeslice", "--assign", "0", "--jobs", "a", "--work", "5"},
+         "h200.json",
+         2,
+         "it needs a layout"},
     };
     for (const Case& c : cases) {
         const ProcessResult r = run(c.args, c.config);

@@ -302,6 +302,35 @@ TEST(Worker, GroupRunsJobsSideBySideWithTaggedEvents) {
     EXPECT_LT(last_ready, first_step);
 }
 
+TEST(Worker, AQueuedGroupJobStartsItsMeasuredStepsWhenItsPredecessorEnds) {
+    // Job 2 queues after job 0 (held fixed work, as the runner starts it); job 1 runs alongside.
+    const std::string spec = write_spec("group-queue.json", R"({"device": "cpu", "jobs": [
+        {"model": "gpt2-tiny", "batch": 2, "warmup_steps": 1, "steps": 6, "hold_after_warmup": true},
+        {"model": "resnet-tiny", "batch": 2, "warmup_steps": 1, "steps": 2, "hold_after_warmup": true},
+        {"model": "bert-tiny", "batch": 2, "warmup_steps": 1, "steps": 3, "hold_after_warmup": true,
+         "after": 0}]})");
+    ProcessResult r = run_process(
+        {MIGSCOPE_WORKER, "group", "--spec", spec},
+        ProcessInput{"start\n", std::chrono::milliseconds(300), ProcessInput::Then::kKeepOpen});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto events = events_of(r.out);
+    // Job 2's first measured step comes after job 0's result.
+    size_t first_measured_of_2 = events.size(), result_of_0 = events.size();
+    for (size_t i = 0; i < events.size(); ++i) {
+        const auto& e = events[i];
+        EXPECT_NE(e["event"], "error") << e.dump();
+        if (e["job"] == 0 && e["event"] == "result")
+            result_of_0 = i;
+        if (e["job"] == 2 && e["event"] == "step" && !e["warmup"].get<bool>())
+            first_measured_of_2 = std::min(first_measured_of_2, i);
+    }
+    ASSERT_EQ(of_job(events, 2, "warm").size(), 1u);
+    EXPECT_LT(result_of_0, first_measured_of_2);
+    ASSERT_EQ(of_job(events, 2, "result").size(), 1u);
+    EXPECT_EQ(of_job(events, 2, "result")[0]["steps"], 3);
+    EXPECT_EQ(of_job(events, 0, "result")[0]["steps"], 6);
+}
+
 TEST(Worker, AFailingGroupJobLeavesTheOthersRunning) {
     const std::string bad = testing::TempDir() + "/group-bad-tokens.bin";
     std::ofstream(bad, std::ios::binary) << std::string(1024, '\0');

@@ -82,3 +82,33 @@ TEST(JobSpec, BadTypesAndValuesAreNamed) {
     EXPECT_NE(error_of("{not json").find("not JSON"), std::string::npos);
     EXPECT_NE(error_of("[1]").find("expected an object"), std::string::npos);
 }
+
+TEST(JobSpec, QueuedJobsFollowAnEarlierJobOnItsPartition) {
+    const GroupSpec g = parse_group_spec(R"({"device": "cuda:0", "jobs": [
+        {"model": "resnet18", "sms": 32, "steps": 10},
+        {"model": "resnet18", "sms": 16, "steps": 10},
+        {"model": "bert-tiny", "steps": 5, "after": 0},
+        {"model": "bert-tiny", "seconds": 2, "after": 2}]})");
+    EXPECT_FALSE(g.jobs[0].after);
+    EXPECT_EQ(g.jobs[2].after, 0);
+    EXPECT_EQ(g.jobs[3].after, 2);
+
+    const auto spec = [](const std::string& second) {
+        return error_of(R"({"device": "cpu", "jobs": [{"model": "gpt2-tiny", "steps": 3}, )" +
+                        second + "]}");
+    };
+    EXPECT_NE(spec(R"({"model": "gpt2-tiny", "after": 1})").find("jobs[1].after: must name an "
+                                                                  "earlier job (0 to 0), got 1"),
+              std::string::npos);
+    EXPECT_NE(spec(R"({"model": "gpt2-tiny", "after": -1})").find("jobs[1].after: must be at least"),
+              std::string::npos);
+    EXPECT_NE(spec(R"({"model": "gpt2-tiny", "after": 0, "sms": 8})").find("jobs[1].sms: a queued"),
+              std::string::npos);
+    EXPECT_NE(spec(R"({"model": "gpt2-tiny", "after": 0, "until_stopped": true})")
+                  .find("jobs[1].until_stopped: a job in a queue"),
+              std::string::npos);
+    EXPECT_NE(error_of(R"({"device": "cpu", "jobs": [{"model": "gpt2-tiny", "until_stopped": true},
+                           {"model": "gpt2-tiny", "after": 0}]})")
+                  .find("jobs[0].until_stopped: a job in a queue"),
+              std::string::npos);
+}

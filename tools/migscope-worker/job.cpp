@@ -201,6 +201,10 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
                 while (!env.stop->start_received())
                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
             }
+            if (step == spec.warmup_steps && env.predecessor_ended) {
+                while (!env.predecessor_ended->load() && !(env.stop && env.stop->requested()))
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
             if (step_times.empty())
                 measure_start = Clock::now();
             const double measured_s =

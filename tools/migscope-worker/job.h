@@ -6,6 +6,7 @@
 #include <c10/core/Device.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <string>
@@ -31,6 +32,9 @@ struct JobEnvironment {
     MemoryScope memory = MemoryScope::kNotMeasured;
     c10::MempoolId_t pool{0, 0};       // MemoryScope::kPool
     const StopSignal* stop = nullptr;  // StopRule::kUntilStopped
+    // A queued job (JobSpec::after): set when the job it follows has ended; its measured steps
+    // wait for it (after the `start` line when held).
+    const std::atomic<bool>* predecessor_ended = nullptr;
     std::function<void()> on_ready;    // called once, right after the `ready` event
 };
 

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <iostream>
 #include <latch>
@@ -189,26 +190,42 @@ int group(const std::string& spec_path, const Emitter& emit) {
             throw input_error(path +
                               "memory_limit_gib: needs a CUDA device (CPU memory is not "
                               "measured)");
-        if (on_cuda && !spec.jobs[i].sms) {
+        if (on_cuda && !spec.jobs[i].sms && !spec.jobs[i].after) {
             throw input_error(path +
                               "sms: missing: on CUDA every job of a group runs on its own "
                               "SM partition");
         }
     }
 
+    // A queued job (after) runs on the partition of the first job of its queue.
+    std::vector<size_t> partition_of(n);
+    size_t partition_count = 0;
+    for (size_t i = 0; i < n; ++i)
+        partition_of[i] = spec.jobs[i].after ? partition_of[static_cast<size_t>(*spec.jobs[i].after)]
+                                             : partition_count++;
+    std::vector<std::atomic<bool>> ended(n);
     const torch::Device device = open_device(spec.device);
     std::vector<JobEnvironment> envs(n);
+    for (size_t i = 0; i < n; ++i) {
+        if (spec.jobs[i].after)
+            envs[i].predecessor_ended = &ended[static_cast<size_t>(*spec.jobs[i].after)];
+    }
     if (device.is_cuda()) {
         std::vector<int> requests;
-        for (const auto& job : spec.jobs)
-            requests.push_back(*job.sms);
+        for (const auto& job : spec.jobs) {
+            if (!job.after)
+                requests.push_back(*job.sms);
+        }
         const auto partitions = w::make_sm_partitions(device.index(), requests);
         for (size_t i = 0; i < n; ++i) {
             JobEnvironment& env = envs[i];
+            const w::SmPartition& partition = partitions[partition_of[i]];
             env.device = device;
             describe_cuda_device(env);
-            env.sms = partitions[i].sms;
-            env.stream = c10::cuda::getStreamFromExternal(partitions[i].stream, device.index());
+            env.sms = partition.sms;
+            env.stream = c10::cuda::getStreamFromExternal(
+                spec.jobs[i].after ? w::make_partition_stream(partition) : partition.stream,
+                device.index());
             // The job's own caching-allocator pool: every allocation made on the job's stream
             // (forward, backward, optimizer, batches, cuBLAS workspaces) lands there, so its
             // reserved bytes are the job's.
@@ -250,6 +267,7 @@ int group(const std::string& spec_path, const Emitter& emit) {
             }
             if (!arrived)
                 all_ready.count_down();
+            ended[i] = true;
             // All of the job's tensors are gone (they lived in run_job); its pool keeps its cached
             // segments until the process ends.
             if (env.memory == MemoryScope::kPool)

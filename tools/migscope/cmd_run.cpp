@@ -19,6 +19,7 @@ struct RunOptions {
     std::string spec;     // an experiment spec: a sweep (sweep.h); empty: one run
     std::string backend;  // empty: green with a GPU, cpu without
     std::string layout;
+    std::vector<size_t> assign;  // --assign: each job's layout partition
     std::string jobs;
     std::string jobs_file;
     double duration_s = 0;
@@ -55,6 +56,7 @@ int run_command(RunOptions o) {
     if (o.measurement.apply && r.backend != partition::BackendKind::kMig)
         throw input_error("--apply applies to the mig backend only");
     r.layout = o.layout;
+    r.assign = o.assign;
     r.duration_s = o.duration_s;
     r.work_steps = o.work_steps;
     r.baseline = o.baseline == "sequential";
@@ -96,8 +98,9 @@ int run_command(RunOptions o) {
 
 // `migscope run SPEC.toml`: the options that describe one run come from the spec instead.
 int sweep_command(const RunOptions& o, const CLI::App& cmd) {
-    for (const char* name : {"--backend", "--layout", "--jobs", "--jobs-file", "--duration",
-                             "--work", "--baseline", "--label", "--format", "--apply"}) {
+    for (const char* name : {"--backend", "--layout", "--assign", "--jobs", "--jobs-file",
+                             "--duration", "--work", "--baseline", "--label", "--format",
+                             "--apply"}) {
         if (cmd.count(name))
             throw input_error(std::string(name) +
                               " does not apply to an experiment spec (the "
@@ -137,6 +140,10 @@ void add_run_command(CLI::App& app, Action& action) {
                     "cpu without)");
     cmd->add_option("--layout", o->layout,
                     "MIG layout, one partition per job in job order (green, mps, mig)");
+    cmd->add_option("--assign", o->assign,
+                    "Each job's partition in --layout (from 0), e.g. 0,1,0: jobs on one partition "
+                    "run one after another in job order (green backend, --work)")
+        ->delimiter(',');
     cmd->add_option("--jobs", o->jobs,
                     "Comma list of WORKLOAD[:MODE][:BATCH], e.g. resnet18,bert-base:finetune:16");
     cmd->add_option("--jobs-file", o->jobs_file,

@@ -1,6 +1,8 @@
 // One cell of `migscope run`: partitions, the run, its baseline, the run directory and the store.
 #include "run_cell.h"
 
+#include <algorithm>
+
 #include <sched.h>
 #include <signal.h>
 
@@ -103,6 +105,8 @@ std::vector<partition::Partition> partitions_of(const Machine& machine, const Ce
     const Gpu* gpu = machine.gpu.get();
     const size_t n = r.jobs.size();
     if (r.backend == BackendKind::kMig) {
+        if (!r.assign.empty())
+            throw input_error("--assign: the mig backend runs one job per instance");
         const size_t terms = mig::parse_layout(r.layout, gpu->model).size();
         if (terms != n) {
             throw input_error("the layout has " + std::to_string(terms) + " partitions for " +
@@ -114,7 +118,7 @@ std::vector<partition::Partition> partitions_of(const Machine& machine, const Ce
         return partition::cpu_partitions(machine.cpu_cores, n);
     if (partition::uses_layout(r.backend))
         return partition::layout_partitions(mig::parse_layout(r.layout, gpu->model), gpu->model, n,
-                                            gpu->uuid);
+                                            gpu->uuid, r.assign);
     return partition::whole_gpu_partitions(gpu->model, n, gpu->uuid);
 }
 
@@ -149,7 +153,17 @@ std::vector<std::string> check_cell(const Machine& machine, const CellRequest& r
         throw input_error("--backend " + backend + " needs --layout (one partition per job)");
     if (!partition::uses_layout(r.backend) && !r.layout.empty())
         throw input_error("--layout applies to the green, mps and mig backends, not " + backend);
+    if (!r.assign.empty() && !partition::uses_layout(r.backend))
+        throw input_error("--assign places jobs on --layout's partitions: it needs a layout");
     const std::vector<partition::Partition> parts = partitions_of(machine, r);
+    const bool queues = std::any_of(parts.begin(), parts.end(),
+                                    [](const partition::Partition& p) { return p.after_job; });
+    if (queues && r.backend != BackendKind::kGreen)
+        throw input_error("--assign puts several jobs on one partition: only the green backend "
+                          "queues them (one worker process runs them all)");
+    if (queues && r.work_steps <= 0)
+        throw input_error("--assign puts several jobs on one partition: they queue one after "
+                          "another, which needs --work (a duration window has no end for them)");
     if (parts.empty())
         return {};
     return runner::memory_misfits(r.jobs, parts, machine.memory);

@@ -57,6 +57,9 @@ struct CellRequest {
     partition::BackendKind backend = partition::BackendKind::kCpu;
     std::string layout;  // "" for backends without one
     std::vector<partition::JobSpec> jobs;
+    // The layout partition of each job (empty: job i on partition i); jobs sharing a partition
+    // queue on it in job order (green backend, fixed work).
+    std::vector<size_t> assign;
     double duration_s = 0;  // exactly one of duration_s and work_steps is > 0
     int64_t work_steps = 0;
     bool baseline = false;  // the jobs one after another on the whole GPU (or CPU)

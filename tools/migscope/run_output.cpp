@@ -54,8 +54,11 @@ json run_json(const runner::RunResult& run, const runner::RecordContext& context
         "cross-check";
     j["energy"]["duration_s"] = run.energy.duration_s;
     j["energy"]["trace_is_one_second_average"] = run.energy.trace_is_one_second_average;
-    for (size_t k = 0; k < run.jobs.size(); ++k)
+    for (size_t k = 0; k < run.jobs.size(); ++k) {
         j["jobs"][k]["stderr_log"] = run.jobs[k].stderr_path;
+        if (const auto after = run.jobs[k].partition.after_job)
+            j["jobs"][k]["after_job"] = *after;  // queued on that job's partition
+    }
     return j;
 }
 
@@ -79,7 +82,10 @@ void print_run_table(const runner::RunResult& run, const std::string& title, std
         if (r.peak_memory_bytes)
             gib = static_cast<double>(*r.peak_memory_bytes) / (1024.0 * 1024 * 1024);
         t.add_row(
-            {r.spec.name, r.partition.label,
+            {r.spec.name,
+             r.partition.after_job
+                 ? r.partition.label + " after " + run.jobs.at(*r.partition.after_job).spec.name
+                 : r.partition.label,
              r.sms ? std::to_string(*r.sms)
                    : (r.partition.sms ? std::to_string(*r.partition.sms) : "-"),
              runner::to_string(r.status), si(r.items_per_s),
