@@ -48,6 +48,22 @@ std::string to_string(Objective objective) {
     return "?";
 }
 
+unsigned green_context_sms(const mig::GpuModel& model, unsigned sms) {
+    const bool ampere = !model.key.empty() && model.key.front() == 'a';  // a30, a100-*
+    const unsigned min_sms = ampere ? 4 : 8;
+    const unsigned step = ampere ? 2 : 8;
+    const unsigned rounded = std::max(min_sms, (sms + step - 1) / step * step);
+    return model.sm_count ? std::min(rounded, *model.sm_count) : rounded;
+}
+
+ProfileSet on_green_contexts(ProfileSet profiles, const mig::GpuModel& model) {
+    for (JobProfile& job : profiles.jobs) {
+        for (PartitionProfile& p : job.partitions)
+            p.sms = green_context_sms(model, p.sms);
+    }
+    return profiles;
+}
+
 size_t Problem::size_index(std::string_view label) const {
     for (size_t i = 0; i < sizes.size(); ++i) {
         if (sizes[i].label == label)
@@ -71,7 +87,8 @@ std::vector<mig::Layout> Problem::layouts() const {
 }
 
 Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& profiles,
-                     const mig::GpuModel& model, const Constraints& constraints) {
+                     const mig::GpuModel& model, const Constraints& constraints,
+                     PartitionKind kind) {
     if (constraints.min_speed_fraction < 0 || constraints.min_speed_fraction > 1) {
         throw input_error(
             format("impossible constraint: min speed %.2f of the whole-GPU speed "
@@ -94,7 +111,15 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
         if (prof.media_extensions || prof.compute_slices >= model.compute_slices || !prof.sms ||
             !prof.memory_gib)
             continue;
-        p.sizes.push_back({prof.name, *prof.sms, *prof.memory_gib});
+        const unsigned sms =
+            kind == PartitionKind::kGreen ? green_context_sms(model, *prof.sms) : *prof.sms;
+        p.sizes.push_back({prof.name, sms, *prof.memory_gib});
+    }
+    if (kind == PartitionKind::kGreen) {
+        p.notes.push_back(
+            "green contexts: each partition gets its SMs rounded up to the GPU's granularity "
+            "(e.g. 1g.35gb runs on as many SMs as 2g.35gb, 3g.71gb as 4g.71gb on Hopper); "
+            "layouts that give the jobs the same SMs are one candidate");
     }
     std::sort(p.sizes.begin(), p.sizes.end(), [](const Size& a, const Size& b) {
         return std::tie(a.sms, a.memory_gib, a.label) < std::tie(b.sms, b.memory_gib, b.label);

@@ -78,10 +78,25 @@ struct Problem {
     std::vector<mig::Layout> layouts() const;
 };
 
+// What the partitions are: MIG instances (each gets its profile's SMs) or green contexts, which
+// round each up to the GPU's granularity (green_context_sms): on an H200, 1g.35gb (26 SMs) runs
+// on 32 like 2g.35gb, and 3g.71gb (60) on 64 like 4g.71gb.
+enum class PartitionKind { kMig, kGreen };
+
+// The SMs a green context of at least `sms` SMs gets on this model, at most the whole GPU. CUDA
+// 13's rule: compute capability 8.x (A30, A100) at least 4 in multiples of 2; 9.0 and later
+// (H100, H200, B200) at least 8 in multiples of 8.
+unsigned green_context_sms(const mig::GpuModel& model, unsigned sms);
+
+// The profiles with every partition's SMs as a green context gets them (green_context_sms).
+ProfileSet on_green_contexts(ProfileSet profiles, const mig::GpuModel& model);
+
 // Builds the problem. Input errors name the job or the constraint: unknown workload or batch,
-// a job that fits no partition (memory), a min speed above 1, no whole-GPU profile.
+// a job that fits no partition (memory), a min speed above 1, no whole-GPU profile. With kGreen
+// the sizes get green-context SMs; give it profiles from on_green_contexts.
 Problem make_problem(const std::vector<JobRequest>& jobs, const ProfileSet& profiles,
-                     const mig::GpuModel& model, const Constraints& constraints);
+                     const mig::GpuModel& model, const Constraints& constraints,
+                     PartitionKind kind = PartitionKind::kMig);
 
 // One GPU of a plan: a layout and a queue of jobs per partition (in layout order), or no layout
 // (the whole GPU, not partitioned) and one queue.

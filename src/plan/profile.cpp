@@ -441,6 +441,12 @@ std::optional<Estimate> estimate(const JobProfile& job, std::string_view partiti
     for (const PartitionProfile& p : job.partitions) {
         if (p.partition == partition)
             return Estimate{p.items_per_s.value, p.average_power_w.value, false};
+    }
+    for (const PartitionProfile& p : job.partitions) {
+        if (p.sms == sms)  // another profile with the same SMs (or green-rounded to them)
+            return Estimate{p.items_per_s.value, p.average_power_w.value, false};
+    }
+    for (const PartitionProfile& p : job.partitions) {
         if (p.sms <= sms && (!below || p.sms >= below->sms))
             below = &p;
         if (p.sms >= sms && !above)

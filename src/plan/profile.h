@@ -89,8 +89,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
 inline constexpr std::string_view kWholeGpu = "whole GPU";
 
 // A job's throughput and power alone on a partition of `sms` SMs named `partition`: measured
-// when profiled there, else interpolated linearly in SMs between the nearest measured sizes
-// (never extrapolated: empty outside the measured range).
+// when profiled there or on another partition of the same SMs, else interpolated linearly in SMs
+// between the nearest measured sizes (never extrapolated: empty outside the measured range).
 struct Estimate {
     double items_per_s = 0;
     double average_power_w = 0;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "core/error.h"
 
@@ -731,6 +732,51 @@ std::vector<Candidate> pareto_front(std::vector<Candidate> all) {
     return front;
 }
 
+// What a plan runs: per GPU, each busy partition's SMs with its queue of jobs (by what they are,
+// so that identical jobs are interchangeable), in a canonical order.
+std::string sm_signature(const Problem& p, const Plan& plan) {
+    std::vector<std::string> gpus;
+    for (const GpuPlan& g : plan) {
+        std::vector<std::string> parts;
+        for (size_t k = 0; k < g.queues.size(); ++k) {
+            if (g.queues[k].empty())
+                continue;
+            std::string part = g.layout ? std::to_string(p.sizes[p.size_index(
+                                                                 g.layout->instances[k].profile)]
+                                                             .sms)
+                                        : "whole";
+            for (size_t j : g.queues[k]) {  // identical jobs are interchangeable
+                const JobModel& job = p.jobs[j];
+                part += "," + job.request.workload + ":" + job.request.mode + ":" +
+                        std::to_string(job.profile->batch) + ":" + std::to_string(job.items);
+            }
+            parts.push_back(part);
+        }
+        std::sort(parts.begin(), parts.end());
+        std::string gpu;
+        for (const std::string& part : parts)
+            gpu += part + ";";
+        gpus.push_back(gpu);
+    }
+    std::sort(gpus.begin(), gpus.end());
+    std::string out;
+    for (const std::string& g : gpus)
+        out += g + "|";
+    return out;
+}
+
+// Candidates that run the same jobs on the same SM counts are one (green contexts give 3g.71gb
+// and 4g.71gb both 64 SMs on an H200): the first, best scored, is kept.
+std::vector<Candidate> distinct_by_sms(const Problem& p, std::vector<Candidate> sorted) {
+    std::vector<Candidate> out;
+    std::set<std::string> seen;
+    for (Candidate& c : sorted) {
+        if (seen.insert(sm_signature(p, c.plan)).second)
+            out.push_back(std::move(c));
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string to_string(Method method) {
@@ -787,7 +833,7 @@ SearchResult search(const Problem& p, const SearchOptions& o) {
     };
     r.method = use_exhaustive(p, o) ? Method::kExhaustive : Method::kHeuristic;
     // Every layout's best plan for the objective: the top K, the best single layout, the front.
-    std::vector<Candidate> per_layout = run(o.objective, shapes.size());
+    std::vector<Candidate> per_layout = distinct_by_sms(p, run(o.objective, shapes.size()));
     for (const Objective other : {Objective::kEnergy, Objective::kThroughput}) {
         if (other != o.objective) {
             for (Candidate& c : run(other, shapes.size()))

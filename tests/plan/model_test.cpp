@@ -111,6 +111,41 @@ TEST(Model, SizesAreTheModelsProfilesThenTheWholeGpu) {
         EXPECT_NE(mig::to_string(l), "7g.141gb@0");
 }
 
+TEST(Model, GreenContextsRoundSmsUpToTheGranularity) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    EXPECT_EQ(green_context_sms(h200, 16), 16u);
+    EXPECT_EQ(green_context_sms(h200, 26), 32u);  // 1g.35gb
+    EXPECT_EQ(green_context_sms(h200, 60), 64u);  // 3g.71gb
+    EXPECT_EQ(green_context_sms(h200, 132), 132u);
+    EXPECT_EQ(green_context_sms(h200, 3), 8u);
+    const mig::GpuModel& a100 = mig::builtin_model("a100-80gb");
+    EXPECT_EQ(green_context_sms(a100, 14), 14u);
+    EXPECT_EQ(green_context_sms(a100, 3), 4u);
+
+    // On green contexts 1g.35gb is as fast as the measured 2g.35gb and 4g.71gb as 3g.71gb.
+    const ProfileSet set = on_green_contexts(
+        profile_set({job_profile("a", 10,
+                                 {{"1g.18gb", {50, 150}},
+                                  {"2g.35gb", {80, 180}},
+                                  {"3g.71gb", {120, 220}},
+                                  {"whole GPU", {200, 300}}})}),
+        mig::builtin_model("h200"));
+    const Problem p = make_problem({{"a", "a", "train", 10, 100, {}}}, set,
+                                   mig::builtin_model("h200"), {}, PartitionKind::kGreen);
+    std::vector<unsigned> sms;
+    for (const Size& s : p.sizes)
+        sms.push_back(s.sms);
+    EXPECT_EQ(sms, (std::vector<unsigned>{16, 32, 32, 64, 64, 132}));
+    const JobModel& a = p.jobs[0];
+    EXPECT_DOUBLE_EQ(a.on[p.size_index("1g.35gb")].time_s, a.on[p.size_index("2g.35gb")].time_s);
+    EXPECT_FALSE(a.on[p.size_index("4g.71gb")].interpolated);
+    EXPECT_DOUBLE_EQ(a.on[p.size_index("4g.71gb")].time_s, 1000.0 / 120);
+    std::string notes;
+    for (const std::string& n : p.notes)
+        notes += n + "\n";
+    EXPECT_NE(notes.find("green contexts"), std::string::npos) << notes;
+}
+
 TEST(Model, BadInputNamesTheJobOrTheConstraint) {
     const mig::GpuModel& h200 = mig::builtin_model("h200");
     ProfileSet set = two_jobs();

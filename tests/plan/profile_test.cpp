@@ -145,6 +145,16 @@ TEST(Profiles, EstimateIsMeasuredInterpolatedBySmsOrRefusedOutsideTheRange) {
     EXPECT_DOUBLE_EQ(same_sms->items_per_s, 500);
 }
 
+TEST(Profiles, AnotherPartitionWithTheSameSmsCountsAsMeasured) {
+    // Green contexts give 3g.71gb 64 SMs on an H200, as 4g.71gb has.
+    JobProfile j = job_profile("a", 8, {{"3g.71gb", {240, 290}}, {"whole GPU", {500, 400}}});
+    j.partitions.front().sms = 64;
+    const auto same = estimate(j, "4g.71gb", 64);
+    ASSERT_TRUE(same);
+    EXPECT_FALSE(same->interpolated);
+    EXPECT_DOUBLE_EQ(same->items_per_s, 240);
+}
+
 TEST(Profiles, RequireNamesTheJobAndWhatIsKnown) {
     const ProfileSet set = profile_set({job_profile("resnet18", 32, {{"whole GPU", {1, 1}}}),
                                         job_profile("resnet18", 256, {{"whole GPU", {1, 1}}})});

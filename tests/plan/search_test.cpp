@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <set>
 
 #include "core/error.h"
 #include "fixture.h"
@@ -157,6 +158,38 @@ TEST(Search, TopCandidatesAreSortedDistinctLayoutsAndBaselinesAreThere) {
         EXPECT_GE(r.pareto[i].prediction.energy_j, r.pareto[i - 1].prediction.energy_j);
         EXPECT_GT(r.pareto[i].prediction.throughput, r.pareto[i - 1].prediction.throughput);
     }
+}
+
+TEST(Search, OnGreenContextsLayoutsWithTheSameSmsAreOneCandidate) {
+    const ProfileSet set = on_green_contexts(random_profiles(3, 5), h200());
+    const Problem p = make_problem(random_work(set, 5), set, h200(), {}, PartitionKind::kGreen);
+    const SearchResult r = search(p, {Objective::kEnergy, 1, 100});
+    // Each candidate gives the jobs SM counts no better-scored candidate gives them.
+    std::set<std::string> seen;
+    for (const Candidate& c : r.top) {
+        std::vector<std::string> parts;
+        const GpuPlan& g = c.plan.front();
+        for (size_t k = 0; k < g.queues.size(); ++k) {
+            if (g.queues[k].empty())
+                continue;
+            std::string part = g.layout ? std::to_string(
+                                              p.sizes[p.size_index(g.layout->instances[k].profile)]
+                                                  .sms)
+                                        : "whole";
+            for (size_t j : g.queues[k])
+                part += "," + std::to_string(j);
+            parts.push_back(part);
+        }
+        std::sort(parts.begin(), parts.end());
+        std::string key;
+        for (const auto& part : parts)
+            key += part + ";";
+        EXPECT_TRUE(seen.insert(key).second) << c.name << " repeats " << key;
+    }
+    // Fewer than the MIG view, which tells 3g from 4g and 1g.35gb from 2g.
+    const ProfileSet mig_set = random_profiles(3, 5);
+    const Problem mig_p = make_problem(random_work(mig_set, 5), mig_set, h200(), {});
+    EXPECT_LT(r.top.size(), search(mig_p, {Objective::kEnergy, 1, 100}).top.size());
 }
 
 TEST(Search, BestOnLayoutLeavesPartitionsIdleWhenThereAreFewerJobs) {

@@ -183,20 +183,42 @@ TEST_F(PlanCommand, ProfileExportPlanAndVerifyWithTheStandInWorker) {
     EXPECT_NE(doc["provenance"]["command"].get<std::string>().find("profile export"),
               std::string::npos);
 
-    // Plan from the store directly, and verify the top two on the (fake) GPU.
-    const ProcessResult plan = migscope({"plan", "--jobs", "resnet18:32,bert-base:4", "--profiles",
-                                         db, "--work", "20", "--verify", "--top", "2", "--format",
-                                         "json", "--run-dir", (dir_ / "verify").string()});
+    // Plan from the store directly on green contexts, and verify every candidate on the (fake)
+    // GPU: queued ones too (through --assign), each stored in --db.
+    const std::string verify_db = (dir_ / "verify.db").string();
+    const std::vector<std::string> args = {
+        "plan",   "--jobs",   "resnet18:32,bert-base:4",   "--profiles", db,       "--work",
+        "20",     "--verify", "--top",                     "100",        "--format", "json",
+        "--backend", "green", "--db",                      verify_db,    "--run-dir",
+        (dir_ / "verify").string()};
+    const ProcessResult plan = migscope(args);
     ASSERT_EQ(plan.exit_code, 0) << plan.err;
     const json p = json::parse(plan.out);
-    ASSERT_EQ(p["verify"].size(), 2u);
-    for (const json& v : p["verify"]) {
-        if (v.contains("skipped"))
-            continue;
+    const json& candidates = p["verify"]["candidates"];
+    ASSERT_EQ(candidates.size(), p["top"].size());
+    size_t queued = 0;
+    for (const json& v : candidates) {
+        ASSERT_FALSE(v.contains("skipped")) << v.dump(2);
         EXPECT_GT(v["measured"]["makespan_s"].get<double>(), 0);
         ASSERT_EQ(v["jobs"].size(), 2u);
-        EXPECT_EQ(v["jobs"][0]["status"], "ok") << v.dump(2) << plan.err;
+        for (const json& j : v["jobs"])
+            EXPECT_EQ(j["status"], "ok") << v.dump(2) << plan.err;
+        queued += v["name"].get<std::string>().find('+') == std::string::npos &&
+                  v["name"] != "whole GPU (not partitioned)";
     }
+    EXPECT_GT(queued, 0u) << "some candidate queues both jobs on one partition";
+    const json& summary = p["verify"]["summary"];
+    EXPECT_EQ(summary["candidates"], candidates.size());
+    EXPECT_GE(summary["recommended_gap"].get<double>(), 0.0);
+    EXPECT_GT(summary["runs_wall_s"].get<double>(), 0.0);
+
+    // Again with the same --db: every candidate was measured before, nothing runs.
+    const ProcessResult again = migscope(args);
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(again.err.find("verifying"), std::string::npos) << again.err;
+    const json q = json::parse(again.out);
+    EXPECT_EQ(q["verify"]["summary"]["runs_wall_s"].get<double>(), 0.0);
+    EXPECT_EQ(q["verify"]["summary"]["best_measured"], summary["best_measured"]);
 }
 
 }  // namespace

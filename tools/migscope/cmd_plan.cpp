@@ -21,6 +21,7 @@
 #include "partition/job.h"
 #include "plan/search.h"
 #include "report/table.h"
+#include "results_output.h"
 #include "runner/memory_fit.h"
 #include "self_run.h"
 #include "store/store.h"
@@ -36,6 +37,7 @@ struct PlanOptions {
     std::string weights;  // seconds of whole-GPU work: one or one per job
     std::string objective = "energy";
     std::string gpu_model = "h200";
+    std::string backend = "mig";  // what the partitions are: mig instances or green contexts
     size_t gpus = 1;
     std::string profiles;  // JSON file or results store; default data/profiles-MODEL.json
     double min_speed = 0;
@@ -373,94 +375,179 @@ json result_json(const plan::Problem& p, const plan::SearchResult& r, const Plan
     return doc;
 }
 
-// Runs one candidate with `migscope run` (fixed work) and returns the run's JSON, or why not.
-std::variant<json, std::string> verify_candidate(const plan::Problem& p, const plan::Candidate& c,
-                                                 const PlanOptions& o, const std::string& dir) {
-    if (c.plan.size() != 1)
-        return std::string("--verify runs plans of one GPU");
-    const plan::GpuPlan& g = c.plan.front();
-    if (o.work.empty() || o.work.find(',') != std::string::npos)
-        return std::string("--verify needs one --work STEPS for every job (as `migscope run`)");
-    std::vector<std::string> jobs, layout;
+// What `migscope run` needs for one candidate: jobs in queue order, the busy partitions as a
+// layout and each job's partition in it (--assign); no layout for the whole GPU.
+struct RunArgs {
+    std::vector<std::string> jobs;
+    std::vector<size_t> order;  // plan job index of each run job
+    std::vector<std::string> layout;
+    std::vector<std::string> assign;
+};
+
+RunArgs run_args(const plan::Problem& p, const plan::GpuPlan& g) {
+    RunArgs a;
     for (size_t k = 0; k < g.queues.size(); ++k) {
-        if (g.layout && g.queues[k].size() > 1)
-            return std::string(
-                "a partition runs several jobs one after another; `migscope run` "
-                "runs one job per partition");
+        if (g.queues[k].empty())
+            continue;  // an idle partition is SMs nobody uses: left out
+        if (g.layout) {
+            const mig::Instance& i = g.layout->instances[k];
+            a.layout.push_back(i.profile + "@" + std::to_string(i.start));
+        }
         for (size_t j : g.queues[k]) {
             const plan::JobModel& job = p.jobs[j];
-            jobs.push_back(job.request.workload + ":" + job.request.mode + ":" +
-                           std::to_string(job.profile->batch));
-            if (g.layout) {
-                const mig::Instance& i = g.layout->instances[k];
-                layout.push_back(i.profile + "@" + std::to_string(i.start));
+            a.jobs.push_back(job.request.workload + ":" + job.request.mode + ":" +
+                             std::to_string(job.profile->batch));
+            a.order.push_back(j);
+            if (g.layout)
+                a.assign.push_back(std::to_string(a.layout.size() - 1));
+        }
+    }
+    return a;
+}
+
+// A verified candidate's run: its JSON (the run's record), the wall time it took (0 when it was
+// taken from --db), or why it was not run.
+struct Verified {
+    std::optional<json> run;
+    double wall_s = 0;
+    bool from_db = false;
+    std::string skipped;
+};
+
+// Runs one candidate with `migscope run` (green backend, fixed work), or takes its earlier run
+// from --db (same label: the layout, jobs and work), so that an interrupted --verify resumes.
+Verified verify_candidate(const plan::Problem& p, const plan::Candidate& c, const PlanOptions& o,
+                          const std::string& dir) {
+    Verified v;
+    if (c.plan.size() != 1) {
+        v.skipped = "--verify runs plans of one GPU";
+        return v;
+    }
+    if (o.work.empty() || o.work.find(',') != std::string::npos) {
+        v.skipped = "--verify needs one --work STEPS for every job (as `migscope run`)";
+        return v;
+    }
+    const plan::GpuPlan& g = c.plan.front();
+    const RunArgs a = run_args(p, g);
+    const std::string label = "plan --verify " + c.name + " --jobs " + join(a.jobs, ",") +
+                              (a.assign.empty() ? "" : " --assign " + join(a.assign, ",")) +
+                              " --work " + o.work;
+    if (!o.db.empty() && std::ifstream(o.db)) {
+        store::Store db = store::Store::open(o.db, store::OpenMode::kExisting);
+        for (const store::RunRecord& r : db.list_runs()) {
+            if (r.label == label && r.role == store::RunRole::kRun && !r.interrupted) {
+                v.run = record_json(r);
+                v.from_db = true;
+                std::cerr << "migscope plan: " << c.name << ": measured before (run " << r.id
+                          << " in " << o.db << ")\n";
+                return v;
             }
         }
     }
     std::vector<std::string> args = {
-        "run",  "--jobs", join(jobs, ","),       "--work",    o.work, "--format",
+        "run",  "--jobs", join(a.jobs, ","),     "--work",    o.work, "--format",
         "json", "--gpu",  std::to_string(o.gpu), "--run-dir", dir};
-    if (g.layout)
-        args.insert(args.end(), {"--backend", "green", "--layout", join(layout, "+")});
-    else
+    if (g.layout) {
+        args.insert(args.end(), {"--backend", "green", "--layout", join(a.layout, "+")});
+        if (a.assign.size() > a.layout.size())  // some partition queues jobs
+            args.insert(args.end(), {"--assign", join(a.assign, ",")});
+    } else {
         args.insert(args.end(), {"--backend", "sequential"});
+    }
     if (!o.db.empty())
-        args.insert(args.end(), {"--db", o.db, "--label", "plan --verify " + c.name});
+        args.insert(args.end(), {"--db", o.db, "--label", label});
     if (!o.worker.empty())
         args.insert(args.end(), {"--worker", o.worker});
     std::cerr << "migscope plan: verifying " << c.name << '\n';
+    const auto start = std::chrono::steady_clock::now();
     const SelfRun run = run_self(args);
+    v.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cerr << fmt::format("migscope plan: {} ran in {:.1f} s of wall time\n", c.name, v.wall_s);
     if (run.exit_code == kExitBadInput || run.exit_code == kExitUnavailable) {
         throw Error(run.exit_code == kExitBadInput ? ErrorKind::kInput : ErrorKind::kUnavailable,
                     "--verify: `migscope run` exited " + std::to_string(run.exit_code) + " for " +
                         c.name + " (see above)");
     }
-    if (run.exit_code != kExitOk && run.exit_code != kExitFailure)
-        return "`migscope run` exited " + std::to_string(run.exit_code) + " (see above)";
+    if (run.exit_code != kExitOk && run.exit_code != kExitFailure) {
+        v.skipped = "`migscope run` exited " + std::to_string(run.exit_code) + " (see above)";
+        return v;
+    }
     const json doc = json::parse(run.stdout_text, nullptr, false);
     if (doc.is_discarded() || !doc.contains("run"))
-        return std::string("`migscope run` gave no JSON result");
-    return doc["run"];
+        v.skipped = "`migscope run` gave no JSON result";
+    else
+        v.run = doc["run"];
+    return v;
 }
 
-// Predicted against measured for the top candidates (jobs in the order the run got them).
+// The objective of a measured run (lower is better, as plan::score), when it can be measured:
+// energy, makespan and EDP from the run's makespan and board energy counter.
+std::optional<double> measured_score(plan::Objective objective, double makespan_s,
+                                     const json& energy_j) {
+    if (!energy_j.is_number() && objective != plan::Objective::kMakespan)
+        return std::nullopt;
+    switch (objective) {
+        case plan::Objective::kEnergy:
+            return energy_j.get<double>();
+        case plan::Objective::kMakespan:
+            return makespan_s;
+        case plan::Objective::kEdp:
+            return energy_j.get<double>() * makespan_s;
+        case plan::Objective::kThroughput:
+            return std::nullopt;  // needs every job's whole-GPU speed measured alongside
+    }
+    return std::nullopt;
+}
+
+// Predicted against measured for the top candidates (jobs in the order the run got them), then
+// how far the recommendation's measured objective is from the best measured one.
 json verify(const plan::Problem& p, const plan::SearchResult& r, const PlanOptions& o,
-            std::ostream* table) {
-    json out = json::array();
+            plan::Objective objective, std::ostream* table) {
+    json entries = json::array();
     const std::string base = o.run_dir.empty() ? "migscope-runs/plan-verify" : o.run_dir;
+    double wall_s = 0;
+    std::optional<size_t> best;  // index of the best measured candidate
+    std::vector<std::optional<double>> scores;
     for (size_t i = 0; i < r.top.size(); ++i) {
         const plan::Candidate& c = r.top[i];
-        auto result = verify_candidate(p, c, o, base + "/" + std::to_string(i + 1));
+        std::cerr << "migscope plan: candidate " << i + 1 << " of " << r.top.size() << '\n';
+        const Verified v = verify_candidate(p, c, o, base + "/" + std::to_string(i + 1));
+        wall_s += v.wall_s;
         json entry = {
             {"name", c.name},
             {"predicted",
              {{"makespan_s", c.prediction.makespan_s}, {"energy_j", c.prediction.energy_j}}}};
-        if (std::holds_alternative<std::string>(result)) {
-            entry["skipped"] = std::get<std::string>(result);
+        scores.emplace_back();
+        if (!v.run) {
+            entry["skipped"] = v.skipped;
             if (table)
-                *table << "  " << c.name << ": not verified: " << std::get<std::string>(result)
-                       << "\n";
-            out.push_back(entry);
+                *table << "  " << c.name << ": not verified: " << v.skipped << "\n";
+            entries.push_back(entry);
             continue;
         }
-        const json& run = std::get<json>(result);
+        const json& run = *v.run;
         const double makespan = run.value("window_s", 0.0);
         const json energy = run.contains("energy") ? run["energy"]["counter_energy_j"] : json();
+        bool all_ok = true;
         entry["measured"] = {{"makespan_s", makespan}, {"energy_j", energy}};
-        // The run's jobs follow the plan's partitions in order.
-        std::vector<size_t> order;
-        for (const auto& q : c.plan.front().queues)
-            order.insert(order.end(), q.begin(), q.end());
+        entry["wall_s"] = v.wall_s;
+        entry["from_db"] = v.from_db;
+        const RunArgs a = run_args(p, c.plan.front());
         entry["jobs"] = json::array();
-        for (size_t k = 0; k < order.size() && k < run["jobs"].size(); ++k) {
+        for (size_t k = 0; k < a.order.size() && k < run["jobs"].size(); ++k) {
             const json& mj = run["jobs"][k];
+            all_ok = all_ok && mj["status"] == "ok";
             entry["jobs"].push_back(
-                {{"job", p.jobs[order[k]].request.name},
-                 {"predicted_items_per_s", c.prediction.jobs[order[k]].items_per_s},
+                {{"job", p.jobs[a.order[k]].request.name},
+                 {"predicted_items_per_s", c.prediction.jobs[a.order[k]].items_per_s},
                  {"measured_items_per_s", mj["items_per_s"]},
                  {"status", mj["status"]},
                  {"message", mj.value("message", std::string())}});
         }
+        if (all_ok)
+            scores.back() = measured_score(objective, makespan, energy);
+        if (scores.back() && (!best || *scores.back() < *scores[*best]))
+            best = i;
         if (table) {
             *table << fmt::format("  {}: makespan {:.1f} s predicted, {:.1f} s measured ({}); ",
                                   c.name, c.prediction.makespan_s, makespan,
@@ -473,16 +560,35 @@ json verify(const plan::Problem& p, const plan::SearchResult& r, const PlanOptio
                 *table << "energy not measured\n";
             for (const json& j : entry["jobs"]) {
                 *table << fmt::format(
-                    "    {}: {:.0f} items/s predicted, {} measured\n", j["job"].get<std::string>(),
-                    j["predicted_items_per_s"].get<double>(),
+                    "    {}: {:.0f} items/s predicted, {} measured{}\n",
+                    j["job"].get<std::string>(), j["predicted_items_per_s"].get<double>(),
                     j["measured_items_per_s"].is_number()
                         ? fmt::format("{:.0f}", j["measured_items_per_s"].get<double>())
-                        : std::string("-"));
+                        : std::string("-"),
+                    j["status"] == "ok" ? "" : " (" + j["status"].get<std::string>() + ")");
             }
         }
-        out.push_back(entry);
+        entries.push_back(entry);
     }
-    return out;
+    json summary = {{"objective", plan::to_string(objective)},
+                    {"candidates", r.top.size()},
+                    {"runs_wall_s", wall_s}};
+    if (best && scores.front()) {
+        const double gap = *scores.front() / *scores[*best] - 1;
+        summary["best_measured"] = r.top[*best].name;
+        summary["recommended_gap"] = gap;
+        if (table)
+            *table << fmt::format(
+                "  Measured {}: the recommendation ({}) is {:.1f} % above the best measured "
+                "candidate ({}); {} candidates, runs took {:.0f} s of wall time here.\n",
+                plan::to_string(objective), r.top.front().name, 100 * gap, r.top[*best].name,
+                r.top.size(), wall_s);
+    } else if (table) {
+        *table << "  The recommendation's measured " << plan::to_string(objective)
+               << " cannot be compared (not measured, a job failed, or an objective a run "
+                  "cannot measure).\n";
+    }
+    return {{"candidates", entries}, {"summary", summary}};
 }
 
 int plan_command(const PlanOptions& o) {
@@ -490,8 +596,16 @@ int plan_command(const PlanOptions& o) {
     const plan::Objective objective = plan::parse_objective(o.objective);
     const std::vector<plan::JobRequest> requests = job_requests(o);
     std::string origin;
-    const plan::ProfileSet set = load_profiles(o.profiles, model, origin);
-    const plan::Problem problem = plan::make_problem(requests, set, model, {o.min_speed});
+    const plan::PartitionKind kind =
+        o.backend == "green" ? plan::PartitionKind::kGreen : plan::PartitionKind::kMig;
+    if (o.verify && kind != plan::PartitionKind::kGreen)
+        throw input_error(
+            "--verify runs the candidates on green SM partitions: give --backend green so that "
+            "the predictions are for what runs");
+    plan::ProfileSet set = load_profiles(o.profiles, model, origin);
+    if (kind == plan::PartitionKind::kGreen)
+        set = plan::on_green_contexts(std::move(set), model);
+    const plan::Problem problem = plan::make_problem(requests, set, model, {o.min_speed}, kind);
     plan::SearchOptions so;
     so.objective = objective;
     so.gpus = o.gpus;
@@ -517,14 +631,14 @@ int plan_command(const PlanOptions& o) {
     if (o.format == "json") {
         json doc = result_json(problem, result, o, set, origin, elapsed_ms);
         if (o.verify)
-            doc["verify"] = verify(problem, result, o, nullptr);
+            doc["verify"] = verify(problem, result, o, objective, nullptr);
         out << doc.dump(2) << '\n';
         return kExitOk;
     }
     print_table(problem, result, o, set, origin, elapsed_ms, out);
     if (o.verify) {
         out << "\nVerification (migscope run, green SM partitions, --work " << o.work << "):\n";
-        verify(problem, result, o, &out);
+        verify(problem, result, o, objective, &out);
     }
     return kExitOk;
 }
@@ -550,6 +664,11 @@ void add_plan_command(CLI::App& app, Action& action) {
     cmd->add_option("--gpu-model", o->gpu_model, "GPU model (" + mig::known_model_keys() + ")")
         ->capture_default_str();
     cmd->add_option("--gpus", o->gpus, "GPUs of that model to plan on")->capture_default_str();
+    cmd->add_option("--backend", o->backend,
+                    "mig: partitions are MIG instances with their profiles' SMs; green: SM "
+                    "partitions (green contexts), which round SMs up (H200: to multiples of 8)")
+        ->check(CLI::IsMember({"mig", "green"}))
+        ->capture_default_str();
     cmd->add_option("--profiles", o->profiles,
                     "Profile file (JSON) or results store (SQLite) (default: the shipped "
                     "data/profiles-MODEL.json)");
@@ -567,8 +686,10 @@ void add_plan_command(CLI::App& app, Action& action) {
         ->capture_default_str();
     cmd->add_option("-o,--output", o->output, "Write here instead of stdout");
     cmd->add_flag("--verify", o->verify,
-                  "Run the top candidates with `migscope run` (green backend, --work) and "
-                  "print predicted against measured");
+                  "Run the top candidates with `migscope run` (--backend green, --work; queued "
+                  "jobs through --assign) and print predicted against measured, and how far the "
+                  "recommendation is from the best measured; with --db, candidates already "
+                  "measured there are not run again");
     cmd->add_option("--gpu", o->gpu, "--verify: GPU index (NVML)")->capture_default_str();
     cmd->add_option("--db", o->db, "--verify: also store the runs in this results store");
     cmd->add_option("--run-dir", o->run_dir,

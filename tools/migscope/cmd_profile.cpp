@@ -1,6 +1,8 @@
 // `migscope profile`: measures each job alone on each partition size (short steady-state runs
 // of `migscope run`, stored in a results store); `migscope profile export` writes the planner's
 // profile file from such a store.
+#include <chrono>
+#include <cmath>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -85,6 +87,7 @@ int profile_command(const ProfileOptions& o) {
         }
     }
     size_t failed = 0;
+    const auto start = std::chrono::steady_clock::now();
     for (size_t i = 0; i < cells.size(); ++i) {
         const Cell& c = cells[i];
         const std::string where = c.size.empty() ? "whole GPU" : c.size;
@@ -130,8 +133,11 @@ int profile_command(const ProfileOptions& o) {
         std::cerr << "migscope profile: " << job_text(*c.job) << " on " << where
                   << " failed; the planner will not use that size for it\n";
     }
+    const double wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cerr << "migscope profile: " << cells.size() - failed << " of " << cells.size()
-              << " runs stored in " << o.db << "; write the planner's file with `migscope "
+              << " runs stored in " << o.db << " in " << std::lround(wall_s)
+              << " s of wall time; write the planner's file with `migscope "
               << "profile export --db " << o.db << " -o profiles-" << model.key << ".json`\n";
     return failed ? kExitFailure : kExitOk;
 }
