@@ -139,7 +139,8 @@ void add_run_command(CLI::App& app, Action& action) {
                     "green | mps | mig | timeslice | sequential | cpu (default: green with a GPU, "
                     "cpu without)");
     cmd->add_option("--layout", o->layout,
-                    "MIG layout, one partition per job in job order (green, mps, mig)");
+                    "MIG layout, one partition per job in job order (green, mps, mig), or as "
+                    "--assign says");
     cmd->add_option("--assign", o->assign,
                     "Each job's partition in --layout (from 0), e.g. 0,1,0: jobs on one partition "
                     "run one after another in job order (green backend, --work)")
