@@ -24,7 +24,8 @@ std::vector<Partition> layout_partitions(const std::vector<mig::LayoutTerm>& ter
     for (size_t j = 0; j < assign.size(); ++j) {
         if (assign[j] >= terms.size())
             throw input_error("--assign: job " + std::to_string(j) + " is on partition " +
-                              std::to_string(assign[j]) + ", but the layout's partitions are 0 to " +
+                              std::to_string(assign[j]) +
+                              ", but the layout's partitions are 0 to " +
                               std::to_string(terms.size() - 1));
     }
     for (size_t t = 0; t < terms.size() && !assign.empty(); ++t) {

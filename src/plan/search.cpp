@@ -741,10 +741,9 @@ std::string sm_signature(const Problem& p, const Plan& plan) {
         for (size_t k = 0; k < g.queues.size(); ++k) {
             if (g.queues[k].empty())
                 continue;
-            std::string part = g.layout ? std::to_string(p.sizes[p.size_index(
-                                                                 g.layout->instances[k].profile)]
-                                                             .sms)
-                                        : "whole";
+            std::string part =
+                g.layout ? std::to_string(p.sizes[p.size_index(g.layout->instances[k].profile)].sms)
+                         : "whole";
             for (size_t j : g.queues[k]) {  // identical jobs are interchangeable
                 const JobModel& job = p.jobs[j];
                 part += "," + job.request.workload + ":" + job.request.mode + ":" +

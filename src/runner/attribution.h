@@ -24,8 +24,9 @@ struct Attribution {
 };
 
 // Idle energy (idle power × window, at most the total) is split by partition size (× the job's
-// partition share); the rest, the dynamic energy, by activity = partition size × busy seconds. Without an idle power all energy
-// is split by activity; with no activity at all, by partition size.
+// partition share); the rest, the dynamic energy, by activity = partition size × busy seconds.
+// Without an idle power all energy is split by activity; with no activity at all, by partition
+// size.
 Attribution attribute_energy(const AttributionInput& input);
 
 }  // namespace migscope::runner

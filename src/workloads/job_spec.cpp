@@ -123,8 +123,8 @@ JobSpec parse_job(const json& j, const std::string& path) {
     if (stop_rules > 1)
         fail(path, "give at most one of steps, seconds and until_stopped");
     if (j.contains("after"))
-        s.after = static_cast<int>(std::min<int64_t>(get_integer(j["after"], path + ".after", 0),
-                                                     1 << 20));
+        s.after = static_cast<int>(
+            std::min<int64_t>(get_integer(j["after"], path + ".after", 0), 1 << 20));
     return s;
 }
 

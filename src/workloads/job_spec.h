@@ -23,10 +23,10 @@ struct JobSpec {
     double seconds_s = 0;  // kSeconds
     uint64_t seed = 0;
     int64_t lora_rank = 8;
-    std::string data;                        // empty: synthetic
+    std::string data;             // empty: synthetic
     std::string checkpoint;       // safetensors weights loaded before training; empty: random
     std::string save_checkpoint;  // where the weights are written after training; empty: nowhere
-    std::optional<int> sms;                  // SM partition (green context); none: all SMs
+    std::optional<int> sms;       // SM partition (green context); none: all SMs
     std::optional<double> memory_limit_gib;  // cap on the job's reserved memory; none: no cap
     // After warm-up, emit `warm` and wait for a `start` line (fixed work starting together).
     bool hold_after_warmup = false;

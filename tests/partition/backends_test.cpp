@@ -189,8 +189,8 @@ TEST_F(BackendTest, GreenRunsAllJobsInOneWorkerFromASpecFile) {
 
 TEST_F(BackendTest, GreenQueuesAJobOnTheSmsOfTheJobItFollows) {
     auto b = make_backend(BackendKind::kGreen, options(), "GPU-1");
-    const auto parts = layout_partitions(mig::parse_layout("3g.71gb", h200()), h200(), 2, "GPU-1",
-                                         {0, 0});
+    const auto parts =
+        layout_partitions(mig::parse_layout("3g.71gb", h200()), h200(), 2, "GPU-1", {0, 0});
     partition::JobControl control;
     control.steps = 50;
     control.hold_after_warmup = true;

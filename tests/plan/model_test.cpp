@@ -123,13 +123,13 @@ TEST(Model, GreenContextsRoundSmsUpToTheGranularity) {
     EXPECT_EQ(green_context_sms(a100, 3), 4u);
 
     // On green contexts 1g.35gb is as fast as the measured 2g.35gb and 4g.71gb as 3g.71gb.
-    const ProfileSet set = on_green_contexts(
-        profile_set({job_profile("a", 10,
-                                 {{"1g.18gb", {50, 150}},
-                                  {"2g.35gb", {80, 180}},
-                                  {"3g.71gb", {120, 220}},
-                                  {"whole GPU", {200, 300}}})}),
-        mig::builtin_model("h200"));
+    const ProfileSet set =
+        on_green_contexts(profile_set({job_profile("a", 10,
+                                                   {{"1g.18gb", {50, 150}},
+                                                    {"2g.35gb", {80, 180}},
+                                                    {"3g.71gb", {120, 220}},
+                                                    {"whole GPU", {200, 300}}})}),
+                          mig::builtin_model("h200"));
     const Problem p = make_problem({{"a", "a", "train", 10, 100, {}}}, set,
                                    mig::builtin_model("h200"), {}, PartitionKind::kGreen);
     std::vector<unsigned> sms;

@@ -172,10 +172,9 @@ TEST(Search, OnGreenContextsLayoutsWithTheSameSmsAreOneCandidate) {
         for (size_t k = 0; k < g.queues.size(); ++k) {
             if (g.queues[k].empty())
                 continue;
-            std::string part = g.layout ? std::to_string(
-                                              p.sizes[p.size_index(g.layout->instances[k].profile)]
-                                                  .sms)
-                                        : "whole";
+            std::string part =
+                g.layout ? std::to_string(p.sizes[p.size_index(g.layout->instances[k].profile)].sms)
+                         : "whole";
             for (size_t j : g.queues[k])
                 part += "," + std::to_string(j);
             parts.push_back(part);

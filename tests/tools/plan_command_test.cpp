@@ -186,11 +186,12 @@ TEST_F(PlanCommand, ProfileExportPlanAndVerifyWithTheStandInWorker) {
     // Plan from the store directly on green contexts, and verify every candidate on the (fake)
     // GPU: queued ones too (through --assign), each stored in --db.
     const std::string verify_db = (dir_ / "verify.db").string();
-    const std::vector<std::string> args = {
-        "plan",   "--jobs",   "resnet18:32,bert-base:4",   "--profiles", db,       "--work",
-        "20",     "--verify", "--top",                     "100",        "--format", "json",
-        "--backend", "green", "--db",                      verify_db,    "--run-dir",
-        (dir_ / "verify").string()};
+    const std::vector<std::string> args = {"plan",       "--jobs",    "resnet18:32,bert-base:4",
+                                           "--profiles", db,          "--work",
+                                           "20",         "--verify",  "--top",
+                                           "100",        "--format",  "json",
+                                           "--backend",  "green",     "--db",
+                                           verify_db,    "--run-dir", (dir_ / "verify").string()};
     const ProcessResult plan = migscope(args);
     ASSERT_EQ(plan.exit_code, 0) << plan.err;
     const json p = json::parse(plan.out);

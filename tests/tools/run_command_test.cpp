@@ -96,10 +96,9 @@ TEST_F(RunCommand, GreenRunsEveryJobInOneWorkerWithTheLayoutsSmCounts) {
 
 TEST_F(RunCommand, AssignedJobsQueueOnTheirGreenPartition) {
     // b runs on the 3g.71gb after a; c has the 1g.18gb.
-    const ProcessResult r =
-        run({"--backend", "green", "--layout", "3g.71gb+1g.18gb", "--assign", "0,0,1", "--jobs",
-             "a,b,c", "--work", "5", "--format", "json"},
-            "h200.json");
+    const ProcessResult r = run({"--backend", "green", "--layout", "3g.71gb+1g.18gb", "--assign",
+                                 "0,0,1", "--jobs", "a,b,c", "--work", "5", "--format", "json"},
+                                "h200.json");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json spec = json::parse(read_file(dir_ / "green-spec.json"));
     EXPECT_EQ(spec["jobs"][1]["after"], 0);

@@ -97,11 +97,13 @@ TEST(JobSpec, QueuedJobsFollowAnEarlierJobOnItsPartition) {
         return error_of(R"({"device": "cpu", "jobs": [{"model": "gpt2-tiny", "steps": 3}, )" +
                         second + "]}");
     };
-    EXPECT_NE(spec(R"({"model": "gpt2-tiny", "after": 1})").find("jobs[1].after: must name an "
-                                                                  "earlier job (0 to 0), got 1"),
+    EXPECT_NE(spec(R"({"model": "gpt2-tiny", "after": 1})")
+                  .find("jobs[1].after: must name an "
+                        "earlier job (0 to 0), got 1"),
               std::string::npos);
-    EXPECT_NE(spec(R"({"model": "gpt2-tiny", "after": -1})").find("jobs[1].after: must be at least"),
-              std::string::npos);
+    EXPECT_NE(
+        spec(R"({"model": "gpt2-tiny", "after": -1})").find("jobs[1].after: must be at least"),
+        std::string::npos);
     EXPECT_NE(spec(R"({"model": "gpt2-tiny", "after": 0, "sms": 8})").find("jobs[1].sms: a queued"),
               std::string::npos);
     EXPECT_NE(spec(R"({"model": "gpt2-tiny", "after": 0, "until_stopped": true})")

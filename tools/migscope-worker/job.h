@@ -35,7 +35,7 @@ struct JobEnvironment {
     // A queued job (JobSpec::after): set when the job it follows has ended; its measured steps
     // wait for it (after the `start` line when held).
     const std::atomic<bool>* predecessor_ended = nullptr;
-    std::function<void()> on_ready;    // called once, right after the `ready` event
+    std::function<void()> on_ready;  // called once, right after the `ready` event
 };
 
 // Builds the model, emits `ready`, trains until the job's stopping rule says so, emits `step`

@@ -201,8 +201,9 @@ int group(const std::string& spec_path, const Emitter& emit) {
     std::vector<size_t> partition_of(n);
     size_t partition_count = 0;
     for (size_t i = 0; i < n; ++i)
-        partition_of[i] = spec.jobs[i].after ? partition_of[static_cast<size_t>(*spec.jobs[i].after)]
-                                             : partition_count++;
+        partition_of[i] = spec.jobs[i].after
+                              ? partition_of[static_cast<size_t>(*spec.jobs[i].after)]
+                              : partition_count++;
     std::vector<std::atomic<bool>> ended(n);
     const torch::Device device = open_device(spec.device);
     std::vector<JobEnvironment> envs(n);

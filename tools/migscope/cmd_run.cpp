@@ -98,9 +98,9 @@ int run_command(RunOptions o) {
 
 // `migscope run SPEC.toml`: the options that describe one run come from the spec instead.
 int sweep_command(const RunOptions& o, const CLI::App& cmd) {
-    for (const char* name : {"--backend", "--layout", "--assign", "--jobs", "--jobs-file",
-                             "--duration", "--work", "--baseline", "--label", "--format",
-                             "--apply"}) {
+    for (const char* name :
+         {"--backend", "--layout", "--assign", "--jobs", "--jobs-file", "--duration", "--work",
+          "--baseline", "--label", "--format", "--apply"}) {
         if (cmd.count(name))
             throw input_error(std::string(name) +
                               " does not apply to an experiment spec (the "

@@ -159,11 +159,13 @@ std::vector<std::string> check_cell(const Machine& machine, const CellRequest& r
     const bool queues = std::any_of(parts.begin(), parts.end(),
                                     [](const partition::Partition& p) { return p.after_job; });
     if (queues && r.backend != BackendKind::kGreen)
-        throw input_error("--assign puts several jobs on one partition: only the green backend "
-                          "queues them (one worker process runs them all)");
+        throw input_error(
+            "--assign puts several jobs on one partition: only the green backend "
+            "queues them (one worker process runs them all)");
     if (queues && r.work_steps <= 0)
-        throw input_error("--assign puts several jobs on one partition: they queue one after "
-                          "another, which needs --work (a duration window has no end for them)");
+        throw input_error(
+            "--assign puts several jobs on one partition: they queue one after "
+            "another, which needs --work (a duration window has no end for them)");
     if (parts.empty())
         return {};
     return runner::memory_misfits(r.jobs, parts, machine.memory);
