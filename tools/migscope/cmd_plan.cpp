@@ -11,7 +11,6 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <variant>
 
 #include "commands.h"
 #include "core/error.h"
