@@ -184,10 +184,16 @@ Batch TokenFile::next_token_batch(int64_t batch, int64_t seq_len, torch::Generat
     return {w.slice(1, 0, seq_len).contiguous(), w.slice(1, 1, seq_len + 1).contiguous()};
 }
 
-Batch TokenFile::masked_batch(int64_t batch, int64_t seq_len, double mask_fraction,
+torch::Tensor top_scores_mask(const torch::Tensor& scores, int64_t per_row) {
+    const torch::Tensor chosen = std::get<1>(scores.topk(per_row, /*dim=*/1));
+    return torch::zeros_like(scores, scores.options().dtype(torch::kBool))
+        .scatter_(1, chosen, true);
+}
+
+Batch TokenFile::masked_batch(int64_t batch, int64_t seq_len, int64_t masked_per_row,
                               int64_t mask_token, torch::Generator& rng) const {
     torch::Tensor ids = windows(batch, seq_len, rng);
-    torch::Tensor masked = torch::rand({batch, seq_len}, rng) < mask_fraction;
+    torch::Tensor masked = top_scores_mask(torch::rand({batch, seq_len}, rng), masked_per_row);
     return {torch::where(masked, torch::full_like(ids, mask_token), ids),
             torch::where(masked, ids, torch::full_like(ids, -100))};
 }

@@ -20,6 +20,11 @@
 
 namespace migscope::workloads {
 
+// A boolean mask of `scores`' shape with exactly `per_row` true entries in each row, where the
+// scores are largest (uniform random scores: positions chosen uniformly, as BERT's own data
+// pipeline masks a fixed count per sequence).
+torch::Tensor top_scores_mask(const torch::Tensor& scores, int64_t per_row);
+
 // An llm.c token file: a header of 256 int32 (magic 20240520, version 1, token count), then the
 // tokens as uint16. Throws std::invalid_argument with the reason when the file is malformed or a
 // token is not below `vocabulary`.
@@ -29,9 +34,9 @@ class TokenFile {
     int64_t size() const { return static_cast<int64_t>(tokens_.size()); }
     // `batch` random windows of seq_len + 1 tokens: inputs [B,T] and next-token targets [B,T].
     Batch next_token_batch(int64_t batch, int64_t seq_len, torch::Generator& rng) const;
-    // `batch` random windows of seq_len tokens, masked for BERT: inputs with mask_token at the
-    // masked positions, targets the original ids there and -100 elsewhere.
-    Batch masked_batch(int64_t batch, int64_t seq_len, double mask_fraction, int64_t mask_token,
+    // `batch` random windows of seq_len tokens, masked for BERT: `masked_per_row` random positions
+    // of each row get mask_token in the inputs, their original ids in the targets, -100 elsewhere.
+    Batch masked_batch(int64_t batch, int64_t seq_len, int64_t masked_per_row, int64_t mask_token,
                        torch::Generator& rng) const;
 
   private:

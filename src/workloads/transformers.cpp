@@ -1,6 +1,7 @@
 // ViT-B/16, BERT-base masked LM and GPT-2 on the shared transformer blocks.
 #include "workloads/transformers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -109,12 +110,14 @@ struct BertImpl : torch::nn::Module {
         decoder_bias = register_parameter("decoder_bias", torch::zeros({c.vocab}));
         init_transformer_weights(*this);
     }
-    torch::Tensor forward(const torch::Tensor& ids) {  // [B,T] -> logits [B,T,V]
+    torch::Tensor encode(const torch::Tensor& ids) {  // [B,T] -> hidden states [B,T,D]
         const int64_t t = ids.size(1);
         auto positions = torch::arange(t, ids.options());
         torch::Tensor x = word(ids) + position(positions) + token_type(torch::zeros_like(ids));
-        x = run_blocks(blocks, ln(x));
-        x = transform_ln(torch::gelu(transform(x)));
+        return run_blocks(blocks, ln(x));
+    }
+    torch::Tensor head(const torch::Tensor& hidden) {  // [..., D] -> logits [..., V]
+        torch::Tensor x = transform_ln(torch::gelu(transform(hidden)));
         return F::linear(x, word->weight, decoder_bias);  // decoder tied to the word embeddings
     }
     BertConfig config;
@@ -135,8 +138,8 @@ class BertModel : public Model {
     Batch synthetic_batch(int64_t batch, torch::Device device) override {
         auto f = torch::TensorOptions().device(device).dtype(torch::kInt64);
         torch::Tensor ids = torch::randint(0, c_.vocab, {batch, c_.seq_len}, f);
-        torch::Tensor masked =
-            torch::rand({batch, c_.seq_len}, f.dtype(torch::kFloat32)) < c_.mask_fraction;
+        torch::Tensor masked = top_scores_mask(
+            torch::rand({batch, c_.seq_len}, f.dtype(torch::kFloat32)), c_.masked_per_sequence());
         return {torch::where(masked, torch::full_like(ids, kBertMaskToken), ids),
                 torch::where(masked, ids, torch::full_like(ids, -100))};
     }
@@ -144,20 +147,40 @@ class BertModel : public Model {
         auto file = std::make_shared<const TokenFile>(path, c_.vocab);
         const BertConfig c = c_;
         return [file, batch, c](torch::Generator& rng) {
-            return file->masked_batch(batch, c.seq_len, c.mask_fraction, kBertMaskToken, rng);
+            return file->masked_batch(batch, c.seq_len, c.masked_per_sequence(), kBertMaskToken,
+                                      rng);
         };
     }
+    // The head (transform, layer norm, the 30522-way decoder) runs at the masked positions only:
+    // each sequence has exactly masked_per_sequence() of them, so they are gathered with a fixed
+    // shape and no host sync. The loss and gradients equal those of logits at every position
+    // (bert_loss_at_every_position), at 15 % of the head's cost and without [B,T,V] logits.
     torch::Tensor loss(const Batch& b) override {
-        torch::Tensor logits = net_->forward(b.inputs);
-        return F::cross_entropy(logits.view({-1, c_.vocab}), b.targets.view({-1}),
+        const torch::Tensor hidden = net_->encode(b.inputs);
+        // Masked positions first in each row (a stable sort of the 0/1 key keeps their order).
+        const torch::Tensor positions =
+            std::get<1>(torch::sort((b.targets == -100).to(torch::kInt32), /*stable=*/true,
+                                    /*dim=*/1, /*descending=*/false))
+                .narrow(1, 0, c_.masked_per_sequence());
+        const torch::Tensor picked =
+            hidden.gather(1, positions.unsqueeze(-1).expand({-1, -1, hidden.size(-1)}));
+        return F::cross_entropy(net_->head(picked).reshape({-1, c_.vocab}),
+                                b.targets.gather(1, positions).reshape({-1}),
+                                F::CrossEntropyFuncOptions().ignore_index(-100));
+    }
+    torch::Tensor loss_at_every_position(const Batch& b) {
+        return F::cross_entropy(net_->head(net_->encode(b.inputs)).view({-1, c_.vocab}),
+                                b.targets.view({-1}),
                                 F::CrossEntropyFuncOptions().ignore_index(-100));
     }
     int64_t items_per_sample() const override { return c_.seq_len; }
     std::string item_unit() const override { return "tokens"; }
     std::optional<double> train_flops_per_sample() const override {
+        // The head runs at the masked positions only (loss()).
+        const double masked = double(c_.masked_per_sequence()) / double(c_.seq_len);
         const double per_token_matmul =
-            c_.layers * (4.0 * c_.dim * c_.dim + 2.0 * c_.dim * c_.ffn) + 1.0 * c_.dim * c_.dim +
-            1.0 * c_.dim * c_.vocab;
+            c_.layers * (4.0 * c_.dim * c_.dim + 2.0 * c_.dim * c_.ffn) +
+            masked * (1.0 * c_.dim * c_.dim + 1.0 * c_.dim * c_.vocab);
         return c_.seq_len * (6.0 * per_token_matmul +
                              attention_train_flops_per_token(c_.layers, c_.seq_len, c_.dim,
                                                              Causality::kBidirectional));
@@ -291,6 +314,14 @@ std::unique_ptr<Model> make_bert(const BertConfig& c) {
 }
 std::unique_ptr<Model> make_gpt2(const Gpt2Config& c) {
     return std::make_unique<Gpt2Model>(c);
+}
+
+int64_t BertConfig::masked_per_sequence() const {
+    return std::max<int64_t>(1, std::llround(mask_fraction * double(seq_len)));
+}
+
+torch::Tensor bert_loss_at_every_position(Model& bert, const Batch& batch) {
+    return dynamic_cast<BertModel&>(bert).loss_at_every_position(batch);
 }
 
 }  // namespace migscope::workloads

@@ -17,6 +17,8 @@ struct BertConfig {
     int64_t dim = 768, layers = 12, heads = 12, ffn = 3072;
     int64_t seq_len = 512;
     double mask_fraction = 0.15;
+    // Positions masked in each sequence: round(mask_fraction × seq_len), at least 1 (77 of 512).
+    int64_t masked_per_sequence() const;
 };
 
 struct Gpt2Config {
@@ -34,5 +36,10 @@ int64_t gpt2_parameter_count(const Gpt2Config& c);
 std::unique_ptr<Model> make_vit(const VitConfig& c);
 std::unique_ptr<Model> make_bert(const BertConfig& c);
 std::unique_ptr<Model> make_gpt2(const Gpt2Config& c);
+
+// BERT's masked-LM loss as HF BertForMaskedLM computes it (the head's logits at every position),
+// for tests: the model's own loss() runs the head at the masked positions only, which gives the
+// same loss and gradients. `bert` must come from make_bert.
+torch::Tensor bert_loss_at_every_position(Model& bert, const Batch& batch);
 
 }  // namespace migscope::workloads

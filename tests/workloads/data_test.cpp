@@ -57,12 +57,15 @@ TEST(TokenFile, ReadsTokensExactly) {
 TEST(TokenFile, MasksForBert) {
     TokenFile file(token_file("bert.bin", 1000), 30522);
     torch::Generator rng = at::detail::createCPUGenerator(2);
-    Batch b = file.masked_batch(8, 64, 0.15, 103, rng);
+    Batch b = file.masked_batch(8, 64, 10, 103, rng);
     torch::Tensor scored = b.targets != -100;
     EXPECT_TRUE(torch::all(b.inputs.masked_select(scored) == 103).item<bool>());
-    const double fraction = scored.to(torch::kFloat32).mean().item<double>();
-    EXPECT_GT(fraction, 0.05);
-    EXPECT_LT(fraction, 0.3);
+    // Exactly 10 masked positions in every row, at different places in different rows.
+    EXPECT_TRUE(torch::all(scored.sum(1) == 10).item<bool>());
+    EXPECT_FALSE(torch::equal(scored[0], scored[1]));
+    // The unmasked inputs are the file's consecutive tokens.
+    const torch::Tensor kept = ~scored;
+    EXPECT_TRUE(torch::all(b.inputs.masked_select(kept) < 1000).item<bool>());
 }
 
 TEST(TokenFile, RejectsMalformedFilesWithTheReason) {

@@ -56,6 +56,35 @@ TEST(Flops, MlpCountsSixFlopsPerWeightPerSample) {
     EXPECT_EQ(trainable_parameter_count(mlp->module()), 32 * 32);  // the last layer
 }
 
+TEST(Bert, LossAtTheMaskedPositionsEqualsTheLossOfLogitsEverywhere) {
+    torch::manual_seed(3);
+    auto model = make_model("bert-tiny");
+    const Batch batch = model->synthetic_batch(4, torch::kCPU);
+    // Every row has exactly round(0.15 × 32) = 5 targets.
+    EXPECT_TRUE(torch::all((batch.targets != -100).sum(1) == 5).item<bool>());
+    const torch::Tensor fast = model->loss(batch);
+    fast.backward();
+    std::vector<torch::Tensor> fast_grads;
+    for (const auto& p : model->module().parameters())
+        fast_grads.push_back(p.grad().clone());
+    model->module().zero_grad();
+    const torch::Tensor every = bert_loss_at_every_position(*model, batch);
+    every.backward();
+    EXPECT_NEAR(fast.item<double>(), every.item<double>(), 1e-5);
+    size_t k = 0;
+    for (const auto& p : model->module().parameters()) {
+        EXPECT_TRUE(torch::allclose(fast_grads[k], p.grad(), 1e-4, 1e-6)) << k;
+        ++k;
+    }
+}
+
+TEST(Bert, MasksAFixedCountPerSequence) {
+    EXPECT_EQ(BertConfig{}.masked_per_sequence(), 77);  // round(0.15 × 512)
+    BertConfig few;
+    few.seq_len = 4;
+    EXPECT_EQ(few.masked_per_sequence(), 1);  // at least one
+}
+
 // With the reference initialisation an untrained model predicts nearly uniformly: its first loss is
 // about ln(classes or vocabulary), not tens of nats.
 TEST(Initialisation, FirstLossIsNearUniform) {
