@@ -343,6 +343,10 @@ std::string write_profiles_json(const ProfileSet& set) {
     return doc.dump(2) + "\n";
 }
 
+bool used_for_profiles(const store::RunRecord& run) {
+    return usable_single_job(run) || usable_mix(run);
+}
+
 ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
                               const mig::GpuModel& model) {
     struct Values {
@@ -360,7 +364,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
     std::set<int64_t> ids;
     std::string first, last;
     for (const store::RunRecord& r : runs) {
-        if (!usable_single_job(r) && !usable_mix(r))
+        if (!used_for_profiles(r))
             continue;
         if (r.idle_power_w)
             idle.push_back(*r.idle_power_w);

@@ -85,6 +85,10 @@ std::string write_profiles_json(const ProfileSet& profiles);
 ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
                               const mig::GpuModel& model);
 
+// Whether profiles_from_runs uses a run: a single-job run it profiles from or a mix it calibrates
+// from (its provenance lists these).
+bool used_for_profiles(const store::RunRecord& run);
+
 // The label of the unpartitioned GPU, as `migscope run` writes it.
 inline constexpr std::string_view kWholeGpu = "whole GPU";
 

@@ -182,6 +182,26 @@ TEST_F(PlanCommand, ProfileExportPlanAndVerifyWithTheStandInWorker) {
     EXPECT_EQ(doc["jobs"][0]["partitions"].size(), 3u);  // 1g, 3g, whole GPU
     EXPECT_NE(doc["provenance"]["command"].get<std::string>().find("profile export"),
               std::string::npos);
+    EXPECT_EQ(doc["correction"]["mixes"], 0);
+
+    // A mix in another store calibrates the corrections when both stores are exported together.
+    const std::string mixes = (dir_ / "mixes.db").string();
+    const ProcessResult mix =
+        migscope({"run", "--backend", "green", "--layout", "3g.71gb+1g.18gb", "--jobs",
+                  "resnet18:32,bert-base:4", "--duration", "0.3", "--idle-probe", "0.2", "--db",
+                  mixes, "--run-dir", (dir_ / "mix").string()});
+    ASSERT_EQ(mix.exit_code, 0) << mix.err;
+    const std::string both = (dir_ / "both.json").string();
+    const ProcessResult merged =
+        migscope({"profile", "export", "--db", db, "--db", mixes, "-o", both});
+    ASSERT_EQ(merged.exit_code, 0) << merged.err;
+    std::ifstream in_both(both);
+    const json calibrated = json::parse(in_both);
+    EXPECT_EQ(calibrated["correction"]["mixes"], 1);
+    EXPECT_EQ(calibrated["jobs"], doc["jobs"]);  // the profiles themselves are the first store's
+    const std::string source = calibrated["provenance"]["source"];
+    EXPECT_NE(source.find(db + ": runs 1, 2"), std::string::npos) << source;
+    EXPECT_NE(source.find(mixes + ": runs 1"), std::string::npos) << source;
 
     // Plan from the store directly on green contexts, and verify every candidate on the (fake)
     // GPU: queued ones too (through --assign), each stored in --db.

@@ -35,7 +35,7 @@ struct ProfileOptions {
 };
 
 struct ExportOptions {
-    std::string db;
+    std::vector<std::string> dbs;
     std::string gpu_model = "h200";
     std::string output;
 };
@@ -144,10 +144,24 @@ int profile_command(const ProfileOptions& o) {
 
 int export_command(const ExportOptions& o) {
     const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
-    store::Store db = store::Store::open(o.db, store::OpenMode::kExisting);
-    plan::ProfileSet set = plan::profiles_from_runs(db.list_runs(), model);
-    set.provenance.command = "migscope profile export --db " + o.db + " --gpu-model " + model.key;
-    set.provenance.source = o.db + ": " + set.provenance.source;
+    // Every store's runs together (profiles from one, calibration mixes from another); the
+    // provenance names the runs used from each.
+    std::vector<store::RunRecord> runs;
+    std::string command = "migscope profile export", source;
+    for (const std::string& path : o.dbs) {
+        store::Store db = store::Store::open(path, store::OpenMode::kExisting);
+        std::string ids;
+        for (store::RunRecord& r : db.list_runs()) {
+            if (plan::used_for_profiles(r))
+                ids += (ids.empty() ? "runs " : ", ") + std::to_string(r.id);
+            runs.push_back(std::move(r));
+        }
+        command += " --db " + path;
+        source += (source.empty() ? "" : "; ") + path + ": " + (ids.empty() ? "none" : ids);
+    }
+    plan::ProfileSet set = plan::profiles_from_runs(runs, model);
+    set.provenance.command = command + " --gpu-model " + model.key;
+    set.provenance.source = source;
     const std::string text = plan::write_profiles_json(set);
     if (o.output.empty()) {
         std::cout << text;
@@ -196,7 +210,9 @@ void add_profile_command(CLI::App& app, Action& action) {
         "export",
         "Write the planner's profile file (JSON, format migscope-profiles v1) from a results "
         "store: medians of single-job runs, corrections from runs of several jobs");
-    exp->add_option("--db", e->db, "Results store written by `migscope profile` or `run --db`")
+    exp->add_option("--db", e->dbs,
+                    "Results store written by `migscope profile` or `run --db`; repeat it to "
+                    "take profiles from one store and calibration mixes from another")
         ->required();
     exp->add_option("--gpu-model", e->gpu_model, "GPU model of the runs")->capture_default_str();
     exp->add_option("-o,--output", e->output, "Write here instead of stdout");
