@@ -164,26 +164,21 @@ TEST(Search, OnGreenContextsLayoutsWithTheSameSmsAreOneCandidate) {
     const ProfileSet set = on_green_contexts(random_profiles(3, 5), h200());
     const Problem p = make_problem(random_work(set, 5), set, h200(), {}, PartitionKind::kGreen);
     const SearchResult r = search(p, {Objective::kEnergy, 1, 100});
-    // Each candidate gives the jobs SM counts no better-scored candidate gives them.
-    std::set<std::string> seen;
+    // Each candidate gives the jobs SM counts no better-scored candidate gives them: per job, the
+    // SMs of its partition (the whole GPU: 0) and the jobs before it there.
+    std::set<std::vector<std::pair<unsigned, std::vector<size_t>>>> seen;
     for (const Candidate& c : r.top) {
-        std::vector<std::string> parts;
+        std::vector<std::pair<unsigned, std::vector<size_t>>> placement(p.jobs.size());
         const GpuPlan& g = c.plan.front();
         for (size_t k = 0; k < g.queues.size(); ++k) {
-            if (g.queues[k].empty())
-                continue;
-            std::string part =
-                g.layout ? std::to_string(p.sizes[p.size_index(g.layout->instances[k].profile)].sms)
-                         : "whole";
-            for (size_t j : g.queues[k])
-                part += "," + std::to_string(j);
-            parts.push_back(part);
+            const unsigned sms =
+                g.layout ? p.sizes[p.size_index(g.layout->instances[k].profile)].sms : 0;
+            for (size_t q = 0; q < g.queues[k].size(); ++q) {
+                placement[g.queues[k][q]] = {
+                    sms, std::vector<size_t>(g.queues[k].begin(), g.queues[k].begin() + q)};
+            }
         }
-        std::sort(parts.begin(), parts.end());
-        std::string key;
-        for (const auto& part : parts)
-            key += part + ";";
-        EXPECT_TRUE(seen.insert(key).second) << c.name << " repeats " << key;
+        EXPECT_TRUE(seen.insert(placement).second) << c.name << " repeats an earlier candidate";
     }
     // Fewer than the MIG view, which tells 3g from 4g and 1g.35gb from 2g.
     const ProfileSet mig_set = random_profiles(3, 5);
