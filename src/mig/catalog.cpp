@@ -61,44 +61,68 @@ GpuModel a30() {
     return model;
 }
 
+// Green contexts' SM grouping by compute capability (CUDA 13): 8.x (A30, A100) and 9.0 or later
+// (H100, H200, B200).
+constexpr SmGranularity kAmpereGreen{4, 2};
+constexpr SmGranularity kHopperGreen{8, 8};
+
+GpuModel with_green(GpuModel model, SmGranularity granularity) {
+    model.green_granularity = granularity;
+    return model;
+}
+
 std::vector<GpuModel> make_catalog() {
     std::vector<GpuModel> models;
-    models.push_back(a30());
-    models.push_back(seven_slice_model(
-        "a100-40gb", "NVIDIA A100 40GB (SXM4 and PCIe)", 108u,
-        {{"1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"},
-         {14u, 14u, 14u, 28u, 42u, 56u, 98u},
-         {4.75, 4.75, 9.62, 9.62, 19.50, 19.50, 39.25}}));
-    models.push_back(seven_slice_model(
-        "a100-80gb", "NVIDIA A100 80GB (SXM4 and PCIe)", 108u,
-        {{"1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"},
-         {14u, 14u, 14u, 28u, 42u, 56u, 98u},
-         {9.50, 9.50, 19.50, 19.50, 39.25, 39.25, 79.00}}));
-    models.push_back(seven_slice_model(
-        "h100-80gb", "NVIDIA H100 80GB SXM5", 132u,
-        {{"1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"},
-         {16u, 16u, 26u, 32u, 60u, 64u, 132u},
-         {9.75, 9.75, 19.62, 19.62, 39.50, 39.50, 79.25}}));
-    models.push_back(seven_slice_model(
-        "h100-80gb-pcie", "NVIDIA H100 80GB PCIe", 114u,
-        {{"1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"},
-         {14u, 14u, 14u, 30u, 46u, 62u, 114u},
-         {9.75, 9.75, 19.62, 19.62, 39.50, 39.50, 79.25}}));
-    models.push_back(seven_slice_model(
-        "h100-94gb", "NVIDIA H100 94GB (NVL)", 132u,
-        {{"1g.12gb", "1g.12gb+me", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"},
-         {16u, 16u, 26u, 32u, kUnknown, kUnknown, kUnknown},
-         {10.75, 10.75, 21.62, 21.62, 46.38, kUnknown, kUnknown}}));
-    models.push_back(seven_slice_model(
-        "h200", "NVIDIA H200 141GB (SXM5 and NVL)", 132u,
-        {{"1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"},
-         {16u, 16u, 26u, 32u, 60u, 64u, 132u},
-         {16.00, 16.00, 32.50, 32.50, 69.75, 69.75, 140.00}}));
-    models.push_back(seven_slice_model(
-        "b200", "NVIDIA B200 180GB", 148u,
-        {{"1g.23gb", "1g.23gb+me", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"},
-         {18u, 18u, 30u, 36u, kUnknown, kUnknown, kUnknown},
-         {22.00, 22.00, 44.25, 44.25, kUnknown, kUnknown, kUnknown}}));
+    models.push_back(with_green(a30(), kAmpereGreen));
+    models.push_back(with_green(
+        seven_slice_model(
+            "a100-40gb", "NVIDIA A100 40GB (SXM4 and PCIe)", 108u,
+            {{"1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"},
+             {14u, 14u, 14u, 28u, 42u, 56u, 98u},
+             {4.75, 4.75, 9.62, 9.62, 19.50, 19.50, 39.25}}),
+        kAmpereGreen));
+    models.push_back(with_green(
+        seven_slice_model(
+            "a100-80gb", "NVIDIA A100 80GB (SXM4 and PCIe)", 108u,
+            {{"1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"},
+             {14u, 14u, 14u, 28u, 42u, 56u, 98u},
+             {9.50, 9.50, 19.50, 19.50, 39.25, 39.25, 79.00}}),
+        kAmpereGreen));
+    models.push_back(with_green(
+        seven_slice_model(
+            "h100-80gb", "NVIDIA H100 80GB SXM5", 132u,
+            {{"1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"},
+             {16u, 16u, 26u, 32u, 60u, 64u, 132u},
+             {9.75, 9.75, 19.62, 19.62, 39.50, 39.50, 79.25}}),
+        kHopperGreen));
+    models.push_back(with_green(
+        seven_slice_model(
+            "h100-80gb-pcie", "NVIDIA H100 80GB PCIe", 114u,
+            {{"1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"},
+             {14u, 14u, 14u, 30u, 46u, 62u, 114u},
+             {9.75, 9.75, 19.62, 19.62, 39.50, 39.50, 79.25}}),
+        kHopperGreen));
+    models.push_back(with_green(
+        seven_slice_model(
+            "h100-94gb", "NVIDIA H100 94GB (NVL)", 132u,
+            {{"1g.12gb", "1g.12gb+me", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"},
+             {16u, 16u, 26u, 32u, kUnknown, kUnknown, kUnknown},
+             {10.75, 10.75, 21.62, 21.62, 46.38, kUnknown, kUnknown}}),
+        kHopperGreen));
+    models.push_back(with_green(
+        seven_slice_model(
+            "h200", "NVIDIA H200 141GB (SXM5 and NVL)", 132u,
+            {{"1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"},
+             {16u, 16u, 26u, 32u, 60u, 64u, 132u},
+             {16.00, 16.00, 32.50, 32.50, 69.75, 69.75, 140.00}}),
+        kHopperGreen));
+    models.push_back(with_green(
+        seven_slice_model(
+            "b200", "NVIDIA B200 180GB", 148u,
+            {{"1g.23gb", "1g.23gb+me", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"},
+             {18u, 18u, 30u, 36u, kUnknown, kUnknown, kUnknown},
+             {22.00, 22.00, 44.25, 44.25, kUnknown, kUnknown, kUnknown}}),
+        kHopperGreen));
     return models;
 }
 

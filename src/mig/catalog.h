@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/sm_granularity.h"
+
 namespace migscope::mig {
 
 // One GPU instance profile of one GPU model, as `nvidia-smi mig -lgip/-lgipp` describes it.
@@ -31,6 +33,8 @@ struct GpuModel {
     std::optional<unsigned> sm_count;  // whole GPU
     std::vector<Profile> profiles;
     std::string source;  // "built-in table" or "NVML"
+    // How green contexts group its SMs (from the compute capability); empty when unknown.
+    std::optional<SmGranularity> green_granularity;
 
     // Finds a profile by full name ("2g.35gb", case-insensitive) or by short form ("2g": the
     // profile with that many compute slices, the fewest memory slices and no media extensions).

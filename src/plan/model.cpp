@@ -49,10 +49,11 @@ std::string to_string(Objective objective) {
 }
 
 unsigned green_context_sms(const mig::GpuModel& model, unsigned sms) {
-    const bool ampere = !model.key.empty() && model.key.front() == 'a';  // a30, a100-*
-    const unsigned min_sms = ampere ? 4 : 8;
-    const unsigned step = ampere ? 2 : 8;
-    const unsigned rounded = std::max(min_sms, (sms + step - 1) / step * step);
+    if (!model.green_granularity)
+        throw input_error("GPU model " + model.key +
+                          ": how green contexts group its SMs is unknown");
+    const auto rounded =
+        static_cast<unsigned>(rounded_sm_count(static_cast<int>(sms), *model.green_granularity));
     return model.sm_count ? std::min(rounded, *model.sm_count) : rounded;
 }
 

@@ -83,9 +83,8 @@ struct Problem {
 // on 32 like 2g.35gb, and 3g.71gb (60) on 64 like 4g.71gb.
 enum class PartitionKind { kMig, kGreen };
 
-// The SMs a green context of at least `sms` SMs gets on this model, at most the whole GPU. CUDA
-// 13's rule: compute capability 8.x (A30, A100) at least 4 in multiples of 2; 9.0 and later
-// (H100, H200, B200) at least 8 in multiples of 8.
+// The SMs a green context of at least `sms` SMs gets on this model (its green_granularity), at
+// most the whole GPU. Input error when the model's granularity is unknown.
 unsigned green_context_sms(const mig::GpuModel& model, unsigned sms);
 
 // The profiles with every partition's SMs as a green context gets them (green_context_sms).

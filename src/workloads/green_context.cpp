@@ -35,12 +35,6 @@ CUgreenCtx create_green_context(const DriverApi& api, CUdevice device, CUdevReso
 
 }  // namespace
 
-int rounded_sm_count(int requested_sms, SmGranularity granularity) {
-    const int step = std::max(1, granularity.step_sms);
-    const auto round_up = [step](int n) { return (n + step - 1) / step * step; };
-    return std::max(round_up(std::max(1, requested_sms)), round_up(granularity.min_sms));
-}
-
 std::vector<int> planned_sm_counts(const std::vector<int>& requested_sms, int device_sms,
                                    SmGranularity granularity) {
     if (requested_sms.empty())

@@ -8,17 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "core/sm_granularity.h"
+
 namespace migscope::workloads {
-
-// How a device's SMs can be grouped: at least `min_sms` per group, in multiples of `step_sms`
-// (Hopper: 8 and 8).
-struct SmGranularity {
-    int min_sms = 1;
-    int step_sms = 1;
-};
-
-// The SMs a request of `requested_sms` gets: rounded up to the granularity.
-int rounded_sm_count(int requested_sms, SmGranularity granularity);
 
 // The SM counts that requests made in order get from a device of `device_sms` SMs when each
 // group is split off what the earlier ones left: each rounded up to the granularity, or all that

@@ -121,6 +121,9 @@ TEST(Model, GreenContextsRoundSmsUpToTheGranularity) {
     const mig::GpuModel& a100 = mig::builtin_model("a100-80gb");
     EXPECT_EQ(green_context_sms(a100, 14), 14u);
     EXPECT_EQ(green_context_sms(a100, 3), 4u);
+    mig::GpuModel unknown = h200;
+    unknown.green_granularity.reset();
+    EXPECT_THROW(green_context_sms(unknown, 16), Error);
 
     // On green contexts 1g.35gb is as fast as the measured 2g.35gb and 4g.71gb as 3g.71gb.
     const ProfileSet set =
