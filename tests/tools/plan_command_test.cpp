@@ -137,6 +137,9 @@ TEST_F(PlanCommand, BadInputExitsTwoNamingTheJobOrConstraint) {
         {{"--jobs", "small", "--objective", "speed"}, "unknown objective"},
         {{"--jobs", "small,big", "--work", "1,2,3"}, "3 values for 2 jobs"},
         {{"--jobs", "small", "--work", "10", "--weights", "5"}, "not both"},
+        {{"--jobs", "small", "--work", "10", "--verify"}, "give --backend green"},
+        {{"--jobs", "small", "--work", "10", "--verify", "--backend", "green", "--gpus", "2"},
+         "give --gpus 1"},
     };
     for (const Case& c : cases) {
         std::vector<std::string> args = {"plan", "--profiles", profiles()};

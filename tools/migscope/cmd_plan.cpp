@@ -415,19 +415,13 @@ struct Verified {
 
 // Runs one candidate with `migscope run` (green backend, fixed work), or takes its earlier run
 // from --db (same label: the layout, jobs and work), so that an interrupted --verify resumes.
-Verified verify_candidate(const plan::Problem& p, const plan::Candidate& c, const PlanOptions& o,
+Verified verify_candidate(const plan::Candidate& c, const RunArgs& a, const PlanOptions& o,
                           const std::string& dir) {
     Verified v;
-    if (c.plan.size() != 1) {
-        v.skipped = "--verify runs plans of one GPU";
-        return v;
-    }
     if (o.work.empty() || o.work.find(',') != std::string::npos) {
         v.skipped = "--verify needs one --work STEPS for every job (as `migscope run`)";
         return v;
     }
-    const plan::GpuPlan& g = c.plan.front();
-    const RunArgs a = run_args(p, g);
     const std::string label = "plan --verify " + c.name + " --jobs " + join(a.jobs, ",") +
                               (a.assign.empty() ? "" : " --assign " + join(a.assign, ",")) +
                               " --work " + o.work;
@@ -446,7 +440,7 @@ Verified verify_candidate(const plan::Problem& p, const plan::Candidate& c, cons
     std::vector<std::string> args = {
         "run",  "--jobs", join(a.jobs, ","),     "--work",    o.work, "--format",
         "json", "--gpu",  std::to_string(o.gpu), "--run-dir", dir};
-    if (g.layout) {
+    if (!a.layout.empty()) {
         args.insert(args.end(), {"--backend", "green", "--layout", join(a.layout, "+")});
         if (a.assign.size() > a.layout.size())  // some partition queues jobs
             args.insert(args.end(), {"--assign", join(a.assign, ",")});
@@ -510,7 +504,8 @@ json verify(const plan::Problem& p, const plan::SearchResult& r, const PlanOptio
     for (size_t i = 0; i < r.top.size(); ++i) {
         const plan::Candidate& c = r.top[i];
         std::cerr << "migscope plan: candidate " << i + 1 << " of " << r.top.size() << '\n';
-        const Verified v = verify_candidate(p, c, o, base + "/" + std::to_string(i + 1));
+        const RunArgs a = run_args(p, c.plan.front());
+        const Verified v = verify_candidate(c, a, o, base + "/" + std::to_string(i + 1));
         wall_s += v.wall_s;
         json entry = {
             {"name", c.name},
@@ -531,7 +526,6 @@ json verify(const plan::Problem& p, const plan::SearchResult& r, const PlanOptio
         entry["measured"] = {{"makespan_s", makespan}, {"energy_j", energy}};
         entry["wall_s"] = v.wall_s;
         entry["from_db"] = v.from_db;
-        const RunArgs a = run_args(p, c.plan.front());
         entry["jobs"] = json::array();
         for (size_t k = 0; k < a.order.size() && k < run["jobs"].size(); ++k) {
             const json& mj = run["jobs"][k];
@@ -597,6 +591,8 @@ int plan_command(const PlanOptions& o) {
     std::string origin;
     const plan::PartitionKind kind =
         o.backend == "green" ? plan::PartitionKind::kGreen : plan::PartitionKind::kMig;
+    if (o.verify && o.gpus != 1)
+        throw input_error("--verify runs plans of one GPU: give --gpus 1");
     if (o.verify && kind != plan::PartitionKind::kGreen)
         throw input_error(
             "--verify runs the candidates on green SM partitions: give --backend green so that "
