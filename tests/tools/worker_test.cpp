@@ -190,18 +190,25 @@ TEST(Worker, UntilStoppedStopsAtTheEndOfInput) {
     EXPECT_GE(result["steps"].get<int>(), 1);  // at least one measured step
 }
 
+namespace {
+// gpt2-tiny at batch 2 with a held warm-up of `warmup` steps and `steps` steps of fixed work.
+std::vector<std::string> held(const std::string& warmup, const std::string& steps) {
+    return {MIGSCOPE_WORKER,
+            "train",
+            "--model",
+            "gpt2-tiny",
+            "--batch",
+            "2",
+            "--warmup-steps",
+            warmup,
+            "--steps",
+            steps,
+            "--hold-after-warmup"};
+}
+}  // namespace
+
 TEST(Worker, HeldWarmUpWaitsForStartThenRunsTheFixedWork) {
-    const std::vector<std::string> argv = {MIGSCOPE_WORKER,
-                                           "train",
-                                           "--model",
-                                           "gpt2-tiny",
-                                           "--batch",
-                                           "2",
-                                           "--warmup-steps",
-                                           "2",
-                                           "--steps",
-                                           "3",
-                                           "--hold-after-warmup"};
+    const std::vector<std::string> argv = held("2", "3");
     ProcessResult r = run_process(argv, ProcessInput{"start\n", std::chrono::milliseconds(500),
                                                      ProcessInput::Then::kKeepOpen});
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
@@ -217,17 +224,7 @@ TEST(Worker, HeldWarmUpWaitsForStartThenRunsTheFixedWork) {
 
 TEST(Worker, AStopLineEndsFixedWorkEarly) {
     // An interrupted fixed-work run: the runner sends `stop`; the job ends after a measured step.
-    const std::vector<std::string> argv = {MIGSCOPE_WORKER,
-                                           "train",
-                                           "--model",
-                                           "gpt2-tiny",
-                                           "--batch",
-                                           "2",
-                                           "--warmup-steps",
-                                           "1",
-                                           "--steps",
-                                           "100000",
-                                           "--hold-after-warmup"};
+    const std::vector<std::string> argv = held("1", "100000");
     ProcessResult r =
         run_process(argv, ProcessInput{"start\nstop\n", std::chrono::milliseconds(300),
                                        ProcessInput::Then::kKeepOpen});
