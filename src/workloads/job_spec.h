@@ -33,6 +33,8 @@ struct JobSpec {
     // Group only: the index of an earlier job whose SM partition this one shares; it warms up
     // with the others, then starts its measured steps when that job ends (a queue).
     std::optional<int> after;
+    // `train` only: write a PyTorch-profiler trace of the measured steps here; empty: none.
+    std::string profile_trace;
 };
 
 struct GroupSpec {

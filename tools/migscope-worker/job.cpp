@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -19,6 +20,7 @@
 #include "workloads/checkpoint.h"
 #include "workloads/data.h"
 #include "workloads/device_peak.h"
+#include "workloads/profiler_trace.h"
 #include "workloads/registry.h"
 #include "workloads/trainer.h"
 
@@ -139,6 +141,9 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
         if (spec.data.empty())
             synthetic = model->synthetic_batch(batch, env.device);
     }
+    if (!spec.profile_trace.empty() && !std::ofstream(spec.profile_trace)) {
+        throw std::invalid_argument("--profile-trace: cannot write " + spec.profile_trace);
+    }
     // Check the data file before anything is reported as ready.
     const w::HostBatchMaker file_batches =
         spec.data.empty() ? nullptr : model->file_data(spec.data, batch);
@@ -193,6 +198,7 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
     std::optional<int64_t> peak_reserved_bytes;
     Clock::time_point measure_start;
     bool told_to_stop = false;
+    std::optional<w::ProfilerTrace> trace;  // over the measured steps, when asked for
     for (int64_t step = 0;; ++step) {
         const bool warming = step < spec.warmup_steps;
         if (!warming) {
@@ -225,6 +231,8 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
             }();
             if (done)
                 break;
+            if (step_times.empty() && !spec.profile_trace.empty())
+                trace.emplace(env.device.is_cuda());
         }
         const auto t0 = Clock::now();
         loss = trainer.step(loader ? model->on_device(loader->next()) : synthetic);
@@ -248,6 +256,8 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
             }
         }
     }
+    if (trace)
+        trace->save(spec.profile_trace);
     double total_s = 0;
     for (double t : step_times)
         total_s += t;

@@ -337,6 +337,10 @@ int main(int argc, char** argv) {
                     "default: random initialisation");
     cmd->add_option("--save-checkpoint", o.save_checkpoint,
                     "Write the weights (safetensors) here after training");
+    cmd->add_option("--profile-trace", o.profile_trace,
+                    "Write a PyTorch-profiler trace (Chrome trace JSON: CPU operators with "
+                    "shapes, CUDA kernels) of the measured steps here; their times include the "
+                    "profiler's overhead");
     cmd->add_option("--lora-rank", o.lora_rank, "GPT-2 fine-tuning: rank of the LoRA adapters")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();

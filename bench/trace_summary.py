@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Where a training step's GPU time goes, from a `migscope-worker train --profile-trace` trace.
+
+Sums the CUDA kernels' durations by kind (matmul, attention, copy/cast, optimizer, norm, ...), by
+kernel name, and by the operator that launched them with its input shapes. Times are per step:
+the totals divided by --steps (the measured steps the trace holds).
+
+  migscope-worker train --model gpt2-xl --device cuda --warmup-steps 3 --steps 2 \\
+      --profile-trace gpt2-xl.json
+  python3 bench/trace_summary.py gpt2-xl.json --steps 2
+"""
+import argparse
+import collections
+import json
+import re
+
+KINDS = [  # first match wins; patterns are searched in the kernel name
+    ("attention", r"flash|fmha|sdpa|attention"),
+    ("matmul", r"gemm|nvjet|cutlass|xmma|sm90_"),
+    ("optimizer", r"adam|multi_tensor"),
+    ("copy/cast", r"copy"),
+    ("layer norm", r"layer_norm|LayerNorm"),
+    ("gelu", r"gelu|GeluCUDA"),
+    ("softmax/loss", r"softmax|nll_loss|cross_entropy"),
+    ("reduction", r"reduce_kernel|Reduce"),
+    ("embedding/index", r"embedding|index|gather|scatter|sort|radix"),
+    ("elementwise", r"elementwise|vectorized"),
+]
+
+
+def kind_of(kernel_name):
+    for kind, pattern in KINDS:
+        if re.search(pattern, kernel_name):
+            return kind
+    return "other"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("trace")
+    parser.add_argument("--steps", type=int, default=1, help="measured steps in the trace")
+    parser.add_argument("--top", type=int, default=15)
+    args = parser.parse_args()
+    with open(args.trace) as f:
+        events = json.load(f)["traceEvents"]
+
+    kernels = [e for e in events if e.get("cat") == "kernel" and "dur" in e]
+    if not kernels:
+        raise SystemExit(f"{args.trace}: no CUDA kernels in the trace (CPU job, or no CUPTI)")
+    # kernel -> launching runtime call (same correlation) -> CPU operator (same External id)
+    launch_external = {e["args"]["correlation"]: e["args"].get("External id")
+                       for e in events if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}
+    ops = {}
+    for e in events:
+        if e.get("cat") == "cpu_op" and "External id" in e.get("args", {}):
+            ops[e["args"]["External id"]] = f'{e["name"]} {e["args"].get("Input Dims", "")}'
+
+    busy_ms = sum(k["dur"] for k in kernels) / args.steps / 1e3  # trace times are in us
+    span_ms = (max(k["ts"] + k["dur"] for k in kernels) - min(k["ts"] for k in kernels)) / args.steps / 1e3
+    by_kind, by_name, by_op = collections.Counter(), collections.Counter(), collections.Counter()
+    for k in kernels:
+        ms = k["dur"] / args.steps / 1e3
+        by_kind[kind_of(k["name"])] += ms
+        by_name[k["name"][:90]] += ms
+        external = launch_external.get(k.get("args", {}).get("correlation"))
+        by_op[ops.get(external, "(no operator)")[:110]] += ms
+
+    print(f"{len(kernels) / args.steps:.0f} kernels/step; GPU busy {busy_ms:.1f} ms/step of a "
+          f"{span_ms:.1f} ms span/step (first kernel start to last kernel end)")
+    for title, counter, n in [("by kind", by_kind, len(by_kind)), ("by kernel", by_name, args.top),
+                              ("by operator and input shapes", by_op, args.top)]:
+        print(f"\n{title} (ms/step, share of busy)")
+        for name, ms in counter.most_common(n):
+            print(f"  {ms:8.2f}  {100 * ms / busy_ms:5.1f} %  {name}")
+
+
+if __name__ == "__main__":
+    main()
