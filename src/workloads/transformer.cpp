@@ -16,12 +16,50 @@ torch::Tensor LoraAdapterImpl::forward(const torch::Tensor& x) {
     return torch::matmul(torch::matmul(x, a.t()), b.t()) * scale;
 }
 
+torch::Tensor apply_linear(const torch::nn::Linear& layer, const torch::Tensor& x) {
+    return torch::linear(x, layer->weight, layer->bias);
+}
+
 namespace {
+
 // The layer's output plus its adapter's, when it has one.
 torch::Tensor with_lora(torch::nn::Linear& layer, LoraAdapter& adapter, const torch::Tensor& x) {
-    return adapter.is_empty() ? layer(x) : layer(x) + adapter(x);
+    return adapter.is_empty() ? apply_linear(layer, x) : apply_linear(layer, x) + adapter(x);
 }
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+struct SplitHeads : torch::autograd::Function<SplitHeads> {
+    static variable_list forward(AutogradContext* ctx, const torch::Tensor& qkv, int64_t heads) {
+        const int64_t b = qkv.size(0), t = qkv.size(1), d = qkv.size(2) / 3;
+        ctx->saved_data["heads"] = heads;
+        const auto parts = qkv.view({b, t, 3, heads, d / heads}).permute({2, 0, 3, 1, 4}).unbind(0);
+        return {parts[0], parts[1], parts[2]};
+    }
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        const int64_t heads = ctx->saved_data["heads"].toInt();
+        const torch::Tensor& any = grads[0].defined()   ? grads[0]
+                                   : grads[1].defined() ? grads[1]
+                                                        : grads[2];
+        const int64_t b = any.size(0), t = any.size(2), head_dim = any.size(3);
+        torch::Tensor grad = torch::empty({b, t, 3, heads, head_dim}, any.options());
+        for (int64_t i = 0; i < 3; ++i) {
+            if (grads[i].defined())
+                grad.select(2, i).copy_(grads[i].transpose(1, 2));
+            else
+                grad.select(2, i).zero_();
+        }
+        return {grad.view({b, t, 3 * heads * head_dim}), torch::Tensor()};
+    }
+};
+
 }  // namespace
+
+std::array<torch::Tensor, 3> split_heads(const torch::Tensor& qkv, int64_t heads) {
+    const variable_list parts = SplitHeads::apply(qkv, heads);
+    return {parts[0], parts[1], parts[2]};
+}
 
 SelfAttentionImpl::SelfAttentionImpl(int64_t dim, int64_t heads_, Causality causality_)
     : heads(heads_), causality(causality_) {
@@ -32,11 +70,7 @@ SelfAttentionImpl::SelfAttentionImpl(int64_t dim, int64_t heads_, Causality caus
 
 torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x) {
     const int64_t b = x.size(0), t = x.size(1), d = x.size(2);
-    // [b, t, 3d] -> 3 x [b, heads, t, d/heads]
-    auto parts = with_lora(qkv, qkv_lora, x)
-                     .view({b, t, 3, heads, d / heads})
-                     .permute({2, 0, 3, 1, 4})
-                     .unbind(0);
+    const auto parts = split_heads(with_lora(qkv, qkv_lora, x), heads);
     torch::Tensor y = at::scaled_dot_product_attention(parts[0], parts[1], parts[2], {}, 0.0,
                                                        causality == Causality::kCausal);
     return with_lora(out, out_lora, y.transpose(1, 2).reshape({b, t, d}));
@@ -54,7 +88,8 @@ MlpImpl::MlpImpl(int64_t dim, int64_t hidden, Gelu gelu_) : gelu(gelu_) {
 }
 
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
-    torch::Tensor h = torch::gelu(with_lora(up, up_lora, x), gelu == Gelu::kTanh ? "tanh" : "none");
+    const torch::Tensor h =
+        torch::gelu(with_lora(up, up_lora, x), gelu == Gelu::kTanh ? "tanh" : "none");
     return with_lora(down, down_lora, h);
 }
 
@@ -81,6 +116,20 @@ torch::Tensor BlockImpl::forward(torch::Tensor x) {
     }
     x = ln1(x + attention(x));
     return ln2(x + mlp(x));
+}
+
+torch::Tensor linear_with_aligned_rows(const torch::Tensor& x, const torch::Tensor& weight,
+                                       const torch::Tensor& bias) {
+    constexpr int64_t kRowMultiple = 64;
+    const int64_t rows = weight.size(0);
+    const int64_t padding = (rows + kRowMultiple - 1) / kRowMultiple * kRowMultiple - rows;
+    if (padding == 0)
+        return torch::linear(x, weight, bias);
+    namespace F = torch::nn::functional;
+    const torch::Tensor padded_bias =
+        bias.defined() ? F::pad(bias, F::PadFuncOptions({0, padding})) : bias;
+    return torch::linear(x, F::pad(weight, F::PadFuncOptions({0, 0, 0, padding})), padded_bias)
+        .narrow(-1, 0, rows);
 }
 
 void init_transformer_weights(torch::nn::Module& module, double std) {

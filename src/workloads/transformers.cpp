@@ -117,8 +117,9 @@ struct BertImpl : torch::nn::Module {
         return run_blocks(blocks, ln(x));
     }
     torch::Tensor head(const torch::Tensor& hidden) {  // [..., D] -> logits [..., V]
-        torch::Tensor x = transform_ln(torch::gelu(transform(hidden)));
-        return F::linear(x, word->weight, decoder_bias);  // decoder tied to the word embeddings
+        torch::Tensor x = transform_ln(torch::gelu(apply_linear(transform, hidden)));
+        // The decoder is tied to the word embeddings.
+        return linear_with_aligned_rows(x, word->weight, decoder_bias);
     }
     BertConfig config;
     torch::nn::Embedding word{nullptr}, position{nullptr}, token_type{nullptr};
@@ -222,7 +223,7 @@ struct Gpt2Impl : torch::nn::Module {
     torch::Tensor forward(const torch::Tensor& ids) {  // [B,T] -> logits [B,T,V]
         auto positions = torch::arange(ids.size(1), ids.options());
         torch::Tensor x = run_blocks(blocks, wte(ids) + wpe(positions));
-        return F::linear(ln_f(x), wte->weight);  // language-model head tied to wte
+        return linear_with_aligned_rows(ln_f(x), wte->weight);  // head tied to wte
     }
     Gpt2Config config;
     torch::nn::Embedding wte{nullptr}, wpe{nullptr};
