@@ -28,6 +28,13 @@ KINDS = [  # first match wins; patterns are searched in the kernel name
 ]
 
 
+def short_name(kernel_name, width=100):
+    """The kernel's name without the namespaces that make every ATen kernel start alike."""
+    for noise in ("void ", "at::native::", "(anonymous namespace)::", "c10::", "at::"):
+        kernel_name = kernel_name.replace(noise, "")
+    return kernel_name[:width]
+
+
 def kind_of(kernel_name):
     for kind, pattern in KINDS:
         if re.search(pattern, kernel_name):
@@ -61,7 +68,7 @@ def main():
     for k in kernels:
         ms = k["dur"] / args.steps / 1e3
         by_kind[kind_of(k["name"])] += ms
-        by_name[k["name"][:90]] += ms
+        by_name[short_name(k["name"])] += ms
         external = launch_external.get(k.get("args", {}).get("correlation"))
         by_op[ops.get(external, "(no operator)")[:110]] += ms
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -143,6 +144,44 @@ TEST(Worker, SavesACheckpointAndStartsFromIt) {
     ASSERT_EQ(events.size(), 1u);
     EXPECT_NE(events[0]["message"].get<std::string>().find("none of its"), std::string::npos)
         << events[0];
+}
+
+TEST(Worker, WritesAProfilerTraceOfTheMeasuredSteps) {
+    const std::string path = testing::TempDir() + "/worker-trace.json";
+    std::remove(path.c_str());
+    ProcessResult r = run_process({MIGSCOPE_WORKER, "train", "--model", "gpt2-tiny", "--batch", "2",
+                                   "--warmup-steps", "1", "--steps", "2", "--profile-trace", path});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    std::ifstream file(path);
+    ASSERT_TRUE(file) << path;
+    const nlohmann::json trace = nlohmann::json::parse(file);
+    int matmuls_with_shapes = 0;
+    for (const auto& e : trace["traceEvents"]) {
+        if (e.value("cat", "") == "cpu_op" && e.value("name", "") == "aten::mm" &&
+            e["args"].contains("Input Dims"))
+            ++matmuls_with_shapes;
+    }
+    EXPECT_GT(matmuls_with_shapes, 0);
+
+    // An unwritable path is bad input, reported before the model is built.
+    ProcessResult bad = run_process({MIGSCOPE_WORKER, "train", "--model", "gpt2-tiny", "--steps",
+                                     "1", "--profile-trace", "/no/such/dir/trace.json"});
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    const auto events = events_of(bad.out);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_NE(events[0]["message"].get<std::string>().find("--profile-trace"), std::string::npos);
+}
+
+TEST(Worker, MigscopeTrainPassesTheProfileTraceOn) {
+    const std::string path = testing::TempDir() + "/train-trace.json";
+    std::remove(path.c_str());
+    ProcessResult r = run_process({MIGSCOPE_BINARY, "train", "--worker", MIGSCOPE_WORKER, "--model",
+                                   "gpt2-tiny", "--device", "cpu", "--warmup-steps", "0", "--steps",
+                                   "1", "--profile-trace", path});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    std::ifstream file(path);
+    ASSERT_TRUE(file) << path;
+    EXPECT_FALSE(nlohmann::json::parse(file)["traceEvents"].empty());
 }
 
 TEST(Worker, SmPartitionsAndMemoryCapsNeedCuda) {

@@ -110,6 +110,9 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
     const bool finetune = spec.mode == "finetune";
     if ((spec.stop == w::StopRule::kUntilStopped || spec.hold_after_warmup) && env.stop == nullptr)
         throw std::logic_error("until-stopped or held job without the runner's stdin");
+    if (!spec.profile_trace.empty() && !std::ofstream(spec.profile_trace)) {
+        throw std::invalid_argument("--profile-trace: cannot write " + spec.profile_trace);
+    }
 
     // Everything this thread does on the GPU from here on runs on the job's stream: moving the
     // model, the optimizer's state and steps, batch creation, the data loader's copies (made by
@@ -140,9 +143,6 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
         // training runs).
         if (spec.data.empty())
             synthetic = model->synthetic_batch(batch, env.device);
-    }
-    if (!spec.profile_trace.empty() && !std::ofstream(spec.profile_trace)) {
-        throw std::invalid_argument("--profile-trace: cannot write " + spec.profile_trace);
     }
     // Check the data file before anything is reported as ready.
     const w::HostBatchMaker file_batches =

@@ -34,6 +34,7 @@ struct TrainOptions {
     std::string data;
     std::string checkpoint;
     std::string save_checkpoint;
+    std::string profile_trace;
     int64_t lora_rank = 0;
     std::string worker;
 };
@@ -107,6 +108,8 @@ int train_command(const TrainOptions& o) {
         child.argv.insert(child.argv.end(), {"--sms", std::to_string(o.sms)});
     if (!o.save_checkpoint.empty())
         child.argv.insert(child.argv.end(), {"--save-checkpoint", o.save_checkpoint});
+    if (!o.profile_trace.empty())
+        child.argv.insert(child.argv.end(), {"--profile-trace", o.profile_trace});
     if (!visible.empty())
         child.env.emplace_back("CUDA_VISIBLE_DEVICES", visible);
 
@@ -207,13 +210,17 @@ void add_train_command(CLI::App& app, Action& action) {
     cmd->add_option("--gpu", o->gpu, "GPU index (NVML)")->capture_default_str();
     cmd->add_option("--sms", o->sms, "Train on a green context of this many SMs")
         ->check(CLI::PositiveNumber);
-    cmd->add_option("--data", o->data, "Data file (llm.c tokens, CIFAR-10, or IMAGES.npy,LABELS.npy uint8 arrays); "
+    cmd->add_option("--data", o->data,
+                    "Data file (llm.c tokens, CIFAR-10, or IMAGES.npy,LABELS.npy uint8 arrays); "
                     "default synthetic");
     cmd->add_option("--checkpoint", o->checkpoint,
                     "Start from these weights (safetensors with migscope's tensor names; see "
                     "docs/worker-protocol.md); default: random initialisation, said in the output");
     cmd->add_option("--save-checkpoint", o->save_checkpoint,
                     "Write the trained weights (safetensors) here");
+    cmd->add_option("--profile-trace", o->profile_trace,
+                    "Write a PyTorch-profiler trace of the measured steps here (Chrome trace JSON; "
+                    "summarise with bench/trace_summary.py); step times include its overhead");
     cmd->add_option("--lora-rank", o->lora_rank, "GPT-2 fine-tuning: LoRA rank")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--worker", o->worker, "migscope-worker binary (default: beside migscope)");

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Tests of bench/trace_summary.py on a hand-made Kineto trace (no GPU needed)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "trace_summary.py")
+
+
+def trace(events):
+    return {"traceEvents": events}
+
+
+def op(name, external, dims):
+    return {"cat": "cpu_op", "name": name, "ts": 0, "dur": 1, "args": {"External id": external, "Input Dims": dims}}
+
+
+def launch(correlation, external):
+    return {"cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 0, "dur": 1,
+            "args": {"correlation": correlation, "External id": external}}
+
+
+def kernel(name, ts, dur, correlation):
+    return {"cat": "kernel", "name": name, "ts": ts, "dur": dur, "args": {"correlation": correlation}}
+
+
+class TraceSummaryTest(unittest.TestCase):
+    def summarise(self, events, steps):
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(trace(events), f)
+        try:
+            return subprocess.run([sys.executable, SCRIPT, f.name, "--steps", str(steps)],
+                                  capture_output=True, text=True)
+        finally:
+            os.unlink(f.name)
+
+    def test_sums_per_step_by_kind_kernel_and_operator(self):
+        events = [op("aten::mm", 7, [[8, 4], [4, 2]]), launch(1, 7), launch(2, 7),
+                  op("aten::copy_", 8, [[8], [8]]), launch(3, 8),
+                  kernel("nvjet_sm90_tst_128x128", 0, 3000, 1),  # 3 ms
+                  kernel("nvjet_sm90_tst_128x128", 5000, 1000, 2),  # 1 ms, ends at 6 ms
+                  kernel("void at::native::direct_copy_kernel_cuda", 7000, 1000, 3)]  # ends at 8 ms
+        out = self.summarise(events, steps=2)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        text = out.stdout
+        # busy 5 ms over 2 steps; span 0..8 ms over 2 steps
+        self.assertIn("GPU busy 2.5 ms/step of a 4.0 ms span/step", text)
+        self.assertRegex(text, r"2\.00\s+80\.0 %\s+matmul")
+        self.assertRegex(text, r"0\.50\s+20\.0 %\s+copy/cast")
+        self.assertRegex(text, r"0\.50\s+20\.0 %\s+direct_copy_kernel_cuda")  # namespaces dropped
+        self.assertRegex(text, r"2\.00\s+80\.0 %\s+aten::mm \[\[8, 4\], \[4, 2\]\]")
+
+    def test_a_trace_without_kernels_is_refused_with_the_reason(self):
+        out = self.summarise([op("aten::mm", 1, [])], steps=1)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("no CUDA kernels", out.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
