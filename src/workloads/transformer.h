@@ -79,11 +79,11 @@ TORCH_MODULE(Block);
 // Parameters of one block: two layer norms, QKV and output projections, the two MLP layers.
 int64_t block_parameter_count(int64_t dim, int64_t hidden);
 
-// F::linear(x, weight, bias) for a wide output layer (a tied vocabulary head): the matmul runs on
-// weight (and bias) padded with zero rows to a multiple of 64 and the result is narrowed back, so
-// the GEMM's output rows are 16-byte aligned. cuBLAS has no fast kernel for GPT-2's 50,257-wide
-// rows: on the H200 its head took 27.6 ms a step unpadded, 5.7 ms padded. Same values, same
-// gradients; the narrowed output is a strided view (its rows are `padded` apart).
+// x W^T + b for a wide output layer (a tied vocabulary head): the matmul runs on weight (and bias)
+// padded with zero rows to a multiple of 64 and the result is narrowed back, so the GEMM's output
+// rows are 16-byte aligned. cuBLAS has no fast kernel for GPT-2's 50,257-wide rows: on the H200
+// the head's three GEMMs took 27.6 ms a step unpadded, 5.7 ms padded. Same values, same gradients;
+// the output is a strided view whose rows lie the padded width apart.
 torch::Tensor linear_with_aligned_rows(const torch::Tensor& x, const torch::Tensor& weight,
                                        const torch::Tensor& bias = {});
 
