@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "workloads/optimizer.h"
+
 namespace migscope::workloads {
 
 struct AdamWSettings {
@@ -16,11 +18,11 @@ struct AdamWSettings {
     double eps = 1e-8;
 };
 
-class FusedAdamW {
+class FusedAdamW : public Optimizer {
   public:
     FusedAdamW(std::vector<torch::Tensor> parameters, AdamWSettings settings);
-    void zero_grad();  // drops the gradients (set to none)
-    void step();       // updates every parameter that has a gradient
+    void zero_grad() override;
+    void step() override;
 
   private:
     std::vector<torch::Tensor> parameters_, exp_avg_, exp_avg_sq_, steps_;

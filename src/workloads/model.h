@@ -47,6 +47,10 @@ class Model {
     // CNN/ViT/BERT: freezes everything but the last block and a newly initialised head. GPT-2:
     // freezes the whole base and adds LoRA adapters to the attention and MLP projections.
     virtual void prepare_finetune(const FinetuneOptions& options) = 0;
+    // Whether the model trains on CUDA with bf16 parameters and fp32 masters in the optimizer
+    // (MasterWeightAdamW) rather than fp32 parameters under autocast: the transformers do (their
+    // weights' casts cost ~5 % of a step); the CNNs do not (batch norm keeps fp32 parameters).
+    virtual bool trains_with_bf16_weights() const { return false; }
 };
 
 // The image classifiers' common part (ResNet, ViT): random images and labels, cross-entropy.

@@ -22,28 +22,54 @@ class CudaBf16Autocast {
     }
 };
 
+Precision choose_precision(const Model& model, torch::Device device) {
+    if (!device.is_cuda())
+        return Precision::kFp32;
+    return model.trains_with_bf16_weights() ? Precision::kBf16Weights : Precision::kBf16Autocast;
+}
+
 }  // namespace
 
+const char* precision_name(Precision precision) {
+    switch (precision) {
+        case Precision::kFp32:
+            return "fp32";
+        case Precision::kBf16Autocast:
+            return "bf16-autocast";
+        case Precision::kBf16Weights:
+            return "bf16-fp32-master";
+    }
+    return "unknown";
+}
+
 Trainer::Trainer(Model& model, TrainerOptions options)
-    : model_(model),
-      options_(options),
-      precision_(options.device.is_cuda() ? Precision::kBf16Autocast : Precision::kFp32) {
+    : model_(model), options_(options), precision_(choose_precision(model, options.device)) {
     model_.to_device(options_.device);
     model_.module().train();
     std::vector<torch::Tensor> trainable;
-    for (const auto& p : model_.module().parameters()) {
-        if (p.requires_grad())
+    for (auto& p : model_.module().parameters()) {
+        if (p.requires_grad()) {
             trainable.push_back(p);
+        } else if (precision_ == Precision::kBf16Weights && p.is_floating_point()) {
+            torch::NoGradGuard no_grad;  // frozen: bf16 too, and nothing to keep a master of
+            p.set_data(p.detach().to(torch::kBFloat16));
+        }
     }
     TORCH_CHECK(!trainable.empty(), "the model has no trainable parameters");
-    optimizer_ = std::make_unique<FusedAdamW>(
-        trainable, AdamWSettings{options_.learning_rate, options_.weight_decay});
+    const AdamWSettings settings{options_.learning_rate, options_.weight_decay};
+    if (precision_ == Precision::kBf16Weights) {
+        auto optimizer = std::make_unique<MasterWeightAdamW>(trainable, settings);
+        master_weights_ = optimizer.get();
+        optimizer_ = std::move(optimizer);
+    } else {
+        optimizer_ = std::make_unique<FusedAdamW>(trainable, settings);
+    }
 }
 
 double Trainer::step(const Batch& batch) {
     optimizer_->zero_grad();
     torch::Tensor loss;
-    if (precision_ == Precision::kBf16Autocast) {
+    if (precision_ != Precision::kFp32) {
         CudaBf16Autocast autocast;
         loss = model_.loss(batch);
     } else {
@@ -52,6 +78,11 @@ double Trainer::step(const Batch& batch) {
     loss.backward();
     optimizer_->step();
     return loss.item<double>();
+}
+
+void Trainer::finish() {
+    if (master_weights_)
+        master_weights_->restore_master_weights();
 }
 
 }  // namespace migscope::workloads

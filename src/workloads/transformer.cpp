@@ -2,7 +2,11 @@
 // kernels on CUDA when LibTorch picks them), GELU MLP, pre- or post-norm residuals.
 #include "workloads/transformer.h"
 
+#include <ATen/autocast_mode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
 #include <cmath>
+#include <limits>
 
 namespace migscope::workloads {
 
@@ -18,6 +22,20 @@ torch::Tensor LoraAdapterImpl::forward(const torch::Tensor& x) {
 
 torch::Tensor apply_linear(const torch::nn::Linear& layer, const torch::Tensor& x) {
     return torch::linear(x, layer->weight, layer->bias);
+}
+
+torch::Tensor to_residual_dtype(const torch::Tensor& x) {
+    const c10::DeviceType device = x.device().type();
+    if (!at::autocast::is_autocast_enabled(device))
+        return x;
+    return x.to(at::autocast::get_autocast_dtype(device));
+}
+
+torch::Tensor layer_norm_in_input_dtype(const torch::nn::LayerNorm& norm, const torch::Tensor& x) {
+    const torch::nn::LayerNormOptions& o = norm->options;
+    c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+    return torch::layer_norm(x, o.normalized_shape(), norm->weight.to(x.scalar_type()),
+                             norm->bias.to(x.scalar_type()), o.eps());
 }
 
 namespace {
@@ -111,25 +129,35 @@ BlockImpl::BlockImpl(int64_t dim, int64_t heads, int64_t hidden, NormPlacement n
 
 torch::Tensor BlockImpl::forward(torch::Tensor x) {
     if (norm == NormPlacement::kPreNorm) {
-        x = x + attention(ln1(x));
-        return x + mlp(ln2(x));
+        x = x + attention(layer_norm_in_input_dtype(ln1, x));
+        return x + mlp(layer_norm_in_input_dtype(ln2, x));
     }
-    x = ln1(x + attention(x));
-    return ln2(x + mlp(x));
+    x = layer_norm_in_input_dtype(ln1, x + attention(x));
+    return layer_norm_in_input_dtype(ln2, x + mlp(x));
 }
 
-torch::Tensor linear_with_aligned_rows(const torch::Tensor& x, const torch::Tensor& weight,
-                                       const torch::Tensor& bias) {
+namespace {
+
+// Zero rows that bring `rows` to a multiple of 64 (16-byte-aligned bf16 output rows).
+int64_t rows_to_alignment(int64_t rows) {
     constexpr int64_t kRowMultiple = 64;
+    return (rows + kRowMultiple - 1) / kRowMultiple * kRowMultiple - rows;
+}
+
+}  // namespace
+
+torch::Tensor logits_with_aligned_rows(const torch::Tensor& x, const torch::Tensor& weight,
+                                       const torch::Tensor& bias) {
     const int64_t rows = weight.size(0);
-    const int64_t padding = (rows + kRowMultiple - 1) / kRowMultiple * kRowMultiple - rows;
+    const int64_t padding = rows_to_alignment(rows);
     if (padding == 0)
         return torch::linear(x, weight, bias);
     namespace F = torch::nn::functional;
+    constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
     const torch::Tensor padded_bias =
-        bias.defined() ? F::pad(bias, F::PadFuncOptions({0, padding})) : bias;
-    return torch::linear(x, F::pad(weight, F::PadFuncOptions({0, 0, 0, padding})), padded_bias)
-        .narrow(-1, 0, rows);
+        F::pad(bias.defined() ? bias : torch::zeros({rows}, weight.options()),
+               F::PadFuncOptions({0, padding}).value(kMinusInfinity));
+    return torch::linear(x, F::pad(weight, F::PadFuncOptions({0, 0, 0, padding})), padded_bias);
 }
 
 void init_transformer_weights(torch::nn::Module& module, double std) {

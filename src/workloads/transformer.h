@@ -13,6 +13,18 @@ namespace migscope::workloads {
 // inputs of three or more dimensions: measured 25 ms of GPT-2 XL's 262 ms step on the H200.
 torch::Tensor apply_linear(const torch::nn::Linear& layer, const torch::Tensor& x);
 
+// The residual stream's dtype. Under autocast (bf16 on CUDA in training) the stream between
+// blocks is held in the autocast dtype, as Megatron-LM and llm.c hold it, instead of the fp32 that
+// autocast's promotion rules would give (fp32 embeddings, fp32 layer-norm outputs): every residual
+// add, layer norm and cast then moves half the bytes. Without autocast (CPU, fp32) x is returned
+// as it is. The parameters stay fp32: they are the master weights the optimizer updates.
+torch::Tensor to_residual_dtype(const torch::Tensor& x);
+
+// norm(x) computed in x's dtype (ATen's kernels accumulate in fp32 inside), with the norm's scale
+// and shift cast to it where they differ, also under autocast (which would run it in fp32 and
+// return fp32). Without autocast and with x in the parameters' dtype it equals norm(x).
+torch::Tensor layer_norm_in_input_dtype(const torch::nn::LayerNorm& norm, const torch::Tensor& x);
+
 // Splits a fused projection [batch, tokens, 3 * dim] into query, key and value views of shape
 // [batch, heads, tokens, dim / heads]. Its backward writes the three gradients straight into one
 // [batch, tokens, 3 * dim] buffer (unbind's backward stacks them and then copies the stack into
@@ -79,12 +91,13 @@ TORCH_MODULE(Block);
 // Parameters of one block: two layer norms, QKV and output projections, the two MLP layers.
 int64_t block_parameter_count(int64_t dim, int64_t hidden);
 
-// x W^T + b for a wide output layer (a tied vocabulary head): the matmul runs on weight (and bias)
-// padded with zero rows to a multiple of 64 and the result is narrowed back, so the GEMM's output
-// rows are 16-byte aligned. cuBLAS has no fast kernel for GPT-2's 50,257-wide rows: on the H200
-// the head's three GEMMs took 27.6 ms a step unpadded, 5.7 ms padded. Same values, same gradients;
-// the output is a strided view whose rows lie the padded width apart.
-torch::Tensor linear_with_aligned_rows(const torch::Tensor& x, const torch::Tensor& weight,
+// Logits x W^T + b of a tied vocabulary head (weight [classes, dim]), computed on weight and bias
+// padded with rows to a multiple of 64 so that the GEMM's output rows are 16-byte aligned: cuBLAS
+// has no fast kernel for GPT-2's 50,257-wide rows (on the H200 the head's three GEMMs took 27.6 ms
+// a step unpadded, 5.7 ms padded). The result has the padded width; the padded classes' logits are
+// -inf, so softmax and cross-entropy over it equal those over the real classes, in values and
+// gradients, and need no copy of a narrowed view. The first `classes` columns equal x W^T + b.
+torch::Tensor logits_with_aligned_rows(const torch::Tensor& x, const torch::Tensor& weight,
                                        const torch::Tensor& bias = {});
 
 // The initialisation of BERT and GPT-2 (and timm's ViT): every linear and embedding weight drawn

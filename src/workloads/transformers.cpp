@@ -55,7 +55,7 @@ struct VitImpl : torch::nn::Module {
         // [B,3,H,W] -> [B,d,H/p,W/p] -> [B,N,d]; prepend the class token: [B,N+1,d]
         torch::Tensor x = patch_embed(images).flatten(2).transpose(1, 2);
         x = torch::cat({class_token.expand({x.size(0), 1, -1}), x}, 1) + position;
-        x = ln(run_blocks(blocks, x));
+        x = layer_norm_in_input_dtype(ln, run_blocks(blocks, to_residual_dtype(x)));
         return head(x.select(1, 0));
     }
     VitConfig config;
@@ -80,6 +80,7 @@ class VitModel : public ImageClassifier {
                                                               Causality::kBidirectional)) +
                6.0 * c_.dim * c_.classes;
     }
+    bool trains_with_bf16_weights() const override { return true; }
     void prepare_finetune(const FinetuneOptions&) override {
         freeze(*net_);
         unfreeze(*net_->blocks->ptr(net_->blocks->size() - 1));
@@ -114,12 +115,14 @@ struct BertImpl : torch::nn::Module {
         const int64_t t = ids.size(1);
         auto positions = torch::arange(t, ids.options());
         torch::Tensor x = word(ids) + position(positions) + token_type(torch::zeros_like(ids));
-        return run_blocks(blocks, ln(x));
+        return run_blocks(blocks, layer_norm_in_input_dtype(ln, to_residual_dtype(x)));
     }
-    torch::Tensor head(const torch::Tensor& hidden) {  // [..., D] -> logits [..., V]
-        torch::Tensor x = transform_ln(torch::gelu(apply_linear(transform, hidden)));
+    // [..., D] -> logits [..., V padded to a multiple of 64; the padding's logits are -inf]
+    torch::Tensor head(const torch::Tensor& hidden) {
+        torch::Tensor x =
+            layer_norm_in_input_dtype(transform_ln, torch::gelu(apply_linear(transform, hidden)));
         // The decoder is tied to the word embeddings.
-        return linear_with_aligned_rows(x, word->weight, decoder_bias);
+        return logits_with_aligned_rows(x, word->weight, decoder_bias);
     }
     BertConfig config;
     torch::nn::Embedding word{nullptr}, position{nullptr}, token_type{nullptr};
@@ -165,14 +168,10 @@ class BertModel : public Model {
                 .narrow(1, 0, c_.masked_per_sequence());
         const torch::Tensor picked =
             hidden.gather(1, positions.unsqueeze(-1).expand({-1, -1, hidden.size(-1)}));
-        return F::cross_entropy(net_->head(picked).reshape({-1, c_.vocab}),
-                                b.targets.gather(1, positions).reshape({-1}),
-                                F::CrossEntropyFuncOptions().ignore_index(-100));
+        return masked_lm_loss(net_->head(picked), b.targets.gather(1, positions));
     }
     torch::Tensor loss_at_every_position(const Batch& b) {
-        return F::cross_entropy(net_->head(net_->encode(b.inputs)).view({-1, c_.vocab}),
-                                b.targets.view({-1}),
-                                F::CrossEntropyFuncOptions().ignore_index(-100));
+        return masked_lm_loss(net_->head(net_->encode(b.inputs)), b.targets);
     }
     int64_t items_per_sample() const override { return c_.seq_len; }
     std::string item_unit() const override { return "tokens"; }
@@ -186,6 +185,7 @@ class BertModel : public Model {
                              attention_train_flops_per_token(c_.layers, c_.seq_len, c_.dim,
                                                              Causality::kBidirectional));
     }
+    bool trains_with_bf16_weights() const override { return true; }
     void prepare_finetune(const FinetuneOptions&) override {
         freeze(*net_);
         unfreeze(*net_->blocks->ptr(net_->blocks->size() - 1));
@@ -196,6 +196,10 @@ class BertModel : public Model {
     }
 
   private:
+    static torch::Tensor masked_lm_loss(const torch::Tensor& logits, const torch::Tensor& targets) {
+        return F::cross_entropy(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}),
+                                F::CrossEntropyFuncOptions().ignore_index(-100));
+    }
     BertConfig c_;
     Bert net_;
 };
@@ -220,10 +224,12 @@ struct Gpt2Impl : torch::nn::Module {
             b->mlp->down->weight.normal_(0.0, residual_std);
         }
     }
-    torch::Tensor forward(const torch::Tensor& ids) {  // [B,T] -> logits [B,T,V]
+    // [B,T] -> logits [B,T,V padded to a multiple of 64; the padding's logits are -inf]
+    torch::Tensor forward(const torch::Tensor& ids) {
         auto positions = torch::arange(ids.size(1), ids.options());
-        torch::Tensor x = run_blocks(blocks, wte(ids) + wpe(positions));
-        return linear_with_aligned_rows(ln_f(x), wte->weight);  // head tied to wte
+        torch::Tensor x = run_blocks(blocks, to_residual_dtype(wte(ids) + wpe(positions)));
+        return logits_with_aligned_rows(layer_norm_in_input_dtype(ln_f, x),
+                                        wte->weight);  // head tied to wte
     }
     Gpt2Config config;
     torch::nn::Embedding wte{nullptr}, wpe{nullptr};
@@ -249,8 +255,8 @@ class Gpt2Model : public Model {
         };
     }
     torch::Tensor loss(const Batch& b) override {
-        return torch::cross_entropy_loss(net_->forward(b.inputs).view({-1, c_.vocab}),
-                                         b.targets.view({-1}));
+        const torch::Tensor logits = net_->forward(b.inputs);
+        return torch::cross_entropy_loss(logits.view({-1, logits.size(-1)}), b.targets.view({-1}));
     }
     int64_t items_per_sample() const override { return c_.seq_len; }
     std::string item_unit() const override { return "tokens"; }
@@ -260,6 +266,7 @@ class Gpt2Model : public Model {
                (6.0 * gpt2_parameter_count(c_) +
                 attention_train_flops_per_token(c_.layers, c_.seq_len, c_.dim, Causality::kCausal));
     }
+    bool trains_with_bf16_weights() const override { return true; }
     void prepare_finetune(const FinetuneOptions& options) override {
         freeze(*net_);
         for (auto& block : *net_->blocks) {

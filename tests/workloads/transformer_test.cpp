@@ -1,15 +1,17 @@
 // Tests of the transformer building blocks (src/workloads/transformer.cpp).
 #include "workloads/transformer.h"
 
+#include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 
 using namespace migscope::workloads;
 
 namespace {
 
-// Output and gradients (x, weight, bias) of `head` on fresh copies of the same inputs.
+// Cross-entropy loss and its gradients (x, weight, bias) of the logits `head` gives, on fresh
+// copies of the same inputs.
 struct HeadRun {
-    torch::Tensor out, grad_x, grad_weight, grad_bias;
+    torch::Tensor loss, grad_x, grad_weight, grad_bias;
 };
 
 template <typename Head>
@@ -18,41 +20,50 @@ HeadRun run_head(Head head, int64_t rows, bool with_bias) {
     auto x = torch::randn({2, 5, 16}).requires_grad_();
     auto weight = torch::randn({rows, 16}).requires_grad_();
     auto bias = with_bias ? torch::randn({rows}).requires_grad_() : torch::Tensor();
-    torch::Tensor out = head(x, weight, bias);
-    // A loss that weighs every output differently, so that a misplaced column would show.
-    (out * torch::arange(out.numel()).view(out.sizes()).sin()).sum().backward();
-    return {out.detach(), x.grad(), weight.grad(), with_bias ? bias.grad() : torch::Tensor()};
+    const torch::Tensor targets = torch::randint(0, rows, {2, 5});
+    const torch::Tensor logits = head(x, weight, bias);
+    torch::Tensor loss =
+        torch::cross_entropy_loss(logits.view({-1, logits.size(-1)}), targets.view({-1}));
+    loss.backward();
+    return {loss.detach(), x.grad(), weight.grad(), with_bias ? bias.grad() : torch::Tensor()};
 }
 
 }  // namespace
 
-TEST(LinearWithAlignedRows, EqualsLinearInValuesAndGradients) {
+TEST(LogitsWithAlignedRows, CrossEntropyEqualsTheUnpaddedOneInValueAndGradients) {
     for (int64_t rows : {1, 63, 64, 100, 257}) {
         for (bool with_bias : {false, true}) {
             SCOPED_TRACE("rows " + std::to_string(rows) + (with_bias ? " with bias" : ""));
             const HeadRun aligned = run_head(
-                [](auto& x, auto& w, auto& b) { return linear_with_aligned_rows(x, w, b); }, rows,
+                [](auto& x, auto& w, auto& b) { return logits_with_aligned_rows(x, w, b); }, rows,
                 with_bias);
             const HeadRun plain = run_head(
                 [](auto& x, auto& w, auto& b) { return torch::nn::functional::linear(x, w, b); },
                 rows, with_bias);
-            ASSERT_EQ(aligned.out.sizes(), plain.out.sizes());
-            EXPECT_TRUE(torch::allclose(aligned.out, plain.out, 1e-5, 1e-5));
+            EXPECT_TRUE(torch::allclose(aligned.loss, plain.loss, 1e-5, 1e-5));
             EXPECT_TRUE(torch::allclose(aligned.grad_x, plain.grad_x, 1e-5, 1e-5));
             ASSERT_EQ(aligned.grad_weight.sizes(), plain.grad_weight.sizes());
             EXPECT_TRUE(torch::allclose(aligned.grad_weight, plain.grad_weight, 1e-5, 1e-5));
             if (with_bias) {
+                ASSERT_EQ(aligned.grad_bias.sizes(), plain.grad_bias.sizes());
                 EXPECT_TRUE(torch::allclose(aligned.grad_bias, plain.grad_bias, 1e-5, 1e-5));
             }
         }
     }
 }
 
-TEST(LinearWithAlignedRows, OutputRowsLieAMultipleOf64Apart) {
-    const torch::Tensor out =
-        linear_with_aligned_rows(torch::randn({3, 8}), torch::randn({100, 8}));
-    EXPECT_EQ(out.size(1), 100);
-    EXPECT_EQ(out.stride(0), 128);
+TEST(LogitsWithAlignedRows, RealColumnsEqualLinearAndPaddedColumnsAreMinusInfinity) {
+    for (bool with_bias : {false, true}) {
+        SCOPED_TRACE(with_bias ? "with bias" : "without bias");
+        const torch::Tensor x = torch::randn({3, 8}), weight = torch::randn({100, 8});
+        const torch::Tensor bias = with_bias ? torch::randn({100}) : torch::Tensor();
+        const torch::Tensor logits = logits_with_aligned_rows(x, weight, bias);
+        ASSERT_EQ(logits.sizes(), (torch::IntArrayRef{3, 128}));
+        EXPECT_TRUE(
+            torch::allclose(logits.narrow(1, 0, 100), torch::linear(x, weight, bias), 1e-5, 1e-5));
+        const torch::Tensor padded = logits.narrow(1, 100, 28);
+        EXPECT_TRUE(torch::all(torch::isinf(padded) & (padded < 0)).item<bool>());
+    }
 }
 
 TEST(SplitHeads, ViewsAndGradientsEqualThoseOfUnbind) {
@@ -90,4 +101,76 @@ TEST(ApplyLinear, EqualsTheModulesForwardOnThreeDimensionalInput) {
     torch::nn::Linear layer(6, 4);
     const torch::Tensor x = torch::randn({2, 3, 6});
     EXPECT_TRUE(torch::allclose(apply_linear(layer, x), layer(x), 1e-6, 1e-6));
+}
+
+namespace {
+
+// bf16 autocast on the CPU for one scope: the CPU stand-in for training's CUDA autocast.
+class CpuBf16Autocast {
+  public:
+    CpuBf16Autocast() {
+        at::autocast::set_autocast_enabled(at::kCPU, true);
+        at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+        at::autocast::increment_nesting();
+    }
+    ~CpuBf16Autocast() {
+        if (at::autocast::decrement_nesting() == 0)
+            at::autocast::clear_cache();
+        at::autocast::set_autocast_enabled(at::kCPU, false);
+    }
+};
+
+}  // namespace
+
+TEST(ResidualDtype, WithoutAutocastTheStreamAndLayerNormStayAsTheyAre) {
+    torch::nn::LayerNorm norm(torch::nn::LayerNormOptions({8}));
+    const torch::Tensor x = torch::randn({2, 3, 8});
+    EXPECT_TRUE(to_residual_dtype(x).is_same(x));
+    EXPECT_TRUE(torch::equal(layer_norm_in_input_dtype(norm, x), norm(x)));
+}
+
+TEST(ResidualDtype, UnderAutocastTheStreamAndLayerNormAreInTheAutocastDtype) {
+    torch::manual_seed(4);
+    torch::nn::LayerNorm norm(torch::nn::LayerNormOptions({64}));
+    {
+        torch::NoGradGuard no_grad;
+        norm->weight.uniform_(0.5, 1.5);
+        norm->bias.uniform_(-0.5, 0.5);
+    }
+    const torch::Tensor x = torch::randn({4, 7, 64});
+    const torch::Tensor expected = norm(x).detach();
+    CpuBf16Autocast autocast;
+    const torch::Tensor stream = to_residual_dtype(x);
+    EXPECT_EQ(stream.scalar_type(), torch::kBFloat16);
+    const torch::Tensor y = layer_norm_in_input_dtype(norm, stream);
+    EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+    // bf16 carries 8 significant bits: within a few of its ulps of the fp32 layer norm.
+    EXPECT_TRUE(torch::allclose(y.to(torch::kFloat32), expected, 3e-2, 3e-2));
+    y.to(torch::kFloat32).pow(2).sum().backward();
+    ASSERT_TRUE(norm->weight.grad().defined());
+    EXPECT_EQ(norm->weight.grad().scalar_type(), torch::kFloat32);  // the fp32 master's gradient
+    EXPECT_GT(norm->weight.grad().abs().sum().item<double>(), 0.0);
+}
+
+// (On CUDA, where autocast runs a plain layer norm in fp32, transformer_gpu_test.cpp checks this.)
+TEST(ResidualDtype, UnderAutocastLayerNormWithBf16ParametersStaysInBf16) {
+    torch::nn::LayerNorm norm(torch::nn::LayerNormOptions({16}));
+    norm->to(torch::kBFloat16);  // the parameters of a model that trains with bf16 weights
+    const torch::Tensor x = torch::randn({3, 16}).to(torch::kBFloat16);
+    const torch::Tensor expected = norm(x);  // no autocast: in bf16
+    CpuBf16Autocast autocast;
+    const torch::Tensor y = layer_norm_in_input_dtype(norm, x);
+    EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+    EXPECT_TRUE(torch::equal(y, expected));
+}
+
+TEST(ResidualDtype, APreNormBlockUnderAutocastKeepsTheStreamInBf16AndAgreesWithFp32) {
+    torch::manual_seed(6);
+    Block block(32, 4, 64, NormPlacement::kPreNorm, Causality::kCausal, Gelu::kTanh, 1e-5);
+    const torch::Tensor x = torch::randn({2, 5, 32});
+    const torch::Tensor expected = block->forward(x).detach();
+    CpuBf16Autocast autocast;
+    const torch::Tensor y = block->forward(to_residual_dtype(x));
+    EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+    EXPECT_TRUE(torch::allclose(y.to(torch::kFloat32), expected, 5e-2, 5e-2));
 }

@@ -170,8 +170,7 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
           {"memory_limit_bytes",
            spec.memory_limit_gib ? json(static_cast<int64_t>(memory_limit_bytes)) : json(nullptr)},
           {"peak_flops_per_s", peak_flops_per_s > 0 ? json(peak_flops_per_s) : json(nullptr)},
-          {"precision",
-           trainer.precision() == w::Precision::kBf16Autocast ? "bf16-autocast" : "fp32"},
+          {"precision", w::precision_name(trainer.precision())},
           {"parameters", w::parameter_count(model->module())},
           {"trainable_parameters", w::trainable_parameter_count(model->module())},
           {"item_unit", model->item_unit()},
@@ -276,6 +275,7 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
         if (peak_flops_per_s > 0)
             mfu = achieved / peak_flops_per_s;
     }
+    trainer.finish();
     if (!spec.save_checkpoint.empty())
         w::save_checkpoint(model->module(), spec.save_checkpoint);
     emit(job, {{"event", "result"},

@@ -1,0 +1,33 @@
+// AdamW for bf16 working weights with fp32 master weights, the mixed precision of Megatron-LM and
+// llm.c: the model computes with bf16 parameters (no per-step casts of the weights, bf16
+// gradients); this optimizer keeps each one's fp32 master and fp32 moments, updates the masters
+// from the bf16 gradients and writes them back, rounded to nearest, into the bf16 parameters.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "workloads/fused_adamw.h"
+#include "workloads/optimizer.h"
+
+namespace migscope::workloads {
+
+class MasterWeightAdamW : public Optimizer {
+  public:
+    // Takes fp32 parameters: their values become the masters and the parameters turn into bf16.
+    MasterWeightAdamW(std::vector<torch::Tensor> parameters, AdamWSettings settings);
+    void zero_grad() override;
+    // One CUDA kernel a tensor (adamw_kernels.cu) where it is built and the tensors are on a GPU;
+    // otherwise ATen's fused AdamW on the masters with the gradients cast to fp32 (same update).
+    void step() override;
+    // Puts the fp32 masters back into the parameters (after training; before saving them).
+    void restore_master_weights();
+
+  private:
+    std::vector<torch::Tensor> parameters_, master_, exp_avg_, exp_avg_sq_;
+    int64_t steps_ = 0;
+    AdamWSettings settings_;
+};
+
+}  // namespace migscope::workloads
