@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Side-by-side training throughput: migscope-worker (C++/LibTorch) against PyTorch eager in Python.
 
-Same model, batch, sequence length, bf16 autocast and fused AdamW, synthetic data on the GPU,
-cudnn.benchmark on, channels-last CNNs on both sides; the two are
+Same model, batch, sequence length, bf16 mixed precision and fused AdamW, synthetic data on the
+GPU, cudnn.benchmark on, channels-last CNNs on both sides (PyTorch: autocast over fp32 parameters;
+migscope's transformers: bf16 weights with fp32 masters, docs/worker-protocol.md); the two are
 run alternately, `--reps` times each, in one process tree on one GPU. Prints a table of medians,
 spreads, ratios and migscope's MFU, the workloads issue's targets beside what was measured, and
 writes every measurement as JSON lines to `--out`.
