@@ -1,26 +1,10 @@
 // The training step.
 #include "workloads/trainer.h"
 
-#include <ATen/autocast_mode.h>
+#include "workloads/autocast.h"
 
 namespace migscope::workloads {
 namespace {
-
-// Enables bf16 autocast on CUDA for one scope, like Python's `torch.autocast("cuda",
-// torch.bfloat16)`.
-class CudaBf16Autocast {
-  public:
-    CudaBf16Autocast() {
-        at::autocast::set_autocast_enabled(at::kCUDA, true);
-        at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
-        at::autocast::increment_nesting();
-    }
-    ~CudaBf16Autocast() {
-        if (at::autocast::decrement_nesting() == 0)
-            at::autocast::clear_cache();
-        at::autocast::set_autocast_enabled(at::kCUDA, false);
-    }
-};
 
 Precision choose_precision(const Model& model, torch::Device device) {
     if (!device.is_cuda())
@@ -70,7 +54,7 @@ double Trainer::step(const Batch& batch) {
     optimizer_->zero_grad();
     torch::Tensor loss;
     if (precision_ != Precision::kFp32) {
-        CudaBf16Autocast autocast;
+        Bf16Autocast autocast(at::kCUDA);
         loss = model_.loss(batch);
     } else {
         loss = model_.loss(batch);

@@ -3,28 +3,11 @@
 // Labelled gpu: run on the GPU host (ctest -L gpu).
 #include "workloads/transformer.h"
 
-#include <ATen/autocast_mode.h>
+#include "workloads/autocast.h"
+
 #include <gtest/gtest.h>
 
 using namespace migscope::workloads;
-
-namespace {
-
-class CudaBf16Autocast {
-  public:
-    CudaBf16Autocast() {
-        at::autocast::set_autocast_enabled(at::kCUDA, true);
-        at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
-        at::autocast::increment_nesting();
-    }
-    ~CudaBf16Autocast() {
-        if (at::autocast::decrement_nesting() == 0)
-            at::autocast::clear_cache();
-        at::autocast::set_autocast_enabled(at::kCUDA, false);
-    }
-};
-
-}  // namespace
 
 TEST(ResidualDtypeGpu, LayerNormStaysInBf16UnderCudaAutocastWithFp32OrBf16Parameters) {
     ASSERT_TRUE(torch::cuda::is_available()) << "a GPU check: run it on a machine with a GPU";
@@ -33,7 +16,7 @@ TEST(ResidualDtypeGpu, LayerNormStaysInBf16UnderCudaAutocastWithFp32OrBf16Parame
         torch::nn::LayerNorm norm(torch::nn::LayerNormOptions({1600}));
         norm->to(torch::kCUDA, bf16_parameters ? torch::kBFloat16 : torch::kFloat32);
         const torch::Tensor x = torch::randn({8, 1600}, torch::kCUDA);
-        CudaBf16Autocast autocast;
+        Bf16Autocast autocast(at::kCUDA);
         ASSERT_EQ(norm(x.to(torch::kBFloat16)).scalar_type(), torch::kFloat32);  // the premise
         const torch::Tensor stream = to_residual_dtype(x);
         EXPECT_EQ(stream.scalar_type(), torch::kBFloat16);

@@ -1,7 +1,8 @@
 // Tests of the transformer building blocks (src/workloads/transformer.cpp).
 #include "workloads/transformer.h"
 
-#include <ATen/autocast_mode.h>
+#include "workloads/autocast.h"
+
 #include <gtest/gtest.h>
 
 using namespace migscope::workloads;
@@ -103,25 +104,6 @@ TEST(ApplyLinear, EqualsTheModulesForwardOnThreeDimensionalInput) {
     EXPECT_TRUE(torch::allclose(apply_linear(layer, x), layer(x), 1e-6, 1e-6));
 }
 
-namespace {
-
-// bf16 autocast on the CPU for one scope: the CPU stand-in for training's CUDA autocast.
-class CpuBf16Autocast {
-  public:
-    CpuBf16Autocast() {
-        at::autocast::set_autocast_enabled(at::kCPU, true);
-        at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
-        at::autocast::increment_nesting();
-    }
-    ~CpuBf16Autocast() {
-        if (at::autocast::decrement_nesting() == 0)
-            at::autocast::clear_cache();
-        at::autocast::set_autocast_enabled(at::kCPU, false);
-    }
-};
-
-}  // namespace
-
 TEST(ResidualDtype, WithoutAutocastTheStreamAndLayerNormStayAsTheyAre) {
     torch::nn::LayerNorm norm(torch::nn::LayerNormOptions({8}));
     const torch::Tensor x = torch::randn({2, 3, 8});
@@ -139,7 +121,7 @@ TEST(ResidualDtype, UnderAutocastTheStreamAndLayerNormAreInTheAutocastDtype) {
     }
     const torch::Tensor x = torch::randn({4, 7, 64});
     const torch::Tensor expected = norm(x).detach();
-    CpuBf16Autocast autocast;
+    Bf16Autocast autocast(at::kCPU);
     const torch::Tensor stream = to_residual_dtype(x);
     EXPECT_EQ(stream.scalar_type(), torch::kBFloat16);
     const torch::Tensor y = layer_norm_in_input_dtype(norm, stream);
@@ -158,7 +140,7 @@ TEST(ResidualDtype, UnderAutocastLayerNormWithBf16ParametersStaysInBf16) {
     norm->to(torch::kBFloat16);  // the parameters of a model that trains with bf16 weights
     const torch::Tensor x = torch::randn({3, 16}).to(torch::kBFloat16);
     const torch::Tensor expected = norm(x);  // no autocast: in bf16
-    CpuBf16Autocast autocast;
+    Bf16Autocast autocast(at::kCPU);
     const torch::Tensor y = layer_norm_in_input_dtype(norm, x);
     EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
     EXPECT_TRUE(torch::equal(y, expected));
@@ -169,7 +151,7 @@ TEST(ResidualDtype, APreNormBlockUnderAutocastKeepsTheStreamInBf16AndAgreesWithF
     Block block(32, 4, 64, NormPlacement::kPreNorm, Causality::kCausal, Gelu::kTanh, 1e-5);
     const torch::Tensor x = torch::randn({2, 5, 32});
     const torch::Tensor expected = block->forward(x).detach();
-    CpuBf16Autocast autocast;
+    Bf16Autocast autocast(at::kCPU);
     const torch::Tensor y = block->forward(to_residual_dtype(x));
     EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
     EXPECT_TRUE(torch::allclose(y.to(torch::kFloat32), expected, 5e-2, 5e-2));
