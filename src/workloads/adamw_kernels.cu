@@ -1,17 +1,21 @@
 // CUDA kernel of MasterWeightAdamW: AdamW on fp32 masters and moments from a bf16 gradient, writing
 // the bf16 working weights in the same pass (28 bytes an element, as ATen's fp32 fused AdamW reads
-// and writes, without autocast's per-step casts of the weights and their gradients).
+// and writes, without autocast's per-step casts of the weights and their gradients). One launch
+// for all tensors: each block takes a chunk of one tensor, found in the table by binary search.
 #include "workloads/adamw_kernels.h"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
 namespace migscope::workloads::kernels {
 namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kChunk = kThreads * 4 * 8;  // elements a block: 8 rounds of 4 a thread
 
 // The update of one element, in the order of ATen's FusedAdamMathFunctor (ADAMW mode).
 __device__ __forceinline__ float adamw(float& master, float& m, float& v, float g,
@@ -25,16 +29,35 @@ __device__ __forceinline__ float adamw(float& master, float& m, float& v, float 
     return p;
 }
 
-// Four elements a thread: 16-byte loads of the fp32 arrays, 8-byte loads of the bf16 ones.
-__global__ void adamw_vec4(float4* master, float4* m, float4* v, const uint2* grad, uint2* param,
-                           int64_t n4, AdamWStepScalars s) {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n4;
-         i += int64_t(gridDim.x) * blockDim.x) {
+__device__ __forceinline__ bool aligned(const void* p, size_t bytes) {
+    return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
+
+// Elements [begin, end) of t, begin a multiple of 4: 16-byte loads of the fp32 arrays and 8-byte
+// loads of the bf16 ones where the tensor allows, one element a thread otherwise.
+__device__ void update_chunk(const AdamWTensor& t, int64_t begin, int64_t end,
+                             const AdamWStepScalars& s) {
+    const bool vec4 = t.n % 4 == 0 && aligned(t.master, 16) && aligned(t.exp_avg, 16) &&
+                      aligned(t.exp_avg_sq, 16) && aligned(t.grad, 8) && aligned(t.param, 8);
+    if (!vec4) {
+        auto* grad = reinterpret_cast<const __nv_bfloat16*>(t.grad);
+        auto* param = reinterpret_cast<__nv_bfloat16*>(t.param);
+        for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+            param[i] = __float2bfloat16_rn(
+                adamw(t.master[i], t.exp_avg[i], t.exp_avg_sq[i], __bfloat162float(grad[i]), s));
+        }
+        return;
+    }
+    auto* master = reinterpret_cast<float4*>(t.master);
+    auto* m = reinterpret_cast<float4*>(t.exp_avg);
+    auto* v = reinterpret_cast<float4*>(t.exp_avg_sq);
+    auto* grad = reinterpret_cast<const uint2*>(t.grad);
+    auto* param = reinterpret_cast<uint2*>(t.param);
+    for (int64_t i = begin / 4 + threadIdx.x; i < end / 4; i += blockDim.x) {
         float4 p = master[i], mi = m[i], vi = v[i];
         const uint2 graw = grad[i];
-        const __nv_bfloat162 g01 = *reinterpret_cast<const __nv_bfloat162*>(&graw.x);
-        const __nv_bfloat162 g23 = *reinterpret_cast<const __nv_bfloat162*>(&graw.y);
-        const float2 ga = __bfloat1622float2(g01), gb = __bfloat1622float2(g23);
+        const float2 ga = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&graw.x));
+        const float2 gb = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&graw.y));
         adamw(p.x, mi.x, vi.x, ga.x, s);
         adamw(p.y, mi.y, vi.y, ga.y, s);
         adamw(p.z, mi.z, vi.z, gb.x, s);
@@ -51,43 +74,49 @@ __global__ void adamw_vec4(float4* master, float4* m, float4* v, const uint2* gr
     }
 }
 
-// One element a thread: any size and alignment.
-__global__ void adamw_scalar(float* master, float* m, float* v, const __nv_bfloat16* grad,
-                             __nv_bfloat16* param, int64_t n, AdamWStepScalars s) {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-         i += int64_t(gridDim.x) * blockDim.x) {
-        param[i] = __float2bfloat16_rn(adamw(master[i], m[i], v[i], __bfloat162float(grad[i]), s));
+__global__ void adamw_multi_tensor(const AdamWTensor* tensors, const int64_t* first_block,
+                                   int count, AdamWStepScalars s) {
+    const int64_t block = blockIdx.x;
+    int lo = 0, hi = count - 1;  // the last tensor whose first block is at or before this one
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (first_block[mid] <= block)
+            lo = mid;
+        else
+            hi = mid - 1;
     }
-}
-
-bool aligned(const void* p, size_t bytes) {
-    return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+    const AdamWTensor t = tensors[lo];
+    const int64_t begin = (block - first_block[lo]) * kChunk;
+    update_chunk(t, begin, begin + kChunk < t.n ? begin + kChunk : t.n, s);
 }
 
 }  // namespace
 
-void adamw_bf16_master_step(float* master, float* exp_avg, float* exp_avg_sq,
-                            const uint16_t* grad, uint16_t* param, int64_t n,
-                            const AdamWStepScalars& step, void* stream) {
-    if (n <= 0)
-        return;
-    constexpr int kThreads = 256;
-    constexpr int64_t kMaxBlocks = 8192;  // grid-stride beyond that
-    auto* s = static_cast<cudaStream_t>(stream);
-    const bool vec4 = n % 4 == 0 && aligned(master, 16) && aligned(exp_avg, 16) &&
-                      aligned(exp_avg_sq, 16) && aligned(grad, 8) && aligned(param, 8);
-    const int64_t work = vec4 ? n / 4 : n;
-    const int blocks = static_cast<int>(std::min(kMaxBlocks, (work + kThreads - 1) / kThreads));
-    if (vec4) {
-        adamw_vec4<<<blocks, kThreads, 0, s>>>(
-            reinterpret_cast<float4*>(master), reinterpret_cast<float4*>(exp_avg),
-            reinterpret_cast<float4*>(exp_avg_sq), reinterpret_cast<const uint2*>(grad),
-            reinterpret_cast<uint2*>(param), work, step);
-    } else {
-        adamw_scalar<<<blocks, kThreads, 0, s>>>(
-            master, exp_avg, exp_avg_sq, reinterpret_cast<const __nv_bfloat16*>(grad),
-            reinterpret_cast<__nv_bfloat16*>(param), n, step);
+size_t adamw_table_bytes(int count) {
+    return static_cast<size_t>(count) * (sizeof(AdamWTensor) + sizeof(int64_t));
+}
+
+int64_t adamw_fill_table(const AdamWTensor* tensors, int count, void* table) {
+    auto* bytes = static_cast<char*>(table);
+    std::memcpy(bytes, tensors, static_cast<size_t>(count) * sizeof(AdamWTensor));
+    auto* first_block = reinterpret_cast<int64_t*>(bytes + count * sizeof(AdamWTensor));
+    int64_t blocks = 0;
+    for (int i = 0; i < count; ++i) {
+        first_block[i] = blocks;
+        blocks += (tensors[i].n + kChunk - 1) / kChunk;
     }
+    return blocks;
+}
+
+void adamw_bf16_master_step(const void* device_table, int count, int64_t blocks,
+                            const AdamWStepScalars& step, void* stream) {
+    if (count <= 0 || blocks <= 0)
+        return;
+    const auto* tensors = static_cast<const AdamWTensor*>(device_table);
+    const auto* first_block = reinterpret_cast<const int64_t*>(
+        static_cast<const char*>(device_table) + count * sizeof(AdamWTensor));
+    adamw_multi_tensor<<<static_cast<unsigned>(blocks), kThreads, 0,
+                         static_cast<cudaStream_t>(stream)>>>(tensors, first_block, count, step);
     const cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess)
         throw std::runtime_error(std::string("AdamW kernel launch failed: ") +

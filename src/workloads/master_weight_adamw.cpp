@@ -38,25 +38,26 @@ void MasterWeightAdamW::step() {
     const float step = static_cast<float>(steps_);
     const float lr = static_cast<float>(settings_.learning_rate);
     std::vector<torch::Tensor> masters, grads, exp_avg, exp_avg_sq, step_counts, params;
+#ifdef MIGSCOPE_CUDA_KERNELS
+    std::vector<kernels::AdamWTensor> on_gpu;
+    std::vector<torch::Tensor> keep_alive;  // gradients made contiguous bf16 for the kernel
+#endif
     for (size_t i = 0; i < parameters_.size(); ++i) {
         const torch::Tensor& grad = parameters_[i].grad();
         if (!grad.defined())
             continue;
 #ifdef MIGSCOPE_CUDA_KERNELS
         if (grad.is_cuda()) {
-            const kernels::AdamWStepScalars scalars{lr * static_cast<float>(settings_.weight_decay),
-                                                    beta1,
-                                                    beta2,
-                                                    static_cast<float>(settings_.eps),
-                                                    lr / (1.0f - std::pow(beta1, step)),
-                                                    std::sqrt(1.0f - std::pow(beta2, step))};
-            const torch::Tensor g = grad.to(torch::kBFloat16).contiguous();
-            kernels::adamw_bf16_master_step(
-                master_[i].data_ptr<float>(), exp_avg_[i].data_ptr<float>(),
-                exp_avg_sq_[i].data_ptr<float>(),
-                reinterpret_cast<const uint16_t*>(g.data_ptr<at::BFloat16>()),
-                reinterpret_cast<uint16_t*>(parameters_[i].data_ptr<at::BFloat16>()),
-                master_[i].numel(), scalars, at::cuda::getCurrentCUDAStream().stream());
+            const torch::Tensor* g = &grad;
+            if (grad.scalar_type() != torch::kBFloat16 || !grad.is_contiguous()) {
+                keep_alive.push_back(grad.to(torch::kBFloat16).contiguous());
+                g = &keep_alive.back();
+            }
+            on_gpu.push_back({master_[i].data_ptr<float>(), exp_avg_[i].data_ptr<float>(),
+                              exp_avg_sq_[i].data_ptr<float>(),
+                              reinterpret_cast<const uint16_t*>(g->data_ptr<at::BFloat16>()),
+                              reinterpret_cast<uint16_t*>(parameters_[i].data_ptr<at::BFloat16>()),
+                              master_[i].numel()});
             continue;
         }
 #endif
@@ -67,6 +68,27 @@ void MasterWeightAdamW::step() {
         step_counts.push_back(torch::full({}, step, master_[i].options()));
         params.push_back(parameters_[i]);
     }
+#ifdef MIGSCOPE_CUDA_KERNELS
+    if (!on_gpu.empty()) {
+        const int count = static_cast<int>(on_gpu.size());
+        // The table goes to the device through pinned memory, which the caching host allocator
+        // keeps until the copy has run; the device copy is freed in stream order after the kernel.
+        torch::Tensor table =
+            torch::empty({static_cast<int64_t>(kernels::adamw_table_bytes(count))},
+                         torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
+        const int64_t blocks = kernels::adamw_fill_table(on_gpu.data(), count, table.data_ptr());
+        const torch::Tensor device_table = table.to(
+            torch::TensorOptions().device(master_.front().device()), /*non_blocking=*/true);
+        const kernels::AdamWStepScalars scalars{lr * static_cast<float>(settings_.weight_decay),
+                                                beta1,
+                                                beta2,
+                                                static_cast<float>(settings_.eps),
+                                                lr / (1.0f - std::pow(beta1, step)),
+                                                std::sqrt(1.0f - std::pow(beta2, step))};
+        kernels::adamw_bf16_master_step(device_table.data_ptr(), count, blocks, scalars,
+                                        at::cuda::getCurrentCUDAStream().stream());
+    }
+#endif
     if (masters.empty())
         return;
     at::_fused_adamw_(masters, grads, exp_avg, exp_avg_sq, /*max_exp_avg_sqs=*/{}, step_counts,

@@ -18,7 +18,7 @@ class MasterWeightAdamW : public Optimizer {
     // Takes fp32 parameters: their values become the masters and the parameters turn into bf16.
     MasterWeightAdamW(std::vector<torch::Tensor> parameters, AdamWSettings settings);
     void zero_grad() override;
-    // One CUDA kernel a tensor (adamw_kernels.cu) where it is built and the tensors are on a GPU;
+    // One CUDA launch for all tensors (adamw_kernels.cu) where it is built and they are on a GPU;
     // otherwise ATen's fused AdamW on the masters with the gradients cast to fp32 (same update).
     void step() override;
     // Puts the fp32 masters back into the parameters (after training; before saving them).
