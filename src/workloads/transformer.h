@@ -17,7 +17,7 @@ torch::Tensor apply_linear(const torch::nn::Linear& layer, const torch::Tensor& 
 // blocks is held in the autocast dtype, as Megatron-LM and llm.c hold it, instead of the fp32 that
 // autocast's promotion rules would give (fp32 embeddings, fp32 layer-norm outputs): every residual
 // add, layer norm and cast then moves half the bytes. Without autocast (CPU, fp32) x is returned
-// as it is. The parameters stay fp32: they are the master weights the optimizer updates.
+// as it is. (The parameters' dtype is the trainer's choice: trainer.h.)
 torch::Tensor to_residual_dtype(const torch::Tensor& x);
 
 // norm(x) computed in x's dtype (ATen's kernels accumulate in fp32 inside), with the norm's scale
