@@ -136,20 +136,11 @@ torch::Tensor BlockImpl::forward(torch::Tensor x) {
     return layer_norm_in_input_dtype(ln2, x + mlp(x));
 }
 
-namespace {
-
-// Zero rows that bring `rows` to a multiple of 64 (16-byte-aligned bf16 output rows).
-int64_t rows_to_alignment(int64_t rows) {
-    constexpr int64_t kRowMultiple = 64;
-    return (rows + kRowMultiple - 1) / kRowMultiple * kRowMultiple - rows;
-}
-
-}  // namespace
-
 torch::Tensor logits_with_aligned_rows(const torch::Tensor& x, const torch::Tensor& weight,
                                        const torch::Tensor& bias) {
+    constexpr int64_t kRowMultiple = 64;  // 16-byte-aligned bf16 output rows
     const int64_t rows = weight.size(0);
-    const int64_t padding = rows_to_alignment(rows);
+    const int64_t padding = (rows + kRowMultiple - 1) / kRowMultiple * kRowMultiple - rows;
     if (padding == 0)
         return torch::linear(x, weight, bias);
     namespace F = torch::nn::functional;

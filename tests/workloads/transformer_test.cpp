@@ -130,7 +130,7 @@ TEST(ResidualDtype, UnderAutocastTheStreamAndLayerNormAreInTheAutocastDtype) {
     EXPECT_TRUE(torch::allclose(y.to(torch::kFloat32), expected, 3e-2, 3e-2));
     y.to(torch::kFloat32).pow(2).sum().backward();
     ASSERT_TRUE(norm->weight.grad().defined());
-    EXPECT_EQ(norm->weight.grad().scalar_type(), torch::kFloat32);  // the fp32 master's gradient
+    EXPECT_EQ(norm->weight.grad().scalar_type(), torch::kFloat32);  // the fp32 parameter's gradient
     EXPECT_GT(norm->weight.grad().abs().sum().item<double>(), 0.0);
 }
 
