@@ -113,7 +113,8 @@ def run_migscope(worker, name, batch, warmup, steps):
     result = next((e for e in events if e["event"] == "result"), None)
     if result is None:
         raise RuntimeError(f"migscope-worker {name} failed: {out.stdout[-500:]} {out.stderr[-500:]}")
-    return result
+    ready = next((e for e in events if e["event"] == "ready"), {})
+    return {**result, "precision": ready.get("precision")}
 
 
 def main():
@@ -168,6 +169,8 @@ def main():
         lowest = min(zip(ratios, (r[0] for r in rows if r[2] and r[3])))
         print(f"geometric mean ratio: {statistics.geometric_mean(ratios):.2f} over {len(ratios)} workloads "
               f"(target >= 1.3); lowest {lowest[0]:.2f} ({lowest[1]}; target >= 1.0 each)")
+    precisions = sorted({f"{name} {r['precision']}" for name, _, ours, _ in rows for r in ours[:1]})
+    print("precision: migscope " + ", ".join(precisions) + "; PyTorch autocast over fp32 parameters")
     if "gpt2-xl" in mfu_of:
         print(f"gpt2-xl MFU {mfu_of['gpt2-xl']:.1f} % of the dense bf16 peak (target >= 50 %)")
 
