@@ -7,23 +7,10 @@ GPT-2's 50,257 rows leave the logits' rows unaligned for cuBLAS; migscope pads t
 each GEMM and their sum per training step.
 """
 import argparse
-import statistics
-import time
 
 import torch
 
-
-def median_ms(fn, warmup=2, calls=10):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(calls):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+from gpu_timing import median_ms  # bench/, beside this script
 
 
 def main():
@@ -39,7 +26,7 @@ def main():
         for name, (rows, inner, cols) in shapes.items():
             a = torch.randn(rows, inner, device="cuda", dtype=torch.bfloat16)
             b = torch.randn(cols, inner, device="cuda", dtype=torch.bfloat16).t()
-            ms = median_ms(lambda: a @ b)
+            ms = median_ms(lambda: a @ b, warmup=2, calls=10)
             total += ms
             cells.append(f"{name} {ms:.2f} ms ({2 * rows * inner * cols / ms / 1e9:.0f} TFLOP/s)")
         print(f"vocabulary {vocab}: {total:.1f} ms a step; " + "; ".join(cells), flush=True)

@@ -5,12 +5,11 @@ Shapes of migscope's transformers at their default batches (q/k/v as views of on
 projection, as the workloads make them). Prints the median of 20 timed calls per backend; the
 workloads use whichever backend LibTorch picks, and this says whether that choice is the fastest.
 """
-import statistics
-import time
-
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from gpu_timing import median_ms  # bench/, beside this script
 
 SHAPES = {  # name: (batch, heads, tokens, causal, layers)
     "gpt2-xl": (8, 25, 1024, True, 48),
@@ -19,19 +18,6 @@ SHAPES = {  # name: (batch, heads, tokens, causal, layers)
     "vit-b16": (128, 12, 197, False, 12),
 }
 BACKENDS = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]
-
-
-def median_ms(fn, warmup=3, calls=20):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(calls):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def main():
@@ -46,7 +32,7 @@ def main():
                     y = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 y.backward(grad)
             try:
-                ms = median_ms(step)
+                ms = median_ms(step, warmup=3, calls=20)
                 cells.append(f"{backend.name} {ms:.3f} ms/layer ({ms * layers:.1f} ms for {layers})")
             except RuntimeError as e:
                 cells.append(f"{backend.name} unavailable ({str(e)[:60]})")
