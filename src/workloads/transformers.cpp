@@ -274,25 +274,12 @@ class Gpt2Model : public Model {
             b->attention->add_lora(options.lora_rank, options.lora_alpha);
             b->mlp->add_lora(options.lora_rank, options.lora_alpha);
         }
-        lora_ = true;
-    }
-    // With LoRA, the frozen base matrices are held in bf16 on CUDA (half the memory); the adapters
-    // and everything trainable stay fp32.
-    void to_device(torch::Device device) override {
-        net_->to(device);
-        if (!(lora_ && device.is_cuda()))
-            return;
-        torch::NoGradGuard no_grad;
-        for (auto& p : net_->parameters()) {
-            if (!p.requires_grad() && p.dim() >= 2)
-                p.set_data(p.to(torch::kBFloat16));
-        }
+        // On CUDA the trainer then holds the frozen base in bf16 (trains_with_bf16_weights).
     }
 
   private:
     Gpt2Config c_;
     Gpt2 net_;
-    bool lora_ = false;
 };
 
 }  // namespace
