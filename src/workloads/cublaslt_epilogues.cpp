@@ -76,7 +76,7 @@ struct LtGemm {
     int64_t ldd = 0;
     cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
     void* bias = nullptr;  // the bias (read) or the bias gradient (written)
-    void* aux = nullptr;   // GELU's input: written by GELU_AUX_BIAS, read by DGELU_BGRAD
+    void* aux = nullptr;   // GELU's input, written by GELU_AUX_BIAS
     int64_t aux_ld = 0;
 };
 
@@ -215,35 +215,6 @@ bool linear_gelu_tanh(const torch::Tensor& input, const torch::Tensor& weight,
     return true;
 }
 
-bool gelu_tanh_input_grad(const torch::Tensor& grad_output, const torch::Tensor& weight,
-                          const torch::Tensor& pre_activation, torch::Tensor& grad_pre,
-                          torch::Tensor& grad_bias) {
-    const LtApi* api = lt_api();
-    if (!api || !eligible({&grad_output, &weight, &pre_activation}) || grad_output.dim() != 2 ||
-        weight.dim() != 2 || pre_activation.dim() != 2)
-        return false;
-    const int64_t tokens = grad_output.size(0), out = grad_output.size(1), hidden = weight.size(1);
-    torch::Tensor grad = torch::empty({tokens, hidden}, grad_output.options());
-    torch::Tensor bias = torch::empty({hidden}, grad_output.options());
-    // dH^T [hidden, tokens] = W^T [hidden, out] . dY^T [out, tokens], times GELU's derivative
-    // at the saved input; the bias gradient sums the rows.
-    LtGemm g;
-    g.trans_a = CUBLAS_OP_N;
-    g.trans_b = CUBLAS_OP_N;
-    g.m = hidden, g.n = tokens, g.k = out;
-    g.a = data(weight), g.lda = hidden;
-    g.b = data(grad_output), g.ldb = out;
-    g.d = data(grad), g.ldd = hidden;
-    g.epilogue = CUBLASLT_EPILOGUE_DGELU_BGRAD;
-    g.bias = data(bias);
-    g.aux = data(pre_activation), g.aux_ld = hidden;
-    if (!run(*api, g))
-        return false;
-    grad_pre = std::move(grad);
-    grad_bias = std::move(bias);
-    return true;
-}
-
 #else  // no CUDA in this build: the callers use ATen
 
 bool weight_and_bias_grad(const torch::Tensor&, const torch::Tensor&, torch::Tensor&,
@@ -254,11 +225,6 @@ bool linear_gelu_tanh(const torch::Tensor&, const torch::Tensor&, const torch::T
                       torch::Tensor&, torch::Tensor&) {
     return false;
 }
-bool gelu_tanh_input_grad(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&,
-                          torch::Tensor&, torch::Tensor&) {
-    return false;
-}
-
 #endif
 
 }  // namespace migscope::workloads

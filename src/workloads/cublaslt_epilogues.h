@@ -1,7 +1,9 @@
-// Three GEMMs of a transformer's training step with the cuBLASLt epilogue that folds in the work
-// ATen runs as a separate kernel: the bias gradient in the weight-gradient GEMM (BGRADB), the tanh
-// GELU in the up-projection, keeping its input for the backward (GELU_AUX_BIAS), and GELU's
-// derivative with the bias gradient in the down-projection's input-gradient GEMM (DGELU_BGRAD).
+// Two GEMMs of a transformer's training step with the cuBLASLt epilogue that folds in work ATen
+// runs as a separate kernel: the bias gradient in the weight-gradient GEMM (BGRADB), and the tanh
+// GELU in the up-projection, keeping its input for the backward (GELU_AUX_BIAS). Not used:
+// DGELU_BGRAD (GELU's derivative and the bias gradient in the down-projection's input-gradient
+// GEMM), which cuBLASLt 13.1 ran on the H200 as the GEMM plus a separate epilogue kernel that
+// took 25.5 ms of GPT-2 XL's step (docs/benchmarks.md).
 // They run on the cuBLASLt LibTorch loaded (looked up in the process, never linked, as
 // driver_api.h does for the driver), on the current stream. Each returns false and leaves its
 // outputs alone where it cannot run: a build without CUDA, tensors that are not contiguous bf16
@@ -23,13 +25,5 @@ bool weight_and_bias_grad(const torch::Tensor& grad_output, const torch::Tensor&
 bool linear_gelu_tanh(const torch::Tensor& input, const torch::Tensor& weight,
                       const torch::Tensor& bias, torch::Tensor& output,
                       torch::Tensor& pre_activation);
-
-// For a GELU followed by a linear layer (weight [out, hidden]): grad_pre = (grad_output weight)
-// * gelu_tanh'(pre_activation), the gradient at the GELU's input, and grad_bias [hidden] = its
-// column sums (the bias gradient of the layer before the GELU), in one GEMM.
-// grad_output [tokens, out], pre_activation [tokens, hidden].
-bool gelu_tanh_input_grad(const torch::Tensor& grad_output, const torch::Tensor& weight,
-                          const torch::Tensor& pre_activation, torch::Tensor& grad_pre,
-                          torch::Tensor& grad_bias);
 
 }  // namespace migscope::workloads

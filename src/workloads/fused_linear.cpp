@@ -1,6 +1,8 @@
 // Linear layers and the GELU MLP with hand-written backward passes that use cuBLASLt epilogues.
 #include "workloads/fused_linear.h"
 
+#include <tuple>
+
 #include "workloads/cublaslt_epilogues.h"
 
 namespace migscope::workloads {
@@ -82,15 +84,10 @@ struct GeluTanhMlp : torch::autograd::Function<GeluTanhMlp> {
 
         torch::Tensor grad_x, grad_up_weight, grad_up_bias;
         if (ctx->needs_input_grad(0) || ctx->needs_input_grad(1) || ctx->needs_input_grad(2)) {
-            torch::Tensor grad_pre;
-            if (!gelu_tanh_input_grad(dy, down_weight, pre_activation, grad_pre, grad_up_bias)) {
-                grad_pre = torch::gelu_backward(dy.mm(down_weight), pre_activation, "tanh");
-                grad_up_bias = grad_pre.sum(0);
-            }
-            if (!ctx->needs_input_grad(2))
-                grad_up_bias = torch::Tensor();
-            if (ctx->needs_input_grad(1))
-                grad_up_weight = grad_pre.t().mm(as_matrix(x));
+            const torch::Tensor grad_pre =
+                torch::gelu_backward(dy.mm(down_weight), pre_activation, "tanh");
+            std::tie(grad_up_weight, grad_up_bias) = weight_and_bias_grads(
+                grad_pre, as_matrix(x), ctx->needs_input_grad(1), ctx->needs_input_grad(2));
             if (ctx->needs_input_grad(0))
                 grad_x = grad_pre.mm(up_weight).view(x.sizes());
         }
