@@ -2,8 +2,6 @@
 // kernels on CUDA when LibTorch picks them), GELU MLP, pre- or post-norm residuals.
 #include "workloads/transformer.h"
 
-#include "workloads/fused_linear.h"
-
 #include <ATen/autocast_mode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
@@ -23,9 +21,7 @@ torch::Tensor LoraAdapterImpl::forward(const torch::Tensor& x) {
 }
 
 torch::Tensor apply_linear(const torch::nn::Linear& layer, const torch::Tensor& x) {
-    if (!layer->bias.defined())
-        return torch::linear(x, layer->weight);
-    return linear_with_bias(x, layer->weight, layer->bias);
+    return torch::linear(x, layer->weight, layer->bias);
 }
 
 torch::Tensor to_residual_dtype(const torch::Tensor& x) {
@@ -110,8 +106,6 @@ MlpImpl::MlpImpl(int64_t dim, int64_t hidden, Gelu gelu_) : gelu(gelu_) {
 }
 
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
-    if (gelu == Gelu::kTanh && up_lora.is_empty() && down_lora.is_empty())
-        return gelu_tanh_mlp(x, up->weight, up->bias, down->weight, down->bias);
     const torch::Tensor h =
         torch::gelu(with_lora(up, up_lora, x), gelu == Gelu::kTanh ? "tanh" : "none");
     return with_lora(down, down_lora, h);

@@ -9,9 +9,8 @@
 namespace migscope::workloads {
 
 // x W^T + b through ATen's linear, where the bias is added in the matmul's epilogue and autocast
-// casts it, and (fused_linear.h) the bias gradient comes out of the weight-gradient GEMM.
-// torch::nn::Linear's own forward adds the bias in a separate, mixed-dtype kernel for inputs of
-// three or more dimensions: measured 25 ms of GPT-2 XL's 262 ms step on the H200.
+// casts it. torch::nn::Linear's own forward adds the bias in a separate, mixed-dtype kernel for
+// inputs of three or more dimensions: measured 25 ms of GPT-2 XL's 262 ms step on the H200.
 torch::Tensor apply_linear(const torch::nn::Linear& layer, const torch::Tensor& x);
 
 // The residual stream's dtype. Under autocast (bf16 on CUDA in training) the stream between
@@ -66,9 +65,7 @@ enum class Gelu { kExact, kTanh };  // BERT and ViT use the exact GELU, GPT-2 th
 
 struct MlpImpl : torch::nn::Module {
     MlpImpl(int64_t dim, int64_t hidden, Gelu gelu);
-    // dim -> hidden -> GELU -> dim; the tanh GELU without adapters as fused_linear.h's
-    // gelu_tanh_mlp.
-    torch::Tensor forward(const torch::Tensor& x);
+    torch::Tensor forward(const torch::Tensor& x);  // dim -> hidden -> GELU -> dim
 
     void add_lora(int64_t rank, double alpha);  // adapters on both layers
 
