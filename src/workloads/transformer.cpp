@@ -62,10 +62,8 @@ struct SplitHeads : torch::autograd::Function<SplitHeads> {
                                    : grads[1].defined() ? grads[1]
                                                         : grads[2];
         const int64_t b = any.size(0), t = any.size(2), head_dim = any.size(3);
-        // One concatenation of [b, t, 1, heads, head_dim] views. cuDNN's attention gives each
-        // gradient the memory layout of its input, here [b, t, heads, head_dim]: the views are
-        // then contiguous and ATen's vectorised concatenation copies them in one pass (three
-        // strided copies into the fused layout took 4.9 ms of GPT-2 XL's step on the H200).
+        // One concatenation of [b, t, 1, heads, head_dim] views into the fused layout (on the
+        // H200 as fast as three strided copies: GPT-2 XL 180.9 ms a step either way).
         std::vector<torch::Tensor> parts;
         for (int64_t i = 0; i < 3; ++i) {
             const torch::Tensor& g = grads[i].defined() ? grads[i] : torch::zeros_like(any);

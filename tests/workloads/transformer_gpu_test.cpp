@@ -27,20 +27,3 @@ TEST(ResidualDtypeGpu, LayerNormStaysInBf16UnderCudaAutocastWithFp32OrBf16Parame
     }
 }
 
-TEST(SplitHeadsGpu, AttentionGradientsComeInTheInputsLayoutSoTheConcatenationIsContiguous) {
-    // split_heads' backward relies on it for a one-pass copy (transformer.cpp).
-    const int64_t batch = 2, tokens = 128, heads = 4, dim = 256;
-    const torch::Tensor qkv =
-        torch::randn({batch, tokens, 3 * dim},
-                     torch::TensorOptions(torch::kCUDA).dtype(torch::kBFloat16))
-            .requires_grad_();
-    const auto parts = split_heads(qkv, heads);
-    const torch::Tensor y = at::scaled_dot_product_attention(parts[0], parts[1], parts[2], {}, 0.0,
-                                                             /*is_causal=*/true);
-    const auto grads =
-        torch::autograd::grad({y}, {parts[0], parts[1], parts[2]}, {torch::ones_like(y)});
-    for (const torch::Tensor& g : grads) {
-        ASSERT_EQ(g.sizes(), (std::vector<int64_t>{batch, heads, tokens, dim / heads}));
-        EXPECT_TRUE(g.transpose(1, 2).is_contiguous()) << "strides " << g.strides();
-    }
-}
