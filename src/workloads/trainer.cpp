@@ -61,7 +61,8 @@ double Trainer::step(const Batch& batch) {
     }
     loss.backward();
     // Free the autograd graph now, while the GPU still runs the backward, not after the wait
-    // below: on GPT-2 XL that CPU work left the GPU idle 3.4 ms at each step's start.
+    // below, where the GPU idles until the next step's first kernel (GPT-2 XL on the H200: about
+    // 1 ms a step faster; docs/benchmarks.md, sixth run).
     const torch::Tensor value = loss.detach();
     loss.reset();
     optimizer_->step();
