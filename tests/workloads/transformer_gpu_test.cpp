@@ -26,4 +26,3 @@ TEST(ResidualDtypeGpu, LayerNormStaysInBf16UnderCudaAutocastWithFp32OrBf16Parame
             torch::allclose(y.to(torch::kFloat32), norm(x).to(torch::kFloat32), 3e-2, 3e-2));
     }
 }
-
