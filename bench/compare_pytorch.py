@@ -5,20 +5,24 @@ Same model, batch, sequence length, bf16 mixed precision and fused AdamW, synthe
 GPU, cudnn.benchmark on, channels-last CNNs on both sides (PyTorch: autocast over fp32 parameters;
 migscope's transformers: bf16 weights with fp32 masters, docs/worker-protocol.md); the two are
 run alternately, `--reps` times each, in one process tree on one GPU. Prints a table of medians,
-spreads, ratios and migscope's MFU, the workloads issue's targets beside what was measured, and
-writes every measurement as JSON lines to `--out`.
+spreads, ratios and migscope's MFU, the median SM clock each side ran at (nvidia-smi, busy
+samples: bench/gpu_clock.py), the workloads issue's targets beside what was measured, and writes
+every measurement as JSON lines to `--out`.
 
 PyTorch side: torchvision resnet18/resnet50/vit_b_16, HF transformers BertForMaskedLM and
 GPT2LMHeadModel built from their configs (no download), fused AdamW.
 """
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
 import time
 
 import torch
+
+from gpu_clock import ClockSampler
 
 WORKLOADS = {  # name: (default batch, unit)
     "resnet18": (256, "images"),
@@ -128,6 +132,7 @@ def main():
     parser.add_argument("--out", default="compare_pytorch.jsonl")
     args = parser.parse_args()
 
+    gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"  # nvidia-smi's name of cuda:0
     rows = []
     with open(args.out, "w") as log:
         for name in args.workloads.split(","):
@@ -136,8 +141,10 @@ def main():
             for rep in range(args.reps):
                 for side in ("migscope", "pytorch"):
                     try:
-                        r = (run_migscope(args.worker, name, batch, args.warmup, args.steps) if side == "migscope"
-                             else run_pytorch(name, batch, args.warmup, args.steps))
+                        with ClockSampler(gpu) as clock:
+                            r = (run_migscope(args.worker, name, batch, args.warmup, args.steps)
+                                 if side == "migscope" else run_pytorch(name, batch, args.warmup, args.steps))
+                        r.update(sm_clock_mhz=clock.sm_clock_mhz, power_w=clock.power_w)
                     except Exception as e:  # report and go on with the other workloads
                         r = {"error": str(e)[:300]}
                     log.write(json.dumps({"workload": name, "side": side, "rep": rep, **r}) + "\n")
@@ -148,8 +155,13 @@ def main():
             print(f"done {name}", file=sys.stderr, flush=True)
 
     print(f"{'workload':<12}{'unit':>7}{'migscope/s':>12}{'spread':>8}{'pytorch/s':>12}{'spread':>8}"
-          f"{'ratio':>7}{'mig MFU':>8}{'mig GiB':>9}{'pt GiB':>8}")
-    ratios, mfu_of = [], {}
+          f"{'ratio':>7}{'mig MFU':>8}{'mig GiB':>9}{'pt GiB':>8}{'mig MHz':>8}{'pt MHz':>7}")
+    ratios, mfu_of, clock_of = [], {}, {}
+
+    def clock(rs):  # median SM clock over the repetitions; nan where none was sampled
+        v = [r["sm_clock_mhz"] for r in rs if r.get("sm_clock_mhz") is not None]
+        return statistics.median(v) if v else float("nan")
+
     for name, unit, ours, theirs in rows:
         def stats(rs):
             v = [r["items_per_s"] for r in rs]
@@ -162,8 +174,9 @@ def main():
         mfus = [r["mfu"] for r in ours if r.get("mfu") is not None]
         mfu = statistics.median(mfus) * 100 if mfus else float("nan")
         mfu_of[name] = mfu
+        clock_of[name] = clock(ours)
         print(f"{name:<12}{unit:>7}{m:>12.0f}{ms:>7.1f}%{p:>12.0f}{ps:>7.1f}%{ratio:>7.2f}{mfu:>7.1f}%"
-              f"{gib(ours):>9.1f}{gib(theirs):>8.1f}")
+              f"{gib(ours):>9.1f}{gib(theirs):>8.1f}{clock(ours):>8.0f}{clock(theirs):>7.0f}")
     if ratios:
         # The targets of the workloads issue, stated next to what was measured.
         lowest = min(zip(ratios, (r[0] for r in rows if r[2] and r[3])))
@@ -172,7 +185,8 @@ def main():
     precisions = sorted({f"{name} {r['precision']}" for name, _, ours, _ in rows for r in ours[:1]})
     print("precision: migscope " + ", ".join(precisions) + "; PyTorch autocast over fp32 parameters")
     if "gpt2-xl" in mfu_of:
-        print(f"gpt2-xl MFU {mfu_of['gpt2-xl']:.1f} % of the dense bf16 peak (target >= 50 %)")
+        print(f"gpt2-xl MFU {mfu_of['gpt2-xl']:.1f} % of the dense bf16 peak (target >= 50 %), "
+              f"at a median SM clock of {clock_of['gpt2-xl']:.0f} MHz")
 
 
 if __name__ == "__main__":
