@@ -17,14 +17,25 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int64_t kChunk = kThreads * 4 * 8;  // elements a block: 8 rounds of 4 a thread
 
+// The scalars of one step that depend on its count, as ATen's FusedAdamMathFunctor computes them.
+struct StepCorrections {
+    float step_size;              // learning rate / (1 - beta1^step)
+    float bias_correction2_sqrt;  // sqrt(1 - beta2^step)
+};
+
+__device__ __forceinline__ StepCorrections corrections(const AdamWStepScalars& s) {
+    const float step = *s.step;
+    return {s.learning_rate / (1.0f - powf(s.beta1, step)), sqrtf(1.0f - powf(s.beta2, step))};
+}
+
 // The update of one element, in the order of ATen's FusedAdamMathFunctor (ADAMW mode).
 __device__ __forceinline__ float adamw(float& master, float& m, float& v, float g,
-                                       const AdamWStepScalars& s) {
+                                       const AdamWStepScalars& s, const StepCorrections& c) {
     float p = master - s.lr_times_weight_decay * master;
     m = s.beta1 * m + (1.0f - s.beta1) * g;
     v = s.beta2 * v + (1.0f - s.beta2) * g * g;
-    const float denom = sqrtf(v) / s.bias_correction2_sqrt + s.eps;
-    p -= s.step_size * m / denom;
+    const float denom = sqrtf(v) / c.bias_correction2_sqrt + s.eps;
+    p -= c.step_size * m / denom;
     master = p;
     return p;
 }
@@ -37,6 +48,7 @@ __device__ __forceinline__ bool aligned(const void* p, size_t bytes) {
 // loads of the bf16 ones where the tensor allows, one element a thread otherwise.
 __device__ void update_chunk(const AdamWTensor& t, int64_t begin, int64_t end,
                              const AdamWStepScalars& s) {
+    const StepCorrections c = corrections(s);
     const bool vec4 = t.n % 4 == 0 && aligned(t.master, 16) && aligned(t.exp_avg, 16) &&
                       aligned(t.exp_avg_sq, 16) && aligned(t.grad, 8) && aligned(t.param, 8);
     if (!vec4) {
@@ -44,7 +56,7 @@ __device__ void update_chunk(const AdamWTensor& t, int64_t begin, int64_t end,
         auto* param = reinterpret_cast<__nv_bfloat16*>(t.param);
         for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
             param[i] = __float2bfloat16_rn(
-                adamw(t.master[i], t.exp_avg[i], t.exp_avg_sq[i], __bfloat162float(grad[i]), s));
+                adamw(t.master[i], t.exp_avg[i], t.exp_avg_sq[i], __bfloat162float(grad[i]), s, c));
         }
         return;
     }
@@ -58,10 +70,10 @@ __device__ void update_chunk(const AdamWTensor& t, int64_t begin, int64_t end,
         const uint2 graw = grad[i];
         const float2 ga = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&graw.x));
         const float2 gb = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&graw.y));
-        adamw(p.x, mi.x, vi.x, ga.x, s);
-        adamw(p.y, mi.y, vi.y, ga.y, s);
-        adamw(p.z, mi.z, vi.z, gb.x, s);
-        adamw(p.w, mi.w, vi.w, gb.y, s);
+        adamw(p.x, mi.x, vi.x, ga.x, s, c);
+        adamw(p.y, mi.y, vi.y, ga.y, s, c);
+        adamw(p.z, mi.z, vi.z, gb.x, s, c);
+        adamw(p.w, mi.w, vi.w, gb.y, s, c);
         master[i] = p;
         m[i] = mi;
         v[i] = vi;

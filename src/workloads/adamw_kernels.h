@@ -8,12 +8,14 @@
 
 namespace migscope::workloads::kernels {
 
-// The step's scalars, in fp32 as ATen's fused AdamW computes them.
+// The step's scalars, in fp32 as ATen's fused AdamW computes them. The step count is read on the
+// device (a float advanced by the caller in stream order), so that a captured CUDA graph of the
+// step stays correct on replay; the bias corrections are worked out from it in the kernel.
 struct AdamWStepScalars {
+    float learning_rate;
     float lr_times_weight_decay;
     float beta1, beta2, eps;
-    float step_size;              // learning rate / (1 - beta1^step)
-    float bias_correction2_sqrt;  // sqrt(1 - beta2^step)
+    const float* step;  // device pointer: the step count, 1 at the first step
 };
 
 // One tensor of the step: master, exp_avg, exp_avg_sq fp32 and updated in place; grad the bf16

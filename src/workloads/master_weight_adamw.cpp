@@ -1,10 +1,9 @@
 // AdamW on fp32 masters for bf16 parameters: the CUDA kernel where built, ATen's fused AdamW else.
 #include "workloads/master_weight_adamw.h"
 
-#include <cmath>
-
 #ifdef MIGSCOPE_CUDA_KERNELS
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
 
 #include "workloads/adamw_kernels.h"
 #endif
@@ -22,6 +21,8 @@ MasterWeightAdamW::MasterWeightAdamW(std::vector<torch::Tensor> parameters, Adam
         exp_avg_sq_.push_back(torch::zeros_like(master_.back()));
         p.set_data(p.detach().to(torch::kBFloat16).contiguous());
     }
+    if (!master_.empty())
+        step_count_ = torch::zeros({}, master_.front().options());
 }
 
 void MasterWeightAdamW::zero_grad() {
@@ -31,13 +32,8 @@ void MasterWeightAdamW::zero_grad() {
 
 void MasterWeightAdamW::step() {
     torch::NoGradGuard no_grad;
-    ++steps_;
-    // ATen's fused AdamW works these out in fp32 from the step count; so does the kernel.
-    const float beta1 = static_cast<float>(settings_.beta1);
-    const float beta2 = static_cast<float>(settings_.beta2);
-    const float step = static_cast<float>(steps_);
-    const float lr = static_cast<float>(settings_.learning_rate);
-    std::vector<torch::Tensor> masters, grads, exp_avg, exp_avg_sq, step_counts, params;
+    step_count_.add_(1);  // on the device, in stream order: what a replayed graph advances
+    std::vector<torch::Tensor> masters, grads, exp_avg, exp_avg_sq, params;
 #ifdef MIGSCOPE_CUDA_KERNELS
     std::vector<kernels::AdamWTensor> on_gpu;
     std::vector<torch::Tensor> keep_alive;  // gradients made contiguous bf16 for the kernel
@@ -65,32 +61,54 @@ void MasterWeightAdamW::step() {
         grads.push_back(grad.to(torch::kFloat32));
         exp_avg.push_back(exp_avg_[i]);
         exp_avg_sq.push_back(exp_avg_sq_[i]);
-        step_counts.push_back(torch::full({}, step, master_[i].options()));
         params.push_back(parameters_[i]);
     }
 #ifdef MIGSCOPE_CUDA_KERNELS
     if (!on_gpu.empty()) {
         const int count = static_cast<int>(on_gpu.size());
-        // The table goes to the device through pinned memory, which the caching host allocator
-        // keeps until the copy has run; the device copy is freed in stream order after the kernel.
-        torch::Tensor table =
-            torch::empty({static_cast<int64_t>(kernels::adamw_table_bytes(count))},
-                         torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
-        const int64_t blocks = kernels::adamw_fill_table(on_gpu.data(), count, table.data_ptr());
-        const torch::Tensor device_table = table.to(
-            torch::TensorOptions().device(master_.front().device()), /*non_blocking=*/true);
-        const kernels::AdamWStepScalars scalars{lr * static_cast<float>(settings_.weight_decay),
-                                                beta1,
-                                                beta2,
+        const cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
+        std::vector<const void*> gradients;
+        for (const kernels::AdamWTensor& t : on_gpu)
+            gradients.push_back(t.grad);
+        if (gradients != table_gradients_) {
+            const auto table_bytes = [](size_t n) {
+                return static_cast<int64_t>(kernels::adamw_table_bytes(static_cast<int>(n)));
+            };
+            if (!host_table_.defined()) {
+                const auto bytes = table_bytes(parameters_.size());
+                host_table_ = torch::empty(
+                    {bytes}, torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
+                device_table_ =
+                    torch::empty({bytes}, master_.front().options().dtype(torch::kUInt8));
+            }
+            // The pinned table is rewritten only after the copy of its last version has run.
+            // Outside a capture this waits for the stream; a capture comes after steps that the
+            // trainer waited for, and becomes a copy node that rereads this memory on every replay.
+            cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+            C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+            if (capture == cudaStreamCaptureStatusNone)
+                C10_CUDA_CHECK(cudaStreamSynchronize(stream));
+            table_blocks_ = kernels::adamw_fill_table(on_gpu.data(), count, host_table_.data_ptr());
+            C10_CUDA_CHECK(cudaMemcpyAsync(device_table_.data_ptr(), host_table_.data_ptr(),
+                                           static_cast<size_t>(table_bytes(on_gpu.size())),
+                                           cudaMemcpyHostToDevice, stream));
+            table_gradients_ = std::move(gradients);
+        }
+        const float lr = static_cast<float>(settings_.learning_rate);
+        const kernels::AdamWStepScalars scalars{lr,
+                                                lr * static_cast<float>(settings_.weight_decay),
+                                                static_cast<float>(settings_.beta1),
+                                                static_cast<float>(settings_.beta2),
                                                 static_cast<float>(settings_.eps),
-                                                lr / (1.0f - std::pow(beta1, step)),
-                                                std::sqrt(1.0f - std::pow(beta2, step))};
-        kernels::adamw_bf16_master_step(device_table.data_ptr(), count, blocks, scalars,
-                                        at::cuda::getCurrentCUDAStream().stream());
+                                                step_count_.data_ptr<float>()};
+        kernels::adamw_bf16_master_step(device_table_.data_ptr(), count, table_blocks_, scalars,
+                                        stream);
     }
 #endif
     if (masters.empty())
         return;
+    // ATen's kernel reads each tensor's step count; all share the one advanced above.
+    const std::vector<torch::Tensor> step_counts(masters.size(), step_count_);
     at::_fused_adamw_(masters, grads, exp_avg, exp_avg_sq, /*max_exp_avg_sqs=*/{}, step_counts,
                       settings_.learning_rate, settings_.beta1, settings_.beta2,
                       settings_.weight_decay, settings_.eps, /*amsgrad=*/false,
