@@ -58,6 +58,7 @@ JobSpec parse_job(const json& j, const std::string& path) {
                                                 "data",
                                                 "until_stopped",
                                                 "hold_after_warmup",
+                                                "cuda_graph",
                                                 "checkpoint",
                                                 "save_checkpoint",
                                                 "after"};
@@ -114,12 +115,15 @@ JobSpec parse_job(const json& j, const std::string& path) {
             ++stop_rules;
         }
     }
-    if (j.contains("hold_after_warmup")) {
-        if (!j["hold_after_warmup"].is_boolean())
-            fail(path + ".hold_after_warmup",
-                 "expected true or false, got " + j["hold_after_warmup"].dump());
-        s.hold_after_warmup = j["hold_after_warmup"].get<bool>();
-    }
+    const auto get_flag = [&](const char* key, bool& flag) {
+        if (!j.contains(key))
+            return;
+        if (!j[key].is_boolean())
+            fail(path + "." + key, "expected true or false, got " + j[key].dump());
+        flag = j[key].get<bool>();
+    };
+    get_flag("hold_after_warmup", s.hold_after_warmup);
+    get_flag("cuda_graph", s.cuda_graph);
     if (stop_rules > 1)
         fail(path, "give at most one of steps, seconds and until_stopped");
     if (j.contains("after"))

@@ -30,6 +30,9 @@ struct JobSpec {
     std::optional<double> memory_limit_gib;  // cap on the job's reserved memory; none: no cap
     // After warm-up, emit `warm` and wait for a `start` line (fixed work starting together).
     bool hold_after_warmup = false;
+    // On CUDA: capture the step as a CUDA graph after the first warm-up steps and replay it
+    // (trainer.h); false: every step eager.
+    bool cuda_graph = true;
     // Group only: the index of an earlier job whose SM partition this one shares; it warms up
     // with the others, then starts its measured steps when that job ends (a queue).
     std::optional<int> after;
@@ -45,7 +48,8 @@ struct GroupSpec {
 // Parses a group spec:
 //   {"device": "cuda:0", "jobs": [{"model": "resnet18", "mode": "train", "batch": 32, "sms": 16,
 //     "memory_limit_gib": 16, "warmup_steps": 3, "steps": 20 | "seconds": 30 |
-//     "until_stopped": true, "hold_after_warmup": true, "seed": 0, "lora_rank": 8,
+//     "until_stopped": true, "hold_after_warmup": true, "cuda_graph": false, "seed": 0,
+//     "lora_rank": 8,
 //     "data": "FILE", "checkpoint": "FILE", "save_checkpoint": "FILE", "after": 0}, ...]}
 // `device`, `jobs` (at least one) and each job's `model` are required. Strict: an unknown key, a
 // wrong type or an out-of-range value is an input error naming its path (`jobs[1].batch`).

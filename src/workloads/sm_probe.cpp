@@ -6,6 +6,8 @@
 #include <set>
 #include <string>
 
+#include <cuda_runtime_api.h>
+
 #include "core/error.h"
 #include "workloads/driver_api.h"
 
@@ -53,7 +55,13 @@ struct ProbeLaunch {
     CUcontext context = nullptr;
     CUmodule module = nullptr;
     CUdeviceptr out = 0;
+    cudaGraphExec_t graph = nullptr;  // through_cuda_graph
 };
+
+void check_runtime(cudaError_t status, const char* call) {
+    if (status != cudaSuccess)
+        throw runtime_error(std::string(call) + " failed: " + cudaGetErrorString(status));
+}
 
 }  // namespace
 
@@ -69,6 +77,8 @@ std::vector<std::vector<int>> probe_partition_sms(const std::vector<SmPartition>
             api.ctx_push_current(l.context);
             if (l.out != 0)
                 api.mem_free(l.out);
+            if (l.graph != nullptr)
+                cudaGraphExecDestroy(l.graph);
             if (l.module != nullptr)
                 api.module_unload(l.module);
             CUcontext popped = nullptr;
@@ -90,6 +100,11 @@ std::vector<std::vector<int>> probe_partition_sms(const std::vector<SmPartition>
                 check_driver(api, api.module_get_function(&kernel, l.module, "migscope_sm_probe"),
                              "cuModuleGetFunction");
                 check_driver(api, api.mem_alloc(&l.out, out_bytes), "cuMemAlloc");
+                const auto stream = reinterpret_cast<cudaStream_t>(partitions[i].stream);
+                if (options.through_cuda_graph) {
+                    check_runtime(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+                                  "cudaStreamBeginCapture");
+                }
                 // 0xffffffff marks a block that never wrote (it would show as an impossible SM).
                 check_driver(
                     api,
@@ -101,6 +116,14 @@ std::vector<std::vector<int>> probe_partition_sms(const std::vector<SmPartition>
                              api.launch_kernel(kernel, options.blocks, 1, 1, 32, 1, 1, 0,
                                                partitions[i].stream, args, nullptr),
                              "cuLaunchKernel");
+                if (options.through_cuda_graph) {
+                    cudaGraph_t graph = nullptr;
+                    check_runtime(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+                    const cudaError_t made = cudaGraphInstantiate(&l.graph, graph, 0);
+                    cudaGraphDestroy(graph);
+                    check_runtime(made, "cudaGraphInstantiate");
+                    check_runtime(cudaGraphLaunch(l.graph, stream), "cudaGraphLaunch");
+                }
             } catch (...) {
                 pop();
                 throw;

@@ -13,6 +13,9 @@ namespace migscope::workloads {
 struct SmProbeOptions {
     int blocks = 1056;                 // one-warp blocks per partition (8 per SM of an H200)
     uint64_t spin_cycles = 2'000'000;  // each block spins this long (~1 ms at 2 GHz)
+    // Capture each partition's launch on its stream as a CUDA graph and launch the graph, as the
+    // worker replays a captured training step: do graph kernels stay in the green context?
+    bool through_cuda_graph = false;
 };
 
 // The distinct SM ids each partition's blocks ran on, ascending, in partition order. Every

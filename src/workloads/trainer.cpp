@@ -2,6 +2,7 @@
 #include "workloads/trainer.h"
 
 #include "workloads/autocast.h"
+#include "workloads/step_graph.h"
 
 namespace migscope::workloads {
 namespace {
@@ -50,8 +51,40 @@ Trainer::Trainer(Model& model, TrainerOptions options)
     }
 }
 
+Trainer::~Trainer() = default;
+
+bool Trainer::graph_replaying() const {
+    return graph_ != nullptr;
+}
+
 double Trainer::step(const Batch& batch) {
-    optimizer_->zero_grad();
+    torch::Tensor loss;
+    const bool capture_now = options_.cuda_graph && options_.device.is_cuda() && !graph_ &&
+                             graph_failure_.empty() && steps_ == kEagerStepsBeforeCapture;
+    if (capture_now) {
+        optimizer_->zero_grad();  // the captured backward allocates the gradients: no zeroing
+        auto graph = std::make_unique<StepGraph>(options_.job_pool);
+        try {
+            graph->capture(batch, [this](const Batch& b) { return forward_backward_update(b); });
+            graph_ = std::move(graph);
+        } catch (const std::exception& e) {
+            graph_failure_ = e.what();
+            if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e))
+                graph_failure_ = c10_error->what_without_backtrace();
+            optimizer_->forget_captured_work();
+        }
+    }
+    if (graph_) {
+        loss = graph_->replay(batch);
+    } else {
+        optimizer_->zero_grad();
+        loss = forward_backward_update(batch);
+    }
+    ++steps_;
+    return loss.item<double>();
+}
+
+torch::Tensor Trainer::forward_backward_update(const Batch& batch) {
     torch::Tensor loss;
     if (precision_ != Precision::kFp32) {
         Bf16Autocast autocast(at::kCUDA);
@@ -60,13 +93,13 @@ double Trainer::step(const Batch& batch) {
         loss = model_.loss(batch);
     }
     loss.backward();
-    // Free the autograd graph now, while the GPU still runs the backward, not after the wait
-    // below, where the GPU idles until the next step's first kernel (GPT-2 XL on the H200: about
+    // Free the autograd graph now, while the GPU still runs the backward, not after the wait in
+    // step(), where the GPU idles until the next step's first kernel (GPT-2 XL on the H200: about
     // 1 ms a step faster; docs/benchmarks.md, sixth run).
     const torch::Tensor value = loss.detach();
     loss.reset();
     optimizer_->step();
-    return value.item<double>();
+    return value;
 }
 
 void Trainer::finish() {

@@ -46,6 +46,7 @@ TEST(Worker, TrainSpeaksTheProtocol) {
     EXPECT_EQ(ready["items_per_step"], 2 * 32);
     EXPECT_EQ(ready["item_unit"], "tokens");
     EXPECT_EQ(ready["precision"], "fp32");
+    EXPECT_FALSE(ready["cuda_graph"].get<bool>());  // CUDA graphs are CUDA's
     EXPECT_EQ(ready["parameters"], ready["trainable_parameters"]);
     EXPECT_TRUE(events[1]["warmup"].get<bool>());
     EXPECT_FALSE(events[2]["warmup"].get<bool>());
@@ -57,6 +58,8 @@ TEST(Worker, TrainSpeaksTheProtocol) {
     EXPECT_TRUE(result["peak_memory_bytes"].is_null());  // not measured on CPU
     EXPECT_GT(result["achieved_flops_per_s"].get<double>(), 0.0);
     EXPECT_EQ(result["stopped_by"], "steps");
+    EXPECT_EQ(result["step_mode"], "eager");
+    EXPECT_TRUE(result["eager_reason"].is_null());  // none asked for on CPU
     // CPU: no SM counts, no peak, hence no MFU; every event belongs to job 0.
     for (const char* field :
          {"device_name", "device_sms", "sms", "memory_limit_bytes", "peak_flops_per_s"}) {
@@ -66,6 +69,13 @@ TEST(Worker, TrainSpeaksTheProtocol) {
     EXPECT_TRUE(result["sms"].is_null());
     for (const auto& e : events)
         EXPECT_EQ(e["job"], 0) << e.dump();
+}
+
+TEST(Worker, EagerStepsCanBeAskedFor) {
+    ProcessResult r = run_process({MIGSCOPE_WORKER, "train", "--model", "gpt2-tiny", "--batch", "2",
+                                   "--steps", "1", "--no-cuda-graph"});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_EQ(events_of(r.out).back()["step_mode"], "eager");
 }
 
 TEST(Worker, FinetuneReportsFewerTrainableParameters) {

@@ -26,7 +26,7 @@ TEST(JobSpec, ParsesAGoodSpec) {
         {"model": "gpt2-medium", "mode": "finetune", "batch": 8, "sms": 60,
          "memory_limit_gib": 69.75, "warmup_steps": 5, "seconds": 30, "seed": 7, "lora_rank": 4,
          "data": "tokens.bin", "checkpoint": "base.safetensors", "save_checkpoint": "out.st"},
-        {"model": "resnet18", "sms": 16, "until_stopped": true},
+        {"model": "resnet18", "sms": 16, "until_stopped": true, "cuda_graph": false},
         {"model": "bert-tiny", "steps": 4}]})");
     EXPECT_EQ(g.device, "cuda:0");
     ASSERT_EQ(g.jobs.size(), 3u);
@@ -44,7 +44,9 @@ TEST(JobSpec, ParsesAGoodSpec) {
     EXPECT_EQ(a.data, "tokens.bin");
     EXPECT_EQ(a.checkpoint, "base.safetensors");
     EXPECT_EQ(a.save_checkpoint, "out.st");
+    EXPECT_TRUE(a.cuda_graph);  // the default
     EXPECT_EQ(g.jobs[1].stop, StopRule::kUntilStopped);
+    EXPECT_FALSE(g.jobs[1].cuda_graph);
     EXPECT_FALSE(g.jobs[1].memory_limit_gib);
     EXPECT_EQ(g.jobs[2].stop, StopRule::kSteps);
     EXPECT_EQ(g.jobs[2].steps, 4);
@@ -71,6 +73,8 @@ TEST(JobSpec, BadTypesAndValuesAreNamed) {
     EXPECT_NE(job(R"("sms": 16.5)").find("jobs[0].sms"), std::string::npos);
     EXPECT_NE(job(R"("memory_limit_gib": -1)").find("jobs[0].memory_limit_gib"), std::string::npos);
     EXPECT_NE(job(R"("until_stopped": 1)").find("jobs[0].until_stopped"), std::string::npos);
+    EXPECT_NE(job(R"("cuda_graph": "no")").find("jobs[0].cuda_graph: expected true or false"),
+              std::string::npos);
     EXPECT_NE(job(R"("mode": "infer")").find("jobs[0].mode"), std::string::npos);
     EXPECT_NE(job(R"("steps": 3, "seconds": 2)").find("at most one of"), std::string::npos);
     EXPECT_NE(

@@ -36,6 +36,19 @@ TEST_P(LossFalls, OnAFixedBatch) {
 INSTANTIATE_TEST_SUITE_P(TinyWorkloads, LossFalls,
                          testing::Values("resnet-tiny", "vit-tiny", "bert-tiny", "gpt2-tiny"));
 
+TEST(Trainer, AskingForACudaGraphOnTheCpuStepsEagerlyWithoutAFailure) {
+    torch::manual_seed(0);
+    auto model = make_model("gpt2-tiny");
+    TrainerOptions options;
+    options.cuda_graph = true;
+    Trainer trainer(*model, options);
+    const Batch batch = model->synthetic_batch(2, torch::kCPU);
+    for (int64_t i = 0; i <= kEagerStepsBeforeCapture + 1; ++i)
+        EXPECT_TRUE(std::isfinite(trainer.step(batch)));
+    EXPECT_FALSE(trainer.graph_replaying());
+    EXPECT_EQ(trainer.graph_failure(), "");
+}
+
 class Finetune : public testing::TestWithParam<std::pair<std::string, std::vector<std::string>>> {};
 
 // Fine-tune mode trains only the parameters under the listed prefixes; after a step every frozen

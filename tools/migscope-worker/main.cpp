@@ -28,6 +28,7 @@
 #include "workloads/job_spec.h"
 #include "workloads/registry.h"
 #include "workloads/sm_probe.h"
+#include "workloads/step_graph.h"
 
 namespace {
 
@@ -102,7 +103,8 @@ void describe_cuda_device(JobEnvironment& env) {
 // Where each SM partition's work really runs (workloads/sm_probe.h): the whole device first (the
 // probe must see every SM, or its silence about the partitions proves nothing), then the
 // partitions side by side. Exit 0 when every partition stayed within its SMs.
-int sm_probe(const std::vector<int>& requested_sms, const std::string& device_name) {
+int sm_probe(const std::vector<int>& requested_sms, const std::string& device_name,
+             bool through_cuda_graph) {
     if (device_name.rfind("cuda", 0) != 0)
         throw input_error("sm-probe needs a CUDA device (--device cuda[:N])");
     const torch::Device device = open_device(device_name);
@@ -110,14 +112,17 @@ int sm_probe(const std::vector<int>& requested_sms, const std::string& device_na
     const auto whole = w::make_sm_partitions(device.index(), {device_sms});
     const size_t whole_seen = w::probe_partition_sms(whole).front().size();
     const auto partitions = w::make_sm_partitions(device.index(), requested_sms);
+    w::SmProbeOptions options;
+    options.through_cuda_graph = through_cuda_graph;
     std::vector<int> granted;
     for (const w::SmPartition& p : partitions)
         granted.push_back(p.sms);
     const w::SmProbeSummary summary =
-        w::summarize_sm_probe(w::probe_partition_sms(partitions), granted);
+        w::summarize_sm_probe(w::probe_partition_sms(partitions, options), granted);
     json out{{"event", "sm_probe"},
              {"device_sms", device_sms},
              {"whole_device_sms_seen", whole_seen},
+             {"through_cuda_graph", through_cuda_graph},
              {"partitions", json::array()}};
     for (size_t i = 0; i < partitions.size(); ++i) {
         const w::SmProbeFinding& f = summary.partitions[i];
@@ -232,9 +237,7 @@ int group(const std::string& spec_path, const Emitter& emit) {
             // reserved bytes are the job's.
             env.memory = MemoryScope::kPool;
             env.pool = at::cuda::MemPool::graph_pool_handle(/*is_user_created=*/true);
-            c10::cuda::CUDACachingAllocator::beginAllocateToPool(
-                device.index(), env.pool,
-                [stream = env.stream->stream()](cudaStream_t s) { return s == stream; });
+            w::allocate_stream_to_pool(device.index(), env.pool, env.stream->stream());
         }
     }
     StopSignal stop;
@@ -313,6 +316,10 @@ int main(int argc, char** argv) {
                       "After warm-up, step until a 'stop' line or the end of stdin");
     cmd->add_flag("--hold-after-warmup", o.hold_after_warmup,
                   "After warm-up, report 'warm' and wait for a 'start' line on stdin");
+    cmd->add_flag("--cuda-graph,!--no-cuda-graph", o.cuda_graph,
+                  "CUDA, on by default: capture the step as a CUDA graph at warm-up step 2 and "
+                  "replay it (needs 3 or more warm-up steps; a step that cannot be captured runs "
+                  "eagerly, the result says why); --no-cuda-graph: every step eager");
     seconds->excludes(steps);
     until_stopped->excludes(steps)->excludes(seconds);
     cmd->add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
@@ -362,6 +369,10 @@ int main(int argc, char** argv) {
         ->required()
         ->check(CLI::PositiveNumber);
     probe_cmd->add_option("--device", probe_device, "cuda or cuda:N")->capture_default_str();
+    bool probe_graph = false;
+    probe_cmd->add_flag("--cuda-graph", probe_graph,
+                        "Launch each partition's kernel from a captured CUDA graph (as training "
+                        "steps are replayed)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -385,7 +396,7 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("probe"))
             return probe();
         if (app.got_subcommand("sm-probe"))
-            return sm_probe(probe_sms, probe_device);
+            return sm_probe(probe_sms, probe_device, probe_graph);
         if (is_group)
             return group(spec_path, emit);
         return train(o, device, emit);
