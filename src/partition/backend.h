@@ -39,6 +39,8 @@ struct JobControl {
     // After warm-up, report "warm" and wait for "start" on stdin, so that fixed work starts on
     // every partition at once.
     bool hold_after_warmup = false;
+    // Built-in workloads on a GPU capture their step as a CUDA graph and replay it; false: eager.
+    bool cuda_graph = true;
 };
 
 // One process to start and the jobs it runs: its events tagged "job": k belong to jobs[k].

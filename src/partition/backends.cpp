@@ -150,6 +150,8 @@ class GreenBackend : public Backend {
                 j["until_stopped"] = true;
             if (control.hold_after_warmup)
                 j["hold_after_warmup"] = true;
+            if (!control.cuda_graph)
+                j["cuda_graph"] = false;
             spec["jobs"].push_back(j);
             launch.jobs.push_back(i);
         }
@@ -208,6 +210,8 @@ std::vector<std::string> worker_train_argv(const std::string& worker_path, const
         a.push_back("--until-stopped");
     if (control.hold_after_warmup)
         a.push_back("--hold-after-warmup");
+    if (!control.cuda_graph)
+        a.push_back("--no-cuda-graph");
     return a;
 }
 

@@ -137,6 +137,7 @@ void Group::start_processes() {
     }
     partition::JobControl control;
     control.warmup_steps = spec_.warmup_steps;
+    control.cuda_graph = spec_.cuda_graph;
     if (spec_.mode == RunMode::kWork) {
         control.steps = spec_.work_steps;
         control.hold_after_warmup = true;
@@ -199,6 +200,11 @@ void Group::handle_event(JobState& job, const json& e, SteadyTime now) {
     } else if (kind == "result" || kind == "error") {
         if (kind == "result")
             job.result_event = e;
+        // A built-in workload asked for a CUDA graph and stepped eagerly (capture failed).
+        if (e.contains("eager_reason") && e["eager_reason"].is_string())
+            warnings_.push_back(
+                "job " + job_spec(job).name +
+                " stepped eagerly, without a CUDA graph: " + e["eager_reason"].get<std::string>());
         else
             job.error_message = e.value("message", std::string("error without a message"));
         job.ended = true;
@@ -482,6 +488,9 @@ JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, boo
     if (s.result_event && s.result_event->contains("peak_memory_bytes") &&
         (*s.result_event)["peak_memory_bytes"].is_number())
         r.peak_memory_bytes = (*s.result_event)["peak_memory_bytes"].get<long long>();
+    if (s.result_event && s.result_event->contains("step_mode") &&
+        (*s.result_event)["step_mode"].is_string())
+        r.step_mode = (*s.result_event)["step_mode"].get<std::string>();
 
     // Status: a result event is success; otherwise the error event or how the process ended.
     if (s.timed_out) {

@@ -25,6 +25,7 @@ struct RunSpec {
     double duration_s = 60;     // kDuration: window length
     int64_t work_steps = 0;     // kWork: measured steps per built-in job
     unsigned warmup_steps = 3;  // steps every built-in job runs before it counts
+    bool cuda_graph = true;     // built-in jobs on a GPU replay their step as a CUDA graph
     SteadyStateCriterion steady;
     double warmup_timeout_s = 300;       // open the window anyway after this long (with a warning)
     double job_timeout_s = 3600;         // kWork: a job still running after this long is timed out
@@ -56,7 +57,8 @@ struct JobResult {
     std::optional<double> energy_j;  // attributed (or measured alone: sequential)
     std::optional<double> energy_per_item_j;
     std::optional<double> normalised_throughput;  // items_per_s / whole-GPU items_per_s
-    std::optional<double> sm_clock_mhz;  // median SM clock in the job's window (board-wide)
+    std::optional<double> sm_clock_mhz;    // median SM clock in the job's window (board-wide)
+    std::optional<std::string> step_mode;  // built-in workloads: "cuda-graph" or "eager"
     std::string stderr_path;
 };
 

@@ -44,6 +44,7 @@ store::JobRecord to_job_record(const JobResult& r) {
     j.energy_per_item_j = r.energy_per_item_j;
     j.normalised_throughput = r.normalised_throughput;
     j.sm_clock_mhz = r.sm_clock_mhz;
+    j.step_mode = r.step_mode;
     return j;
 }
 

@@ -52,6 +52,9 @@ struct JobRecord {
     std::optional<double> energy_per_item_j;
     std::optional<double> normalised_throughput;
     std::optional<double> sm_clock_mhz;
+    // Built-in workloads: "cuda-graph" (the step captured once and replayed) or "eager", as the
+    // worker reported; none for external commands and for stores from before it was recorded.
+    std::optional<std::string> step_mode;
 };
 
 // One point of the power trace, its time from the run's start.

@@ -98,6 +98,11 @@ ALTER TABLE runs ADD COLUMN experiment TEXT;
 ALTER TABLE runs ADD COLUMN cell_key TEXT;
 CREATE INDEX runs_cell ON runs(experiment, cell_key);
 )sql",
+    // 2 -> 3: how a built-in workload stepped ("cuda-graph" or "eager"): CUDA graphs change a
+    // small-batch job's whole-GPU throughput by up to 2x, so results of either kind must say it.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN step_mode TEXT;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per version step");
 

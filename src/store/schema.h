@@ -8,7 +8,7 @@
 namespace migscope::store {
 
 // Bumped whenever a table or column changes meaning; docs/results-store.md keeps the history.
-inline constexpr int64_t kSchemaVersion = 2;
+inline constexpr int64_t kSchemaVersion = 3;
 
 // Creates the tables in an empty database (kCreate only: an empty file opened as kExisting is an
 // input error, never made a store by a reader), or checks the version of an existing one: an

@@ -33,7 +33,7 @@ constexpr const char* kJobColumns =
     "name, workload, command, mode, batch, partition, sms_requested, sms, memory_limit_gib, "
     "status, message, item_unit, steps, items, busy_s, items_per_s, step_time_p50_s, "
     "step_time_p95_s, mfu, peak_memory_bytes, finish_s, energy_j, energy_per_item_j, "
-    "normalised_throughput, sm_clock_mhz";
+    "normalised_throughput, sm_clock_mhz, step_mode";
 
 RunRecord read_run_row(const Statement& s) {
     RunRecord r;
@@ -102,6 +102,7 @@ JobRecord read_job_row(const Statement& s) {
     j.energy_per_item_j = s.maybe_double_at(c++);
     j.normalised_throughput = s.maybe_double_at(c++);
     j.sm_clock_mhz = s.maybe_double_at(c++);
+    j.step_mode = s.maybe_text_at(c++);
     return j;
 }
 
@@ -179,7 +180,7 @@ int64_t Store::add_run(const RunRecord& run) {
 
     Statement insert_job(db_, std::string("INSERT INTO jobs (run_id, position, ") + kJobColumns +
                                   ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                                  "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                                  "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (size_t i = 0; i < run.jobs.size(); ++i) {
         const JobRecord& j = run.jobs[i];
         insert_job.add(id)
@@ -208,7 +209,8 @@ int64_t Store::add_run(const RunRecord& run) {
             .add(j.energy_j)
             .add(j.energy_per_item_j)
             .add(j.normalised_throughput)
-            .add(j.sm_clock_mhz);
+            .add(j.sm_clock_mhz)
+            .add(j.step_mode);
         insert_job.run();
     }
 

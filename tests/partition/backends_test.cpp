@@ -147,6 +147,8 @@ TEST(Backends, WorkerArgumentsFollowTheJobAndTheControl) {
                                                "--steps",     "50",      "--hold-after-warmup"};
     EXPECT_EQ(argv, expected);
     EXPECT_EQ(worker_train_argv("w", j, "cpu", {}).back(), "--until-stopped");
+    c.cuda_graph = false;  // the worker's default is a CUDA graph: only eager is said
+    EXPECT_EQ(worker_train_argv("w", j, "cuda:0", c).back(), "--no-cuda-graph");
     // A job's own fixed work replaces the run's; it means nothing in a run until stopped.
     j.steps = 7;
     const auto own = worker_train_argv("w", j, "cuda:0", c);
@@ -202,6 +204,10 @@ TEST_F(BackendTest, GreenQueuesAJobOnTheSmsOfTheJobItFollows) {
     EXPECT_EQ(spec["jobs"][1]["after"], 0);
     EXPECT_FALSE(spec["jobs"][1].contains("sms"));
     EXPECT_EQ(spec["jobs"][1]["steps"], 50);
+    EXPECT_FALSE(spec["jobs"][0].contains("cuda_graph"));  // the worker's default
+    control.cuda_graph = false;
+    std::ifstream eager_in(b->launches(two_jobs(), parts, control).at(0).child.argv.at(3));
+    EXPECT_EQ(nlohmann::json::parse(eager_in)["jobs"][1]["cuda_graph"], false);
 }
 
 TEST_F(BackendTest, GreenRefusesExternalCommands) {

@@ -1,6 +1,7 @@
 // A stand-in for migscope-worker in runner and CLI tests: speaks the JSON-lines protocol with
 // sleeps for steps (`train`, and `group --spec FILE` with one thread per job), and fails on
-// purpose when a job's model asks for it (fake-crash, fake-oom, fake-noisy, fake-slow). A group job
+// purpose when a job's model asks for it (fake-crash, fake-oom, fake-noisy, fake-slow; fake-eager:
+// its CUDA graph capture "fails"). A group job
 // with `after` starts its measured steps when that job has ended, as the real worker's queues.
 #include <unistd.h>
 #include <atomic>
@@ -34,6 +35,7 @@ struct Job {
     bool hold = false;
     unsigned sms = 16;
     long after = -1;  // group: the job it queues after
+    bool cuda_graph = true;
 };
 
 // Returns the process exit code this job asks for.
@@ -88,7 +90,15 @@ int run_job(const Job& j, size_t index, double step_s) {
         if (!warming)
             ++measured;
     }
-    emit({{"event", "result"}, {"steps", measured}, {"peak_memory_bytes", 1073741824}}, index);
+    const bool replayed = j.cuda_graph && j.model != "fake-eager";
+    emit({{"event", "result"},
+          {"steps", measured},
+          {"peak_memory_bytes", 1073741824},
+          {"step_mode", replayed ? "cuda-graph" : "eager"},
+          {"eager_reason", j.model == "fake-eager"
+                               ? nlohmann::json("CUDA graph capture failed: fake")
+                               : nlohmann::json(nullptr)}},
+         index);
     return 0;
 }
 
@@ -112,6 +122,8 @@ int main(int argc, char** argv) {
             single.warmup = std::stol(next());
         else if (a == "--hold-after-warmup")
             single.hold = true;
+        else if (a == "--no-cuda-graph")
+            single.cuda_graph = false;
         else if (a == "--spec") {
             std::ifstream in(next());
             const auto spec = nlohmann::json::parse(in);
@@ -123,6 +135,7 @@ int main(int argc, char** argv) {
                 j.hold = s.value("hold_after_warmup", false);
                 j.sms = s.value("sms", 16u);
                 j.after = s.value("after", -1L);
+                j.cuda_graph = s.value("cuda_graph", true);
                 if (j.after >= 0)
                     j.sms = jobs.at(static_cast<size_t>(j.after)).sms;
                 jobs.push_back(j);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <mutex>
@@ -104,6 +105,7 @@ TEST_F(RunTest, DurationWindowMeasuresEveryJobAndSplitsAllTheEnergy) {
         ASSERT_TRUE(j.mfu);
         EXPECT_NEAR(*j.mfu, *j.items_per_s * 1e10 / 1e14, 1e-9);
         EXPECT_EQ(j.peak_memory_bytes, 1073741824);
+        EXPECT_EQ(j.step_mode, "cuda-graph");  // as the worker reported
         EXPECT_TRUE(j.step_time_p50_s && j.step_time_p95_s);
         EXPECT_LE(*j.step_time_p50_s, *j.step_time_p95_s);
         EXPECT_EQ(j.sms, 16u);
@@ -256,6 +258,19 @@ TEST_F(RunTest, NoPowerSourceLeavesEnergyEmptyWithAWarning) {
     EXPECT_FALSE(r.energy.counter_energy_j);
     EXPECT_FALSE(r.jobs[0].energy_j);
     EXPECT_FALSE(r.warnings.empty());
+}
+
+TEST_F(RunTest, AJobThatSteppedEagerlyAfterAskingForACudaGraphIsAWarning) {
+    RunSpec s = spec_for({"fake-eager", "fake"});
+    s.duration_s = 0.3;
+    const RunResult r = run(s);
+    EXPECT_EQ(r.jobs[0].step_mode, "eager");
+    EXPECT_EQ(r.jobs[1].step_mode, "cuda-graph");
+    const auto warned = std::find_if(r.warnings.begin(), r.warnings.end(), [](const auto& w) {
+        return w.find("stepped eagerly") != std::string::npos &&
+               w.find("capture failed: fake") != std::string::npos;
+    });
+    EXPECT_NE(warned, r.warnings.end());
 }
 
 TEST(NormaliseThroughput, DividesByTheWholeGpuThroughputOfTheSameJob) {

@@ -83,6 +83,7 @@ RunRecord full_record() {
     j.energy_per_item_j = 3.25;
     j.normalised_throughput = 0.61;
     j.sm_clock_mhz = 1740;
+    j.step_mode = "cuda-graph";
     JobRecord e;  // an external command: most optionals empty
     e.name = "mine";
     e.command = {"python3", "train.py", "--lr", "1e-3"};
@@ -123,6 +124,7 @@ void expect_same_job(const JobRecord& a, const JobRecord& b) {
     EXPECT_EQ(a.energy_per_item_j, b.energy_per_item_j);
     EXPECT_EQ(a.normalised_throughput, b.normalised_throughput);
     EXPECT_EQ(a.sm_clock_mhz, b.sm_clock_mhz);
+    EXPECT_EQ(a.step_mode, b.step_mode);
 }
 
 void expect_same_run(const RunRecord& a, const RunRecord& b) {
@@ -298,15 +300,18 @@ TEST(Store, MigratesAVersionOneStoreKeepingItsRuns) {
     RunRecord old = full_record();
     old.experiment.reset();
     old.cell_key.reset();
+    for (JobRecord& j : old.jobs)
+        j.step_mode.reset();
     {
         Store store = Store::open(path.string());
         store.add_run(old);
     }
-    {  // back to version 1: the columns and index version 2 added are dropped
+    {  // back to version 1: the columns and index versions 2 and 3 added are dropped
         Database db = Database::open(path.string(), OpenMode::kExisting);
         db.exec(
             "DROP INDEX runs_cell; ALTER TABLE runs DROP COLUMN experiment; ALTER TABLE runs "
-            "DROP COLUMN cell_key; UPDATE schema_version SET version = 1");
+            "DROP COLUMN cell_key; ALTER TABLE jobs DROP COLUMN step_mode; "
+            "UPDATE schema_version SET version = 1");
     }
     Store store = Store::open(path.string(), OpenMode::kExisting);
     {

@@ -32,6 +32,7 @@ struct ProfileOptions {
     std::string label = "profile";
     std::string run_dir;
     std::string worker;
+    bool cuda_graph = true;
 };
 
 struct ExportOptions {
@@ -119,6 +120,8 @@ int profile_command(const ProfileOptions& o) {
             args.insert(args.end(), {"--backend", "green", "--layout", c.size});
         if (!o.worker.empty())
             args.insert(args.end(), {"--worker", o.worker});
+        if (!o.cuda_graph)
+            args.push_back("--no-cuda-graph");
         const SelfRun r = run_self(args);
         if (r.exit_code == kExitOk)
             continue;
@@ -204,6 +207,9 @@ void add_profile_command(CLI::App& app, Action& action) {
                     "Where each run's files go (default migscope-runs/profile-DATE)");
     cmd->add_option("--worker", o->worker,
                     "migscope-worker binary (default: found beside migscope)");
+    cmd->add_flag("--no-cuda-graph{false}", o->cuda_graph,
+                  "Profile eager steps: no CUDA graph (by default every job replays its step as "
+                  "a CUDA graph, as migscope run does)");
 
     auto e = std::make_shared<ExportOptions>();
     CLI::App* exp = cmd->add_subcommand(

@@ -35,6 +35,7 @@ struct TrainOptions {
     std::string checkpoint;
     std::string save_checkpoint;
     std::string profile_trace;
+    bool cuda_graph = true;
     int64_t lora_rank = 0;
     std::string worker;
 };
@@ -110,6 +111,8 @@ int train_command(const TrainOptions& o) {
         child.argv.insert(child.argv.end(), {"--save-checkpoint", o.save_checkpoint});
     if (!o.profile_trace.empty())
         child.argv.insert(child.argv.end(), {"--profile-trace", o.profile_trace});
+    if (!o.cuda_graph)
+        child.argv.push_back("--no-cuda-graph");
     if (!visible.empty())
         child.env.emplace_back("CUDA_VISIBLE_DEVICES", visible);
 
@@ -170,6 +173,10 @@ int train_command(const TrainOptions& o) {
                         : std::string("- (no peak known for this device, or not counted)"),
                     peak_bytes >= 0 ? fmt::format("{:.2f} GiB", peak_bytes / (1 << 30))
                                     : std::string("- (not measured on the CPU)"));
+                std::cout << "steps: " << e.value("step_mode", std::string("-"));
+                if (e.contains("eager_reason") && e["eager_reason"].is_string())
+                    std::cout << " (" << e["eager_reason"].get<std::string>() << ")";
+                std::cout << '\n';
             } else if (kind == "error") {
                 failed = true;
                 std::cerr << "migscope train: " << e.value("message", std::string("error")) << '\n';
@@ -223,6 +230,9 @@ void add_train_command(CLI::App& app, Action& action) {
                     "summarise with bench/trace_summary.py); step times include its overhead");
     cmd->add_option("--lora-rank", o->lora_rank, "GPT-2 fine-tuning: LoRA rank")
         ->check(CLI::PositiveNumber);
+    cmd->add_flag("--no-cuda-graph{false}", o->cuda_graph,
+                  "Step eagerly: no CUDA graph (by default the worker captures the step at "
+                  "warm-up step 2 and replays it)");
     cmd->add_option("--worker", o->worker, "migscope-worker binary (default: beside migscope)");
     cmd->callback([o, &action] { action = [o] { return train_command(*o); }; });
 }

@@ -75,7 +75,8 @@ json job_json(const store::JobRecord& j) {
             {"energy_j", maybe(j.energy_j)},
             {"energy_per_item_j", maybe(j.energy_per_item_j)},
             {"normalised_throughput", maybe(j.normalised_throughput)},
-            {"sm_clock_mhz_median", maybe(j.sm_clock_mhz)}};
+            {"sm_clock_mhz_median", maybe(j.sm_clock_mhz)},
+            {"step_mode", maybe(j.step_mode)}};
 }
 
 const std::vector<std::string> kRunCsvColumns = {"run_id",
@@ -296,7 +297,8 @@ void print_jobs_csv(const std::vector<store::RunRecord>& runs, std::ostream& out
                                        "energy_j",
                                        "energy_per_item_j",
                                        "normalised_throughput",
-                                       "sm_clock_mhz_median"};
+                                       "sm_clock_mhz_median",
+                                       "step_mode"};
     csv_line(header, out);
     for (const store::RunRecord& r : runs) {
         const store::Provenance& p = r.provenance;
@@ -362,7 +364,8 @@ void print_jobs_csv(const std::vector<store::RunRecord>& runs, std::ostream& out
                                   cell(j.energy_j),
                                   cell(j.energy_per_item_j),
                                   cell(j.normalised_throughput),
-                                  cell(j.sm_clock_mhz)})
+                                  cell(j.sm_clock_mhz),
+                                  cell(j.step_mode)})
                 cells.push_back(std::move(c));
             csv_line(cells, out);
         }

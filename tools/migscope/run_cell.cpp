@@ -248,6 +248,7 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
     spec.duration_s = r.duration_s;
     spec.work_steps = r.work_steps;
     spec.warmup_steps = m.warmup_steps;
+    spec.cuda_graph = m.cuda_graph;
     spec.steady.max_cv = m.steady_cv;
     spec.warmup_timeout_s = m.warmup_timeout_s;
     spec.job_timeout_s = m.job_timeout_s;

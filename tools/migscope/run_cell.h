@@ -42,6 +42,7 @@ Machine open_machine(unsigned index);
 // How every run is measured (the options of `migscope run` that are not the cell itself).
 struct Measurement {
     unsigned warmup_steps = 3;
+    bool cuda_graph = true;  // false: --no-cuda-graph, built-in jobs step eagerly
     double steady_cv = 0.10;
     double warmup_timeout_s = 300;
     double job_timeout_s = 3600;

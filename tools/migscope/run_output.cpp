@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <string>
+
 #include "json_value.h"
 #include "report/table.h"
 #include "results_output.h"
@@ -113,6 +116,20 @@ void print_run_table(const runner::RunResult& run, const std::string& title, std
             << " (sum of each job's throughput over its whole-GPU throughput)\n";
     if (!run.attribution_method.empty())
         out << "  attribution  " << run.attribution_method << '\n';
+    // How the built-in workloads stepped: replayed CUDA graphs or eagerly (worker-protocol.md).
+    std::map<std::string, std::string> jobs_by_step_mode;
+    for (const runner::JobResult& r : run.jobs) {
+        if (r.step_mode) {
+            std::string& names = jobs_by_step_mode[*r.step_mode];
+            names += (names.empty() ? "" : ", ") + r.spec.name;
+        }
+    }
+    if (!jobs_by_step_mode.empty()) {
+        out << "  steps       ";
+        for (const auto& [mode, names] : jobs_by_step_mode)
+            out << ' ' << mode << " (" << names << ')';
+        out << '\n';
+    }
     for (const std::string& w : run.warnings)
         out << "  warning: " << w << '\n';
     for (const std::string& w : e.warnings)
