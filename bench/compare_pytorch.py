@@ -3,7 +3,8 @@
 
 Same model, batch, sequence length, bf16 mixed precision and fused AdamW, synthetic data on the
 GPU, cudnn.benchmark on, channels-last CNNs on both sides (PyTorch: autocast over fp32 parameters;
-migscope's transformers: bf16 weights with fp32 masters, docs/worker-protocol.md); the two are
+migscope's transformers: bf16 weights with fp32 masters, docs/worker-protocol.md; migscope
+replays its step as a CUDA graph, the worker's default, and PyTorch runs eagerly); the two are
 run alternately, `--reps` times each, in one process tree on one GPU. Prints a table of medians,
 spreads, ratios and migscope's MFU, the median SM clock each side ran at (nvidia-smi, busy
 samples: bench/gpu_clock.py), the workloads issue's targets beside what was measured, and writes
@@ -184,6 +185,8 @@ def main():
               f"(target >= 1.3); lowest {lowest[0]:.2f} ({lowest[1]}; target >= 1.0 each)")
     precisions = sorted({f"{name} {r['precision']}" for name, _, ours, _ in rows for r in ours[:1]})
     print("precision: migscope " + ", ".join(precisions) + "; PyTorch autocast over fp32 parameters")
+    modes = sorted({f"{name} {r.get('step_mode')}" for name, _, ours, _ in rows for r in ours})
+    print("steps: migscope " + ", ".join(modes) + "; PyTorch eager")
     if "gpt2-xl" in mfu_of:
         print(f"gpt2-xl MFU {mfu_of['gpt2-xl']:.1f} % of the dense bf16 peak (target >= 50 %), "
               f"at a median SM clock of {clock_of['gpt2-xl']:.0f} MHz")
