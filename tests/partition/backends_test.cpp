@@ -147,8 +147,9 @@ TEST(Backends, WorkerArgumentsFollowTheJobAndTheControl) {
                                                "--steps",     "50",      "--hold-after-warmup"};
     EXPECT_EQ(argv, expected);
     EXPECT_EQ(worker_train_argv("w", j, "cpu", {}).back(), "--until-stopped");
-    c.cuda_graph = false;  // the worker's default is a CUDA graph: only eager is said
-    EXPECT_EQ(worker_train_argv("w", j, "cuda:0", c).back(), "--no-cuda-graph");
+    JobControl eager;  // the worker's default is a CUDA graph: only eager is said
+    eager.cuda_graph = false;
+    EXPECT_EQ(worker_train_argv("w", j, "cuda:0", eager).back(), "--no-cuda-graph");
     // A job's own fixed work replaces the run's; it means nothing in a run until stopped.
     j.steps = 7;
     const auto own = worker_train_argv("w", j, "cuda:0", c);
