@@ -200,13 +200,13 @@ void Group::handle_event(JobState& job, const json& e, SteadyTime now) {
     } else if (kind == "result" || kind == "error") {
         if (kind == "result")
             job.result_event = e;
+        else
+            job.error_message = e.value("message", std::string("error without a message"));
         // A built-in workload asked for a CUDA graph and stepped eagerly (capture failed).
         if (e.contains("eager_reason") && e["eager_reason"].is_string())
             warnings_.push_back(
                 "job " + job_spec(job).name +
                 " stepped eagerly, without a CUDA graph: " + e["eager_reason"].get<std::string>());
-        else
-            job.error_message = e.value("message", std::string("error without a message"));
         job.ended = true;
         job.end_time = now;
     }

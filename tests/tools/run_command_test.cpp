@@ -92,6 +92,19 @@ TEST_F(RunCommand, GreenRunsEveryJobInOneWorkerWithTheLayoutsSmCounts) {
     const json doc = json::parse(r.out);
     EXPECT_EQ(doc["run"]["jobs"][0]["sms"], 60);  // as the (stand-in) worker reported
     EXPECT_EQ(doc["run"]["jobs"][1]["partition"], "1g.18gb");
+    EXPECT_EQ(doc["run"]["jobs"][0]["step_mode"], "cuda-graph");  // the workers' default
+    EXPECT_FALSE(spec["jobs"][0].contains("cuda_graph"));
+}
+
+TEST_F(RunCommand, NoCudaGraphMakesEveryBuiltInJobStepEagerly) {
+    const ProcessResult r =
+        run({"--backend", "green", "--layout", "3g.71gb+1g.18gb", "--jobs", "a,b", "--duration",
+             "0.3", "--format", "json", "--no-cuda-graph"},
+            "h200.json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json spec = json::parse(read_file(dir_ / "green-spec.json"));
+    EXPECT_EQ(spec["jobs"][1]["cuda_graph"], false);
+    EXPECT_EQ(json::parse(r.out)["run"]["jobs"][1]["step_mode"], "eager");
 }
 
 TEST_F(RunCommand, AssignedJobsQueueOnTheirGreenPartition) {

@@ -316,10 +316,11 @@ int main(int argc, char** argv) {
                       "After warm-up, step until a 'stop' line or the end of stdin");
     cmd->add_flag("--hold-after-warmup", o.hold_after_warmup,
                   "After warm-up, report 'warm' and wait for a 'start' line on stdin");
-    cmd->add_flag("--cuda-graph,!--no-cuda-graph", o.cuda_graph,
-                  "CUDA, on by default: capture the step as a CUDA graph at warm-up step 2 and "
-                  "replay it (needs 3 or more warm-up steps; a step that cannot be captured runs "
-                  "eagerly, the result says why); --no-cuda-graph: every step eager");
+    cmd->add_flag_callback(
+        "--no-cuda-graph", [&o] { o.cuda_graph = false; },
+        "Step eagerly. By default a CUDA job captures its step as a CUDA graph "
+        "at warm-up step 2 and replays it (needs 3 or more warm-up steps; a "
+        "step that cannot be captured runs eagerly, the result says why)");
     seconds->excludes(steps);
     until_stopped->excludes(steps)->excludes(seconds);
     cmd->add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();

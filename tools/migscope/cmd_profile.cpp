@@ -207,9 +207,10 @@ void add_profile_command(CLI::App& app, Action& action) {
                     "Where each run's files go (default migscope-runs/profile-DATE)");
     cmd->add_option("--worker", o->worker,
                     "migscope-worker binary (default: found beside migscope)");
-    cmd->add_flag("--no-cuda-graph{false}", o->cuda_graph,
-                  "Profile eager steps: no CUDA graph (by default every job replays its step as "
-                  "a CUDA graph, as migscope run does)");
+    cmd->add_flag_callback(
+        "--no-cuda-graph", [o] { o->cuda_graph = false; },
+        "Profile eager steps: no CUDA graph (by default every job replays its step as "
+        "a CUDA graph, as migscope run does)");
 
     auto e = std::make_shared<ExportOptions>();
     CLI::App* exp = cmd->add_subcommand(

@@ -156,9 +156,10 @@ void add_run_command(CLI::App& app, Action& action) {
     cmd->add_option("--gpu", o->gpu, "GPU index (NVML)")->capture_default_str();
     cmd->add_option("--warmup-steps", m.warmup_steps, "Steps each job runs before it counts")
         ->capture_default_str();
-    cmd->add_flag("--no-cuda-graph{false}", m.cuda_graph,
-                  "Built-in workloads step eagerly: no CUDA graph (by default each captures its "
-                  "step at warm-up step 2 and replays it; docs/worker-protocol.md)");
+    cmd->add_flag_callback(
+        "--no-cuda-graph", [o] { o->measurement.cuda_graph = false; },
+        "Built-in workloads step eagerly: no CUDA graph (by default each captures its "
+        "step at warm-up step 2 and replays it; docs/worker-protocol.md)");
     cmd->add_option("--steady-cv", m.steady_cv,
                     "Steady state: coefficient of variation of the last 5 step times at most this")
         ->capture_default_str();

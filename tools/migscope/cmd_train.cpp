@@ -230,9 +230,10 @@ void add_train_command(CLI::App& app, Action& action) {
                     "summarise with bench/trace_summary.py); step times include its overhead");
     cmd->add_option("--lora-rank", o->lora_rank, "GPT-2 fine-tuning: LoRA rank")
         ->check(CLI::PositiveNumber);
-    cmd->add_flag("--no-cuda-graph{false}", o->cuda_graph,
-                  "Step eagerly: no CUDA graph (by default the worker captures the step at "
-                  "warm-up step 2 and replays it)");
+    cmd->add_flag_callback(
+        "--no-cuda-graph", [o] { o->cuda_graph = false; },
+        "Step eagerly: no CUDA graph (by default the worker captures the step at "
+        "warm-up step 2 and replays it)");
     cmd->add_option("--worker", o->worker, "migscope-worker binary (default: beside migscope)");
     cmd->callback([o, &action] { action = [o] { return train_command(*o); }; });
 }
