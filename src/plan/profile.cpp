@@ -240,6 +240,7 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
         p.migscope = prov.get<std::string>("migscope");
         p.command = prov.get<std::string>("command");
         p.source = prov.get<std::string>("source");
+        p.steps = prov.optional<std::string>("steps").value_or("");
         prov.check_keys();
         set.idle_power_w = read_measured(top.child("idle_power_w"), "idle_power_w");
         Fields corr(top.child("correction"), "correction");
@@ -315,7 +316,8 @@ std::string write_profiles_json(const ProfileSet& set) {
                    {"driver", p.driver},
                    {"migscope", p.migscope},
                    {"command", p.command},
-                   {"source", p.source}}},
+                   {"source", p.source},
+                   {"steps", p.steps}}},
                  {"idle_power_w", measured_json(set.idle_power_w)},
                  {"correction",
                   {{"throughput", set.correction.throughput},
@@ -360,7 +362,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
     };
     std::map<std::tuple<std::string, std::string, int64_t>, JobValues> by_job;
     std::vector<double> idle;
-    std::set<std::string> gpus, drivers, builds;
+    std::set<std::string> gpus, drivers, builds, step_modes;
+    std::map<std::tuple<std::string, std::string, int64_t>, std::set<std::string>> modes_of_job;
     std::set<int64_t> ids;
     std::string first, last;
     for (const store::RunRecord& r : runs) {
@@ -374,6 +377,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
             drivers.insert(*r.provenance.driver_version);
         builds.insert(r.provenance.migscope_version + " (" + r.provenance.migscope_commit + ")");
         ids.insert(r.id);
+        for (const store::JobRecord& j : r.jobs)
+            step_modes.insert(j.step_mode.value_or("eager"));  // unrecorded: before graphs
         first = first.empty() ? r.started_at : std::min(first, r.started_at);
         last = std::max(last, r.started_at);
         if (!usable_single_job(r))
@@ -381,6 +386,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         const store::JobRecord& j = r.jobs[0];
         if (!sms_of(j.partition, model))
             continue;  // a partition the model does not know (cores of a CPU run)
+        modes_of_job[{*j.workload, j.mode, *batch_of(j)}].insert(j.step_mode.value_or("eager"));
         JobValues& jv = by_job[{*j.workload, j.mode, *batch_of(j)}];
         jv.item_unit = j.item_unit.value_or("items");
         if (j.steps > 0)
@@ -401,6 +407,17 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
     }
     if (idle.empty())
         throw input_error("no idle power in the runs (run them with --idle-probe above 0)");
+    // A CUDA graph speeds a small-batch job on the whole GPU by up to 2.5x: one profile must not
+    // take the median of both kinds.
+    for (const auto& [key, modes] : modes_of_job) {
+        if (modes.size() > 1) {
+            const auto& [workload, mode, batch] = key;
+            throw input_error("the runs of " + workload + ":" + mode + ":" + std::to_string(batch) +
+                              " mix step modes (" + joined(modes) +
+                              "): export stores of one kind (migscope run --no-cuda-graph "
+                              "measures eager steps)");
+        }
+    }
 
     ProfileSet set;
     set.gpu_model = model.key;
@@ -412,6 +429,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
     p.gpu = joined(gpus);
     p.driver = joined(drivers);
     p.migscope = joined(builds);
+    p.steps = joined(step_modes);
     p.source = "runs";
     for (int64_t id : ids)
         p.source += (id == *ids.begin() ? " " : ", ") + std::to_string(id);

@@ -58,6 +58,9 @@ struct ProfileProvenance {
     std::string migscope;                    // version (commit) of the runs
     std::string command;                     // what wrote the file
     std::string source;                      // results store and run ids
+    // How the runs' jobs stepped: "cuda-graph" or "eager" (runs stored before step modes were
+    // recorded stepped eagerly); empty in files from before it was written.
+    std::string steps;
 };
 
 struct ProfileSet {

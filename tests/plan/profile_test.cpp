@@ -90,6 +90,24 @@ TEST(Profiles, FromRunsTakesMediansOfSingleJobRunsAndCalibratesFromMixes) {
     EXPECT_NEAR(set.correction.dynamic_power, 110.0 / 220.0, 1e-12);
     EXPECT_EQ(set.provenance.gpu, "NVIDIA H200");
     EXPECT_EQ(set.provenance.measured_from, "2026-12-01T10:00:01Z");
+    EXPECT_EQ(set.provenance.steps, "eager");  // no step mode recorded: runs from before graphs
+}
+
+TEST(Profiles, FromRunsRefusesToMixEagerAndCudaGraphRunsOfOneJob) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    std::vector<store::RunRecord> runs = {single_run(1, "green", "2g.35gb", 100, 200, 90),
+                                          single_run(2, "sequential", "whole GPU", 300, 400, 90)};
+    for (store::RunRecord& r : runs)
+        r.jobs[0].step_mode = "cuda-graph";
+    EXPECT_EQ(profiles_from_runs(runs, h200).provenance.steps, "cuda-graph");
+    runs.push_back(single_run(3, "green", "1g.18gb", 50, 150, 90));  // eager (not recorded)
+    try {
+        profiles_from_runs(runs, h200);
+        FAIL() << "a profile from eager and graph runs";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("resnet18:train:32 mix step modes"), std::string::npos)
+            << e.what();
+    }
 }
 
 TEST(Profiles, FromRunsRefusesRunsWithoutIdlePowerOrSingleJobs) {
@@ -105,8 +123,10 @@ TEST(Profiles, JsonRoundTripsAndRejectsUnknownKeysWithTheirPath) {
         {job_profile("resnet18", 32, {{"1g.18gb", {50, 150}}, {"whole GPU", {200, 400}}}, 3.5)});
     set.correction = {0.9, 0.8, 4};
     set.provenance.command = "migscope profile export";
+    set.provenance.steps = "cuda-graph";
     const ProfileSet back = parse_profiles_json(write_profiles_json(set), "x.json");
     EXPECT_EQ(write_profiles_json(back), write_profiles_json(set));
+    EXPECT_EQ(back.provenance.steps, "cuda-graph");
     EXPECT_DOUBLE_EQ(back.correction.dynamic_power, 0.8);
     EXPECT_EQ(back.jobs[0].partitions[1].partition, "whole GPU");
 

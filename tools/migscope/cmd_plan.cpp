@@ -254,10 +254,12 @@ void print_table(const plan::Problem& p, const plan::SearchResult& r, const Plan
         << p.model.description << ", objective " << o.objective << "\n";
     out << "profiles: " << origin << " (measured " << set.provenance.measured_from << " to "
         << set.provenance.measured_to << " on " << set.provenance.gpu << ", driver "
-        << set.provenance.driver << "); idle " << fmt::format("{:.0f}", p.idle_power_w)
-        << " W; corrections: throughput " << fmt::format("{:.2f}", p.correction.throughput)
-        << ", dynamic power " << fmt::format("{:.2f}", p.correction.dynamic_power) << " (from "
-        << p.correction.mixes << " measured mixes)\n";
+        << set.provenance.driver << ", steps "
+        << (set.provenance.steps.empty() ? "not recorded" : set.provenance.steps) << "); idle "
+        << fmt::format("{:.0f}", p.idle_power_w) << " W; corrections: throughput "
+        << fmt::format("{:.2f}", p.correction.throughput) << ", dynamic power "
+        << fmt::format("{:.2f}", p.correction.dynamic_power) << " (from " << p.correction.mixes
+        << " measured mixes)\n";
     out << "search: " << plan::to_string(r.method) << ", " << r.layouts
         << " layouts (the whole GPU included), " << r.evaluated << " plans scored, "
         << fmt::format("{:.1f}", elapsed_ms) << " ms\n\n";
@@ -339,16 +341,18 @@ json result_json(const plan::Problem& p, const plan::SearchResult& r, const Plan
     doc["objective"] = o.objective;
     doc["gpu_model"] = p.model.key;
     doc["gpus"] = o.gpus;
-    doc["profiles"] = {{"source", origin},
-                       {"measured_from", set.provenance.measured_from},
-                       {"measured_to", set.provenance.measured_to},
-                       {"gpu", set.provenance.gpu},
-                       {"driver", set.provenance.driver},
-                       {"idle_power_w", p.idle_power_w},
-                       {"correction",
-                        {{"throughput", p.correction.throughput},
-                         {"dynamic_power", p.correction.dynamic_power},
-                         {"mixes", p.correction.mixes}}}};
+    doc["profiles"] = {
+        {"source", origin},
+        {"measured_from", set.provenance.measured_from},
+        {"measured_to", set.provenance.measured_to},
+        {"gpu", set.provenance.gpu},
+        {"driver", set.provenance.driver},
+        {"steps", set.provenance.steps.empty() ? json(nullptr) : json(set.provenance.steps)},
+        {"idle_power_w", p.idle_power_w},
+        {"correction",
+         {{"throughput", p.correction.throughput},
+          {"dynamic_power", p.correction.dynamic_power},
+          {"mixes", p.correction.mixes}}}};
     doc["search"] = {{"method", plan::to_string(r.method)},
                      {"layouts", r.layouts},
                      {"plans_scored", r.evaluated},
