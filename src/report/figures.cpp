@@ -13,7 +13,8 @@ PlotPoint point(double x, const Spread& s) {
 }
 
 std::string series_title(const ScalingSeries& s) {
-    return s.mode + ", batch " + (s.batch ? std::to_string(*s.batch) : std::string("default"));
+    return s.mode + ", batch " + (s.batch ? std::to_string(*s.batch) : std::string("default")) +
+           (s.cuda_graph ? ", CUDA graph" : "");
 }
 
 // Two figures per workload: throughput and energy per item against the partition's SMs.

@@ -34,7 +34,7 @@ struct SeriesValues {
     std::map<std::pair<int64_t, std::string>, PointValues> points;  // (SMs, backend)
 };
 
-using SeriesKey = std::tuple<std::string, std::string, std::optional<int64_t>>;
+using SeriesKey = std::tuple<std::string, std::string, std::optional<int64_t>, bool>;
 
 std::vector<ScalingSeries> scaling_series(const std::vector<store::RunRecord>& runs) {
     std::map<SeriesKey, SeriesValues> all;
@@ -47,10 +47,12 @@ std::vector<ScalingSeries> scaling_series(const std::vector<store::RunRecord>& r
             if (job.status != "ok" || !job.items_per_s || !sms)
                 continue;
             const std::string workload = job.workload.value_or(job.name);
-            SeriesValues& s = all[{workload, job.mode, job.batch}];
+            const bool graph = replayed_cuda_graph(job);
+            SeriesValues& s = all[{workload, job.mode, job.batch, graph}];
             s.series.workload = workload;
             s.series.mode = job.mode;
             s.series.batch = job.batch;
+            s.series.cuda_graph = graph;
             if (s.series.item_unit.empty())
                 s.series.item_unit = job.item_unit.value_or("items");
             PointValues& p = s.points[{*sms, run.backend}];
@@ -200,7 +202,12 @@ std::string comparison_label(const LayoutComparison& g) {
 
 std::string job_key(const store::JobRecord& job) {
     return job.workload.value_or(job.name) + ":" + job.mode + ":" +
-           (job.batch ? std::to_string(*job.batch) : std::string("default"));
+           (job.batch ? std::to_string(*job.batch) : std::string("default")) +
+           (replayed_cuda_graph(job) ? " (CUDA graph)" : "");
+}
+
+bool replayed_cuda_graph(const store::JobRecord& job) {
+    return job.step_mode == "cuda-graph";
 }
 
 Findings analyse(const std::vector<store::RunRecord>& runs) {

@@ -38,6 +38,10 @@ struct ScalingSeries {
     std::string workload;  // the job's name for external commands
     std::string mode;      // train | finetune
     std::optional<int64_t> batch;
+    // The jobs replayed their step as a CUDA graph (store: step_mode "cuda-graph"); false: eager,
+    // or not recorded (runs from before graphs). Never one series for both: graphs change a
+    // small-batch job's whole-GPU speed by up to 2.5x.
+    bool cuda_graph = false;
     std::string item_unit;             // images, tokens, items
     std::vector<ScalingPoint> points;  // by SMs, then backend
 };
@@ -92,7 +96,11 @@ struct Findings {
 // parent run (the latest one when there are several).
 Findings analyse(const std::vector<store::RunRecord>& runs);
 
-// "resnet50:train:32" (batch "default" when not recorded).
+// "resnet50:train:32" (batch "default" when not recorded), "… (CUDA graph)" for a job that
+// replayed its step as a CUDA graph.
 std::string job_key(const store::JobRecord& job);
+
+// Whether a stored job replayed its step as a CUDA graph.
+bool replayed_cuda_graph(const store::JobRecord& job);
 
 }  // namespace migscope::report

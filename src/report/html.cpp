@@ -147,7 +147,8 @@ void write_summary(const ReportInput& in, std::ostream& out) {
         if (!best)
             continue;
         any = true;
-        out << "<li><b>" << html_escape(s.workload) << "</b> (" << html_escape(s.mode)
+        out << "<li><b>" << html_escape(s.workload) << "</b> ("
+            << html_escape(s.mode + (s.cuda_graph ? ", CUDA graph" : ""))
             << "): least energy per item (" << html_escape(s.item_unit) << ") alone on "
             << best->sms << " SMs (" << html_escape(best->backend + " " + best->partition)
             << "): " << spread_html(best->energy_per_item_j) << " J.</li>\n";
@@ -200,7 +201,8 @@ void write_scaling(const ReportInput& in, std::ostream& out) {
     for (const ScalingSeries& s : in.findings.scaling) {
         for (const ScalingPoint& p : s.points) {
             t.row(
-                {html_escape(s.workload), html_escape(s.mode),
+                {html_escape(s.workload),
+                 html_escape(s.mode + (s.cuda_graph ? ", CUDA graph" : "")),
                  s.batch ? std::to_string(*s.batch) : "default", std::to_string(p.sms),
                  html_escape(p.partition), html_escape(p.backend), ids_text(p.run_ids),
                  spread_html(p.items_per_s) + " " + html_escape(s.item_unit) + "/s",

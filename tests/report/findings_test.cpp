@@ -86,6 +86,22 @@ TEST(Findings, ScalingSeriesFromJobsAloneGroupedBySmsWithSpread) {
     EXPECT_EQ(train.item_unit, "images");
 }
 
+TEST(Findings, CudaGraphAndEagerRunsOfAJobAreSeparateSeriesAndJobSets) {
+    store::RunRecord graph = run("green", {job("resnet18", "train", 16, 200, 1.0)});
+    graph.jobs[0].step_mode = "cuda-graph";
+    store::RunRecord eager = run("green", {job("resnet18", "train", 16, 100, 2.0)});
+    eager.jobs[0].step_mode = "eager";
+    const store::RunRecord unrecorded = run("green", {job("resnet18", "train", 16, 110, 2.0)});
+    const Findings f = analyse({graph, eager, unrecorded});
+    ASSERT_EQ(f.scaling.size(), 2u);
+    EXPECT_FALSE(f.scaling[0].cuda_graph);  // eager and unrecorded (from before graphs) together
+    EXPECT_EQ(f.scaling[0].points.at(0).items_per_s->n, 2);
+    EXPECT_TRUE(f.scaling[1].cuda_graph);
+    EXPECT_DOUBLE_EQ(f.scaling[1].points.at(0).items_per_s->median, 200);
+    EXPECT_EQ(job_key(graph.jobs[0]), "resnet18:train:8 (CUDA graph)");
+    EXPECT_EQ(job_key(eager.jobs[0]), "resnet18:train:8");
+}
+
 TEST(Findings, MissingEnergyStaysMissingWithTheRunsWarning) {
     store::RunRecord r = run("green", {job("resnet50", "train", 16, 100, std::nullopt)});
     r.warnings = {"no power source: energy not measured"};
