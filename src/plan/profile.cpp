@@ -359,11 +359,11 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         std::vector<double> items_per_step;
         std::optional<double> peak_memory_gib;
         std::map<std::string, Values> partitions;
+        std::set<std::string> step_modes;  // more than one: refused
     };
     std::map<std::tuple<std::string, std::string, int64_t>, JobValues> by_job;
     std::vector<double> idle;
     std::set<std::string> gpus, drivers, builds, step_modes;
-    std::map<std::tuple<std::string, std::string, int64_t>, std::set<std::string>> modes_of_job;
     std::set<int64_t> ids;
     std::string first, last;
     for (const store::RunRecord& r : runs) {
@@ -378,7 +378,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         builds.insert(r.provenance.migscope_version + " (" + r.provenance.migscope_commit + ")");
         ids.insert(r.id);
         for (const store::JobRecord& j : r.jobs)
-            step_modes.insert(j.step_mode.value_or("eager"));  // unrecorded: before graphs
+            step_modes.insert(store::step_mode_of(j));
         first = first.empty() ? r.started_at : std::min(first, r.started_at);
         last = std::max(last, r.started_at);
         if (!usable_single_job(r))
@@ -386,8 +386,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         const store::JobRecord& j = r.jobs[0];
         if (!sms_of(j.partition, model))
             continue;  // a partition the model does not know (cores of a CPU run)
-        modes_of_job[{*j.workload, j.mode, *batch_of(j)}].insert(j.step_mode.value_or("eager"));
         JobValues& jv = by_job[{*j.workload, j.mode, *batch_of(j)}];
+        jv.step_modes.insert(store::step_mode_of(j));
         jv.item_unit = j.item_unit.value_or("items");
         if (j.steps > 0)
             jv.items_per_step.push_back(j.items / double(j.steps));
@@ -409,11 +409,11 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         throw input_error("no idle power in the runs (run them with --idle-probe above 0)");
     // A CUDA graph speeds a small-batch job on the whole GPU by up to 2.5x: one profile must not
     // take the median of both kinds.
-    for (const auto& [key, modes] : modes_of_job) {
-        if (modes.size() > 1) {
+    for (const auto& [key, jv] : by_job) {
+        if (jv.step_modes.size() > 1) {
             const auto& [workload, mode, batch] = key;
             throw input_error("the runs of " + workload + ":" + mode + ":" + std::to_string(batch) +
-                              " mix step modes (" + joined(modes) +
+                              " mix step modes (" + joined(jv.step_modes) +
                               "): export stores of one kind (migscope run --no-cuda-graph "
                               "measures eager steps)");
         }

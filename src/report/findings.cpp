@@ -207,7 +207,7 @@ std::string job_key(const store::JobRecord& job) {
 }
 
 bool replayed_cuda_graph(const store::JobRecord& job) {
-    return job.step_mode == "cuda-graph";
+    return store::step_mode_of(job) == "cuda-graph";
 }
 
 Findings analyse(const std::vector<store::RunRecord>& runs) {

@@ -57,6 +57,12 @@ struct JobRecord {
     std::optional<std::string> step_mode;
 };
 
+// How a stored job stepped: its step_mode, or "eager" where none was recorded (runs stored before
+// schema 3 stepped eagerly; external commands are not built-in steps at all).
+inline std::string step_mode_of(const JobRecord& job) {
+    return job.step_mode.value_or("eager");
+}
+
 // One point of the power trace, its time from the run's start.
 struct TraceSample {
     double t_s = 0;

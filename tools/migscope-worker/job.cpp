@@ -153,9 +153,9 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
         spec.data.empty() ? nullptr : model->file_data(spec.data, batch);
     // The capture happens in the warm-up, so that every measured step is a replay.
     std::optional<std::string> eager_reason;  // why a CUDA job that asked for a graph steps eagerly
-    const bool capture =
-        env.device.is_cuda() && spec.cuda_graph && spec.warmup_steps > w::kEagerStepsBeforeCapture;
-    if (env.device.is_cuda() && spec.cuda_graph && !capture) {
+    const bool wants_graph = env.device.is_cuda() && spec.cuda_graph;
+    const bool capture = wants_graph && spec.warmup_steps > w::kEagerStepsBeforeCapture;
+    if (wants_graph && !capture) {
         eager_reason = "a CUDA graph is captured at warm-up step " +
                        std::to_string(w::kEagerStepsBeforeCapture) + ": needs at least " +
                        std::to_string(w::kEagerStepsBeforeCapture + 1) + " warm-up steps, got " +
