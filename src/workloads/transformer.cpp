@@ -1,6 +1,9 @@
 // Transformer blocks: attention through at::scaled_dot_product_attention (flash / memory-efficient
-// kernels on CUDA when LibTorch picks them), GELU MLP, pre- or post-norm residuals.
+// kernels on CUDA when LibTorch picks them), GELU MLP, pre- or post-norm residuals; residual adds,
+// biases, layer norms and GELU through the fused operations of fused_ops.h.
 #include "workloads/transformer.h"
+
+#include "workloads/fused_ops.h"
 
 #include <ATen/autocast_mode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -89,11 +92,18 @@ SelfAttentionImpl::SelfAttentionImpl(int64_t dim, int64_t heads_, Causality caus
 }
 
 torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x) {
+    return forward_without_out_bias(x) + out->bias.to(x.scalar_type());
+}
+
+torch::Tensor SelfAttentionImpl::forward_without_out_bias(const torch::Tensor& x) {
     const int64_t b = x.size(0), t = x.size(1), d = x.size(2);
-    const auto parts = split_heads(with_lora(qkv, qkv_lora, x), heads);
+    const auto parts = qkv_lora.is_empty() ? qkv_heads(x, qkv->weight, qkv->bias, heads)
+                                           : split_heads(with_lora(qkv, qkv_lora, x), heads);
     torch::Tensor y = at::scaled_dot_product_attention(parts[0], parts[1], parts[2], {}, 0.0,
                                                        causality == Causality::kCausal);
-    return with_lora(out, out_lora, y.transpose(1, 2).reshape({b, t, d}));
+    y = y.transpose(1, 2).reshape({b, t, d});
+    const torch::Tensor projected = torch::linear(y, out->weight);
+    return out_lora.is_empty() ? projected : projected + out_lora(y);
 }
 
 void SelfAttentionImpl::add_lora(int64_t rank, double alpha) {
@@ -108,9 +118,16 @@ MlpImpl::MlpImpl(int64_t dim, int64_t hidden, Gelu gelu_) : gelu(gelu_) {
 }
 
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
-    const torch::Tensor h =
-        torch::gelu(with_lora(up, up_lora, x), gelu == Gelu::kTanh ? "tanh" : "none");
-    return with_lora(down, down_lora, h);
+    return forward_without_down_bias(x) + down->bias.to(x.scalar_type());
+}
+
+torch::Tensor MlpImpl::forward_without_down_bias(const torch::Tensor& x) {
+    torch::Tensor u = torch::linear(x, up->weight);
+    if (!up_lora.is_empty())
+        u = u + up_lora(x);
+    const torch::Tensor h = bias_gelu(u, up->bias, gelu == Gelu::kTanh);
+    const torch::Tensor projected = torch::linear(h, down->weight);
+    return down_lora.is_empty() ? projected : projected + down_lora(h);
 }
 
 void MlpImpl::add_lora(int64_t rank, double alpha) {
@@ -129,13 +146,29 @@ BlockImpl::BlockImpl(int64_t dim, int64_t heads, int64_t hidden, NormPlacement n
     mlp = register_module("mlp", Mlp(dim, hidden, gelu));
 }
 
-torch::Tensor BlockImpl::forward(torch::Tensor x) {
+torch::Tensor Residual::value() const {
+    torch::Tensor v = delta.defined() ? x + delta : x;
+    return bias.defined() ? v + bias.to(v.scalar_type()) : v;
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
+    return forward_residual({x, {}, {}}).value();
+}
+
+Residual BlockImpl::forward_residual(const Residual& in) {
     if (norm == NormPlacement::kPreNorm) {
-        x = x + attention(layer_norm_in_input_dtype(ln1, x));
-        return x + mlp(layer_norm_in_input_dtype(ln2, x));
+        const NormedSum a = add_layer_norm(in.x, in.delta, in.bias, ln1);
+        const NormedSum m = add_layer_norm(a.sum, attention->forward_without_out_bias(a.normed),
+                                           attention->out->bias, ln2);
+        return {m.sum, mlp->forward_without_down_bias(m.normed), mlp->down->bias};
     }
-    x = layer_norm_in_input_dtype(ln1, x + attention(x));
-    return layer_norm_in_input_dtype(ln2, x + mlp(x));
+    TORCH_CHECK(!in.delta.defined() && !in.bias.defined(),
+                "a post-norm block takes the residual stream with nothing pending");
+    const torch::Tensor& x = in.x;
+    const torch::Tensor y =
+        add_layer_norm(x, attention->forward_without_out_bias(x), attention->out->bias, ln1).normed;
+    return {
+        add_layer_norm(y, mlp->forward_without_down_bias(y), mlp->down->bias, ln2).normed, {}, {}};
 }
 
 torch::Tensor logits_with_aligned_rows(const torch::Tensor& x, const torch::Tensor& weight,

@@ -49,6 +49,8 @@ struct SelfAttentionImpl : torch::nn::Module {
     SelfAttentionImpl(int64_t dim, int64_t heads, Causality causality);
     // x: [batch, tokens, dim] -> [batch, tokens, dim]
     torch::Tensor forward(const torch::Tensor& x);
+    // forward(x) less the output projection's bias, which the block adds with the residual.
+    torch::Tensor forward_without_out_bias(const torch::Tensor& x);
 
     // Adds LoRA adapters to both projections.
     void add_lora(int64_t rank, double alpha);
@@ -66,6 +68,8 @@ enum class Gelu { kExact, kTanh };  // BERT and ViT use the exact GELU, GPT-2 th
 struct MlpImpl : torch::nn::Module {
     MlpImpl(int64_t dim, int64_t hidden, Gelu gelu);
     torch::Tensor forward(const torch::Tensor& x);  // dim -> hidden -> GELU -> dim
+    // forward(x) less the down projection's bias, which the block adds with the residual.
+    torch::Tensor forward_without_down_bias(const torch::Tensor& x);
 
     void add_lora(int64_t rank, double alpha);  // adapters on both layers
 
@@ -76,10 +80,22 @@ struct MlpImpl : torch::nn::Module {
 };
 TORCH_MODULE(Mlp);
 
+// The residual stream between blocks with the last branch's output not added yet: its value is
+// x + delta + bias (delta and bias undefined when nothing is pending). The next layer norm adds
+// them in the same pass (add_layer_norm, fused_ops.h), so that the stream is read and written
+// once per branch instead of twice.
+struct Residual {
+    torch::Tensor x, delta, bias;
+    torch::Tensor value() const;
+};
+
 struct BlockImpl : torch::nn::Module {
     BlockImpl(int64_t dim, int64_t heads, int64_t hidden, NormPlacement norm, Causality causality,
               Gelu gelu, double layer_norm_eps);
-    torch::Tensor forward(torch::Tensor x);
+    torch::Tensor forward(const torch::Tensor& x);  // forward_residual({x, {}, {}}).value()
+    // A pre-norm block returns its MLP's output pending; a post-norm block returns nothing
+    // pending and takes no pending input.
+    Residual forward_residual(const Residual& in);
 
     NormPlacement norm;
     torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};

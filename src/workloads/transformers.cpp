@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "workloads/data.h"
+#include "workloads/fused_ops.h"
 #include "workloads/transformer.h"
 
 namespace migscope::workloads {
@@ -22,10 +23,13 @@ torch::nn::ModuleList make_blocks(int64_t count, int64_t dim, int64_t heads, int
     return blocks;
 }
 
-torch::Tensor run_blocks(torch::nn::ModuleList& blocks, torch::Tensor x) {
+// The stream after the blocks: post-norm blocks (BERT) leave nothing pending, pre-norm ones
+// (GPT-2, ViT) their last MLP output, which the final norm adds (add_layer_norm).
+Residual run_blocks(torch::nn::ModuleList& blocks, const torch::Tensor& x) {
+    Residual stream{x, {}, {}};
     for (auto& block : *blocks)
-        x = block->as<BlockImpl>()->forward(x);
-    return x;
+        stream = block->as<BlockImpl>()->forward_residual(stream);
+    return stream;
 }
 
 // Per-token training FLOPs of attention: scores and weighted sum, 2*T*d multiply-adds forward per
@@ -55,8 +59,8 @@ struct VitImpl : torch::nn::Module {
         // [B,3,H,W] -> [B,d,H/p,W/p] -> [B,N,d]; prepend the class token: [B,N+1,d]
         torch::Tensor x = patch_embed(images).flatten(2).transpose(1, 2);
         x = torch::cat({class_token.expand({x.size(0), 1, -1}), x}, 1) + position;
-        x = layer_norm_in_input_dtype(ln, run_blocks(blocks, to_residual_dtype(x)));
-        return head(x.select(1, 0));
+        const Residual r = run_blocks(blocks, to_residual_dtype(x));
+        return head(add_layer_norm(r.x, r.delta, r.bias, ln).normed.select(1, 0));
     }
     VitConfig config;
     torch::nn::Conv2d patch_embed{nullptr};
@@ -115,7 +119,7 @@ struct BertImpl : torch::nn::Module {
         const int64_t t = ids.size(1);
         auto positions = torch::arange(t, ids.options());
         torch::Tensor x = word(ids) + position(positions) + token_type(torch::zeros_like(ids));
-        return run_blocks(blocks, layer_norm_in_input_dtype(ln, to_residual_dtype(x)));
+        return run_blocks(blocks, layer_norm_in_input_dtype(ln, to_residual_dtype(x))).x;
     }
     // [..., D] -> logits [..., V padded to a multiple of 64; the padding's logits are -inf]
     torch::Tensor head(const torch::Tensor& hidden) {
@@ -227,8 +231,8 @@ struct Gpt2Impl : torch::nn::Module {
     // [B,T] -> logits [B,T,V padded to a multiple of 64; the padding's logits are -inf]
     torch::Tensor forward(const torch::Tensor& ids) {
         auto positions = torch::arange(ids.size(1), ids.options());
-        torch::Tensor x = run_blocks(blocks, to_residual_dtype(wte(ids) + wpe(positions)));
-        return logits_with_aligned_rows(layer_norm_in_input_dtype(ln_f, x),
+        const Residual r = run_blocks(blocks, to_residual_dtype(wte(ids) + wpe(positions)));
+        return logits_with_aligned_rows(add_layer_norm(r.x, r.delta, r.bias, ln_f).normed,
                                         wte->weight);  // head tied to wte
     }
     Gpt2Config config;
@@ -256,7 +260,7 @@ class Gpt2Model : public Model {
     }
     torch::Tensor loss(const Batch& b) override {
         const torch::Tensor logits = net_->forward(b.inputs);
-        return torch::cross_entropy_loss(logits.view({-1, logits.size(-1)}), b.targets.view({-1}));
+        return cross_entropy(logits.view({-1, logits.size(-1)}), b.targets.view({-1}));
     }
     int64_t items_per_sample() const override { return c_.seq_len; }
     std::string item_unit() const override { return "tokens"; }

@@ -156,3 +156,49 @@ TEST(ResidualDtype, APreNormBlockUnderAutocastKeepsTheStreamInBf16AndAgreesWithF
     EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
     EXPECT_TRUE(torch::allclose(y.to(torch::kFloat32), expected, 5e-2, 5e-2));
 }
+
+// The blocks as their papers write them, from the modules' full forward passes; the blocks
+// themselves defer each branch's last bias and residual add into the next layer norm.
+TEST(Block, PreNormEqualsTheResidualFormulaAndPassesTheMlpOutputOnPending) {
+    torch::manual_seed(7);
+    Block block(32, 4, 64, NormPlacement::kPreNorm, Causality::kCausal, Gelu::kTanh, 1e-5);
+    const torch::Tensor x = torch::randn({2, 5, 32});
+    const torch::Tensor h = x + block->attention(block->ln1(x));
+    const torch::Tensor expected = h + block->mlp(block->ln2(h));
+    const Residual out = block->forward_residual({x, {}, {}});
+    EXPECT_TRUE(out.delta.defined());
+    EXPECT_TRUE(out.bias.is_same(block->mlp->down->bias));
+    EXPECT_TRUE(torch::allclose(out.x, h, 1e-5, 1e-5));
+    EXPECT_TRUE(torch::allclose(out.value(), expected, 1e-5, 1e-5));
+    EXPECT_TRUE(torch::allclose(block->forward(x), expected, 1e-5, 1e-5));
+    // A pending input is added before the first norm.
+    const torch::Tensor delta = torch::randn({2, 5, 32}), bias = torch::randn({32});
+    EXPECT_TRUE(torch::allclose(block->forward_residual({x, delta, bias}).value(),
+                                block->forward(x + delta + bias), 1e-5, 1e-5));
+}
+
+TEST(Block, PostNormEqualsTheResidualFormulaAndRefusesAPendingInput) {
+    torch::manual_seed(8);
+    Block block(32, 4, 64, NormPlacement::kPostNorm, Causality::kBidirectional, Gelu::kExact,
+                1e-12);
+    const torch::Tensor x = torch::randn({2, 5, 32});
+    const torch::Tensor h = block->ln1(x + block->attention(x));
+    const torch::Tensor expected = block->ln2(h + block->mlp(h));
+    const Residual out = block->forward_residual({x, {}, {}});
+    EXPECT_FALSE(out.delta.defined());
+    EXPECT_TRUE(torch::allclose(out.x, expected, 1e-5, 1e-5));
+    EXPECT_THROW(block->forward_residual({x, x, {}}), c10::Error);
+}
+
+TEST(Block, BranchesWithoutTheirLastBiasDifferFromTheFullOnesByThatBias) {
+    torch::manual_seed(9);
+    SelfAttention attention(16, 2, Causality::kCausal);
+    Mlp mlp(16, 32, Gelu::kTanh);
+    torch::NoGradGuard no_grad;
+    attention->out->bias.normal_();
+    mlp->down->bias.normal_();
+    const torch::Tensor x = torch::randn({2, 3, 16});
+    EXPECT_TRUE(torch::allclose(attention->forward_without_out_bias(x) + attention->out->bias,
+                                attention(x)));
+    EXPECT_TRUE(torch::allclose(mlp->forward_without_down_bias(x) + mlp->down->bias, mlp(x)));
+}
