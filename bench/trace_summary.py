@@ -15,6 +15,8 @@ import json
 import re
 
 KINDS = [  # first match wins; patterns are searched in the kernel name
+    ("q/k/v gradient gather", r"gather_qkv"),  # migscope's fused kernels (fused_ops.h)
+    ("column sums", r"column_sums"),
     ("attention", r"flash|fmha|sdpa|attention"),
     ("matmul", r"gemm|nvjet|cutlass|xmma|sm90_"),
     ("optimizer", r"adam|multi_tensor"),

@@ -53,6 +53,15 @@ class TraceSummaryTest(unittest.TestCase):
         self.assertRegex(text, r"0\.50\s+20\.0 %\s+direct_copy_kernel_cuda")  # namespaces dropped
         self.assertRegex(text, r"2\.00\s+80\.0 %\s+aten::mm \[\[8, 4\], \[4, 2\]\]")
 
+    def test_migscopes_fused_kernels_get_their_own_kinds(self):
+        events = [kernel("migscope::workloads::kernels::gather_qkv_gradient_kernel", 0, 1000, 1),
+                  kernel("migscope::workloads::kernels::column_sums_finish_kernel", 1000, 1000, 2),
+                  kernel("migscope::workloads::kernels::add_layer_norm_backward_kernel", 2000, 2000, 3)]
+        text = self.summarise(events, steps=1).stdout
+        self.assertRegex(text, r"1\.00\s+25\.0 %\s+q/k/v gradient gather")
+        self.assertRegex(text, r"1\.00\s+25\.0 %\s+column sums")
+        self.assertRegex(text, r"2\.00\s+50\.0 %\s+layer norm")
+
     def test_a_trace_without_kernels_is_refused_with_the_reason(self):
         out = self.summarise([op("aten::mm", 1, [])], steps=1)
         self.assertNotEqual(out.returncode, 0)
