@@ -33,12 +33,15 @@ void* stream() {
     return at::cuda::getCurrentCUDAStream().stream();
 }
 
-// The kernels take bf16 CUDA tensors whose rows (`width` elements) are whole 16-byte vectors.
+// The kernels take bf16 CUDA tensors whose rows (`width` elements) are whole 16-byte vectors,
+// starting 16-byte aligned (a non-contiguous tensor is copied into a fresh, aligned one).
 bool kernels_apply(std::initializer_list<torch::Tensor> tensors, int64_t width) {
     if (!g_fused_kernels_enabled.load() || width % 8 != 0)
         return false;
     for (const torch::Tensor& t : tensors) {
         if (!t.defined() || !t.is_cuda() || t.scalar_type() != torch::kBFloat16)
+            return false;
+        if (t.is_contiguous() && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 != 0)
             return false;
     }
     return true;
