@@ -2,10 +2,10 @@
 // the composition of ATen operations they replace everywhere else.
 #include "workloads/fused_ops.h"
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
-#include <vector>
 
 #include "workloads/transformer.h"
 
@@ -121,9 +121,10 @@ struct BiasGeluFunction : torch::autograd::Function<BiasGeluFunction> {
     }
 };
 
-// Whether the kernel can read g as [batch, heads, tokens, head_dim] in 16-byte vectors.
+// Whether the kernel can read g as [batch, heads, tokens, head_dim] in 16-byte vectors (its dtype
+// is the bf16 of the views it is the gradient of).
 bool gatherable(const torch::Tensor& g) {
-    if (!g.defined() || g.scalar_type() != torch::kBFloat16 || g.dim() != 4 || g.stride(3) != 1)
+    if (g.stride(3) != 1)
         return false;
     for (int i = 0; i < 3; ++i) {
         if (g.stride(i) % 8 != 0)
@@ -147,34 +148,30 @@ struct QkvHeadsFunction : torch::autograd::Function<QkvHeadsFunction> {
         const torch::Tensor &x = saved[0], &weight = saved[1];
         const int64_t batch = x.size(0), tokens = x.size(1), width = weight.size(0);
         const int64_t rows = batch * tokens;
-        torch::Tensor dqkv, d_bias;
-        if (gatherable(grads[0]) && gatherable(grads[1]) && gatherable(grads[2])) {
-            const int64_t heads = grads[0].size(1), head_dim = grads[0].size(3);
-            kernels::HeadsGradient parts[3];
-            for (int i = 0; i < 3; ++i)
-                parts[i] = {bits(grads[i]), grads[i].stride(0), grads[i].stride(1),
-                            grads[i].stride(2)};
-            dqkv = torch::empty({rows, width}, x.options());
-            d_bias = torch::empty({width}, x.options());
-            const int64_t row_blocks = kernels::column_sum_row_blocks(rows);
-            const torch::Tensor partials = float_buffer(x, {row_blocks, width});
-            kernels::gather_qkv_gradient(parts, batch, heads, tokens, head_dim, bits(dqkv),
-                                         partials.data_ptr<float>(), stream());
-            Bf16Bits* const outputs[3] = {bits(d_bias), nullptr, nullptr};
-            kernels::column_sums_finish(partials.data_ptr<float>(), row_blocks, 1, width, outputs,
-                                        stream());
-        } else {  // a part without gradient, or a layout the kernel does not read
-            const torch::Tensor& any = grads[0].defined()   ? grads[0]
-                                       : grads[1].defined() ? grads[1]
-                                                            : grads[2];
-            std::vector<torch::Tensor> parts;
-            for (int i = 0; i < 3; ++i) {
-                const torch::Tensor& g = grads[i].defined() ? grads[i] : torch::zeros_like(any);
-                parts.push_back(g.transpose(1, 2).unsqueeze(2));
-            }
-            dqkv = torch::cat(parts, 2).view({rows, width});
-            d_bias = dqkv.sum(0);
+        // The three gradients as the kernel reads them: a missing one as zeros, a layout it does
+        // not read copied into a contiguous one.
+        const torch::Tensor& any = grads[0].defined()   ? grads[0]
+                                   : grads[1].defined() ? grads[1]
+                                                        : grads[2];
+        kernels::HeadsGradient parts[3];
+        std::array<torch::Tensor, 3> readable;
+        for (int i = 0; i < 3; ++i) {
+            readable[i] = grads[i].defined() ? grads[i] : torch::zeros_like(any);
+            if (!gatherable(readable[i]))
+                readable[i] = readable[i].contiguous();
+            parts[i] = {bits(readable[i]), readable[i].stride(0), readable[i].stride(1),
+                        readable[i].stride(2)};
         }
+        const int64_t heads = any.size(1), head_dim = any.size(3);
+        const torch::Tensor dqkv = torch::empty({rows, width}, x.options());
+        torch::Tensor d_bias = torch::empty({width}, x.options());
+        const int64_t row_blocks = kernels::column_sum_row_blocks(rows);
+        const torch::Tensor partials = float_buffer(x, {row_blocks, width});
+        kernels::gather_qkv_gradient(parts, batch, heads, tokens, head_dim, bits(dqkv),
+                                     partials.data_ptr<float>(), stream());
+        Bf16Bits* const outputs[3] = {bits(d_bias), nullptr, nullptr};
+        kernels::column_sums_finish(partials.data_ptr<float>(), row_blocks, 1, width, outputs,
+                                    stream());
         const torch::Tensor d_weight = dqkv.t().mm(x.reshape({rows, x.size(2)}));
         const torch::Tensor d_x = dqkv.mm(weight).view(x.sizes());
         return {d_x, d_weight, d_bias, torch::Tensor()};
