@@ -21,7 +21,6 @@ constexpr int64_t kRowBlocks = 264;  // blocks of rows with column sums: two per
 // Threads of all blocks of the layer norm's backward (its column sums need few blocks; narrower
 // rows get more of them): two 224-thread blocks an SM of an H200 for GPT-2 XL's 1,600 columns.
 constexpr int64_t kLayerNormBackwardThreads = 264 * 224;
-constexpr int kElementwiseThreads = 128;
 
 void check_launch(const char* what) {
     const cudaError_t error = cudaGetLastError();
@@ -30,13 +29,15 @@ void check_launch(const char* what) {
                                  " kernel launch failed: " + cudaGetErrorString(error));
 }
 
+// bf16 is the upper half of an fp32: widening is a shift or a mask. Done on the words of the
+// uint4, not through bf16-pair views of it, so that the compiler keeps one 16-byte load (through
+// the views it split each vector into four 4-byte loads).
 __device__ __forceinline__ void unpack8(const uint4& raw, float out[8]) {
-    const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
+    const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        const float2 f = __bfloat1622float2(pairs[i]);
-        out[2 * i] = f.x;
-        out[2 * i + 1] = f.y;
+        out[2 * i] = __uint_as_float(words[i] << 16);
+        out[2 * i + 1] = __uint_as_float(words[i] & 0xffff0000u);
     }
 }
 
@@ -109,11 +110,12 @@ __device__ __forceinline__ float warp_sum(float v) {
     return v;
 }
 
-__global__ void __launch_bounds__(32 * kForwardRowsPerBlock)
-    add_layer_norm_forward_kernel(const Bf16Bits* x, const Bf16Bits* delta, const Bf16Bits* bias,
-                                  const Bf16Bits* gamma, const Bf16Bits* beta, float eps,
-                                  int64_t rows, int cols, Bf16Bits* sum, Bf16Bits* normed,
-                                  float* mean_out, float* rstd_out) {
+__global__ void __launch_bounds__(32 * kForwardRowsPerBlock) add_layer_norm_forward_kernel(
+    const Bf16Bits* __restrict__ x, const Bf16Bits* __restrict__ delta,
+    const Bf16Bits* __restrict__ bias, const Bf16Bits* __restrict__ gamma,
+    const Bf16Bits* __restrict__ beta, float eps, int64_t rows, int cols,
+    Bf16Bits* __restrict__ sum, Bf16Bits* __restrict__ normed, float* __restrict__ mean_out,
+    float* __restrict__ rstd_out) {
     const int64_t r = static_cast<int64_t>(blockIdx.x) * kForwardRowsPerBlock + threadIdx.x / 32;
     if (r >= rows)
         return;  // the whole warp: no barrier follows
@@ -195,11 +197,11 @@ __device__ __forceinline__ void copy_rows_async(uint4* stage, const Bf16Bits* d_
     }
 }
 
-__global__ void add_layer_norm_backward_kernel(const Bf16Bits* d_normed, const Bf16Bits* d_sum,
-                                               const Bf16Bits* sum, const float* mean,
-                                               const float* rstd, const Bf16Bits* gamma,
-                                               int64_t rows, int cols, int64_t row_blocks,
-                                               Bf16Bits* d_total, float* partials) {
+__global__ void add_layer_norm_backward_kernel(
+    const Bf16Bits* __restrict__ d_normed, const Bf16Bits* __restrict__ d_sum,
+    const Bf16Bits* __restrict__ sum, const float* __restrict__ mean,
+    const float* __restrict__ rstd, const Bf16Bits* __restrict__ gamma, int64_t rows, int cols,
+    int64_t row_blocks, Bf16Bits* __restrict__ d_total, float* __restrict__ partials) {
     extern __shared__ uint4 staging[];  // [2 stages][kBackwardRows][kBackwardInputs][blockDim.x]
     __shared__ float buffers[2][32][2 * kBackwardRows];
     const int stage_size = kBackwardRows * kBackwardInputs * blockDim.x;
@@ -312,14 +314,16 @@ __device__ __forceinline__ float fast_tanh(float x) {
     return 1.0f - __fdividef(2.0f, __expf(2.0f * x) + 1.0f);
 }
 
-__device__ __forceinline__ float gelu(float x, bool tanh_form) {
-    if (tanh_form)
+template <bool kTanh>
+__device__ __forceinline__ float gelu(float x) {
+    if (kTanh)
         return 0.5f * x * (1.0f + fast_tanh(kTanhBeta * (x + kTanhKappa * x * x * x)));
     return x * 0.5f * (1.0f + erff(x * kSqrt1_2));
 }
 
-__device__ __forceinline__ float gelu_derivative(float x, bool tanh_form) {
-    if (tanh_form) {
+template <bool kTanh>
+__device__ __forceinline__ float gelu_derivative(float x) {
+    if (kTanh) {
         const float x_sq = x * x;
         const float tanh_inner = fast_tanh(kTanhBeta * (x + kTanhKappa * x_sq * x));
         const float left_derivative = 0.5f * (1.0f + tanh_inner);
@@ -333,8 +337,10 @@ __device__ __forceinline__ float gelu_derivative(float x, bool tanh_form) {
 }
 
 // Grid (column blocks, row blocks); each thread 8 columns of its row block's rows.
-__global__ void bias_gelu_forward_kernel(const Bf16Bits* u, const Bf16Bits* bias, int64_t rows,
-                                         int64_t cols, bool tanh_form, Bf16Bits* h) {
+template <bool kTanh>
+__global__ void bias_gelu_forward_kernel(const Bf16Bits* __restrict__ u,
+                                         const Bf16Bits* __restrict__ bias, int64_t rows,
+                                         int64_t cols, Bf16Bits* __restrict__ h) {
     const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 8;
     if (col >= cols)
         return;
@@ -348,15 +354,19 @@ __global__ void bias_gelu_forward_kernel(const Bf16Bits* u, const Bf16Bits* bias
         load8(u + r * cols + col, x);
 #pragma unroll
         for (int i = 0; i < 8; ++i)
-            x[i] = gelu(x[i] + b[i], tanh_form);
+            x[i] = gelu<kTanh>(x[i] + b[i]);
         store8(h + r * cols + col, x);
     }
 }
 
-// Grid (column blocks, row blocks); each thread 8 columns of its row block's rows.
-__global__ void bias_gelu_backward_kernel(const Bf16Bits* dh, const Bf16Bits* u,
-                                          const Bf16Bits* bias, int64_t rows, int64_t cols,
-                                          bool tanh_form, Bf16Bits* du, float* partials) {
+// Grid (column blocks, row blocks); each thread 8 columns of its row block's rows. (Loading four
+// rows ahead was slower on the H200: 96 registers, half the threads an SM.)
+template <bool kTanh>
+__global__ void bias_gelu_backward_kernel(const Bf16Bits* __restrict__ dh,
+                                          const Bf16Bits* __restrict__ u,
+                                          const Bf16Bits* __restrict__ bias, int64_t rows,
+                                          int64_t cols, Bf16Bits* __restrict__ du,
+                                          float* __restrict__ partials) {
     const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 8;
     if (col >= cols)
         return;
@@ -371,7 +381,7 @@ __global__ void bias_gelu_backward_kernel(const Bf16Bits* dh, const Bf16Bits* u,
         load8(u + r * cols + col, x);
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
-            x[i] = round_bf16(g[i] * gelu_derivative(x[i] + b[i], tanh_form));
+            x[i] = round_bf16(g[i] * gelu_derivative<kTanh>(x[i] + b[i]));
             acc[i] += x[i];
         }
         store8(du + r * cols + col, x);
@@ -385,15 +395,16 @@ struct QkvGradients {
 };
 
 __global__ void gather_qkv_gradient_kernel(QkvGradients grads, int64_t heads, int64_t tokens,
-                                           int64_t head_dim, int64_t rows, Bf16Bits* dqkv,
-                                           float* partials) {
+                                           int64_t head_dim, int64_t rows,
+                                           Bf16Bits* __restrict__ dqkv,
+                                           float* __restrict__ partials) {
     const int64_t width = heads * head_dim, cols = 3 * width;
     const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 8;
     if (col >= cols)
         return;
     const int64_t which = col / width, head = (col % width) / head_dim, d = col % head_dim;
     const HeadsGradient g = which == 0 ? grads.part[0] : which == 1 ? grads.part[1] : grads.part[2];
-    const Bf16Bits* source = g.data + head * g.stride_head + d;
+    const Bf16Bits* __restrict__ source = g.data + head * g.stride_head + d;
     float acc[8] = {};
     int64_t first, last;
     row_range(rows, gridDim.y, blockIdx.y, first, last);
@@ -484,6 +495,20 @@ __global__ void cross_entropy_backward_kernel(const Bf16Bits* logits, const int6
     }
 }
 
+// Threads a block of the row-wise elementwise kernels (8 columns a thread): the multiple of 32 in
+// [128, 256] that leaves the fewest threads of the last column block idle (GPT-2 XL's 6,400-column
+// MLP: 160, five full blocks instead of seven of 128 with 72 idle threads in the last).
+int elementwise_threads(int64_t cols) {
+    const int64_t vectors = cols / 8;
+    int best = 128;
+    for (int threads = 128; threads <= 256; threads += 32) {
+        const auto idle = [vectors](int t) { return (vectors + t - 1) / t * t - vectors; };
+        if (idle(threads) < idle(best))
+            best = threads;
+    }
+    return best;
+}
+
 int layer_norm_threads(int64_t cols) {
     return static_cast<int>((cols / 8 + 31) / 32 * 32);
 }
@@ -536,32 +561,35 @@ void add_layer_norm_backward(const Bf16Bits* d_normed, const Bf16Bits* d_sum, co
 void bias_gelu_forward(const Bf16Bits* u, const Bf16Bits* bias, int64_t rows, int64_t cols,
                        bool tanh_form, Bf16Bits* h, void* stream) {
     constexpr int64_t kRowsPerBlock = 8;
-    const dim3 grid(
-        static_cast<unsigned>((cols / 8 + kElementwiseThreads - 1) / kElementwiseThreads),
-        static_cast<unsigned>(
-            std::min<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 65535)));
-    bias_gelu_forward_kernel<<<grid, kElementwiseThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        u, bias, rows, cols, tanh_form, h);
+    const int threads = elementwise_threads(cols);
+    const dim3 grid(static_cast<unsigned>((cols / 8 + threads - 1) / threads),
+                    static_cast<unsigned>(
+                        std::min<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 65535)));
+    const auto launch =
+        tanh_form ? bias_gelu_forward_kernel<true> : bias_gelu_forward_kernel<false>;
+    launch<<<grid, threads, 0, static_cast<cudaStream_t>(stream)>>>(u, bias, rows, cols, h);
     check_launch("bias + GELU");
 }
 
 void bias_gelu_backward(const Bf16Bits* dh, const Bf16Bits* u, const Bf16Bits* bias, int64_t rows,
                         int64_t cols, bool tanh_form, Bf16Bits* du, float* partials, void* stream) {
-    const dim3 grid(
-        static_cast<unsigned>((cols / 8 + kElementwiseThreads - 1) / kElementwiseThreads),
-        static_cast<unsigned>(column_sum_row_blocks(rows)));
-    bias_gelu_backward_kernel<<<grid, kElementwiseThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        dh, u, bias, rows, cols, tanh_form, du, partials);
+    const int threads = elementwise_threads(cols);
+    const dim3 grid(static_cast<unsigned>((cols / 8 + threads - 1) / threads),
+                    static_cast<unsigned>(column_sum_row_blocks(rows)));
+    const auto launch =
+        tanh_form ? bias_gelu_backward_kernel<true> : bias_gelu_backward_kernel<false>;
+    launch<<<grid, threads, 0, static_cast<cudaStream_t>(stream)>>>(dh, u, bias, rows, cols, du,
+                                                                    partials);
     check_launch("bias + GELU backward");
 }
 
 void gather_qkv_gradient(const HeadsGradient grads[3], int64_t batch, int64_t heads, int64_t tokens,
                          int64_t head_dim, Bf16Bits* dqkv, float* partials, void* stream) {
     const int64_t rows = batch * tokens, cols = 3 * heads * head_dim;
-    const dim3 grid(
-        static_cast<unsigned>((cols / 8 + kElementwiseThreads - 1) / kElementwiseThreads),
-        static_cast<unsigned>(column_sum_row_blocks(rows)));
-    gather_qkv_gradient_kernel<<<grid, kElementwiseThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+    const int threads = elementwise_threads(cols);
+    const dim3 grid(static_cast<unsigned>((cols / 8 + threads - 1) / threads),
+                    static_cast<unsigned>(column_sum_row_blocks(rows)));
+    gather_qkv_gradient_kernel<<<grid, threads, 0, static_cast<cudaStream_t>(stream)>>>(
         QkvGradients{{grads[0], grads[1], grads[2]}}, heads, tokens, head_dim, rows, dqkv,
         partials);
     check_launch("q/k/v gradient gather");

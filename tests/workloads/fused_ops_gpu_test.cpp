@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "workloads/autocast.h"
 #include "workloads/registry.h"
@@ -99,11 +101,13 @@ TEST_F(FusedOpsGpu, AddLayerNormMatchesTheFp32CompositionInValuesAndGradients) {
     }
 }
 
-TEST_F(FusedOpsGpu, BiasGeluMatchesTheFp32CompositionForBothForms) {
-    for (bool tanh_form : {true, false}) {
-        SCOPED_TRACE(tanh_form ? "tanh" : "exact");
-        const torch::Tensor u = leaf(bf16_randn({5, 41, 640}, 2.0));
-        const torch::Tensor bias = leaf(bf16_randn({640}));
+TEST_F(FusedOpsGpu, BiasGeluMatchesTheFp32CompositionForBothFormsAndBlockWidths) {
+    // 640 columns launch blocks of 128 threads, 1,280 of 160 (elementwise_threads).
+    for (const auto& [tanh_form, cols] :
+         {std::pair{true, 640}, std::pair{false, 640}, std::pair{true, 1280}}) {
+        SCOPED_TRACE(std::string(tanh_form ? "tanh, " : "exact, ") + std::to_string(cols));
+        const torch::Tensor u = leaf(bf16_randn({5, 41, cols}, 2.0));
+        const torch::Tensor bias = leaf(bf16_randn({cols}));
         const torch::Tensor h = bias_gelu(u, bias, tanh_form);
         const torch::Tensor dh = bf16_randn(h.sizes());
         h.backward(dh);
