@@ -41,7 +41,8 @@ void add_layer_norm_backward(const Bf16Bits* d_normed, const Bf16Bits* d_sum, co
                              int64_t rows, int64_t cols, Bf16Bits* d_total, float* partials,
                              void* stream);
 
-// h = gelu(u + bias) (tanh form or exact erf form, as ATen computes them).
+// h = gelu(u + bias): ATen's tanh form (computed as x / (1 + exp(-2u)), the same function) or
+// its exact erf form.
 void bias_gelu_forward(const Bf16Bits* u, const Bf16Bits* bias, int64_t rows, int64_t cols,
                        bool tanh_form, Bf16Bits* h, void* stream);
 
