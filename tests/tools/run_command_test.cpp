@@ -179,7 +179,7 @@ TEST_F(RunCommand, BadInputIsRejectedWithTheFieldNamed) {
         {{"--backend", "green", "--layout", "3g+1g", "--jobs", "a,gpt2-xl", "--duration", "1"},
          "h200.json",
          2,
-         "job 'gpt2-xl' needs 44.8 GiB"},
+         "job 'gpt2-xl' needs 41.7 GiB"},
         {{"--backend", "mig", "--layout", "1g", "--jobs", "a", "--duration", "1"},
          "h200.json",
          3,
