@@ -236,9 +236,7 @@ NormedSum add_layer_norm(const torch::Tensor& x, const torch::Tensor& delta,
         return {out[0], out[1]};
     }
 #endif
-    torch::Tensor sum = delta.defined() ? x + delta : x;
-    if (bias_x.defined())
-        sum = sum + bias_x;
+    const torch::Tensor sum = Residual{x, delta, bias_x}.value();
     return {sum, layer_norm_in_input_dtype(norm, sum)};
 }
 
