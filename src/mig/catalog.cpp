@@ -1,5 +1,5 @@
 // Built-in MIG profile tables per GPU model. Sources: NVIDIA MIG user guide, `nvidia-smi mig -lgip`
-// output observed on real hardware, and our own H200 (../shared/reference). Unknown SM counts and
+// output observed on real hardware, and our own H200 host's `-lgip`/`-lgipp`. Unknown SM counts and
 // memory sizes stay empty: never invent them.
 #include "mig/catalog.h"
 

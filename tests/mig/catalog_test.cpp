@@ -60,7 +60,7 @@ TEST(Catalog, MatchesNvmlDeviceNames) {
 }
 
 // Every table must be self-consistent: placements fit the GPU, counts fit the placements, and the
-// H200 figures are the ones measured on our host (../shared/reference/FACTS.md).
+// H200 figures are the ones measured on our host (`nvidia-smi mig -lgip`/`-lgipp`, MIG disabled).
 TEST(Catalog, TablesAreConsistent) {
     for (const GpuModel& m : builtin_catalog()) {
         for (const Profile& p : m.profiles) {

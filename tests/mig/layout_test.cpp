@@ -105,7 +105,7 @@ TEST(Layout, ParseErrorsNameTheToken) {
 
 TEST(Layout, EnumerationCountsMatchIndependentCount) {
     // 77 multisets of {1g, 1g with two memory slices, 2g, 3g, 4g, 7g}; 37 without the two-slice
-    // 1g (../shared/reference/nvidia-partitioning.md §1.4, counted by a separate script).
+    // 1g (counted by a separate script from the placements in NVIDIA's MIG user guide).
     EXPECT_EQ(enumerate_layouts(h200()).size(), 77u);
     GpuModel without = h200();
     std::erase_if(without.profiles, [](const Profile& p) { return p.name == "1g.35gb"; });
