@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/error.h"
 #include "core/text.h"
 
 namespace migscope::nvml {
@@ -158,6 +159,39 @@ std::optional<LiveModel> read_live_model(const Device& device) {
     const mig::GpuModel* builtin = mig::match_builtin_by_device_name(name);
     const std::string key = builtin ? builtin->key : text::lower(name);
     return model_from_profiles(profiles, key, name, builtin);
+}
+
+LiveModel local_model(unsigned index) {
+    const std::string use_builtin =
+        "; pass --gpu MODEL (one of " + mig::known_model_keys() + ") to use a built-in table";
+    std::optional<Session> session;
+    try {
+        session.emplace(Session::open());
+    } catch (const Error& e) {
+        throw Error(e.kind(), std::string(e.what()) + use_builtin);
+    }
+    const Device device = session->device(index);
+    const std::string device_name = device.name().value.value_or("?");
+    std::optional<LiveModel> live = read_live_model(device);
+    if (!live) {
+        throw unavailable_error("GPU " + std::to_string(index) + " (" + device_name +
+                                ") offers no MIG profiles" + use_builtin);
+    }
+    const bool placements_known =
+        std::all_of(live->model.profiles.begin(), live->model.profiles.end(),
+                    [](const mig::Profile& p) { return !p.placements.empty(); });
+    if (placements_known)
+        return *live;
+    const mig::GpuModel* builtin = mig::match_builtin_by_device_name(device_name);
+    if (!builtin) {
+        throw unavailable_error(
+            "NVML gave no MIG placements (run as root?) and the GPU is not in the built-in "
+            "catalog");
+    }
+    live->notes.push_back("NVML gave no placements (needs root); using the built-in " +
+                          builtin->key + " table");
+    live->model = *builtin;
+    return *live;
 }
 
 }  // namespace migscope::nvml

@@ -25,4 +25,10 @@ LiveModel model_from_profiles(const std::vector<NvmlProfile>& profiles, const st
 // Reads the device's profiles; nullopt when the GPU offers no MIG profiles.
 std::optional<LiveModel> read_live_model(const Device& device);
 
+// The local GPU's model for layout work: NVML's profiles, or the built-in table when NVML gives
+// no placements (they need root) and the GPU is one the catalog knows. `notes` and
+// `disagreements` say which and where NVML and the table differ. Throws an unavailable error
+// without a driver, a GPU or MIG profiles (the message suggests a built-in model).
+LiveModel local_model(unsigned index);
+
 }  // namespace migscope::nvml

@@ -3,7 +3,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <type_traits>
+#include <variant>
+
 #include "core/error.h"
+#include "store/fields.h"
 #include "store/schema.h"
 
 namespace migscope::store {
@@ -22,96 +26,70 @@ std::vector<std::string> parse_list(const std::string& text) {
     }
 }
 
-constexpr const char* kRunColumns =
-    "id, started_at, role, parent_id, label, backend, mode, layout, window_s, counter_energy_j, "
-    "trace_energy_j, disagreement_pct, average_power_w, peak_power_w, power_samples, max_gap_s, "
-    "idle_power_w, sm_clock_mhz, attribution_method, aggregate_normalised_throughput, "
-    "interrupted, warnings, migscope_version, migscope_commit, gpu_name, gpu_uuid, "
-    "driver_version, cuda_driver_version, torch_version, mig_mode, experiment, cell_key";
+// "a, b, c" of the fields' names; `from` skips the first ones (the run's id, assigned here).
+template <typename Record>
+std::string column_list(const std::vector<Field<Record>>& fields, size_t from = 0) {
+    std::string out;
+    for (size_t i = from; i < fields.size(); ++i)
+        out += (out.empty() ? "" : ", ") + fields[i].name;
+    return out;
+}
 
-constexpr const char* kJobColumns =
-    "name, workload, command, mode, batch, partition, sms_requested, sms, memory_limit_gib, "
-    "status, message, item_unit, steps, items, busy_s, items_per_s, step_time_p50_s, "
-    "step_time_p95_s, mfu, peak_memory_bytes, finish_s, energy_j, energy_per_item_j, "
-    "normalised_throughput, sm_clock_mhz, step_mode";
+std::string placeholders(size_t n) {
+    std::string out;
+    for (size_t i = 0; i < n; ++i)
+        out += i ? ", ?" : "?";
+    return out;
+}
 
-RunRecord read_run_row(const Statement& s) {
-    RunRecord r;
-    int c = 0;
-    r.id = s.int64_at(c++);
-    r.started_at = s.text_at(c++);
-    r.role = parse_run_role(s.text_at(c++));
-    r.parent_id = s.maybe_int64_at(c++);
-    r.label = s.text_at(c++);
-    r.backend = s.text_at(c++);
-    r.mode = s.text_at(c++);
-    r.layout = s.maybe_text_at(c++);
-    r.window_s = s.double_at(c++);
-    r.counter_energy_j = s.maybe_double_at(c++);
-    r.trace_energy_j = s.maybe_double_at(c++);
-    r.disagreement_pct = s.maybe_double_at(c++);
-    r.average_power_w = s.maybe_double_at(c++);
-    r.peak_power_w = s.maybe_double_at(c++);
-    r.power_samples = s.int64_at(c++);
-    r.max_gap_s = s.maybe_double_at(c++);
-    r.idle_power_w = s.maybe_double_at(c++);
-    r.sm_clock_mhz = s.maybe_double_at(c++);
-    r.attribution_method = s.text_at(c++);
-    r.aggregate_normalised_throughput = s.maybe_double_at(c++);
-    r.interrupted = s.int64_at(c++) != 0;
-    r.warnings = parse_list(s.text_at(c++));
-    Provenance& p = r.provenance;
-    p.migscope_version = s.text_at(c++);
-    p.migscope_commit = s.text_at(c++);
-    p.gpu_name = s.maybe_text_at(c++);
-    p.gpu_uuid = s.maybe_text_at(c++);
-    p.driver_version = s.maybe_text_at(c++);
-    p.cuda_driver_version = s.maybe_text_at(c++);
-    p.torch_version = s.maybe_text_at(c++);
-    p.mig_mode = s.maybe_text_at(c++);
-    r.experiment = s.maybe_text_at(c++);
-    r.cell_key = s.maybe_text_at(c++);
+void add(Statement& s, const FieldValue& value) {
+    std::visit(
+        [&s](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::monostate>)
+                s.add(std::nullopt);
+            else if constexpr (std::is_same_v<T, bool>)
+                s.add(int64_t{v ? 1 : 0});
+            else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+                s.add(list_text(v));
+            else
+                s.add(v);
+        },
+        value);
+}
+
+FieldValue value_at(const Statement& s, int column, FieldType type) {
+    if (s.is_null(column))
+        return {};
+    switch (type) {
+        case FieldType::kText:
+            return s.text_at(column);
+        case FieldType::kInteger:
+            return s.int64_at(column);
+        case FieldType::kReal:
+            return s.double_at(column);
+        case FieldType::kBoolean:
+            return s.int64_at(column) != 0;
+        case FieldType::kTextList:
+            return parse_list(s.text_at(column));
+    }
+    return {};
+}
+
+template <typename Record>
+Record read_row(const Statement& s, const std::vector<Field<Record>>& fields) {
+    Record r;
+    for (size_t c = 0; c < fields.size(); ++c)
+        fields[c].set(r, value_at(s, static_cast<int>(c), fields[c].type));
     return r;
 }
 
-JobRecord read_job_row(const Statement& s) {
-    JobRecord j;
-    int c = 0;
-    j.name = s.text_at(c++);
-    j.workload = s.maybe_text_at(c++);
-    j.command = parse_list(s.text_at(c++));
-    j.mode = s.text_at(c++);
-    j.batch = s.maybe_int64_at(c++);
-    j.partition = s.text_at(c++);
-    j.sms_requested = s.maybe_int64_at(c++);
-    j.sms = s.maybe_int64_at(c++);
-    j.memory_limit_gib = s.maybe_double_at(c++);
-    j.status = s.text_at(c++);
-    j.message = s.text_at(c++);
-    j.item_unit = s.maybe_text_at(c++);
-    j.steps = s.int64_at(c++);
-    j.items = s.double_at(c++);
-    j.busy_s = s.double_at(c++);
-    j.items_per_s = s.maybe_double_at(c++);
-    j.step_time_p50_s = s.maybe_double_at(c++);
-    j.step_time_p95_s = s.maybe_double_at(c++);
-    j.mfu = s.maybe_double_at(c++);
-    j.peak_memory_bytes = s.maybe_int64_at(c++);
-    j.finish_s = s.maybe_double_at(c++);
-    j.energy_j = s.maybe_double_at(c++);
-    j.energy_per_item_j = s.maybe_double_at(c++);
-    j.normalised_throughput = s.maybe_double_at(c++);
-    j.sm_clock_mhz = s.maybe_double_at(c++);
-    j.step_mode = s.maybe_text_at(c++);
-    return j;
-}
-
 void read_jobs(const Database& db, RunRecord& run) {
-    Statement s(
-        db, std::string("SELECT ") + kJobColumns + " FROM jobs WHERE run_id = ? ORDER BY position");
+    Statement s(db, "SELECT " + column_list(job_fields()) +
+                        " FROM jobs WHERE run_id = ? ORDER BY position");
     s.bind(1, run.id);
     while (s.step())
-        run.jobs.push_back(read_job_row(s));
+        run.jobs.push_back(read_row(s, job_fields()));
 }
 
 void read_trace(const Database& db, RunRecord& run) {
@@ -139,78 +117,19 @@ Store Store::open(const std::string& path, OpenMode mode) {
 
 int64_t Store::add_run(const RunRecord& run) {
     Transaction tx(db_);
-    Statement insert_run(
-        db_, std::string("INSERT INTO runs (") + kRunColumns +
-                 ") VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                 "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    const Provenance& p = run.provenance;
-    insert_run.add(run.started_at)
-        .add(to_string(run.role))
-        .add(run.parent_id)
-        .add(run.label)
-        .add(run.backend)
-        .add(run.mode)
-        .add(run.layout)
-        .add(run.window_s)
-        .add(run.counter_energy_j)
-        .add(run.trace_energy_j)
-        .add(run.disagreement_pct)
-        .add(run.average_power_w)
-        .add(run.peak_power_w)
-        .add(run.power_samples)
-        .add(run.max_gap_s)
-        .add(run.idle_power_w)
-        .add(run.sm_clock_mhz)
-        .add(run.attribution_method)
-        .add(run.aggregate_normalised_throughput)
-        .add(int64_t{run.interrupted ? 1 : 0})
-        .add(list_text(run.warnings))
-        .add(p.migscope_version)
-        .add(p.migscope_commit)
-        .add(p.gpu_name)
-        .add(p.gpu_uuid)
-        .add(p.driver_version)
-        .add(p.cuda_driver_version)
-        .add(p.torch_version)
-        .add(p.mig_mode)
-        .add(run.experiment)
-        .add(run.cell_key);
+    Statement insert_run(db_, "INSERT INTO runs (" + column_list(run_fields(), 1) + ") VALUES (" +
+                                  placeholders(run_fields().size() - 1) + ")");
+    for (size_t i = 1; i < run_fields().size(); ++i)
+        add(insert_run, run_fields()[i].get(run));
     insert_run.run();
     const int64_t id = db_.last_insert_rowid();
 
-    Statement insert_job(db_, std::string("INSERT INTO jobs (run_id, position, ") + kJobColumns +
-                                  ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                                  "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement insert_job(db_, "INSERT INTO jobs (run_id, position, " + column_list(job_fields()) +
+                                  ") VALUES (?, ?, " + placeholders(job_fields().size()) + ")");
     for (size_t i = 0; i < run.jobs.size(); ++i) {
-        const JobRecord& j = run.jobs[i];
-        insert_job.add(id)
-            .add(static_cast<int64_t>(i))
-            .add(j.name)
-            .add(j.workload)
-            .add(list_text(j.command))
-            .add(j.mode)
-            .add(j.batch)
-            .add(j.partition)
-            .add(j.sms_requested)
-            .add(j.sms)
-            .add(j.memory_limit_gib)
-            .add(j.status)
-            .add(j.message)
-            .add(j.item_unit)
-            .add(j.steps)
-            .add(j.items)
-            .add(j.busy_s)
-            .add(j.items_per_s)
-            .add(j.step_time_p50_s)
-            .add(j.step_time_p95_s)
-            .add(j.mfu)
-            .add(j.peak_memory_bytes)
-            .add(j.finish_s)
-            .add(j.energy_j)
-            .add(j.energy_per_item_j)
-            .add(j.normalised_throughput)
-            .add(j.sm_clock_mhz)
-            .add(j.step_mode);
+        insert_job.add(id).add(static_cast<int64_t>(i));
+        for (const Field<JobRecord>& f : job_fields())
+            add(insert_job, f.get(run.jobs[i]));
         insert_job.run();
     }
 
@@ -236,9 +155,9 @@ int64_t Store::add_run(const RunRecord& run) {
 
 std::vector<RunRecord> Store::list_runs() {
     std::vector<RunRecord> runs;
-    Statement s(db_, std::string("SELECT ") + kRunColumns + " FROM runs ORDER BY id");
+    Statement s(db_, "SELECT " + column_list(run_fields()) + " FROM runs ORDER BY id");
     while (s.step())
-        runs.push_back(read_run_row(s));
+        runs.push_back(read_row(s, run_fields()));
     for (RunRecord& r : runs)
         read_jobs(db_, r);
     return runs;
@@ -258,11 +177,11 @@ std::vector<StoredCell> Store::stored_cells(const std::string& experiment) {
 }
 
 std::optional<RunRecord> Store::get_run(int64_t id, TraceLoad trace) {
-    Statement s(db_, std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
+    Statement s(db_, "SELECT " + column_list(run_fields()) + " FROM runs WHERE id = ?");
     s.bind(1, id);
     if (!s.step())
         return std::nullopt;
-    RunRecord run = read_run_row(s);
+    RunRecord run = read_row(s, run_fields());
     read_jobs(db_, run);
     if (trace == TraceLoad::kWith)
         read_trace(db_, run);

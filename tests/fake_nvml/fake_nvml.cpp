@@ -1,13 +1,18 @@
 // A fake libnvidia-ml for tests: exports the NVML entry points migscope uses, answering from a JSON
 // file named by $MIGSCOPE_FAKE_NVML_CONFIG. Power follows a piecewise-linear trace in time since
-// nvmlInit, and the energy counter is its exact integral, so counter and trace can be compared.
+// nvmlInit, and the energy counter is its exact integral, so counter and trace can be compared;
+// or, for a device with "busy_power_w" under $MIGSCOPE_FAKE_NVML_BUSY_DIR, power follows whether a
+// fake worker runs (as a real board's does across many runs in one process).
 // MIG is stateful: GPU and compute instances (preloaded from the config or created through the
 // API) live until destroyed or until the last nvmlShutdown; see h200-mig.json for the MIG keys.
+#include <signal.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -41,6 +46,9 @@ struct FakeDevice {
     unsigned compute_instance_creates = 0;
     unsigned gpu_instance_destroys = 0;
     unsigned mig_devices_made = 0;
+    // "busy_power_w" with MIGSCOPE_FAKE_NVML_BUSY_DIR: the power drawn at the last read and the
+    // energy drawn until then.
+    double drawn_w = 0, drawn_j = 0, drawn_until_s = 0;
 };
 
 struct FakeComputeInstance {
@@ -99,6 +107,33 @@ double power_at(const FakeDevice& d, double t) {
     return tr.back().second;
 }
 
+// Whether a (fake) worker runs: a file in MIGSCOPE_FAKE_NVML_BUSY_DIR named by a live process's id.
+bool worker_running() {
+    const char* dir = std::getenv("MIGSCOPE_FAKE_NVML_BUSY_DIR");
+    if (!dir)
+        return false;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+        const pid_t pid = static_cast<pid_t>(std::atol(entry.path().filename().c_str()));
+        if (pid > 0 && kill(pid, 0) == 0)
+            return true;
+    }
+    return false;
+}
+
+// A device with "busy_power_w" under MIGSCOPE_FAKE_NVML_BUSY_DIR draws that while a worker runs
+// and its trace's first value otherwise; the energy counter adds what was drawn between reads.
+bool follows_workers(const FakeDevice& d) {
+    return d.config.contains("busy_power_w") && std::getenv("MIGSCOPE_FAKE_NVML_BUSY_DIR");
+}
+
+void advance(FakeDevice& d, double t) {
+    d.drawn_j += d.drawn_w * (t - d.drawn_until_s);
+    d.drawn_until_s = t;
+    d.drawn_w =
+        worker_running() ? d.config["busy_power_w"].get<double>() : d.power_trace.front().second;
+}
+
 // Exact integral of the piecewise-linear trace over [0, t], in joules.
 double energy_until(const FakeDevice& d, double t) {
     double e = 0, prev_t = 0, prev_w = power_at(d, 0);
@@ -114,6 +149,20 @@ double energy_until(const FakeDevice& d, double t) {
             return e;
     }
     return e + prev_w * (t - prev_t);
+}
+
+double power_now(FakeDevice& d) {
+    if (!follows_workers(d))
+        return power_at(d, now_s());
+    advance(d, now_s());
+    return d.drawn_w;
+}
+
+double energy_now(FakeDevice& d) {
+    if (!follows_workers(d))
+        return energy_until(d, now_s());
+    advance(d, now_s());
+    return d.drawn_j;
 }
 
 FakeDevice* dev(api::Device handle) {
@@ -482,7 +531,7 @@ api::Return nvmlDeviceGetPowerUsage(api::Device d, unsigned* power_mw) {
     if (unsupported(d, "nvmlDeviceGetPowerUsage"))
         return api::kErrorNotSupported;
     std::lock_guard<std::mutex> lock(g_mutex);
-    *power_mw = static_cast<unsigned>(power_at(*dev(d), now_s()) * 1000.0);
+    *power_mw = static_cast<unsigned>(power_now(*dev(d)) * 1000.0);
     return api::kSuccess;
 }
 
@@ -491,8 +540,7 @@ api::Return nvmlDeviceGetTotalEnergyConsumption(api::Device d, unsigned long lon
         return api::kErrorNotSupported;
     std::lock_guard<std::mutex> lock(g_mutex);
     const double base_j = dev(d)->config.value("energy_base_j", 1.0e6);
-    *energy_mj =
-        static_cast<unsigned long long>((base_j + energy_until(*dev(d), now_s())) * 1000.0);
+    *energy_mj = static_cast<unsigned long long>((base_j + energy_now(*dev(d))) * 1000.0);
     return api::kSuccess;
 }
 
@@ -500,7 +548,7 @@ api::Return nvmlDeviceGetFieldValues(api::Device d, int count, api::FieldValue* 
     if (unsupported(d, "nvmlDeviceGetFieldValues"))
         return api::kErrorNotSupported;
     std::lock_guard<std::mutex> lock(g_mutex);
-    const double w = power_at(*dev(d), now_s());
+    const double w = power_now(*dev(d));
     for (int i = 0; i < count; ++i) {
         api::FieldValue& v = values[i];
         v.valueType = api::kValueUnsignedInt;

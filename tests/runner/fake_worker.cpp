@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -104,7 +105,19 @@ int run_job(const Job& j, size_t index, double step_s) {
 
 }  // namespace
 
+// Under $MIGSCOPE_FAKE_NVML_BUSY_DIR, a file named by our pid tells the fake NVML that a worker
+// runs (it draws busy power); removed at exit, ignored once this process is gone.
+void mark_busy_while_running() {
+    const char* dir = std::getenv("MIGSCOPE_FAKE_NVML_BUSY_DIR");
+    if (!dir)
+        return;
+    static const std::string path = std::string(dir) + "/" + std::to_string(getpid());
+    std::ofstream(path) << "fake worker\n";
+    std::atexit([] { std::remove(path.c_str()); });
+}
+
 int main(int argc, char** argv) {
+    mark_busy_while_running();
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
     std::cerr << "CUDA_VISIBLE_DEVICES=" << (visible ? visible : "<unset>") << std::endl;
     const double step_s = std::getenv("FAKE_STEP_S") ? std::atof(std::getenv("FAKE_STEP_S")) : 0.01;

@@ -167,10 +167,20 @@ TEST_F(PlanCommand, HugeJobStaysOffSmallPartitionsAndTheNoteSaysWhy) {
 }
 
 TEST_F(PlanCommand, ProfileExportPlanAndVerifyWithTheStandInWorker) {
+    // Profiling runs its cells in one process: the board draws busy power while a worker runs and
+    // idle power between runs, so that every idle probe sees an idle board.
+    std::map<std::string, std::string> env = fake_gpu();
+    env["MIGSCOPE_FAKE_NVML_CONFIG"] = (dir_ / "gpu.json").string();
+    env["MIGSCOPE_FAKE_NVML_BUSY_DIR"] = (dir_ / "busy").string();
+    fs::create_directories(dir_ / "busy");
+    json gpu = json::parse(std::ifstream(std::string(FAKE_NVML_DIR) + "/h200.json"));
+    gpu["devices"][0]["busy_power_w"] = 680;
+    std::ofstream(dir_ / "gpu.json") << gpu.dump();
     const std::string db = (dir_ / "profiles.db").string();
     const ProcessResult measure = migscope(
         {"profile", "--jobs", "resnet18:32,bert-base:4", "--sizes", "1g.18gb,3g.71gb", "--duration",
-         "0.3", "--idle-probe", "0.2", "--db", db, "--run-dir", (dir_ / "runs").string()});
+         "0.3", "--idle-probe", "0.2", "--db", db, "--run-dir", (dir_ / "runs").string()},
+        env);
     ASSERT_EQ(measure.exit_code, 0) << measure.err;
     EXPECT_NE(measure.err.find("[6/6] bert-base:train:4 on 3g.71gb"), std::string::npos)
         << measure.err;
@@ -192,7 +202,8 @@ TEST_F(PlanCommand, ProfileExportPlanAndVerifyWithTheStandInWorker) {
     const ProcessResult mix =
         migscope({"run", "--backend", "green", "--layout", "3g.71gb+1g.18gb", "--jobs",
                   "resnet18:32,bert-base:4", "--duration", "0.3", "--idle-probe", "0.2", "--db",
-                  mixes, "--run-dir", (dir_ / "mix").string()});
+                  mixes, "--run-dir", (dir_ / "mix").string()},
+                 env);
     ASSERT_EQ(mix.exit_code, 0) << mix.err;
     const std::string both = (dir_ / "both.json").string();
     const ProcessResult merged =

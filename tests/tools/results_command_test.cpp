@@ -84,7 +84,7 @@ TEST_F(ResultsCommand, StoresARunWithItsBaselineAndListsShowsAndExportsThem) {
         const json& m = measured["run"]["jobs"][i];
         const json& s = stored["jobs"][i];
         for (const char* key : {"name", "status", "items_per_s", "energy_j", "steps", "items",
-                                "batch", "normalised_throughput", "sm_clock_mhz_median"})
+                                "batch", "normalised_throughput", "sm_clock_mhz", "step_mode"})
             EXPECT_EQ(s[key], m[key]) << key;
     }
     EXPECT_FALSE(stored.contains("trace"));
@@ -111,7 +111,7 @@ TEST_F(ResultsCommand, StoresARunWithItsBaselineAndListsShowsAndExportsThem) {
     EXPECT_EQ(listed[1]["id"], 2);
     const auto list_csv = lines(migscope({"results", "list", "--db", db_, "--format", "csv"}).out);
     ASSERT_EQ(list_csv.size(), 3u);
-    EXPECT_EQ(list_csv[0].rfind("run_id,started_at,role,parent_id,label", 0), 0u);
+    EXPECT_EQ(list_csv[0].rfind("id,started_at,role,parent_id,label", 0), 0u);
 
     // export: one CSV row per job, to a file; JSON: the runs with their jobs.
     const fs::path csv_path = dir_ / "jobs.csv";
@@ -121,7 +121,14 @@ TEST_F(ResultsCommand, StoresARunWithItsBaselineAndListsShowsAndExportsThem) {
         0);
     const auto rows = lines(read_file(csv_path));
     ASSERT_EQ(rows.size(), 5u);  // header + 2 jobs of the run + 2 of the baseline
-    EXPECT_NE(rows[0].find(",job,workload,command,"), std::string::npos);
+    // CSV columns have the JSON names: every job field, and every run field but the warnings,
+    // the run's prefixed run_ where a job field has the same name.
+    const std::string header = "," + rows[0] + ",";
+    for (const auto& item : stored["jobs"][0].items())
+        EXPECT_NE(header.find("," + item.key() + ","), std::string::npos) << item.key();
+    for (const char* run_key : {"run_id", "run_mode", "run_sm_clock_mhz", "backend", "layout",
+                                "counter_energy_j", "gpu_name", "experiment", "cell_key"})
+        EXPECT_NE(header.find(std::string(",") + run_key + ","), std::string::npos) << run_key;
     EXPECT_EQ(rows[1].rfind("1,", 0), 0u);
     EXPECT_EQ(rows[3].rfind("2,", 0), 0u);
     const json exported =

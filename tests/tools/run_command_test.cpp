@@ -97,10 +97,9 @@ TEST_F(RunCommand, GreenRunsEveryJobInOneWorkerWithTheLayoutsSmCounts) {
 }
 
 TEST_F(RunCommand, NoCudaGraphMakesEveryBuiltInJobStepEagerly) {
-    const ProcessResult r =
-        run({"--backend", "green", "--layout", "3g.71gb+1g.18gb", "--jobs", "a,b", "--duration",
-             "0.3", "--format", "json", "--no-cuda-graph"},
-            "h200.json");
+    const ProcessResult r = run({"--backend", "green", "--layout", "3g.71gb+1g.18gb", "--jobs",
+                                 "a,b", "--duration", "0.3", "--format", "json", "--no-cuda-graph"},
+                                "h200.json");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json spec = json::parse(read_file(dir_ / "green-spec.json"));
     EXPECT_EQ(spec["jobs"][1]["cuda_graph"], false);
@@ -158,11 +157,15 @@ TEST_F(RunCommand, BadInputIsRejectedWithTheFieldNamed) {
         {{"--backend", "magic", "--jobs", "a", "--duration", "1"}, "h200.json", 2, "magic"},
         {{"--jobs", "a", "--duration", "1", "--work", "5"}, "h200.json", 2, "--work"},
         {{"--duration", "1"}, "h200.json", 2, "--jobs"},
-        {{"--backend", "green", "--jobs", "a", "--duration", "1"}, "h200.json", 2, "--layout"},
+        // Errors from checking a run name the request's fields, which specs share with the CLI.
+        {{"--backend", "green", "--jobs", "a", "--duration", "1"},
+         "h200.json",
+         2,
+         "needs a layout"},
         {{"--backend", "timeslice", "--layout", "1g", "--jobs", "a", "--duration", "1"},
          "h200.json",
          2,
-         "--layout"},
+         "a layout applies to the green, mps and mig backends"},
         {{"--backend", "green", "--layout", "1g+1g", "--jobs", "a", "--duration", "1"},
          "h200.json",
          2,
@@ -193,7 +196,7 @@ TEST_F(RunCommand, BadInputIsRejectedWithTheFieldNamed) {
           "1"},
          "h200.json",
          2,
-         "needs --work"},
+         "needs fixed work"},
         {{"--backend", "mps", "--layout", "2g", "--assign", "0,0", "--jobs", "a,b", "--work", "5"},
          "h200.json",
          2,

@@ -8,12 +8,14 @@
 
 #include "commands.h"
 #include "core/error.h"
-#include "json_value.h"
 #include "mig/catalog.h"
 #include "nvml/session.h"
+#include "report/json_value.h"
 
 namespace migscope::cli {
 namespace {
+
+using report::maybe;
 
 struct GpusOptions {
     std::string format = "table";

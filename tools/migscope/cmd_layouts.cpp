@@ -10,14 +10,16 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/text.h"
-#include "json_value.h"
 #include "mig/layout.h"
 #include "mig/mig_parted.h"
 #include "nvml/live_catalog.h"
+#include "report/json_value.h"
 #include "report/table.h"
 
 namespace migscope::cli {
 namespace {
+
+using report::maybe;
 
 struct LayoutsOptions {
     std::string gpu = "local";
@@ -36,42 +38,12 @@ mig::GpuModel resolve_model(const std::string& gpu) {
     if (gpu != "local" && !text::parse_uint(gpu.substr(6), index)) {
         throw input_error("--gpu: bad GPU index in '" + gpu + "' (expected local:N)");
     }
-    nvml::Session session = [&] {
-        try {
-            return nvml::Session::open();
-        } catch (const Error& e) {
-            throw Error(e.kind(), std::string(e.what()) + "; pass --gpu MODEL (one of " +
-                                      mig::known_model_keys() + ") to use a built-in table");
-        }
-    }();
-    nvml::Device device = session.device(index);
-    const std::string device_name = device.name().value.value_or("?");
-    std::optional<nvml::LiveModel> live = nvml::read_live_model(device);
-    if (!live) {
-        throw unavailable_error("GPU " + std::to_string(index) + " (" + device_name +
-                                ") offers no MIG profiles; pass --gpu MODEL (one of " +
-                                mig::known_model_keys() + ")");
-    }
-    for (const std::string& n : live->notes)
+    const nvml::LiveModel live = nvml::local_model(index);
+    for (const std::string& n : live.notes)
         std::cerr << "note: " << n << '\n';
-    for (const std::string& d : live->disagreements) {
+    for (const std::string& d : live.disagreements)
         std::cerr << "warning: catalog disagrees with NVML: " << d << '\n';
-    }
-    const bool placements_known =
-        std::all_of(live->model.profiles.begin(), live->model.profiles.end(),
-                    [](const mig::Profile& p) { return !p.placements.empty(); });
-    if (!placements_known) {
-        const mig::GpuModel* builtin = mig::match_builtin_by_device_name(device_name);
-        if (!builtin) {
-            throw unavailable_error(
-                "NVML gave no MIG placements (run as root?) and the GPU is not "
-                "in the built-in catalog");
-        }
-        std::cerr << "note: NVML gave no placements (needs root); using the built-in "
-                  << builtin->key << " table\n";
-        return *builtin;
-    }
-    return live->model;
+    return live.model;
 }
 
 std::string known_or(const std::optional<double>& sum, int decimals) {

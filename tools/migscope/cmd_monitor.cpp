@@ -1,32 +1,25 @@
 // `migscope monitor`: samples one GPU at a fixed rate to CSV/JSON lines; with `-- CMD ARGS...` it
 // runs the command and then prints its duration and energy, like `perf stat` for GPU energy.
 #include <fmt/format.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <thread>
+#include <optional>
 
 #include "commands.h"
 #include "core/error.h"
-#include "json_value.h"
+#include "interrupt.h"
 #include "nvml/session.h"
+#include "report/json_value.h"
 #include "report/trace_writer.h"
-#include "telemetry/energy.h"
+#include "telemetry/command_monitor.h"
 #include "telemetry/nvml_power_source.h"
-#include "telemetry/sampler.h"
-
-extern char** environ;
 
 namespace migscope::cli {
 namespace {
+
+using report::maybe;
 
 struct MonitorOptions {
     unsigned gpu = 0;
@@ -37,33 +30,6 @@ struct MonitorOptions {
     double duration_s = 0;     // without a command: stop after this long (0 = until Ctrl-C)
     std::vector<std::string> command;
 };
-
-volatile sig_atomic_t g_signal = 0;
-void on_signal(int signal) {
-    g_signal = signal;
-}
-
-// Runs argv (no shell) and waits; returns its exit status (128 + signal when killed).
-int run_and_wait(const std::vector<std::string>& command) {
-    std::vector<char*> argv;
-    for (const std::string& a : command)
-        argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    const int rc = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
-    if (rc != 0)
-        return -rc;  // negative errno: could not start
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR)
-            throw runtime_error(std::string("waitpid failed: ") + strerror(errno));
-    }
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return kExitFailure;
-}
 
 std::string opt(const std::optional<double>& v, const char* unit, int decimals) {
     return v ? fmt::format("{:.{}f} {}", *v, decimals, unit) : std::string("-");
@@ -139,7 +105,6 @@ int run_monitor(const MonitorOptions& o) {
     nvml::Device device = session.device(o.gpu);
     const std::string gpu_name = device.name().value.value_or("unknown");
     telemetry::NvmlPowerSource source(device);
-    telemetry::Sampler sampler(source, o.hz);
 
     std::ofstream file;
     std::ostream* trace_out = nullptr;
@@ -151,68 +116,37 @@ int run_monitor(const MonitorOptions& o) {
     } else if (o.command.empty()) {
         trace_out = &std::cout;
     }
-
-    struct sigaction action {};
-    action.sa_handler = on_signal;
-    sigaction(SIGINT, &action, nullptr);
-    sigaction(SIGTERM, &action, nullptr);
-
-    const telemetry::Sample start = source.read(telemetry::SampleScope::kAll);
-    const auto format =
-        o.format == "jsonl" ? report::TraceFormat::kJsonLines : report::TraceFormat::kCsv;
-    report::TraceWriter writer(trace_out ? *trace_out : std::cout, format, start.time,
-                               start.energy_j);
-    if (trace_out)
-        writer.write_header();
-    auto drain = [&] {
-        for (const telemetry::Sample& s : sampler.take_new()) {
-            if (trace_out)
-                writer.write(s);
-        }
-        if (trace_out)
-            trace_out->flush();
+    std::optional<report::TraceWriter> writer;
+    const auto on_start = [&](const telemetry::Sample& start) {
+        if (!trace_out)
+            return;
+        writer.emplace(
+            *trace_out,
+            o.format == "jsonl" ? report::TraceFormat::kJsonLines : report::TraceFormat::kCsv,
+            start.time, start.energy_j);
+        writer->write_header();
     };
-
-    sampler.start();
-    std::atomic<bool> done{false};
-    std::thread drainer([&] {
-        while (!done.load()) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            drain();
-        }
-    });
-
-    std::optional<int> exit_status;
-    if (!o.command.empty()) {
-        exit_status = run_and_wait(o.command);
-    } else {
-        const SteadyTime stop_at = start.time + std::chrono::duration_cast<SteadyClock::duration>(
-                                                    std::chrono::duration<double>(o.duration_s));
-        while (g_signal == 0 && (o.duration_s <= 0 || SteadyClock::now() < stop_at)) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-    }
-    const telemetry::Sample end = source.read(telemetry::SampleScope::kAll);
-    sampler.stop();
-    done = true;
-    drainer.join();
-    drain();
-
-    if (exit_status && *exit_status < 0) {
-        std::cerr << "migscope: cannot run '" << o.command[0] << "': " << strerror(-*exit_status)
-                  << '\n';
+    const auto on_samples = [&](const std::vector<telemetry::Sample>& samples) {
+        if (!writer)
+            return;
+        for (const telemetry::Sample& s : samples)
+            writer->write(s);
+        trace_out->flush();
+    };
+    const telemetry::MonitorResult r = telemetry::monitor(
+        source, {o.hz, o.duration_s, o.command, install_interrupt_handler()}, on_start, on_samples);
+    if (r.start_failure) {
+        std::cerr << "migscope: cannot run '" << o.command[0] << "': " << *r.start_failure << '\n';
         return kExitCommandNotFound;
     }
-    const telemetry::EnergySummary energy = telemetry::summarize_window(sampler.all(), start, end);
-    const telemetry::SamplerStats stats = sampler.stats();
-    print_summary(std::cerr, o, gpu_name, energy, stats, exit_status);
+    print_summary(std::cerr, o, gpu_name, r.energy, r.sampler, r.exit_status);
     if (!o.summary_path.empty()) {
         std::ofstream summary(o.summary_path);
         if (!summary)
             throw input_error("--summary: cannot write '" + o.summary_path + "'");
-        summary << summary_json(o, gpu_name, energy, stats, exit_status).dump(2) << '\n';
+        summary << summary_json(o, gpu_name, r.energy, r.sampler, r.exit_status).dump(2) << '\n';
     }
-    return exit_status.value_or(kExitOk);
+    return r.exit_status.value_or(kExitOk);
 }
 
 }  // namespace

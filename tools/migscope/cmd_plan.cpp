@@ -15,20 +15,20 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/text.h"
+#include "interrupt.h"
 #include "mig/mig_parted.h"
 #include "output_file.h"
 #include "partition/job.h"
 #include "plan/search.h"
-#include "report/table.h"
-#include "results_output.h"
+#include "plan/verify.h"
+#include "report/plan_output.h"
+#include "runner/cell.h"
 #include "runner/memory_fit.h"
-#include "self_run.h"
+#include "runner/plan_runner.h"
 #include "store/store.h"
 
 namespace migscope::cli {
 namespace {
-
-using nlohmann::json;
 
 struct PlanOptions {
     std::string jobs;
@@ -53,11 +53,6 @@ struct PlanOptions {
 
 constexpr double kDefaultWeightS = 60;
 
-std::string data_dir() {
-    const char* env = std::getenv("MIGSCOPE_DATA_DIR");
-    return env ? env : MIGSCOPE_DEFAULT_DATA_DIR;
-}
-
 bool is_sqlite(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     char head[16] = {};
@@ -69,7 +64,7 @@ bool is_sqlite(const std::string& path) {
 // a measured peak get one from data/peak-memory-MODEL.json where it has them.
 plan::ProfileSet load_profiles(const std::string& given, const mig::GpuModel& model,
                                std::string& origin) {
-    origin = given.empty() ? data_dir() + "/profiles-" + model.key + ".json" : given;
+    origin = given.empty() ? runner::data_dir() + "/profiles-" + model.key + ".json" : given;
     if (given.empty() && !std::ifstream(origin)) {
         throw input_error("no shipped profiles for " + model.key + " (" + origin +
                           "): pass --profiles FILE|DB (`migscope profile` measures them)");
@@ -86,7 +81,7 @@ plan::ProfileSet load_profiles(const std::string& given, const mig::GpuModel& mo
         throw input_error(origin + " holds profiles of " + set.gpu_model + ", not " + model.key +
                           " (--gpu-model)");
     }
-    const std::string memory_file = data_dir() + "/peak-memory-" + model.key + ".json";
+    const std::string memory_file = runner::data_dir() + "/peak-memory-" + model.key + ".json";
     if (std::ifstream(memory_file)) {
         const auto records = runner::read_memory_records(memory_file);
         for (plan::JobProfile& j : set.jobs) {
@@ -151,441 +146,25 @@ std::vector<plan::JobRequest> job_requests(const PlanOptions& o) {
     return out;
 }
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-    std::string out;
-    for (const std::string& i : items)
-        out += (out.empty() ? "" : separator) + i;
-    return out;
-}
-
-std::string kj(double j) {
-    return fmt::format("{:.2f}", j / 1e3);
-}
-
-std::string signed_pct(double value, double base) {
-    return base > 0 ? fmt::format("{:+.1f}%", 100 * (value - base) / base) : "-";
-}
-
-// The plan as a mig-parted config: one entry per distinct layout, with its GPUs.
-mig::MigPartedConfig mig_parted_config(const std::string& name, const plan::Plan& plan) {
-    mig::MigPartedConfig config{name, {}};
-    std::vector<std::string> keys;
-    for (size_t g = 0; g < plan.size(); ++g) {
-        const std::string key = plan::describe(plan[g]);
-        auto it = std::find(keys.begin(), keys.end(), key);
-        if (it == keys.end()) {
-            keys.push_back(key);
-            mig::MigPartedEntry e;
-            e.devices = std::vector<unsigned>{};
-            e.mig_enabled = plan[g].layout.has_value();
-            if (plan[g].layout) {
-                for (const mig::Instance& i : plan[g].layout->instances)
-                    ++e.mig_devices[i.profile];
-            }
-            config.entries.push_back(e);
-            it = keys.end() - 1;
-        }
-        config.entries[it - keys.begin()].devices->push_back(static_cast<unsigned>(g));
-    }
-    if (config.entries.size() == 1)
-        config.entries[0].devices.reset();  // every GPU the same: "all"
-    return config;
-}
-
-json prediction_json(const plan::Problem& p, const plan::Candidate& c) {
-    const plan::Prediction& r = c.prediction;
-    json jobs = json::array();
-    for (size_t j = 0; j < p.jobs.size(); ++j) {
-        const plan::JobPrediction& jp = r.jobs[j];
-        jobs.push_back({{"job", p.jobs[j].request.name},
-                        {"gpu", jp.gpu},
-                        {"partition", jp.partition_label},
-                        {"partition_index", jp.partition},
-                        {"start_s", jp.start_s},
-                        {"end_s", jp.end_s},
-                        {"items_per_s", jp.items_per_s},
-                        {"item_unit", p.jobs[j].profile->item_unit},
-                        {"speed_fraction", jp.speed_fraction},
-                        {"energy_j", jp.energy_j},
-                        {"interpolated", jp.interpolated}});
-    }
-    json gpus = json::array();
-    for (const plan::GpuPlan& g : c.plan)
-        gpus.push_back({{"layout", plan::describe(g)}, {"partitioned", g.layout.has_value()}});
-    return {{"name", c.name},
-            {"partitioned", c.partitioned()},
-            {"gpus", gpus},
-            {"makespan_s", r.makespan_s},
-            {"energy_j", r.energy_j},
-            {"idle_energy_j", r.idle_energy_j},
-            {"throughput", r.throughput},
-            {"edp_js", r.edp_js},
-            {"corrected", r.corrected},
-            {"jobs", jobs}};
-}
-
-// One line per candidate: energy, makespan, throughput, and each against a reference.
-void candidates_table(const std::vector<std::pair<std::string, const plan::Candidate*>>& rows,
-                      const plan::Candidate& reference, std::ostream& out) {
-    using report::Align;
-    report::TextTable t({{"", Align::kLeft},
-                         {"layout", Align::kLeft},
-                         {"energy kJ", Align::kRight},
-                         {"vs sequential", Align::kRight},
-                         {"makespan s", Align::kRight},
-                         {"throughput", Align::kRight},
-                         {"EDP MJ·s", Align::kRight}});
-    for (const auto& [label, c] : rows) {
-        const plan::Prediction& r = c->prediction;
-        t.add_row({label, c->name, kj(r.energy_j),
-                   signed_pct(r.energy_j, reference.prediction.energy_j),
-                   fmt::format("{:.1f}", r.makespan_s), fmt::format("{:.2f}", r.throughput),
-                   fmt::format("{:.2f}", r.edp_js / 1e6)});
-    }
-    t.print(out);
-}
-
-void print_table(const plan::Problem& p, const plan::SearchResult& r, const PlanOptions& o,
-                 const plan::ProfileSet& set, const std::string& origin, double elapsed_ms,
-                 std::ostream& out) {
-    const plan::Candidate& best = r.top.front();
-    const plan::Candidate& seq = *r.baselines.front().candidate;
-    out << "migscope plan: " << p.jobs.size() << " jobs on " << o.gpus << " × "
-        << p.model.description << ", objective " << o.objective << "\n";
-    out << "profiles: " << origin << " (measured " << set.provenance.measured_from << " to "
-        << set.provenance.measured_to << " on " << set.provenance.gpu << ", driver "
-        << set.provenance.driver << ", steps "
-        << (set.provenance.steps.empty() ? "not recorded" : set.provenance.steps) << "); idle "
-        << fmt::format("{:.0f}", p.idle_power_w) << " W; corrections: throughput "
-        << fmt::format("{:.2f}", p.correction.throughput) << ", dynamic power "
-        << fmt::format("{:.2f}", p.correction.dynamic_power) << " (from " << p.correction.mixes
-        << " measured mixes)\n";
-    out << "search: " << plan::to_string(r.method) << ", " << r.layouts
-        << " layouts (the whole GPU included), " << r.evaluated << " plans scored, "
-        << fmt::format("{:.1f}", elapsed_ms) << " ms\n\n";
-    if (r.sequential_wins()) {
-        out << "Recommendation: do not partition. Run the jobs one after another on the whole "
-               "GPU: no layout beats it for "
-            << o.objective << ".\n";
-    } else {
-        out << "Recommendation: " << best.name << "\n";
-    }
-    const plan::Prediction& b = best.prediction;
-    out << fmt::format(
-        "  energy {} kJ ({} vs sequential), makespan {:.1f} s ({}), throughput {:.2f} "
-        "(sequential 1.00)\n\n",
-        kj(b.energy_j), signed_pct(b.energy_j, seq.prediction.energy_j), b.makespan_s,
-        signed_pct(b.makespan_s, seq.prediction.makespan_s), b.throughput);
-    using report::Align;
-    report::TextTable jobs({{"job", Align::kLeft},
-                            {"GPU", Align::kRight},
-                            {"partition", Align::kLeft},
-                            {"start s", Align::kRight},
-                            {"end s", Align::kRight},
-                            {"items/s", Align::kRight},
-                            {"speed", Align::kRight},
-                            {"energy kJ", Align::kRight}});
-    for (size_t j = 0; j < p.jobs.size(); ++j) {
-        const plan::JobPrediction& jp = b.jobs[j];
-        jobs.add_row({p.jobs[j].request.name, std::to_string(jp.gpu),
-                      jp.partition_label + (jp.interpolated ? " (interpolated)" : ""),
-                      fmt::format("{:.1f}", jp.start_s), fmt::format("{:.1f}", jp.end_s),
-                      fmt::format("{:.0f} {}", jp.items_per_s, p.jobs[j].profile->item_unit),
-                      fmt::format("{:.2f}", jp.speed_fraction), kj(jp.energy_j)});
-    }
-    jobs.print(out);
-    out << "  idle partitions and unused SMs: " << kj(b.idle_energy_j)
-        << " kJ (idle power is split by partition SMs while a job runs)\n\n";
-    if (best.partitioned()) {
-        out << "mig-parted config:\n"
-            << mig::write_mig_parted(
-                   std::vector<mig::MigPartedConfig>{mig_parted_config("migscope-plan", best.plan)})
-            << "\n";
-    }
-    out << "Baselines:\n";
-    std::vector<std::pair<std::string, const plan::Candidate*>> rows;
-    rows.emplace_back("recommended", &best);
-    for (const plan::Baseline& base : r.baselines) {
-        if (base.candidate)
-            rows.emplace_back(base.name, &*base.candidate);
-    }
-    candidates_table(rows, seq, out);
-    for (const plan::Baseline& base : r.baselines) {
-        if (!base.candidate)
-            out << "  " << base.name << ": not possible: " << base.why_not << "\n";
-    }
-    out << "\nTop " << r.top.size() << ":\n";
-    rows.clear();
-    for (size_t i = 0; i < r.top.size(); ++i)
-        rows.emplace_back(std::to_string(i + 1), &r.top[i]);
-    candidates_table(rows, seq, out);
-    out << "\nPareto front, energy vs throughput (each layout's best plans for energy and for "
-           "throughput):\n";
-    rows.clear();
-    for (const plan::Candidate& c : r.pareto)
-        rows.emplace_back("", &c);
-    candidates_table(rows, seq, out);
-    if (!p.notes.empty() || b.corrected) {
-        out << "\nnotes:\n";
-        for (const std::string& n : p.notes)
-            out << "  " << n << "\n";
-    }
-    out << "Model: each job's measured speed and board power alone on its partition size; idle "
-           "power for the whole GPU until the last partition frees; SM partitions emulate MIG "
-           "(no L2/bandwidth isolation). See docs/planner.md.\n";
-}
-
-json result_json(const plan::Problem& p, const plan::SearchResult& r, const PlanOptions& o,
-                 const plan::ProfileSet& set, const std::string& origin, double elapsed_ms) {
-    json doc;
-    doc["objective"] = o.objective;
-    doc["gpu_model"] = p.model.key;
-    doc["gpus"] = o.gpus;
-    doc["profiles"] = {
-        {"source", origin},
-        {"measured_from", set.provenance.measured_from},
-        {"measured_to", set.provenance.measured_to},
-        {"gpu", set.provenance.gpu},
-        {"driver", set.provenance.driver},
-        {"steps", set.provenance.steps.empty() ? json(nullptr) : json(set.provenance.steps)},
-        {"idle_power_w", p.idle_power_w},
-        {"correction",
-         {{"throughput", p.correction.throughput},
-          {"dynamic_power", p.correction.dynamic_power},
-          {"mixes", p.correction.mixes}}}};
-    doc["search"] = {{"method", plan::to_string(r.method)},
-                     {"layouts", r.layouts},
-                     {"plans_scored", r.evaluated},
-                     {"elapsed_ms", elapsed_ms}};
-    doc["sequential_wins"] = r.sequential_wins();
-    doc["recommended"] = prediction_json(p, r.top.front());
-    doc["mig_parted"] = mig::write_mig_parted(
-        std::vector<mig::MigPartedConfig>{mig_parted_config("migscope-plan", r.top.front().plan)});
-    doc["baselines"] = json::array();
-    for (const plan::Baseline& b : r.baselines) {
-        doc["baselines"].push_back(
-            {{"name", b.name},
-             {"plan", b.candidate ? prediction_json(p, *b.candidate) : json(nullptr)},
-             {"why_not", b.why_not}});
-    }
-    doc["top"] = json::array();
-    for (const plan::Candidate& c : r.top)
-        doc["top"].push_back(prediction_json(p, c));
-    doc["pareto"] = json::array();
-    for (const plan::Candidate& c : r.pareto)
-        doc["pareto"].push_back(prediction_json(p, c));
-    doc["notes"] = p.notes;
-    return doc;
-}
-
-// What `migscope run` needs for one candidate: jobs in queue order, the busy partitions as a
-// layout and each job's partition in it (--assign); no layout for the whole GPU.
-struct RunArgs {
-    std::vector<std::string> jobs;
-    std::vector<size_t> order;  // plan job index of each run job
-    std::vector<std::string> layout;
-    std::vector<std::string> assign;
-};
-
-RunArgs run_args(const plan::Problem& p, const plan::GpuPlan& g) {
-    RunArgs a;
-    for (size_t k = 0; k < g.queues.size(); ++k) {
-        if (g.queues[k].empty())
-            continue;  // an idle partition is SMs nobody uses: left out
-        if (g.layout) {
-            const mig::Instance& i = g.layout->instances[k];
-            a.layout.push_back(i.profile + "@" + std::to_string(i.start));
-        }
-        for (size_t j : g.queues[k]) {
-            const plan::JobModel& job = p.jobs[j];
-            a.jobs.push_back(job.request.workload + ":" + job.request.mode + ":" +
-                             std::to_string(job.profile->batch));
-            a.order.push_back(j);
-            if (g.layout)
-                a.assign.push_back(std::to_string(a.layout.size() - 1));
-        }
-    }
-    return a;
-}
-
-// A verified candidate's run: its JSON (the run's record), the wall time it took (0 when it was
-// taken from --db), or why it was not run.
-struct Verified {
-    std::optional<json> run;
-    double wall_s = 0;
-    bool from_db = false;
-    std::string skipped;
-};
-
-// Runs one candidate with `migscope run` (green backend, fixed work), or takes its earlier run
-// from --db (same label: the layout, jobs and work), so that an interrupted --verify resumes.
-Verified verify_candidate(const plan::Candidate& c, const RunArgs& a, const PlanOptions& o,
-                          const std::string& dir) {
-    Verified v;
-    if (o.work.empty() || o.work.find(',') != std::string::npos) {
-        v.skipped = "--verify needs one --work STEPS for every job (as `migscope run`)";
-        return v;
-    }
-    const std::string label = "plan --verify " + c.name + " --jobs " + join(a.jobs, ",") +
-                              (a.assign.empty() ? "" : " --assign " + join(a.assign, ",")) +
-                              " --work " + o.work;
-    if (!o.db.empty() && std::ifstream(o.db)) {
-        store::Store db = store::Store::open(o.db, store::OpenMode::kExisting);
-        for (const store::RunRecord& r : db.list_runs()) {
-            if (r.label == label && r.role == store::RunRole::kRun && !r.interrupted) {
-                v.run = record_json(r);
-                v.from_db = true;
-                std::cerr << "migscope plan: " << c.name << ": measured before (run " << r.id
-                          << " in " << o.db << ")\n";
-                return v;
-            }
-        }
-    }
-    std::vector<std::string> args = {
-        "run",  "--jobs", join(a.jobs, ","),     "--work",    o.work, "--format",
-        "json", "--gpu",  std::to_string(o.gpu), "--run-dir", dir};
-    if (!a.layout.empty()) {
-        args.insert(args.end(), {"--backend", "green", "--layout", join(a.layout, "+")});
-        if (a.assign.size() > a.layout.size())  // some partition queues jobs
-            args.insert(args.end(), {"--assign", join(a.assign, ",")});
-    } else {
-        args.insert(args.end(), {"--backend", "sequential"});
-    }
+// Runs the top candidates on this machine's GPU (green SM partitions, fixed work).
+plan::Verification verify(const plan::Problem& p, const plan::SearchResult& r, const PlanOptions& o,
+                          plan::Objective objective) {
+    const runner::Machine machine = runner::open_machine(o.gpu);
+    std::optional<store::Store> db;
     if (!o.db.empty())
-        args.insert(args.end(), {"--db", o.db, "--label", label});
-    if (!o.worker.empty())
-        args.insert(args.end(), {"--worker", o.worker});
-    std::cerr << "migscope plan: verifying " << c.name << '\n';
-    const auto start = std::chrono::steady_clock::now();
-    const SelfRun run = run_self(args);
-    v.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::cerr << fmt::format("migscope plan: {} ran in {:.1f} s of wall time\n", c.name, v.wall_s);
-    if (run.exit_code == kExitBadInput || run.exit_code == kExitUnavailable) {
-        throw Error(run.exit_code == kExitBadInput ? ErrorKind::kInput : ErrorKind::kUnavailable,
-                    "--verify: `migscope run` exited " + std::to_string(run.exit_code) + " for " +
-                        c.name + " (see above)");
-    }
-    if (run.exit_code != kExitOk && run.exit_code != kExitFailure) {
-        v.skipped = "`migscope run` exited " + std::to_string(run.exit_code) + " (see above)";
-        return v;
-    }
-    const json doc = json::parse(run.stdout_text, nullptr, false);
-    if (doc.is_discarded() || !doc.contains("run"))
-        v.skipped = "`migscope run` gave no JSON result";
-    else
-        v.run = doc["run"];
-    return v;
-}
-
-// The objective of a measured run (lower is better, as plan::score), when it can be measured:
-// energy, makespan and EDP from the run's makespan and board energy counter.
-std::optional<double> measured_score(plan::Objective objective, double makespan_s,
-                                     const json& energy_j) {
-    if (!energy_j.is_number() && objective != plan::Objective::kMakespan)
-        return std::nullopt;
-    switch (objective) {
-        case plan::Objective::kEnergy:
-            return energy_j.get<double>();
-        case plan::Objective::kMakespan:
-            return makespan_s;
-        case plan::Objective::kEdp:
-            return energy_j.get<double>() * makespan_s;
-        case plan::Objective::kThroughput:
-            return std::nullopt;  // needs every job's whole-GPU speed measured alongside
-    }
-    return std::nullopt;
-}
-
-// Predicted against measured for the top candidates (jobs in the order the run got them), then
-// how far the recommendation's measured objective is from the best measured one.
-json verify(const plan::Problem& p, const plan::SearchResult& r, const PlanOptions& o,
-            plan::Objective objective, std::ostream* table) {
-    json entries = json::array();
-    const std::string base = o.run_dir.empty() ? "migscope-runs/plan-verify" : o.run_dir;
-    double wall_s = 0;
-    std::optional<size_t> best;  // index of the best measured candidate
-    std::vector<std::optional<double>> scores;
-    for (size_t i = 0; i < r.top.size(); ++i) {
-        const plan::Candidate& c = r.top[i];
-        std::cerr << "migscope plan: candidate " << i + 1 << " of " << r.top.size() << '\n';
-        const RunArgs a = run_args(p, c.plan.front());
-        const Verified v = verify_candidate(c, a, o, base + "/" + std::to_string(i + 1));
-        wall_s += v.wall_s;
-        json entry = {
-            {"name", c.name},
-            {"predicted",
-             {{"makespan_s", c.prediction.makespan_s}, {"energy_j", c.prediction.energy_j}}}};
-        scores.emplace_back();
-        if (!v.run) {
-            entry["skipped"] = v.skipped;
-            if (table)
-                *table << "  " << c.name << ": not verified: " << v.skipped << "\n";
-            entries.push_back(entry);
-            continue;
-        }
-        const json& run = *v.run;
-        const double makespan = run.value("window_s", 0.0);
-        const json energy = run.contains("energy") ? run["energy"]["counter_energy_j"] : json();
-        bool all_ok = true;
-        entry["measured"] = {{"makespan_s", makespan}, {"energy_j", energy}};
-        entry["wall_s"] = v.wall_s;
-        entry["from_db"] = v.from_db;
-        entry["jobs"] = json::array();
-        for (size_t k = 0; k < a.order.size() && k < run["jobs"].size(); ++k) {
-            const json& mj = run["jobs"][k];
-            all_ok = all_ok && mj["status"] == "ok";
-            entry["jobs"].push_back(
-                {{"job", p.jobs[a.order[k]].request.name},
-                 {"predicted_items_per_s", c.prediction.jobs[a.order[k]].items_per_s},
-                 {"measured_items_per_s", mj["items_per_s"]},
-                 {"status", mj["status"]},
-                 {"message", mj.value("message", std::string())}});
-        }
-        if (all_ok)
-            scores.back() = measured_score(objective, makespan, energy);
-        if (scores.back() && (!best || *scores.back() < *scores[*best]))
-            best = i;
-        if (table) {
-            *table << fmt::format("  {}: makespan {:.1f} s predicted, {:.1f} s measured ({}); ",
-                                  c.name, c.prediction.makespan_s, makespan,
-                                  signed_pct(makespan, c.prediction.makespan_s));
-            if (energy.is_number())
-                *table << fmt::format("energy {} kJ predicted, {} kJ measured ({})\n",
-                                      kj(c.prediction.energy_j), kj(energy.get<double>()),
-                                      signed_pct(energy.get<double>(), c.prediction.energy_j));
-            else
-                *table << "energy not measured\n";
-            for (const json& j : entry["jobs"]) {
-                *table << fmt::format(
-                    "    {}: {:.0f} items/s predicted, {} measured{}\n",
-                    j["job"].get<std::string>(), j["predicted_items_per_s"].get<double>(),
-                    j["measured_items_per_s"].is_number()
-                        ? fmt::format("{:.0f}", j["measured_items_per_s"].get<double>())
-                        : std::string("-"),
-                    j["status"] == "ok" ? "" : " (" + j["status"].get<std::string>() + ")");
-            }
-        }
-        entries.push_back(entry);
-    }
-    json summary = {{"objective", plan::to_string(objective)},
-                    {"candidates", r.top.size()},
-                    {"runs_wall_s", wall_s}};
-    if (best && scores.front()) {
-        const double gap = *scores.front() / *scores[*best] - 1;
-        summary["best_measured"] = r.top[*best].name;
-        summary["recommended_gap"] = gap;
-        if (table)
-            *table << fmt::format(
-                "  Measured {}: the recommendation ({}) is {:.1f} % above the best measured "
-                "candidate ({}); {} candidates, runs took {:.0f} s of wall time here.\n",
-                plan::to_string(objective), r.top.front().name, 100 * gap, r.top[*best].name,
-                r.top.size(), wall_s);
-    } else if (table) {
-        *table << "  The recommendation's measured " << plan::to_string(objective)
-               << " cannot be compared (not measured, a job failed, or an objective a run "
-                  "cannot measure).\n";
-    }
-    return {{"candidates", entries}, {"summary", summary}};
+        db.emplace(store::Store::open(o.db));
+    runner::Measurement m;
+    m.worker = o.worker;
+    runner::RunHooks hooks;
+    hooks.progress = [](const std::string& line) {
+        std::cerr << "migscope plan: " << line << '\n';
+    };
+    hooks.interrupt = install_interrupt_handler();
+    const bool one_work = !o.work.empty() && o.work.find(',') == std::string::npos;
+    runner::CellCandidateRunner runner(
+        machine, m, one_work ? static_cast<int64_t>(per_job("--work", o.work, 1).front()) : 0,
+        db ? &*db : nullptr, o.run_dir.empty() ? "migscope-runs/plan-verify" : o.run_dir, hooks);
+    return plan::verify(p, r, objective, runner);
 }
 
 int plan_command(const PlanOptions& o) {
@@ -622,22 +201,24 @@ int plan_command(const PlanOptions& o) {
     if (o.format == "yaml") {
         std::vector<mig::MigPartedConfig> configs;
         for (size_t i = 0; i < result.top.size(); ++i)
-            configs.push_back(
-                mig_parted_config("migscope-plan-" + std::to_string(i + 1), result.top[i].plan));
+            configs.push_back(report::plan_mig_parted_config(
+                "migscope-plan-" + std::to_string(i + 1), result.top[i].plan));
         out << mig::write_mig_parted(configs);
         return kExitOk;
     }
+    const report::PlanReport plan{problem, result, set, origin, o.objective, o.gpus, elapsed_ms};
     if (o.format == "json") {
-        json doc = result_json(problem, result, o, set, origin, elapsed_ms);
+        nlohmann::json doc = report::plan_json(plan);
         if (o.verify)
-            doc["verify"] = verify(problem, result, o, objective, nullptr);
+            doc["verify"] =
+                report::verification_json(problem, verify(problem, result, o, objective));
         out << doc.dump(2) << '\n';
         return kExitOk;
     }
-    print_table(problem, result, o, set, origin, elapsed_ms, out);
+    report::print_plan(plan, out);
     if (o.verify) {
         out << "\nVerification (migscope run, green SM partitions, --work " << o.work << "):\n";
-        verify(problem, result, o, objective, &out);
+        report::print_verification(problem, verify(problem, result, o, objective), out);
     }
     return kExitOk;
 }

@@ -1,9 +1,7 @@
-// `migscope profile`: measures each job alone on each partition size (short steady-state runs
-// of `migscope run`, stored in a results store); `migscope profile export` writes the planner's
-// profile file from such a store.
-#include <chrono>
+// `migscope profile`: measures each job alone on each partition size (runner/profile_runs.h),
+// stored in a results store; `migscope profile export` writes the planner's profile file from
+// such a store.
 #include <cmath>
-#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -11,10 +9,12 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/text.h"
+#include "interrupt.h"
 #include "mig/catalog.h"
 #include "partition/job.h"
 #include "plan/profile.h"
-#include "self_run.h"
+#include "runner/profile_runs.h"
+#include "runner/run_output.h"
 #include "store/store.h"
 
 namespace migscope::cli {
@@ -22,17 +22,14 @@ namespace {
 
 struct ProfileOptions {
     std::string jobs;
-    std::string sizes;  // empty: every profile of the model below the full GPU
-    std::string gpu_model = "h200";
+    std::string sizes;  // empty: every profile of this GPU's model below the full GPU
     double duration_s = 10;
     unsigned reps = 1;
     unsigned gpu = 0;
-    double idle_probe_s = 2;
     std::string db;
     std::string label = "profile";
     std::string run_dir;
-    std::string worker;
-    bool cuda_graph = true;
+    runner::Measurement measurement;
 };
 
 struct ExportOptions {
@@ -41,108 +38,61 @@ struct ExportOptions {
     std::string output;
 };
 
-// The partition sizes to measure: given, or every non-variant profile below the full GPU.
-std::vector<std::string> sizes_of(const ProfileOptions& o, const mig::GpuModel& model) {
-    std::vector<std::string> out;
-    if (!o.sizes.empty()) {
-        for (const std::string& s : text::split(o.sizes, ','))
-            out.push_back(model.require(text::trim(s)).name);
-        return out;
-    }
-    for (const mig::Profile& p : model.profiles) {
-        if (!p.media_extensions && p.compute_slices < model.compute_slices)
-            out.push_back(p.name);
-    }
-    return out;
-}
-
 std::string job_text(const partition::JobSpec& j) {
     return j.workload + ":" + j.mode + (j.batch ? ":" + std::to_string(*j.batch) : "");
 }
 
+class Printer : public runner::ProfileObserver {
+  public:
+    Printer(const runner::ProfileRequest& r) : r_(r) {}
+    void cell_started(size_t i, size_t count, const runner::ProfileCell& c) override {
+        std::cerr << "migscope profile: [" << i + 1 << "/" << count << "] "
+                  << job_text(r_.jobs[c.job]) << " on " << c.where() << ", rep " << c.repetition
+                  << ", " << r_.duration_s << " s\n";
+    }
+    void cell_finished(size_t, const runner::ProfileCell& c,
+                       const runner::CellOutcome& out) override {
+        const std::string dir = runner::profile_cell_request(r_, c).run_dir;
+        std::ofstream table(dir + "/table.txt");
+        runner::print_run_and_baseline(out.run, out.baseline, "migscope profile: " + c.where(),
+                                       table);
+        if (!out.all_ok())
+            std::cerr << "migscope profile: " << job_text(r_.jobs[c.job]) << " on " << c.where()
+                      << " failed; the planner will not use that size for it\n";
+    }
+
+  private:
+    const runner::ProfileRequest& r_;
+};
+
 int profile_command(const ProfileOptions& o) {
-    const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
-    const std::vector<partition::JobSpec> jobs = partition::parse_job_list(o.jobs);
-    const std::vector<std::string> sizes = sizes_of(o, model);
-    if (o.reps == 0 || o.duration_s <= 0)
-        throw input_error("--reps and --duration must be positive");
-    std::string run_dir = o.run_dir;
-    if (run_dir.empty()) {
-        const std::time_t now = std::time(nullptr);
-        char stamp[32];
-        std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-        run_dir = std::string("migscope-runs/profile-") + stamp;
-    }
-    // Each job on the whole GPU (sequential backend), then on each size (green backend).
-    struct Cell {
-        const partition::JobSpec* job;
-        std::string size;  // empty: whole GPU
-        unsigned rep;
+    runner::ProfileRequest r;
+    r.jobs = partition::parse_job_list(o.jobs);
+    for (const std::string& s : text::split(o.sizes, ','))
+        if (!text::trim(s).empty())
+            r.sizes.push_back(text::trim(s));
+    r.duration_s = o.duration_s;
+    r.repetitions = o.reps;
+    r.label = o.label;
+    r.run_dir =
+        o.run_dir.empty() ? "migscope-runs/profile-" + runner::local_time_stamp() : o.run_dir;
+    const runner::Machine machine = runner::open_machine(o.gpu);
+    runner::RunHooks hooks;
+    hooks.progress = [](const std::string& line) {
+        std::cerr << "migscope profile: " << line << '\n';
     };
-    std::vector<Cell> cells;
-    for (unsigned rep = 1; rep <= o.reps; ++rep) {
-        for (const partition::JobSpec& j : jobs) {
-            cells.push_back({&j, "", rep});
-            for (const std::string& s : sizes)
-                cells.push_back({&j, s, rep});
-        }
-    }
-    size_t failed = 0;
-    const auto start = std::chrono::steady_clock::now();
-    for (size_t i = 0; i < cells.size(); ++i) {
-        const Cell& c = cells[i];
-        const std::string where = c.size.empty() ? "whole GPU" : c.size;
-        std::cerr << "migscope profile: [" << i + 1 << "/" << cells.size() << "] "
-                  << job_text(*c.job) << " on " << where << ", rep " << c.rep << ", "
-                  << o.duration_s << " s\n";
-        const std::string dir = run_dir + "/" + c.job->name + "-" +
-                                (c.size.empty() ? "whole" : c.size) + "-" + std::to_string(c.rep);
-        std::vector<std::string> args = {"run",
-                                         "--jobs",
-                                         job_text(*c.job),
-                                         "--duration",
-                                         std::to_string(o.duration_s),
-                                         "--db",
-                                         o.db,
-                                         "--label",
-                                         o.label,
-                                         "--gpu",
-                                         std::to_string(o.gpu),
-                                         "--idle-probe",
-                                         std::to_string(o.idle_probe_s),
-                                         "--run-dir",
-                                         dir,
-                                         "--output",
-                                         dir + "/table.txt"};
-        if (c.size.empty())
-            args.insert(args.end(), {"--backend", "sequential"});
-        else
-            args.insert(args.end(), {"--backend", "green", "--layout", c.size});
-        if (!o.worker.empty())
-            args.insert(args.end(), {"--worker", o.worker});
-        if (!o.cuda_graph)
-            args.push_back("--no-cuda-graph");
-        const SelfRun r = run_self(args);
-        if (r.exit_code == kExitOk)
-            continue;
-        if (r.exit_code == 130)
-            return 130;
-        if (r.exit_code != kExitFailure) {
-            throw Error(r.exit_code == kExitBadInput ? ErrorKind::kInput : ErrorKind::kUnavailable,
-                        "profile: `migscope run` stopped with exit " + std::to_string(r.exit_code) +
-                            " for " + job_text(*c.job) + " on " + where + " (see above)");
-        }
-        ++failed;  // a job that failed (out of memory on a small partition): keep going
-        std::cerr << "migscope profile: " << job_text(*c.job) << " on " << where
-                  << " failed; the planner will not use that size for it\n";
-    }
-    const double wall_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::cerr << "migscope profile: " << cells.size() - failed << " of " << cells.size()
-              << " runs stored in " << o.db << " in " << std::lround(wall_s)
+    hooks.interrupt = install_interrupt_handler();
+    Printer printer(r);
+    const runner::ProfileResult result =
+        runner::run_profile(r, machine, o.measurement, o.db, hooks, printer);
+    if (result.interrupted)
+        return kExitInterrupted;
+    std::cerr << "migscope profile: " << result.runs - result.failed << " of " << result.runs
+              << " runs stored in " << o.db << " in " << std::lround(result.wall_s)
               << " s of wall time; write the planner's file with `migscope "
-              << "profile export --db " << o.db << " -o profiles-" << model.key << ".json`\n";
-    return failed ? kExitFailure : kExitOk;
+              << "profile export --db " << o.db << " -o profiles-" << machine.gpu->model.key
+              << ".json`\n";
+    return result.failed ? kExitFailure : kExitOk;
 }
 
 int export_command(const ExportOptions& o) {
@@ -185,30 +135,29 @@ void add_profile_command(CLI::App& app, Action& action) {
     auto o = std::make_shared<ProfileOptions>();
     CLI::App* cmd = app.add_subcommand(
         "profile",
-        "Measure each job alone on each partition size for the planner (short steady-state runs "
-        "of `migscope run`: green backend per size, sequential on the whole GPU), stored in "
+        "Measure each job alone on each partition size for the planner (short steady-state runs, "
+        "as `migscope run` makes them: green backend per size, sequential on the whole GPU), "
+        "stored in "
         "--db; `profile export` writes the planner's profile file from the store.");
     cmd->add_option("--jobs", o->jobs, "Comma list of WORKLOAD[:MODE][:BATCH]");
     cmd->add_option("--sizes", o->sizes,
-                    "Comma list of MIG profiles to measure on (default: every profile of the "
-                    "model below the full GPU)");
-    cmd->add_option("--gpu-model", o->gpu_model, "GPU model whose profiles are the sizes")
-        ->capture_default_str();
+                    "Comma list of MIG profiles to measure on (default: every profile of this "
+                    "GPU's model below the full GPU)");
     cmd->add_option("--duration", o->duration_s, "Steady-state window of each run, seconds")
         ->capture_default_str();
     cmd->add_option("--reps", o->reps, "Repetitions of every (job, size)")->capture_default_str();
     cmd->add_option("--gpu", o->gpu, "GPU index (NVML)")->capture_default_str();
-    cmd->add_option("--idle-probe", o->idle_probe_s,
+    cmd->add_option("--idle-probe", o->measurement.idle_probe_s,
                     "Seconds of idle board power sampled before each run (the planner needs it)")
         ->capture_default_str();
     cmd->add_option("--db", o->db, "Results store the runs go to (created if missing)");
     cmd->add_option("--label", o->label, "Label kept with every run")->capture_default_str();
     cmd->add_option("--run-dir", o->run_dir,
                     "Where each run's files go (default migscope-runs/profile-DATE)");
-    cmd->add_option("--worker", o->worker,
+    cmd->add_option("--worker", o->measurement.worker,
                     "migscope-worker binary (default: found beside migscope)");
     cmd->add_flag_callback(
-        "--no-cuda-graph", [o] { o->cuda_graph = false; },
+        "--no-cuda-graph", [o] { o->measurement.cuda_graph = false; },
         "Profile eager steps: no CUDA graph (by default every job replays its step as "
         "a CUDA graph, as migscope run does)");
 

@@ -1,23 +1,13 @@
 // `migscope report`: one self-contained HTML page with the findings and plots of a results store.
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "commands.h"
 #include "core/error.h"
-#include "core/version.h"
-#include "report/figures.h"
-#include "report/findings.h"
-#include "report/gnuplot.h"
-#include "report/html.h"
-#include "store/store.h"
+#include "report/report_page.h"
 
 namespace migscope::cli {
 namespace {
-
-namespace fs = std::filesystem;
 
 struct ReportOptions {
     std::string db;
@@ -25,67 +15,9 @@ struct ReportOptions {
     std::string plots_dir;  // empty: OUTPUT's stem + "-plots" beside it
 };
 
-std::string read_text(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in)
-        throw runtime_error("cannot read " + path);
-    return text.str();
-}
-
 int report_command(const ReportOptions& o) {
-    store::Store db = store::Store::open(o.db, store::OpenMode::kExisting);
-    report::ReportInput input;
-    input.source = o.db;
-    input.generator = std::string("migscope ") + kVersion + " (" + kGitCommit + ")";
-    input.runs = db.list_runs();
-    input.findings = report::analyse(input.runs);
-    std::cerr << "report: " << input.runs.size() << " runs in " << o.db << ": "
-              << input.findings.scaling.size() << " scaling series, "
-              << input.findings.layouts.size() << " layouts with a sequential baseline\n";
-
-    const fs::path html_path = fs::absolute(o.output);
-    const fs::path plots_dir =
-        o.plots_dir.empty() ? html_path.parent_path() / (html_path.stem().string() + "-plots")
-                            : fs::absolute(o.plots_dir);
-    std::ofstream html(html_path);  // opened first: a bad path fails before any drawing
-    if (!html)
-        throw input_error("cannot write " + o.output);
-    std::error_code ec;
-    fs::create_directories(plots_dir, ec);
-    if (ec)
-        throw input_error("cannot create the plots folder " + plots_dir.string() + ": " +
-                          ec.message());
-
-    try {  // no half-written page is left behind
-        std::vector<store::RunRecord> traced;
-        for (int64_t id : report::traced_run_ids(input.findings)) {
-            if (std::optional<store::RunRecord> run = db.get_run(id, store::TraceLoad::kWith))
-                traced.push_back(std::move(*run));
-        }
-        const std::vector<report::Figure> figures = report::report_figures(input.findings, traced);
-        std::cerr << "report: drawing " << figures.size() << " plots with gnuplot into "
-                  << plots_dir.string() << '\n';
-        for (size_t i = 0; i < figures.size(); ++i) {
-            const report::PlotFiles files =
-                report::render_plot(figures[i].plot, plots_dir.string());
-            input.figures.push_back(
-                {figures[i],
-                 report::inline_svg(read_text(files.svg_path), "p" + std::to_string(i + 1) + "-",
-                                    figures[i].plot.title),
-                 fs::path(files.svg_path).lexically_relative(html_path.parent_path()).string(),
-                 fs::path(files.png_path).lexically_relative(html_path.parent_path()).string()});
-        }
-        report::write_html(input, html);
-        html.close();
-        if (!html)
-            throw runtime_error("cannot write " + o.output);
-    } catch (...) {
-        html.close();
-        fs::remove(html_path, ec);
-        throw;
-    }
+    report::write_report(o.db, {o.output, o.plots_dir},
+                         [](const std::string& line) { std::cerr << "report: " << line << '\n'; });
     std::cerr << "report: wrote " << o.output << '\n';
     std::cout << o.output << '\n';
     return kExitOk;

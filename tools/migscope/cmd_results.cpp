@@ -6,7 +6,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "output_file.h"
-#include "results_output.h"
+#include "report/record_output.h"
 #include "store/store.h"
 
 namespace migscope::cli {
@@ -23,7 +23,7 @@ struct ResultsOptions {
 void print_runs_json(const std::vector<store::RunRecord>& runs, std::ostream& out) {
     nlohmann::json doc = nlohmann::json::array();
     for (const store::RunRecord& r : runs)
-        doc.push_back(record_json(r));
+        doc.push_back(report::record_json(r));
     out << doc.dump(2) << '\n';
 }
 
@@ -34,9 +34,9 @@ int list_command(const ResultsOptions& o) {
     if (o.format == "json") {
         print_runs_json(runs, out.stream());
     } else if (o.format == "csv") {
-        print_runs_csv(runs, out.stream());
+        report::print_runs_csv(runs, out.stream());
     } else {
-        print_runs_table(runs, out.stream());
+        report::print_runs_table(runs, out.stream());
     }
     return kExitOk;
 }
@@ -49,9 +49,9 @@ int show_command(const ResultsOptions& o) {
         throw input_error("no run " + std::to_string(o.id) + " in " + o.db);
     Output out(o.output);
     if (o.format == "json")
-        out.stream() << record_json(*run).dump(2) << '\n';
+        out.stream() << report::record_json(*run).dump(2) << '\n';
     else
-        print_run_record(*run, out.stream());
+        report::print_run_record(*run, out.stream());
     return kExitOk;
 }
 
@@ -62,7 +62,7 @@ int export_command(const ResultsOptions& o) {
     if (o.format == "json") {
         print_runs_json(runs, out.stream());
     } else {
-        print_jobs_csv(runs, out.stream());
+        report::print_jobs_csv(runs, out.stream());
     }
     return kExitOk;
 }

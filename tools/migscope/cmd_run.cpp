@@ -1,22 +1,23 @@
 // `migscope run`: jobs side by side on partitions of one GPU (or CPU cores), measured over a
 // steady-state window or as the makespan of fixed work, with board energy and attribution; or,
-// given an experiment spec, a sweep of such runs (sweep.h).
+// given an experiment spec, a sweep of such runs (cmd_sweep.h).
 #include <fstream>
 #include <iostream>
 #include <memory>
 
+#include "cmd_sweep.h"
 #include "commands.h"
 #include "core/error.h"
+#include "interrupt.h"
 #include "output_file.h"
-#include "run_cell.h"
-#include "run_output.h"
-#include "sweep.h"
+#include "runner/cell.h"
+#include "runner/run_output.h"
 
 namespace migscope::cli {
 namespace {
 
 struct RunOptions {
-    std::string spec;     // an experiment spec: a sweep (sweep.h); empty: one run
+    std::string spec;     // an experiment spec: a sweep (cmd_sweep.h); empty: one run
     std::string backend;  // empty: green with a GPU, cpu without
     std::string layout;
     std::vector<size_t> assign;  // --assign: each job's layout partition
@@ -25,7 +26,7 @@ struct RunOptions {
     double duration_s = 0;
     int64_t work_steps = 0;
     unsigned gpu = 0;
-    Measurement measurement;
+    runner::Measurement measurement;
     std::string run_dir;
     std::string baseline = "none";
     std::string format = "table";
@@ -46,10 +47,10 @@ int run_command(RunOptions o) {
         throw input_error("give exactly one of --duration S and --work STEPS");
     if (o.jobs.empty() == o.jobs_file.empty())
         throw input_error("give exactly one of --jobs and --jobs-file");
-    CellRequest r;
+    runner::CellRequest r;
     r.jobs =
         o.jobs.empty() ? partition::read_jobs_file(o.jobs_file) : partition::parse_job_list(o.jobs);
-    const Machine machine = open_machine(o.gpu);
+    const runner::Machine machine = runner::open_machine(o.gpu);
     if (o.backend.empty())
         o.backend = machine.gpu ? "green" : "cpu";
     r.backend = partition::parse_backend(o.backend);
@@ -60,11 +61,11 @@ int run_command(RunOptions o) {
     r.duration_s = o.duration_s;
     r.work_steps = o.work_steps;
     r.baseline = o.baseline == "sequential";
-    r.run_dir =
-        o.run_dir.empty() ? "migscope-runs/" + local_time_stamp() + "-" + o.backend : o.run_dir;
+    r.run_dir = o.run_dir.empty() ? "migscope-runs/" + runner::local_time_stamp() + "-" + o.backend
+                                  : o.run_dir;
     r.label = o.label;
     // Refuse what cannot run before the store is opened and anything starts.
-    require_fit(check_cell(machine, r), o.measurement.force);
+    runner::require_fit(runner::check_cell(machine, r), o.measurement.force);
 
     // The store opens before anything runs: a bad path fails now, not after the run.
     std::optional<store::Store> db;
@@ -74,7 +75,8 @@ int run_command(RunOptions o) {
     runner::RunHooks hooks;
     hooks.progress = [](const std::string& line) { std::cerr << "migscope run: " << line << '\n'; };
     hooks.interrupt = install_interrupt_handler();
-    const CellOutcome cell = run_cell(machine, o.measurement, r, db ? &*db : nullptr, hooks);
+    const runner::CellOutcome cell =
+        runner::run_cell(machine, o.measurement, r, db ? &*db : nullptr, hooks);
     if (cell.run_id) {
         std::cerr << "migscope run: stored as run " << *cell.run_id << " in " << o.db << '\n';
         if (cell.baseline_id)
@@ -86,7 +88,7 @@ int run_command(RunOptions o) {
     if (o.format == "json") {
         *out << cell.doc.dump(2) << '\n';
     } else {
-        print_run_and_baseline(
+        runner::print_run_and_baseline(
             cell.run, cell.baseline,
             "migscope run: " + o.backend + (o.layout.empty() ? "" : " " + o.layout), *out);
         *out << "results, trace and job logs: " << r.run_dir << '\n';
@@ -97,7 +99,7 @@ int run_command(RunOptions o) {
 }
 
 // `migscope run SPEC.toml`: the options that describe one run come from the spec instead.
-int sweep_command(const RunOptions& o, const CLI::App& cmd) {
+int spec_command(const RunOptions& o, const CLI::App& cmd) {
     for (const char* name :
          {"--backend", "--layout", "--assign", "--jobs", "--jobs-file", "--duration", "--work",
           "--baseline", "--label", "--format", "--apply"}) {
@@ -106,24 +108,20 @@ int sweep_command(const RunOptions& o, const CLI::App& cmd) {
                               " does not apply to an experiment spec (the "
                               "spec says what to run)");
     }
-    SweepOptions s;
-    s.spec_path = o.spec;
-    s.db = o.db;
-    s.resume = o.resume;
-    s.only = o.only;
+    SweepCommand s;
+    s.sweep = {o.spec, o.db, o.resume, o.only, o.run_dir};
     s.dry_run = o.dry_run;
-    s.run_dir = o.run_dir;
     s.output = o.output;
     s.gpu = o.gpu;
     s.measurement = o.measurement;
-    return run_sweep(s);
+    return sweep_command(s);
 }
 
 }  // namespace
 
 void add_run_command(CLI::App& app, Action& action) {
     auto o = std::make_shared<RunOptions>();
-    Measurement& m = o->measurement;
+    runner::Measurement& m = o->measurement;
     CLI::App* cmd = app.add_subcommand(
         "run",
         "Run jobs side by side on partitions of one GPU and measure throughput and energy;\n"
@@ -210,7 +208,7 @@ void add_run_command(CLI::App& app, Action& action) {
         if (o->spec.empty())
             action = [o] { return run_command(*o); };
         else
-            action = [o, cmd] { return sweep_command(*o, *cmd); };
+            action = [o, cmd] { return spec_command(*o, *cmd); };
     });
 }
 

@@ -14,7 +14,7 @@
 #include "nvml/session.h"
 #include "partition/backend.h"
 #include "report/table.h"
-#include "worker_path.h"
+#include "runner/worker_path.h"
 
 namespace migscope::cli {
 namespace {
@@ -98,7 +98,7 @@ int train_command(const TrainOptions& o) {
     partition::JobControl control;
     control.warmup_steps = static_cast<unsigned>(o.warmup_steps);
     ChildOptions child;
-    child.argv = partition::worker_train_argv(find_worker(o.worker), job,
+    child.argv = partition::worker_train_argv(runner::find_worker(o.worker), job,
                                               device == "cpu" ? "cpu" : "cuda:0", control);
     child.argv.pop_back();  // --until-stopped: replaced by the step or time budget
     if (o.seconds > 0)

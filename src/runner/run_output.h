@@ -1,4 +1,4 @@
-// `migscope run` output: a run result as JSON (one field schema) and as a summary table.
+// A run result as JSON (the store record's fields) and as a summary table, with its baseline.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -9,21 +9,19 @@
 #include "runner/run.h"
 #include "runner/run_record.h"
 
-namespace migscope::cli {
+namespace migscope::runner {
 
 // A run as JSON: the results store's fields (results_output.h) for this run, plus method texts and
 // job log paths; `context` gives its time, provenance and role.
-nlohmann::json run_json(const runner::RunResult& run, const runner::RecordContext& context);
+nlohmann::json run_json(const RunResult& run, const RecordContext& context);
 // The per-job table and the totals, then warnings; `title` heads it.
-void print_run_table(const runner::RunResult& run, const std::string& title, std::ostream& out);
+void print_run_table(const RunResult& run, const std::string& title, std::ostream& out);
 // The same-work comparison as JSON.
-nlohmann::json comparison_json(const runner::Comparison& comparison);
+nlohmann::json comparison_json(const Comparison& comparison);
 // One paragraph: a partitioned run against the sequential baseline of the same jobs.
-void print_comparison(const runner::RunResult& run, const runner::RunResult& baseline,
-                      std::ostream& out);
+void print_comparison(const RunResult& run, const RunResult& baseline, std::ostream& out);
 // The run's table, then, when there is one, the baseline's and the comparison.
-void print_run_and_baseline(const runner::RunResult& run,
-                            const std::optional<runner::RunResult>& baseline,
+void print_run_and_baseline(const RunResult& run, const std::optional<RunResult>& baseline,
                             const std::string& title, std::ostream& out);
 
-}  // namespace migscope::cli
+}  // namespace migscope::runner

@@ -1,17 +1,17 @@
 // Printers for run results: JSON and tables over the same fields.
-#include "run_output.h"
+#include "runner/run_output.h"
 
 #include <fmt/format.h>
 
 #include <map>
 #include <string>
 
-#include "json_value.h"
+#include "report/json_value.h"
+#include "report/record_output.h"
 #include "report/table.h"
-#include "results_output.h"
 #include "runner/comparison.h"
 
-namespace migscope::cli {
+namespace migscope::runner {
 namespace {
 
 using nlohmann::json;
@@ -42,14 +42,14 @@ std::string si(const std::optional<double>& v) {
 
 }  // namespace
 
-json run_json(const runner::RunResult& run, const runner::RecordContext& context) {
+json run_json(const RunResult& run, const RecordContext& context) {
     // The stored record's fields (one schema with `migscope results`), without the trace
     // (trace.csv holds it), plus what only a fresh run knows: method texts and job logs.
-    store::RunRecord record = runner::to_run_record(run, context);
+    store::RunRecord record = to_run_record(run, context);
     record.trace.clear();
-    json j = record_json(record);
+    json j = report::record_json(record);
     j.erase("id");  // assigned by a store, not here
-    j["window_meaning"] = run.mode == runner::RunMode::kDuration
+    j["window_meaning"] = run.mode == RunMode::kDuration
                               ? "steady-state window (summed over jobs for sequential)"
                               : "makespan of the fixed work (summed over jobs for sequential)";
     j["energy"]["method"] =
@@ -65,42 +65,18 @@ json run_json(const runner::RunResult& run, const runner::RecordContext& context
     return j;
 }
 
-void print_run_table(const runner::RunResult& run, const std::string& title, std::ostream& out) {
+void print_run_table(const RunResult& run, const std::string& title, std::ostream& out) {
     out << title << '\n';
-    report::TextTable t({{"job"},
-                         {"partition"},
-                         {"SMs", Align::kRight},
-                         {"status"},
-                         {"throughput", Align::kRight},
-                         {"unit"},
-                         {"step p50", Align::kRight},
-                         {"p95", Align::kRight},
-                         {"MFU", Align::kRight},
-                         {"peak mem", Align::kRight},
-                         {"energy", Align::kRight},
-                         {"per item", Align::kRight},
-                         {"norm.", Align::kRight}});
-    for (const runner::JobResult& r : run.jobs) {
-        std::optional<double> gib;
-        if (r.peak_memory_bytes)
-            gib = static_cast<double>(*r.peak_memory_bytes) / (1024.0 * 1024 * 1024);
-        t.add_row(
-            {r.spec.name,
-             r.partition.after_job
-                 ? r.partition.label + " after " + run.jobs.at(*r.partition.after_job).spec.name
-                 : r.partition.label,
-             r.sms ? std::to_string(*r.sms)
-                   : (r.partition.sms ? std::to_string(*r.partition.sms) : "-"),
-             runner::to_string(r.status), si(r.items_per_s),
-             r.item_unit ? *r.item_unit + "/s" : "-", num(scaled(r.step_time_p50_s, 1e3), 1, "ms"),
-             num(scaled(r.step_time_p95_s, 1e3), 1, "ms"), num(scaled(r.mfu, 100), 1, "%"),
-             num(gib, 1, "GiB"), num(scaled(r.energy_j, 1e-3), 2, "kJ"),
-             num(scaled(r.energy_per_item_j, 1e3), 2, "mJ"), num(r.normalised_throughput, 2)});
+    // The stored fields, with each queued job's partition naming the job it follows.
+    store::RunRecord record = to_run_record(run, RecordContext{});
+    for (size_t k = 0; k < run.jobs.size(); ++k) {
+        if (const auto after = run.jobs[k].partition.after_job)
+            record.jobs[k].partition += " after " + run.jobs.at(*after).spec.name;
     }
-    t.print(out);
+    report::print_job_table(record.jobs, out);
     const auto& e = run.energy;
     out << fmt::format("  {:<12} {:.2f} s{}",
-                       run.mode == runner::RunMode::kDuration ? "window" : "makespan", run.window_s,
+                       run.mode == RunMode::kDuration ? "window" : "makespan", run.window_s,
                        run.backend == partition::BackendKind::kSequential
                            ? " (the jobs' own windows, summed)"
                            : "")
@@ -118,7 +94,7 @@ void print_run_table(const runner::RunResult& run, const std::string& title, std
         out << "  attribution  " << run.attribution_method << '\n';
     // How the built-in workloads stepped: replayed CUDA graphs or eagerly (worker-protocol.md).
     std::map<std::string, std::string> jobs_by_step_mode;
-    for (const runner::JobResult& r : run.jobs) {
+    for (const JobResult& r : run.jobs) {
         if (r.step_mode) {
             std::string& names = jobs_by_step_mode[*r.step_mode];
             names += (names.empty() ? "" : ", ") + r.spec.name;
@@ -138,26 +114,25 @@ void print_run_table(const runner::RunResult& run, const std::string& title, std
         out << "  interrupted: partial results\n";
 }
 
-json comparison_json(const runner::Comparison& c) {
+json comparison_json(const Comparison& c) {
     return {{"method",
              "the partitioned run's work (each job's items) priced at each job's own "
              "throughput and energy per item alone on the whole device"},
-            {"run_energy_j", maybe(c.run_energy_j)},
-            {"baseline_energy_j", maybe(c.baseline_energy_j)},
-            {"energy_change_pct", maybe(c.energy_change_pct)},
-            {"run_time_s", maybe(c.run_time_s)},
-            {"baseline_time_s", maybe(c.baseline_time_s)},
-            {"speedup", maybe(c.speedup)}};
+            {"run_energy_j", report::maybe(c.run_energy_j)},
+            {"baseline_energy_j", report::maybe(c.baseline_energy_j)},
+            {"energy_change_pct", report::maybe(c.energy_change_pct)},
+            {"run_time_s", report::maybe(c.run_time_s)},
+            {"baseline_time_s", report::maybe(c.baseline_time_s)},
+            {"speedup", report::maybe(c.speedup)}};
 }
 
-void print_comparison(const runner::RunResult& run, const runner::RunResult& base,
-                      std::ostream& out) {
+void print_comparison(const RunResult& run, const RunResult& base, std::ostream& out) {
     const auto change = [](std::optional<double> a, std::optional<double> b) -> std::string {
         if (!a || !b || *b == 0)
             return "-";
         return fmt::format("{:+.1f} %", 100.0 * (*a - *b) / *b);
     };
-    const runner::Comparison c = runner::compare_with_baseline(run, base);
+    const Comparison c = compare_with_baseline(run, base);
     out << "Against the sequential baseline, for the same work (each job's items, priced at its "
            "own throughput and energy per item alone on the whole device):\n";
     out << "  energy   " << num(c.run_energy_j, 0, "J") << " side by side vs "
@@ -165,8 +140,8 @@ void print_comparison(const runner::RunResult& run, const runner::RunResult& bas
         << (c.energy_change_pct ? fmt::format("{:+.1f} %", *c.energy_change_pct) : "-") << ")\n";
     out << "  time     " << num(c.run_time_s, 1, "s") << " vs " << num(c.baseline_time_s, 1, "s")
         << "  (speedup " << num(c.speedup, 2) << "x)\n";
-    for (const runner::JobResult& r : run.jobs) {
-        for (const runner::JobResult& b : base.jobs) {
+    for (const JobResult& r : run.jobs) {
+        for (const JobResult& b : base.jobs) {
             if (b.spec.name != r.spec.name)
                 continue;
             out << "  " << r.spec.name << ": throughput " << si(r.items_per_s) << " vs "
@@ -181,8 +156,7 @@ void print_comparison(const runner::RunResult& run, const runner::RunResult& bas
             << " (the sequential baseline is 1.00 by definition)\n";
 }
 
-void print_run_and_baseline(const runner::RunResult& run,
-                            const std::optional<runner::RunResult>& baseline,
+void print_run_and_baseline(const RunResult& run, const std::optional<RunResult>& baseline,
                             const std::string& title, std::ostream& out) {
     print_run_table(run, title, out);
     if (!baseline)
@@ -193,4 +167,4 @@ void print_run_and_baseline(const runner::RunResult& run,
     print_comparison(run, *baseline, out);
 }
 
-}  // namespace migscope::cli
+}  // namespace migscope::runner

@@ -1,10 +1,9 @@
-// One cell of `migscope run`: partitions, the run, its baseline, the run directory and the store.
-#include "run_cell.h"
+// One run cell: partitions, the run, its baseline, the run directory and the store.
+#include "runner/cell.h"
 
 #include <algorithm>
 
 #include <sched.h>
-#include <signal.h>
 
 #include <cstdlib>
 #include <ctime>
@@ -18,22 +17,17 @@
 #include "partition/mig_instances.h"
 #include "partition/partitions.h"
 #include "report/trace_writer.h"
-#include "run_output.h"
 #include "runner/comparison.h"
+#include "runner/run_output.h"
+#include "runner/worker_path.h"
 #include "telemetry/nvml_power_source.h"
 #include "telemetry/rapl_power_source.h"
-#include "worker_path.h"
 
-namespace migscope::cli {
+namespace migscope::runner {
 namespace {
 
 namespace fs = std::filesystem;
 using partition::BackendKind;
-
-std::atomic<bool> g_interrupted{false};
-void on_signal(int) {
-    g_interrupted = true;
-}
 
 std::vector<unsigned> allowed_cpu_cores() {
     cpu_set_t set;
@@ -67,7 +61,7 @@ std::unique_ptr<Gpu> open_gpu(unsigned index) {
 }
 
 // What the stored run records about where it ran. The CLI does not link torch: torch_version
-// comes from the workers' ready events (runner::to_run_record).
+// comes from the workers' ready events (to_run_record).
 store::Provenance provenance_of(const Gpu* gpu) {
     store::Provenance p;
     p.migscope_version = kVersion;
@@ -89,7 +83,7 @@ store::Provenance provenance_of(const Gpu* gpu) {
 }
 
 // The run's whole power trace as CSV (times from the run's start), when there is one.
-void write_trace(const runner::RunResult& run, const std::string& path) {
+void write_trace(const RunResult& run, const std::string& path) {
     if (run.trace.empty())
         return;
     std::ofstream out(path);
@@ -106,7 +100,7 @@ std::vector<partition::Partition> partitions_of(const Machine& machine, const Ce
     const size_t n = r.jobs.size();
     if (r.backend == BackendKind::kMig) {
         if (!r.assign.empty())
-            throw input_error("--assign: the mig backend runs one job per instance");
+            throw input_error("assign: the mig backend runs one job per instance");
         const size_t terms = mig::parse_layout(r.layout, gpu->model).size();
         if (terms != n) {
             throw input_error("the layout has " + std::to_string(terms) + " partitions for " +
@@ -134,41 +128,44 @@ Machine open_machine(unsigned index) {
         m.gpu_problem = e.what();
     }
     m.cpu_cores = allowed_cpu_cores();
-    const char* data_dir = std::getenv("MIGSCOPE_DATA_DIR");
-    m.memory = runner::read_memory_records(
-        std::string(data_dir ? data_dir : MIGSCOPE_DEFAULT_DATA_DIR) + "/peak-memory-h200.json");
+    m.memory = read_memory_records(data_dir() + "/peak-memory-h200.json");
     return m;
+}
+
+std::string data_dir() {
+    const char* given = std::getenv("MIGSCOPE_DATA_DIR");
+    return given ? given : MIGSCOPE_DEFAULT_DATA_DIR;
 }
 
 std::vector<std::string> check_cell(const Machine& machine, const CellRequest& r) {
     const std::string backend = partition::to_string(r.backend);
     if (r.backend == BackendKind::kMig && r.baseline) {
         throw input_error(
-            "--baseline sequential cannot run with the mig backend: the whole-GPU "
+            "a sequential baseline cannot run with the mig backend: the whole-GPU "
             "baseline needs MIG mode disabled (run it separately)");
     }
     if (r.backend != BackendKind::kCpu && !machine.gpu)
-        throw unavailable_error("--backend " + backend + " needs a GPU: " + machine.gpu_problem);
+        throw unavailable_error("backend " + backend + " needs a GPU: " + machine.gpu_problem);
     if (partition::uses_layout(r.backend) && r.layout.empty())
-        throw input_error("--backend " + backend + " needs --layout (one partition per job)");
+        throw input_error("backend " + backend + " needs a layout (one partition per job)");
     if (!partition::uses_layout(r.backend) && !r.layout.empty())
-        throw input_error("--layout applies to the green, mps and mig backends, not " + backend);
+        throw input_error("a layout applies to the green, mps and mig backends, not " + backend);
     if (!r.assign.empty() && !partition::uses_layout(r.backend))
-        throw input_error("--assign places jobs on --layout's partitions: it needs a layout");
+        throw input_error("assign places jobs on the layout's partitions: it needs a layout");
     const std::vector<partition::Partition> parts = partitions_of(machine, r);
     const bool queues = std::any_of(parts.begin(), parts.end(),
                                     [](const partition::Partition& p) { return p.after_job; });
     if (queues && r.backend != BackendKind::kGreen)
         throw input_error(
-            "--assign puts several jobs on one partition: only the green backend "
+            "assign puts several jobs on one partition: only the green backend "
             "queues them (one worker process runs them all)");
     if (queues && r.work_steps <= 0)
         throw input_error(
-            "--assign puts several jobs on one partition: they queue one after "
-            "another, which needs --work (a duration window has no end for them)");
+            "assign puts several jobs on one partition: they queue one after "
+            "another, which needs fixed work (a duration window has no end for them)");
     if (parts.empty())
         return {};
-    return runner::memory_misfits(r.jobs, parts, machine.memory);
+    return memory_misfits(r.jobs, parts, machine.memory);
 }
 
 std::string local_time_stamp() {
@@ -176,14 +173,6 @@ std::string local_time_stamp() {
     char text[32];
     std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", std::localtime(&now));
     return text;
-}
-
-const std::atomic<bool>* install_interrupt_handler() {
-    struct sigaction action {};
-    action.sa_handler = on_signal;
-    sigaction(SIGINT, &action, nullptr);
-    sigaction(SIGTERM, &action, nullptr);
-    return &g_interrupted;
 }
 
 void require_fit(const std::vector<std::string>& misfits, bool force) {
@@ -196,15 +185,15 @@ void require_fit(const std::vector<std::string>& misfits, bool force) {
 }
 
 bool CellOutcome::all_ok() const {
-    for (const runner::JobResult& j : run.jobs) {
-        if (j.status != runner::JobStatus::kOk)
+    for (const JobResult& j : run.jobs) {
+        if (j.status != JobStatus::kOk)
             return false;
     }
     return true;
 }
 
 CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellRequest& r,
-                     store::Store* db, const runner::RunHooks& hooks) {
+                     store::Store* db, const RunHooks& hooks) {
     const std::vector<std::string> misfits = check_cell(machine, r);
     require_fit(misfits, m.force);
 
@@ -242,9 +231,9 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
         power = std::make_unique<telemetry::NvmlPowerSource>(*gpu->device);
     }
 
-    runner::RunSpec spec;
+    RunSpec spec;
     spec.jobs = r.jobs;
-    spec.mode = r.duration_s > 0 ? runner::RunMode::kDuration : runner::RunMode::kWork;
+    spec.mode = r.duration_s > 0 ? RunMode::kDuration : RunMode::kWork;
     spec.duration_s = r.duration_s;
     spec.work_steps = r.work_steps;
     spec.warmup_steps = m.warmup_steps;
@@ -268,24 +257,20 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
         partition::BackendOptions options = bo;
         options.run_dir = fs::absolute(dir).string();
         auto backend = partition::make_backend(k, options, device);
-        runner::RunSpec s = spec;
+        RunSpec s = spec;
         s.partitions = parts;
         s.layout = layout;
         s.run_dir = dir;
-        runner::RunResult result = runner::execute_run(s, *backend, power.get(), hooks);
+        RunResult result = execute_run(s, *backend, power.get(), hooks);
         for (const std::string& problem : backend->release())
             result.warnings.push_back(problem);
         return result;
     };
 
     CellOutcome out;
-    runner::RecordContext context{runner::utc_now_iso8601(),
-                                  provenance_of(gpu),
-                                  store::RunRole::kRun,
-                                  std::nullopt,
-                                  r.label,
-                                  r.experiment,
-                                  r.cell_key};
+    RecordContext context{
+        utc_now_iso8601(), provenance_of(gpu), store::RunRole::kRun, std::nullopt, r.label,
+        r.experiment,      r.cell_key};
     out.run = execute(r.backend, partitions, r.layout, r.run_dir);
     for (const std::string& line : misfits)
         out.run.warnings.push_back("run with --force: " + line);
@@ -293,7 +278,7 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
         for (const std::string& problem : mig_instances->release())
             out.run.warnings.push_back(problem);
     }
-    runner::RecordContext baseline_context = context;
+    RecordContext baseline_context = context;
     baseline_context.role = store::RunRole::kBaseline;
     if (r.baseline && r.backend != BackendKind::kSequential && !out.run.interrupted) {
         if (hooks.progress)
@@ -303,18 +288,17 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
             gpu ? partition::whole_gpu_partitions(gpu->model, r.jobs.size(), device)
                 : std::vector<partition::Partition>(
                       r.jobs.size(), partition::cpu_partitions(machine.cpu_cores, 1).front());
-        baseline_context.started_at = runner::utc_now_iso8601();
+        baseline_context.started_at = utc_now_iso8601();
         out.baseline = execute(BackendKind::kSequential, whole, "", r.run_dir + "/baseline");
-        runner::normalise_throughput(out.run, out.baseline->jobs);
-        runner::normalise_throughput(*out.baseline, out.baseline->jobs);
+        normalise_throughput(out.run, out.baseline->jobs);
+        normalise_throughput(*out.baseline, out.baseline->jobs);
     }
 
     // Everything measured is kept in the run directory, whatever is printed.
     out.doc = {{"run", run_json(out.run, context)}};
     if (out.baseline) {
         out.doc["baseline"] = run_json(*out.baseline, baseline_context);
-        out.doc["comparison"] =
-            comparison_json(runner::compare_with_baseline(out.run, *out.baseline));
+        out.doc["comparison"] = comparison_json(compare_with_baseline(out.run, *out.baseline));
     }
     std::ofstream(r.run_dir + "/result.json") << out.doc.dump(2) << '\n';
     write_trace(out.run, r.run_dir + "/trace.csv");
@@ -322,13 +306,13 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
         write_trace(*out.baseline, r.run_dir + "/baseline/trace.csv");
     if (db) {
         // The run and its baseline are two transactions: a crash between them keeps the run.
-        out.run_id = db->add_run(runner::to_run_record(out.run, context));
+        out.run_id = db->add_run(to_run_record(out.run, context));
         if (out.baseline) {
             baseline_context.parent_id = out.run_id;
-            out.baseline_id = db->add_run(runner::to_run_record(*out.baseline, baseline_context));
+            out.baseline_id = db->add_run(to_run_record(*out.baseline, baseline_context));
         }
     }
     return out;
 }
 
-}  // namespace migscope::cli
+}  // namespace migscope::runner

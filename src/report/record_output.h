@@ -1,4 +1,4 @@
-// `migscope results` output: stored runs as JSON (run_json's field names), tables and CSV.
+// Stored runs as JSON, tables and CSV: the printers of `migscope results` and result.json.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -6,7 +6,7 @@
 
 #include "store/record.h"
 
-namespace migscope::cli {
+namespace migscope::report {
 
 // One stored run: run_json's fields plus id, started_at, role, parent_id, label and provenance;
 // the trace when the record carries one.
@@ -15,9 +15,12 @@ nlohmann::json record_json(const store::RunRecord& run);
 void print_runs_table(const std::vector<store::RunRecord>& runs, std::ostream& out);
 // The same columns as CSV, one row per run.
 void print_runs_csv(const std::vector<store::RunRecord>& runs, std::ostream& out);
+// One row per job (name, partition, SMs, status, throughput, step times, MFU, peak memory,
+// energy), then each job's message.
+void print_job_table(const std::vector<store::JobRecord>& jobs, std::ostream& out);
 // One run with its provenance and jobs.
 void print_run_record(const store::RunRecord& run, std::ostream& out);
 // One row per job with its run's fields (a run without jobs: one row, job columns empty).
 void print_jobs_csv(const std::vector<store::RunRecord>& runs, std::ostream& out);
 
-}  // namespace migscope::cli
+}  // namespace migscope::report

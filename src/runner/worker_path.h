@@ -2,9 +2,9 @@
 #pragma once
 #include <string>
 
-namespace migscope::cli {
+namespace migscope::runner {
 
 // Throws an unavailable error when it cannot be found.
 std::string find_worker(const std::string& given);
 
-}  // namespace migscope::cli
+}  // namespace migscope::runner

@@ -1,8 +1,8 @@
-// One cell of `migscope run`: jobs on partitions under a backend, with its optional sequential
-// baseline, kept in a run directory and a results store. The single run and the sweep share it.
+// One run cell: jobs on partitions under a backend, with its optional sequential baseline, kept
+// in a run directory and a results store. `migscope run`, sweeps, profiling and plan verification
+// all run their cells through run_cell.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,7 +18,7 @@
 #include "runner/run_record.h"
 #include "store/store.h"
 
-namespace migscope::cli {
+namespace migscope::runner {
 
 // The GPU a run measures (NVML only: no CUDA context here).
 struct Gpu {
@@ -34,10 +34,14 @@ struct Machine {
     std::unique_ptr<Gpu> gpu;
     std::string gpu_problem;  // why there is no GPU
     std::vector<unsigned> cpu_cores;
-    std::vector<runner::MemoryRecord> memory;
+    std::vector<MemoryRecord> memory;
 };
 // Opens GPU `index`; a missing driver or GPU leaves `gpu` empty, bad input throws.
 Machine open_machine(unsigned index);
+
+// Where migscope's shipped records are (`peak-memory-MODEL.json`, `profiles-MODEL.json`):
+// MIGSCOPE_DATA_DIR, else the source tree's data/.
+std::string data_dir();
 
 // How every run is measured (the options of `migscope run` that are not the cell itself).
 struct Measurement {
@@ -72,22 +76,19 @@ struct CellRequest {
 
 // Checks a request against this machine before anything runs (backend needs a GPU, layout and
 // job count, CPU cores) and returns the lines of jobs known not to fit their partition's memory.
+// Errors name the request's fields (`assign`, `layout`), which the CLI and specs share.
 // mig requests are checked for their layout only: their instances are found when they run.
 std::vector<std::string> check_cell(const Machine& machine, const CellRequest& request);
 
 // Local time as 20261130-101500, for default run directory names.
 std::string local_time_stamp();
 
-// Ctrl-C and SIGTERM set the returned flag (runner::RunHooks::interrupt) instead of ending
-// migscope: the run in progress stops early and what finished is kept.
-const std::atomic<bool>* install_interrupt_handler();
-
 // Refuses misfits (input error naming them) unless `force`.
 void require_fit(const std::vector<std::string>& misfits, bool force);
 
 struct CellOutcome {
-    runner::RunResult run;
-    std::optional<runner::RunResult> baseline;
+    RunResult run;
+    std::optional<RunResult> baseline;
     nlohmann::json doc;  // result.json: the run, its baseline and the comparison
     std::optional<int64_t> run_id, baseline_id;  // in the store, when there is one
     bool all_ok() const;                         // every job of the run ended ok
@@ -97,6 +98,6 @@ struct CellOutcome {
 // was interrupted; writes result.json, trace.csv and the logs to the run directory; adds the run
 // and then the baseline to `db` (may be null), one transaction each.
 CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellRequest& request,
-                     store::Store* db, const runner::RunHooks& hooks);
+                     store::Store* db, const RunHooks& hooks);
 
-}  // namespace migscope::cli
+}  // namespace migscope::runner

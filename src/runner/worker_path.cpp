@@ -1,12 +1,12 @@
 // Finding migscope-worker.
-#include "worker_path.h"
+#include "runner/worker_path.h"
 
 #include <cstdlib>
 #include <filesystem>
 
 #include "core/error.h"
 
-namespace migscope::cli {
+namespace migscope::runner {
 
 namespace fs = std::filesystem;
 
@@ -26,4 +26,4 @@ std::string find_worker(const std::string& given) {
         "LibTorch is found); set MIGSCOPE_WORKER or --worker");
 }
 
-}  // namespace migscope::cli
+}  // namespace migscope::runner

@@ -1,0 +1,73 @@
+// Plan verification: runs the top candidates through a runner the caller provides and sets what
+// was measured against what the model predicted, then how far the recommendation is from the
+// best measured candidate. Pure: the runner interface does the running.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/search.h"
+
+namespace migscope::plan {
+
+// What one candidate on one GPU runs: jobs in queue order ("WORKLOAD:MODE:BATCH"), the busy
+// partitions as a layout ("3g.71gb@4", none for the whole GPU) and each job's partition in it.
+struct CandidateRun {
+    std::vector<std::string> jobs;
+    std::vector<size_t> order;  // plan job index of each run job
+    std::vector<std::string> layout;
+    std::vector<size_t> assign;  // the layout partition of each run job (empty without layout)
+};
+CandidateRun candidate_run(const Problem& problem, const GpuPlan& plan);
+
+struct MeasuredJob {
+    std::string status;  // "ok" or why not
+    std::string message;
+    std::optional<double> items_per_s;
+};
+
+struct MeasuredRun {
+    double makespan_s = 0;
+    std::optional<double> energy_j;  // board energy counter
+    std::vector<MeasuredJob> jobs;   // in CandidateRun::jobs order
+    double wall_s = 0;               // 0 when taken from an earlier run
+    std::optional<int64_t> stored_run_id;
+    bool from_earlier_run = false;
+};
+
+// Runs a candidate with fixed work and measures it, or says why it cannot (`why_not`).
+class CandidateRunner {
+  public:
+    virtual ~CandidateRunner() = default;
+    virtual std::optional<MeasuredRun> run(const Candidate& candidate, size_t index,
+                                           const CandidateRun& run, std::string& why_not) = 0;
+};
+
+struct VerifiedCandidate {
+    std::string name;
+    Prediction predicted;
+    std::optional<MeasuredRun> measured;  // empty: not run (see skipped)
+    std::string skipped;
+    std::vector<size_t> order;    // plan job index of each measured job
+    std::optional<double> score;  // measured objective (lower is better), when comparable
+};
+
+struct Verification {
+    Objective objective = Objective::kEnergy;
+    std::vector<VerifiedCandidate> candidates;  // the search's top, in its order
+    std::optional<size_t> best_measured;        // index of the best measured score
+    std::optional<double> recommended_gap;      // recommendation's score / best - 1
+    double runs_wall_s = 0;
+};
+
+// The measured objective of a run (lower is better, as plan::score), when a run can measure it:
+// energy, makespan and EDP from the makespan and the board energy counter.
+std::optional<double> measured_score(Objective objective, const MeasuredRun& run);
+
+// Runs every top candidate of `result` (one GPU) through `runner` and compares.
+Verification verify(const Problem& problem, const SearchResult& result, Objective objective,
+                    CandidateRunner& runner);
+
+}  // namespace migscope::plan

@@ -1,0 +1,315 @@
+// The planner's answer and its verification as tables, JSON and mig-parted configs.
+#include "report/plan_output.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "report/json_value.h"
+#include "report/table.h"
+
+namespace migscope::report {
+namespace {
+
+using nlohmann::json;
+
+std::string kj(double j) {
+    return fmt::format("{:.2f}", j / 1e3);
+}
+
+std::string signed_pct(double value, double base) {
+    return base > 0 ? fmt::format("{:+.1f}%", 100 * (value - base) / base) : "-";
+}
+
+json prediction_json(const plan::Problem& p, const plan::Candidate& c) {
+    const plan::Prediction& r = c.prediction;
+    json jobs = json::array();
+    for (size_t j = 0; j < p.jobs.size(); ++j) {
+        const plan::JobPrediction& jp = r.jobs[j];
+        jobs.push_back({{"job", p.jobs[j].request.name},
+                        {"gpu", jp.gpu},
+                        {"partition", jp.partition_label},
+                        {"partition_index", jp.partition},
+                        {"start_s", jp.start_s},
+                        {"end_s", jp.end_s},
+                        {"items_per_s", jp.items_per_s},
+                        {"item_unit", p.jobs[j].profile->item_unit},
+                        {"speed_fraction", jp.speed_fraction},
+                        {"energy_j", jp.energy_j},
+                        {"interpolated", jp.interpolated}});
+    }
+    json gpus = json::array();
+    for (const plan::GpuPlan& g : c.plan)
+        gpus.push_back({{"layout", plan::describe(g)}, {"partitioned", g.layout.has_value()}});
+    return {{"name", c.name},
+            {"partitioned", c.partitioned()},
+            {"gpus", gpus},
+            {"makespan_s", r.makespan_s},
+            {"energy_j", r.energy_j},
+            {"idle_energy_j", r.idle_energy_j},
+            {"throughput", r.throughput},
+            {"edp_js", r.edp_js},
+            {"corrected", r.corrected},
+            {"jobs", jobs}};
+}
+
+// One line per candidate: energy, makespan, throughput, and each against a reference.
+void candidates_table(const std::vector<std::pair<std::string, const plan::Candidate*>>& rows,
+                      const plan::Candidate& reference, std::ostream& out) {
+    TextTable t({{"", Align::kLeft},
+                 {"layout", Align::kLeft},
+                 {"energy kJ", Align::kRight},
+                 {"vs sequential", Align::kRight},
+                 {"makespan s", Align::kRight},
+                 {"throughput", Align::kRight},
+                 {"EDP MJ·s", Align::kRight}});
+    for (const auto& [label, c] : rows) {
+        const plan::Prediction& r = c->prediction;
+        t.add_row({label, c->name, kj(r.energy_j),
+                   signed_pct(r.energy_j, reference.prediction.energy_j),
+                   fmt::format("{:.1f}", r.makespan_s), fmt::format("{:.2f}", r.throughput),
+                   fmt::format("{:.2f}", r.edp_js / 1e6)});
+    }
+    t.print(out);
+}
+
+}  // namespace
+
+// The plan as a mig-parted config: one entry per distinct layout, with its GPUs.
+mig::MigPartedConfig plan_mig_parted_config(const std::string& name, const plan::Plan& plan) {
+    mig::MigPartedConfig config{name, {}};
+    std::vector<std::string> keys;
+    for (size_t g = 0; g < plan.size(); ++g) {
+        const std::string key = plan::describe(plan[g]);
+        auto it = std::find(keys.begin(), keys.end(), key);
+        if (it == keys.end()) {
+            keys.push_back(key);
+            mig::MigPartedEntry e;
+            e.devices = std::vector<unsigned>{};
+            e.mig_enabled = plan[g].layout.has_value();
+            if (plan[g].layout) {
+                for (const mig::Instance& i : plan[g].layout->instances)
+                    ++e.mig_devices[i.profile];
+            }
+            config.entries.push_back(e);
+            it = keys.end() - 1;
+        }
+        config.entries[it - keys.begin()].devices->push_back(static_cast<unsigned>(g));
+    }
+    if (config.entries.size() == 1)
+        config.entries[0].devices.reset();  // every GPU the same: "all"
+    return config;
+}
+
+void print_plan(const PlanReport& report, std::ostream& out) {
+    const plan::Problem& p = report.problem;
+    const plan::SearchResult& r = report.result;
+    const plan::ProfileSet& set = report.profiles;
+    const plan::Candidate& best = r.top.front();
+    const plan::Candidate& seq = *r.baselines.front().candidate;
+    out << "migscope plan: " << p.jobs.size() << " jobs on " << report.gpus << " × "
+        << p.model.description << ", objective " << report.objective << "\n";
+    out << "profiles: " << report.profiles_origin << " (measured " << set.provenance.measured_from
+        << " to " << set.provenance.measured_to << " on " << set.provenance.gpu << ", driver "
+        << set.provenance.driver << ", steps "
+        << (set.provenance.steps.empty() ? "not recorded" : set.provenance.steps) << "); idle "
+        << fmt::format("{:.0f}", p.idle_power_w) << " W; corrections: throughput "
+        << fmt::format("{:.2f}", p.correction.throughput) << ", dynamic power "
+        << fmt::format("{:.2f}", p.correction.dynamic_power) << " (from " << p.correction.mixes
+        << " measured mixes)\n";
+    out << "search: " << plan::to_string(r.method) << ", " << r.layouts
+        << " layouts (the whole GPU included), " << r.evaluated << " plans scored, "
+        << fmt::format("{:.1f}", report.elapsed_ms) << " ms\n\n";
+    if (r.sequential_wins()) {
+        out << "Recommendation: do not partition. Run the jobs one after another on the whole "
+               "GPU: no layout beats it for "
+            << report.objective << ".\n";
+    } else {
+        out << "Recommendation: " << best.name << "\n";
+    }
+    const plan::Prediction& b = best.prediction;
+    out << fmt::format(
+        "  energy {} kJ ({} vs sequential), makespan {:.1f} s ({}), throughput {:.2f} "
+        "(sequential 1.00)\n\n",
+        kj(b.energy_j), signed_pct(b.energy_j, seq.prediction.energy_j), b.makespan_s,
+        signed_pct(b.makespan_s, seq.prediction.makespan_s), b.throughput);
+    TextTable jobs({{"job", Align::kLeft},
+                    {"GPU", Align::kRight},
+                    {"partition", Align::kLeft},
+                    {"start s", Align::kRight},
+                    {"end s", Align::kRight},
+                    {"items/s", Align::kRight},
+                    {"speed", Align::kRight},
+                    {"energy kJ", Align::kRight}});
+    for (size_t j = 0; j < p.jobs.size(); ++j) {
+        const plan::JobPrediction& jp = b.jobs[j];
+        jobs.add_row({p.jobs[j].request.name, std::to_string(jp.gpu),
+                      jp.partition_label + (jp.interpolated ? " (interpolated)" : ""),
+                      fmt::format("{:.1f}", jp.start_s), fmt::format("{:.1f}", jp.end_s),
+                      fmt::format("{:.0f} {}", jp.items_per_s, p.jobs[j].profile->item_unit),
+                      fmt::format("{:.2f}", jp.speed_fraction), kj(jp.energy_j)});
+    }
+    jobs.print(out);
+    out << "  idle partitions and unused SMs: " << kj(b.idle_energy_j)
+        << " kJ (idle power is split by partition SMs while a job runs)\n\n";
+    if (best.partitioned()) {
+        out << "mig-parted config:\n"
+            << mig::write_mig_parted(std::vector<mig::MigPartedConfig>{
+                   plan_mig_parted_config("migscope-plan", best.plan)})
+            << "\n";
+    }
+    out << "Baselines:\n";
+    std::vector<std::pair<std::string, const plan::Candidate*>> rows;
+    rows.emplace_back("recommended", &best);
+    for (const plan::Baseline& base : r.baselines) {
+        if (base.candidate)
+            rows.emplace_back(base.name, &*base.candidate);
+    }
+    candidates_table(rows, seq, out);
+    for (const plan::Baseline& base : r.baselines) {
+        if (!base.candidate)
+            out << "  " << base.name << ": not possible: " << base.why_not << "\n";
+    }
+    out << "\nTop " << r.top.size() << ":\n";
+    rows.clear();
+    for (size_t i = 0; i < r.top.size(); ++i)
+        rows.emplace_back(std::to_string(i + 1), &r.top[i]);
+    candidates_table(rows, seq, out);
+    out << "\nPareto front, energy vs throughput (each layout's best plans for energy and for "
+           "throughput):\n";
+    rows.clear();
+    for (const plan::Candidate& c : r.pareto)
+        rows.emplace_back("", &c);
+    candidates_table(rows, seq, out);
+    if (!p.notes.empty() || b.corrected) {
+        out << "\nnotes:\n";
+        for (const std::string& n : p.notes)
+            out << "  " << n << "\n";
+    }
+    out << "Model: each job's measured speed and board power alone on its partition size; idle "
+           "power for the whole GPU until the last partition frees; SM partitions emulate MIG "
+           "(no L2/bandwidth isolation). See docs/planner.md.\n";
+}
+
+json plan_json(const PlanReport& report) {
+    const plan::Problem& p = report.problem;
+    const plan::SearchResult& r = report.result;
+    const plan::ProfileSet& set = report.profiles;
+    json doc;
+    doc["objective"] = report.objective;
+    doc["gpu_model"] = p.model.key;
+    doc["gpus"] = report.gpus;
+    doc["profiles"] = {
+        {"source", report.profiles_origin},
+        {"measured_from", set.provenance.measured_from},
+        {"measured_to", set.provenance.measured_to},
+        {"gpu", set.provenance.gpu},
+        {"driver", set.provenance.driver},
+        {"steps", set.provenance.steps.empty() ? json(nullptr) : json(set.provenance.steps)},
+        {"idle_power_w", p.idle_power_w},
+        {"correction",
+         {{"throughput", p.correction.throughput},
+          {"dynamic_power", p.correction.dynamic_power},
+          {"mixes", p.correction.mixes}}}};
+    doc["search"] = {{"method", plan::to_string(r.method)},
+                     {"layouts", r.layouts},
+                     {"plans_scored", r.evaluated},
+                     {"report.elapsed_ms", report.elapsed_ms}};
+    doc["sequential_wins"] = r.sequential_wins();
+    doc["recommended"] = prediction_json(p, r.top.front());
+    doc["mig_parted"] = mig::write_mig_parted(std::vector<mig::MigPartedConfig>{
+        plan_mig_parted_config("migscope-plan", r.top.front().plan)});
+    doc["baselines"] = json::array();
+    for (const plan::Baseline& b : r.baselines) {
+        doc["baselines"].push_back(
+            {{"name", b.name},
+             {"plan", b.candidate ? prediction_json(p, *b.candidate) : json(nullptr)},
+             {"why_not", b.why_not}});
+    }
+    doc["top"] = json::array();
+    for (const plan::Candidate& c : r.top)
+        doc["top"].push_back(prediction_json(p, c));
+    doc["pareto"] = json::array();
+    for (const plan::Candidate& c : r.pareto)
+        doc["pareto"].push_back(prediction_json(p, c));
+    doc["notes"] = p.notes;
+    return doc;
+}
+
+json verification_json(const plan::Problem& p, const plan::Verification& v) {
+    json entries = json::array();
+    for (const plan::VerifiedCandidate& c : v.candidates) {
+        json entry = {
+            {"name", c.name},
+            {"predicted",
+             {{"makespan_s", c.predicted.makespan_s}, {"energy_j", c.predicted.energy_j}}}};
+        if (!c.measured) {
+            entry["skipped"] = c.skipped;
+            entries.push_back(entry);
+            continue;
+        }
+        const plan::MeasuredRun& m = *c.measured;
+        entry["measured"] = {{"makespan_s", m.makespan_s}, {"energy_j", maybe(m.energy_j)}};
+        entry["wall_s"] = m.wall_s;
+        entry["from_db"] = m.from_earlier_run;
+        entry["jobs"] = json::array();
+        for (size_t k = 0; k < c.order.size() && k < m.jobs.size(); ++k) {
+            const size_t j = c.order[k];
+            entry["jobs"].push_back({{"job", p.jobs[j].request.name},
+                                     {"predicted_items_per_s", c.predicted.jobs[j].items_per_s},
+                                     {"measured_items_per_s", maybe(m.jobs[k].items_per_s)},
+                                     {"status", m.jobs[k].status},
+                                     {"message", m.jobs[k].message}});
+        }
+        entries.push_back(entry);
+    }
+    json summary = {{"objective", plan::to_string(v.objective)},
+                    {"candidates", v.candidates.size()},
+                    {"runs_wall_s", v.runs_wall_s}};
+    if (v.recommended_gap) {
+        summary["best_measured"] = v.candidates[*v.best_measured].name;
+        summary["recommended_gap"] = *v.recommended_gap;
+    }
+    return {{"candidates", entries}, {"summary", summary}};
+}
+
+// Predicted against measured for each candidate, then the recommendation against the best.
+void print_verification(const plan::Problem& p, const plan::Verification& v, std::ostream& out) {
+    for (const plan::VerifiedCandidate& c : v.candidates) {
+        if (!c.measured) {
+            out << "  " << c.name << ": not verified: " << c.skipped << "\n";
+            continue;
+        }
+        const plan::MeasuredRun& m = *c.measured;
+        out << fmt::format("  {}: makespan {:.1f} s predicted, {:.1f} s measured ({}); ", c.name,
+                           c.predicted.makespan_s, m.makespan_s,
+                           signed_pct(m.makespan_s, c.predicted.makespan_s));
+        if (m.energy_j)
+            out << fmt::format("energy {} kJ predicted, {} kJ measured ({})\n",
+                               kj(c.predicted.energy_j), kj(*m.energy_j),
+                               signed_pct(*m.energy_j, c.predicted.energy_j));
+        else
+            out << "energy not measured\n";
+        for (size_t k = 0; k < c.order.size() && k < m.jobs.size(); ++k) {
+            const plan::MeasuredJob& mj = m.jobs[k];
+            out << fmt::format(
+                "    {}: {:.0f} items/s predicted, {} measured{}\n",
+                p.jobs[c.order[k]].request.name, c.predicted.jobs[c.order[k]].items_per_s,
+                mj.items_per_s ? fmt::format("{:.0f}", *mj.items_per_s) : std::string("-"),
+                mj.status == "ok" ? "" : " (" + mj.status + ")");
+        }
+    }
+    if (v.recommended_gap) {
+        out << fmt::format(
+            "  Measured {}: the recommendation ({}) is {:.1f} % above the best measured "
+            "candidate ({}); {} candidates, runs took {:.0f} s of wall time here.\n",
+            plan::to_string(v.objective), v.candidates.front().name, 100 * *v.recommended_gap,
+            v.candidates[*v.best_measured].name, v.candidates.size(), v.runs_wall_s);
+    } else {
+        out << "  The recommendation's measured " << plan::to_string(v.objective)
+            << " cannot be compared (not measured, a job failed, or an objective a run "
+               "cannot measure).\n";
+    }
+}
+
+}  // namespace migscope::report

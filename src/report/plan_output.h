@@ -1,0 +1,40 @@
+// The planner's answer as a table, JSON or a mig-parted config, and its verification against
+// measured runs: printers over plan::SearchResult and plan::Verification.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "mig/mig_parted.h"
+#include "plan/search.h"
+#include "plan/verify.h"
+
+namespace migscope::report {
+
+// A search's answer and what it was made from.
+struct PlanReport {
+    const plan::Problem& problem;
+    const plan::SearchResult& result;
+    const plan::ProfileSet& profiles;
+    std::string profiles_origin;  // the file or store the profiles came from
+    std::string objective;
+    size_t gpus = 1;
+    double elapsed_ms = 0;  // the search's
+};
+
+// The recommendation (or "do not partition"), its jobs, its mig-parted config, the baselines,
+// the top candidates and the Pareto front.
+void print_plan(const PlanReport& report, std::ostream& out);
+nlohmann::json plan_json(const PlanReport& report);
+
+// A plan as a mig-parted config: one entry per distinct layout, with its GPUs ("all" when every
+// GPU has the same).
+mig::MigPartedConfig plan_mig_parted_config(const std::string& name, const plan::Plan& plan);
+
+// Predicted against measured per candidate, then the recommendation against the best measured.
+void print_verification(const plan::Problem& problem, const plan::Verification& v,
+                        std::ostream& out);
+nlohmann::json verification_json(const plan::Problem& problem, const plan::Verification& v);
+
+}  // namespace migscope::report

@@ -1,0 +1,106 @@
+// Plan verification's runner: candidates as run cells, earlier runs taken from the store.
+#include "runner/plan_runner.h"
+
+#include <chrono>
+
+#include "partition/job.h"
+
+namespace migscope::runner {
+namespace {
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+    std::string out;
+    for (const std::string& i : items)
+        out += (out.empty() ? "" : separator) + i;
+    return out;
+}
+
+plan::MeasuredRun measured(const store::RunRecord& r) {
+    plan::MeasuredRun m;
+    m.makespan_s = r.window_s;
+    m.energy_j = r.counter_energy_j;
+    for (const store::JobRecord& j : r.jobs)
+        m.jobs.push_back({j.status, j.message, j.items_per_s});
+    m.stored_run_id = r.id;
+    return m;
+}
+
+plan::MeasuredRun measured(const RunResult& r) {
+    plan::MeasuredRun m;
+    m.makespan_s = r.window_s;
+    m.energy_j = r.energy.counter_energy_j;
+    for (const JobResult& j : r.jobs)
+        m.jobs.push_back({to_string(j.status), j.message, j.items_per_s});
+    return m;
+}
+
+}  // namespace
+
+CellCandidateRunner::CellCandidateRunner(const Machine& machine, const Measurement& m,
+                                         int64_t work_steps, store::Store* db, std::string run_dir,
+                                         const RunHooks& hooks)
+    : machine_(machine),
+      measurement_(m),
+      work_steps_(work_steps),
+      db_(db),
+      run_dir_(std::move(run_dir)),
+      hooks_(hooks) {}
+
+std::optional<plan::MeasuredRun> CellCandidateRunner::run(const plan::Candidate& c, size_t index,
+                                                          const plan::CandidateRun& a,
+                                                          std::string& why_not) {
+    if (hooks_.interrupt && *hooks_.interrupt) {
+        why_not = "interrupted";
+        return std::nullopt;
+    }
+    if (work_steps_ <= 0) {
+        why_not = "--verify needs one --work STEPS for every job (as `migscope run`)";
+        return std::nullopt;
+    }
+    std::vector<std::string> assign;
+    for (size_t k : a.assign)
+        assign.push_back(std::to_string(k));
+    // The label names what ran, so that a later --verify with the same store resumes.
+    const std::string label = "plan --verify " + c.name + " --jobs " + join(a.jobs, ",") +
+                              (assign.empty() ? "" : " --assign " + join(assign, ",")) +
+                              " --work " + std::to_string(work_steps_);
+    if (db_) {
+        for (const store::RunRecord& r : db_->list_runs()) {
+            if (r.label == label && r.role == store::RunRole::kRun && !r.interrupted) {
+                if (hooks_.progress)
+                    hooks_.progress(c.name + ": measured before (run " + std::to_string(r.id) +
+                                    ")");
+                plan::MeasuredRun m = measured(r);
+                m.from_earlier_run = true;
+                return m;
+            }
+        }
+    }
+    CellRequest cell;
+    cell.jobs = partition::parse_job_list(join(a.jobs, ","));
+    cell.work_steps = work_steps_;
+    cell.run_dir = run_dir_ + "/" + std::to_string(index + 1);
+    cell.label = label;
+    if (a.layout.empty()) {
+        cell.backend = partition::BackendKind::kSequential;
+    } else {
+        cell.backend = partition::BackendKind::kGreen;
+        cell.layout = join(a.layout, "+");
+        if (a.assign.size() > a.layout.size())  // some partition queues jobs
+            cell.assign = a.assign;
+    }
+    if (hooks_.progress)
+        hooks_.progress("verifying " + c.name);
+    const auto start = std::chrono::steady_clock::now();
+    const CellOutcome out = run_cell(machine_, measurement_, cell, db_, hooks_);
+    plan::MeasuredRun m = measured(out.run);
+    m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    m.stored_run_id = out.run_id;
+    if (out.run.interrupted) {
+        why_not = "interrupted";
+        return std::nullopt;
+    }
+    return m;
+}
+
+}  // namespace migscope::runner

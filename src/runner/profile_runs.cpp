@@ -1,0 +1,83 @@
+// Profiling for the planner: a sweep of single-job run cells, one per (job, size, repetition).
+#include "runner/profile_runs.h"
+
+#include <chrono>
+
+#include "core/error.h"
+#include "core/text.h"
+
+namespace migscope::runner {
+
+std::vector<std::string> profile_sizes(const ProfileRequest& r, const mig::GpuModel& model) {
+    std::vector<std::string> out;
+    for (const std::string& s : r.sizes)
+        out.push_back(model.require(text::trim(s)).name);
+    if (!out.empty())
+        return out;
+    for (const mig::Profile& p : model.profiles) {
+        if (!p.media_extensions && p.compute_slices < model.compute_slices)
+            out.push_back(p.name);
+    }
+    return out;
+}
+
+std::vector<ProfileCell> profile_cells(const ProfileRequest& r,
+                                       const std::vector<std::string>& sizes) {
+    std::vector<ProfileCell> cells;
+    for (unsigned rep = 1; rep <= r.repetitions; ++rep) {
+        for (size_t j = 0; j < r.jobs.size(); ++j) {
+            cells.push_back({j, "", rep});
+            for (const std::string& s : sizes)
+                cells.push_back({j, s, rep});
+        }
+    }
+    return cells;
+}
+
+CellRequest profile_cell_request(const ProfileRequest& r, const ProfileCell& c) {
+    CellRequest cell;
+    const partition::JobSpec& job = r.jobs.at(c.job);
+    cell.backend =
+        c.size.empty() ? partition::BackendKind::kSequential : partition::BackendKind::kGreen;
+    cell.layout = c.size;
+    cell.jobs = {job};
+    cell.duration_s = r.duration_s;
+    cell.label = r.label;
+    cell.run_dir = r.run_dir + "/" + job.name + "-" + (c.size.empty() ? "whole" : c.size) + "-" +
+                   std::to_string(c.repetition);
+    return cell;
+}
+
+ProfileResult run_profile(const ProfileRequest& r, const Machine& machine, const Measurement& m,
+                          const std::string& db_path, const RunHooks& hooks,
+                          ProfileObserver& observer) {
+    if (r.repetitions == 0 || r.duration_s <= 0)
+        throw input_error("profile: repetitions and duration must be positive");
+    if (!machine.gpu)
+        throw unavailable_error("profile needs a GPU: " + machine.gpu_problem);
+    const std::vector<ProfileCell> cells = profile_cells(r, profile_sizes(r, machine.gpu->model));
+    for (const ProfileCell& c : cells) {
+        try {
+            require_fit(check_cell(machine, profile_cell_request(r, c)), m.force);
+        } catch (const Error& e) {
+            throw Error(e.kind(), r.jobs[c.job].name + " on " + c.where() + ": " + e.what());
+        }
+    }
+    store::Store db = store::Store::open(db_path);
+    ProfileResult result;
+    const auto start = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < cells.size() && !(hooks.interrupt && *hooks.interrupt); ++i) {
+        observer.cell_started(i, cells.size(), cells[i]);
+        const CellOutcome out = run_cell(machine, m, profile_cell_request(r, cells[i]), &db, hooks);
+        ++result.runs;
+        result.failed += out.all_ok() ? 0 : 1;
+        observer.cell_finished(i, cells[i], out);
+        if (out.run.interrupted)
+            break;
+    }
+    result.interrupted = hooks.interrupt && *hooks.interrupt;
+    result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+}
+
+}  // namespace migscope::runner

@@ -1,0 +1,66 @@
+// Profiling for the planner: each job alone on each partition size (green SM partitions sized
+// like the MIG profiles, sequential for the whole GPU), short steady-state run cells stored in a
+// results store; `plan::profiles_from_runs` turns them into profiles.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mig/catalog.h"
+#include "runner/cell.h"
+#include "store/store.h"
+
+namespace migscope::runner {
+
+struct ProfileRequest {
+    std::vector<partition::JobSpec> jobs;  // built-in workloads
+    std::vector<std::string> sizes;        // MIG profile names; empty: every one below the GPU
+    double duration_s = 10;                // each run's steady-state window
+    unsigned repetitions = 1;
+    std::string label = "profile";
+    std::string run_dir;  // a folder per run below it
+};
+
+// One run of a profile: a job alone on a size.
+struct ProfileCell {
+    size_t job = 0;    // index in ProfileRequest::jobs
+    std::string size;  // MIG profile; empty: the whole GPU
+    unsigned repetition = 1;
+    std::string where() const { return size.empty() ? "whole GPU" : size; }
+};
+
+// The sizes to measure: the request's (checked against `model`), or every profile of the model
+// below the full GPU without media extensions.
+std::vector<std::string> profile_sizes(const ProfileRequest& request, const mig::GpuModel& model);
+
+// Every (repetition, job, size) in the order they run: each job on the whole GPU, then its sizes.
+std::vector<ProfileCell> profile_cells(const ProfileRequest& request,
+                                       const std::vector<std::string>& sizes);
+
+// The run cell that measures one profile cell.
+CellRequest profile_cell_request(const ProfileRequest& request, const ProfileCell& cell);
+
+// Hears about each profile run; the CLI prints.
+class ProfileObserver {
+  public:
+    virtual ~ProfileObserver() = default;
+    virtual void cell_started(size_t index, size_t count, const ProfileCell& cell) = 0;
+    virtual void cell_finished(size_t index, const ProfileCell& cell,
+                               const CellOutcome& outcome) = 0;
+};
+
+struct ProfileResult {
+    size_t runs = 0;    // run cells started
+    size_t failed = 0;  // with a job that did not end ok (e.g. out of memory on a small size)
+    bool interrupted = false;
+    double wall_s = 0;
+};
+
+// Checks every cell on this machine first (errors name the job and size), then opens the store
+// at `db_path` (created if missing) and runs the cells in order, each stored as it finishes; a
+// failed job does not stop the rest, an interrupt does.
+ProfileResult run_profile(const ProfileRequest& request, const Machine& machine,
+                          const Measurement& m, const std::string& db_path, const RunHooks& hooks,
+                          ProfileObserver& observer);
+
+}  // namespace migscope::runner

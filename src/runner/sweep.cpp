@@ -1,0 +1,178 @@
+// The sweep of an experiment spec: check every cell, plan what is missing, run it, one
+// transaction per finished run.
+#include "runner/sweep.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "core/error.h"
+
+namespace migscope::runner {
+namespace {
+
+namespace fs = std::filesystem;
+using experiment::Cell;
+using Clock = std::chrono::steady_clock;
+
+std::string describe(const Cell& c) {
+    return c.section + ": " + partition::to_string(c.backend) +
+           (c.layout.empty() ? "" : " " + c.layout) + ", " + jobs_text(c.jobs) + ", " +
+           (c.duration_s > 0 ? fmt::format("{:g} s window", c.duration_s)
+                             : fmt::format("{} steps", c.work_steps)) +
+           (c.baseline ? " + baseline" : "") + ", repetition " + std::to_string(c.repetition) +
+           "/" + std::to_string(c.repetitions);
+}
+
+CellRequest request_of(const Cell& c, const std::string& experiment) {
+    CellRequest r;
+    r.backend = c.backend;
+    r.layout = c.layout;
+    r.jobs = c.jobs;
+    r.duration_s = c.duration_s;
+    r.work_steps = c.work_steps;
+    r.baseline = c.baseline;
+    r.label = c.section;
+    r.experiment = experiment;
+    r.cell_key = c.key;
+    return r;
+}
+
+// The GPU model the layouts are checked against: the spec's, which must be this GPU's when
+// there is one; else this GPU's; else (no GPU: a dry run or CPU sections) the H200's.
+mig::GpuModel model_for(const experiment::Spec& spec, const Machine& machine) {
+    if (!spec.gpu.empty()) {
+        if (machine.gpu && machine.gpu->model.key != spec.gpu) {
+            throw input_error("the spec is for " + spec.gpu + " but GPU 0 is " +
+                              (machine.gpu->model.key.empty() ? machine.gpu->model.description
+                                                              : machine.gpu->model.key));
+        }
+        return mig::builtin_model(spec.gpu);
+    }
+    return machine.gpu ? machine.gpu->model : mig::builtin_model("h200");
+}
+
+// Sleeps, waking early on an interrupt, telling the observer what is left.
+void cool_down(double seconds, const std::atomic<bool>* interrupted, SweepObserver& observer) {
+    const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    while (!(interrupted && *interrupted) && Clock::now() < end) {
+        observer.cooling_down(std::chrono::duration<double>(end - Clock::now()).count());
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+}
+
+}  // namespace
+
+std::string jobs_text(const std::vector<partition::JobSpec>& jobs) {
+    std::string out;
+    for (const partition::JobSpec& j : jobs) {
+        std::string t = j.external() ? j.name : j.workload;
+        if (j.mode == "finetune")
+            t += ":finetune";
+        if (j.batch)
+            t += ":" + std::to_string(*j.batch);
+        if (j.steps)
+            t += "(" + std::to_string(*j.steps) + " steps)";
+        out += (out.empty() ? "" : ",") + t;
+    }
+    return out;
+}
+
+SweepPlan plan_sweep(const SweepOptions& o, const Machine& machine, bool force) {
+    SweepPlan plan;
+    plan.spec = experiment::read_spec(o.spec_path);
+    plan.model = model_for(plan.spec, machine);
+    plan.on_gpu = machine.gpu != nullptr;
+    const std::vector<Cell> all = experiment::expand(plan.spec, plan.model);
+    const std::vector<Cell> selected =
+        experiment::select_cells(plan.spec, all, o.only, machine.gpu != nullptr);
+    plan.all_cells = all.size();
+    plan.selected_cells = selected.size();
+    if (selected.empty()) {
+        throw input_error(o.spec_path + ": no cell to run on this machine (" +
+                          (machine.gpu ? "every section selected has on = \"cpu\""
+                                       : "no GPU here, and every section selected has on = "
+                                         "\"gpu\": " +
+                                             machine.gpu_problem) +
+                          ")");
+    }
+
+    // Every cell checked on this machine before anything runs; known memory misfits skipped.
+    std::vector<Cell> runnable;
+    for (const Cell& c : selected) {
+        std::vector<std::string> misfits;
+        try {
+            misfits = check_cell(machine, request_of(c, plan.spec.name));
+        } catch (const Error& e) {
+            throw Error(e.kind(), describe(c) + ": " + e.what());
+        }
+        if (misfits.empty() || force)
+            runnable.push_back(c);
+        else
+            plan.skipped.push_back(describe(c) + ": " + misfits.front());
+    }
+
+    // The store: resume skips the cells it holds, finished and with their baseline.
+    plan.db_path = o.db.empty() ? "migscope-runs/" + plan.spec.name + ".db" : o.db;
+    std::map<std::string, bool> stored;  // cell key -> with its baseline
+    if (fs::exists(plan.db_path)) {
+        store::Store db = store::Store::open(plan.db_path, store::OpenMode::kExisting);
+        for (const store::StoredCell& s : db.stored_cells(plan.spec.name))
+            stored[s.cell_key] = stored[s.cell_key] || s.has_baseline;
+    }
+    plan.root = o.run_dir.empty() ? "migscope-runs/" + plan.spec.name + "-" + local_time_stamp()
+                                  : o.run_dir;
+    for (const Cell& c : runnable) {
+        const auto s = stored.find(c.key);
+        const bool done = s != stored.end() && (!c.baseline || s->second);
+        plan.already_stored += done ? 1 : 0;
+        if (o.resume && done)
+            continue;
+        PlannedCell p{c, experiment::estimate(c), describe(c), ""};
+        p.run_dir = fmt::format("{}/{:03}-{}-{}{}-r{}", plan.root, plan.todo.size() + 1, c.section,
+                                partition::to_string(c.backend),
+                                c.layout.empty() ? "" : "-" + c.layout, c.repetition);
+        plan.estimate_s += p.estimate.seconds;
+        plan.baselines += c.baseline ? 1 : 0;
+        plan.estimate_without_work = plan.estimate_without_work || p.estimate.without_work;
+        plan.todo.push_back(std::move(p));
+    }
+    return plan;
+}
+
+SweepResult run_sweep(const SweepPlan& plan, const Machine& machine, const Measurement& m,
+                      store::Store& db, const RunHooks& hooks, SweepObserver& observer) {
+    SweepResult result;
+    const auto started = Clock::now();
+    double estimated_done_s = 0, estimated_left_s = plan.estimate_s;
+    const auto interrupted = [&] { return hooks.interrupt && *hooks.interrupt; };
+    for (size_t i = 0; i < plan.todo.size() && !interrupted(); ++i) {
+        const PlannedCell& p = plan.todo[i];
+        const double elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
+        // The estimate of what is left, corrected by how the estimate fared so far.
+        const double eta_s = estimated_done_s > 0 ? estimated_left_s * elapsed_s / estimated_done_s
+                                                  : estimated_left_s;
+        observer.cell_started(i, elapsed_s, eta_s);
+        CellRequest r = request_of(p.cell, plan.spec.name);
+        r.run_dir = p.run_dir;
+        const CellOutcome out = run_cell(machine, m, r, &db, hooks);
+        observer.cell_finished(i, out);
+        result.all_ok = result.all_ok && out.all_ok();
+        estimated_done_s += p.estimate.seconds;
+        estimated_left_s -= p.estimate.seconds;
+        if (out.run.interrupted) {
+            result.interrupted = true;
+            break;
+        }
+        if (i + 1 < plan.todo.size() && p.cell.cooldown_s > 0)
+            cool_down(p.cell.cooldown_s, hooks.interrupt, observer);
+    }
+    result.interrupted = result.interrupted || interrupted();
+    result.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
+    return result;
+}
+
+}  // namespace migscope::runner

@@ -1,0 +1,122 @@
+// Plan verification over a scripted runner: what each candidate runs, the measured scores, the
+// best measured candidate and the recommendation's gap, and candidates that cannot be compared.
+#include "plan/verify.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "fixture.h"
+
+namespace migscope::plan {
+namespace {
+
+using testing::profile_set;
+using testing::scaling_job;
+
+// Answers each candidate (by its index) with a scripted measurement, and records what it ran.
+class ScriptedRunner : public CandidateRunner {
+  public:
+    std::map<size_t, MeasuredRun> answers;
+    std::vector<CandidateRun> ran;
+    std::optional<MeasuredRun> run(const Candidate&, size_t index, const CandidateRun& run,
+                                   std::string& why_not) override {
+        ran.push_back(run);
+        const auto it = answers.find(index);
+        if (it == answers.end()) {
+            why_not = "not scripted";
+            return std::nullopt;
+        }
+        return it->second;
+    }
+};
+
+MeasuredRun measured(double makespan_s, std::optional<double> energy_j, size_t jobs,
+                     const std::string& status = "ok") {
+    MeasuredRun m;
+    m.makespan_s = makespan_s;
+    m.energy_j = energy_j;
+    m.wall_s = 2;
+    m.jobs.assign(jobs, MeasuredJob{status, "", 100.0});
+    return m;
+}
+
+struct Fixture {
+    Problem problem;
+    SearchResult result;
+};
+
+Fixture three_candidates() {
+    std::vector<JobProfile> jobs;
+    for (int i = 0; i < 3; ++i)
+        jobs.push_back(scaling_job("small" + std::to_string(i), 1000, 300, 0.4, 0.6, 100));
+    const ProfileSet set = profile_set(jobs);
+    std::vector<JobRequest> requests;
+    for (size_t i = 0; i < set.jobs.size(); ++i)
+        requests.push_back({"job" + std::to_string(i), set.jobs[i].workload, "train", {}, 100, {}});
+    Fixture f{make_problem(requests, set, mig::builtin_model("h200"), {}), {}};
+    f.result = search(f.problem, {Objective::kEnergy, 1, 3});
+    return f;
+}
+
+TEST(Verify, CandidateRunNamesEveryJobOnItsBusyPartition) {
+    const Fixture f = three_candidates();
+    for (const Candidate& c : f.result.top) {
+        const CandidateRun run = candidate_run(f.problem, c.plan.front());
+        ASSERT_EQ(run.jobs.size(), 3u) << c.name;
+        std::vector<size_t> order = run.order;
+        std::sort(order.begin(), order.end());
+        EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2})) << c.name;
+        EXPECT_EQ(run.jobs[0].rfind("small", 0), 0u);
+        if (c.partitioned()) {
+            ASSERT_EQ(run.assign.size(), 3u);
+            for (size_t k : run.assign)
+                EXPECT_LT(k, run.layout.size());
+        } else {
+            EXPECT_TRUE(run.layout.empty());
+            EXPECT_TRUE(run.assign.empty());
+        }
+    }
+}
+
+TEST(Verify, GapIsTheRecommendationAgainstTheBestMeasured) {
+    const Fixture f = three_candidates();
+    ASSERT_EQ(f.result.top.size(), 3u);
+    ScriptedRunner runner;
+    runner.answers = {
+        {0, measured(10, 1100, 3)}, {1, measured(12, 1000, 3)}, {2, measured(9, 1200, 3)}};
+    const Verification v = verify(f.problem, f.result, Objective::kEnergy, runner);
+    ASSERT_EQ(v.candidates.size(), 3u);
+    EXPECT_EQ(runner.ran.size(), 3u);
+    ASSERT_TRUE(v.best_measured);
+    EXPECT_EQ(*v.best_measured, 1u);
+    ASSERT_TRUE(v.recommended_gap);
+    EXPECT_NEAR(*v.recommended_gap, 0.10, 1e-12);
+    EXPECT_DOUBLE_EQ(v.runs_wall_s, 6);
+
+    const Verification by_time = verify(f.problem, f.result, Objective::kMakespan, runner);
+    EXPECT_EQ(*by_time.best_measured, 2u);
+    EXPECT_NEAR(*by_time.recommended_gap, 10.0 / 9 - 1, 1e-12);
+}
+
+TEST(Verify, FailedJobsMissingEnergyAndUnrunCandidatesAreNotCompared) {
+    const Fixture f = three_candidates();
+    ScriptedRunner runner;
+    runner.answers = {{0, measured(10, 1100, 3, "out of memory")}, {2, measured(9, {}, 3)}};
+    const Verification v = verify(f.problem, f.result, Objective::kEnergy, runner);
+    EXPECT_FALSE(v.candidates[0].score);  // a job failed
+    EXPECT_FALSE(v.candidates[1].measured);
+    EXPECT_EQ(v.candidates[1].skipped, "not scripted");
+    EXPECT_FALSE(v.candidates[2].score);  // no energy measured
+    EXPECT_FALSE(v.best_measured);
+    EXPECT_FALSE(v.recommended_gap);
+}
+
+TEST(Verify, ThroughputCannotBeMeasuredFromOneRun) {
+    EXPECT_FALSE(measured_score(Objective::kThroughput, measured(10, 1000, 1)));
+    EXPECT_EQ(measured_score(Objective::kEdp, measured(10, 1000, 1)), 10000);
+    EXPECT_EQ(measured_score(Objective::kMakespan, measured(10, {}, 1)), 10);
+}
+
+}  // namespace
+}  // namespace migscope::plan
