@@ -43,12 +43,6 @@ std::string join(const std::vector<std::string>& items, const std::string& separ
     return text;
 }
 
-std::string num(const std::optional<double>& v, int decimals, const std::string& unit = "") {
-    if (!v)
-        return "-";
-    return fmt::format("{:.{}f}", *v, decimals) + (unit.empty() ? "" : " " + unit);
-}
-
 json to_json(const store::FieldValue& value) {
     return std::visit(
         [](const auto& v) -> json {
@@ -123,20 +117,8 @@ std::function<std::string(const store::JobRecord&)> number(const std::string& fi
             x = *d * factor;
         else if (const auto* i = std::get_if<int64_t>(&v))
             x = static_cast<double>(*i) * factor;
-        return num(x, decimals, unit);
+        return cell_number(x, decimals, unit);
     };
-}
-
-// 12345.6 -> "12.35k": keeps throughput columns narrow.
-std::string si(const std::optional<double>& v) {
-    if (!v)
-        return "-";
-    const double a = std::abs(*v);
-    if (a >= 1e6)
-        return fmt::format("{:.2f}M", *v / 1e6);
-    if (a >= 1e3)
-        return fmt::format("{:.2f}k", *v / 1e3);
-    return fmt::format("{:.1f}", *v);
 }
 
 struct JobColumn {
@@ -157,7 +139,7 @@ const std::vector<JobColumn>& job_columns() {
              return sms ? std::to_string(*sms) : std::string("-");
          }},
         {"status", Align::kLeft, [](const J& j) { return j.status; }},
-        {"throughput", Align::kRight, [](const J& j) { return si(j.items_per_s); }},
+        {"throughput", Align::kRight, [](const J& j) { return cell_si(j.items_per_s); }},
         {"unit", Align::kLeft,
          [](const J& j) { return j.item_unit ? *j.item_unit + "/s" : std::string("-"); }},
         {"step p50", Align::kRight, number("step_time_p50_s", 1e3, 1, "ms")},
@@ -211,10 +193,11 @@ void print_runs_table(const std::vector<store::RunRecord>& runs, std::ostream& o
                  {"label"}});
     for (const store::RunRecord& r : runs) {
         t.add_row({std::to_string(r.id), r.started_at, role_text(r), r.backend,
-                   r.layout.value_or("-"), std::to_string(r.jobs.size()), num(r.window_s, 2, "s"),
-                   num(r.counter_energy_j ? std::optional<double>(*r.counter_energy_j / 1e3)
-                                          : std::nullopt,
-                       2, "kJ"),
+                   r.layout.value_or("-"), std::to_string(r.jobs.size()),
+                   cell_number(r.window_s, 2, "s"),
+                   cell_number(r.counter_energy_j ? std::optional<double>(*r.counter_energy_j / 1e3)
+                                                  : std::nullopt,
+                               2, "kJ"),
                    status_summary(r), r.label});
     }
     t.print(out);
@@ -259,12 +242,14 @@ void print_run_record(const store::RunRecord& r, std::ostream& out) {
         << ", torch " << p.torch_version.value_or("-") << ", MIG " << p.mig_mode.value_or("-")
         << '\n';
     print_job_table(r.jobs, out);
-    out << "  " << (r.mode == "duration" ? "window" : "makespan") << " " << num(r.window_s, 2, "s")
-        << "; energy " << num(r.counter_energy_j, 0, "J") << " (board counter), trace "
-        << num(r.trace_energy_j, 0, "J") << " (" << r.power_samples << " samples)\n";
-    out << "  power " << num(r.average_power_w, 0, "W") << " average, "
-        << num(r.peak_power_w, 0, "W") << " peak, idle " << num(r.idle_power_w, 0, "W")
-        << "; SM clock " << num(r.sm_clock_mhz, 0, "MHz") << '\n';
+    out << "  " << (r.mode == "duration" ? "window" : "makespan") << " "
+        << cell_number(r.window_s, 2, "s") << "; energy " << cell_number(r.counter_energy_j, 0, "J")
+        << " (board counter), trace " << cell_number(r.trace_energy_j, 0, "J") << " ("
+        << r.power_samples << " samples)\n";
+    out << "  power " << cell_number(r.average_power_w, 0, "W") << " average, "
+        << cell_number(r.peak_power_w, 0, "W") << " peak, idle "
+        << cell_number(r.idle_power_w, 0, "W") << "; SM clock "
+        << cell_number(r.sm_clock_mhz, 0, "MHz") << '\n';
     if (!r.attribution_method.empty())
         out << "  attribution " << r.attribution_method << '\n';
     for (const std::string& w : r.warnings)

@@ -1,7 +1,10 @@
 // Plain-text table printer.
 #include "report/table.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 
 namespace migscope::report {
 
@@ -39,6 +42,23 @@ void TextTable::print(std::ostream& out) const {
     line(headers);
     for (const auto& row : rows_)
         line(row);
+}
+
+std::string cell_number(const std::optional<double>& v, int decimals, const std::string& unit) {
+    if (!v)
+        return "-";
+    return fmt::format("{:.{}f}", *v, decimals) + (unit.empty() ? "" : " " + unit);
+}
+
+std::string cell_si(const std::optional<double>& v) {
+    if (!v)
+        return "-";
+    const double a = std::abs(*v);
+    if (a >= 1e6)
+        return fmt::format("{:.2f}M", *v / 1e6);
+    if (a >= 1e3)
+        return fmt::format("{:.2f}k", *v / 1e3);
+    return fmt::format("{:.1f}", *v);
 }
 
 }  // namespace migscope::report

@@ -1,6 +1,7 @@
 // Plain-text tables for terminal output: headers, rows, numbers right-aligned.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -23,5 +24,10 @@ class TextTable {
     std::vector<Column> columns_;
     std::vector<std::vector<std::string>> rows_;
 };
+
+// A cell for a value that may be missing: "12.35 ms" with `decimals` places and a unit, or "-".
+std::string cell_number(const std::optional<double>& v, int decimals, const std::string& unit = "");
+// 12345.6 -> "12.35k": keeps throughput columns narrow; "-" when missing.
+std::string cell_si(const std::optional<double>& v);
 
 }  // namespace migscope::report

@@ -14,30 +14,15 @@
 namespace migscope::runner {
 namespace {
 
+using report::cell_number;
+using report::cell_si;
+
 using nlohmann::json;
 using report::Align;
-
-std::string num(const std::optional<double>& v, int decimals, const std::string& unit = "") {
-    if (!v)
-        return "-";
-    return fmt::format("{:.{}f}", *v, decimals) + (unit.empty() ? "" : " " + unit);
-}
 
 // An optional value in another unit (J → kJ, s → ms).
 std::optional<double> scaled(const std::optional<double>& v, double factor) {
     return v ? std::optional<double>(*v * factor) : std::nullopt;
-}
-
-// 12345.6 → "12.3k"; keeps throughput columns narrow.
-std::string si(const std::optional<double>& v) {
-    if (!v)
-        return "-";
-    const double a = std::abs(*v);
-    if (a >= 1e6)
-        return fmt::format("{:.2f}M", *v / 1e6);
-    if (a >= 1e3)
-        return fmt::format("{:.2f}k", *v / 1e3);
-    return fmt::format("{:.1f}", *v);
 }
 
 }  // namespace
@@ -81,14 +66,16 @@ void print_run_table(const RunResult& run, const std::string& title, std::ostrea
                            ? " (the jobs' own windows, summed)"
                            : "")
         << '\n';
-    out << "  energy       " << num(scaled(e.counter_energy_j, 1e-3), 2, "kJ")
-        << " (board counter)   trace " << num(scaled(e.trace_energy_j, 1e-3), 2, "kJ") << " ("
-        << e.power_samples << " samples, disagreement " << num(e.disagreement_pct, 2, "%") << ")\n";
-    out << "  power        " << num(e.average_power_w, 0, "W") << " average, idle "
-        << num(run.idle_power_w, 0, "W") << " before the run; SM clock "
-        << num(run.sm_clock_mhz, 0, "MHz") << " (median in the window)\n";
+    out << "  energy       " << cell_number(scaled(e.counter_energy_j, 1e-3), 2, "kJ")
+        << " (board counter)   trace " << cell_number(scaled(e.trace_energy_j, 1e-3), 2, "kJ")
+        << " (" << e.power_samples << " samples, disagreement "
+        << cell_number(e.disagreement_pct, 2, "%") << ")\n";
+    out << "  power        " << cell_number(e.average_power_w, 0, "W") << " average, idle "
+        << cell_number(run.idle_power_w, 0, "W") << " before the run; SM clock "
+        << cell_number(run.sm_clock_mhz, 0, "MHz") << " (median in the window)\n";
     if (run.aggregate_normalised_throughput)
-        out << "  aggregate normalised throughput " << num(run.aggregate_normalised_throughput, 2)
+        out << "  aggregate normalised throughput "
+            << cell_number(run.aggregate_normalised_throughput, 2)
             << " (sum of each job's throughput over its whole-GPU throughput)\n";
     if (!run.attribution_method.empty())
         out << "  attribution  " << run.attribution_method << '\n';
@@ -135,24 +122,26 @@ void print_comparison(const RunResult& run, const RunResult& base, std::ostream&
     const Comparison c = compare_with_baseline(run, base);
     out << "Against the sequential baseline, for the same work (each job's items, priced at its "
            "own throughput and energy per item alone on the whole device):\n";
-    out << "  energy   " << num(c.run_energy_j, 0, "J") << " side by side vs "
-        << num(c.baseline_energy_j, 0, "J") << " one after another  ("
+    out << "  energy   " << cell_number(c.run_energy_j, 0, "J") << " side by side vs "
+        << cell_number(c.baseline_energy_j, 0, "J") << " one after another  ("
         << (c.energy_change_pct ? fmt::format("{:+.1f} %", *c.energy_change_pct) : "-") << ")\n";
-    out << "  time     " << num(c.run_time_s, 1, "s") << " vs " << num(c.baseline_time_s, 1, "s")
-        << "  (speedup " << num(c.speedup, 2) << "x)\n";
+    out << "  time     " << cell_number(c.run_time_s, 1, "s") << " vs "
+        << cell_number(c.baseline_time_s, 1, "s") << "  (speedup " << cell_number(c.speedup, 2)
+        << "x)\n";
     for (const JobResult& r : run.jobs) {
         for (const JobResult& b : base.jobs) {
             if (b.spec.name != r.spec.name)
                 continue;
-            out << "  " << r.spec.name << ": throughput " << si(r.items_per_s) << " vs "
-                << si(b.items_per_s) << " alone; energy per item "
-                << num(scaled(r.energy_per_item_j, 1e3), 2, "mJ") << " vs "
-                << num(scaled(b.energy_per_item_j, 1e3), 2, "mJ") << " ("
+            out << "  " << r.spec.name << ": throughput " << cell_si(r.items_per_s) << " vs "
+                << cell_si(b.items_per_s) << " alone; energy per item "
+                << cell_number(scaled(r.energy_per_item_j, 1e3), 2, "mJ") << " vs "
+                << cell_number(scaled(b.energy_per_item_j, 1e3), 2, "mJ") << " ("
                 << change(r.energy_per_item_j, b.energy_per_item_j) << ")\n";
         }
     }
     if (run.aggregate_normalised_throughput)
-        out << "  aggregate normalised throughput " << num(run.aggregate_normalised_throughput, 2)
+        out << "  aggregate normalised throughput "
+            << cell_number(run.aggregate_normalised_throughput, 2)
             << " (the sequential baseline is 1.00 by definition)\n";
 }
 
