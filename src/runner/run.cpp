@@ -13,6 +13,7 @@
 #include "core/child_process.h"
 #include "core/error.h"
 #include "core/statistics.h"
+#include "protocol/commands.h"
 #include "protocol/events.h"
 #include "runner/attribution.h"
 #include "telemetry/sampler.h"
@@ -103,7 +104,7 @@ class Group {
     bool all_alive_ready_to_open(SteadyTime now);
     void open_window(SteadyTime now);
     void close_window(const std::string& why);
-    void tell_all(const std::string& line);
+    void tell_all(protocol::Command command);
     bool interrupt_requested() const {
         return hooks_.interrupt != nullptr && hooks_.interrupt->load();
     }
@@ -330,7 +331,7 @@ void Group::open_window(SteadyTime now) {
     open_time = power_ ? open_sample->time : now;
     phase_ = Phase::kOpen;
     if (spec_.mode == RunMode::kWork) {
-        tell_all("start");
+        tell_all(protocol::Command::kStart);
         say("all jobs warm after " + fmt_s(seconds_between(started_, now)) +
             ": started the fixed work");
     } else {
@@ -347,17 +348,17 @@ void Group::close_window(const std::string& why) {
         say("window closed: " + why);
 }
 
-void Group::tell_all(const std::string& line) {
+void Group::tell_all(protocol::Command command) {
     for (size_t l = 0; l < children_.size(); ++l) {
         if (!children_[l] || children_[l]->finished())
             continue;
         const bool external = job_spec(jobs[launch_jobs_[l].front()]).external();
-        if (line == "stop" && external) {
+        if (command == protocol::Command::kStop && external) {
             for (size_t p : launch_jobs_[l])
                 jobs[p].stopped_by_runner = !jobs[p].ended;
             children_[l]->signal_group(SIGTERM);
         } else if (!external) {
-            children_[l]->write_line(line);
+            children_[l]->write_line(protocol::to_line(command));
         }
     }
 }
@@ -376,7 +377,7 @@ void Group::run() {
             interrupted = true;
             if (phase_ == Phase::kOpen)
                 close_window("interrupted");
-            tell_all("stop");
+            tell_all(protocol::Command::kStop);
             phase_ = Phase::kDraining;
             drain_started = now;
             continue;
@@ -399,7 +400,7 @@ void Group::run() {
                         for (JobState& j : jobs)
                             j.timed_out = !j.ended;
                         close_window("job timeout (" + fmt_s(spec_.job_timeout_s) + ")");
-                        tell_all("stop");
+                        tell_all(protocol::Command::kStop);
                         phase_ = Phase::kDraining;
                         drain_started = now;
                     }
@@ -416,7 +417,7 @@ void Group::run() {
                             "after " +
                             fmt_s(open_s));
                     close_window(one_ended ? "a job ended" : "");
-                    tell_all("stop");
+                    tell_all(protocol::Command::kStop);
                     phase_ = Phase::kDraining;
                     drain_started = now;
                 } else if (open_s - last_report_s >= 10) {

@@ -1,6 +1,8 @@
 // Tests of the worker's events: what the writer puts on the wire, the parser reads back, and what
-// the parser says about lines that are not events.
+// the parser says about lines that are not events; and the runner's stdin commands.
 #include "protocol/events.h"
+
+#include "protocol/commands.h"
 
 #include <gtest/gtest.h>
 
@@ -205,4 +207,13 @@ TEST(Events, ProgressLinesOfExternalCommands) {
               std::string::npos);
     EXPECT_NE(parse_progress_line(R"({"event": "step", "items": "many"})").error.find("\"items\""),
               std::string::npos);
+}
+
+TEST(Commands, TheRunnersLinesReadBack) {
+    using migscope::protocol::Command;
+    for (Command c : {Command::kStart, Command::kStop})
+        EXPECT_EQ(parse_command_line(to_line(c)), c);
+    EXPECT_STREQ(to_line(Command::kStop), "stop");
+    EXPECT_FALSE(parse_command_line("stop "));
+    EXPECT_FALSE(parse_command_line(""));
 }

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "protocol/commands.h"
 #include "protocol/events.h"
 #include "protocol/group_spec.h"
 
@@ -167,9 +168,10 @@ int main(int argc, char** argv) {
                 line += c;
                 continue;
             }
-            if (line == "start")
+            const auto command = protocol::parse_command_line(line);
+            if (command == protocol::Command::kStart)
                 g_start = true;
-            if (line == "stop")
+            if (command == protocol::Command::kStop)
                 g_stop = true;
             line.clear();
         }
