@@ -39,7 +39,7 @@ run b-alone-whole "${b_args[@]}"
 run b-alone-sms16 "${b_args[@]}" --sms 16
 python3 - "$out/b-group.json" "$device" <<'PY'
 import json, sys
-job = {"model": "resnet18", "batch": 32, "sms": 16, "memory_limit_gib": 16,
+job = {"workload": "resnet18", "batch": 32, "sms": 16, "memory_limit_gib": 16,
        "warmup_steps": 10, "seconds": 15}
 json.dump({"device": sys.argv[2], "jobs": [dict(job, seed=i) for i in range(7)]},
           open(sys.argv[1], "w"), indent=1)
@@ -50,10 +50,10 @@ run b-group group --spec "$out/b-group.json"
 python3 - "$out/c-group.json" "$device" <<'PY'
 import json, sys
 jobs = [
-    {"model": "gpt2-medium", "batch": 8, "sms": 60, "memory_limit_gib": 69.75},
-    {"model": "bert-base", "batch": 32, "sms": 32, "memory_limit_gib": 32.5},
-    {"model": "resnet50", "batch": 64, "sms": 16, "memory_limit_gib": 16},
-    {"model": "vit-b16", "batch": 32, "sms": 16, "memory_limit_gib": 16},
+    {"workload": "gpt2-medium", "batch": 8, "sms": 60, "memory_limit_gib": 69.75},
+    {"workload": "bert-base", "batch": 32, "sms": 32, "memory_limit_gib": 32.5},
+    {"workload": "resnet50", "batch": 64, "sms": 16, "memory_limit_gib": 16},
+    {"workload": "vit-b16", "batch": 32, "sms": 16, "memory_limit_gib": 16},
 ]
 for j in jobs:
     j.update(warmup_steps=5, seconds=20)

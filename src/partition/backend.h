@@ -75,7 +75,8 @@ class Backend {
 std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options,
                                       const std::string& device);
 
-// The migscope-worker argv for one built-in job (train subcommand).
+// The migscope-worker argv for one built-in job (train subcommand): protocol::train_argv of the
+// job under this control.
 std::vector<std::string> worker_train_argv(const std::string& worker_path, const JobSpec& job,
                                            const std::string& device, const JobControl& control);
 

@@ -1,17 +1,16 @@
 // The green, mps, timeslice, sequential, cpu and mig backends: which processes run which jobs.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/text.h"
 #include "partition/backend.h"
 #include "partition/mps_daemon.h"
+#include "protocol/group_spec.h"
 
 namespace migscope::partition {
 namespace {
-
-using nlohmann::json;
 
 struct BackendName {
     BackendKind kind;
@@ -25,6 +24,23 @@ constexpr BackendName kBackendNames[] = {
     {BackendKind::kSequential, "sequential"},
     {BackendKind::kCpu, "cpu"},
 };
+
+// What the worker is told to do with a built-in job under this control.
+protocol::WorkerJob worker_job(const JobSpec& job, const JobControl& control) {
+    protocol::WorkerJob w;
+    w.job = job;
+    w.warmup_steps = control.warmup_steps;
+    if (control.steps) {
+        w.stop = protocol::StopRule::kSteps;
+        w.steps = job.steps.value_or(*control.steps);  // the job's own fixed work, or the run's
+    } else {
+        w.stop = protocol::StopRule::kUntilStopped;
+    }
+    w.hold_after_warmup =
+        control.hold_after_warmup ? protocol::Hold::kUntilStart : protocol::Hold::kNo;
+    w.cuda_graph = control.cuda_graph ? protocol::CudaGraph::kCapture : protocol::CudaGraph::kEager;
+    return w;
+}
 
 std::string stderr_path(const BackendOptions& o, const JobSpec& spec) {
     return o.run_dir + "/" + spec.name + ".stderr";
@@ -114,9 +130,8 @@ class GreenBackend : public Backend {
     std::vector<Launch> launches(const std::vector<JobSpec>& jobs,
                                  const std::vector<Partition>& partitions,
                                  const JobControl& control) const override {
-        json spec;
-        spec["device"] = "cuda:0";
-        spec["jobs"] = json::array();
+        protocol::GroupSpec spec;
+        spec.device = "cuda:0";
         Launch launch;
         for (size_t i = 0; i < jobs.size(); ++i) {
             const JobSpec& job = jobs[i];
@@ -126,37 +141,17 @@ class GreenBackend : public Backend {
                                   "': the green backend runs built-in workloads only (green "
                                   "contexts live inside one process); use --backend mps");
             }
-            json j;
-            j["model"] = job.workload;
-            j["mode"] = job.mode;
-            if (job.batch)
-                j["batch"] = *job.batch;
-            if (!job.data.empty())
-                j["data"] = job.data;
-            if (!job.checkpoint.empty())
-                j["checkpoint"] = job.checkpoint;
-            if (job.lora_rank)
-                j["lora_rank"] = *job.lora_rank;
+            protocol::WorkerJob w = worker_job(job, control);
             if (p.after_job)
-                j["after"] = *p.after_job;  // on that job's SMs
+                w.after = static_cast<int>(*p.after_job);  // on that job's SMs
             else if (p.sms)
-                j["sms"] = *p.sms;
-            if (p.memory_gib)
-                j["memory_limit_gib"] = *p.memory_gib;
-            j["warmup_steps"] = control.warmup_steps;
-            if (control.steps)
-                j["steps"] = job.steps.value_or(*control.steps);
-            else
-                j["until_stopped"] = true;
-            if (control.hold_after_warmup)
-                j["hold_after_warmup"] = true;
-            if (!control.cuda_graph)
-                j["cuda_graph"] = false;
-            spec["jobs"].push_back(j);
+                w.sms = static_cast<int>(*p.sms);
+            w.memory_limit_gib = p.memory_gib;
+            spec.jobs.push_back(std::move(w));
             launch.jobs.push_back(i);
         }
         const std::string spec_path = options_.run_dir + "/green-spec.json";
-        std::ofstream(spec_path) << spec.dump(2) << '\n';
+        std::ofstream(spec_path) << protocol::to_json_text(spec);
         launch.child.argv = {options_.worker_path, "group", "--spec", spec_path};
         launch.child.stderr_path = options_.run_dir + "/green-worker.stderr";
         launch.child.env.emplace_back("CUDA_VISIBLE_DEVICES", partitions.at(0).device);
@@ -193,26 +188,7 @@ bool uses_layout(BackendKind kind) {
 
 std::vector<std::string> worker_train_argv(const std::string& worker_path, const JobSpec& job,
                                            const std::string& device, const JobControl& control) {
-    std::vector<std::string> a = {
-        worker_path, "train",    "--model", job.workload,     "--mode",
-        job.mode,    "--device", device,    "--warmup-steps", std::to_string(control.warmup_steps)};
-    if (job.batch)
-        a.insert(a.end(), {"--batch", std::to_string(*job.batch)});
-    if (!job.data.empty())
-        a.insert(a.end(), {"--data", job.data});
-    if (!job.checkpoint.empty())
-        a.insert(a.end(), {"--checkpoint", job.checkpoint});
-    if (job.lora_rank)
-        a.insert(a.end(), {"--lora-rank", std::to_string(*job.lora_rank)});
-    if (control.steps)
-        a.insert(a.end(), {"--steps", std::to_string(job.steps.value_or(*control.steps))});
-    else
-        a.push_back("--until-stopped");
-    if (control.hold_after_warmup)
-        a.push_back("--hold-after-warmup");
-    if (!control.cuda_graph)
-        a.push_back("--no-cuda-graph");
-    return a;
+    return protocol::train_argv(worker_path, worker_job(job, control), device);
 }
 
 std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options,

@@ -1,4 +1,5 @@
-// A job to run on a partition: a built-in workload (run by migscope-worker) or an external command.
+// Jobs from the command line and from JSON jobs files (the job-spec type itself:
+// protocol/job_spec.h).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -6,22 +7,13 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/job_spec.h"
+
 namespace migscope::partition {
 
-struct JobSpec {
-    std::string name;                  // shown in every output; unique within a run
-    std::string workload;              // built-in workload; empty for an external command
-    std::vector<std::string> command;  // external command's argv (never run through a shell)
-    std::string mode = "train";        // train | finetune (built-in workloads)
-    std::optional<int64_t> batch;      // empty: the workload's default
-    std::string data;                  // data file; empty: synthetic
-    std::string checkpoint;            // safetensors weights to start from; empty: random
-    std::optional<int64_t> lora_rank;  // GPT-2 fine-tuning; empty: the worker's default
-    // Fixed-work runs: this job's measured steps instead of the run's (experiment specs' matched
-    // work gives each partition work in proportion to its size); empty: the run's.
-    std::optional<int64_t> steps;
-    bool external() const { return workload.empty(); }
-};
+// The one job-spec type lives in the protocol module (the worker's group spec carries it too);
+// this name stays for the partition, runner and CLI code that says partition::JobSpec.
+using JobSpec = protocol::JobSpec;
 
 // The built-in workloads migscope-worker knows (src/workloads/registry.cpp keeps the models;
 // tests/workloads checks that the two lists agree). The CLI does not link torch.

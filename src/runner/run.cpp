@@ -8,18 +8,19 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <nlohmann/json.hpp>
+#include <variant>
 
 #include "core/child_process.h"
 #include "core/error.h"
 #include "core/statistics.h"
+#include "protocol/commands.h"
+#include "protocol/events.h"
 #include "runner/attribution.h"
 #include "telemetry/sampler.h"
 
 namespace migscope::runner {
 namespace {
 
-using nlohmann::json;
 using partition::JobSpec;
 using telemetry::Sample;
 using telemetry::SampleScope;
@@ -48,19 +49,13 @@ struct JobState {
     std::optional<std::string> torch_version;  // as the worker reported it
     std::vector<Step> steps;
     std::vector<double> measured_step_times_s;  // post-warm-up, for the steady-state check
-    std::optional<json> result_event;
+    std::optional<protocol::ResultEvent> result_event;
     std::optional<std::string> error_message;
     std::optional<ExitStatus> exit;
     bool stopped_by_runner = false;  // external command terminated at the window's end
     bool timed_out = false;
     std::string stderr_path;
 };
-
-std::optional<double> number(const json& j, const char* key) {
-    if (j.contains(key) && j[key].is_number())
-        return j[key].get<double>();
-    return std::nullopt;
-}
 
 bool mentions_out_of_memory(std::string message) {
     std::transform(message.begin(), message.end(), message.begin(),
@@ -103,13 +98,13 @@ class Group {
     const JobSpec& job_spec(const JobState& j) const { return spec_.jobs[j.index]; }
     void start_processes();
     void pump(int timeout_ms);
-    void handle_event(JobState& job, const json& event, SteadyTime now);
+    void handle_event(JobState& job, const protocol::EventBody& event, SteadyTime now);
     void handle_progress_line(JobState& job, const std::string& line, SteadyTime now);
     void reap();
     bool all_alive_ready_to_open(SteadyTime now);
     void open_window(SteadyTime now);
     void close_window(const std::string& why);
-    void tell_all(const std::string& line);
+    void tell_all(protocol::Command command);
     bool interrupt_requested() const {
         return hooks_.interrupt != nullptr && hooks_.interrupt->load();
     }
@@ -166,47 +161,43 @@ void Group::start_processes() {
     }
 }
 
-void Group::handle_event(JobState& job, const json& e, SteadyTime now) {
-    const std::string kind = e.value("event", "");
-    if (kind == "ready") {
-        if (e.contains("item_unit") && e["item_unit"].is_string())
-            job.item_unit = e["item_unit"].get<std::string>();
-        job.items_per_step = number(e, "items_per_step");
-        if (const auto flops = number(e, "train_flops_per_step"); flops && job.items_per_step)
-            job.flops_per_item = *flops / *job.items_per_step;
-        if (const auto sms = number(e, "sms"))
-            job.sms = static_cast<unsigned>(*sms);
-        if (e.contains("torch_version") && e["torch_version"].is_string())
-            job.torch_version = e["torch_version"].get<std::string>();
+void Group::handle_event(JobState& job, const protocol::EventBody& event, SteadyTime now) {
+    if (const auto* ready = std::get_if<protocol::ReadyEvent>(&event)) {
+        job.item_unit = ready->item_unit;
+        job.items_per_step = static_cast<double>(ready->items_per_step);
+        if (ready->train_flops_per_step && *job.items_per_step > 0)
+            job.flops_per_item = *ready->train_flops_per_step / *job.items_per_step;
+        if (ready->sms)
+            job.sms = static_cast<unsigned>(*ready->sms);
+        job.torch_version = ready->torch_version;
         // The worker scales its device's peak by sms / device_sms; under MPS the device it sees
         // is already the client's share, so undo its scaling and redo it against the whole GPU.
-        const auto peak = number(e, "peak_flops_per_s");
-        const auto seen_sms = number(e, "device_sms");
-        if (peak && seen_sms && job.sms && *job.sms > 0)
-            job.peak_flops_per_s = *peak * *seen_sms / *job.sms;
+        if (ready->peak_flops_per_s && ready->device_sms && job.sms && *job.sms > 0)
+            job.peak_flops_per_s = *ready->peak_flops_per_s * *ready->device_sms / *job.sms;
         say("job " + job_spec(job).name + ": ready" +
             (job.sms ? " on " + std::to_string(*job.sms) + " SMs" : std::string()));
-    } else if (kind == "step") {
+    } else if (const auto* step = std::get_if<protocol::StepEvent>(&event)) {
         Step s;
         s.end = now;
-        s.time_s = number(e, "step_time_s").value_or(0.0);
+        s.time_s = step->step_time_s;
         s.items = job.items_per_step.value_or(0.0);
-        s.warmup = e.value("warmup", false);
+        s.warmup = step->warmup;
         job.steps.push_back(s);
         if (!s.warmup)
             job.measured_step_times_s.push_back(s.time_s);
-    } else if (kind == "warm") {
+    } else if (std::holds_alternative<protocol::WarmEvent>(event)) {
         job.warm = true;
-    } else if (kind == "result" || kind == "error") {
-        if (kind == "result")
-            job.result_event = e;
-        else
-            job.error_message = e.value("message", std::string("error without a message"));
-        // A built-in workload asked for a CUDA graph and stepped eagerly (capture failed).
-        if (e.contains("eager_reason") && e["eager_reason"].is_string())
-            warnings_.push_back(
-                "job " + job_spec(job).name +
-                " stepped eagerly, without a CUDA graph: " + e["eager_reason"].get<std::string>());
+    } else {
+        if (const auto* result = std::get_if<protocol::ResultEvent>(&event)) {
+            job.result_event = *result;
+            // A built-in workload asked for a CUDA graph and stepped eagerly (capture failed).
+            if (result->eager_reason)
+                warnings_.push_back(
+                    "job " + job_spec(job).name +
+                    " stepped eagerly, without a CUDA graph: " + *result->eager_reason);
+        } else if (const auto* error = std::get_if<protocol::ErrorEvent>(&event)) {
+            job.error_message = error->message;
+        }
         job.ended = true;
         job.end_time = now;
     }
@@ -214,11 +205,11 @@ void Group::handle_event(JobState& job, const json& e, SteadyTime now) {
 
 // External commands may write {"event": "step", "items": N, "step_time_s": S} lines on fd 3.
 void Group::handle_progress_line(JobState& job, const std::string& line, SteadyTime now) {
-    json e = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!e.is_object() || e.value("event", "") != "step") {
+    const protocol::ParsedProgress parsed = protocol::parse_progress_line(line);
+    if (!parsed.step) {
         if (!warned_bad_line_) {
-            warnings_.push_back("job " + job_spec(job).name +
-                                ": ignored a progress line that is not a step event: " + line);
+            warnings_.push_back("job " + job_spec(job).name + ": ignored a progress line (" +
+                                parsed.error + "): " + line.substr(0, 200));
             warned_bad_line_ = true;
         }
         return;
@@ -226,14 +217,12 @@ void Group::handle_progress_line(JobState& job, const std::string& line, SteadyT
     Step s;
     s.end = now;
     const SteadyTime previous = job.steps.empty() ? started_ : job.steps.back().end;
-    s.time_s = number(e, "step_time_s").value_or(seconds_between(previous, now));
-    s.items = number(e, "items").value_or(0.0);
+    s.time_s = parsed.step->step_time_s.value_or(seconds_between(previous, now));
+    s.items = parsed.step->items.value_or(0.0);
     job.steps.push_back(s);
     job.measured_step_times_s.push_back(s.time_s);
     if (!job.item_unit)
-        job.item_unit = e.contains("item_unit") && e["item_unit"].is_string()
-                            ? e["item_unit"].get<std::string>()
-                            : std::string("items");
+        job.item_unit = parsed.step->item_unit.value_or("items");
 }
 
 void Group::pump(int timeout_ms) {
@@ -257,19 +246,20 @@ void Group::pump(int timeout_ms) {
         std::vector<std::string> lines;
         children_[l]->read_stdout_lines(lines);
         for (const std::string& line : lines) {
-            json e = json::parse(line, nullptr, /*allow_exceptions=*/false);
-            if (!e.is_object() || !e.contains("event")) {
+            const protocol::ParsedEvent parsed = protocol::parse_event_line(line);
+            if (!parsed.event) {
                 if (!warned_bad_line_) {
-                    warnings_.push_back("a job process printed a line that is not an event: " +
-                                        line.substr(0, 200));
+                    warnings_.push_back("a job process printed a line that is not an event (" +
+                                        parsed.error + "): " + line.substr(0, 200));
                     warned_bad_line_ = true;
                 }
                 continue;
             }
-            const size_t tag =
-                e.contains("job") && e["job"].is_number_unsigned() ? e["job"].get<size_t>() : 0;
+            // An error of the group as a whole (no job) ends its first job; the others end
+            // with the process.
+            const size_t tag = static_cast<size_t>(parsed.event->job.value_or(0));
             if (tag < launch_jobs_[l].size())
-                handle_event(jobs[launch_jobs_[l][tag]], e, now);
+                handle_event(jobs[launch_jobs_[l][tag]], parsed.event->body, now);
         }
         if (children_[l]->progress_fd() >= 0) {
             std::vector<std::string> progress;
@@ -341,7 +331,7 @@ void Group::open_window(SteadyTime now) {
     open_time = power_ ? open_sample->time : now;
     phase_ = Phase::kOpen;
     if (spec_.mode == RunMode::kWork) {
-        tell_all("start");
+        tell_all(protocol::Command::kStart);
         say("all jobs warm after " + fmt_s(seconds_between(started_, now)) +
             ": started the fixed work");
     } else {
@@ -358,17 +348,17 @@ void Group::close_window(const std::string& why) {
         say("window closed: " + why);
 }
 
-void Group::tell_all(const std::string& line) {
+void Group::tell_all(protocol::Command command) {
     for (size_t l = 0; l < children_.size(); ++l) {
         if (!children_[l] || children_[l]->finished())
             continue;
         const bool external = job_spec(jobs[launch_jobs_[l].front()]).external();
-        if (line == "stop" && external) {
+        if (command == protocol::Command::kStop && external) {
             for (size_t p : launch_jobs_[l])
                 jobs[p].stopped_by_runner = !jobs[p].ended;
             children_[l]->signal_group(SIGTERM);
         } else if (!external) {
-            children_[l]->write_line(line);
+            children_[l]->write_line(protocol::to_line(command));
         }
     }
 }
@@ -387,7 +377,7 @@ void Group::run() {
             interrupted = true;
             if (phase_ == Phase::kOpen)
                 close_window("interrupted");
-            tell_all("stop");
+            tell_all(protocol::Command::kStop);
             phase_ = Phase::kDraining;
             drain_started = now;
             continue;
@@ -410,7 +400,7 @@ void Group::run() {
                         for (JobState& j : jobs)
                             j.timed_out = !j.ended;
                         close_window("job timeout (" + fmt_s(spec_.job_timeout_s) + ")");
-                        tell_all("stop");
+                        tell_all(protocol::Command::kStop);
                         phase_ = Phase::kDraining;
                         drain_started = now;
                     }
@@ -427,7 +417,7 @@ void Group::run() {
                             "after " +
                             fmt_s(open_s));
                     close_window(one_ended ? "a job ended" : "");
-                    tell_all("stop");
+                    tell_all(protocol::Command::kStop);
                     phase_ = Phase::kDraining;
                     drain_started = now;
                 } else if (open_s - last_report_s >= 10) {
@@ -485,12 +475,10 @@ JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, boo
     }
     if (spec.mode == RunMode::kWork && s.end_time && g.open_time)
         r.finish_s = seconds_between(*g.open_time, *s.end_time);
-    if (s.result_event && s.result_event->contains("peak_memory_bytes") &&
-        (*s.result_event)["peak_memory_bytes"].is_number())
-        r.peak_memory_bytes = (*s.result_event)["peak_memory_bytes"].get<long long>();
-    if (s.result_event && s.result_event->contains("step_mode") &&
-        (*s.result_event)["step_mode"].is_string())
-        r.step_mode = (*s.result_event)["step_mode"].get<std::string>();
+    if (s.result_event) {
+        r.peak_memory_bytes = s.result_event->peak_memory_bytes;
+        r.step_mode = protocol::to_string(s.result_event->step_mode);
+    }
 
     // Status: a result event is success; otherwise the error event or how the process ended.
     if (s.timed_out) {

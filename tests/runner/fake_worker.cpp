@@ -1,8 +1,8 @@
-// A stand-in for migscope-worker in runner and CLI tests: speaks the JSON-lines protocol with
-// sleeps for steps (`train`, and `group --spec FILE` with one thread per job), and fails on
-// purpose when a job's model asks for it (fake-crash, fake-oom, fake-noisy, fake-slow; fake-eager:
-// its CUDA graph capture "fails"). A group job
-// with `after` starts its measured steps when that job has ended, as the real worker's queues.
+// A stand-in for migscope-worker in runner and CLI tests: speaks the protocol (protocol/, the
+// group spec and events of the real worker) with sleeps for steps (`train`, and `group --spec FILE`
+// with one thread per job), and fails on purpose when a job's model asks for it (fake-crash,
+// fake-oom, fake-noisy, fake-slow; fake-eager: its CUDA graph capture "fails"). A group job with
+// `after` starts its measured steps when that job has ended, as the real worker's queues.
 #include <unistd.h>
 #include <atomic>
 #include <chrono>
@@ -11,10 +11,14 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
-#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "protocol/commands.h"
+#include "protocol/events.h"
+#include "protocol/group_spec.h"
 
 namespace {
 
@@ -23,10 +27,12 @@ std::atomic<bool> g_start{false};
 std::vector<std::atomic<bool>>* g_ended = nullptr;  // group: per job, set when it has ended
 std::mutex g_out;
 
-void emit(nlohmann::json event, size_t job) {
-    event["job"] = job;
+namespace protocol = migscope::protocol;
+
+void emit(protocol::EventBody event, size_t job) {
+    const std::string line = protocol::to_json_line({static_cast<int>(job), std::move(event)});
     std::lock_guard<std::mutex> lock(g_out);
-    std::cout << event.dump() << '\n' << std::flush;
+    std::cout << line << '\n' << std::flush;
 }
 
 struct Job {
@@ -43,22 +49,31 @@ struct Job {
 int run_job(const Job& j, size_t index, double step_s) {
     // As under MPS when FAKE_MPS is set: the device the worker sees is only its share.
     const unsigned device_sms = std::getenv("FAKE_MPS") ? j.sms : 132;
-    emit({{"event", "ready"},
-          {"model", j.model},
-          {"torch_version", "0.0-fake"},
-          {"item_unit", "images"},
-          {"items_per_step", 100},
-          {"train_flops_per_step", 1e12},
-          {"peak_flops_per_s", 1e14},
-          {"sms", j.sms},
-          {"device_sms", device_sms}},
-         index);
+    protocol::ReadyEvent ready;
+    ready.model = j.model;
+    ready.mode = "train";
+    ready.batch = 100;
+    ready.device = "cuda:0";
+    ready.torch_version = "0.0-fake";
+    ready.device_name = "fake GPU";
+    ready.device_sms = static_cast<int>(device_sms);
+    ready.sms = static_cast<int>(j.sms);
+    ready.peak_flops_per_s = 1e14;
+    ready.precision = "fake";
+    ready.cuda_graph = j.cuda_graph;
+    ready.parameters = ready.trainable_parameters = 1000;
+    ready.item_unit = "images";
+    ready.items_per_step = 100;
+    ready.train_flops_per_step = 1e12;
+    ready.weights = "random initialisation";
+    ready.data = "synthetic";
+    emit(ready, index);
     long measured = 0;
     for (long step = 0;; ++step) {
         const bool warming = step < j.warmup;
         if (!warming) {
             if (j.hold && step == j.warmup) {
-                emit({{"event", "warm"}}, index);
+                emit(protocol::WarmEvent{}, index);
                 while (!g_start)
                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
             }
@@ -78,28 +93,26 @@ int run_job(const Job& j, size_t index, double step_s) {
         if (j.model == "fake-crash" && step == 6)
             std::abort();
         if (j.model == "fake-oom" && step == 6) {
-            emit({{"event", "error"}, {"message", "CUDA out of memory. Tried to allocate 2 GiB"}},
-                 index);
+            emit(protocol::ErrorEvent{"CUDA out of memory. Tried to allocate 2 GiB"}, index);
             return 1;
         }
-        emit({{"event", "step"},
-              {"step", step},
-              {"warmup", warming},
-              {"step_time_s", t},
-              {"loss", 1.0}},
-             index);
+        emit(protocol::StepEvent{step, warming, t, 1.0}, index);
         if (!warming)
             ++measured;
     }
     const bool replayed = j.cuda_graph && j.model != "fake-eager";
-    emit({{"event", "result"},
-          {"steps", measured},
-          {"peak_memory_bytes", 1073741824},
-          {"step_mode", replayed ? "cuda-graph" : "eager"},
-          {"eager_reason", j.model == "fake-eager"
-                               ? nlohmann::json("CUDA graph capture failed: fake")
-                               : nlohmann::json(nullptr)}},
-         index);
+    protocol::ResultEvent result;
+    result.steps = measured;
+    result.stopped_by = j.steps >= 0 ? protocol::StoppedBy::kSteps : protocol::StoppedBy::kStopLine;
+    result.items_per_s = 100 / step_s;
+    result.item_unit = "images";
+    result.sms = static_cast<int>(j.sms);
+    result.peak_memory_bytes = 1073741824;
+    result.step_mode = replayed ? protocol::StepMode::kCudaGraph : protocol::StepMode::kEager;
+    if (j.model == "fake-eager")
+        result.eager_reason = "CUDA graph capture failed: fake";
+    result.final_loss = 1.0;
+    emit(result, index);
     return 0;
 }
 
@@ -139,16 +152,17 @@ int main(int argc, char** argv) {
             single.cuda_graph = false;
         else if (a == "--spec") {
             std::ifstream in(next());
-            const auto spec = nlohmann::json::parse(in);
-            for (const auto& s : spec["jobs"]) {
+            std::stringstream text;
+            text << in.rdbuf();
+            for (const protocol::WorkerJob& s : protocol::parse_group_spec(text.str()).jobs) {
                 Job j;
-                j.model = s.value("model", "fake");
-                j.steps = s.value("steps", -1L);
-                j.warmup = s.value("warmup_steps", 3L);
-                j.hold = s.value("hold_after_warmup", false);
-                j.sms = s.value("sms", 16u);
-                j.after = s.value("after", -1L);
-                j.cuda_graph = s.value("cuda_graph", true);
+                j.model = s.job.workload;
+                j.steps = s.stop == protocol::StopRule::kSteps ? s.steps : -1;
+                j.warmup = s.warmup_steps;
+                j.hold = s.hold_after_warmup == protocol::Hold::kUntilStart;
+                j.sms = s.sms ? static_cast<unsigned>(*s.sms) : 16u;
+                j.after = s.after.value_or(-1);
+                j.cuda_graph = s.cuda_graph == protocol::CudaGraph::kCapture;
                 if (j.after >= 0)
                     j.sms = jobs.at(static_cast<size_t>(j.after)).sms;
                 jobs.push_back(j);
@@ -167,9 +181,10 @@ int main(int argc, char** argv) {
                 line += c;
                 continue;
             }
-            if (line == "start")
+            const auto command = protocol::parse_command_line(line);
+            if (command == protocol::Command::kStart)
                 g_start = true;
-            if (line == "stop")
+            if (command == protocol::Command::kStop)
                 g_stop = true;
             line.clear();
         }

@@ -310,8 +310,8 @@ std::vector<nlohmann::json> of_job(const std::vector<nlohmann::json>& events, in
 
 TEST(Worker, GroupRunsJobsSideBySideWithTaggedEvents) {
     const std::string spec = write_spec("group.json", R"({"device": "cpu", "jobs": [
-        {"model": "gpt2-tiny", "batch": 2, "warmup_steps": 1, "steps": 3},
-        {"model": "resnet-tiny", "batch": 2, "warmup_steps": 0, "until_stopped": true}]})");
+        {"workload": "gpt2-tiny", "batch": 2, "warmup_steps": 1, "steps": 3},
+        {"workload": "resnet-tiny", "batch": 2, "warmup_steps": 0, "until_stopped": true}]})");
     ProcessResult r = run_process(
         {MIGSCOPE_WORKER, "group", "--spec", spec},
         ProcessInput{"stop\n", std::chrono::milliseconds(1000), ProcessInput::Then::kKeepOpen});
@@ -351,9 +351,9 @@ TEST(Worker, GroupRunsJobsSideBySideWithTaggedEvents) {
 TEST(Worker, AQueuedGroupJobStartsItsMeasuredStepsWhenItsPredecessorEnds) {
     // Job 2 queues after job 0 (held fixed work, as the runner starts it); job 1 runs alongside.
     const std::string spec = write_spec("group-queue.json", R"({"device": "cpu", "jobs": [
-        {"model": "gpt2-tiny", "batch": 2, "warmup_steps": 1, "steps": 6, "hold_after_warmup": true},
-        {"model": "resnet-tiny", "batch": 2, "warmup_steps": 1, "steps": 2, "hold_after_warmup": true},
-        {"model": "bert-tiny", "batch": 2, "warmup_steps": 1, "steps": 3, "hold_after_warmup": true,
+        {"workload": "gpt2-tiny", "batch": 2, "warmup_steps": 1, "steps": 6, "hold_after_warmup": true},
+        {"workload": "resnet-tiny", "batch": 2, "warmup_steps": 1, "steps": 2, "hold_after_warmup": true},
+        {"workload": "bert-tiny", "batch": 2, "warmup_steps": 1, "steps": 3, "hold_after_warmup": true,
          "after": 0}]})");
     ProcessResult r = run_process(
         {MIGSCOPE_WORKER, "group", "--spec", spec},
@@ -381,8 +381,8 @@ TEST(Worker, AFailingGroupJobLeavesTheOthersRunning) {
     const std::string bad = testing::TempDir() + "/group-bad-tokens.bin";
     std::ofstream(bad, std::ios::binary) << std::string(1024, '\0');
     const std::string spec = write_spec("group-failing.json", R"({"device": "cpu", "jobs": [
-        {"model": "resnet-tiny", "batch": 2, "warmup_steps": 0, "steps": 3},
-        {"model": "gpt2-tiny", "batch": 2, "data": ")" + bad + R"("}]})");
+        {"workload": "resnet-tiny", "batch": 2, "warmup_steps": 0, "steps": 3},
+        {"workload": "gpt2-tiny", "batch": 2, "data": ")" + bad + R"("}]})");
     ProcessResult r = run_process({MIGSCOPE_WORKER, "group", "--spec", spec});
     EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
     const auto events = events_of(r.out);
@@ -405,22 +405,30 @@ TEST(Worker, BadGroupSpecsAreBadInputNamingTheKey) {
         return events.at(0)["message"].get<std::string>();
     };
     ProcessResult unknown = run_spec(
-        "unknown-key.json", R"({"device": "cpu", "jobs": [{"model": "gpt2-tiny", "lr": 1}]})");
+        "unknown-key.json", R"({"device": "cpu", "jobs": [{"workload": "gpt2-tiny", "lr": 1}]})");
     EXPECT_EQ(unknown.exit_code, 2);
     EXPECT_NE(message_of(unknown).find("jobs[0].lr: unknown key"), std::string::npos);
 
     ProcessResult bad_type = run_spec(
-        "bad-type.json", R"({"device": "cpu", "jobs": [{"model": "gpt2-tiny", "steps": "3"}]})");
+        "bad-type.json", R"({"device": "cpu", "jobs": [{"workload": "gpt2-tiny", "steps": "3"}]})");
     EXPECT_EQ(bad_type.exit_code, 2);
     EXPECT_NE(message_of(bad_type).find("jobs[0].steps"), std::string::npos);
 
     ProcessResult model =
-        run_spec("bad-model.json", R"({"device": "cpu", "jobs": [{"model": "resnet19"}]})");
+        run_spec("bad-model.json", R"({"device": "cpu", "jobs": [{"workload": "resnet19"}]})");
     EXPECT_EQ(model.exit_code, 2);
-    EXPECT_NE(message_of(model).find("jobs[0].model"), std::string::npos);
+    EXPECT_NE(message_of(model).find("jobs[0].workload"), std::string::npos);
+
+    // The spec's key for the workload was "model" before the group spec and the jobs files
+    // shared one job-spec type; an old spec is told so.
+    ProcessResult old_key =
+        run_spec("old-key.json", R"({"device": "cpu", "jobs": [{"model": "gpt2-tiny"}]})");
+    EXPECT_EQ(old_key.exit_code, 2);
+    EXPECT_NE(message_of(old_key).find("jobs[0].model: unknown key (the workload's key is"),
+              std::string::npos);
 
     ProcessResult sms = run_spec(
-        "cpu-sms.json", R"({"device": "cpu", "jobs": [{"model": "gpt2-tiny", "sms": 16}]})");
+        "cpu-sms.json", R"({"device": "cpu", "jobs": [{"workload": "gpt2-tiny", "sms": 16}]})");
     EXPECT_EQ(sms.exit_code, 2);
     EXPECT_NE(message_of(sms).find("jobs[0].sms: needs a CUDA device"), std::string::npos);
 

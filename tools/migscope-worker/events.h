@@ -1,20 +1,20 @@
-// The worker's event stream: one JSON object per line on stdout, each tagged with its job, written
-// whole even when several job threads report at once.
+// The worker's event stream: one protocol event (protocol/events.h) per line on stdout, each
+// tagged with its job, written whole even when several job threads report at once.
 #pragma once
 
 #include <iostream>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
+
+#include "protocol/events.h"
 
 namespace migscope::worker {
 
 class Emitter {
   public:
-    // Writes `event` with "job": `job` (null for an error that belongs to no job).
-    void operator()(std::optional<int> job, nlohmann::json event) const {
-        event["job"] = job ? nlohmann::json(*job) : nlohmann::json(nullptr);
-        const std::string line = event.dump();
+    // Writes `body` with "job": `job` (null for an error that belongs to no job).
+    void operator()(std::optional<int> job, protocol::EventBody body) const {
+        const std::string line = protocol::to_json_line({job, std::move(body)});
         std::lock_guard<std::mutex> lock(mutex_);
         std::cout << line << '\n' << std::flush;
     }

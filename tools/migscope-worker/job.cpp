@@ -1,4 +1,4 @@
-// One job's life: model, `ready`, the step loop with its stopping rule and memory cap, `result`.
+// One job's life: model, `ready`, the measuring loop's steps with the memory cap, `result`.
 #include "job.h"
 
 #include <torch/torch.h>
@@ -8,15 +8,14 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
-#include <thread>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include "core/error.h"
 #include "core/statistics.h"
+#include "measure/measure_loop.h"
 #include "workloads/checkpoint.h"
 #include "workloads/data.h"
 #include "workloads/device_peak.h"
@@ -27,14 +26,9 @@
 namespace migscope::worker {
 namespace {
 
-using nlohmann::json;
 namespace w = workloads;
 
 constexpr size_t kAggregate = 0;  // the allocator's statistics over its small and large pools
-
-json optional_json(const auto& v) {
-    return v ? json(*v) : json(nullptr);
-}
 
 // Seeding is process-wide: jobs build their models (and synthetic batches) one at a time, so that
 // each job's random initialisation depends on its own seed only.
@@ -68,31 +62,21 @@ std::optional<int64_t> reserved_bytes_now(const JobEnvironment& env) {
 
 std::string gib_text(double bytes) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f", bytes / w::kBytesPerGib);
+    std::snprintf(buf, sizeof buf, "%.2f", bytes / protocol::kBytesPerGib);
     return buf;
 }
 
-// Why a job stopped measuring: its own rule, or the runner's `stop` line or end of stdin.
-std::string stop_name(w::StopRule rule, const StopSignal* told) {
-    if (told != nullptr)
-        return told->reason() == StopReason::kStopLine ? "stop" : "eof";
-    return rule == w::StopRule::kSeconds ? "seconds" : "steps";
-}
-
-}  // namespace
-
 // What the ready event says about the weights a checkpoint gave. A checkpoint that names none of
 // the model's tensors is someone else's: bad input, not a silently random model.
-std::string describe_load(const w::CheckpointLoad& load, const w::JobSpec& spec) {
+std::string describe_load(const w::CheckpointLoad& load, const protocol::JobSpec& job) {
     if (load.loaded == 0) {
-        throw std::invalid_argument("checkpoint " + spec.checkpoint + ": none of its " +
-                                    std::to_string(load.unused.size()) +
-                                    " tensors is a tensor of " + spec.model +
-                                    " (migscope's names, e.g. " +
-                                    (load.missing.empty() ? "-" : load.missing.front()) + ")");
+        throw std::invalid_argument(
+            "checkpoint " + job.checkpoint + ": none of its " + std::to_string(load.unused.size()) +
+            " tensors is a tensor of " + job.workload + " (migscope's names, e.g. " +
+            (load.missing.empty() ? "-" : load.missing.front()) + ")");
     }
     std::string text =
-        "checkpoint " + spec.checkpoint + ": " + std::to_string(load.loaded) + " tensors loaded";
+        "checkpoint " + job.checkpoint + ": " + std::to_string(load.loaded) + " tensors loaded";
     if (!load.missing.empty())
         text += ", " + std::to_string(load.missing.size()) +
                 " of the model's not in it (random initialisation, e.g. " + load.missing.front() +
@@ -103,16 +87,161 @@ std::string describe_load(const w::CheckpointLoad& load, const w::JobSpec& spec)
     return text;
 }
 
-void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& emit) {
-    const int job = env.index;
-    const w::WorkloadInfo& info = w::workload_info(spec.model);
-    const int64_t batch = spec.batch > 0 ? spec.batch : info.default_batch;
-    const bool finetune = spec.mode == "finetune";
-    if ((spec.stop == w::StopRule::kUntilStopped || spec.hold_after_warmup) && env.stop == nullptr)
-        throw std::logic_error("until-stopped or held job without the runner's stdin");
+// The model with its weights (random or from the checkpoint, then prepared for fine-tuning) and,
+// without a data file, its one synthetic batch.
+struct BuiltModel {
+    std::unique_ptr<w::Model> model;
+    w::Batch synthetic;
+    std::string weights;  // what the ready event says about them
+};
+
+BuiltModel build_model(const protocol::WorkerJob& spec, int64_t batch, c10::Device device) {
+    const protocol::JobSpec& job = spec.job;
+    const bool finetune = job.mode == "finetune";
+    BuiltModel m;
+    m.weights = finetune ? "random initialisation of the frozen base (no --checkpoint)"
+                         : "random initialisation";
+    std::lock_guard<std::mutex> lock(setup_mutex());
+    torch::manual_seed(spec.seed);
+    m.model = w::make_model(job.workload);
+    // Weights go into the base model, before fine-tuning freezes it and adds its new parts.
+    if (!job.checkpoint.empty())
+        m.weights = describe_load(w::load_checkpoint(m.model->module(), job.checkpoint), job);
+    if (finetune)
+        m.model->prepare_finetune({job.lora_rank.value_or(protocol::kDefaultLoraRank)});
+    // Synthetic data: one batch made on the device and reused (the loss then only shows that
+    // training runs).
+    if (job.data.empty())
+        m.synthetic = m.model->synthetic_batch(batch, device);
+    return m;
+}
+
+// The job's reserved memory after a step: its peak so far, and the cap (checked between steps,
+// not enforced inside one by the allocator).
+class MemoryWatch {
+  public:
+    MemoryWatch(const JobEnvironment& env, std::optional<double> limit_gib)
+        : env_(env), limit_gib_(limit_gib) {}
+    void after_step() {
+        const auto reserved = reserved_bytes_now(env_);
+        if (!reserved)
+            return;
+        peak_bytes_ = std::max(peak_bytes_.value_or(0), *reserved);
+        if (limit_gib_ && static_cast<double>(*reserved) > *limit_gib_ * protocol::kBytesPerGib) {
+            char limit[32];
+            std::snprintf(limit, sizeof limit, "%g", *limit_gib_);
+            throw runtime_error(
+                "exceeded its memory limit: " + gib_text(static_cast<double>(*reserved)) +
+                " GiB reserved > " + limit + " GiB");
+        }
+    }
+    // One job in the process: the allocator's own device peak also sees inside the steps.
+    std::optional<int64_t> peak_bytes() const {
+        if (env_.memory == MemoryScope::kDevice)
+            return c10::cuda::CUDACachingAllocator::getDeviceStats(env_.device.index())
+                .reserved_bytes[kAggregate]
+                .peak;
+        return peak_bytes_;
+    }
+
+  private:
+    const JobEnvironment& env_;
+    std::optional<double> limit_gib_;
+    std::optional<int64_t> peak_bytes_;
+};
+
+// What the ready and result events say about a job's work: its items and FLOPs per step.
+struct Work {
+    int64_t batch = 0;
+    int64_t items_per_step = 0;
+    std::string item_unit;
+    std::optional<double> flops_per_step;    // training only (not counted for fine-tuning)
+    std::optional<double> peak_flops_per_s;  // unknown on CPU and for devices not in the table
+};
+
+Work work_of(const protocol::WorkerJob& spec, const w::Model& model, int64_t batch,
+             const JobEnvironment& env) {
+    Work work;
+    work.batch = batch;
+    work.items_per_step = batch * model.items_per_sample();
+    work.item_unit = model.item_unit();
+    if (const auto per_sample = model.train_flops_per_sample();
+        per_sample && spec.job.mode != "finetune")
+        work.flops_per_step = *per_sample * static_cast<double>(batch);
+    if (env.device_name && env.sms && env.device_sms)
+        work.peak_flops_per_s =
+            w::partition_peak_flops_per_s(*env.device_name, *env.sms, *env.device_sms);
+    return work;
+}
+
+protocol::ReadyEvent ready_event(const protocol::WorkerJob& spec, const JobEnvironment& env,
+                                 const BuiltModel& built, const w::Trainer& trainer,
+                                 const Work& work, const measure::CapturePlan& capture) {
+    protocol::ReadyEvent ready;
+    ready.model = spec.job.workload;
+    ready.mode = spec.job.mode;
+    ready.batch = work.batch;
+    ready.device = env.device.str();
+    ready.torch_version = TORCH_VERSION;
+    ready.device_name = env.device_name;
+    ready.device_sms = env.device_sms;
+    ready.sms = env.sms;
+    if (spec.memory_limit_gib)
+        ready.memory_limit_bytes =
+            static_cast<int64_t>(*spec.memory_limit_gib * protocol::kBytesPerGib);
+    ready.peak_flops_per_s = work.peak_flops_per_s;
+    ready.precision = w::precision_name(trainer.precision());
+    ready.cuda_graph = capture.step.has_value();
+    ready.parameters = w::parameter_count(built.model->module());
+    ready.trainable_parameters = w::trainable_parameter_count(built.model->module());
+    ready.item_unit = work.item_unit;
+    ready.items_per_step = work.items_per_step;
+    ready.train_flops_per_step = work.flops_per_step;
+    ready.weights = built.weights;
+    ready.data = spec.job.data.empty() ? "synthetic, made on the device" : "file " + spec.job.data;
+    return ready;
+}
+
+protocol::ResultEvent result_event(const measure::LoopOutcome& outcome, const Work& work,
+                                   const measure::CapturePlan& capture, const w::Trainer& trainer,
+                                   const JobEnvironment& env) {
+    const std::vector<double>& step_times = outcome.step_times_s;
+    double total_s = 0;
+    for (double t : step_times)
+        total_s += t;
+    const double steps = static_cast<double>(step_times.size());
+    protocol::ResultEvent result;
+    result.steps = static_cast<int64_t>(step_times.size());
+    result.stopped_by = outcome.stopped_by;
+    result.step_time_p50_s = percentile(step_times, 0.5);
+    result.step_time_p95_s = percentile(step_times, 0.95);
+    result.items_per_s = static_cast<double>(work.items_per_step) * steps / total_s;
+    result.item_unit = work.item_unit;
+    // MFU needs both the count and the device's peak.
+    if (work.flops_per_step) {
+        result.achieved_flops_per_s = *work.flops_per_step * steps / total_s;
+        if (work.peak_flops_per_s && *work.peak_flops_per_s > 0)
+            result.mfu = *result.achieved_flops_per_s / *work.peak_flops_per_s;
+    }
+    result.sms = env.sms;
+    result.eager_reason = capture.eager_reason;
+    if (capture.step && !trainer.graph_replaying())
+        result.eager_reason = "CUDA graph capture failed: " + trainer.graph_failure();
+    result.step_mode =
+        trainer.graph_replaying() ? protocol::StepMode::kCudaGraph : protocol::StepMode::kEager;
+    return result;
+}
+
+}  // namespace
+
+void run_job(const protocol::WorkerJob& spec, const JobEnvironment& env, const Emitter& emit) {
+    const protocol::JobSpec& job = spec.job;
+    const int index = env.index;
+    const int64_t batch = job.batch.value_or(w::workload_info(job.workload).default_batch);
     if (!spec.profile_trace.empty() && !std::ofstream(spec.profile_trace)) {
         throw std::invalid_argument("--profile-trace: cannot write " + spec.profile_trace);
     }
+    const bool on_cuda = env.device.is_cuda();
 
     // Everything this thread does on the GPU from here on runs on the job's stream: moving the
     // model, the optimizer's state and steps, batch creation, the data loader's copies (made by
@@ -123,82 +252,30 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
     std::optional<c10::cuda::CUDAStreamGuard> on_job_stream;
     if (env.stream)
         on_job_stream.emplace(*env.stream);
-    else if (env.device.is_cuda() && spec.cuda_graph)
+    else if (on_cuda && spec.cuda_graph == protocol::CudaGraph::kCapture)
         on_job_stream.emplace(c10::cuda::getStreamFromPool(false, env.device.index()));
     // Backward runs on this thread, not on LibTorch's one autograd thread per device: with several
     // jobs in the process, that shared thread would launch every job's backward kernels in turn
     // (measured: 7 resnet18 jobs kept 36 % of their alone speed on 16 SMs). Thread-local setting.
     c10::AutogradState::get_tls_state().set_multithreading_enabled(false);
 
-    std::unique_ptr<w::Model> model;
-    w::Batch synthetic;
-    std::string weights = finetune ? "random initialisation of the frozen base (no --checkpoint)"
-                                   : "random initialisation";
-    {
-        std::lock_guard<std::mutex> lock(setup_mutex());
-        torch::manual_seed(spec.seed);
-        model = w::make_model(spec.model);
-        // Weights go into the base model, before fine-tuning freezes it and adds its new parts.
-        if (!spec.checkpoint.empty())
-            weights = describe_load(w::load_checkpoint(model->module(), spec.checkpoint), spec);
-        if (finetune)
-            model->prepare_finetune({spec.lora_rank});
-        // Synthetic data: one batch made on the device and reused (the loss then only shows that
-        // training runs).
-        if (spec.data.empty())
-            synthetic = model->synthetic_batch(batch, env.device);
-    }
+    BuiltModel built = build_model(spec, batch, env.device);
+    w::Model& model = *built.model;
     // Check the data file before anything is reported as ready.
     const w::HostBatchMaker file_batches =
-        spec.data.empty() ? nullptr : model->file_data(spec.data, batch);
+        job.data.empty() ? nullptr : model.file_data(job.data, batch);
     // The capture happens in the warm-up, so that every measured step is a replay.
-    std::optional<std::string> eager_reason;  // why a CUDA job that asked for a graph steps eagerly
-    const bool wants_graph = env.device.is_cuda() && spec.cuda_graph;
-    const bool capture = wants_graph && spec.warmup_steps > w::kEagerStepsBeforeCapture;
-    if (wants_graph && !capture) {
-        eager_reason = "a CUDA graph is captured at warm-up step " +
-                       std::to_string(w::kEagerStepsBeforeCapture) + ": needs at least " +
-                       std::to_string(w::kEagerStepsBeforeCapture + 1) + " warm-up steps, got " +
-                       std::to_string(spec.warmup_steps);
-    }
+    const measure::CapturePlan capture = measure::plan_capture(
+        spec.cuda_graph, on_cuda ? measure::Device::kCuda : measure::Device::kCpu,
+        spec.warmup_steps, w::kEagerStepsBeforeCapture);
     w::TrainerOptions trainer_options;
     trainer_options.device = env.device;
-    trainer_options.cuda_graph = capture;
+    trainer_options.cuda_graph = capture.step.has_value();
     if (env.memory == MemoryScope::kPool)
         trainer_options.job_pool = env.pool;
-    w::Trainer trainer(*model, trainer_options);
-    const int64_t items_per_step = batch * model->items_per_sample();
-    const auto flops_per_sample = model->train_flops_per_sample();
-    double peak_flops_per_s = 0;  // 0: unknown (CPU, or a device not in the peak table)
-    if (env.device_name && env.sms && env.device_sms) {
-        peak_flops_per_s =
-            w::partition_peak_flops_per_s(*env.device_name, *env.sms, *env.device_sms).value_or(0);
-    }
-    const double memory_limit_bytes = spec.memory_limit_gib.value_or(0) * w::kBytesPerGib;
-
-    emit(job,
-         {{"event", "ready"},
-          {"model", spec.model},
-          {"mode", spec.mode},
-          {"batch", batch},
-          {"device", env.device.str()},
-          {"torch_version", TORCH_VERSION},
-          {"device_name", optional_json(env.device_name)},
-          {"device_sms", optional_json(env.device_sms)},
-          {"sms", optional_json(env.sms)},
-          {"memory_limit_bytes",
-           spec.memory_limit_gib ? json(static_cast<int64_t>(memory_limit_bytes)) : json(nullptr)},
-          {"peak_flops_per_s", peak_flops_per_s > 0 ? json(peak_flops_per_s) : json(nullptr)},
-          {"precision", w::precision_name(trainer.precision())},
-          {"cuda_graph", capture},
-          {"parameters", w::parameter_count(model->module())},
-          {"trainable_parameters", w::trainable_parameter_count(model->module())},
-          {"item_unit", model->item_unit()},
-          {"items_per_step", items_per_step},
-          {"train_flops_per_step",
-           !finetune && flops_per_sample ? json(*flops_per_sample * batch) : json(nullptr)},
-          {"weights", weights},
-          {"data", spec.data.empty() ? "synthetic, made on the device" : "file " + spec.data}});
+    w::Trainer trainer(model, trainer_options);
+    const Work work = work_of(spec, model, batch, env);
+    emit(index, ready_event(spec, env, built, trainer, work, capture));
     if (env.on_ready)
         env.on_ready();
 
@@ -211,109 +288,45 @@ void run_job(const w::JobSpec& spec, const JobEnvironment& env, const Emitter& e
             },
             env.device);
     }
-    using Clock = std::chrono::steady_clock;
-    std::vector<double> step_times;
+
+    // The steps, timed and stopped by the measuring loop; events and checks in its hooks.
     double loss = 0;
-    std::optional<int64_t> peak_reserved_bytes;
-    Clock::time_point measure_start;
-    bool told_to_stop = false;
+    MemoryWatch memory(env, spec.memory_limit_gib);
     std::optional<w::ProfilerTrace> trace;  // over the measured steps, when asked for
-    for (int64_t step = 0;; ++step) {
-        const bool warming = step < spec.warmup_steps;
-        if (!warming) {
-            if (step == spec.warmup_steps && spec.hold_after_warmup) {
-                emit(job, {{"event", "warm"}});
-                while (!env.stop->start_received())
-                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            }
-            if (step == spec.warmup_steps && env.predecessor_ended) {
-                while (!env.predecessor_ended->load() && !(env.stop && env.stop->requested()))
-                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            }
-            if (step_times.empty())
-                measure_start = Clock::now();
-            const double measured_s =
-                std::chrono::duration<double>(Clock::now() - measure_start).count();
-            // The runner's `stop` (or the end of its stdin) ends every job after at least one
-            // measured step, whatever its own rule: an interrupted run must not wait for the work.
-            told_to_stop = env.stop != nullptr && env.stop->requested() && !step_times.empty();
-            const bool done = told_to_stop || [&] {
-                switch (spec.stop) {
-                    case w::StopRule::kSteps:
-                        return static_cast<int64_t>(step_times.size()) >= spec.steps;
-                    case w::StopRule::kSeconds:
-                        return !step_times.empty() && measured_s >= spec.seconds_s;
-                    case w::StopRule::kUntilStopped:
-                        return false;
-                }
-                return true;
-            }();
-            if (done)
-                break;
-            if (step_times.empty() && !spec.profile_trace.empty())
-                trace.emplace(env.device.is_cuda());
-        }
-        const auto t0 = Clock::now();
-        loss = trainer.step(loader ? model->on_device(loader->next()) : synthetic);
-        const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
-        if (!warming)
-            step_times.push_back(dt);
-        emit(job, {{"event", "step"},
-                   {"step", step},
-                   {"warmup", warming},
-                   {"step_time_s", dt},
-                   {"loss", loss}});
-        // The memory cap is checked between steps (not enforced inside one by the allocator).
-        if (const auto reserved = reserved_bytes_now(env)) {
-            peak_reserved_bytes = std::max(peak_reserved_bytes.value_or(0), *reserved);
-            if (spec.memory_limit_gib && static_cast<double>(*reserved) > memory_limit_bytes) {
-                char limit[32];
-                std::snprintf(limit, sizeof limit, "%g", *spec.memory_limit_gib);
-                throw runtime_error(
-                    "exceeded its memory limit: " + gib_text(static_cast<double>(*reserved)) +
-                    " GiB reserved > " + limit + " GiB");
-            }
-        }
+    measure::LoopHooks hooks;
+    hooks.step = [&](const measure::StepInfo&) {
+        loss = trainer.step(loader ? model.on_device(loader->next()) : built.synthetic);
+    };
+    hooks.step_done = [&](const measure::StepRecord& r) {
+        emit(index, protocol::StepEvent{r.step.index, r.step.phase != measure::Phase::kMeasure,
+                                        r.step_time_s, loss});
+        memory.after_step();
+    };
+    hooks.phase_begins = [&](measure::Phase phase) {
+        if (phase == measure::Phase::kHold)
+            emit(index, protocol::WarmEvent{});
+        if (phase == measure::Phase::kMeasure && !spec.profile_trace.empty())
+            trace.emplace(on_cuda);
+    };
+    if (env.stop) {
+        hooks.start_received = [&] { return env.stop->start_received(); };
+        hooks.stop_requested = [&] { return env.stop->stopped_by(); };
     }
+    if (env.predecessor_ended)
+        hooks.predecessor_ended = [&] { return env.predecessor_ended->load(); };
+    measure::SteadyClock clock;
+    const measure::LoopOutcome outcome =
+        measure::run_measure_loop(measure::loop_settings(spec, capture), hooks, clock);
     if (trace)
         trace->save(spec.profile_trace);
-    double total_s = 0;
-    for (double t : step_times)
-        total_s += t;
-    // One job in the process: the allocator's own device peak also sees inside the steps.
-    if (env.memory == MemoryScope::kDevice) {
-        peak_reserved_bytes = c10::cuda::CUDACachingAllocator::getDeviceStats(env.device.index())
-                                  .reserved_bytes[kAggregate]
-                                  .peak;
-    }
-    const double steps = static_cast<double>(step_times.size());
-    json achieved_flops_per_s = nullptr;  // not counted for fine-tuning
-    json mfu = nullptr;                   // needs both the count and the device's peak
-    if (!finetune && flops_per_sample) {
-        const double achieved = *flops_per_sample * static_cast<double>(batch) * steps / total_s;
-        achieved_flops_per_s = achieved;
-        if (peak_flops_per_s > 0)
-            mfu = achieved / peak_flops_per_s;
-    }
-    if (capture && !trainer.graph_replaying())
-        eager_reason = "CUDA graph capture failed: " + trainer.graph_failure();
+
+    protocol::ResultEvent result = result_event(outcome, work, capture, trainer, env);
+    result.peak_memory_bytes = memory.peak_bytes();
+    result.final_loss = loss;
     trainer.finish();
     if (!spec.save_checkpoint.empty())
-        w::save_checkpoint(model->module(), spec.save_checkpoint);
-    emit(job, {{"event", "result"},
-               {"steps", step_times.size()},
-               {"stopped_by", stop_name(spec.stop, told_to_stop ? env.stop : nullptr)},
-               {"step_time_p50_s", optional_json(percentile(step_times, 0.5))},
-               {"step_time_p95_s", optional_json(percentile(step_times, 0.95))},
-               {"items_per_s", static_cast<double>(items_per_step) * steps / total_s},
-               {"item_unit", model->item_unit()},
-               {"achieved_flops_per_s", achieved_flops_per_s},
-               {"mfu", mfu},
-               {"sms", optional_json(env.sms)},
-               {"peak_memory_bytes", optional_json(peak_reserved_bytes)},
-               {"step_mode", trainer.graph_replaying() ? "cuda-graph" : "eager"},
-               {"eager_reason", optional_json(eager_reason)},
-               {"final_loss", loss}});
+        w::save_checkpoint(model.module(), spec.save_checkpoint);
+    emit(index, result);
 }
 
 }  // namespace migscope::worker

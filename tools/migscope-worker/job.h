@@ -12,8 +12,8 @@
 #include <string>
 
 #include "events.h"
+#include "protocol/group_spec.h"
 #include "stop_signal.h"
-#include "workloads/job_spec.h"
 
 namespace migscope::worker {
 
@@ -31,15 +31,16 @@ struct JobEnvironment {
     std::optional<std::string> device_name;
     MemoryScope memory = MemoryScope::kNotMeasured;
     c10::MempoolId_t pool{0, 0};       // MemoryScope::kPool
-    const StopSignal* stop = nullptr;  // StopRule::kUntilStopped
-    // A queued job (JobSpec::after): set when the job it follows has ended; its measured steps
+    const StopSignal* stop = nullptr;  // StopRule::kUntilStopped, Hold::kUntilStart
+    // A queued job (WorkerJob::after): set when the job it follows has ended; its measured steps
     // wait for it (after the `start` line when held).
     const std::atomic<bool>* predecessor_ended = nullptr;
     std::function<void()> on_ready;  // called once, right after the `ready` event
 };
 
-// Builds the model, emits `ready`, trains until the job's stopping rule says so, emits `step`
-// events and the `result`. Throws on failure; the caller reports it as an `error` event.
-void run_job(const workloads::JobSpec& spec, const JobEnvironment& env, const Emitter& emit);
+// Builds the model, emits `ready`, trains through the measuring loop (measure/measure_loop.h)
+// until the job's stopping rule says so, emits `step` events and the `result`. Throws on failure;
+// the caller reports it as an `error` event.
+void run_job(const protocol::WorkerJob& spec, const JobEnvironment& env, const Emitter& emit);
 
 }  // namespace migscope::worker

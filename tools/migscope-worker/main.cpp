@@ -23,9 +23,9 @@
 #include "core/version.h"
 #include "events.h"
 #include "job.h"
+#include "protocol/group_spec.h"
 #include "stop_signal.h"
 #include "workloads/green_context.h"
-#include "workloads/job_spec.h"
 #include "workloads/registry.h"
 #include "workloads/sm_probe.h"
 #include "workloads/step_graph.h"
@@ -137,8 +137,8 @@ int sm_probe(const std::vector<int>& requested_sms, const std::string& device_na
     return contained ? kExitOk : kExitFailure;
 }
 
-int train(const w::JobSpec& spec, const std::string& device_name, const Emitter& emit) {
-    w::workload_info(spec.model);  // an unknown workload is bad input before anything starts
+int train(const protocol::WorkerJob& spec, const std::string& device_name, const Emitter& emit) {
+    w::workload_info(spec.job.workload);  // an unknown workload is bad input before anything starts
     if (spec.sms && device_name.rfind("cuda", 0) != 0) {
         throw input_error(
             "--sms needs a CUDA device (--device cuda[:N]): SM partitions are "
@@ -159,7 +159,8 @@ int train(const w::JobSpec& spec, const std::string& device_name, const Emitter&
         }
     }
     StopSignal stop;
-    if (spec.stop == w::StopRule::kUntilStopped || spec.hold_after_warmup) {
+    if (spec.stop == protocol::StopRule::kUntilStopped ||
+        spec.hold_after_warmup == protocol::Hold::kUntilStart) {
         stop.start_reading_stdin();
         env.stop = &stop;
     }
@@ -177,13 +178,13 @@ std::string read_spec_file(const std::string& path) {
 }
 
 int group(const std::string& spec_path, const Emitter& emit) {
-    const w::GroupSpec spec = w::parse_group_spec(read_spec_file(spec_path));
+    const protocol::GroupSpec spec = protocol::parse_group_spec(read_spec_file(spec_path));
     const size_t n = spec.jobs.size();
     for (size_t i = 0; i < n; ++i) {
         try {
-            w::workload_info(spec.jobs[i].model);
+            w::workload_info(spec.jobs[i].job.workload);
         } catch (const std::invalid_argument& e) {
-            throw input_error("group spec: jobs[" + std::to_string(i) + "].model: " + e.what());
+            throw input_error("group spec: jobs[" + std::to_string(i) + "].workload: " + e.what());
         }
     }
     const bool on_cuda = spec.device.rfind("cuda", 0) == 0;
@@ -242,7 +243,8 @@ int group(const std::string& spec_path, const Emitter& emit) {
     }
     StopSignal stop;
     const bool until_stopped = std::any_of(spec.jobs.begin(), spec.jobs.end(), [](const auto& j) {
-        return j.stop == w::StopRule::kUntilStopped || j.hold_after_warmup;
+        return j.stop == protocol::StopRule::kUntilStopped ||
+               j.hold_after_warmup == protocol::Hold::kUntilStart;
     });
     if (until_stopped)
         stop.start_reading_stdin();
@@ -266,7 +268,7 @@ int group(const std::string& spec_path, const Emitter& emit) {
                 run_job(spec.jobs[i], env, emit);
             } catch (...) {
                 const Failure f = describe(std::current_exception());
-                emit(static_cast<int>(i), {{"event", "error"}, {"message", f.message}});
+                emit(static_cast<int>(i), protocol::ErrorEvent{f.message});
                 exit_codes[i] = f.exit_code;
             }
             if (!arrived)
@@ -292,17 +294,21 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.add_subcommand("probe", "Print the LibTorch version and visible CUDA devices as JSON");
 
-    w::JobSpec o;
+    protocol::WorkerJob o;
+    int64_t batch = 0;
+    int64_t lora_rank = protocol::kDefaultLoraRank;
+    bool hold_after_warmup = false;
     std::string device = "cpu";
     CLI::App* cmd = app.add_subcommand("train", "Train one built-in workload and report each step");
     std::string known;
     for (const auto& wl : w::builtin_workloads())
         known += (known.empty() ? "" : ", ") + wl.name;
-    cmd->add_option("--model", o.model, "Workload: " + known)->required();
-    cmd->add_option("--mode", o.mode, "train or finetune")
+    cmd->add_option("--model", o.job.workload, "Workload: " + known)->required();
+    cmd->add_option("--mode", o.job.mode, "train or finetune")
         ->check(CLI::IsMember({"train", "finetune"}));
-    cmd->add_option("--batch", o.batch, "Batch size (default: the workload's)")
-        ->check(CLI::PositiveNumber);
+    CLI::Option* batch_option =
+        cmd->add_option("--batch", batch, "Batch size (default: the workload's)")
+            ->check(CLI::PositiveNumber);
     cmd->add_option("--warmup-steps", o.warmup_steps, "Steps before measuring")
         ->check(CLI::NonNegativeNumber);
     CLI::Option* steps =
@@ -314,10 +320,10 @@ int main(int argc, char** argv) {
     CLI::Option* until_stopped =
         cmd->add_flag("--until-stopped", until_stopped_flag,
                       "After warm-up, step until a 'stop' line or the end of stdin");
-    cmd->add_flag("--hold-after-warmup", o.hold_after_warmup,
+    cmd->add_flag("--hold-after-warmup", hold_after_warmup,
                   "After warm-up, report 'warm' and wait for a 'start' line on stdin");
     cmd->add_flag_callback(
-        "--no-cuda-graph", [&o] { o.cuda_graph = false; },
+        "--no-cuda-graph", [&o] { o.cuda_graph = protocol::CudaGraph::kEager; },
         "Step eagerly. By default a CUDA job captures its step as a CUDA graph "
         "at warm-up step 2 and replays it (needs 3 or more warm-up steps; a "
         "step that cannot be captured runs eagerly, the result says why)");
@@ -337,10 +343,10 @@ int main(int argc, char** argv) {
                         "every step)")
             ->check(CLI::PositiveNumber);
     cmd->add_option("--seed", o.seed, "Random seed");
-    cmd->add_option("--data", o.data,
+    cmd->add_option("--data", o.job.data,
                     "Data file: llm.c tokens (GPT-2, BERT), a CIFAR-10 binary batch or "
                     "IMAGES.npy,LABELS.npy uint8 image arrays (images); default synthetic");
-    cmd->add_option("--checkpoint", o.checkpoint,
+    cmd->add_option("--checkpoint", o.job.checkpoint,
                     "Load weights (safetensors, migscope's tensor names) before training; "
                     "default: random initialisation");
     cmd->add_option("--save-checkpoint", o.save_checkpoint,
@@ -349,9 +355,10 @@ int main(int argc, char** argv) {
                     "Write a PyTorch-profiler trace (Chrome trace JSON: CPU operators with "
                     "shapes, CUDA kernels) of the measured steps here; their times include the "
                     "profiler's overhead");
-    cmd->add_option("--lora-rank", o.lora_rank, "GPT-2 fine-tuning: rank of the LoRA adapters")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
+    CLI::Option* lora_option =
+        cmd->add_option("--lora-rank", lora_rank, "GPT-2 fine-tuning: rank of the LoRA adapters")
+            ->check(CLI::PositiveNumber)
+            ->capture_default_str();
 
     std::string spec_path;
     CLI::App* group_cmd = app.add_subcommand(
@@ -383,9 +390,16 @@ int main(int argc, char** argv) {
         return kExitBadInput;
     }
     if (*seconds)
-        o.stop = w::StopRule::kSeconds;
+        o.stop = protocol::StopRule::kSeconds;
     if (*until_stopped)
-        o.stop = w::StopRule::kUntilStopped;
+        o.stop = protocol::StopRule::kUntilStopped;
+    if (*batch_option)
+        o.job.batch = batch;
+    if (*lora_option)
+        o.job.lora_rank = lora_rank;
+    if (hold_after_warmup)
+        o.hold_after_warmup = protocol::Hold::kUntilStart;
+    o.job.name = o.job.workload;
     if (*sms_option)
         o.sms = sms;
     if (*memory_option)
@@ -404,8 +418,7 @@ int main(int argc, char** argv) {
     } catch (...) {
         // A group's own failure (spec, device, partitions) belongs to no job; train has only job 0.
         const Failure f = describe(std::current_exception());
-        emit(is_group ? std::nullopt : std::optional<int>(0),
-             {{"event", "error"}, {"message", f.message}});
+        emit(is_group ? std::nullopt : std::optional<int>(0), protocol::ErrorEvent{f.message});
         return f.exit_code;
     }
 }

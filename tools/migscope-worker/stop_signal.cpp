@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+#include "protocol/commands.h"
+
 namespace migscope::worker {
 
 void StopSignal::start_reading_stdin() {
@@ -30,11 +32,12 @@ void StopSignal::start_reading_stdin() {
             }
             if (!line.empty() && line.back() == '\r')
                 line.pop_back();
-            if (line == "stop") {
+            const auto command = protocol::parse_command_line(line);
+            if (command == protocol::Command::kStop) {
                 reason->store(static_cast<int>(StopReason::kStopLine));
                 return;
             }
-            if (line == "start")
+            if (command == protocol::Command::kStart)
                 started->store(true);
             else if (!line.empty())
                 std::cerr << "migscope-worker: ignoring stdin line '" << line

@@ -4,6 +4,9 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
+
+#include "protocol/events.h"
 
 namespace migscope::worker {
 
@@ -20,6 +23,18 @@ class StopSignal {
     StopReason reason() const { return static_cast<StopReason>(reason_->load()); }
     bool requested() const { return reason() != StopReason::kNone; }
     bool start_received() const { return started_->load() || requested(); }
+    // The stop as a result reports it (kStopLine or kEndOfInput); none while not told.
+    std::optional<protocol::StoppedBy> stopped_by() const {
+        switch (reason()) {
+            case StopReason::kStopLine:
+                return protocol::StoppedBy::kStopLine;
+            case StopReason::kEndOfInput:
+                return protocol::StoppedBy::kEndOfInput;
+            case StopReason::kNone:
+                break;
+        }
+        return std::nullopt;
+    }
 
   private:
     // Shared with the reader thread, which may outlive us.

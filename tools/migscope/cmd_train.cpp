@@ -7,12 +7,14 @@
 #include <atomic>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <variant>
 
 #include "commands.h"
 #include "core/child_process.h"
 #include "core/error.h"
 #include "nvml/session.h"
-#include "partition/backend.h"
+#include "protocol/events.h"
+#include "protocol/group_spec.h"
 #include "report/table.h"
 #include "runner/worker_path.h"
 
@@ -53,20 +55,112 @@ std::string si(double v) {
     return fmt::format("{:.1f}", v);
 }
 
-std::string text_of(const json& j, const char* key) {
-    if (!j.contains(key) || j[key].is_null())
-        return "-";
-    return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+// A setting as the table shows it: text as is, numbers as JSON writes them, "-" for none.
+std::string text_of(const std::string& v) {
+    return v;
+}
+std::string text_of(const auto& v) {
+    return json(v).dump();
+}
+template <class T>
+std::string text_of(const std::optional<T>& v) {
+    return v ? text_of(*v) : std::string("-");
 }
 
-void print_settings(const json& ready, std::ostream& out) {
+void print_settings(const protocol::ReadyEvent& e, std::ostream& out) {
     report::TextTable t({{"setting"}, {"value"}});
-    for (const char* key :
-         {"model", "mode", "batch", "device", "device_name", "sms", "device_sms", "precision",
-          "parameters", "trainable_parameters", "items_per_step", "item_unit",
-          "train_flops_per_step", "peak_flops_per_s", "memory_limit_bytes", "weights", "data"})
-        t.add_row({key, text_of(ready, key)});
+    t.add_row({"model", text_of(e.model)});
+    t.add_row({"mode", text_of(e.mode)});
+    t.add_row({"batch", text_of(e.batch)});
+    t.add_row({"device", text_of(e.device)});
+    t.add_row({"device_name", text_of(e.device_name)});
+    t.add_row({"sms", text_of(e.sms)});
+    t.add_row({"device_sms", text_of(e.device_sms)});
+    t.add_row({"precision", text_of(e.precision)});
+    t.add_row({"parameters", text_of(e.parameters)});
+    t.add_row({"trainable_parameters", text_of(e.trainable_parameters)});
+    t.add_row({"items_per_step", text_of(e.items_per_step)});
+    t.add_row({"item_unit", text_of(e.item_unit)});
+    t.add_row({"train_flops_per_step", text_of(e.train_flops_per_step)});
+    t.add_row({"peak_flops_per_s", text_of(e.peak_flops_per_s)});
+    t.add_row({"memory_limit_bytes", text_of(e.memory_limit_bytes)});
+    t.add_row({"weights", text_of(e.weights)});
+    t.add_row({"data", text_of(e.data)});
     t.print(out);
+}
+
+// The worker's job: the options, one job on its own (`train`), stopped by steps or seconds.
+protocol::WorkerJob worker_job(const TrainOptions& o) {
+    protocol::WorkerJob w;
+    w.job.name = o.model;
+    w.job.workload = o.model;
+    w.job.mode = o.mode;
+    if (o.batch > 0)
+        w.job.batch = o.batch;
+    w.job.data = o.data;
+    w.job.checkpoint = o.checkpoint;
+    if (o.lora_rank > 0)
+        w.job.lora_rank = o.lora_rank;
+    w.warmup_steps = o.warmup_steps;
+    if (o.seconds > 0) {
+        w.stop = protocol::StopRule::kSeconds;
+        w.seconds_s = o.seconds;
+    } else {
+        w.stop = protocol::StopRule::kSteps;
+        w.steps = o.steps;
+    }
+    if (o.sms > 0)
+        w.sms = o.sms;
+    w.save_checkpoint = o.save_checkpoint;
+    w.profile_trace = o.profile_trace;
+    w.cuda_graph = o.cuda_graph ? protocol::CudaGraph::kCapture : protocol::CudaGraph::kEager;
+    return w;
+}
+
+// What the foreground run has learnt from the worker's events so far.
+struct Progress {
+    std::optional<double> flops_per_item, peak_flops, items_per_step;
+    std::string unit = "items";
+    bool failed = false;
+};
+
+void print_event(const protocol::EventBody& event, Progress& p) {
+    if (const auto* e = std::get_if<protocol::ReadyEvent>(&event)) {
+        print_settings(*e, std::cout);
+        p.unit = e->item_unit;
+        p.items_per_step = static_cast<double>(e->items_per_step);
+        if (e->train_flops_per_step && *p.items_per_step > 0)
+            p.flops_per_item = *e->train_flops_per_step / *p.items_per_step;
+        p.peak_flops = e->peak_flops_per_s;
+        std::cout << '\n';
+    } else if (const auto* e = std::get_if<protocol::StepEvent>(&event)) {
+        const double dt = e->step_time_s;
+        const double rate = p.items_per_step && dt > 0 ? *p.items_per_step / dt : 0;
+        std::string mfu = "-";
+        if (p.flops_per_item && p.peak_flops && rate > 0)
+            mfu = fmt::format("{:.1f} %", 100 * rate * *p.flops_per_item / *p.peak_flops);
+        std::cout << fmt::format("step {:>5}{:<9} {:>9.1f} ms {:>9} {}/s  MFU {:>7}  loss {:.4f}\n",
+                                 e->step, e->warmup ? " (warm-up)" : "", dt * 1e3, si(rate), p.unit,
+                                 mfu, e->loss);
+    } else if (const auto* e = std::get_if<protocol::ResultEvent>(&event)) {
+        std::cout << fmt::format(
+            "\n{} measured steps: {} {}/s, step time p50 {:.1f} ms, p95 {:.1f} ms, MFU {}, "
+            "peak memory {}\n",
+            e->steps, si(e->items_per_s), p.unit, e->step_time_p50_s.value_or(0.0) * 1e3,
+            e->step_time_p95_s.value_or(0.0) * 1e3,
+            e->mfu ? fmt::format("{:.1f} %", 100 * *e->mfu)
+                   : std::string("- (no peak known for this device, or not counted)"),
+            e->peak_memory_bytes
+                ? fmt::format("{:.2f} GiB", static_cast<double>(*e->peak_memory_bytes) / (1 << 30))
+                : std::string("- (not measured on the CPU)"));
+        std::cout << "steps: " << protocol::to_string(e->step_mode);
+        if (e->eager_reason)
+            std::cout << " (" << *e->eager_reason << ")";
+        std::cout << '\n';
+    } else if (const auto* e = std::get_if<protocol::ErrorEvent>(&event)) {
+        p.failed = true;
+        std::cerr << "migscope train: " << e->message << '\n';
+    }
 }
 
 int train_command(const TrainOptions& o) {
@@ -86,33 +180,9 @@ int train_command(const TrainOptions& o) {
             std::cerr << "migscope train: no GPU (" << e.what() << "): training on the CPU\n";
         }
     }
-    partition::JobSpec job;
-    job.workload = o.model;
-    job.mode = o.mode;
-    if (o.batch > 0)
-        job.batch = o.batch;
-    job.data = o.data;
-    job.checkpoint = o.checkpoint;
-    if (o.lora_rank > 0)
-        job.lora_rank = o.lora_rank;
-    partition::JobControl control;
-    control.warmup_steps = static_cast<unsigned>(o.warmup_steps);
     ChildOptions child;
-    child.argv = partition::worker_train_argv(runner::find_worker(o.worker), job,
-                                              device == "cpu" ? "cpu" : "cuda:0", control);
-    child.argv.pop_back();  // --until-stopped: replaced by the step or time budget
-    if (o.seconds > 0)
-        child.argv.insert(child.argv.end(), {"--seconds", std::to_string(o.seconds)});
-    else
-        child.argv.insert(child.argv.end(), {"--steps", std::to_string(o.steps)});
-    if (o.sms > 0)
-        child.argv.insert(child.argv.end(), {"--sms", std::to_string(o.sms)});
-    if (!o.save_checkpoint.empty())
-        child.argv.insert(child.argv.end(), {"--save-checkpoint", o.save_checkpoint});
-    if (!o.profile_trace.empty())
-        child.argv.insert(child.argv.end(), {"--profile-trace", o.profile_trace});
-    if (!o.cuda_graph)
-        child.argv.push_back("--no-cuda-graph");
+    child.argv = protocol::train_argv(runner::find_worker(o.worker), worker_job(o),
+                                      device == "cpu" ? "cpu" : "cuda:0");
     if (!visible.empty())
         child.env.emplace_back("CUDA_VISIBLE_DEVICES", visible);
 
@@ -122,9 +192,7 @@ int train_command(const TrainOptions& o) {
     sigaction(SIGTERM, &action, nullptr);
 
     ChildProcess worker = ChildProcess::start(child);
-    std::optional<double> flops_per_item, peak_flops, items_per_step;
-    std::string unit = "items";
-    bool failed = false;
+    Progress progress;
     for (bool open = true; open;) {
         pollfd fd{worker.stdout_fd(), POLLIN, 0};
         ::poll(&fd, 1, 200);
@@ -135,52 +203,12 @@ int train_command(const TrainOptions& o) {
         std::vector<std::string> lines;
         open = worker.read_stdout_lines(lines);
         for (const std::string& line : lines) {
-            const json e = json::parse(line, nullptr, /*allow_exceptions=*/false);
-            const std::string kind = e.is_object() ? e.value("event", "") : "";
-            if (kind == "ready") {
-                print_settings(e, std::cout);
-                unit = e.value("item_unit", "items");
-                if (e.contains("items_per_step") && e["items_per_step"].is_number())
-                    items_per_step = e["items_per_step"].get<double>();
-                if (e.contains("train_flops_per_step") && e["train_flops_per_step"].is_number() &&
-                    items_per_step)
-                    flops_per_item = e["train_flops_per_step"].get<double>() / *items_per_step;
-                if (e.contains("peak_flops_per_s") && e["peak_flops_per_s"].is_number())
-                    peak_flops = e["peak_flops_per_s"].get<double>();
-                std::cout << '\n';
-            } else if (kind == "step") {
-                const double dt = e.value("step_time_s", 0.0);
-                const double rate = items_per_step && dt > 0 ? *items_per_step / dt : 0;
-                std::string mfu = "-";
-                if (flops_per_item && peak_flops && rate > 0)
-                    mfu = fmt::format("{:.1f} %", 100 * rate * *flops_per_item / *peak_flops);
-                std::cout << fmt::format(
-                    "step {:>5}{:<9} {:>9.1f} ms {:>9} {}/s  MFU {:>7}  loss {:.4f}\n",
-                    e.value("step", 0), e.value("warmup", false) ? " (warm-up)" : "", dt * 1e3,
-                    si(rate), unit, mfu, e.value("loss", 0.0));
-            } else if (kind == "result") {
-                const double peak_bytes =
-                    e.contains("peak_memory_bytes") && e["peak_memory_bytes"].is_number()
-                        ? e["peak_memory_bytes"].get<double>()
-                        : -1;
-                std::cout << fmt::format(
-                    "\n{} measured steps: {} {}/s, step time p50 {:.1f} ms, p95 {:.1f} ms, MFU {}, "
-                    "peak memory {}\n",
-                    e.value("steps", 0), si(e.value("items_per_s", 0.0)), unit,
-                    e.value("step_time_p50_s", 0.0) * 1e3, e.value("step_time_p95_s", 0.0) * 1e3,
-                    e.contains("mfu") && e["mfu"].is_number()
-                        ? fmt::format("{:.1f} %", 100 * e["mfu"].get<double>())
-                        : std::string("- (no peak known for this device, or not counted)"),
-                    peak_bytes >= 0 ? fmt::format("{:.2f} GiB", peak_bytes / (1 << 30))
-                                    : std::string("- (not measured on the CPU)"));
-                std::cout << "steps: " << e.value("step_mode", std::string("-"));
-                if (e.contains("eager_reason") && e["eager_reason"].is_string())
-                    std::cout << " (" << e["eager_reason"].get<std::string>() << ")";
-                std::cout << '\n';
-            } else if (kind == "error") {
-                failed = true;
-                std::cerr << "migscope train: " << e.value("message", std::string("error")) << '\n';
-            }
+            const protocol::ParsedEvent parsed = protocol::parse_event_line(line);
+            if (parsed.event)
+                print_event(parsed.event->body, progress);
+            else
+                std::cerr << "migscope train: ignoring a worker line (" << parsed.error
+                          << "): " << line.substr(0, 200) << '\n';
         }
     }
     const ExitStatus status = worker.wait();
@@ -190,7 +218,7 @@ int train_command(const TrainOptions& o) {
         std::cerr << "migscope train: the worker " << status.describe() << '\n';
         return kExitFailure;
     }
-    return failed ? kExitFailure : kExitOk;
+    return progress.failed ? kExitFailure : kExitOk;
 }
 
 }  // namespace
