@@ -81,7 +81,7 @@ for label, sql in [
         ("quickstart window s (baseline)", "select window_s from runs where role='baseline'"),
         ("quickstart resnet18 img/s (run)",
          "select j.items_per_s from jobs j join runs r on r.id=j.run_id where r.role='run' and j.position=0"),
-        ("quickstart bert-base seq/s (run)",
+        ("quickstart bert-base:4 tokens/s (run)",
          "select j.items_per_s from jobs j join runs r on r.id=j.run_id where r.role='run' and j.position=1")]:
     cells = []
     for r in range(1, reps + 1):

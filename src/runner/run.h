@@ -9,6 +9,7 @@
 
 #include "partition/backend.h"
 #include "runner/steady_state.h"
+#include "store/record.h"
 #include "telemetry/energy.h"
 #include "telemetry/power_source.h"
 #include "telemetry/sample.h"
@@ -38,27 +39,14 @@ struct RunSpec {
 enum class JobStatus { kOk, kOutOfMemory, kCrashed, kFailed, kTimedOut, kInterrupted };
 std::string to_string(JobStatus status);
 
-struct JobResult {
+// A job's result: the stored measures (store/record.h: throughput, step times, MFU, memory,
+// energy, ...) and what only the runner knows.
+struct JobResult : store::JobMeasures {
     partition::JobSpec spec;
     partition::Partition partition;
     JobStatus status = JobStatus::kOk;
-    std::string message;                   // why it failed; empty when ok
-    std::optional<unsigned> sms;           // SMs the job really got (reported by the worker)
-    std::optional<std::string> item_unit;  // images | tokens | (external: items)
-    size_t steps = 0;                      // measured steps counted (in the window)
-    double items = 0;                      // items those steps processed
-    double busy_s = 0;                     // time in those steps
-    std::optional<double> items_per_s;     // items / busy_s
-    std::optional<double> step_time_p50_s;
-    std::optional<double> step_time_p95_s;
-    std::optional<double> mfu;  // achieved bf16 FLOP/s over the partition's share of the peak
-    std::optional<long long> peak_memory_bytes;
-    std::optional<double> finish_s;  // kWork: when it finished, from the window's start
-    std::optional<double> energy_j;  // attributed (or measured alone: sequential)
-    std::optional<double> energy_per_item_j;
-    std::optional<double> normalised_throughput;  // items_per_s / whole-GPU items_per_s
-    std::optional<double> sm_clock_mhz;    // median SM clock in the job's window (board-wide)
-    std::optional<std::string> step_mode;  // built-in workloads: "cuda-graph" or "eager"
+    std::string message;          // why it failed; empty when ok
+    std::optional<unsigned> sms;  // SMs the job really got (reported by the worker)
     std::string stderr_path;
 };
 

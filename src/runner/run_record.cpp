@@ -18,6 +18,7 @@ std::optional<double> maybe_double(const std::optional<T>& v) {
 
 store::JobRecord to_job_record(const JobResult& r) {
     store::JobRecord j;
+    static_cast<store::JobMeasures&>(j) = r;
     j.name = r.spec.name;
     if (!r.spec.external())
         j.workload = r.spec.workload;
@@ -30,21 +31,6 @@ store::JobRecord to_job_record(const JobResult& r) {
     j.memory_limit_gib = r.partition.memory_gib;
     j.status = to_string(r.status);
     j.message = r.message;
-    j.item_unit = r.item_unit;
-    j.steps = static_cast<int64_t>(r.steps);
-    j.items = r.items;
-    j.busy_s = r.busy_s;
-    j.items_per_s = r.items_per_s;
-    j.step_time_p50_s = r.step_time_p50_s;
-    j.step_time_p95_s = r.step_time_p95_s;
-    j.mfu = r.mfu;
-    j.peak_memory_bytes = maybe_int64(r.peak_memory_bytes);
-    j.finish_s = r.finish_s;
-    j.energy_j = r.energy_j;
-    j.energy_per_item_j = r.energy_per_item_j;
-    j.normalised_throughput = r.normalised_throughput;
-    j.sm_clock_mhz = r.sm_clock_mhz;
-    j.step_mode = r.step_mode;
     return j;
 }
 

@@ -26,7 +26,30 @@ struct Provenance {
     std::optional<std::string> mig_mode;             // enabled | disabled | unsupported
 };
 
-struct JobRecord {
+// What was measured of a job: the runner fills these on its results (runner::JobResult) and the
+// store keeps them as they are.
+struct JobMeasures {
+    std::optional<std::string> item_unit;  // images | tokens | (external: items)
+    int64_t steps = 0;                     // measured steps counted (in the window)
+    double items = 0;                      // items those steps processed
+    double busy_s = 0;                     // time in those steps
+    std::optional<double> items_per_s;     // items / busy_s
+    std::optional<double> step_time_p50_s;
+    std::optional<double> step_time_p95_s;
+    std::optional<double> mfu;  // achieved bf16 FLOP/s over the partition's share of the peak
+    std::optional<int64_t> peak_memory_bytes;
+    std::optional<double> finish_s;  // fixed work: when it finished, from the window's start
+    std::optional<double> energy_j;  // attributed (or measured alone: sequential)
+    std::optional<double> energy_per_item_j;
+    std::optional<double> normalised_throughput;  // items_per_s / whole-GPU items_per_s
+    std::optional<double> sm_clock_mhz;           // median SM clock in the job's window
+    // Built-in workloads: "cuda-graph" (the step captured once and replayed) or "eager", as the
+    // worker reported; none for external commands and for stores from before it was recorded.
+    std::optional<std::string> step_mode;
+};
+
+// A stored job: what it was and where it ran, how it ended, and what was measured.
+struct JobRecord : JobMeasures {
     std::string name;
     std::optional<std::string> workload;  // empty: an external command
     std::vector<std::string> command;     // external command's argv
@@ -38,23 +61,6 @@ struct JobRecord {
     std::optional<double> memory_limit_gib;
     std::string status;  // ok | out of memory | crashed | failed | timed out | interrupted
     std::string message;
-    std::optional<std::string> item_unit;
-    int64_t steps = 0;
-    double items = 0;
-    double busy_s = 0;
-    std::optional<double> items_per_s;
-    std::optional<double> step_time_p50_s;
-    std::optional<double> step_time_p95_s;
-    std::optional<double> mfu;
-    std::optional<int64_t> peak_memory_bytes;
-    std::optional<double> finish_s;
-    std::optional<double> energy_j;
-    std::optional<double> energy_per_item_j;
-    std::optional<double> normalised_throughput;
-    std::optional<double> sm_clock_mhz;
-    // Built-in workloads: "cuda-graph" (the step captured once and replayed) or "eager", as the
-    // worker reported; none for external commands and for stores from before it was recorded.
-    std::optional<std::string> step_mode;
 };
 
 // How a stored job stepped: its step_mode, or "eager" where none was recorded (runs stored before
