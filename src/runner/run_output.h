@@ -11,8 +11,8 @@
 
 namespace migscope::runner {
 
-// A run as JSON: the results store's fields (results_output.h) for this run, plus method texts and
-// job log paths; `context` gives its time, provenance and role.
+// A run as JSON: the results store's fields (report/record_output.h) for this run, plus method
+// texts and job log paths; `context` gives its time, provenance and role.
 nlohmann::json run_json(const RunResult& run, const RecordContext& context);
 // The per-job table and the totals, then warnings; `title` heads it.
 void print_run_table(const RunResult& run, const std::string& title, std::ostream& out);
