@@ -266,7 +266,7 @@ void add_plan_command(CLI::App& app, Action& action) {
         ->capture_default_str();
     cmd->add_option("-o,--output", o->output, "Write here instead of stdout");
     cmd->add_flag("--verify", o->verify,
-                  "Run the top candidates with `migscope run` (--backend green, --work; queued "
+                  "Run the top candidates as `migscope run` would (--backend green, --work; queued "
                   "jobs through --assign) and print predicted against measured, and how far the "
                   "recommendation is from the best measured; with --db, candidates already "
                   "measured there are not run again");
