@@ -139,10 +139,18 @@ void prepare_schema(Database& db, OpenMode mode) {
         tx.commit();
         return;
     }
-    Statement s(db, "SELECT max(version) FROM schema_version");
-    if (!s.step() || s.is_null(0))
+    // Any value but a whole number from 1 up is a damaged or foreign file, never a migration.
+    Statement s(db, "SELECT typeof(max(version)), max(version) FROM schema_version");
+    if (!s.step() || s.is_null(1))
         throw input_error(db.path() + ": schema_version is empty");
-    const int64_t version = s.int64_at(0);
+    if (s.text_at(0) != "integer" || s.int64_at(1) < 1) {
+        const std::string held =
+            s.text_at(0) == "integer" ? std::to_string(s.int64_at(1)) : "a " + s.text_at(0);
+        throw input_error(db.path() + ": schema_version holds " + held +
+                          ", not a results schema version (1 to " +
+                          std::to_string(kSchemaVersion) + ")");
+    }
+    const int64_t version = s.int64_at(1);
     if (version > kSchemaVersion) {
         throw input_error(db.path() + " has results schema version " + std::to_string(version) +
                           ", newer than this migscope's version " + std::to_string(kSchemaVersion) +

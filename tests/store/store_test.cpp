@@ -256,6 +256,30 @@ TEST(Store, RefusesANewerSchemaVersionNamingBoth) {
     }
 }
 
+// A damaged version (0, negative, text, fractional) is bad input naming the file, never a
+// migration: it once indexed the migration table out of bounds.
+TEST(Store, RefusesAVersionThatIsNotOneOfOurs) {
+    for (const std::string value : {"0", "-100000", "'three'", "2.5", "X'00'"}) {
+        const fs::path path = fresh_path("bad-version");
+        { Store::open(path.string()); }
+        {
+            Database db = Database::open(path.string(), OpenMode::kExisting);
+            db.exec("UPDATE schema_version SET version = " + value);
+        }
+        for (const OpenMode mode : {OpenMode::kExisting, OpenMode::kCreate}) {
+            try {
+                Store::open(path.string(), mode);
+                ADD_FAILURE() << "schema_version " << value << " was accepted";
+            } catch (const Error& e) {
+                EXPECT_EQ(e.kind(), ErrorKind::kInput) << value;
+                EXPECT_NE(std::string(e.what()).find("not a results schema version"),
+                          std::string::npos)
+                    << e.what();
+            }
+        }
+    }
+}
+
 // A reader that finds the file another migscope has only just created must not make it a store
 // itself (both would create the schema at once).
 TEST(Store, AReaderNeverCreatesTheSchemaInAnEmptyFile) {
