@@ -115,11 +115,22 @@ std::vector<LayoutTerm> parse_layout(std::string_view text, const GpuModel& mode
         if (start && repeat > 1) {
             throw input_error("term '" + raw[i] + "' repeats a fixed placement");
         }
-        const Profile& profile = model.require(term);
-        for (unsigned r = 0; r < repeat; ++r)
-            terms.push_back({profile.name, start});
+        for (LayoutTerm& t : repeated_terms(model.require(term), repeat, "term '" + raw[i] + "'")) {
+            t.start = start;
+            terms.push_back(t);
+        }
     }
     return terms;
+}
+
+std::vector<LayoutTerm> repeated_terms(const Profile& profile, uint64_t count,
+                                       const std::string& where) {
+    if (count > kMaxRepeat) {
+        throw input_error(where + ": " + std::to_string(count) + " instances of " + profile.name +
+                          "; at most " + std::to_string(kMaxRepeat) + " are accepted (a GPU holds " +
+                          "at most " + std::to_string(profile.max_count) + ")");
+    }
+    return std::vector<LayoutTerm>(count, LayoutTerm{profile.name, std::nullopt});
 }
 
 LayoutCheck check_layout(const std::vector<LayoutTerm>& terms, const GpuModel& model) {

@@ -1,6 +1,8 @@
 // Layouts: sets of placed MIG instances on one GPU; parsing, validation with reasons, enumeration.
 #pragma once
 
+#include <cstdint>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +34,15 @@ struct LayoutTerm {
 // Parses "4g.71gb@0 + 2g.35gb + 2x1g.18gb" against a model. Terms are separated by '+', a start
 // follows '@', and "Nx" repeats a term. Throws an input error naming the offending token.
 std::vector<LayoutTerm> parse_layout(std::string_view text, const GpuModel& model);
+
+// The most instances one term ("Nx") or mig-parted count may ask for: far more than any GPU holds
+// (at most 7 or 8), so that check_layout still explains every count a user could mean, while a
+// count like 100000000 is refused before anything is made.
+constexpr uint64_t kMaxRepeat = 64;
+
+// `count` instances of `profile` as terms; an input error naming `where` above kMaxRepeat.
+std::vector<LayoutTerm> repeated_terms(const Profile& profile, uint64_t count,
+                                       const std::string& where);
 
 struct LayoutCheck {
     std::optional<Layout> layout;  // set when the request can be placed

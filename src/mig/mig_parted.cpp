@@ -172,9 +172,9 @@ std::string write_mig_parted(const std::vector<MigPartedConfig>& configs) {
 std::vector<LayoutTerm> terms_of(const MigPartedEntry& entry, const GpuModel& model) {
     std::vector<LayoutTerm> terms;
     for (const auto& [name, count] : entry.mig_devices) {
-        const Profile& p = model.require(name);
-        for (unsigned i = 0; i < count; ++i)
-            terms.push_back({p.name, std::nullopt});
+        for (const LayoutTerm& t :
+             repeated_terms(model.require(name), count, "mig-devices." + name))
+            terms.push_back(t);
     }
     return terms;
 }

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "mig/mig_parted.h"
 
 using namespace migscope;
 using namespace migscope::mig;
@@ -155,4 +156,26 @@ TEST(Layout, FourSliceGpu) {
     // {4}, {2,2}, {2,1,1}, {1,1,1,1} are the maximal ones.
     EXPECT_EQ(enumerate_layouts(a30, {MediaProfiles::kExclude, Maximality::kMaximalOnly}).size(),
               4u);
+}
+
+// Huge repeat counts are refused before anything is made (they once took 31 s and 5.2 GB, or
+// ended in bad_alloc); counts a user could mean are still explained by the check.
+TEST(Layout, HugeRepeatCountsAreRefusedBeforeExpansion) {
+    for (const char* text : {"100000000x1g", "4294967295x1g.18gb", "65x1g"}) {
+        try {
+            parse_layout(text, h200());
+            ADD_FAILURE() << text << " was accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::kInput) << text;
+            EXPECT_NE(std::string(e.what()).find("at most 64"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_THROW(parse_layout("99999999999999999999x1g", h200()), Error);  // not a count at all
+    const LayoutCheck eight = check("8x1g");
+    EXPECT_FALSE(eight.layout);
+    EXPECT_NE(eight.reason.find("1g.18gb appears 8 times"), std::string::npos) << eight.reason;
+    MigPartedEntry entry;
+    entry.mig_enabled = true;
+    entry.mig_devices["1g.18gb"] = 4000000000u;
+    EXPECT_THROW(terms_of(entry, h200()), Error);
 }
