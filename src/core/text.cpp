@@ -1,4 +1,4 @@
-// Small string helpers shared by parsers.
+// Small string helpers shared by parsers and writers.
 #include "core/text.h"
 
 #include <cctype>
@@ -46,6 +46,19 @@ bool parse_uint(std::string_view s, unsigned& out) {
         return false;
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
     return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+std::string slug(std::string_view s) {
+    std::string out;
+    for (unsigned char c : s) {
+        if (std::isalnum(c))
+            out += static_cast<char>(std::tolower(c));
+        else if (!out.empty() && out.back() != '-')
+            out += '-';
+    }
+    while (!out.empty() && out.back() == '-')
+        out.pop_back();
+    return out.empty() ? "x" : out;
 }
 
 }  // namespace migscope::text

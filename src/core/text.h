@@ -1,4 +1,4 @@
-// Small string helpers shared by parsers: trimming, splitting, case folding.
+// Small string helpers shared by parsers and writers: trimming, splitting, case folding, slugs.
 #pragma once
 
 #include <string>
@@ -14,5 +14,7 @@ std::vector<std::string> split(std::string_view s, char separator);
 bool starts_with(std::string_view s, std::string_view prefix);
 // Parses a whole non-negative decimal integer; returns false on any other text.
 bool parse_uint(std::string_view s, unsigned& out);
+// A file-name-safe form of `s`: lower-case letters, digits and single '-' ("x" when none is left).
+std::string slug(std::string_view s);
 
 }  // namespace migscope::text

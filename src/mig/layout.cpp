@@ -127,8 +127,9 @@ std::vector<LayoutTerm> repeated_terms(const Profile& profile, uint64_t count,
                                        const std::string& where) {
     if (count > kMaxRepeat) {
         throw input_error(where + ": " + std::to_string(count) + " instances of " + profile.name +
-                          "; at most " + std::to_string(kMaxRepeat) + " are accepted (a GPU holds " +
-                          "at most " + std::to_string(profile.max_count) + ")");
+                          "; at most " + std::to_string(kMaxRepeat) +
+                          " are accepted (a GPU holds " + "at most " +
+                          std::to_string(profile.max_count) + ")");
     }
     return std::vector<LayoutTerm>(count, LayoutTerm{profile.name, std::nullopt});
 }

@@ -1,5 +1,6 @@
 // The green, mps, timeslice, sequential, cpu and mig backends: which processes run which jobs.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 
@@ -42,8 +43,17 @@ protocol::WorkerJob worker_job(const JobSpec& job, const JobControl& control) {
     return w;
 }
 
-std::string stderr_path(const BackendOptions& o, const JobSpec& spec) {
-    return o.run_dir + "/" + spec.name + ".stderr";
+// A job's stderr log in the run directory: NAME.stderr when the job's name is a plain file name,
+// else job-I-SLUG.stderr, so that a name like "../../x" or "/bin/true" never becomes a path.
+std::string stderr_path(const BackendOptions& o, const JobSpec& spec, size_t index) {
+    const bool plain =
+        !spec.name.empty() && spec.name.size() <= 100 && spec.name.front() != '.' &&
+        std::all_of(spec.name.begin(), spec.name.end(), [](unsigned char c) {
+            return std::isalnum(c) || c == '.' || c == '_' || c == '-' || c == '#' || c == '+';
+        });
+    const std::string file =
+        plain ? spec.name : "job-" + std::to_string(index) + "-" + text::slug(spec.name);
+    return o.run_dir + "/" + file + ".stderr";
 }
 
 // One process per job, on the partition's device (or the CPU cores it names): mig, timeslice,
@@ -64,7 +74,7 @@ class ProcessPerJobBackend : public Backend {
             Launch launch;
             launch.jobs = {i};
             ChildOptions& c = launch.child;
-            c.stderr_path = stderr_path(options_, job);
+            c.stderr_path = stderr_path(options_, job, i);
             const bool on_cpu = !p.cpu_cores.empty();  // cpu, or sequential on a CPU
             if (job.external()) {
                 c.argv = job.command;

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <map>
 
+#include "core/text.h"
+
 namespace migscope::report {
 namespace {
 
@@ -25,7 +27,7 @@ void scaling_figures(const Findings& f, std::vector<Figure>& out) {
     for (const auto& [workload, series] : by_workload) {
         const std::string unit = series.front()->item_unit;
         Figure throughput{Section::kScaling,
-                          {"scaling-throughput-" + slug(workload),
+                          {"scaling-throughput-" + text::slug(workload),
                            workload + ": throughput against partition size",
                            "SMs of the partition",
                            unit + "/s",
@@ -39,7 +41,7 @@ void scaling_figures(const Findings& f, std::vector<Figure>& out) {
                               "repetitions with min–max bars (steady-state window or fixed "
                               "work; see the table for n and the window)."};
         Figure energy = throughput;
-        energy.plot.name = "scaling-energy-" + slug(workload);
+        energy.plot.name = "scaling-energy-" + text::slug(workload);
         energy.plot.title = workload + ": energy per item against partition size";
         energy.plot.y_label = "J per item (" + unit + ")";
         energy.caption = workload +
@@ -195,19 +197,6 @@ void trace_figures(const Findings& f, const std::vector<store::RunRecord>& trace
 }
 
 }  // namespace
-
-std::string slug(const std::string& text) {
-    std::string out;
-    for (unsigned char c : text) {
-        if (std::isalnum(c))
-            out += static_cast<char>(std::tolower(c));
-        else if (!out.empty() && out.back() != '-')
-            out += '-';
-    }
-    while (!out.empty() && out.back() == '-')
-        out.pop_back();
-    return out.empty() ? "x" : out;
-}
 
 std::vector<int64_t> traced_run_ids(const Findings& findings) {
     std::vector<int64_t> ids;

@@ -30,7 +30,4 @@ std::vector<int64_t> traced_run_ids(const Findings& findings);
 std::vector<Figure> report_figures(const Findings& findings,
                                    const std::vector<store::RunRecord>& traced_runs);
 
-// A file-name-safe form of `text`: lower-case letters, digits and '-'.
-std::string slug(const std::string& text);
-
 }  // namespace migscope::report

@@ -147,8 +147,8 @@ void prepare_schema(Database& db, OpenMode mode) {
         const std::string held =
             s.text_at(0) == "integer" ? std::to_string(s.int64_at(1)) : "a " + s.text_at(0);
         throw input_error(db.path() + ": schema_version holds " + held +
-                          ", not a results schema version (1 to " +
-                          std::to_string(kSchemaVersion) + ")");
+                          ", not a results schema version (1 to " + std::to_string(kSchemaVersion) +
+                          ")");
     }
     const int64_t version = s.int64_at(1);
     if (version > kSchemaVersion) {

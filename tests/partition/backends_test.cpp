@@ -172,6 +172,29 @@ TEST_F(BackendTest, TimesliceStartsOneWorkerPerJobOnTheWholeGpu) {
     EXPECT_NE(launches[1].child.stderr_path.find("gpt2-medium"), std::string::npos);
 }
 
+// A job's name is data, not a path: its log stays in the run directory under a safe name.
+TEST_F(BackendTest, JobLogsStayInTheRunDirectoryWhateverTheJobIsCalled) {
+    auto b = make_backend(BackendKind::kSequential, options(), "GPU-1");
+    std::vector<JobSpec> jobs(4);
+    jobs[0].name = "../../x";
+    jobs[0].command = {"/bin/true"};
+    jobs[1].name = "/bin/true";
+    jobs[1].command = {"/bin/true"};
+    jobs[2].name = "resnet18#2";
+    jobs[2].workload = "resnet18";
+    jobs[3].name = "evil\nname";
+    jobs[3].command = {"/bin/true"};
+    const auto launches = b->launches(jobs, whole_gpu_partitions(h200(), 4, "GPU-1"), {});
+    ASSERT_EQ(launches.size(), 4u);
+    const std::vector<std::string> expected = {"job-0-x.stderr", "job-1-bin-true.stderr",
+                                               "resnet18#2.stderr", "job-3-evil-name.stderr"};
+    for (size_t i = 0; i < 4; ++i) {
+        const fs::path log = launches[i].child.stderr_path;
+        EXPECT_EQ(log.parent_path(), dir_) << log;
+        EXPECT_EQ(log.filename(), expected[i]) << log;
+    }
+}
+
 TEST_F(BackendTest, GreenRunsAllJobsInOneWorkerFromASpecFile) {
     auto b = make_backend(BackendKind::kGreen, options(), "GPU-1");
     const auto parts =
