@@ -2,6 +2,8 @@
 // names its path.
 #include "experiment/spec.h"
 
+#include <limits>
+
 #include <toml++/toml.h>
 #include <algorithm>
 #include <cctype>
@@ -95,7 +97,8 @@ class Fields {
             throw input_error(path(key) + ": missing");
         return *s;
     }
-    std::optional<int64_t> integer(std::string_view key, int64_t min) {
+    std::optional<int64_t> integer(std::string_view key, int64_t min,
+                                   int64_t max = std::numeric_limits<int64_t>::max()) {
         const toml::node* n = take(key);
         if (!n)
             return std::nullopt;
@@ -105,6 +108,9 @@ class Fields {
         if (v < min)
             throw input_error(where(path(key), *n) + ": " + std::to_string(v) + " is below " +
                               std::to_string(min));
+        if (v > max)
+            throw input_error(where(path(key), *n) + ": " + std::to_string(v) + " is above " +
+                              std::to_string(max));
         return v;
     }
     // Seconds and the like: an integer or a float, at least `min` (above it when `above`).
@@ -169,7 +175,7 @@ Settings read_settings(Fields& f) {
     if (s.duration_s && s.work_steps)
         throw input_error(f.path("duration_s") + " and " + f.path("work_steps") +
                           ": give one of them, not both");
-    s.repetitions = f.integer("repetitions", 1);
+    s.repetitions = f.integer("repetitions", 1, kMaxRepetitions);
     s.cooldown_s = f.number("cooldown_s", 0, false);
     s.baseline = f.choice<Baseline>(
         "baseline", {{"none", Baseline::kNone}, {"sequential", Baseline::kSequential}});

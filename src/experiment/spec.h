@@ -13,6 +13,9 @@
 namespace migscope::experiment {
 
 inline constexpr int64_t kSpecVersion = 1;
+// Repetitions of each cell at most: a study repeats a cell a handful of times; 100000000 once
+// ended in bad_alloc while the cells were expanded.
+inline constexpr int64_t kMaxRepetitions = 1000;
 
 enum class SectionKind { kScaling, kMix };   // [[scaling]]: one job per run; [[mix]]: a layout
 enum class Baseline { kNone, kSequential };  // also run the jobs one after another, whole GPU

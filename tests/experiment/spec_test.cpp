@@ -123,6 +123,8 @@ TEST(Spec, BadSpecsAreRefusedNamingTheField) {
         {head + mix + "duration_s = 0\n", "mix[0].duration_s (line 8): must be above 0"},
         {head + mix + "repetitions = 1.5\nduration_s = 1\n",
          "mix[0].repetitions (line 8): expected an integer"},
+        {head + mix + "repetitions = 100000000\nduration_s = 1\n",
+         "mix[0].repetitions (line 8): 100000000 is above 1000"},
         {head + mix, "mix[0]: give duration_s or work_steps"},
         {head + mix + "duration_s = 1\nwork_steps = 5\n", "give one of them, not both"},
         {head + mix + "duration_s = 1\nbaseline = \"parallel\"\n",
