@@ -1,6 +1,6 @@
 """The SM clock and board power of the GPU while a benchmark runs, sampled by nvidia-smi every
 200 ms: a power-capped GPU clocks down under full load, and an MFU against the peak at the boost
-clock should say at which clock it was measured (docs/benchmarks.md, sixth run)."""
+clock should say at which clock it was measured (docs/benchmarks.md §2, and its git history)."""
 import shutil
 import statistics
 import subprocess

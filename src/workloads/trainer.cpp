@@ -95,7 +95,7 @@ torch::Tensor Trainer::forward_backward_update(const Batch& batch) {
     loss.backward();
     // Free the autograd graph now, while the GPU still runs the backward, not after the wait in
     // step(), where the GPU idles until the next step's first kernel (GPT-2 XL on the H200: about
-    // 1 ms a step faster; docs/benchmarks.md, sixth run).
+    // 1 ms a step faster; measured in the sixth run of docs/benchmarks.md, in its git history).
     const torch::Tensor value = loss.detach();
     loss.reset();
     optimizer_->step();
