@@ -16,11 +16,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A gnuplot single-quoted string: only the quote itself needs escaping (doubled).
+// A gnuplot single-quoted string: the quote is doubled, and control characters become spaces (a
+// line break would end the command, and the next line could be `!shell command`). Names come
+// from stores that may be someone else's: they stay text.
 std::string quoted(const std::string& text) {
     std::string out = "'";
-    for (char c : text)
-        out += c == '\'' ? std::string("''") : std::string(1, c);
+    for (char c : text) {
+        if (c == '\'')
+            out += "''";
+        else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            out += ' ';
+        else
+            out += c;
+    }
     return out + "'";
 }
 

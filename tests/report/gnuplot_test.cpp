@@ -56,6 +56,25 @@ TEST(Gnuplot, ScriptDrawsSvgThenPngWithQuotedText) {
     EXPECT_NE(script.find("index 2 using 1:2:3:4 with yerrorbars"), std::string::npos);
 }
 
+// A job name from a shared store once ran shell commands through gnuplot: a line break ended the
+// title and the next line was `!touch FILE`. Every text stays one quoted line now.
+TEST(Gnuplot, ANameWithLineBreaksRunsNothing) {
+    const fs::path dir = fresh_dir("hostile");
+    const std::string evil = "evil\n!touch " + (dir / "pwned").string() + "\nset title 'x";
+    Plot p = sample_plot();
+    p.name = "hostile";
+    p.title = evil;
+    p.x_label = evil + "\r";
+    p.series[0].title = evil;
+    p.series[3].points[0].label = evil;
+    const PlotFiles files = render_plot(p, dir.string());
+    EXPECT_FALSE(fs::exists(dir / "pwned"));
+    const std::string script = read_file(dir / "hostile.gp");
+    EXPECT_EQ(script.find("\n!touch"), std::string::npos) << script;
+    EXPECT_NE(script.find("set title 'evil !touch"), std::string::npos) << script;
+    EXPECT_NE(read_file(files.svg_path).find("</svg>"), std::string::npos);
+}
+
 TEST(Gnuplot, DrawsSvgAndPngFiles) {
     const fs::path dir = fresh_dir("draws");
     Plot bars;
