@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "telemetry/attribution.h"
 
 namespace migscope::plan {
 namespace {
@@ -211,7 +212,6 @@ Prediction predict(const Problem& problem, const Plan& plan) {
     out.jobs.resize(problem.jobs.size());
     std::vector<int> seen(problem.jobs.size(), 0);
     const Correction& c = problem.correction;
-    const double whole_sms = problem.sizes.back().sms;
     double dynamic_j = 0, charged_j = 0;
     for (size_t g = 0; g < plan.size(); ++g) {
         const GpuPlan& gpu = plan[g];
@@ -224,11 +224,18 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                                           [](const auto& q) { return !q.empty(); });
         const bool mix = gpu.layout && busy >= 2;
         out.corrected = out.corrected || (mix && (c.throughput != 1 || c.dynamic_power != 1));
+        // This GPU's jobs as `migscope run` attributes them (telemetry/attribution.h): the
+        // profiles' alone-on-partition dynamic powers stand for its solo probes.
+        std::vector<size_t> gpu_jobs;
+        telemetry::AttributionInput split;
+        split.idle_power_w = problem.idle_power_w;
+        double gpu_makespan_s = 0, gpu_dynamic_j = 0;
         for (size_t k = 0; k < partitions; ++k) {
             const size_t s =
                 gpu.layout ? problem.size_index(gpu.layout->instances[k].profile) : problem.whole();
             const Size& size = problem.sizes[s];
             double t = 0, whole_work_s = 0;
+            const size_t queue_start = gpu_jobs.size();
             for (size_t j : gpu.queues[k]) {
                 if (j >= problem.jobs.size() || seen[j]++)
                     throw input_error("plan: job " + std::to_string(j) +
@@ -240,8 +247,7 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                                       size.label + ": " + on.refusal);
                 }
                 const double time_s = on.time_s / (mix ? c.throughput : 1.0);
-                const double dynamic_w = std::max(0.0, on.power_w - problem.idle_power_w) *
-                                         (mix ? c.dynamic_power : 1.0);
+                const double solo_dynamic_w = std::max(0.0, on.power_w - problem.idle_power_w);
                 JobPrediction& jp = out.jobs[j];
                 jp.gpu = g;
                 jp.partition = k;
@@ -250,18 +256,30 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                 jp.end_s = t + time_s;
                 jp.items_per_s = job.items / time_s;
                 jp.speed_fraction = job.on[problem.whole()].time_s / time_s;
-                jp.energy_j =
-                    dynamic_w * time_s + problem.idle_power_w * size.sms / whole_sms * time_s;
                 jp.interpolated = on.interpolated;
-                dynamic_j += dynamic_w * time_s;
-                charged_j += jp.energy_j;
+                gpu_dynamic_j += solo_dynamic_w * time_s * (mix ? c.dynamic_power : 1.0);
+                gpu_jobs.push_back(j);
+                split.partition_sms.push_back(size.sms);
+                split.busy_s.push_back(time_s);
+                split.solo_dynamic_w.push_back(solo_dynamic_w);
                 whole_work_s += job.on[problem.whole()].time_s;
                 t += time_s;
             }
+            for (size_t q = queue_start; q < gpu_jobs.size(); ++q)  // jobs queued here share it
+                split.partition_share.push_back(t > 0 ? split.busy_s[q] / t : 1.0);
             if (t > 0)
                 out.throughput += whole_work_s / t;
-            out.makespan_s = std::max(out.makespan_s, t);
+            gpu_makespan_s = std::max(gpu_makespan_s, t);
         }
+        split.duration_s = gpu_makespan_s;
+        split.energy_j = problem.idle_power_w * gpu_makespan_s + gpu_dynamic_j;
+        const telemetry::Attribution a = telemetry::attribute_energy(split);
+        for (size_t q = 0; q < gpu_jobs.size(); ++q) {
+            out.jobs[gpu_jobs[q]].energy_j = a.energy_j[q];
+            charged_j += a.energy_j[q];
+        }
+        dynamic_j += gpu_dynamic_j;
+        out.makespan_s = std::max(out.makespan_s, gpu_makespan_s);
     }
     for (size_t j = 0; j < seen.size(); ++j) {
         if (!seen[j])

@@ -114,14 +114,17 @@ struct JobPrediction {
     double start_s = 0, end_s = 0;
     double items_per_s = 0;
     double speed_fraction = 0;  // of its whole-GPU speed
-    double energy_j = 0;  // its dynamic energy + its partition's share of idle power while it runs
+    // Its share of its GPU's energy until that GPU's last job ends, split as `migscope run`
+    // attributes a window (telemetry/attribution.h): idle power by partition size, its own
+    // dynamic power alone there × its time, and a time share of the mix's interaction.
+    double energy_j = 0;
     bool interpolated = false;
 };
 
 struct Prediction {
     double makespan_s = 0;     // when the last partition frees
     double energy_j = 0;       // board energy of all GPUs until the makespan
-    double idle_energy_j = 0;  // the part no job is charged: idle partitions and unused SMs
+    double idle_energy_j = 0;  // the part no job is charged: GPUs done before the makespan
     // Sum over busy partitions of (work it does, in seconds of whole-GPU time) / (its busy
     // time): the whole GPU running jobs one after another scores 1.
     double throughput = 0;

@@ -245,6 +245,7 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
     if (gpu)
         spec.device_sms = gpu->model.sm_count;
     spec.idle_probe_s = m.idle_probe_s;
+    spec.solo_probe_s = m.solo_probe_s;
 
     partition::BackendOptions bo;
     bo.worker_path = find_worker(m.worker);

@@ -15,8 +15,10 @@
 #include "core/statistics.h"
 #include "protocol/commands.h"
 #include "protocol/events.h"
-#include "runner/attribution.h"
+#include "telemetry/attribution.h"
 #include "telemetry/sampler.h"
+
+#include <fmt/format.h>
 
 namespace migscope::runner {
 namespace {
@@ -566,18 +568,6 @@ std::vector<double> sm_clocks_in(const std::vector<Sample>& samples, SteadyTime 
     return clocks;
 }
 
-std::optional<double> mean_power(const std::vector<Sample>& samples) {
-    double sum = 0;
-    size_t n = 0;
-    for (const Sample& s : samples) {
-        if (s.power_instant_w) {
-            sum += *s.power_instant_w;
-            ++n;
-        }
-    }
-    return n > 0 ? std::optional<double>(sum / static_cast<double>(n)) : std::nullopt;
-}
-
 }  // namespace
 
 std::string to_string(JobStatus status) {
@@ -597,6 +587,58 @@ std::string to_string(JobStatus status) {
     }
     return "?";
 }
+
+namespace {
+
+// Samples power for `seconds` (or until interrupted) with nothing running; the interval it covered.
+std::pair<SteadyTime, SteadyTime> probe_idle(double seconds, const RunHooks& hooks,
+                                             const std::string& when) {
+    if (hooks.progress)
+        hooks.progress("measuring idle power " + when + " for " + fmt_s(seconds));
+    const SteadyTime from = SteadyClock::now();
+    const auto until = from + std::chrono::duration_cast<SteadyClock::duration>(
+                                  std::chrono::duration<double>(seconds));
+    while (SteadyClock::now() < until && !(hooks.interrupt != nullptr && hooks.interrupt->load()))
+        ::poll(nullptr, 0, 20);
+    return {from, SteadyClock::now()};
+}
+
+// Job `i` alone on its partition for spec.solo_probe_s after its warm-up: the board's average
+// power over that window (none when it got no window or no energy).
+std::optional<double> probe_solo_power(const RunSpec& spec, size_t i,
+                                       const partition::Backend& backend,
+                                       telemetry::Sampler& sampler, telemetry::PowerSource& power,
+                                       const RunHooks& hooks, std::vector<std::string>& warnings,
+                                       bool& interrupted) {
+    RunSpec probe = spec;
+    probe.jobs = {spec.jobs[i]};
+    probe.partitions = {spec.partitions[i]};
+    probe.partitions[0].after_job.reset();
+    probe.mode = RunMode::kDuration;
+    probe.duration_s = spec.solo_probe_s;
+    if (hooks.progress)
+        hooks.progress("solo probe: " + spec.jobs[i].name + " alone on its partition for " +
+                       fmt_s(spec.solo_probe_s));
+    Group g(probe, {0}, backend, &power, hooks, warnings);
+    g.run();
+    interrupted = g.interrupted;
+    if (!g.open_sample || !g.close_sample) {
+        warnings.push_back("solo probe of " + spec.jobs[i].name + ": no measurement window");
+        return std::nullopt;
+    }
+    const telemetry::EnergySummary e =
+        telemetry::summarize_window(sampler.all(), *g.open_sample, *g.close_sample);
+    return e.average_power_w;
+}
+
+// A concurrent group's window, attributed once the idle baseline is known (after the run).
+struct PendingAttribution {
+    std::vector<size_t> jobs;  // RunSpec::jobs indices, in the order of the vectors below
+    double energy_j = 0, window_s = 0;
+    std::vector<double> sizes, busy_s, shares;
+};
+
+}  // namespace
 
 RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
                       telemetry::PowerSource* power, const RunHooks& hooks) {
@@ -622,18 +664,20 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         sampler->start();
     }
     result.trace_origin = SteadyClock::now();
-    if (power && spec.idle_probe_s > 0) {
-        if (hooks.progress)
-            hooks.progress("measuring idle power for " + fmt_s(spec.idle_probe_s));
-        const auto until = SteadyClock::now() + std::chrono::duration<double>(spec.idle_probe_s);
-        while (SteadyClock::now() < until &&
-               !(hooks.interrupt != nullptr && hooks.interrupt->load()))
-            ::poll(nullptr, 0, 20);
-        result.idle_power_w = mean_power(sampler->all());
+    std::vector<std::pair<SteadyTime, SteadyTime>> idle_intervals;
+    if (power && spec.idle_probe_s > 0)
+        idle_intervals.push_back(probe_idle(spec.idle_probe_s, hooks, "before the run"));
+
+    const bool sequential = backend.kind() == partition::BackendKind::kSequential;
+    std::vector<std::optional<double>> solo_power_w(spec.jobs.size());
+    if (power && spec.solo_probe_s > 0 && !sequential && spec.jobs.size() > 1) {
+        for (size_t i = 0; i < spec.jobs.size() && !result.interrupted; ++i)
+            solo_power_w[i] = probe_solo_power(spec, i, backend, *sampler, *power, hooks,
+                                               result.warnings, result.interrupted);
     }
 
     std::vector<std::vector<size_t>> groups;
-    if (backend.kind() == partition::BackendKind::kSequential) {
+    if (sequential) {
         for (size_t i = 0; i < spec.jobs.size(); ++i)
             groups.push_back({i});
     } else {
@@ -644,6 +688,7 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
 
     std::vector<telemetry::EnergySummary> summaries;
     std::vector<double> window_clocks_mhz;  // every window's SM clock readings
+    std::vector<PendingAttribution> pending;
     std::vector<JobResult> jobs(spec.jobs.size());
     for (const auto& indices : groups) {
         if (result.interrupted) {
@@ -664,18 +709,21 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         Group g(spec, indices, backend, power, hooks, result.warnings);
         g.run();
         result.interrupted = result.interrupted || g.interrupted;
-        std::vector<double> sizes, busy;
+        PendingAttribution p;
         std::vector<size_t> queue_of;
         for (const JobState& s : g.jobs) {
             JobResult r = job_result(spec, s, g, g.interrupted);
-            const partition::Partition& p = spec.partitions[s.index];
-            sizes.push_back(p.sms ? static_cast<double>(*p.sms)
-                                  : std::max<double>(1.0, static_cast<double>(p.cpu_cores.size())));
-            busy.push_back(r.busy_s);
+            const partition::Partition& part = spec.partitions[s.index];
+            p.jobs.push_back(s.index);
+            p.sizes.push_back(part.sms ? static_cast<double>(*part.sms)
+                                       : std::max<double>(1.0, static_cast<double>(
+                                                                   part.cpu_cores.size())));
+            p.busy_s.push_back(r.busy_s);
             size_t head = s.index;  // the first job of its queue
             while (spec.partitions[head].after_job)
                 head = *spec.partitions[head].after_job;
             queue_of.push_back(head);
+            r.solo_power_w = solo_power_w[s.index];
             jobs[s.index] = std::move(r);
             if (!result.torch_version)
                 result.torch_version = s.torch_version;
@@ -700,23 +748,61 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         summaries.push_back(e);
         if (!e.counter_energy_j)
             continue;
-        if (backend.kind() == partition::BackendKind::kSequential) {
+        if (sequential) {
             jobs[indices.front()].energy_j = *e.counter_energy_j;
             result.attribution_method =
                 "each job measured alone on the whole GPU, in its own window (board energy "
                 "counter)";
         } else {
-            const Attribution a =
-                attribute_energy({*e.counter_energy_j, window_s, result.idle_power_w, sizes, busy,
-                                  queue_shares(queue_of, busy)});
-            for (size_t k = 0; k < g.jobs.size(); ++k)
-                jobs[g.jobs[k].index].energy_j = a.energy_j[k];
-            result.attribution_method = a.method;
+            p.energy_j = *e.counter_energy_j;
+            p.window_s = window_s;
+            p.shares = queue_shares(queue_of, p.busy_s);
+            pending.push_back(std::move(p));
         }
     }
+    if (power && spec.idle_probe_s > 0 && !result.interrupted)
+        idle_intervals.push_back(probe_idle(spec.idle_probe_s, hooks, "after the jobs"));
     if (sampler) {
         sampler->stop();
         result.trace = sampler->all();
+    }
+    result.idle = telemetry::idle_baseline(
+        result.trace, idle_intervals, std::min(spec.idle_settle_s, spec.idle_probe_s / 2),
+        telemetry::clocks_up_threshold_mhz(result.trace).value_or(0));
+    const auto static_power = result.idle.static_power();
+    std::string idle_source;
+    if (static_power) {
+        result.idle_power_w = static_power->second.mean_w;
+        idle_source = to_string(static_power->first) + fmt::format(
+                                                           ", {:.0f}–{:.0f} W over {} samples",
+                                                           static_power->second.min_w,
+                                                           static_power->second.max_w,
+                                                           static_power->second.samples);
+        if (static_power->first == telemetry::IdleState::kDeep && !sequential)
+            result.warnings.push_back(
+                "idle power seen only in deep idle (SM clock down): the static part undercounts "
+                "what a partition pays while its neighbours work");
+    }
+    for (const PendingAttribution& p : pending) {
+        telemetry::AttributionInput in;
+        in.energy_j = p.energy_j;
+        in.duration_s = p.window_s;
+        in.idle_power_w = result.idle_power_w;
+        in.partition_sms = p.sizes;
+        in.busy_s = p.busy_s;
+        in.partition_share = p.shares;
+        in.idle_source = idle_source;
+        in.solo_source = "solo probe of " + fmt_s(spec.solo_probe_s) + " each";
+        const bool all_solo =
+            std::all_of(p.jobs.begin(), p.jobs.end(), [&](size_t i) { return solo_power_w[i]; });
+        if (all_solo && result.idle_power_w) {
+            for (size_t i : p.jobs)
+                in.solo_dynamic_w.push_back(std::max(0.0, *solo_power_w[i] - *result.idle_power_w));
+        }
+        const telemetry::Attribution a = telemetry::attribute_energy(in);
+        for (size_t k = 0; k < p.jobs.size(); ++k)
+            jobs[p.jobs[k]].energy_j = a.energy_j[k];
+        result.attribution_method = a.method;
     }
     result.sm_clock_mhz = percentile(window_clocks_mhz, 0.5);
     result.energy = combine(summaries);
@@ -726,7 +812,7 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
             // processed at its measured rate during the whole window (or its own run time).
             const double window_items =
                 spec.mode == RunMode::kWork ? r.items : *r.items_per_s * result.window_s;
-            if (backend.kind() == partition::BackendKind::kSequential)
+            if (sequential)
                 r.energy_per_item_j = *r.energy_j / r.items;
             else
                 r.energy_per_item_j = *r.energy_j / window_items;

@@ -11,6 +11,7 @@
 #include "runner/steady_state.h"
 #include "store/record.h"
 #include "telemetry/energy.h"
+#include "telemetry/idle_baseline.h"
 #include "telemetry/power_source.h"
 #include "telemetry/sample.h"
 
@@ -32,7 +33,14 @@ struct RunSpec {
     double job_timeout_s = 3600;         // kWork: a job still running after this long is timed out
     std::optional<unsigned> device_sms;  // SMs of the whole GPU: MFU's peak is scaled by SMs / this
     double sample_hz = 10;
-    double idle_probe_s = 2;  // board power sampled this long before starting, as idle power
+    // Board power sampled this long with no job running, before the jobs and after them (when
+    // the SM clock is still up): the idle baseline (telemetry/idle_baseline.h).
+    double idle_probe_s = 2;
+    // The start of each idle probe that is not counted (power still falling), at most half of it.
+    double idle_settle_s = 0.5;
+    // > 0 (concurrent backends, more than one job): each job first runs alone on its partition
+    // for this long after its warm-up, and the dynamic energy is attributed by what each drew.
+    double solo_probe_s = 0;
     std::string run_dir;      // created by the caller; job stderr logs go here
 };
 
@@ -48,6 +56,7 @@ struct JobResult : store::JobMeasures {
     std::string message;          // why it failed; empty when ok
     std::optional<unsigned> sms;  // SMs the job really got (reported by the worker)
     std::string stderr_path;
+    std::optional<double> solo_power_w;  // board power with the job alone (RunSpec::solo_probe_s)
 };
 
 struct RunResult {
@@ -56,7 +65,8 @@ struct RunResult {
     std::string layout;
     double window_s = 0;  // kDuration: the window; kWork: the makespan (summed for sequential)
     telemetry::EnergySummary energy;  // over the window(s); sequential: sums over the jobs' own
-    std::optional<double> idle_power_w;
+    telemetry::IdleBaseline idle;        // idle power by state, before and after the jobs
+    std::optional<double> idle_power_w;  // the static power attribution used (idle.static_power)
     // Median SM clock over the window(s): a power-capped GPU clocks down under full load, which
     // makes small partitions look faster than their SM share.
     std::optional<double> sm_clock_mhz;

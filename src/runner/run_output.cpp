@@ -46,7 +46,21 @@ json run_json(const RunResult& run, const RecordContext& context) {
         j["jobs"][k]["stderr_log"] = run.jobs[k].stderr_path;
         if (const auto after = run.jobs[k].partition.after_job)
             j["jobs"][k]["after_job"] = *after;  // queued on that job's partition
+        j["jobs"][k]["solo_power_w"] = report::maybe(run.jobs[k].solo_power_w);
     }
+    const auto idle_state = [](const std::optional<telemetry::IdlePower>& p) -> json {
+        if (!p)
+            return nullptr;
+        return {{"mean_w", p->mean_w}, {"min_w", p->min_w}, {"max_w", p->max_w},
+                {"samples", p->samples}};
+    };
+    j["idle"] = {{"clocks_up", idle_state(run.idle.clocks_up)},
+                 {"deep", idle_state(run.idle.deep)},
+                 {"no_clock", idle_state(run.idle.no_clock)},
+                 {"clock_threshold_mhz", run.idle.clock_threshold_mhz},
+                 {"used", run.idle.static_power()
+                              ? json(to_string(run.idle.static_power()->first))
+                              : json(nullptr)}};
     return j;
 }
 
@@ -71,8 +85,15 @@ void print_run_table(const RunResult& run, const std::string& title, std::ostrea
         << " (" << e.power_samples << " samples, disagreement "
         << cell_number(e.disagreement_pct, 2, "%") << ")\n";
     out << "  power        " << cell_number(e.average_power_w, 0, "W") << " average, idle "
-        << cell_number(run.idle_power_w, 0, "W") << " before the run; SM clock "
+        << cell_number(run.idle_power_w, 0, "W") << "; SM clock "
         << cell_number(run.sm_clock_mhz, 0, "MHz") << " (median in the window)\n";
+    if (const std::string idle = run.idle.describe(); !idle.empty())
+        out << "  idle         " << idle << " (before and after the jobs)\n";
+    for (const JobResult& r : run.jobs) {
+        if (r.solo_power_w)
+            out << "  solo probe   " << r.spec.name << ": " << cell_number(r.solo_power_w, 0, "W")
+                << " board power alone on its partition\n";
+    }
     if (run.aggregate_normalised_throughput)
         out << "  aggregate normalised throughput "
             << cell_number(run.aggregate_normalised_throughput, 2)

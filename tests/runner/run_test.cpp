@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -16,22 +17,59 @@
 namespace migscope::runner {
 namespace {
 
-// 100 W for the first 0.2 s (the idle probe), 300 W after; the counter is the exact integral.
-class StepPower : public telemetry::PowerSource {
+// Board power that follows what the run says it is doing (its progress lines): 100 W idle,
+// 100 W plus each running job's dynamic power while jobs run (kDynamicW by job name, 100 W for
+// others; side by side the jobs' powers add up). The counter is the exact integral.
+class LevelPower : public telemetry::PowerSource {
   public:
-    StepPower() : start_(SteadyClock::now()) {}
+    static constexpr double kIdleW = 100;
+    static inline const std::map<std::string, double> kDynamicW = {{"fake#0", 150},
+                                                                    {"fake#1", 50}};
+
+    LevelPower() : last_(SteadyClock::now()) {}
     telemetry::Sample read(telemetry::SampleScope) override {
+        std::lock_guard<std::mutex> lock(mutex_);
         telemetry::Sample s;
-        s.time = SteadyClock::now();
-        const double t = seconds_between(start_, s.time);
-        s.power_instant_w = t < kSwitchS ? 100.0 : 300.0;
-        s.energy_j = t < kSwitchS ? 100.0 * t : 100.0 * kSwitchS + 300.0 * (t - kSwitchS);
+        s.time = advance();
+        s.power_instant_w = level_w_;
+        s.energy_j = energy_j_;
         return s;
     }
-    static constexpr double kSwitchS = 0.2;
+    // The run's progress hook: "solo probe: NAME alone ...", "starting A, B (...)", "measuring
+    // idle power ...".
+    void on_progress(const std::string& line) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        advance();
+        if (line.rfind("measuring idle power", 0) == 0) {
+            level_w_ = kIdleW;
+        } else if (line.rfind("solo probe: ", 0) == 0) {
+            level_w_ = kIdleW + dynamic_w(line.substr(12, line.find(" alone") - 12));
+        } else if (line.rfind("starting ", 0) == 0) {
+            const std::string names = line.substr(9, line.rfind(" (") - 9);
+            level_w_ = kIdleW;
+            for (size_t from = 0; from <= names.size();) {
+                const size_t comma = std::min(names.find(", ", from), names.size());
+                level_w_ += dynamic_w(names.substr(from, comma - from));
+                from = comma + 2;
+            }
+        }
+    }
 
   private:
-    SteadyTime start_;
+    static double dynamic_w(const std::string& name) {
+        const auto it = kDynamicW.find(name);
+        return it == kDynamicW.end() ? 100.0 : it->second;
+    }
+    SteadyTime advance() {
+        const SteadyTime now = SteadyClock::now();
+        energy_j_ += level_w_ * seconds_between(last_, now);
+        last_ = now;
+        return now;
+    }
+    std::mutex mutex_;
+    SteadyTime last_;
+    double level_w_ = kIdleW;
+    double energy_j_ = 0;
 };
 
 class RunTest : public ::testing::Test {
@@ -59,7 +97,8 @@ class RunTest : public ::testing::Test {
         s.partitions.assign(s.jobs.size(), p);
         s.partitions.back().sms = 48;  // unequal sizes, for attribution
         s.duration_s = 1.0;
-        s.idle_probe_s = StepPower::kSwitchS - 0.05;
+        s.idle_probe_s = 0.15;
+        s.idle_settle_s = 0;
         s.warmup_timeout_s = 10;
         s.sample_hz = 50;
         s.device_sms = 132;
@@ -74,11 +113,17 @@ class RunTest : public ::testing::Test {
         o.worker_path = FAKE_WORKER;
         o.run_dir = dir_.string();
         auto backend = partition::make_backend(kind, o, "GPU-fake");
-        return execute_run(s, *backend, &power_, hooks);
+        RunHooks with_power = hooks;
+        with_power.progress = [&](const std::string& line) {
+            power_.on_progress(line);
+            if (hooks.progress)
+                hooks.progress(line);
+        };
+        return execute_run(s, *backend, &power_, with_power);
     }
 
     std::filesystem::path dir_;
-    StepPower power_;
+    LevelPower power_;
 };
 
 double sum_energy(const RunResult& r) {
@@ -111,6 +156,7 @@ TEST_F(RunTest, DurationWindowMeasuresEveryJobAndSplitsAllTheEnergy) {
         EXPECT_EQ(j.sms, 16u);
     }
     ASSERT_TRUE(r.energy.counter_energy_j);
+    // Both jobs run through the window: 100 W idle + 150 W + 50 W.
     EXPECT_NEAR(*r.energy.counter_energy_j, 300.0 * r.window_s, 0.5);
     ASSERT_TRUE(r.energy.disagreement_pct);
     EXPECT_LT(std::abs(*r.energy.disagreement_pct), 1.0);
@@ -120,9 +166,38 @@ TEST_F(RunTest, DurationWindowMeasuresEveryJobAndSplitsAllTheEnergy) {
     // Idle energy by size (16 vs 48 SMs), dynamic by size × busy time: the bigger gets more.
     EXPECT_GT(*r.jobs[1].energy_j, 2.5 * *r.jobs[0].energy_j);
     EXPECT_NE(r.attribution_method.find("idle power"), std::string::npos);
+    EXPECT_NE(r.attribution_method.find("partition size × busy seconds"), std::string::npos);
     ASSERT_TRUE(r.jobs[0].energy_per_item_j);
     EXPECT_GT(r.trace.size(), 20u);
     EXPECT_EQ(r.torch_version, "0.0-fake");  // from the workers' ready events
+}
+
+TEST_F(RunTest, SoloProbesAttributeWhatEachJobDrawsAlone) {
+    // fake#0 on 16 SMs draws 150 W above idle, fake#1 on 48 SMs 50 W: by partition size × busy
+    // seconds fake#1 would get three times the dynamic energy; by what they draw, a third of it.
+    RunSpec s = spec_for({"fake", "fake"});
+    s.solo_probe_s = 0.3;
+    const RunResult r = run(s);
+    ASSERT_EQ(r.jobs.size(), 2u);
+    ASSERT_TRUE(r.jobs[0].solo_power_w && r.jobs[1].solo_power_w);
+    EXPECT_NEAR(*r.jobs[0].solo_power_w, 250.0, 1.0);
+    EXPECT_NEAR(*r.jobs[1].solo_power_w, 150.0, 1.0);
+    ASSERT_TRUE(r.idle_power_w);
+    EXPECT_NEAR(*r.idle_power_w, 100.0, 1e-9);
+    // The idle baseline has probes before and after the jobs; samples without a clock.
+    ASSERT_TRUE(r.idle.no_clock);
+    EXPECT_GT(r.idle.no_clock->samples, 8u);
+    ASSERT_TRUE(r.energy.counter_energy_j);
+    const double window_s = r.window_s;
+    // Static 100 W by size (25 / 75 W); dynamic as drawn alone, no interaction (they add up).
+    const double busy0 = r.jobs[0].busy_s, busy1 = r.jobs[1].busy_s;
+    const double dynamic_j = 200.0 * window_s;
+    const double interaction_j = dynamic_j - 150.0 * busy0 - 50.0 * busy1;
+    EXPECT_NEAR(*r.jobs[0].energy_j,
+                25.0 * window_s + 150.0 * busy0 + interaction_j * busy0 / (busy0 + busy1), 1.0);
+    EXPECT_NEAR(*r.jobs[0].energy_j + *r.jobs[1].energy_j, *r.energy.counter_energy_j, 1e-6);
+    EXPECT_GT(*r.jobs[0].energy_j, 1.2 * *r.jobs[1].energy_j);
+    EXPECT_NE(r.attribution_method.find("solo probe"), std::string::npos);
 }
 
 TEST_F(RunTest, MfuIsAgainstTheWholeGpusPeakScaledToTheJobsSmsEvenUnderMps) {

@@ -171,7 +171,15 @@ void add_run_command(CLI::App& app, Action& action) {
         ->check(CLI::Range(10.0, 100.0))
         ->capture_default_str();
     cmd->add_option("--idle-probe", m.idle_probe_s,
-                    "Seconds of board power sampled before starting, as idle power (0: none)")
+                    "Seconds of board power sampled with no job running, before the jobs and "
+                    "after them, as idle power with clocks up and deep idle (0: none)")
+        ->check(CLI::Range(0.0, 60.0))
+        ->capture_default_str();
+    cmd->add_option("--solo-probe", m.solo_probe_s,
+                    "Seconds each job first runs alone on its partition (after its warm-up) so "
+                    "that energy is attributed by what each job draws (0: by partition size x "
+                    "busy seconds; docs/runs.md)")
+        ->check(CLI::Range(0.0, 600.0))
         ->capture_default_str();
     cmd->add_option("--baseline", o->baseline,
                     "sequential: also run the jobs one after another on the whole GPU and compare")

@@ -1,0 +1,105 @@
+// Idle power by clock state: samples from the idle intervals, split at a clock threshold.
+#include "telemetry/idle_baseline.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+namespace migscope::telemetry {
+namespace {
+
+std::optional<IdlePower> summarise(const std::vector<double>& watts) {
+    if (watts.empty())
+        return std::nullopt;
+    IdlePower p;
+    p.samples = watts.size();
+    p.min_w = *std::min_element(watts.begin(), watts.end());
+    p.max_w = *std::max_element(watts.begin(), watts.end());
+    double sum = 0;
+    for (double w : watts)
+        sum += w;
+    p.mean_w = sum / static_cast<double>(watts.size());
+    return p;
+}
+
+std::string describe_one(IdleState state, const IdlePower& p) {
+    return fmt::format("{} {:.0f} W ({:.0f}–{:.0f} W, {} samples)", to_string(state), p.mean_w,
+                       p.min_w, p.max_w, p.samples);
+}
+
+}  // namespace
+
+std::string to_string(IdleState state) {
+    switch (state) {
+        case IdleState::kClocksUp:
+            return "idle with clocks up";
+        case IdleState::kDeep:
+            return "deep idle";
+        case IdleState::kNoClock:
+            return "idle";
+    }
+    return "idle";
+}
+
+std::optional<std::pair<IdleState, IdlePower>> IdleBaseline::static_power() const {
+    if (clocks_up)
+        return std::pair{IdleState::kClocksUp, *clocks_up};
+    if (no_clock)
+        return std::pair{IdleState::kNoClock, *no_clock};
+    if (deep)
+        return std::pair{IdleState::kDeep, *deep};
+    return std::nullopt;
+}
+
+std::string IdleBaseline::describe() const {
+    std::string out;
+    const std::pair<IdleState, const std::optional<IdlePower>*> states[] = {
+        {IdleState::kClocksUp, &clocks_up}, {IdleState::kDeep, &deep}, {IdleState::kNoClock, &no_clock}};
+    for (const auto& [state, power] : states) {
+        if (*power)
+            out += (out.empty() ? "" : "; ") + describe_one(state, **power);
+    }
+    return out;
+}
+
+IdleBaseline idle_baseline(const std::vector<Sample>& trace,
+                           const std::vector<std::pair<SteadyTime, SteadyTime>>& idle_intervals,
+                           double settle_s, double clock_threshold_mhz) {
+    const auto settle = std::chrono::duration_cast<SteadyClock::duration>(
+        std::chrono::duration<double>(std::max(0.0, settle_s)));
+    std::vector<double> up, deep, no_clock;
+    for (const Sample& s : trace) {
+        if (!s.power_instant_w)
+            continue;
+        const bool idle = std::any_of(idle_intervals.begin(), idle_intervals.end(),
+                                      [&](const auto& iv) {
+                                          return s.time >= iv.first + settle && s.time <= iv.second;
+                                      });
+        if (!idle)
+            continue;
+        if (!s.sm_clock_mhz)
+            no_clock.push_back(*s.power_instant_w);
+        else if (*s.sm_clock_mhz >= clock_threshold_mhz)
+            up.push_back(*s.power_instant_w);
+        else
+            deep.push_back(*s.power_instant_w);
+    }
+    IdleBaseline b;
+    b.clocks_up = summarise(up);
+    b.deep = summarise(deep);
+    b.no_clock = summarise(no_clock);
+    b.clock_threshold_mhz = clock_threshold_mhz;
+    return b;
+}
+
+std::optional<double> clocks_up_threshold_mhz(const std::vector<Sample>& trace) {
+    std::optional<unsigned> highest;
+    for (const Sample& s : trace) {
+        if (s.sm_clock_mhz && (!highest || *s.sm_clock_mhz > *highest))
+            highest = s.sm_clock_mhz;
+    }
+    return highest ? std::optional<double>(*highest / 2.0) : std::nullopt;
+}
+
+}  // namespace migscope::telemetry
