@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -224,12 +225,14 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                                           [](const auto& q) { return !q.empty(); });
         const bool mix = gpu.layout && busy >= 2;
         out.corrected = out.corrected || (mix && (c.throughput != 1 || c.dynamic_power != 1));
-        // This GPU's jobs as `migscope run` attributes them (telemetry/attribution.h): the
-        // profiles' alone-on-partition dynamic powers stand for its solo probes.
+        // This GPU's jobs as `migscope run` attributes them (telemetry/attribution.h), with the
+        // mix without each job predicted from the profiles like the mix itself.
         std::vector<size_t> gpu_jobs;
         telemetry::AttributionInput split;
         split.idle_power_w = problem.idle_power_w;
-        double gpu_makespan_s = 0, gpu_dynamic_j = 0;
+        double gpu_makespan_s = 0;
+        std::vector<double> gpu_alone_j;  // each job's dynamic energy as if alone on its partition
+        std::vector<bool> alone_in_queue;  // the only job of its partition
         for (size_t k = 0; k < partitions; ++k) {
             const size_t s =
                 gpu.layout ? problem.size_index(gpu.layout->instances[k].profile) : problem.whole();
@@ -247,7 +250,7 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                                       size.label + ": " + on.refusal);
                 }
                 const double time_s = on.time_s / (mix ? c.throughput : 1.0);
-                const double solo_dynamic_w = std::max(0.0, on.power_w - problem.idle_power_w);
+                const double alone_dynamic_w = std::max(0.0, on.power_w - problem.idle_power_w);
                 JobPrediction& jp = out.jobs[j];
                 jp.gpu = g;
                 jp.partition = k;
@@ -257,22 +260,41 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                 jp.items_per_s = job.items / time_s;
                 jp.speed_fraction = job.on[problem.whole()].time_s / time_s;
                 jp.interpolated = on.interpolated;
-                gpu_dynamic_j += solo_dynamic_w * time_s * (mix ? c.dynamic_power : 1.0);
+                gpu_alone_j.push_back(alone_dynamic_w * time_s);
                 gpu_jobs.push_back(j);
                 split.partition_sms.push_back(size.sms);
                 split.busy_s.push_back(time_s);
-                split.solo_dynamic_w.push_back(solo_dynamic_w);
                 whole_work_s += job.on[problem.whole()].time_s;
                 t += time_s;
             }
-            for (size_t q = queue_start; q < gpu_jobs.size(); ++q)  // jobs queued here share it
+            for (size_t q = queue_start; q < gpu_jobs.size(); ++q) {  // jobs queued here share it
                 split.partition_share.push_back(t > 0 ? split.busy_s[q] / t : 1.0);
+                alone_in_queue.push_back(gpu.queues[k].size() == 1);
+            }
             if (t > 0)
                 out.throughput += whole_work_s / t;
             gpu_makespan_s = std::max(gpu_makespan_s, t);
         }
+        if (gpu_jobs.empty())
+            continue;
+        const auto mix_dynamic_j = [&](double alone_j, size_t busy_partitions) {
+            return alone_j * (gpu.layout && busy_partitions >= 2 ? c.dynamic_power : 1.0);
+        };
+        const double alone_j = std::accumulate(gpu_alone_j.begin(), gpu_alone_j.end(), 0.0);
+        const double gpu_dynamic_j = mix_dynamic_j(alone_j, busy);
         split.duration_s = gpu_makespan_s;
         split.energy_j = problem.idle_power_w * gpu_makespan_s + gpu_dynamic_j;
+        // The mix without a job: one busy partition fewer when it was alone on its partition.
+        // attribute_energy takes its power such that the job's marginal power × its time is
+        // this GPU's dynamic energy minus that mix's.
+        for (size_t q = 0; q < gpu_jobs.size(); ++q) {
+            const double without_j =
+                mix_dynamic_j(alone_j - gpu_alone_j[q], busy - (alone_in_queue[q] ? 1 : 0));
+            const double marginal_j = std::max(0.0, gpu_dynamic_j - without_j);
+            split.without_dynamic_w.push_back(
+                gpu_dynamic_j / gpu_makespan_s -
+                (split.busy_s[q] > 0 ? marginal_j / split.busy_s[q] : 0.0));
+        }
         const telemetry::Attribution a = telemetry::attribute_energy(split);
         for (size_t q = 0; q < gpu_jobs.size(); ++q) {
             out.jobs[gpu_jobs[q]].energy_j = a.energy_j[q];

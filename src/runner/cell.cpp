@@ -245,7 +245,9 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
     if (gpu)
         spec.device_sms = gpu->model.sm_count;
     spec.idle_probe_s = m.idle_probe_s;
-    spec.solo_probe_s = m.solo_probe_s;
+    spec.marginal_probe_s = m.marginal_probe_s;
+    if (spec.mode == RunMode::kDuration)
+        spec.marginal_probe_s = std::min(spec.marginal_probe_s, spec.duration_s);
 
     partition::BackendOptions bo;
     bo.worker_path = find_worker(m.worker);

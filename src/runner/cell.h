@@ -52,7 +52,7 @@ struct Measurement {
     double job_timeout_s = 3600;
     double hz = 10;
     double idle_probe_s = 2;
-    double solo_probe_s = 0;  // RunSpec::solo_probe_s
+    double marginal_probe_s = 3;  // RunSpec::marginal_probe_s, at most the run's duration
     std::string worker;  // migscope-worker; empty: found beside migscope
     bool apply = false;  // mig: create the instances
     bool force = false;  // run jobs known not to fit their partition's memory

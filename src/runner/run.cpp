@@ -603,32 +603,39 @@ std::pair<SteadyTime, SteadyTime> probe_idle(double seconds, const RunHooks& hoo
     return {from, SteadyClock::now()};
 }
 
-// Job `i` alone on its partition for spec.solo_probe_s after its warm-up: the board's average
-// power over that window (none when it got no window or no energy).
-std::optional<double> probe_solo_power(const RunSpec& spec, size_t i,
-                                       const partition::Backend& backend,
-                                       telemetry::Sampler& sampler, telemetry::PowerSource& power,
-                                       const RunHooks& hooks, std::vector<std::string>& warnings,
-                                       bool& interrupted) {
+// The mix without job `i` (for two jobs: the other alone) on the same partitions for
+// spec.marginal_probe_s after its warm-up: the board's average power over that window (none when
+// it got no window or no energy).
+std::optional<double> probe_without(const RunSpec& spec, size_t i,
+                                    const partition::Backend& backend, telemetry::Sampler& sampler,
+                                    telemetry::PowerSource& power, const RunHooks& hooks,
+                                    std::vector<std::string>& warnings, bool& interrupted) {
     RunSpec probe = spec;
-    probe.jobs = {spec.jobs[i]};
-    probe.partitions = {spec.partitions[i]};
-    probe.partitions[0].after_job.reset();
+    probe.jobs.clear();
+    probe.partitions.clear();
+    std::vector<size_t> indices;
+    for (size_t k = 0; k < spec.jobs.size(); ++k) {
+        if (k == i)
+            continue;
+        indices.push_back(probe.jobs.size());
+        probe.jobs.push_back(spec.jobs[k]);
+        probe.partitions.push_back(spec.partitions[k]);
+    }
     probe.mode = RunMode::kDuration;
-    probe.duration_s = spec.solo_probe_s;
+    probe.duration_s = spec.marginal_probe_s;
     if (hooks.progress)
-        hooks.progress("solo probe: " + spec.jobs[i].name + " alone on its partition for " +
-                       fmt_s(spec.solo_probe_s));
-    Group g(probe, {0}, backend, &power, hooks, warnings);
+        hooks.progress("marginal probe: the mix without " + spec.jobs[i].name + " for " +
+                       fmt_s(spec.marginal_probe_s));
+    Group g(probe, indices, backend, &power, hooks, warnings);
     g.run();
     interrupted = g.interrupted;
     if (!g.open_sample || !g.close_sample) {
-        warnings.push_back("solo probe of " + spec.jobs[i].name + ": no measurement window");
+        warnings.push_back("marginal probe without " + spec.jobs[i].name +
+                           ": no measurement window");
         return std::nullopt;
     }
-    const telemetry::EnergySummary e =
-        telemetry::summarize_window(sampler.all(), *g.open_sample, *g.close_sample);
-    return e.average_power_w;
+    return telemetry::summarize_window(sampler.all(), *g.open_sample, *g.close_sample)
+        .average_power_w;
 }
 
 // A concurrent group's window, attributed once the idle baseline is known (after the run).
@@ -669,10 +676,17 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         idle_intervals.push_back(probe_idle(spec.idle_probe_s, hooks, "before the run"));
 
     const bool sequential = backend.kind() == partition::BackendKind::kSequential;
-    std::vector<std::optional<double>> solo_power_w(spec.jobs.size());
-    if (power && spec.solo_probe_s > 0 && !sequential && spec.jobs.size() > 1) {
-        for (size_t i = 0; i < spec.jobs.size() && !result.interrupted; ++i)
-            solo_power_w[i] = probe_solo_power(spec, i, backend, *sampler, *power, hooks,
+    std::vector<std::optional<double>> without_power_w(spec.jobs.size());
+    if (power && spec.marginal_probe_s > 0 && !sequential && spec.jobs.size() > 1) {
+        const bool queued = std::any_of(spec.partitions.begin(), spec.partitions.end(),
+                                        [](const auto& p) { return p.after_job.has_value(); });
+        if (queued) {
+            result.warnings.push_back(
+                "no marginal probe: jobs queue on a partition (the probe needs one job per "
+                "partition); energy is split by partition size × busy seconds");
+        }
+        for (size_t i = 0; i < spec.jobs.size() && !queued && !result.interrupted; ++i)
+            without_power_w[i] = probe_without(spec, i, backend, *sampler, *power, hooks,
                                                result.warnings, result.interrupted);
     }
 
@@ -723,7 +737,7 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
             while (spec.partitions[head].after_job)
                 head = *spec.partitions[head].after_job;
             queue_of.push_back(head);
-            r.solo_power_w = solo_power_w[s.index];
+            r.without_power_w = without_power_w[s.index];
             jobs[s.index] = std::move(r);
             if (!result.torch_version)
                 result.torch_version = s.torch_version;
@@ -792,12 +806,12 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         in.busy_s = p.busy_s;
         in.partition_share = p.shares;
         in.idle_source = idle_source;
-        in.solo_source = "solo probe of " + fmt_s(spec.solo_probe_s) + " each";
-        const bool all_solo =
-            std::all_of(p.jobs.begin(), p.jobs.end(), [&](size_t i) { return solo_power_w[i]; });
-        if (all_solo && result.idle_power_w) {
+        in.without_source = "probe of " + fmt_s(spec.marginal_probe_s) + " each";
+        const bool all_probed = std::all_of(p.jobs.begin(), p.jobs.end(),
+                                            [&](size_t i) { return without_power_w[i]; });
+        if (all_probed && result.idle_power_w) {
             for (size_t i : p.jobs)
-                in.solo_dynamic_w.push_back(std::max(0.0, *solo_power_w[i] - *result.idle_power_w));
+                in.without_dynamic_w.push_back(*without_power_w[i] - *result.idle_power_w);
         }
         const telemetry::Attribution a = telemetry::attribute_energy(in);
         for (size_t k = 0; k < p.jobs.size(); ++k)

@@ -38,9 +38,10 @@ struct RunSpec {
     double idle_probe_s = 2;
     // The start of each idle probe that is not counted (power still falling), at most half of it.
     double idle_settle_s = 0.5;
-    // > 0 (concurrent backends, more than one job): each job first runs alone on its partition
-    // for this long after its warm-up, and the dynamic energy is attributed by what each drew.
-    double solo_probe_s = 0;
+    // > 0 (concurrent backends, more than one job, one job per partition): before the run, the
+    // mix without each job in turn (for two jobs: each alone) runs this long after its warm-up,
+    // and the dynamic energy is attributed by each job's marginal power (telemetry/attribution.h).
+    double marginal_probe_s = 0;
     std::string run_dir;      // created by the caller; job stderr logs go here
 };
 
@@ -56,7 +57,8 @@ struct JobResult : store::JobMeasures {
     std::string message;          // why it failed; empty when ok
     std::optional<unsigned> sms;  // SMs the job really got (reported by the worker)
     std::string stderr_path;
-    std::optional<double> solo_power_w;  // board power with the job alone (RunSpec::solo_probe_s)
+    // Board power of the mix without this job (RunSpec::marginal_probe_s).
+    std::optional<double> without_power_w;
 };
 
 struct RunResult {

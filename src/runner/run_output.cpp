@@ -46,7 +46,7 @@ json run_json(const RunResult& run, const RecordContext& context) {
         j["jobs"][k]["stderr_log"] = run.jobs[k].stderr_path;
         if (const auto after = run.jobs[k].partition.after_job)
             j["jobs"][k]["after_job"] = *after;  // queued on that job's partition
-        j["jobs"][k]["solo_power_w"] = report::maybe(run.jobs[k].solo_power_w);
+        j["jobs"][k]["without_power_w"] = report::maybe(run.jobs[k].without_power_w);
     }
     const auto idle_state = [](const std::optional<telemetry::IdlePower>& p) -> json {
         if (!p)
@@ -90,9 +90,9 @@ void print_run_table(const RunResult& run, const std::string& title, std::ostrea
     if (const std::string idle = run.idle.describe(); !idle.empty())
         out << "  idle         " << idle << " (before and after the jobs)\n";
     for (const JobResult& r : run.jobs) {
-        if (r.solo_power_w)
-            out << "  solo probe   " << r.spec.name << ": " << cell_number(r.solo_power_w, 0, "W")
-                << " board power alone on its partition\n";
+        if (r.without_power_w)
+            out << "  probe        without " << r.spec.name << ": "
+                << cell_number(r.without_power_w, 0, "W") << " board power\n";
     }
     if (run.aggregate_normalised_throughput)
         out << "  aggregate normalised throughput "

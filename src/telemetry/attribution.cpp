@@ -1,5 +1,5 @@
-// Energy attribution: static power by partition size, dynamic energy by what each job draws
-// alone plus a busy-time share of the interaction (or, without solo powers, by SM-seconds).
+// Energy attribution: static power by partition size, dynamic energy by each job's marginal power
+// plus a busy-time share of the rest (or, without marginal powers, by SM-seconds).
 #include "telemetry/attribution.h"
 
 #include <algorithm>
@@ -27,19 +27,21 @@ std::vector<double> shares(const std::vector<double>& weights) {
     return out;
 }
 
-// Solo power × busy seconds plus the interaction by busy seconds; negative shares become zero
-// and the positive ones are scaled so that the dynamic energy is kept.
-std::vector<double> by_solo_power(double dynamic_j, const std::vector<double>& solo_w,
-                                  const std::vector<double>& busy_s, double& interaction_j) {
-    const size_t n = solo_w.size();
-    std::vector<double> alone_j(n);
+// Marginal power × busy seconds plus the rest by busy seconds; negative shares become zero and
+// the positive ones are scaled so that the dynamic energy is kept.
+std::vector<double> by_marginal_power(double dynamic_j, double duration_s,
+                                      const std::vector<double>& without_w,
+                                      const std::vector<double>& busy_s, double& rest_j) {
+    const size_t n = without_w.size();
+    const double mix_w = duration_s > 0 ? dynamic_j / duration_s : 0;
+    std::vector<double> marginal_j(n);
     for (size_t i = 0; i < n; ++i)
-        alone_j[i] = solo_w[i] * busy_s[i];
-    interaction_j = dynamic_j - sum(alone_j);
+        marginal_j[i] = std::max(0.0, mix_w - without_w[i]) * busy_s[i];
+    rest_j = dynamic_j - sum(marginal_j);
     const std::vector<double> by_busy = shares(busy_s);
     std::vector<double> out(n);
     for (size_t i = 0; i < n; ++i)
-        out[i] = std::max(0.0, alone_j[i] + interaction_j * by_busy[i]);
+        out[i] = std::max(0.0, marginal_j[i] + rest_j * by_busy[i]);
     const double kept = sum(out);
     for (double& e : out)
         e = kept > 0 ? e * dynamic_j / kept : 0;
@@ -51,9 +53,10 @@ std::vector<double> by_solo_power(double dynamic_j, const std::vector<double>& s
 Attribution attribute_energy(const AttributionInput& in) {
     const size_t n = in.partition_sms.size();
     if (in.busy_s.size() != n || (!in.partition_share.empty() && in.partition_share.size() != n) ||
-        (!in.solo_dynamic_w.empty() && in.solo_dynamic_w.size() != n))
+        (!in.without_dynamic_w.empty() && in.without_dynamic_w.size() != n))
         throw runtime_error(
-            "attribution: partition sizes, busy times, shares and solo powers differ in length");
+            "attribution: partition sizes, busy times, shares and marginal powers differ in "
+            "length");
     Attribution a;
     a.energy_j.assign(n, 0.0);
     if (n == 0)
@@ -78,25 +81,26 @@ Attribution attribute_energy(const AttributionInput& in) {
         a.method = "no idle power measured, all energy is dynamic; ";
     }
     const double dynamic_j = in.energy_j - a.idle_energy_j;
-    const bool solo = !in.solo_dynamic_w.empty() && active &&
-                      std::all_of(in.solo_dynamic_w.begin(), in.solo_dynamic_w.end(),
-                                  [](double w) { return std::isfinite(w) && w >= 0; });
+    const bool marginal = !in.without_dynamic_w.empty() && active &&
+                          std::all_of(in.without_dynamic_w.begin(), in.without_dynamic_w.end(),
+                                      [](double w) { return std::isfinite(w); });
     std::vector<double> dynamic_share(n);
-    if (solo) {
-        double interaction_j = 0;
-        dynamic_share = by_solo_power(dynamic_j, in.solo_dynamic_w, busy, interaction_j);
-        a.interaction_j = interaction_j;
+    if (marginal) {
+        double rest_j = 0;
+        dynamic_share =
+            by_marginal_power(dynamic_j, in.duration_s, in.without_dynamic_w, busy, rest_j);
+        a.rest_j = rest_j;
         a.method += fmt::format(
-            "dynamic: each job's own dynamic power alone on its partition ({}) × busy seconds, "
-            "the interaction ({:+.0f} J, {:+.0f} % of the dynamic energy) split by busy seconds",
-            in.solo_source, interaction_j,
-            dynamic_j > 0 ? 100.0 * interaction_j / dynamic_j : 0.0);
+            "dynamic: each job's marginal power (the mix's minus the mix's without it, from a "
+            "{}) × busy seconds, the rest ({:+.0f} J, {:+.0f} % of the dynamic energy) split by "
+            "busy seconds",
+            in.without_source, rest_j, dynamic_j > 0 ? 100.0 * rest_j / dynamic_j : 0.0);
     } else if (active) {
         const std::vector<double> by_activity = shares(activity);
         for (size_t i = 0; i < n; ++i)
             dynamic_share[i] = dynamic_j * by_activity[i];
-        a.method += "dynamic: by partition size × busy seconds (no solo powers: --solo-probe "
-                    "splits it by what each job draws)";
+        a.method += "dynamic: by partition size × busy seconds (no marginal powers: "
+                    "--marginal-probe splits it by what each job draws)";
     } else {
         for (size_t i = 0; i < n; ++i)
             dynamic_share[i] = dynamic_j * by_size[i];

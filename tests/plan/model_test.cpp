@@ -44,7 +44,7 @@ TEST(Model, TwoJobsSideBySide) {
     EXPECT_DOUBLE_EQ(r.jobs[0].speed_fraction, 0.5);
     EXPECT_EQ(r.jobs[1].partition_label, "1g.18gb");
     // As `migscope run` attributes the 20 s window: idle 2000 J by partition size (32 : 16 SMs),
-    // each job's dynamic power alone × its time; alone powers add up, so no interaction.
+    // and each job's margin (its energy alone: without a correction nothing is left over).
     EXPECT_NEAR(r.jobs[0].energy_j, 2000.0 * 32 / 48 + 100 * 10, 1e-9);
     EXPECT_NEAR(r.jobs[1].energy_j, 2000.0 * 16 / 48 + 50 * 20, 1e-9);
     EXPECT_NEAR(r.idle_energy_j, 0, 1e-9);
@@ -80,10 +80,11 @@ TEST(Model, CorrectionsApplyOnlyWhenTwoPartitionsAreBusy) {
     EXPECT_DOUBLE_EQ(mix.makespan_s, 25);
     EXPECT_DOUBLE_EQ(mix.energy_j, 100 * 25 + 50 * 12.5 + 25 * 25);
     EXPECT_TRUE(mix.corrected);
-    // The power correction is the mix's interaction (-1250 J), split by time (12.5 : 25 s), as
-    // `migscope run` splits a measured one.
-    EXPECT_NEAR(mix.jobs[0].energy_j, 2500.0 * 32 / 48 + 1250 - 1250.0 / 3, 1e-9);
-    EXPECT_NEAR(mix.jobs[1].energy_j, 2500.0 * 16 / 48 + 1250 - 2500.0 / 3, 1e-9);
+    // As `migscope run` attributes it: the mix draws 1250 J dynamic (half of 2500 J alone), as
+    // much as each job's partner alone, so neither has a margin and the 1250 J are split by
+    // time (12.5 : 25 s).
+    EXPECT_NEAR(mix.jobs[0].energy_j, 2500.0 * 32 / 48 + 1250.0 / 3, 1e-9);
+    EXPECT_NEAR(mix.jobs[1].energy_j, 2500.0 * 16 / 48 + 2500.0 / 3, 1e-9);
     EXPECT_NEAR(mix.jobs[0].energy_j + mix.jobs[1].energy_j, mix.energy_j, 1e-9);
     const Prediction alone = predict(p, {GpuPlan{layout("2g.35gb+1g.18gb"), {{0, 1}, {}}}});
     EXPECT_DOUBLE_EQ(alone.makespan_s, 22.5);

@@ -35,15 +35,18 @@ class LevelPower : public telemetry::PowerSource {
         s.energy_j = energy_j_;
         return s;
     }
-    // The run's progress hook: "solo probe: NAME alone ...", "starting A, B (...)", "measuring
-    // idle power ...".
+    // The run's progress hook: "marginal probe: the mix without NAME for ...", "starting A, B
+    // (...)", "measuring idle power ...".
     void on_progress(const std::string& line) {
         std::lock_guard<std::mutex> lock(mutex_);
         advance();
         if (line.rfind("measuring idle power", 0) == 0) {
             level_w_ = kIdleW;
-        } else if (line.rfind("solo probe: ", 0) == 0) {
-            level_w_ = kIdleW + dynamic_w(line.substr(12, line.find(" alone") - 12));
+        } else if (line.rfind("marginal probe: the mix without ", 0) == 0) {
+            const std::string without = line.substr(32, line.rfind(" for ") - 32);
+            level_w_ = kIdleW;
+            for (const auto& [name, watts] : kDynamicW)
+                level_w_ += name == without ? 0.0 : watts;
         } else if (line.rfind("starting ", 0) == 0) {
             const std::string names = line.substr(9, line.rfind(" (") - 9);
             level_w_ = kIdleW;
@@ -172,32 +175,31 @@ TEST_F(RunTest, DurationWindowMeasuresEveryJobAndSplitsAllTheEnergy) {
     EXPECT_EQ(r.torch_version, "0.0-fake");  // from the workers' ready events
 }
 
-TEST_F(RunTest, SoloProbesAttributeWhatEachJobDrawsAlone) {
-    // fake#0 on 16 SMs draws 150 W above idle, fake#1 on 48 SMs 50 W: by partition size × busy
-    // seconds fake#1 would get three times the dynamic energy; by what they draw, a third of it.
+TEST_F(RunTest, MarginalProbesAttributeWhatEachJobAdds) {
+    // fake#0 on 16 SMs adds 150 W above idle, fake#1 on 48 SMs 50 W: by partition size × busy
+    // seconds fake#1 would get three times the dynamic energy; by what they add, a third of it.
     RunSpec s = spec_for({"fake", "fake"});
-    s.solo_probe_s = 0.3;
+    s.marginal_probe_s = 0.3;
     const RunResult r = run(s);
     ASSERT_EQ(r.jobs.size(), 2u);
-    ASSERT_TRUE(r.jobs[0].solo_power_w && r.jobs[1].solo_power_w);
-    EXPECT_NEAR(*r.jobs[0].solo_power_w, 250.0, 1.0);
-    EXPECT_NEAR(*r.jobs[1].solo_power_w, 150.0, 1.0);
+    ASSERT_TRUE(r.jobs[0].without_power_w && r.jobs[1].without_power_w);
+    EXPECT_NEAR(*r.jobs[0].without_power_w, 150.0, 1.0);  // fake#1 alone
+    EXPECT_NEAR(*r.jobs[1].without_power_w, 250.0, 1.0);  // fake#0 alone
     ASSERT_TRUE(r.idle_power_w);
     EXPECT_NEAR(*r.idle_power_w, 100.0, 1e-9);
     // The idle baseline has probes before and after the jobs; samples without a clock.
     ASSERT_TRUE(r.idle.no_clock);
     EXPECT_GT(r.idle.no_clock->samples, 8u);
     ASSERT_TRUE(r.energy.counter_energy_j);
-    const double window_s = r.window_s;
-    // Static 100 W by size (25 / 75 W); dynamic as drawn alone, no interaction (they add up).
-    const double busy0 = r.jobs[0].busy_s, busy1 = r.jobs[1].busy_s;
-    const double dynamic_j = 200.0 * window_s;
-    const double interaction_j = dynamic_j - 150.0 * busy0 - 50.0 * busy1;
+    // Static 100 W by size (25 / 75 W); margins of 150 and 50 W while each is busy, and what is
+    // left (nothing when both stepped all the window) by busy seconds.
+    const double window_s = r.window_s, busy0 = r.jobs[0].busy_s, busy1 = r.jobs[1].busy_s;
+    const double rest_j = 200.0 * window_s - 150.0 * busy0 - 50.0 * busy1;
     EXPECT_NEAR(*r.jobs[0].energy_j,
-                25.0 * window_s + 150.0 * busy0 + interaction_j * busy0 / (busy0 + busy1), 1.0);
-    EXPECT_NEAR(*r.jobs[0].energy_j + *r.jobs[1].energy_j, *r.energy.counter_energy_j, 1e-6);
+                25.0 * window_s + 150.0 * busy0 + rest_j * busy0 / (busy0 + busy1), 1.0);
     EXPECT_GT(*r.jobs[0].energy_j, 1.2 * *r.jobs[1].energy_j);
-    EXPECT_NE(r.attribution_method.find("solo probe"), std::string::npos);
+    EXPECT_NEAR(*r.jobs[0].energy_j + *r.jobs[1].energy_j, *r.energy.counter_energy_j, 1e-6);
+    EXPECT_NE(r.attribution_method.find("marginal power"), std::string::npos);
 }
 
 TEST_F(RunTest, MfuIsAgainstTheWholeGpusPeakScaledToTheJobsSmsEvenUnderMps) {

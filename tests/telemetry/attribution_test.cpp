@@ -1,5 +1,5 @@
-// Energy attribution: idle by partition size, dynamic by solo power plus a share of the
-// interaction or by SM-seconds; always sums to the total.
+// Energy attribution: idle by partition size, dynamic by marginal power plus a share of the rest
+// or by SM-seconds; always sums to the total.
 #include "telemetry/attribution.h"
 
 #include <gtest/gtest.h>
@@ -76,50 +76,74 @@ TEST(Attribution, NoActivityFallsBackToPartitionSize) {
 // side the board (power-capped) draws 563 W above idle. The mix without resnet18 is mlp alone and
 // the mix without mlp is resnet18 alone, so each job's marginal power with the interaction split
 // evenly (the reference of issue 25) is mlp (563 - 196 + 531) / 2 = 449 W, resnet18 114 W.
-TEST(Attribution, SoloPowersGiveEachJobWhatItDrawsAloneAndHalfTheInteraction) {
+TEST(Attribution, MarginalPowersGiveAPairItsShapleyValue) {
     const double window_s = 8, idle_w = 130;
     const double board_j = (idle_w + 563) * window_s;
     AttributionInput in = input(board_j, window_s, idle_w, {64, 60}, {window_s, window_s}, {});
-    in.solo_dynamic_w = {531, 196};
+    in.without_dynamic_w = {196, 531};  // without mlp: resnet18 alone; without resnet18: mlp
     const Attribution a = attribute_energy(in);
     const double static_j = idle_w * window_s;
     EXPECT_NEAR(a.energy_j[0], static_j * 64 / 124 + 449 * window_s, 1e-6);
     EXPECT_NEAR(a.energy_j[1], static_j * 60 / 124 + 114 * window_s, 1e-6);
-    EXPECT_NEAR(*a.interaction_j, (563 - 531 - 196) * window_s, 1e-6);
+    // Marginals 367 W and 32 W leave 164 W, half to each.
+    EXPECT_NEAR(*a.rest_j, (563 - 367 - 32) * window_s, 1e-6);
     EXPECT_NEAR(sum(a.energy_j), board_j, 1e-6);
-    EXPECT_NE(a.method.find("own dynamic power alone"), std::string::npos);
-    EXPECT_NE(a.method.find("-1312 J"), std::string::npos);
+    EXPECT_NE(a.method.find("marginal power"), std::string::npos);
+    EXPECT_NE(a.method.find("+1312 J"), std::string::npos);
     // By activity (the old split) both would get about the same.
-    in.solo_dynamic_w.clear();
+    in.without_dynamic_w.clear();
     const Attribution old = attribute_energy(in);
     EXPECT_NEAR(old.energy_j[0] / old.energy_j[1], 64.0 / 60.0, 1e-9);
 }
 
-TEST(Attribution, AJobBusyPartOfTheWindowDrawsAndSharesForThatPart) {
-    // No interaction: the dynamic energy is exactly what each drew alone while busy.
-    AttributionInput in = input(0, 10, 100.0, {32, 32}, {10, 5}, {});
-    in.solo_dynamic_w = {200, 100};
-    in.energy_j = 100 * 10 + 200 * 10 + 100 * 5;
+// Three jobs: the marginal reference of issue 25 (each job's marginal power, plus its static
+// share, plus an even share of the rest) is what attribution gives when every job is busy.
+TEST(Attribution, MarginalPowersOfATripleGiveTheMarginalReference) {
+    const double window_s = 6, idle_w = 125, mix_w = 693;
+    const std::vector<double> without_board_w = {545, 680, 670};
+    AttributionInput in = input((mix_w)*window_s, window_s, idle_w, {64, 32, 32},
+                                {window_s, window_s, window_s}, {});
+    for (double w : without_board_w)
+        in.without_dynamic_w.push_back(w - idle_w);
     const Attribution a = attribute_energy(in);
-    EXPECT_NEAR(a.energy_j[0], 500 + 2000, 1e-9);
-    EXPECT_NEAR(a.energy_j[1], 500 + 500, 1e-9);
-    EXPECT_NEAR(*a.interaction_j, 0, 1e-9);
+    double marginal_sum = 0;
+    for (double w : without_board_w)
+        marginal_sum += mix_w - w;
+    const double rest_w = mix_w - idle_w - marginal_sum;
+    const double sizes[] = {64, 32, 32};
+    for (size_t i = 0; i < 3; ++i) {
+        const double reference_w =
+            (mix_w - without_board_w[i]) + idle_w * sizes[i] / 128 + rest_w / 3;
+        EXPECT_NEAR(a.energy_j[i] / window_s, reference_w, 1e-9) << i;
+    }
+}
+
+TEST(Attribution, AJobBusyPartOfTheWindowAddsItsMarginForThatPart) {
+    // Job 1 is busy half the window: its marginal power counts for 5 s, and its share of the rest
+    // is a third.
+    AttributionInput in = input(0, 10, 100.0, {32, 32}, {10, 5}, {});
+    in.energy_j = 100 * 10 + 2500;  // 250 W dynamic on average
+    in.without_dynamic_w = {50, 200};
+    const Attribution a = attribute_energy(in);
+    const double rest_j = 2500 - 200 * 10 - 50 * 5;
+    EXPECT_NEAR(a.energy_j[0], 500 + 2000 + rest_j * 2 / 3, 1e-9);
+    EXPECT_NEAR(a.energy_j[1], 500 + 250 + rest_j / 3, 1e-9);
+    EXPECT_NEAR(*a.rest_j, rest_j, 1e-9);
 }
 
 TEST(Attribution, AShareThatWouldGoNegativeIsZeroAndTheTotalIsKept) {
-    // Two 500 W jobs and a 20 W one draw 600 W together: -420 W of interaction, -140 W each.
-    AttributionInput in = input(0, 1, 0.0, {44, 44, 44}, {1, 1, 1}, {});
-    in.solo_dynamic_w = {500, 500, 20};
-    in.energy_j = 600;
+    // Marginals of 500, 500 and 0 W leave -400 W of rest for a 600 W mix: -133 W each.
+    AttributionInput in = input(600, 1, 0.0, {44, 44, 44}, {1, 1, 1}, {});
+    in.without_dynamic_w = {100, 100, 600};
     const Attribution a = attribute_energy(in);
     EXPECT_DOUBLE_EQ(a.energy_j[2], 0);
     EXPECT_NEAR(a.energy_j[0], 300, 1e-9);
     EXPECT_NEAR(sum(a.energy_j), 600, 1e-9);
 }
 
-TEST(Attribution, SoloPowersOfTheWrongLengthAreAnError) {
+TEST(Attribution, MarginalPowersOfTheWrongLengthAreAnError) {
     AttributionInput in = input(100, 1, 0.0, {1, 1}, {1, 1}, {});
-    in.solo_dynamic_w = {1};
+    in.without_dynamic_w = {1};
     EXPECT_THROW(attribute_energy(in), std::exception);
 }
 

@@ -175,10 +175,10 @@ void add_run_command(CLI::App& app, Action& action) {
                     "after them, as idle power with clocks up and deep idle (0: none)")
         ->check(CLI::Range(0.0, 60.0))
         ->capture_default_str();
-    cmd->add_option("--solo-probe", m.solo_probe_s,
-                    "Seconds each job first runs alone on its partition (after its warm-up) so "
-                    "that energy is attributed by what each job draws (0: by partition size x "
-                    "busy seconds; docs/runs.md)")
+    cmd->add_option("--marginal-probe", m.marginal_probe_s,
+                    "Seconds the mix without each job (two jobs: each alone) first runs, after "
+                    "its warm-up, so that energy is attributed by what each job adds (at most "
+                    "--duration; 0: by partition size x busy seconds; docs/runs.md)")
         ->check(CLI::Range(0.0, 600.0))
         ->capture_default_str();
     cmd->add_option("--baseline", o->baseline,
