@@ -4,8 +4,8 @@
 #   scripts/gpu-attribution-check.sh analyse DIR...   the table below from runs measured earlier
 #   scripts/gpu-attribution-check.sh measure   for each backend (ATTR_BACKENDS, default green mps)
 #       and repetition (ATTR_REPS, default 2): an unlike pair (mlp: matmul-bound; resnet18:32)
-#       and triple (+ bert-base:4, launch-bound) measured with `migscope run --solo-probe`, and
-#       every mix without one of its jobs on the same partitions (the references)
+#       and triple (+ bert-base:4, launch-bound) measured with `migscope run --marginal-probe`,
+#       and every mix without one of its jobs on the same partitions (the references)
 # Each job's attributed power (its energy / the window) is compared with the marginal reference:
 # the mix's board power minus the mix's without the job, plus its partition-size share of idle
 # power, plus an even share of what is left (the interaction). The old split (idle by size, the
@@ -67,14 +67,14 @@ for name in sorted(paths):
         old = static + (p_mix - idle) * activity[k] / sum(activity)
         e_new, e_old = 100 * (new - ref) / ref, 100 * (old - ref) / ref
         new_err.append(abs(e_new)); old_err.append(abs(e_old))
-        rows.append(f"{name:16} {j['name']:12} {sms[k]:>4} {j['solo_power_w'] or 0:7.0f} "
+        rows.append(f"{name:16} {j['name']:12} {sms[k]:>4} {j["without_power_w"] or 0:7.0f} "
                     f"{ref:7.1f} {new:7.1f} {e_new:+6.1f} % {old:7.1f} {e_old:+6.1f} %   "
                     f"board {p_mix:.0f} W, idle {idle:.0f} W, rest split evenly {rest:+.0f} W")
-print("mix              job           SMs  solo W   ref W   new W  error    old W  error")
+print("mix              job           SMs  w/o  W   ref W   new W  error    old W  error")
 print("\n".join(rows))
 def spread(v):
     return (f"median {statistics.median(v):.1f}, max {max(v):.1f} ({len(v)} jobs)" if v else "-")
-print(f"|error| new (solo probe + interaction by busy time): {spread(new_err)}")
+print(f"|error| new (marginal probe, rest by busy time):   {spread(new_err)}")
 print(f"|error| old (partition size x busy seconds):        {spread(old_err)}")
 def idle_line(v):
     return (f"median {statistics.median(v):.0f} W, range {min(v):.0f}-{max(v):.0f} W over "
@@ -88,7 +88,7 @@ fi
 
 b="$build/tools/migscope/migscope"
 window=${WINDOW_S:-6}
-solo=${SOLO_S:-3}
+probe=${PROBE_S:-3}
 ATTR_TAG=${ATTR_TAG:-}  # appended to run names, to merge several calls' runs in one analysis
 run() {  # run NAME ARGS...
   local name=$1; shift
@@ -99,7 +99,7 @@ run() {  # run NAME ARGS...
 # mix NAME BACKEND LAYOUT JOBS: the mix with solo probes, then each mix without one job.
 mix() {
   local name=$1 backend=$2 layout=$3 jobs=$4
-  run "$name" --backend "$backend" --layout "$layout" --jobs "$jobs" --solo-probe "$solo"
+  run "$name" --backend "$backend" --layout "$layout" --jobs "$jobs" --marginal-probe "$probe"
   IFS=+ read -ra parts <<<"$layout"; IFS=, read -ra js <<<"$jobs"
   for drop in "${!js[@]}"; do
     local l="" j=""
@@ -119,3 +119,4 @@ for rep in $(seq 1 "${ATTR_REPS:-2}"); do
 done
 
 analyse "$out/runs" | tee "$out/attribution.txt"
+(cd "$out/runs" && tar -czf "$out/runs-json.tar.gz" *.json *.err && rm -rf -- */)
