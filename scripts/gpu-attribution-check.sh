@@ -67,7 +67,7 @@ for name in sorted(paths):
         old = static + (p_mix - idle) * activity[k] / sum(activity)
         e_new, e_old = 100 * (new - ref) / ref, 100 * (old - ref) / ref
         new_err.append(abs(e_new)); old_err.append(abs(e_old))
-        rows.append(f"{name:16} {j['name']:12} {sms[k]:>4} {j["without_power_w"] or 0:7.0f} "
+        rows.append(f"{name:16} {j['name']:12} {sms[k]:>4} {j.get('without_power_w') or 0:7.0f} "
                     f"{ref:7.1f} {new:7.1f} {e_new:+6.1f} % {old:7.1f} {e_old:+6.1f} %   "
                     f"board {p_mix:.0f} W, idle {idle:.0f} W, rest split evenly {rest:+.0f} W")
 print("mix              job           SMs  w/o  W   ref W   new W  error    old W  error")
@@ -96,7 +96,7 @@ run() {  # run NAME ARGS...
     --idle-probe 2 "$@" >"$out/runs/$name.json" 2>"$out/runs/$name.err"
   echo "$name: exit $?" >&2
 }
-# mix NAME BACKEND LAYOUT JOBS: the mix with solo probes, then each mix without one job.
+# mix NAME BACKEND LAYOUT JOBS: the mix with marginal probes, then each mix without one job.
 mix() {
   local name=$1 backend=$2 layout=$3 jobs=$4
   run "$name" --backend "$backend" --layout "$layout" --jobs "$jobs" --marginal-probe "$probe"
