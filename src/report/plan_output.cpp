@@ -150,8 +150,9 @@ void print_plan(const PlanReport& report, std::ostream& out) {
                       fmt::format("{:.2f}", jp.speed_fraction), kj(jp.energy_j)});
     }
     jobs.print(out);
-    out << "  idle partitions and unused SMs: " << kj(b.idle_energy_j)
-        << " kJ (idle power is split by partition SMs while a job runs)\n\n";
+    out << "  charged to no job (GPUs done before the makespan): " << kj(b.idle_energy_j)
+        << " kJ; per job as `migscope run` attributes it: idle by partition size, the job's "
+           "marginal dynamic energy, a time share of the rest\n\n";
     if (best.partitioned()) {
         out << "mig-parted config:\n"
             << mig::write_mig_parted(std::vector<mig::MigPartedConfig>{
