@@ -531,6 +531,21 @@ TEST(Store, ConcurrentWritersBothGetTheirRunsIn) {
         EXPECT_GT(runs[i].id, runs[i - 1].id);
 }
 
+// Damaged files found by fuzzing the reader (fuzz/store_fuzz.cpp) are input errors naming the
+// file, never internal errors: here a version-2 store whose header's text encoding SQLite refused
+// only while the reader converted it in memory.
+TEST(Store, ADamagedOldStoreIsAnInputErrorForAReader) {
+    const fs::path path = fresh_path("damaged-encoding-v2");
+    fs::copy_file(fs::path(STORE_TEST_DATA_DIR) / "damaged-encoding-v2.db", path);
+    try {
+        Store::open(path.string(), OpenMode::kRead).list_runs();
+        FAIL() << "a damaged store was read";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInput) << e.what();
+        EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+    }
+}
+
 // Runs `body` as a user whom file permissions bind: this process when it is not root; as root
 // (CI), a child process as `nobody` (65534), since root writes read-only files. Returns what
 // body returns: "" when all was as expected, else what was not.
