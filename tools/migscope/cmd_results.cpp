@@ -92,7 +92,9 @@ void add_results_command(CLI::App& app, Action& action) {
     auto show = std::make_shared<ResultsOptions>();
     show->format = "table";
     CLI::App* show_cmd = results->add_subcommand("show", "One stored run with its jobs");
-    show_cmd->add_option("id", show->id, "Run id (from `migscope results list`)")->required();
+    show_cmd->add_option("id", show->id, "Run id (from `migscope results list`)")
+        ->required()
+        ->check(positive_int64());
     add_db_option(show_cmd, *show);
     show_cmd->add_option("--format", show->format, "table or json")
         ->check(CLI::IsMember({"table", "json"}))

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -26,6 +28,18 @@ inline CLI::Validator number_check(bool positive) {
                 return "must be a finite number, not " + text;
             if (positive && !(value > 0))
                 return "must be positive, not " + text;
+            return std::string();
+        },
+        "");
+}
+// A whole number from 1 that fits 64 bits (a run id): CLI11 itself saturates a larger one.
+inline CLI::Validator positive_int64() {
+    return CLI::Validator(
+        [](std::string& text) {
+            int64_t value = 0;
+            const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+            if (error != std::errc() || end != text.data() + text.size() || value < 1)
+                return "must be a whole number from 1 to 9223372036854775807, not " + text;
             return std::string();
         },
         "");
