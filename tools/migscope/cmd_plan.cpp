@@ -176,6 +176,9 @@ int plan_command(const PlanOptions& o) {
     std::string origin;
     const plan::PartitionKind kind =
         o.backend == "green" ? plan::PartitionKind::kGreen : plan::PartitionKind::kMig;
+    // Verification measures fixed work: without it, it once ran nothing and exited 0.
+    if (o.verify && o.work.empty())
+        throw input_error("--verify runs each candidate's fixed work: give --work STEPS");
     if (o.verify && o.gpus != 1)
         throw input_error("--verify runs plans of one GPU: give --gpus 1");
     if (o.verify && kind != plan::PartitionKind::kGreen)
