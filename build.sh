@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # migscope's one entry point for people and CI: installs what is missing, builds, then runs the
 # quickstart (`./build.sh quickstart`) or every test (`./build.sh test`). `./build.sh build` only builds.
+# `./build.sh sanitize` runs the CPU tests built with ASan + UBSan; `./build.sh fuzz [ARGS]` the
+# fuzz targets (scripts/fuzz.sh ARGS; docs/fuzzing.md).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")" && pwd)
@@ -9,14 +11,42 @@ jobs=${MIGSCOPE_JOBS:-$(nproc)}
 what=${1:-quickstart}
 
 case "$what" in
-  quickstart|test|build) ;;
-  -h|--help) sed -n '2,3p' "$0"; exit 0 ;;
-  *) echo "build.sh: unknown step '$what' (quickstart, test or build)" >&2; exit 2 ;;
+  quickstart|test|build|sanitize|fuzz) ;;
+  -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+  *) echo "build.sh: unknown step '$what' (quickstart, test, build, sanitize or fuzz)" >&2; exit 2 ;;
 esac
 
 cmake_args=$(bash "$root/scripts/install-deps.sh" | sed -n 's/^cmake-args: //p')
-# shellcheck disable=SC2086  # the arguments are single words without spaces
+
+# The sanitizer build: everything but the LibTorch worker, with clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer, and the libFuzzer targets of fuzz/.
+sanitize_dir=${MIGSCOPE_SANITIZE_BUILD_DIR:-$root/build-sanitize}
+configure_sanitize() {
+  mkdir -p "$sanitize_dir"
+  # shellcheck disable=SC2086  # the arguments are single words without spaces
+  cmake -S "$root" -B "$sanitize_dir" -G Ninja $cmake_args -DCMAKE_CXX_COMPILER=clang++ \
+    -DMIGSCOPE_FUZZ=ON -DMIGSCOPE_WITH_TORCH=OFF -DMIGSCOPE_BUILD_BENCH=OFF \
+    >"$sanitize_dir/configure.log" 2>&1 || { cat "$sanitize_dir/configure.log" >&2; exit 1; }
+}
+fuzz_short() {  # a few seconds per fuzz target
+  configure_sanitize
+  cmake --build "$sanitize_dir" -j "$jobs" --target fuzz_all
+  bash "$root/scripts/fuzz.sh" "$sanitize_dir" "$@"
+}
+
+case "$what" in
+  sanitize)
+    configure_sanitize
+    cmake --build "$sanitize_dir" -j "$jobs"
+    cd "$sanitize_dir" && ctest -L cpu --output-on-failure -j "$jobs"
+    exit ;;
+  fuzz)
+    fuzz_short "${@:2}"
+    exit ;;
+esac
+
 mkdir -p "$build_dir"
+# shellcheck disable=SC2086  # the arguments are single words without spaces
 cmake -S "$root" -B "$build_dir" -G Ninja $cmake_args >"$build_dir/configure.log" 2>&1 ||
   { cat "$build_dir/configure.log" >&2; exit 1; }
 grep 'migscope [0-9]' "$build_dir/configure.log" >&2 || true
@@ -55,6 +85,12 @@ case "$what" in
   test)
     labels=cpu
     if has_gpu; then labels="cpu|gpu"; fi
-    cd "$build_dir" && ctest -L "$labels" --output-on-failure -j "$jobs"
+    (cd "$build_dir" && ctest -L "$labels" --output-on-failure -j "$jobs")
+    # Then every parser of untrusted input meets a few seconds of fuzzing (docs/fuzzing.md).
+    if command -v clang++ >/dev/null; then
+      fuzz_short --seconds 5
+    else  # only with an offline bundle, which carries no clang
+      echo "build.sh: no clang++ here: the fuzz targets were not run" >&2
+    fi
     ;;
 esac

@@ -11,10 +11,11 @@ torch_version=2.11.0
 nvml_dev_version=13.0.87
 bundle_dir=${MIGSCOPE_BUNDLE_DIR:-$root/deps/bundle}
 # gnuplot-nox draws `migscope report`'s plots (SVG and PNG, no X); chromium checks the report page
-# in a test (headless).
+# in a test (headless); clang with its runtimes (libFuzzer, ASan, UBSan) builds the fuzz targets
+# and the sanitizer build.
 debian_packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
                  libfmt-dev libsqlite3-dev libtomlplusplus-dev libgtest-dev libgmock-dev
-                 libbenchmark-dev python3 python3-pip gnuplot-nox chromium)
+                 libbenchmark-dev python3 python3-pip gnuplot-nox chromium clang libclang-rt-dev)
 cmake_args=()
 
 log() { echo "install-deps: $*" >&2; }
@@ -34,6 +35,7 @@ if [ -d "$bundle_dir/usr" ]; then
   # browser test are missing.
   command -v gnuplot >/dev/null || log "no gnuplot (Debian: gnuplot-nox): migscope report cannot draw"
   command -v chromium >/dev/null || log "no chromium: the report's browser test will fail"
+  command -v clang++ >/dev/null || log "no clang (Debian: clang libclang-rt-dev): no fuzzing or sanitizer build"
 else
   missing=()
   for p in "${debian_packages[@]}"; do

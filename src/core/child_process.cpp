@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -130,12 +131,18 @@ ChildProcess ChildProcess::start(const ChildOptions& options) {
     for (unsigned c : options.cpu_cores)
         CPU_SET(c, &cores);
 
+    const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0)
         throw runtime_error("fork failed: " + errno_text(errno));
     if (pid == 0) {
         // Child: only async-signal-safe calls from here to exec.
         setpgid(0, 0);
+        // Killed with its parent, even by SIGKILL (which no handler sees): a job must not run on
+        // unmeasured. A parent that died before this line is no longer our parent.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
         dup2(in[1], STDIN_FILENO);
         dup2(out[1], STDOUT_FILENO);
         if (stderr_fd >= 0)

@@ -42,7 +42,9 @@ struct ExitStatus {
 class ChildProcess {
   public:
     // Starts the process. Throws an input error when argv[0] cannot be found or executed (the
-    // message names it), a runtime error for other failures.
+    // message names it), a runtime error for other failures. The process gets SIGKILL when the
+    // thread that started it ends (PR_SET_PDEATHSIG): when migscope dies, even by SIGKILL, its
+    // jobs do not run on. Start children from a thread that outlives them (the main thread).
     static ChildProcess start(const ChildOptions& options);
 
     ChildProcess(ChildProcess&& other) noexcept;

@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -113,18 +114,24 @@ class Fields {
                               std::to_string(max));
         return v;
     }
-    // Seconds and the like: an integer or a float, at least `min` (above it when `above`).
-    std::optional<double> number(std::string_view key, double min, bool above) {
+    // Seconds and the like: a finite integer or float, at least `min` (above it when `above`),
+    // at most `max`.
+    std::optional<double> number(std::string_view key, double min, bool above, double max) {
         const toml::node* n = take(key);
         if (!n)
             return std::nullopt;
         if (!n->is_integer() && !n->is_floating_point())
             throw type_error(path(key), *n, "a number");
         const double v = *n->value<double>();
+        if (!std::isfinite(v))
+            throw input_error(where(path(key), *n) + ": must be a finite number");
         if (above ? !(v > min) : !(v >= min))
             throw input_error(where(path(key), *n) + ": must be " +
                               (above ? "above " : "at least ") +
                               std::to_string(static_cast<int64_t>(min)));
+        if (v > max)
+            throw input_error(where(path(key), *n) + ": must be at most " +
+                              std::to_string(static_cast<int64_t>(max)));
         return v;
     }
     template <typename E>
@@ -170,13 +177,13 @@ struct Settings {
 
 Settings read_settings(Fields& f) {
     Settings s;
-    s.duration_s = f.number("duration_s", 0, true);
+    s.duration_s = f.number("duration_s", 0, true, kMaxDurationS);
     s.work_steps = f.integer("work_steps", 1);
     if (s.duration_s && s.work_steps)
         throw input_error(f.path("duration_s") + " and " + f.path("work_steps") +
                           ": give one of them, not both");
     s.repetitions = f.integer("repetitions", 1, kMaxRepetitions);
-    s.cooldown_s = f.number("cooldown_s", 0, false);
+    s.cooldown_s = f.number("cooldown_s", 0, false, kMaxDurationS);
     s.baseline = f.choice<Baseline>(
         "baseline", {{"none", Baseline::kNone}, {"sequential", Baseline::kSequential}});
     s.work = f.choice<WorkSplit>("work",
@@ -205,13 +212,9 @@ void check_name(const std::string& name, const std::string& path) {
     });
     if (!ok)
         throw input_error(path + ": '" + name + "' must be letters, digits, '-', '_' or '.'");
-}
-
-void check_workload(const std::string& workload, const std::string& path) {
-    const auto& known = partition::builtin_workload_names();
-    if (std::find(known.begin(), known.end(), workload) == known.end())
-        throw input_error(path + ": unknown workload '" + workload + "' (known: " + join(known) +
-                          ")");
+    if (name.size() > kMaxNameLength)  // it becomes part of file names
+        throw input_error(path + ": a name is at most " + std::to_string(kMaxNameLength) +
+                          " characters (this one has " + std::to_string(name.size()) + ")");
 }
 
 // One job: "WORKLOAD[:MODE][:BATCH]" or an inline table.
@@ -226,7 +229,7 @@ partition::JobSpec read_job(const toml::node& n, const std::string& path) {
         }
         if (jobs.size() != 1)
             throw input_error(where(path, n) + ": one job per item ('" + text + "')");
-        check_workload(jobs[0].workload, where(path, n));
+        partition::check_builtin_workload(jobs[0].workload, where(path, n));
         return jobs[0];
     }
     Fields f(n, path);
@@ -237,7 +240,7 @@ partition::JobSpec read_job(const toml::node& n, const std::string& path) {
     if (workload.has_value() == !job.command.empty())
         throw input_error(where(path, n) + ": give one of workload and command");
     if (workload) {
-        check_workload(*workload, f.path("workload"));
+        partition::check_builtin_workload(*workload, f.path("workload"));
         job.workload = *workload;
     }
     job.mode = f.choice<std::string>("mode", {{"train", "train"}, {"finetune", "finetune"}})
@@ -247,9 +250,10 @@ partition::JobSpec read_job(const toml::node& n, const std::string& path) {
     job.lora_rank = f.integer("lora_rank", 1);
     const std::optional<std::string> name = f.string("name");
     f.finish();
-    if (name)
+    if (name) {
+        partition::check_job_name(*name, f.path("name"));
         job.name = *name;
-    else if (workload)
+    } else if (workload)
         job.name = job.workload + (job.mode == "finetune" ? "-ft" : "");
     else
         throw input_error(f.path("name") + ": an external command needs a name");

@@ -16,6 +16,10 @@ inline constexpr int64_t kSpecVersion = 1;
 // Repetitions of each cell at most: a study repeats a cell a handful of times; 100000000 once
 // ended in bad_alloc while the cells were expanded.
 inline constexpr int64_t kMaxRepetitions = 1000;
+// The longest window or pause a spec may ask for, in seconds (30 days).
+inline constexpr double kMaxDurationS = 30.0 * 24 * 3600;
+// The longest experiment or section name: names become parts of file and folder names.
+inline constexpr size_t kMaxNameLength = 128;
 
 enum class SectionKind { kScaling, kMix };   // [[scaling]]: one job per run; [[mix]]: a layout
 enum class Baseline { kNone, kSequential };  // also run the jobs one after another, whole GPU

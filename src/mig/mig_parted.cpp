@@ -1,6 +1,7 @@
 // Strict mig-parted YAML reader and writer (yaml-cpp).
 #include "mig/mig_parted.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
@@ -17,10 +18,23 @@ void require_map(const YAML::Node& node, const std::string& path) {
         fail(path, "expected a mapping");
 }
 
+// A mapping's key as text: keys are names (config names, profiles), so a key that is itself a
+// list or mapping is refused, and so is one with other than printable ASCII characters.
+std::string key_text(const YAML::Node& key, const std::string& path) {
+    const std::string where = path.empty() ? "(document)" : path;
+    if (!key.IsScalar())
+        fail(where, "a key is a list or mapping, not a name");
+    for (const char c : key.Scalar()) {
+        if (c < 0x20 || c > 0x7e)
+            fail(where, "a key may hold printable ASCII characters only");
+    }
+    return key.Scalar();
+}
+
 void reject_unknown_keys(const YAML::Node& node, const std::string& path,
                          std::initializer_list<const char*> allowed) {
     for (const auto& kv : node) {
-        const std::string key = kv.first.as<std::string>();
+        const std::string key = key_text(kv.first, path);
         bool ok = false;
         for (const char* a : allowed)
             ok = ok || key == a;
@@ -81,7 +95,7 @@ MigPartedEntry parse_entry(const YAML::Node& node, const std::string& path) {
         } else {
             require_map(migs, path + ".mig-devices");
             for (const auto& kv : migs) {
-                const std::string profile = kv.first.as<std::string>();
+                const std::string profile = key_text(kv.first, path + ".mig-devices");
                 entry.mig_devices[profile] =
                     scalar_as<unsigned>(kv.second, path + ".mig-devices." + profile, "a count");
             }
@@ -99,6 +113,9 @@ std::vector<MigPartedConfig> parse_mig_parted(std::string_view yaml_text) {
     YAML::Node root;
     try {
         root = YAML::Load(std::string(yaml_text));
+    } catch (const YAML::DeepRecursion& e) {
+        throw input_error("mig-parted config: lists and mappings nested too deeply (a config needs " 
+                          "5 levels) at line " + std::to_string(e.mark.line + 1));
     } catch (const YAML::Exception& e) {
         throw input_error("mig-parted config: malformed YAML at line " +
                           std::to_string(e.mark.line + 1) + ": " + e.msg);
@@ -117,7 +134,7 @@ std::vector<MigPartedConfig> parse_mig_parted(std::string_view yaml_text) {
 
     std::vector<MigPartedConfig> out;
     for (const auto& kv : configs) {
-        MigPartedConfig config{kv.first.as<std::string>(), {}};
+        MigPartedConfig config{key_text(kv.first, "mig-configs"), {}};
         const std::string path = "mig-configs." + config.name;
         if (!kv.second.IsSequence())
             fail(path, "expected a list of entries");

@@ -44,7 +44,8 @@ protocol::WorkerJob worker_job(const JobSpec& job, const JobControl& control) {
 }
 
 // A job's stderr log in the run directory: NAME.stderr when the job's name is a plain file name,
-// else job-I-SLUG.stderr, so that a name like "../../x" or "/bin/true" never becomes a path.
+// else job-I-SLUG.stderr, so that a name like "../../x" or "/bin/true" never becomes a path. The
+// slug is cut to 100 characters: a job name may have 255 bytes, a file name no more.
 std::string stderr_path(const BackendOptions& o, const JobSpec& spec, size_t index) {
     const bool plain =
         !spec.name.empty() && spec.name.size() <= 100 && spec.name.front() != '.' &&
@@ -52,7 +53,7 @@ std::string stderr_path(const BackendOptions& o, const JobSpec& spec, size_t ind
             return std::isalnum(c) || c == '.' || c == '_' || c == '-' || c == '#' || c == '+';
         });
     const std::string file =
-        plain ? spec.name : "job-" + std::to_string(index) + "-" + text::slug(spec.name);
+        plain ? spec.name : "job-" + std::to_string(index) + "-" + text::slug(spec.name).substr(0, 100);
     return o.run_dir + "/" + file + ".stderr";
 }
 

@@ -1,6 +1,7 @@
 // Job lists from the command line and from JSON files.
 #include "partition/job.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -39,6 +40,37 @@ const std::vector<std::string>& builtin_workload_names() {
     return names;
 }
 
+void check_job_name(const std::string& name, const std::string& where) {
+    if (name.empty())
+        throw input_error(where + ": a job name cannot be empty");
+    if (name.size() > kMaxJobNameBytes)
+        throw input_error(where + ": a job name is at most " + std::to_string(kMaxJobNameBytes) +
+                          " bytes (this one has " + std::to_string(name.size()) + ")");
+    for (size_t i = 0; i < name.size(); ++i) {
+        const auto c = static_cast<unsigned char>(name[i]);
+        if (c < 0x20 || c == 0x7f)
+            throw input_error(where + ": a job name cannot hold control characters (byte " +
+                              std::to_string(c) + " at offset " + std::to_string(i) + ")");
+    }
+}
+
+void check_builtin_workload(const std::string& workload, const std::string& where) {
+    const auto& known = builtin_workload_names();
+    if (std::find(known.begin(), known.end(), workload) != known.end())
+        return;
+    std::string list;
+    for (const std::string& k : known)
+        list += (list.empty() ? "" : ", ") + k;
+    // The workload is shown only when it is printable: it is the user's text.
+    std::string shown = workload;
+    try {
+        check_job_name(workload, where);
+    } catch (const Error&) {
+        shown = "(not printable)";
+    }
+    throw input_error(where + ": unknown workload '" + shown + "' (known: " + list + ")");
+}
+
 void make_names_unique(std::vector<JobSpec>& jobs) {
     std::map<std::string, int> seen;
     for (JobSpec& j : jobs) {
@@ -62,6 +94,7 @@ std::vector<JobSpec> parse_job_list(std::string_view text) {
         job.workload = trim(parts[0]);
         if (job.workload.empty())
             throw input_error(where + ": no workload name");
+        check_job_name(job.workload, where);
         for (size_t i = 1; i < parts.size(); ++i) {
             const std::string p = trim(parts[i]);
             if (all_digits(p) && i == parts.size() - 1)
@@ -85,7 +118,7 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
     json doc;
     try {
         doc = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // also a number too large for a double ("1e400")
         throw input_error(origin + ": not valid JSON: " + e.what());
     }
     if (!doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_array())
@@ -112,9 +145,10 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
             return j[key].get<int64_t>();
         };
         for (const auto& [key, value] : j.items()) {
-            if (key == "workload")
+            if (key == "workload") {
                 job.workload = string_at(key);
-            else if (key == "name")
+                check_job_name(job.workload, path + ".workload");
+            } else if (key == "name")
                 job.name = string_at(key);
             else if (key == "mode") {
                 job.mode = string_at(key);
@@ -147,6 +181,7 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
                 path + ": batch, data, checkpoint and lora_rank apply to built-in workloads only");
         if (job.name.empty())
             job.name = job.external() ? job.command[0] : job.workload;
+        check_job_name(job.name, path + ".name");
         jobs.push_back(std::move(job));
     }
     if (jobs.empty())

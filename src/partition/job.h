@@ -19,6 +19,17 @@ using JobSpec = protocol::JobSpec;
 // tests/workloads checks that the two lists agree). The CLI does not link torch.
 const std::vector<std::string>& builtin_workload_names();
 
+// The longest job name, in bytes (UTF-8).
+inline constexpr size_t kMaxJobNameBytes = 255;
+
+// A job name is 1 to kMaxJobNameBytes bytes without control characters (bytes below 0x20 and
+// 0x7f): names go into tables, logs and figure titles as text, and file names derived from them
+// are slugs (text::slug). Throws an input error naming `where` otherwise.
+void check_job_name(const std::string& name, const std::string& where);
+
+// Throws an input error naming `where` unless `workload` is one of builtin_workload_names().
+void check_builtin_workload(const std::string& workload, const std::string& where);
+
 // Gives repeated names a "#2", "#3" suffix so that every job can be named in outputs.
 void make_names_unique(std::vector<JobSpec>& jobs);
 

@@ -221,7 +221,7 @@ GroupSpec parse_group_spec(const std::string& json_text) {
     json j;
     try {
         j = json::parse(json_text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
         throw input_error(std::string("group spec: not JSON: ") + e.what());
     }
     if (!j.is_object())

@@ -31,7 +31,7 @@ std::string read_text(const std::string& path) {
 
 void write_report(const std::string& db_path, const ReportFiles& o,
                   const std::function<void(const std::string&)>& progress) {
-    store::Store db = store::Store::open(db_path, store::OpenMode::kExisting);
+    store::Store db = store::Store::open(db_path, store::OpenMode::kRead);
     ReportInput input;
     input.source = db_path;
     input.generator = std::string("migscope ") + kVersion + " (" + kGitCommit + ")";

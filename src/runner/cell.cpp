@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/folders.h"
 #include "core/version.h"
 #include "mig/layout.h"
 #include "nvml/live_catalog.h"
@@ -197,6 +198,8 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
     const std::vector<std::string> misfits = check_cell(machine, r);
     require_fit(misfits, m.force);
 
+    create_folder(r.run_dir, "run directory");  // before anything is made on the GPU
+
     const Gpu* gpu = machine.gpu.get();
     std::vector<partition::Partition> partitions = partitions_of(machine, r);
     std::optional<partition::MigInstances> mig_instances;
@@ -217,7 +220,6 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
             partitions.push_back(p);
         }
     }
-    fs::create_directories(r.run_dir);
 
     std::unique_ptr<telemetry::PowerSource> power;
     if (r.backend == BackendKind::kCpu) {
@@ -256,7 +258,7 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
 
     auto execute = [&](BackendKind k, const std::vector<partition::Partition>& parts,
                        const std::string& layout, const std::string& dir) {
-        fs::create_directories(dir);
+        create_folder(dir, "run directory");
         partition::BackendOptions options = bo;
         options.run_dir = fs::absolute(dir).string();
         auto backend = partition::make_backend(k, options, device);

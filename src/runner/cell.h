@@ -93,6 +93,8 @@ struct CellOutcome {
     nlohmann::json doc;  // result.json: the run, its baseline and the comparison
     std::optional<int64_t> run_id, baseline_id;  // in the store, when there is one
     bool all_ok() const;                         // every job of the run ended ok
+    // The run or its baseline was interrupted (Ctrl-C, SIGTERM, SIGHUP).
+    bool interrupted() const { return run.interrupted || (baseline && baseline->interrupted); }
 };
 
 // Runs the request (misfits are an input error unless `force`), then its baseline unless the run

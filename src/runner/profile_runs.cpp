@@ -64,6 +64,8 @@ ProfileResult run_profile(const ProfileRequest& r, const Machine& machine, const
         }
     }
     store::Store db = store::Store::open(db_path);
+    if (db.upgrade() && hooks.progress)
+        hooks.progress(store::describe(*db.upgrade(), db_path));
     ProfileResult result;
     const auto start = std::chrono::steady_clock::now();
     for (size_t i = 0; i < cells.size() && !(hooks.interrupt && *hooks.interrupt); ++i) {
@@ -72,7 +74,7 @@ ProfileResult run_profile(const ProfileRequest& r, const Machine& machine, const
         ++result.runs;
         result.failed += out.all_ok() ? 0 : 1;
         observer.cell_finished(i, cells[i], out);
-        if (out.run.interrupted)
+        if (out.interrupted())
             break;
     }
     result.interrupted = hooks.interrupt && *hooks.interrupt;

@@ -27,7 +27,6 @@ using partition::JobSpec;
 using telemetry::Sample;
 using telemetry::SampleScope;
 
-constexpr double kDrainTimeoutS = 60;  // after "stop": how long jobs get to report their result
 constexpr double kTerminateGraceS = 5;
 
 struct Step {
@@ -432,12 +431,19 @@ void Group::run() {
                 if (std::all_of(children_.begin(), children_.end(),
                                 [](const auto& c) { return !c || c->finished(); })) {
                     phase_ = Phase::kDone;
-                } else if (seconds_between(drain_started, now) > kDrainTimeoutS) {
-                    warnings_.push_back("jobs did not stop within " + fmt_s(kDrainTimeoutS) +
+                } else if (seconds_between(drain_started, now) > spec_.drain_timeout_s) {
+                    warnings_.push_back("jobs did not stop within " + fmt_s(spec_.drain_timeout_s) +
                                         " of the window's end: terminated");
-                    for (auto& c : children_) {
-                        if (c && !c->finished())
-                            c->terminate(kTerminateGraceS);
+                    for (size_t l = 0; l < children_.size(); ++l) {
+                        if (!children_[l] || children_[l]->finished())
+                            continue;
+                        // reap() skips finished children: how this one ended is kept here
+                        const ExitStatus status = children_[l]->terminate(kTerminateGraceS);
+                        for (size_t p : launch_jobs_[l]) {
+                            jobs[p].exit = status;
+                            jobs[p].ended = true;
+                            jobs[p].end_time = jobs[p].end_time.value_or(SteadyClock::now());
+                        }
                     }
                 }
                 break;
@@ -486,6 +492,11 @@ JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, boo
     if (s.timed_out) {
         r.status = JobStatus::kTimedOut;
         r.message = "still running after " + fmt_s(spec.job_timeout_s);
+    } else if (s.stopped_by_runner && s.exit && s.exit->signal == SIGKILL) {
+        // SIGTERM at the window's end is how an external command is stopped; one that ignored
+        // it and had to be killed did not end well (it was once reported ok).
+        r.status = JobStatus::kFailed;
+        r.message = "did not stop on SIGTERM at the window's end: killed";
     } else if (s.result_event || (s.stopped_by_runner && !s.error_message)) {
         r.status = JobStatus::kOk;
     } else if (s.error_message) {

@@ -31,6 +31,7 @@ struct RunSpec {
     SteadyStateCriterion steady;
     double warmup_timeout_s = 300;       // open the window anyway after this long (with a warning)
     double job_timeout_s = 3600;         // kWork: a job still running after this long is timed out
+    double drain_timeout_s = 60;  // after "stop": how long jobs get to end before SIGTERM, SIGKILL
     std::optional<unsigned> device_sms;  // SMs of the whole GPU: MFU's peak is scaled by SMs / this
     double sample_hz = 10;
     // Board power sampled this long with no job running, before the jobs and after them (when

@@ -119,7 +119,7 @@ SweepPlan plan_sweep(const SweepOptions& o, const Machine& machine, bool force) 
     plan.db_path = o.db.empty() ? "migscope-runs/" + plan.spec.name + ".db" : o.db;
     std::map<std::string, bool> stored;  // cell key -> with its baseline
     if (fs::exists(plan.db_path)) {
-        store::Store db = store::Store::open(plan.db_path, store::OpenMode::kExisting);
+        store::Store db = store::Store::open(plan.db_path, store::OpenMode::kRead);
         for (const store::StoredCell& s : db.stored_cells(plan.spec.name))
             stored[s.cell_key] = stored[s.cell_key] || s.has_baseline;
     }
@@ -163,7 +163,7 @@ SweepResult run_sweep(const SweepPlan& plan, const Machine& machine, const Measu
         result.all_ok = result.all_ok && out.all_ok();
         estimated_done_s += p.estimate.seconds;
         estimated_left_s -= p.estimate.seconds;
-        if (out.run.interrupted) {
+        if (out.interrupted()) {
             result.interrupted = true;
             break;
         }

@@ -89,7 +89,11 @@ const std::vector<Field<RunRecord>>& run_fields() {
         field<R>("started_at", MIGSCOPE_MEMBER(started_at)),
         Field<R>{
             "role", FieldType::kText, "", [](const R& r) { return FieldValue(to_string(r.role)); },
-            [](R& r, const FieldValue& v) { r.role = parse_run_role(std::get<std::string>(v)); }},
+            [](R& r, const FieldValue& v) {
+                // NULL only in a damaged file: the column is NOT NULL in every schema version
+                const auto* text = std::get_if<std::string>(&v);
+                r.role = parse_run_role(text ? *text : "(none)");
+            }},
         field<R>("parent_id", MIGSCOPE_MEMBER(parent_id)),
         field<R>("label", MIGSCOPE_MEMBER(label)),
         field<R>("backend", MIGSCOPE_MEMBER(backend)),

@@ -2,6 +2,9 @@
 // the migrations to the current version.
 #include "store/schema.h"
 
+#include <sqlite3.h>
+
+#include <filesystem>
 #include <iterator>
 #include <string>
 
@@ -119,27 +122,13 @@ bool has_table(const Database& db, const std::string& name) {
     return s.step();
 }
 
-}  // namespace
-
-void prepare_schema(Database& db, OpenMode mode) {
-    Transaction tx(db);  // two migscopes opening a new file at once: one creates, one checks
-    if (!has_table(db, "schema_version")) {
-        // A reader never creates the schema: the file may be a store another migscope is
-        // creating right now, or not a store at all.
-        if (mode == OpenMode::kExisting)
-            throw input_error(db.path() + " is not a migscope results store (no schema)");
-        Statement any(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
-        any.step();
-        if (any.int64_at(0) != 0)
-            throw input_error(db.path() +
-                              " is an SQLite database but not a migscope results store");
-        db.exec(kCreateV1);
-        db.exec("INSERT INTO schema_version (version) VALUES (1)");
-        migrate(db, 1);
-        tx.commit();
-        return;
-    }
-    // Any value but a whole number from 1 up is a damaged or foreign file, never a migration.
+// The version an existing store holds; any value but a whole number from 1 up to ours is a
+// damaged or foreign file, never a migration. So is a file in UTF-16: migscope writes UTF-8.
+int64_t checked_version(const Database& db) {
+    Statement encoding(db, "PRAGMA encoding");
+    if (encoding.step() && encoding.text_at(0) != "UTF-8")
+        throw input_error(db.path() + " is not a migscope results store (its text is " +
+                          encoding.text_at(0) + ", not UTF-8)");
     Statement s(db, "SELECT typeof(max(version)), max(version) FROM schema_version");
     if (!s.step() || s.is_null(1))
         throw input_error(db.path() + ": schema_version is empty");
@@ -156,9 +145,86 @@ void prepare_schema(Database& db, OpenMode mode) {
                           ", newer than this migscope's version " + std::to_string(kSchemaVersion) +
                           ": use a newer migscope");
     }
-    if (version < kSchemaVersion)
+    return version;
+}
+
+// PATH.schema-vN.bak, or PATH.schema-vN.K.bak with the first K not taken.
+std::string free_backup_path(const std::string& path, int64_t version) {
+    const std::string stem = path + ".schema-v" + std::to_string(version);
+    std::string candidate = stem + ".bak";
+    for (int k = 1; std::filesystem::exists(candidate); ++k)
+        candidate = stem + "." + std::to_string(k) + ".bak";
+    return candidate;
+}
+
+}  // namespace
+
+std::optional<SchemaUpgrade> prepare_schema(Database& db, OpenMode mode) {
+    if (mode == OpenMode::kRead) {
+        if (!has_table(db, "schema_version"))
+            throw input_error(db.path() + " is not a migscope results store (no schema)");
+        const int64_t version = checked_version(db);
+        if (version < kSchemaVersion) {
+            db = db.copy_in_memory();
+            // The migrations are tested on every version's schema: one that fails on this copy
+            // has met a damaged file (found by fuzzing: a header whose text encoding SQLite
+            // refuses only once the schema changes).
+            try {
+                Transaction tx(db);
+                migrate(db, version);
+                tx.commit();
+            } catch (const Error& e) {
+                throw input_error(db.path() + " (results schema version " +
+                                  std::to_string(version) + ") cannot be read: " + e.what());
+            }
+        }
+        return std::nullopt;
+    }
+    if (sqlite3_db_readonly(db.handle(), "main") == 1)
+        throw input_error(db.path() + " is read-only: the results of a run could not be stored");
+    // An older store is copied before anything writes to it.
+    std::optional<SchemaUpgrade> backup;
+    if (has_table(db, "schema_version")) {
+        if (const int64_t version = checked_version(db); version < kSchemaVersion) {
+            backup = SchemaUpgrade{version, free_backup_path(db.path(), version)};
+            db.back_up_to(backup->backup_path);
+        }
+    }
+
+    Transaction tx(db);  // two migscopes opening a new file at once: one creates, one checks
+    if (!has_table(db, "schema_version")) {
+        // A reader never creates the schema: the file may be a store another migscope is
+        // creating right now, or not a store at all.
+        if (mode == OpenMode::kExisting)
+            throw input_error(db.path() + " is not a migscope results store (no schema)");
+        Statement any(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
+        any.step();
+        if (any.int64_at(0) != 0)
+            throw input_error(db.path() +
+                              " is an SQLite database but not a migscope results store");
+        db.exec(kCreateV1);
+        db.exec("INSERT INTO schema_version (version) VALUES (1)");
+        migrate(db, 1);
+        tx.commit();
+        return std::nullopt;
+    }
+    const int64_t version = checked_version(db);  // again: another writer may have migrated
+    std::optional<SchemaUpgrade> upgrade;
+    if (version < kSchemaVersion) {
         migrate(db, version);  // in this transaction: all of it or nothing
+        upgrade = backup;
+    }
+    // A write that reaches the file, so that a store that cannot be written fails now, before a
+    // run is measured, not when its results are inserted.
+    db.exec("UPDATE schema_version SET version = version");
     tx.commit();
+    return upgrade;
+}
+
+std::string describe(const SchemaUpgrade& upgrade, const std::string& path) {
+    return "upgraded " + path + " from results schema version " +
+           std::to_string(upgrade.from_version) + " to " + std::to_string(kSchemaVersion) +
+           "; the old store is kept as " + upgrade.backup_path;
 }
 
 }  // namespace migscope::store

@@ -3,6 +3,8 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <utility>
 
@@ -13,29 +15,93 @@ namespace {
 
 // The first line of an SQL text, shortened: enough to name the statement in an error.
 std::string brief(std::string_view sql) {
+    sql.remove_prefix(std::min(sql.size(), sql.find_first_not_of(" \n")));
     std::string s(sql.substr(0, sql.find('\n')));
     if (s.size() > 60)
         s = s.substr(0, 57) + "...";
     return s;
 }
 
-}  // namespace
+// A file name as an SQLite URI ("file:" and the path with every byte but [A-Za-z0-9/._-]
+// percent-encoded), so that '?', '#' and '%' in a path stay part of it.
+std::string file_uri(const std::string& path, const char* parameters) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string uri = "file:";
+    for (const unsigned char c : path) {
+        if (std::isalnum(c) || c == '/' || c == '.' || c == '_' || c == '-') {
+            uri += static_cast<char>(c);
+        } else {
+            uri += '%';
+            uri += kHex[c >> 4];
+            uri += kHex[c & 15];
+        }
+    }
+    return uri + "?" + parameters;
+}
 
-Database Database::open(const std::string& path, OpenMode mode) {
-    if (mode == OpenMode::kExisting && !std::filesystem::exists(path))
-        throw input_error("no results database " + path);
+sqlite3* open_connection(const std::string& path, const std::string& name, int flags) {
     sqlite3* db = nullptr;
-    const int flags = SQLITE_OPEN_READWRITE | (mode == OpenMode::kCreate ? SQLITE_OPEN_CREATE : 0);
-    const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+    const int rc = sqlite3_open_v2(name.c_str(), &db, flags, nullptr);
     if (rc != SQLITE_OK) {
         const std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
         sqlite3_close(db);
         throw input_error("sqlite3_open_v2(" + path + "): " + message);
     }
-    Database out(db, path);
     sqlite3_extended_result_codes(db, 1);
     sqlite3_busy_timeout(db, 10000);  // another migscope writing the same file: wait, then fail
-    return out;
+    return db;
+}
+
+// Whether the connection can read its database: a read-only connection to a WAL store cannot
+// when the folder is read-only and the store's -shm file is gone (the last writer removed it).
+bool can_read(sqlite3* db) {
+    return sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) ==
+           SQLITE_OK;
+}
+
+}  // namespace
+
+Database Database::open(const std::string& path, OpenMode mode) {
+    if (mode != OpenMode::kCreate && !std::filesystem::exists(path))
+        throw input_error("no results database " + path);
+    if (mode != OpenMode::kRead) {
+        const int flags =
+            SQLITE_OPEN_READWRITE | (mode == OpenMode::kCreate ? SQLITE_OPEN_CREATE : 0);
+        return Database(open_connection(path, path, flags), path);
+    }
+    // Read-only, through a URI so the mode is SQLite's own. Where even that cannot read (a WAL
+    // store in a read-only folder, without its -shm file), nothing can write the file either:
+    // it is opened as immutable, without locks or the WAL index.
+    constexpr int kFlags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+    sqlite3* db = open_connection(path, file_uri(path, "mode=ro"), kFlags);
+    if (!can_read(db)) {
+        sqlite3_close_v2(db);
+        db = open_connection(path, file_uri(path, "immutable=1"), kFlags);
+    }
+    return Database(db, path);
+}
+
+Database Database::copy_in_memory() const {
+    Database copy(open_connection(path_, ":memory:", SQLITE_OPEN_READWRITE), path_);
+    sqlite3_backup* backup = sqlite3_backup_init(copy.db_, "main", db_, "main");
+    if (!backup)
+        copy.fail("sqlite3_backup_init(memory copy)", sqlite3_errcode(copy.db_));
+    sqlite3_backup_step(backup, -1);
+    if (const int rc = sqlite3_backup_finish(backup); rc != SQLITE_OK)
+        fail("sqlite3_backup_step(memory copy)", rc);
+    return copy;
+}
+
+void Database::back_up_to(const std::string& path) const {
+    if (std::filesystem::exists(path))
+        throw input_error("cannot back up " + path_ + " to " + path + ": the file exists");
+    Database copy(open_connection(path, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE), path);
+    sqlite3_backup* backup = sqlite3_backup_init(copy.db_, "main", db_, "main");
+    if (!backup)
+        copy.fail("sqlite3_backup_init(" + path + ")", sqlite3_errcode(copy.db_));
+    sqlite3_backup_step(backup, -1);
+    if (const int rc = sqlite3_backup_finish(backup); rc != SQLITE_OK)
+        copy.fail("sqlite3_backup_step(" + path + ")", rc);
 }
 
 Database::~Database() {
@@ -59,9 +125,21 @@ Database& Database::operator=(Database&& other) noexcept {
 void Database::fail(const std::string& what, int code) const {
     const std::string message =
         what + " on " + path_ + ": " + (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(code));
-    // A file that is not an SQLite database is the user's input, not a failure of ours.
-    if ((code & 0xff) == SQLITE_NOTADB)
-        throw input_error(message);
+    // A file that is not an SQLite database, or one (or a folder) migscope may not write, is the
+    // user's input, not a failure of ours.
+    switch (code & 0xff) {
+        case SQLITE_NOTADB:
+        case SQLITE_CORRUPT:
+        case SQLITE_FORMAT:
+        case SQLITE_MISMATCH:
+            throw input_error(message + " (a damaged file, or not a migscope results store)");
+        case SQLITE_READONLY:
+        case SQLITE_CANTOPEN:
+        case SQLITE_PERM:
+            throw input_error(message + " (the results store and its folder must be writable)");
+        default:
+            break;
+    }
     throw runtime_error(message);
 }
 
@@ -81,6 +159,11 @@ int64_t Database::last_insert_rowid() const {
 Statement::Statement(const Database& db, std::string_view sql) : db_(db), sql_(brief(sql)) {
     const int rc =
         sqlite3_prepare_v2(db.handle(), sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+    // Our statements are tested against our schema: one that does not compile names a table or
+    // column the file lacks, so the file is not the store it claims to be.
+    if ((rc & 0xff) == SQLITE_ERROR)
+        throw input_error(db.path() + " lacks what a migscope results store holds (" +
+                          sqlite3_errmsg(db.handle()) + " in " + sql_ + ")");
     if (rc != SQLITE_OK)
         db_.fail("sqlite3_prepare_v2(" + sql_ + ")", rc);
 }

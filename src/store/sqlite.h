@@ -12,7 +12,10 @@ struct sqlite3_stmt;
 
 namespace migscope::store {
 
-enum class OpenMode { kCreate, kExisting };  // kExisting: a missing file is an input error
+// kCreate and kExisting open for writing (kExisting: a missing file is an input error); kRead
+// opens an existing file read-only and never writes to it, so a store in a read-only file or
+// folder can be read.
+enum class OpenMode { kCreate, kExisting, kRead };
 
 class Database {
   public:
@@ -22,6 +25,12 @@ class Database {
     Database& operator=(Database&& other) noexcept;
     Database(const Database&) = delete;
     Database& operator=(const Database&) = delete;
+
+    // A private copy of the whole database in memory, writable: how a reader converts an old
+    // schema without touching the file.
+    Database copy_in_memory() const;
+    // Copies the whole database to a new file at `path` (which must not exist).
+    void back_up_to(const std::string& path) const;
 
     void exec(const std::string& sql);  // one or more statements without results
     int64_t last_insert_rowid() const;

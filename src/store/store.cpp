@@ -22,7 +22,7 @@ std::vector<std::string> parse_list(const std::string& text) {
     try {
         return nlohmann::json::parse(text).get<std::vector<std::string>>();
     } catch (const nlohmann::json::exception& e) {
-        throw runtime_error("results store: a list column is not a JSON list of strings: " + text);
+        throw input_error("results store: a list column is not a JSON list of strings: " + text);
     }
 }
 
@@ -108,11 +108,13 @@ void read_trace(const Database& db, RunRecord& run) {
 Store Store::open(const std::string& path, OpenMode mode) {
     Database db = Database::open(path, mode);
     db.exec("PRAGMA foreign_keys = ON");
-    prepare_schema(db, mode);
-    // WAL: readers do not block the writer; a killed writer leaves the last commit intact.
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA synchronous = FULL");  // a commit survives power loss too
-    return Store(std::move(db));
+    std::optional<SchemaUpgrade> upgrade = prepare_schema(db, mode);
+    if (mode != OpenMode::kRead) {
+        // WAL: readers do not block the writer; a killed writer leaves the last commit intact.
+        db.exec("PRAGMA journal_mode = WAL");
+        db.exec("PRAGMA synchronous = FULL");  // a commit survives power loss too
+    }
+    return Store(std::move(db), std::move(upgrade));
 }
 
 int64_t Store::add_run(const RunRecord& run) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "store/record.h"
+#include "store/schema.h"
 #include "store/sqlite.h"
 
 namespace migscope::store {
@@ -23,9 +24,14 @@ struct StoredCell {
 
 class Store {
   public:
-    // Creates the file and schema (kCreate) or requires an existing store (kExisting); checks the
-    // schema version; WAL journal, foreign keys on, a busy timeout for concurrent writers.
+    // Creates the file and schema (kCreate) or requires an existing store (kExisting, kRead);
+    // checks the schema version (prepare_schema: a writer proves it can write and migrates an
+    // old store after a backup; a reader never writes); WAL journal, foreign keys on, a busy
+    // timeout for concurrent writers.
     static Store open(const std::string& path, OpenMode mode = OpenMode::kCreate);
+
+    // The migration this writer made of an older store, if any: for a note to the user.
+    const std::optional<SchemaUpgrade>& upgrade() const { return upgrade_; }
 
     // Writes the run, its jobs and its trace in one transaction; returns the run's id.
     int64_t add_run(const RunRecord& run);
@@ -36,8 +42,10 @@ class Store {
     std::vector<StoredCell> stored_cells(const std::string& experiment);
 
   private:
-    explicit Store(Database db) : db_(std::move(db)) {}
+    Store(Database db, std::optional<SchemaUpgrade> upgrade)
+        : db_(std::move(db)), upgrade_(std::move(upgrade)) {}
     Database db_;
+    std::optional<SchemaUpgrade> upgrade_;
 };
 
 }  // namespace migscope::store

@@ -74,7 +74,7 @@ std::map<std::string, Entry> read_header(std::ifstream& in, const std::string& p
     json header;
     try {
         header = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
         throw bad(std::string("header is not JSON: ") + e.what());
     }
     if (!header.is_object())

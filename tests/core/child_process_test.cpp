@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <thread>
@@ -90,6 +93,48 @@ TEST(ChildProcess, PassesEnvironmentAffinityAndAProgressPipe) {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     EXPECT_EQ(progress, std::vector<std::string>{"progress"});
     EXPECT_EQ(p.wait().code, 0);
+}
+
+// A job of a migscope killed by SIGKILL (no handler runs) dies with it instead of running on:
+// this test stands in for migscope in a child process that starts `sleep 1000` and is killed;
+// as the subreaper, the test then reaps the orphaned sleep, which must have been killed.
+TEST(ChildProcess, AChildDiesWhenItsParentIsKilled) {
+    ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    int pid_pipe[2];
+    ASSERT_EQ(pipe(pid_pipe), 0);
+    const pid_t parent = fork();
+    ASSERT_GE(parent, 0);
+    if (parent == 0) {
+        ChildOptions o;
+        o.argv = {"sleep", "1000"};
+        ChildProcess job = ChildProcess::start(o);
+        const pid_t job_pid = job.pid();
+        (void)!write(pid_pipe[1], &job_pid, sizeof job_pid);
+        pause();  // until killed
+        _exit(0);
+    }
+    close(pid_pipe[1]);
+    pid_t job_pid = 0;
+    ASSERT_EQ(read(pid_pipe[0], &job_pid, sizeof job_pid), static_cast<ssize_t>(sizeof job_pid));
+    close(pid_pipe[0]);
+    ASSERT_EQ(kill(parent, SIGKILL), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(parent, &status, 0), parent);
+    // The orphaned job is now the test's child; it ends at once when it got SIGKILL, else it
+    // would sleep on and is killed here after a generous wait.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    pid_t reaped = 0;
+    while ((reaped = waitpid(job_pid, &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (reaped == 0) {
+        kill(job_pid, SIGKILL);
+        waitpid(job_pid, &status, 0);
+        FAIL() << "the job kept running after its parent was killed";
+    }
+    ASSERT_EQ(reaped, job_pid);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "core/error.h"
 #include "mig/layout.h"
@@ -266,6 +268,21 @@ TEST(Examples, PaperQuickIsOneRepetitionOfFourMixesWithBaselines) {
     }
     EXPECT_EQ(cells[1].jobs.size(), 4u);  // the fine-tunes on 3g + 2g + 1g + 1g
     EXPECT_EQ(cells[1].jobs[0].mode, "finetune");
+}
+
+// The spec docs/experiments.md shows is one that runs: read from the document itself (it once
+// gave 3 jobs to layouts of 4 partitions).
+TEST(Examples, TheSpecInTheExperimentsDocumentIsValid) {
+    std::ifstream in(std::string(DOCS_DIR) + "/experiments.md");
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string doc = text.str();
+    const size_t start = doc.find("```toml\n");
+    ASSERT_NE(start, std::string::npos);
+    const size_t end = doc.find("```", start + 8);
+    const Spec spec = parse_spec(doc.substr(start + 8, end - start - 8), "docs/experiments.md");
+    const std::vector<Cell> cells = expand(spec, h200());
+    EXPECT_FALSE(cells.empty());
 }
 
 }  // namespace

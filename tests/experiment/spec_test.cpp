@@ -121,6 +121,17 @@ TEST(Spec, BadSpecsAreRefusedNamingTheField) {
         {head + mix + "duration_s = \"10\"\n",
          "mix[0].duration_s (line 8): expected a number, got a string"},
         {head + mix + "duration_s = 0\n", "mix[0].duration_s (line 8): must be above 0"},
+        // Non-finite and absurd numbers (inf was accepted and estimated as -9223372036854775808 s)
+        {head + mix + "duration_s = inf\n", "mix[0].duration_s (line 8): must be a finite number"},
+        {head + mix + "duration_s = nan\n", "mix[0].duration_s (line 8): must be a finite number"},
+        {head + mix + "duration_s = 1e12\n", "mix[0].duration_s (line 8): must be at most 2592000"},
+        {head + mix + "duration_s = 1\ncooldown_s = -inf\n", "mix[0].cooldown_s (line 9)"},
+        // Names become parts of file names (a 300-character name failed as an internal error).
+        {"version = 1\nname = \"" + std::string(129, 'a') + "\"\n" + mix + "duration_s = 1\n",
+         "name: a name is at most 128 characters (this one has 129)"},
+        {head + "[[mix]]\nname = \"m\"\nbackends = [\"cpu\"]\njobs = [{command = [\"x\"], name = "
+                "\"a\\nb\"}]\nduration_s = 1\n",
+         "mix[0].jobs[0].name: a job name cannot hold control characters"},
         {head + mix + "repetitions = 1.5\nduration_s = 1\n",
          "mix[0].repetitions (line 8): expected an integer"},
         {head + mix + "repetitions = 100000000\nduration_s = 1\n",

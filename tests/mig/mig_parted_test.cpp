@@ -108,3 +108,24 @@ TEST(MigParted, RejectsBadValues) {
         std::string::npos);
     EXPECT_NE(error_of("version: v1\nmig-configs: [\n").find("malformed YAML"), std::string::npos);
 }
+
+// Hostile shapes are input errors that say what and where: a key that is a list (once an
+// internal error from yaml-cpp's conversion) and nesting deeper than yaml-cpp's guard (once only
+// "bad file").
+TEST(MigParted, RejectsKeysThatAreNotNamesAndDeepNesting) {
+    EXPECT_NE(error_of("version: v1\nmig-configs:\n  ? [a, b]\n  : - devices: all\n"
+                       "      mig-enabled: false\n")
+                  .find("a key is a list or mapping, not a name at mig-configs"),
+              std::string::npos);
+    EXPECT_NE(error_of("? {x: 1}\n: v1\n").find("a key is a list or mapping"), std::string::npos);
+    // Found by fuzzing: a profile name with NUL bytes was read, but its written form was not.
+    EXPECT_NE(error_of("version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: "
+                       "true\n      mig-devices:\n        \"1g\\0\": 1\n")
+                  .find("a key may hold printable ASCII characters only at mig-configs.a[0]"),
+              std::string::npos);
+    const std::string deep =
+        "version: v1\nmig-configs: " + std::string(5000, '[') + std::string(5000, ']') + "\n";
+    EXPECT_NE(error_of(deep).find("nested too deeply (a config needs 5 levels) at line 2"),
+              std::string::npos)
+        << error_of(deep);
+}

@@ -175,7 +175,7 @@ TEST_F(BackendTest, TimesliceStartsOneWorkerPerJobOnTheWholeGpu) {
 // A job's name is data, not a path: its log stays in the run directory under a safe name.
 TEST_F(BackendTest, JobLogsStayInTheRunDirectoryWhateverTheJobIsCalled) {
     auto b = make_backend(BackendKind::kSequential, options(), "GPU-1");
-    std::vector<JobSpec> jobs(4);
+    std::vector<JobSpec> jobs(5);
     jobs[0].name = "../../x";
     jobs[0].command = {"/bin/true"};
     jobs[1].name = "/bin/true";
@@ -184,11 +184,20 @@ TEST_F(BackendTest, JobLogsStayInTheRunDirectoryWhateverTheJobIsCalled) {
     jobs[2].workload = "resnet18";
     jobs[3].name = "evil\nname";
     jobs[3].command = {"/bin/true"};
-    const auto launches = b->launches(jobs, whole_gpu_partitions(h200(), 4, "GPU-1"), {});
-    ASSERT_EQ(launches.size(), 4u);
+    // The longest name a job may have (kMaxJobNameBytes), which slugs to as many characters:
+    // its log's file name once exceeded the 255 bytes a file name may have.
+    for (size_t i = 0; jobs[4].name.size() < kMaxJobNameBytes; ++i)
+        jobs[4].name += i % 2 ? ' ' : 'a';
+    jobs[4].command = {"/bin/true"};
+    const auto launches = b->launches(jobs, whole_gpu_partitions(h200(), 5, "GPU-1"), {});
+    ASSERT_EQ(launches.size(), 5u);
+    std::string long_slug;
+    while (long_slug.size() < 100)
+        long_slug += long_slug.size() % 2 ? '-' : 'a';
     const std::vector<std::string> expected = {"job-0-x.stderr", "job-1-bin-true.stderr",
-                                               "resnet18#2.stderr", "job-3-evil-name.stderr"};
-    for (size_t i = 0; i < 4; ++i) {
+                                               "resnet18#2.stderr", "job-3-evil-name.stderr",
+                                               "job-4-" + long_slug + ".stderr"};
+    for (size_t i = 0; i < 5; ++i) {
         const fs::path log = launches[i].child.stderr_path;
         EXPECT_EQ(log.parent_path(), dir_) << log;
         EXPECT_EQ(log.filename(), expected[i]) << log;

@@ -41,6 +41,60 @@ TEST(JobList, RejectsBadItemsNamingThem) {
     }
 }
 
+// Job names are text shown in tables, logs and figures: control characters are refused wherever a
+// name comes from (a --jobs item, a jobs file's name, workload or default from its command),
+// naming the field; so is a name over kMaxJobNameBytes.
+TEST(JobNames, ControlCharactersAndOverlongNamesAreRefusedNamingTheField) {
+    const auto error_of = [](auto&& parse) {
+        try {
+            parse();
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::kInput);
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_NE(error_of([] { parse_job_list("resnet18,evil\n!touch X"); })
+                  .find("job 'evil\n!touch X': a job name cannot hold control characters"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  parse_jobs_json(R"({"jobs": [{"command": ["x"], "name": "a\u001b[31m"}]})",
+                                  "f.json");
+              }).find("f.json: jobs[0].name: a job name cannot hold control characters (byte 27"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  parse_jobs_json(R"({"jobs": [{"command": ["/bin/x\ty"]}]})", "f.json");
+              }).find("jobs[0].name: a job name cannot hold control characters"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  parse_jobs_json(R"({"jobs": [{"workload": "x\u007f"}]})", "f.json");
+              }).find("jobs[0].workload"),
+              std::string::npos);
+    const std::string long_name(kMaxJobNameBytes + 1, 'n');
+    EXPECT_NE(error_of([&] {
+                  parse_jobs_json(R"({"jobs": [{"command": ["x"], "name": ")" + long_name + "\"}]}",
+                                  "f.json");
+              }).find("at most 255 bytes"),
+              std::string::npos);
+    // What a name may hold: any other text, UTF-8 included.
+    EXPECT_EQ(parse_jobs_json(R"({"jobs": [{"command": ["x"], "name": "día 1 <b>'\"</b>"}]})",
+                              "f.json")[0]
+                  .name,
+              "día 1 <b>'\"</b>");
+}
+
+// A number no double holds is bad JSON naming the file (it was an internal error).
+TEST(JobsJson, ANumberOutOfRangeIsBadInput) {
+    try {
+        parse_jobs_json(R"({"jobs": [{"workload": "mlp", "batch": 1e400}]})", "f.json");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInput);
+        EXPECT_NE(std::string(e.what()).find("f.json: not valid JSON"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("1e400"), std::string::npos);
+    }
+}
+
 TEST(JobsJson, ReadsBuiltInAndExternalJobs) {
     const auto jobs = parse_jobs_json(R"({"jobs": [
         {"workload": "gpt2-medium", "mode": "finetune", "batch": 4, "lora_rank": 16,

@@ -95,6 +95,18 @@ TEST(GroupSpec, BadTypesAndValuesAreNamed) {
     EXPECT_NE(error_of("[1]").find("expected an object"), std::string::npos);
 }
 
+// Found by fuzzing: a number no double holds was an internal error (nlohmann's out_of_range),
+// not bad input.
+TEST(GroupSpec, ANumberTooLargeForADoubleIsBadInput) {
+    try {
+        parse_group_spec(R"({"device": "cuda:0", "jobs": [{"workload": "mlp", "batch": 1e999}]})");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInput);
+        EXPECT_NE(std::string(e.what()).find("group spec: not JSON"), std::string::npos);
+    }
+}
+
 TEST(GroupSpec, QueuedJobsFollowAnEarlierJobOnItsPartition) {
     const GroupSpec g = parse_group_spec(R"({"device": "cuda:0", "jobs": [
         {"workload": "resnet18", "sms": 32, "steps": 10},

@@ -290,6 +290,24 @@ TEST_F(RunTest, ExternalCommandsReportProgressOnFd3) {
     EXPECT_GT(*r.jobs[1].items_per_s, 100.0);
 }
 
+// An external command that ignores SIGTERM at the window's end is killed, and that is a failed
+// job, not an ok one (the runner waits drain_timeout_s, then SIGTERM, then SIGKILL after 5 s).
+TEST_F(RunTest, ACommandKilledAfterIgnoringSigtermIsNotOk) {
+    RunSpec s = spec_for({"fake"});
+    s.duration_s = 0.3;
+    s.drain_timeout_s = 0.2;
+    partition::JobSpec ext;
+    ext.name = "stubborn";
+    ext.command = {"/bin/sh", "-c", "trap '' TERM; while true; do sleep 0.05; done"};
+    s.jobs.push_back(ext);
+    s.partitions.push_back(s.partitions.front());
+    const RunResult r = run(s);
+    EXPECT_EQ(r.jobs[0].status, JobStatus::kOk) << r.jobs[0].message;
+    EXPECT_EQ(r.jobs[1].status, JobStatus::kFailed);
+    EXPECT_NE(r.jobs[1].message.find("did not stop on SIGTERM"), std::string::npos)
+        << r.jobs[1].message;
+}
+
 TEST_F(RunTest, ACommandThatCannotStartIsAFailedJobNotAFailedRun) {
     RunSpec s = spec_for({"fake"});
     partition::JobSpec ext;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <fstream>
+#include <functional>
 
 #include <chrono>
 #include <filesystem>
@@ -266,7 +267,7 @@ TEST(Store, RefusesAVersionThatIsNotOneOfOurs) {
             Database db = Database::open(path.string(), OpenMode::kExisting);
             db.exec("UPDATE schema_version SET version = " + value);
         }
-        for (const OpenMode mode : {OpenMode::kExisting, OpenMode::kCreate}) {
+        for (const OpenMode mode : {OpenMode::kRead, OpenMode::kExisting, OpenMode::kCreate}) {
             try {
                 Store::open(path.string(), mode);
                 ADD_FAILURE() << "schema_version " << value << " was accepted";
@@ -285,12 +286,15 @@ TEST(Store, RefusesAVersionThatIsNotOneOfOurs) {
 TEST(Store, AReaderNeverCreatesTheSchemaInAnEmptyFile) {
     const fs::path path = fresh_path("empty");
     std::ofstream(path.string()).close();
-    try {
-        Store::open(path.string(), OpenMode::kExisting);
-        FAIL();
-    } catch (const Error& e) {
-        EXPECT_EQ(e.kind(), ErrorKind::kInput);
-        EXPECT_NE(std::string(e.what()).find("not a migscope results store"), std::string::npos);
+    for (const OpenMode mode : {OpenMode::kRead, OpenMode::kExisting}) {
+        try {
+            Store::open(path.string(), mode);
+            ADD_FAILURE();
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::kInput);
+            EXPECT_NE(std::string(e.what()).find("not a migscope results store"),
+                      std::string::npos);
+        }
     }
     {
         Database db = Database::open(path.string(), OpenMode::kExisting);
@@ -317,39 +321,80 @@ TEST(Store, AMissingFileOrAForeignDatabaseIsAnInputError) {
     EXPECT_THROW(Store::open(path.string()), Error);
 }
 
-// A version-1 store (as written by migscope before experiment sweeps) is migrated when opened:
-// its runs are kept, the new columns are NULL, and new runs can use them.
-TEST(Store, MigratesAVersionOneStoreKeepingItsRuns) {
-    const fs::path path = fresh_path("v1");
+// The full record as a version-1 store holds it: without the fields versions 2 and 3 added.
+RunRecord version_one_record() {
     RunRecord old = full_record();
     old.experiment.reset();
     old.cell_key.reset();
     for (JobRecord& j : old.jobs)
         j.step_mode.reset();
+    return old;
+}
+
+// A store as migscope wrote it before experiment sweeps: one run, schema version 1.
+void make_version_one_store(const fs::path& path) {
+    for (const char* backup : {".schema-v1.bak", ".schema-v1.1.bak"})
+        fs::remove(path.string() + backup);
     {
         Store store = Store::open(path.string());
-        store.add_run(old);
+        store.add_run(version_one_record());
     }
-    {  // back to version 1: the columns and index versions 2 and 3 added are dropped
-        Database db = Database::open(path.string(), OpenMode::kExisting);
-        db.exec(
-            "DROP INDEX runs_cell; ALTER TABLE runs DROP COLUMN experiment; ALTER TABLE runs "
-            "DROP COLUMN cell_key; ALTER TABLE jobs DROP COLUMN step_mode; "
-            "UPDATE schema_version SET version = 1");
-    }
+    // back to version 1: the columns and index versions 2 and 3 added are dropped
+    Database db = Database::open(path.string(), OpenMode::kExisting);
+    db.exec(
+        "DROP INDEX runs_cell; ALTER TABLE runs DROP COLUMN experiment; ALTER TABLE runs "
+        "DROP COLUMN cell_key; ALTER TABLE jobs DROP COLUMN step_mode; "
+        "UPDATE schema_version SET version = 1");
+}
+
+int64_t version_in(const fs::path& path) {
+    Database db = Database::open(path.string(), OpenMode::kRead);
+    Statement version(db, "SELECT version FROM schema_version");
+    EXPECT_TRUE(version.step());
+    const int64_t v = version.int64_at(0);
+    EXPECT_FALSE(version.step()) << "one version row";
+    return v;
+}
+
+// A version-1 store is migrated when a writer opens it, once, after a copy of it is kept: its
+// runs are kept, the new columns are NULL, and new runs can use them.
+TEST(Store, AWriterMigratesAVersionOneStoreAfterKeepingACopy) {
+    const fs::path path = fresh_path("v1");
+    make_version_one_store(path);
     Store store = Store::open(path.string(), OpenMode::kExisting);
-    {
-        Database db = Database::open(path.string(), OpenMode::kExisting);
-        Statement version(db, "SELECT version FROM schema_version");
-        ASSERT_TRUE(version.step());
-        EXPECT_EQ(version.int64_at(0), kSchemaVersion);
-        EXPECT_FALSE(version.step()) << "one version row";
-    }
+    ASSERT_TRUE(store.upgrade().has_value());
+    EXPECT_EQ(store.upgrade()->from_version, 1);
+    EXPECT_EQ(store.upgrade()->backup_path, path.string() + ".schema-v1.bak");
+    EXPECT_EQ(version_in(path), kSchemaVersion);
+    EXPECT_EQ(version_in(store.upgrade()->backup_path), 1);
+    EXPECT_NE(describe(*store.upgrade(), path.string()).find(store.upgrade()->backup_path),
+              std::string::npos);
+    EXPECT_FALSE(Store::open(path.string()).upgrade().has_value()) << "migrated once";
+
     const std::vector<RunRecord> runs = store.list_runs();
     ASSERT_EQ(runs.size(), 1u);
-    expect_same_run(runs[0], old);
+    expect_same_run(runs[0], version_one_record());
     const int64_t id = store.add_run(full_record());
     EXPECT_EQ(store.get_run(id)->cell_key, full_record().cell_key);
+
+    make_version_one_store(path);  // a second old store there: its copy gets a free name
+    std::ofstream(path.string() + ".schema-v1.bak") << "an earlier copy";
+    EXPECT_EQ(Store::open(path.string()).upgrade()->backup_path,
+              path.string() + ".schema-v1.1.bak");
+}
+
+// A reader converts an old store in memory and leaves the file as it was.
+TEST(Store, AReaderReadsAVersionOneStoreWithoutMigratingIt) {
+    const fs::path path = fresh_path("v1-read");
+    make_version_one_store(path);
+    Store store = Store::open(path.string(), OpenMode::kRead);
+    EXPECT_FALSE(store.upgrade().has_value());
+    const std::vector<RunRecord> runs = store.list_runs();
+    ASSERT_EQ(runs.size(), 1u);
+    expect_same_run(runs[0], version_one_record());
+    EXPECT_EQ(store.stored_cells("anything").size(), 0u);
+    EXPECT_EQ(version_in(path), 1);
+    EXPECT_FALSE(fs::exists(path.string() + ".schema-v1.bak"));
 }
 
 // What --resume skips: finished runs of the experiment, with whether their baseline finished.
@@ -484,6 +529,149 @@ TEST(Store, ConcurrentWritersBothGetTheirRunsIn) {
     ASSERT_EQ(runs.size(), 20u);
     for (size_t i = 1; i < runs.size(); ++i)
         EXPECT_GT(runs[i].id, runs[i - 1].id);
+}
+
+// Damaged files found by fuzzing the reader (fuzz/store_fuzz.cpp) are input errors naming the
+// file, never internal errors: here a version-2 store whose header's text encoding SQLite refused
+// only while the reader converted it in memory.
+TEST(Store, ADamagedOldStoreIsAnInputErrorForAReader) {
+    const fs::path path = fresh_path("damaged-encoding-v2");
+    fs::copy_file(fs::path(STORE_TEST_DATA_DIR) / "damaged-encoding-v2.db", path);
+    try {
+        Store::open(path.string(), OpenMode::kRead).list_runs();
+        FAIL() << "a damaged store was read";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInput) << e.what();
+        EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+    }
+}
+
+// Runs `body` as a user whom file permissions bind: this process when it is not root; as root
+// (CI), a child process as `nobody` (65534), since root writes read-only files. Returns what
+// body returns: "" when all was as expected, else what was not.
+std::string as_unprivileged(const std::function<std::string()>& body) {
+    if (geteuid() != 0)
+        return body();
+    int pipe_fds[2];
+    if (pipe(pipe_fds) != 0)
+        return "pipe failed";
+    const pid_t child = fork();
+    if (child == 0) {
+        close(pipe_fds[0]);
+        std::string result;
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            result = "setuid(nobody) failed";
+        else
+            result = body();
+        if (write(pipe_fds[1], result.data(), result.size()) < 0)
+            _exit(3);
+        _exit(0);
+    }
+    close(pipe_fds[1]);
+    std::string result;
+    char buffer[256];
+    for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;)
+        result.append(buffer, static_cast<size_t>(n));
+    close(pipe_fds[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return "the unprivileged child failed: status " + std::to_string(status);
+    return result;
+}
+
+// "" when opening `path` for writing is refused as bad input naming the file.
+std::string writer_refused(const fs::path& path, OpenMode mode) {
+    try {
+        Store::open(path.string(), mode);
+        return "a writer opened " + path.string();
+    } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kInput)
+            return std::string("not an input error: ") + e.what();
+        if (std::string(e.what()).find(path.string()) == std::string::npos)
+            return std::string("the file is not named: ") + e.what();
+    }
+    return "";
+}
+
+// "" when a reader lists the one run of the store at `path`.
+std::string reader_lists(const fs::path& path) {
+    try {
+        Store store = Store::open(path.string(), OpenMode::kRead);
+        const std::vector<RunRecord> runs = store.list_runs();
+        if (runs.size() != 1)
+            return "listed " + std::to_string(runs.size()) + " runs";
+        if (!store.get_run(runs[0].id, TraceLoad::kWith))
+            return "could not get the run";
+    } catch (const std::exception& e) {
+        return std::string("a reader failed: ") + e.what();
+    }
+    return "";
+}
+
+// A store in a folder of its own, with one run, written and closed (its -wal and -shm gone).
+fs::path store_in_own_folder(const std::string& name) {
+    const fs::path dir = fs::path(testing::TempDir()) / "store-test" / name;
+    std::error_code ignored;  // a folder an earlier run left read-only
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add, ignored);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::permissions(dir, fs::perms::all);  // the unprivileged user may write here
+    const fs::path path = dir / "results.db";
+    Store::open(path.string()).add_run(full_record());
+    return path;
+}
+
+std::string file_bytes(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A read-only store file: a writer is refused at open, before any run is measured (it once
+// measured the whole run and then failed to insert it); a reader lists it and leaves every byte
+// as it was.
+TEST(Store, AReadOnlyStoreFileIsRefusedToWritersAndReadByReaders) {
+    const fs::path path = store_in_own_folder("read-only-file");
+    fs::permissions(path, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+    const std::string before = file_bytes(path);
+    EXPECT_EQ(as_unprivileged([&] { return writer_refused(path, OpenMode::kCreate); }), "");
+    EXPECT_EQ(as_unprivileged([&] { return writer_refused(path, OpenMode::kExisting); }), "");
+    EXPECT_EQ(as_unprivileged([&] { return reader_lists(path); }), "");
+    EXPECT_EQ(file_bytes(path), before);
+}
+
+// A store in a read-only folder: a writer cannot make the journal files and is refused at open;
+// a reader, which never writes, lists it (readers once took a write transaction and failed).
+TEST(Store, AStoreInAReadOnlyFolderIsRefusedToWritersAndReadByReaders) {
+    const fs::path path = store_in_own_folder("read-only-folder");
+    const std::string before = file_bytes(path);
+    fs::permissions(path.parent_path(), fs::perms::owner_read | fs::perms::owner_exec |
+                                            fs::perms::group_read | fs::perms::group_exec |
+                                            fs::perms::others_read | fs::perms::others_exec);
+    EXPECT_EQ(as_unprivileged([&] { return writer_refused(path, OpenMode::kCreate); }), "");
+    EXPECT_EQ(as_unprivileged([&] { return reader_lists(path); }), "");
+    EXPECT_EQ(as_unprivileged([&] {
+                  return writer_refused(path.parent_path() / "new.db", OpenMode::kCreate);
+              }),
+              "");
+    fs::permissions(path.parent_path(), fs::perms::owner_all, fs::perm_options::add);
+    EXPECT_EQ(file_bytes(path), before);
+    EXPECT_FALSE(fs::exists(path.string() + "-wal"));
+}
+
+// SQLite's own read-only mode (what a read-only mount gives, for root too): the write check
+// made at open refuses it; a reader reads.
+TEST(Store, AWriterCheckRefusesAConnectionThatCannotWrite) {
+    const fs::path path = store_in_own_folder("read-only-connection");
+    Database db = Database::open(path.string(), OpenMode::kRead);
+    try {
+        prepare_schema(db, OpenMode::kExisting);
+        FAIL() << "a read-only connection passed the write check";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInput);
+        EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(prepare_schema(db, OpenMode::kRead).has_value());
 }
 
 }  // namespace

@@ -138,6 +138,7 @@ TEST_F(PlanCommand, BadInputExitsTwoNamingTheJobOrConstraint) {
         {{"--jobs", "small,big", "--work", "1,2,3"}, "3 values for 2 jobs"},
         {{"--jobs", "small", "--work", "10", "--weights", "5"}, "not both"},
         {{"--jobs", "small", "--work", "10", "--verify"}, "give --backend green"},
+        {{"--jobs", "small", "--verify", "--backend", "green"}, "--verify runs each candidate's fixed work: give --work STEPS"},
         {{"--jobs", "small", "--work", "10", "--verify", "--backend", "green", "--gpus", "2"},
          "give --gpus 1"},
     };

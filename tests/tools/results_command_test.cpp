@@ -1,6 +1,7 @@
 // End-to-end tests of the results store from the CLI: `migscope run --db` with a stand-in worker
 // and the fake NVML, then `migscope results list/show/export`, and bad input.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -137,6 +138,48 @@ TEST_F(ResultsCommand, StoresARunWithItsBaselineAndListsShowsAndExportsThem) {
     EXPECT_EQ(exported[1]["jobs"].size(), 2u);
 }
 
+// A store in a read-only folder: `results list`, `export` and `report` read it (they once took a
+// write transaction and failed); `run --db` refuses it before measuring anything (it once
+// measured the whole run, then could not store it). As root, whom no permission stops, migscope
+// runs as `nobody` through util-linux's setpriv.
+TEST_F(ResultsCommand, AReadOnlyStoreIsReadByReadersAndRefusedBeforeARun) {
+    ASSERT_EQ(migscope({"run", "--run-dir", (dir_ / "run").string(), "--backend", "timeslice",
+                        "--jobs", "a", "--duration", "0.2", "--idle-probe", "0", "--db", db_})
+                  .exit_code,
+              0);
+    const fs::path folder = dir_ / "read-only";
+    fs::create_directories(folder);
+    fs::copy_file(db_, folder / "results.db");
+    fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                                fs::perms::group_exec | fs::perms::others_read |
+                                fs::perms::others_exec);
+    fs::permissions(dir_, fs::perms::all);  // the unprivileged user writes reports here
+    const std::string store = (folder / "results.db").string();
+    auto as_user = [](std::vector<std::string> args) {
+        args.insert(args.begin(), MIGSCOPE_BINARY);
+        if (geteuid() == 0)
+            args.insert(args.begin(), {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                                       "--clear-groups"});
+        return run_process(args, kEnv);
+    };
+    ProcessResult r = as_user({"results", "list", "--db", store});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("timeslice"), std::string::npos) << r.out;
+    r = as_user({"results", "export", "--db", store, "--format", "csv"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    r = as_user({"report", store, "-o", (dir_ / "report.html").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir_ / "report.html"));
+
+    r = as_user({"run", "--run-dir", (dir_ / "refused").string(), "--backend", "timeslice",
+                 "--jobs", "a", "--duration", "0.2", "--idle-probe", "0", "--db", store});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(store), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "refused")) << "the run started";
+    EXPECT_EQ(r.err.find("starting"), std::string::npos) << r.err;
+    fs::permissions(folder, fs::perms::owner_all, fs::perm_options::add);
+}
+
 TEST_F(ResultsCommand, BadInputExitsTwoNamingIt) {
     ProcessResult r = migscope({"results", "list", "--db", db_});
     EXPECT_EQ(r.exit_code, 2);
@@ -149,6 +192,11 @@ TEST_F(ResultsCommand, BadInputExitsTwoNamingIt) {
     r = migscope({"results", "show", "42", "--db", db_});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("no run 42"), std::string::npos) << r.err;
+
+    // An id beyond 64 bits was once read as 9223372036854775807.
+    r = migscope({"results", "show", "99999999999999999999", "--db", db_});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("must be a whole number from 1"), std::string::npos) << r.err;
 
     r = migscope({"results", "list"});
     EXPECT_EQ(r.exit_code, 2);

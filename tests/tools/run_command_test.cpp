@@ -2,12 +2,18 @@
 // baseline), green and mig against the fake NVML, and bad input.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/child_process.h"
 #include "run_process.h"
+#include "store/store.h"
 
 namespace {
 
@@ -205,11 +211,79 @@ TEST_F(RunCommand, BadInputIsRejectedWithTheFieldNamed) {
          "h200.json",
          2,
          "it needs a layout"},
+        // Numbers: "nan" and "inf" parse as numbers and passed range checks; -5 steps once said
+        // only "give exactly one of --duration and --work".
+        {{"--jobs", "a", "--duration", "1", "--hz", "nan"}, "", 2, "--hz: must be a finite number"},
+        {{"--jobs", "a", "--work", "-5"}, "", 2, "--work: must be positive, not -5"},
+        {{"--jobs", "a", "--duration", "inf"}, "", 2, "--duration: must be a finite number"},
+        {{"--jobs", "a", "--duration", "1", "--steady-cv", "nan"}, "", 2, "--steady-cv"},
     };
     for (const Case& c : cases) {
         const ProcessResult r = run(c.args, c.config);
         EXPECT_EQ(r.exit_code, c.exit_code) << c.args[1] << ": " << r.err;
         EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    }
+}
+
+// A run directory that cannot be made (here: a file is in the way) was an internal error.
+TEST_F(RunCommand, AnUncreatableRunDirectoryIsBadInputNamingIt) {
+    std::ofstream(dir_) << "a file";
+    const ProcessResult r = run({"--jobs", "fake", "--duration", "1"}, "");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("cannot create run directory " + dir_.string()), std::string::npos)
+        << r.err;
+    fs::remove(dir_);
+}
+
+// A signal to `migscope run` once its stderr shows `after` (then `also`, if given): the run stops
+// its jobs, what was measured is stored as interrupted, and the exit code says interrupted.
+// Ctrl-C during the sequential baseline once exited 0; SIGHUP (a closed SSH session) once ended
+// migscope without storing anything.
+TEST_F(RunCommand, SignalsStopTheRunStoreItAsInterruptedAndExitInterrupted) {
+    struct Case {
+        int signal;
+        std::string after;  // in stderr before the signal is sent
+        bool in_baseline;
+    };
+    for (const Case& c : {Case{SIGINT, "baseline:", true}, Case{SIGHUP, "starting", false},
+                          Case{SIGTERM, "starting", false}, Case{SIGHUP, "baseline:", true}}) {
+        SCOPED_TRACE("signal " + std::to_string(c.signal) + " after '" + c.after + "'");
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        const std::string db = (dir_ / "results.db").string();
+        migscope::ChildOptions o;
+        // A run of 2 s lets the baseline start soon; either window is long enough to be
+        // interrupted well inside it.
+        o.argv = {MIGSCOPE_BINARY, "run", "--run-dir", (dir_ / "run").string(), "--jobs",
+                  "fake", "--duration", c.in_baseline ? "2" : "60", "--baseline", "sequential",
+                  "--idle-probe", "0", "--db", db};
+        for (const auto& [key, value] : env_for(""))
+            o.env.emplace_back(key, value);
+        o.stderr_path = (dir_ / "stderr.txt").string();
+        migscope::ChildProcess p = migscope::ChildProcess::start(o);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        for (;;) {
+            const std::string err = read_file(dir_ / "stderr.txt");
+            const size_t at = err.find(c.after);
+            // The baseline starts its job after the line that announces it.
+            if (at != std::string::npos &&
+                (!c.in_baseline || err.find("starting", at) != std::string::npos))
+                break;
+            ASSERT_LT(std::chrono::steady_clock::now(), deadline) << err;
+            ASSERT_FALSE(p.try_wait()) << err;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the job is stepping
+        p.signal_group(c.signal);
+        const migscope::ExitStatus status = p.wait();
+        EXPECT_EQ(status.code, 130) << status.describe() << read_file(dir_ / "stderr.txt");
+
+        migscope::store::Store store = migscope::store::Store::open(db, migscope::store::OpenMode::kRead);
+        const std::vector<migscope::store::RunRecord> runs = store.list_runs();
+        ASSERT_EQ(runs.size(), c.in_baseline ? 2u : 1u) << read_file(dir_ / "stderr.txt");
+        EXPECT_EQ(runs.back().interrupted, true);
+        EXPECT_EQ(runs.back().role, c.in_baseline ? migscope::store::RunRole::kBaseline
+                                                  : migscope::store::RunRole::kRun);
     }
 }
 

@@ -71,7 +71,7 @@ plan::ProfileSet load_profiles(const std::string& given, const mig::GpuModel& mo
     }
     plan::ProfileSet set;
     if (is_sqlite(origin)) {
-        store::Store db = store::Store::open(origin, store::OpenMode::kExisting);
+        store::Store db = store::Store::open(origin, store::OpenMode::kRead);
         set = plan::profiles_from_runs(db.list_runs(), model);
         set.provenance.source = origin + ": " + set.provenance.source;
     } else {
@@ -153,6 +153,8 @@ plan::Verification verify(const plan::Problem& p, const plan::SearchResult& r, c
     std::optional<store::Store> db;
     if (!o.db.empty())
         db.emplace(store::Store::open(o.db));
+    if (db && db->upgrade())
+        std::cerr << "migscope plan: " << store::describe(*db->upgrade(), o.db) << '\n';
     runner::Measurement m;
     m.worker = o.worker;
     runner::RunHooks hooks;
@@ -174,6 +176,9 @@ int plan_command(const PlanOptions& o) {
     std::string origin;
     const plan::PartitionKind kind =
         o.backend == "green" ? plan::PartitionKind::kGreen : plan::PartitionKind::kMig;
+    // Verification measures fixed work: without it, it once ran nothing and exited 0.
+    if (o.verify && o.work.empty())
+        throw input_error("--verify runs each candidate's fixed work: give --work STEPS");
     if (o.verify && o.gpus != 1)
         throw input_error("--verify runs plans of one GPU: give --gpus 1");
     if (o.verify && kind != plan::PartitionKind::kGreen)

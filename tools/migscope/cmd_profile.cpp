@@ -102,7 +102,7 @@ int export_command(const ExportOptions& o) {
     std::vector<store::RunRecord> runs;
     std::string command = "migscope profile export", source;
     for (const std::string& path : o.dbs) {
-        store::Store db = store::Store::open(path, store::OpenMode::kExisting);
+        store::Store db = store::Store::open(path, store::OpenMode::kRead);
         std::string ids;
         for (store::RunRecord& r : db.list_runs()) {
             if (plan::used_for_profiles(r))

@@ -28,7 +28,7 @@ void print_runs_json(const std::vector<store::RunRecord>& runs, std::ostream& ou
 }
 
 int list_command(const ResultsOptions& o) {
-    store::Store db = store::Store::open(o.db, store::OpenMode::kExisting);
+    store::Store db = store::Store::open(o.db, store::OpenMode::kRead);
     const std::vector<store::RunRecord> runs = db.list_runs();
     Output out(o.output);
     if (o.format == "json") {
@@ -42,7 +42,7 @@ int list_command(const ResultsOptions& o) {
 }
 
 int show_command(const ResultsOptions& o) {
-    store::Store db = store::Store::open(o.db, store::OpenMode::kExisting);
+    store::Store db = store::Store::open(o.db, store::OpenMode::kRead);
     const std::optional<store::RunRecord> run =
         db.get_run(o.id, o.trace ? store::TraceLoad::kWith : store::TraceLoad::kWithout);
     if (!run)
@@ -56,7 +56,7 @@ int show_command(const ResultsOptions& o) {
 }
 
 int export_command(const ResultsOptions& o) {
-    store::Store db = store::Store::open(o.db, store::OpenMode::kExisting);
+    store::Store db = store::Store::open(o.db, store::OpenMode::kRead);
     const std::vector<store::RunRecord> runs = db.list_runs();
     Output out(o.output);
     if (o.format == "json") {
@@ -92,7 +92,9 @@ void add_results_command(CLI::App& app, Action& action) {
     auto show = std::make_shared<ResultsOptions>();
     show->format = "table";
     CLI::App* show_cmd = results->add_subcommand("show", "One stored run with its jobs");
-    show_cmd->add_option("id", show->id, "Run id (from `migscope results list`)")->required();
+    show_cmd->add_option("id", show->id, "Run id (from `migscope results list`)")
+        ->required()
+        ->check(positive_int64());
     add_db_option(show_cmd, *show);
     show_cmd->add_option("--format", show->format, "table or json")
         ->check(CLI::IsMember({"table", "json"}))

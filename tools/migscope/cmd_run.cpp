@@ -71,6 +71,8 @@ int run_command(RunOptions o) {
     std::optional<store::Store> db;
     if (!o.db.empty())
         db.emplace(store::Store::open(o.db));
+    if (db && db->upgrade())
+        std::cerr << "migscope run: " << store::describe(*db->upgrade(), o.db) << '\n';
 
     runner::RunHooks hooks;
     hooks.progress = [](const std::string& line) { std::cerr << "migscope run: " << line << '\n'; };
@@ -93,7 +95,7 @@ int run_command(RunOptions o) {
             "migscope run: " + o.backend + (o.layout.empty() ? "" : " " + o.layout), *out);
         *out << "results, trace and job logs: " << r.run_dir << '\n';
     }
-    if (cell.run.interrupted)
+    if (cell.interrupted() || *hooks.interrupt)
         return kExitInterrupted;
     return cell.all_ok() ? kExitOk : kExitFailure;
 }
@@ -148,9 +150,12 @@ void add_run_command(CLI::App& app, Action& action) {
     cmd->add_option("--jobs-file", o->jobs_file,
                     "JSON jobs file (built-in workloads and external commands); see docs/runs.md");
     cmd->add_option("--duration", o->duration_s,
-                    "Steady-state window in seconds (opens when every job is steady)");
+                    "Steady-state window in seconds (opens when every job is steady)")
+        ->check(positive_number())
+        ->check(CLI::Range(0.0, experiment::kMaxDurationS));
     cmd->add_option("--work", o->work_steps,
-                    "Fixed work: measured steps per job; the makespan counts");
+                    "Fixed work: measured steps per job; the makespan counts")
+        ->check(positive_number());
     cmd->add_option("--gpu", o->gpu, "GPU index (NVML)")->capture_default_str();
     cmd->add_option("--warmup-steps", m.warmup_steps, "Steps each job runs before it counts")
         ->capture_default_str();

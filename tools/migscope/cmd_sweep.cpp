@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "core/folders.h"
 #include "interrupt.h"
 #include "output_file.h"
 #include "runner/run_output.h"
@@ -80,8 +81,10 @@ int sweep_command(const SweepCommand& o) {
     runner::print_sweep_plan(plan, o.sweep.spec_path, o.sweep.resume, std::cerr);
     Output output(o.output);  // an unwritable -o fails before anything runs
     if (fs::path(plan.db_path).has_parent_path())
-        fs::create_directories(fs::path(plan.db_path).parent_path());
+        create_folder(fs::path(plan.db_path).parent_path().string(), "results store folder");
     store::Store db = store::Store::open(plan.db_path, store::OpenMode::kCreate);
+    if (db.upgrade())
+        std::cerr << "migscope run: " << store::describe(*db.upgrade(), plan.db_path) << '\n';
 
     runner::RunHooks hooks;
     hooks.progress = [](const std::string& line) { std::cerr << "migscope run: " << line << '\n'; };

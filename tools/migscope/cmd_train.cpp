@@ -104,7 +104,7 @@ void add_train_command(CLI::App& app, Action& action) {
         ->check(CLI::IsMember({"train", "finetune"}))
         ->capture_default_str();
     cmd->add_option("--batch", o->batch, "Batch size (default: the workload's)")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_number());
     cmd->add_option("--steps", o->steps, "Measured steps")->capture_default_str();
     cmd->add_option("--seconds", o->seconds, "Measure for this long instead of --steps");
     cmd->add_option("--warmup-steps", o->warmup_steps, "Steps before measuring")
@@ -113,7 +113,7 @@ void add_train_command(CLI::App& app, Action& action) {
         ->check(CLI::IsMember({"cpu", "cuda"}));
     cmd->add_option("--gpu", o->gpu, "GPU index (NVML)")->capture_default_str();
     cmd->add_option("--sms", o->sms, "Train on a green context of this many SMs")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_number());
     cmd->add_option("--data", o->data,
                     "Data file (llm.c tokens, CIFAR-10, or IMAGES.npy,LABELS.npy uint8 arrays); "
                     "default synthetic");
@@ -126,7 +126,7 @@ void add_train_command(CLI::App& app, Action& action) {
                     "Write a PyTorch-profiler trace of the measured steps here (Chrome trace JSON; "
                     "summarise with bench/trace_summary.py); step times include its overhead");
     cmd->add_option("--lora-rank", o->lora_rank, "GPT-2 fine-tuning: LoRA rank")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_number());
     cmd->add_flag_callback(
         "--no-cuda-graph", [o] { o->cuda_graph = false; },
         "Step eagerly: no CUDA graph (by default the worker captures the step at "

@@ -1,4 +1,4 @@
-// Ctrl-C and SIGTERM as a flag that runs poll.
+// Ctrl-C, SIGTERM and SIGHUP as a flag that runs poll.
 #include "interrupt.h"
 
 #include <signal.h>
@@ -16,8 +16,9 @@ void on_signal(int) {
 const std::atomic<bool>* install_interrupt_handler() {
     struct sigaction action {};
     action.sa_handler = on_signal;
-    sigaction(SIGINT, &action, nullptr);
-    sigaction(SIGTERM, &action, nullptr);
+    // SIGHUP: the terminal went away (a closed SSH session); the run ends as after Ctrl-C.
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP})
+        sigaction(signal, &action, nullptr);
     return &g_interrupted;
 }
 

@@ -5,6 +5,21 @@
 #include "core/error.h"
 #include "core/version.h"
 
+namespace {
+
+// Every number option of `app` and its subcommands refuses "nan" and "inf", which CLI11 reads
+// as numbers and its range checks let through ("--hz nan" was once accepted).
+void require_finite_numbers(CLI::App& app) {
+    for (CLI::Option* option : app.get_options()) {
+        if (option->get_type_name().rfind("FLOAT", 0) == 0)  // "FLOAT", "FLOAT:checks..."
+            option->check(migscope::cli::finite_number());
+    }
+    for (CLI::App* sub : app.get_subcommands({}))
+        require_finite_numbers(*sub);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     using namespace migscope;
     CLI::App app{
@@ -26,6 +41,7 @@ int main(int argc, char** argv) {
     cli::add_report_command(app, action);
     cli::add_profile_command(app, action);
     cli::add_plan_command(app, action);
+    require_finite_numbers(app);
 
     try {
         app.parse(argc, argv);

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Runs migscope's libFuzzer targets (fuzz/, built by `./build.sh fuzz` or `./build.sh test`) on
+# seed corpora made from examples/, data/ and the docs. Fails on any crash, leak, hang, sanitizer
+# report or error that is not an input error (exit 2). docs/fuzzing.md says more.
+#   scripts/fuzz.sh BUILD_DIR [--seconds S | --runs N] [TARGET...]
+# Default: 5 seconds per target, every target (spec mig_parted layout jobs profiles
+# worker_protocol store). Each target keeps its corpus in BUILD_DIR/fuzz-corpus/TARGET and what
+# failed in BUILD_DIR/fuzz-artifacts/.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build_dir=${1:?usage: scripts/fuzz.sh BUILD_DIR [--seconds S | --runs N] [TARGET...]}
+shift
+limit=(-max_total_time=5)
+case "${1:-}" in
+  --seconds) limit=(-max_total_time="$2"); shift 2 ;;
+  --runs) limit=(-runs="$2"); shift 2 ;;
+esac
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(spec mig_parted layout jobs profiles worker_protocol store)
+
+corpus_root="$build_dir/fuzz-corpus"
+artifacts="$build_dir/fuzz-artifacts"
+mkdir -p "$artifacts"
+
+# Fenced blocks of one language (```toml ... ```) from the docs and the README, one file each.
+doc_blocks() {  # doc_blocks LANGUAGE DIR
+  local language=$1 dir=$2
+  awk -v lang="$language" -v dir="$dir" '
+    /^ *```/ { if (inside) { inside = 0; close(file) } else if ($0 ~ "```" lang "$") {
+                 inside = 1; n++; file = dir "/doc-" lang "-" n } ; next }
+    inside { sub(/^   /, ""); print > file }' "$root"/README.md "$root"/docs/*.md
+}
+
+seed() {  # seed TARGET: fills the target's corpus folder with its seeds (kept across runs)
+  local target=$1 dir="$corpus_root/$1"
+  mkdir -p "$dir"
+  case "$target" in
+    spec)
+      cp "$root"/examples/*.toml "$dir/"
+      doc_blocks toml "$dir" ;;
+    mig_parted)
+      cp "$root"/examples/*.yaml "$dir/" ;;
+    layout)
+      # Every layout the README and docs show ("3g.71gb+2g.35gb+1g.18gb", "2x1g.18gb@0").
+      { grep -ohE '[0-9x]*[0-9]g(\.[0-9]+gb)?(\+[0-9me.@x]*[0-9]g(\.[0-9]+gb)?(\+me)?(@[0-9])?)*' \
+        "$root"/README.md "$root"/docs/*.md "$root"/examples/*.toml || true; } | sort -u |
+        awk -v dir="$dir" '{ print > (dir "/doc-layout-" NR) }' ;;
+    jobs)
+      doc_blocks json "$dir"
+      echo "resnet18,bert-base:finetune:16,gpt2-xl:finetune:4" > "$dir/job-list" ;;
+    profiles)
+      cp "$root"/data/profiles-h200.json "$dir/"
+      doc_blocks json "$dir" ;;
+    worker_protocol)
+      doc_blocks json "$dir"
+      # Event lines as the protocol document shows them inline (`{"event": ...}`).
+      { grep -ohE '\{"(event|device|jobs)"[^`]*\}' "$root"/docs/worker-protocol.md || true; } |
+        awk -v dir="$dir" '{ print > (dir "/doc-line-" NR) }' ;;
+    store)
+      # A small store: the shipped example store with two runs left, in 512-byte pages.
+      python3 - "$root/data/results-h200.db" "$dir/small.db" <<'PY'
+import shutil, sqlite3, sys
+shutil.copy(sys.argv[1], sys.argv[2])
+db = sqlite3.connect(sys.argv[2])
+db.execute("PRAGMA journal_mode = DELETE")
+keep = "(SELECT id FROM runs ORDER BY id LIMIT 2)"
+db.execute(f"DELETE FROM power_samples WHERE run_id NOT IN {keep} OR position >= 3")
+db.execute(f"DELETE FROM jobs WHERE run_id NOT IN {keep}")
+db.execute(f"DELETE FROM runs WHERE id NOT IN {keep}")
+db.commit()
+db.execute("PRAGMA page_size = 512")
+db.execute("VACUUM")
+db.close()
+PY
+      ;;
+    *) echo "fuzz.sh: unknown target '$target'" >&2; exit 2 ;;
+  esac
+}
+
+failed=0
+for target in "${targets[@]}"; do
+  binary="$build_dir/fuzz/fuzz_$target"
+  [ -x "$binary" ] || { echo "fuzz.sh: $binary is not built (./build.sh fuzz builds it)" >&2; exit 2; }
+  seed "$target"
+  log="$artifacts/$target.log"
+  echo "fuzz.sh: $target (${limit[*]})" >&2
+  # -timeout: an input that takes 10 s is a hang; -rss_limit_mb: so is one that takes 2 GB.
+  if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     "$binary" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+       -artifact_prefix="$artifacts/$target-" "$corpus_root/$target" >"$log" 2>&1; then
+    sed -n "s/^Done \([0-9]*\) runs in \([0-9]*\) second.*/  $target: \1 inputs in \2 s, no failure/p" "$log" >&2
+  else
+    echo "fuzz.sh: $target FAILED; the end of $log:" >&2
+    tail -n 30 "$log" >&2
+    failed=1
+  fi
+done
+exit "$failed"
