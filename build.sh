@@ -16,7 +16,16 @@ case "$what" in
   *) echo "build.sh: unknown step '$what' (quickstart, test, build, sanitize or fuzz)" >&2; exit 2 ;;
 esac
 
-cmake_args=$(bash "$root/scripts/install-deps.sh" | sed -n 's/^cmake-args: //p')
+# Each stage's wall time is printed at the end (the README's time figures come from these lines in
+# CI's log).
+stage_start=$SECONDS
+stage_times=()
+stage_done() { stage_times+=("$1 $((SECONDS - stage_start)) s"); stage_start=$SECONDS; }
+trap 'echo "build.sh: ${stage_times[*]:-nothing finished}" >&2' EXIT
+
+# The tests also need Chromium, gnuplot and clang; the build and the main job do not.
+cmake_args=$(bash "$root/scripts/install-deps.sh" "$what" | sed -n 's/^cmake-args: //p')
+stage_done dependencies
 
 # The sanitizer build: everything but the LibTorch worker, with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer, and the libFuzzer targets of fuzz/.
@@ -51,6 +60,7 @@ cmake -S "$root" -B "$build_dir" -G Ninja $cmake_args >"$build_dir/configure.log
   { cat "$build_dir/configure.log" >&2; exit 1; }
 grep 'migscope [0-9]' "$build_dir/configure.log" >&2 || true
 cmake --build "$build_dir" -j "$jobs"
+stage_done build
 
 migscope="$build_dir/tools/migscope/migscope"
 has_gpu() { "$migscope" gpus --format json >/dev/null 2>&1; }
@@ -76,21 +86,26 @@ case "$what" in
       "$migscope" run "$root/examples/quickstart.toml" --db "$db" --run-dir "$run_dir"
     fi
     echo
+    # The promise is the report: without it the main job failed, whatever ran before.
     if report=$("$migscope" report "$db" -o "$run_dir/report.html"); then
       echo "report: $report"
     else
       echo "no report (see above); the results are in $run_dir" >&2
+      exit 1
     fi
+    stage_done quickstart
     ;;
   test)
     labels=cpu
     if has_gpu; then labels="cpu|gpu"; fi
     (cd "$build_dir" && ctest -L "$labels" --output-on-failure -j "$jobs")
+    stage_done tests
     # Then every parser of untrusted input meets a few seconds of fuzzing (docs/fuzzing.md).
     if command -v clang++ >/dev/null; then
       fuzz_short --seconds 5
     else  # only with an offline bundle, which carries no clang
       echo "build.sh: no clang++ here: the fuzz targets were not run" >&2
     fi
+    stage_done fuzz
     ;;
 esac

@@ -47,3 +47,13 @@ find_path(MIGSCOPE_NVML_HEADER_DIR nvml.h
   HINTS "${MIGSCOPE_DEPS_DIR}/nvml/nvidia/cu13/include" /usr/local/cuda/include
         /usr/local/cuda/targets/x86_64-linux/include
   NO_DEFAULT_PATH)
+
+# Chart.js (Debian libjs-chart.js) draws the report's plots in the browser; the build embeds it in
+# migscope (see src/CMakeLists.txt), so a report needs no file or program beside migscope.
+find_file(MIGSCOPE_CHARTJS chart.min.js
+  PATHS "${MIGSCOPE_BUNDLE_DIR}/usr/share/javascript/chart.js" /usr/share/javascript/chart.js
+  NO_DEFAULT_PATH)
+if(NOT MIGSCOPE_CHARTJS)
+  message(FATAL_ERROR "Chart.js not found (chart.min.js): install the Debian package libjs-chart.js "
+                      "(scripts/install-deps.sh does), or set MIGSCOPE_CHARTJS to the file")
+endif()

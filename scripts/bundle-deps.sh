@@ -11,9 +11,10 @@ out=${1:-$root/deps/bundle}
 # libtomlplusplus3 (Debian builds toml++ as a shared library, not header-only).
 packages=(libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libyaml-cpp0.7 libfmt-dev libfmt9
           libsqlite3-dev libsqlite3-0 libtomlplusplus-dev libtomlplusplus3 libgtest-dev libgmock-dev
-          libbenchmark-dev libbenchmark1debian)
+          libbenchmark-dev libbenchmark1debian libjs-chart.js)
 
-# Not bundled: gnuplot-nox (migscope report's plots) and chromium (the report's browser test).
+# Not bundled: gnuplot-nox (the SVG/PNG export of migscope report's plots) and chromium (the
+# report's browser test).
 # They are programs with dozens of shared libraries each (cairo, pango, lua; chromium's own),
 # which would only run from an unpacked prefix with LD_LIBRARY_PATH games. Install them from the
 # host's package mirror, or make reports on a machine that has them (the results store is one

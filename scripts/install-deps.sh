@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what migscope needs and is missing: Debian packages (or uses an offline bundle made by
 # scripts/bundle-deps.sh), LibTorch from pip's torch==2.11.0 (the GPU host's version) and nvml.h
-# from pip (for the NVML ABI test), both into the dependency cache. Prints the CMake arguments to
-# use on its last line, prefixed with "cmake-args:".
+# from pip (for the NVML ABI test), both into the dependency cache. `install-deps.sh test` also
+# installs what only the tests use. Prints the CMake arguments to use on its last line, prefixed
+# with "cmake-args:".
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,12 +11,17 @@ deps_dir=${MIGSCOPE_DEPS_DIR:-$HOME/.cache/migscope}
 torch_version=2.11.0
 nvml_dev_version=13.0.87
 bundle_dir=${MIGSCOPE_BUNDLE_DIR:-$root/deps/bundle}
-# gnuplot-nox draws `migscope report`'s plots (SVG and PNG, no X); chromium checks the report page
-# in a test (headless); clang with its runtimes (libFuzzer, ASan, UBSan) builds the fuzz targets
-# and the sanitizer build.
+for_tests=$(case "${1:-}" in test|sanitize|fuzz) echo yes ;; esac)
+# The build and the main job: libjs-chart.js is Chart.js, which the build embeds in migscope to
+# draw the report's plots in the page.
 debian_packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
                  libfmt-dev libsqlite3-dev libtomlplusplus-dev libgtest-dev libgmock-dev
-                 libbenchmark-dev python3 python3-pip gnuplot-nox chromium clang libclang-rt-dev)
+                 libbenchmark-dev python3 python3-pip libjs-chart.js)
+# Only the tests: chromium checks the report page (headless), gnuplot-nox draws the plots' SVG and
+# PNG export (`migscope report --plots-dir`), clang with its runtimes (libFuzzer, ASan, UBSan)
+# builds the fuzz targets and the sanitizer build.
+test_packages=(gnuplot-nox chromium clang libclang-rt-dev)
+if [ -n "$for_tests" ]; then debian_packages+=("${test_packages[@]}"); fi
 cmake_args=()
 
 log() { echo "install-deps: $*" >&2; }
@@ -33,9 +39,12 @@ if [ -d "$bundle_dir/usr" ]; then
   done
   # Programs with many shared libraries are not bundled: without them only the report and its
   # browser test are missing.
-  command -v gnuplot >/dev/null || log "no gnuplot (Debian: gnuplot-nox): migscope report cannot draw"
-  command -v chromium >/dev/null || log "no chromium: the report's browser test will fail"
-  command -v clang++ >/dev/null || log "no clang (Debian: clang libclang-rt-dev): no fuzzing or sanitizer build"
+  command -v gnuplot >/dev/null ||
+    log "no gnuplot (Debian: gnuplot-nox): migscope report --plots-dir cannot export SVG/PNG"
+  [ -z "$for_tests" ] || command -v chromium >/dev/null ||
+    log "no chromium: the report's browser test will fail"
+  [ -z "$for_tests" ] || command -v clang++ >/dev/null ||
+    log "no clang (Debian: clang libclang-rt-dev): no fuzzing or sanitizer build"
 else
   missing=()
   for p in "${debian_packages[@]}"; do
@@ -48,20 +57,45 @@ else
   read -r -a missing <<< "${missing[*]}"
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing Debian packages: ${missing[*]}"
+    for p in "${missing[@]}"; do
+      case " ${test_packages[*]} " in *" $p "*)
+        log "($p only because the tests run: ./build.sh build and quickstart do not install it)" ;;
+      esac
+    done
     as_root apt-get update -q >&2
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2
+    as_root env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
   fi
 fi
 
 mkdir -p "$deps_dir"
 cmake_args+=("-DMIGSCOPE_DEPS_DIR=$deps_dir")
-pip_target() {  # pip_target DIR SPEC: install SPEC into DIR unless already there
-  local dir=$1 spec=$2
+pip_target() {  # pip_target DIR SPEC [NOTE]: install SPEC into DIR unless already there
+  local dir=$1 spec=$2 note=${3:-}
   [ -f "$dir/.complete" ] && return 0
-  log "pip: installing $spec into $dir (once)"
+  log "pip: installing $spec into $dir (once${note:+; $note})"
   rm -rf "$dir"
-  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
-    --no-warn-script-location --target "$dir" "$spec" >&2
+  local pip=(env PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --disable-pip-version-check
+             --root-user-action=ignore --no-warn-script-location --target "$dir" "$spec")
+  if [ -t 2 ]; then
+    "${pip[@]}" --progress-bar on >&2 || return 1  # pip's own progress bars
+  else
+    # No terminal (CI, a log): pip's bars would be noise; a line every 30 s with the megabytes
+    # downloaded and unpacked so far (pip downloads into its TMPDIR, then unpacks into DIR).
+    local tmp waited=0 pid
+    tmp=$(mktemp -d)
+    TMPDIR=$tmp "${pip[@]}" -q --progress-bar off >&2 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+      sleep 5
+      waited=$((waited + 5))
+      if [ $((waited % 30)) -eq 0 ] && kill -0 "$pid" 2>/dev/null; then
+        log "pip: $(du -smc "$tmp" "$dir" 2>/dev/null | tail -1 | cut -f1) MB so far ($waited s)"
+      fi
+    done
+    wait "$pid" || { rm -rf "$tmp"; return 1; }
+    rm -rf "$tmp"
+  fi
   touch "$dir/.complete"
 }
 
@@ -73,7 +107,8 @@ else
   if [ "${python_torch%% *}" = "$torch_version" ]; then
     log "LibTorch: Python's torch $torch_version"
     cmake_args+=("-DCMAKE_PREFIX_PATH=${python_torch#* }")
-  elif pip_target "$deps_dir/torch-$torch_version" "torch==$torch_version"; then
+  elif pip_target "$deps_dir/torch-$torch_version" "torch==$torch_version" \
+                  "about 3 GB to download with its CUDA libraries"; then
     cmake_args+=("-DCMAKE_PREFIX_PATH=$deps_dir/torch-$torch_version/torch/share/cmake")
   else
     log "could not install LibTorch: building without migscope-worker"

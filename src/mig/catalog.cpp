@@ -72,6 +72,35 @@ GpuModel with_green(GpuModel model, SmGranularity granularity) {
     return model;
 }
 
+GpuModel with_pci_ids(GpuModel model, std::vector<std::string> ids) {
+    model.pci_device_ids = std::move(ids);
+    return model;
+}
+
+// PCI device ids (device, then NVIDIA's vendor id 10DE) as NVIDIA's own mig-parted
+// config-default.yaml groups them by profile set: A100-40GB and A800-40GB; A100-80GB and
+// A800-80GB (GA100: 0x20..); H100-80GB and H800-80GB (GH100: 0x23..); H100 NVL and H800 NVL;
+// H200 141GB and H200 NVL; B200. The SXM and PCIe H100 80GB boards share profile names, so
+// both of their ids name both models.
+void add_pci_ids(std::vector<GpuModel>& models) {
+    const std::vector<std::pair<const char*, std::vector<std::string>>> ids = {
+        {"a30", {"0x20B710DE"}},
+        {"a100-40gb", {"0x20B010DE", "0x20B110DE", "0x20F110DE", "0x20F610DE"}},
+        {"a100-80gb", {"0x20B210DE", "0x20B510DE", "0x20F310DE", "0x20F510DE"}},
+        {"h100-80gb", {"0x233010DE", "0x233110DE", "0x232210DE", "0x232410DE"}},
+        {"h100-80gb-pcie", {"0x233010DE", "0x233110DE", "0x232210DE", "0x232410DE"}},
+        {"h100-94gb", {"0x232110DE", "0x233A10DE"}},
+        {"h200", {"0x233510DE", "0x233B10DE"}},
+        {"b200", {"0x290110DE"}},
+    };
+    for (GpuModel& m : models) {
+        for (const auto& [key, list] : ids) {
+            if (m.key == key)
+                m = with_pci_ids(std::move(m), list);
+        }
+    }
+}
+
 std::vector<GpuModel> make_catalog() {
     std::vector<GpuModel> models;
     models.push_back(with_green(a30(), kAmpereGreen));
@@ -124,6 +153,7 @@ std::vector<GpuModel> make_catalog() {
              {18u, 18u, 30u, 36u, kUnknown, kUnknown, kUnknown},
              {22.00, 22.00, 44.25, 44.25, kUnknown, kUnknown, kUnknown}}),
         kHopperGreen));
+    add_pci_ids(models);
     return models;
 }
 
@@ -196,6 +226,20 @@ const Profile& GpuModel::require(std::string_view name) const {
 const std::vector<GpuModel>& builtin_catalog() {
     static const std::vector<GpuModel> catalog = make_catalog();
     return catalog;
+}
+
+bool model_has_pci_id(const GpuModel& model, std::string_view pci_device_id) {
+    const std::string wanted = text::lower(text::trim(pci_device_id));
+    return std::any_of(model.pci_device_ids.begin(), model.pci_device_ids.end(),
+                       [&](const std::string& id) { return text::lower(id) == wanted; });
+}
+
+const GpuModel* match_builtin_by_pci_id(std::string_view pci_device_id) {
+    for (const GpuModel& m : builtin_catalog()) {
+        if (model_has_pci_id(m, pci_device_id))
+            return &m;
+    }
+    return nullptr;
 }
 
 std::string known_model_keys() {

@@ -35,6 +35,9 @@ struct GpuModel {
     std::string source;  // "built-in table" or "NVML"
     // How green contexts group its SMs (from the compute capability); empty when unknown.
     std::optional<SmGranularity> green_granularity;
+    // PCI device ids as mig-parted's device-filter writes them ("0x233510DE": device 2335,
+    // vendor 10DE), for the boards that have these profiles.
+    std::vector<std::string> pci_device_ids;
 
     // Finds a profile by full name ("2g.35gb", case-insensitive) or by short form ("2g": the
     // profile with that many compute slices, the fewest memory slices and no media extensions).
@@ -51,6 +54,11 @@ const GpuModel& builtin_model(std::string_view key);
 
 // The built-in model whose product name matches an NVML device name ("NVIDIA H200"), or nullptr.
 const GpuModel* match_builtin_by_device_name(std::string_view device_name);
+
+// The built-in model with this PCI device id ("0x233510DE", any case), or nullptr.
+const GpuModel* match_builtin_by_pci_id(std::string_view pci_device_id);
+// Whether `model` lists this PCI device id (any case).
+bool model_has_pci_id(const GpuModel& model, std::string_view pci_device_id);
 
 std::string known_model_keys();
 

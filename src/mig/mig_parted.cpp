@@ -4,7 +4,12 @@
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
+#include <set>
+#include <type_traits>
+
 #include "core/error.h"
+#include "core/text.h"
 
 namespace migscope::mig {
 namespace {
@@ -31,8 +36,19 @@ std::string key_text(const YAML::Node& key, const std::string& path) {
     return key.Scalar();
 }
 
+// Keys must be unique: mig-parted's reader refuses a key given twice, and yaml-cpp keeps both.
+void reject_duplicate_keys(const YAML::Node& node, const std::string& path) {
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+        const std::string key = key_text(kv.first, path);
+        if (!seen.insert(key).second)
+            fail(path.empty() ? key : path + "." + key, "duplicate key '" + key + "'");
+    }
+}
+
 void reject_unknown_keys(const YAML::Node& node, const std::string& path,
                          std::initializer_list<const char*> allowed) {
+    reject_duplicate_keys(node, path);
     for (const auto& kv : node) {
         const std::string key = key_text(kv.first, path);
         bool ok = false;
@@ -43,10 +59,18 @@ void reject_unknown_keys(const YAML::Node& node, const std::string& path,
     }
 }
 
+// A typed scalar; a quoted one ("7", "true") is a string, as mig-parted's typed reader sees it.
 template <typename T>
 T scalar_as(const YAML::Node& node, const std::string& path, const char* type_name) {
     if (!node.IsScalar())
         fail(path, std::string("expected ") + type_name);
+    if constexpr (!std::is_same_v<T, std::string>) {
+        if (node.Tag() == "!")
+            fail(path, std::string("expected ") + type_name + ", got the string \"" +
+                           node.Scalar() + "\"");
+        if (std::is_unsigned_v<T> && !node.Scalar().empty() && node.Scalar()[0] == '-')
+            fail(path, std::string("expected ") + type_name + ", got '" + node.Scalar() + "'");
+    }
     try {
         return node.as<T>();
     } catch (const YAML::Exception&) {
@@ -91,15 +115,23 @@ MigPartedEntry parse_entry(const YAML::Node& node, const std::string& path) {
         scalar_as<bool>(node["mig-enabled"], path + ".mig-enabled", "true or false");
     if (const YAML::Node migs = node["mig-devices"]) {
         if (migs.IsNull()) {
-            // "mig-devices: {}" written as an empty value
+            // "mig-devices:" with an empty value, as {}
         } else {
             require_map(migs, path + ".mig-devices");
+            reject_duplicate_keys(migs, path + ".mig-devices");
+            bool any = false;
             for (const auto& kv : migs) {
                 const std::string profile = key_text(kv.first, path + ".mig-devices");
-                entry.mig_devices[profile] =
+                const unsigned count =
                     scalar_as<unsigned>(kv.second, path + ".mig-devices." + profile, "a count");
+                entry.mig_devices[profile] = count;
+                any = any || count > 0;
             }
+            if (!entry.mig_devices.empty() && !any)
+                fail(path + ".mig-devices", "every count is 0 (write mig-devices: {} for none)");
         }
+    } else if (entry.mig_enabled) {
+        fail(path + ".mig-devices", "missing key (mig-enabled is true; {} for no devices)");
     }
     if (!entry.mig_enabled && !entry.mig_devices.empty()) {
         fail(path + ".mig-devices", "profiles listed while mig-enabled is false");
@@ -131,6 +163,7 @@ std::vector<MigPartedConfig> parse_mig_parted(std::string_view yaml_text) {
         fail("mig-configs", "missing key");
     const YAML::Node configs = root["mig-configs"];
     require_map(configs, "mig-configs");
+    reject_duplicate_keys(configs, "mig-configs");
 
     std::vector<MigPartedConfig> out;
     for (const auto& kv : configs) {
@@ -149,24 +182,40 @@ std::vector<MigPartedConfig> parse_mig_parted(std::string_view yaml_text) {
 
 std::string write_mig_parted(const std::vector<std::pair<std::string, Layout>>& layouts) {
     std::vector<MigPartedConfig> configs;
+    std::map<std::string, int> uses;
     for (const auto& [name, layout] : layouts) {
         MigPartedEntry entry;
         entry.mig_enabled = true;
         for (const Instance& i : layout.instances)
             ++entry.mig_devices[i.profile];
-        configs.push_back({name, {entry}});
+        std::string safe = label_safe_name(name);
+        if (const int n = ++uses[safe]; n > 1)
+            safe = label_safe_name(safe.substr(0, 60) + "-" + std::to_string(n));
+        configs.push_back({safe, {entry}});
     }
     return write_mig_parted(configs);
 }
 
 std::string write_mig_parted(const std::vector<MigPartedConfig>& configs) {
+    std::set<std::string> names;
+    for (const MigPartedConfig& config : configs) {
+        if (!names.insert(config.name).second)
+            throw input_error("mig-parted config: the name '" + config.name + "' is given twice");
+    }
     YAML::Emitter out;
     out << YAML::BeginMap << YAML::Key << "version" << YAML::Value << "v1";
     out << YAML::Key << "mig-configs" << YAML::Value << YAML::BeginMap;
     for (const MigPartedConfig& config : configs) {
         out << YAML::Key << config.name << YAML::Value << YAML::BeginSeq;
         for (const MigPartedEntry& entry : config.entries) {
-            out << YAML::BeginMap << YAML::Key << "devices" << YAML::Value;
+            out << YAML::BeginMap;
+            if (!entry.device_filter.empty()) {
+                out << YAML::Key << "device-filter" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+                for (const std::string& id : entry.device_filter)
+                    out << YAML::DoubleQuoted << id;
+                out << YAML::EndSeq;
+            }
+            out << YAML::Key << "devices" << YAML::Value;
             if (entry.devices)
                 out << YAML::Flow << *entry.devices;
             else
@@ -186,14 +235,140 @@ std::string write_mig_parted(const std::vector<MigPartedConfig>& configs) {
     return std::string(out.c_str()) + "\n";
 }
 
+std::string label_safe_name(std::string_view name) {
+    std::string out;
+    for (const char c : name) {
+        if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')
+            out += c;
+        else
+            out += c == '+' ? '.' : '-';
+    }
+    if (out.size() > 63)
+        out.resize(63);
+    const auto edge = [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); };
+    while (!out.empty() && edge(out.back()))
+        out.pop_back();
+    while (!out.empty() && edge(out.front()))
+        out.erase(out.begin());
+    return out.empty() ? "migscope" : out;
+}
+
+namespace {
+
+// "1c.2g.35gb": a compute instance of 1 slice in a 2g.35gb GPU instance; "2g.35gb" itself.
+struct MigDeviceName {
+    std::string gpu_instance;
+    std::optional<unsigned> compute_slices;
+};
+MigDeviceName split_mig_device(const std::string& name) {
+    if (const size_t dot = name.find('.');
+        dot != std::string::npos && dot > 1 && name[dot - 1] == 'c') {
+        unsigned c = 0;
+        if (text::parse_uint(std::string_view(name).substr(0, dot - 1), c) && c > 0)
+            return {name.substr(dot + 1), c};
+    }
+    return {name, std::nullopt};
+}
+
+const Profile* exact_profile(const GpuModel& model, const std::string& name) {
+    for (const Profile& p : model.profiles) {
+        if (p.name == name)
+            return &p;
+    }
+    return nullptr;
+}
+
+bool exact_profile_all(const MigPartedEntry& entry, const GpuModel& model) {
+    return std::all_of(entry.mig_devices.begin(), entry.mig_devices.end(), [&](const auto& kv) {
+        return exact_profile(model, split_mig_device(kv.first).gpu_instance) != nullptr;
+    });
+}
+
+// The built-in models that have every GPU instance the entry names ("a100-80gb, h100-80gb");
+// empty when none has them all.
+std::string models_with_all(const MigPartedEntry& entry) {
+    std::string keys;
+    for (const GpuModel& m : builtin_catalog()) {
+        if (exact_profile_all(entry, m))
+            keys += (keys.empty() ? "" : ", ") + m.key;
+    }
+    return keys;
+}
+
+}  // namespace
+
 std::vector<LayoutTerm> terms_of(const MigPartedEntry& entry, const GpuModel& model) {
     std::vector<LayoutTerm> terms;
     for (const auto& [name, count] : entry.mig_devices) {
-        for (const LayoutTerm& t :
-             repeated_terms(model.require(name), count, "mig-devices." + name))
+        const auto [gpu_instance, compute] = split_mig_device(name);
+        const Profile* profile = exact_profile(model, gpu_instance);
+        if (!profile) {
+            const Profile* near = model.find(gpu_instance);  // the same name in another case
+            throw input_error("mig-devices." + name + ": no such MIG profile on " + model.key +
+                              (near && near->name != gpu_instance
+                                   ? " (names are case-sensitive: " + near->name + ")"
+                                   : ""));
+        }
+        if (compute && *compute > profile->compute_slices) {
+            throw input_error("mig-devices." + name + ": a compute instance of " +
+                              std::to_string(*compute) + " slices does not fit in " +
+                              profile->name + " (" + std::to_string(profile->compute_slices) +
+                              " slices)");
+        }
+        for (const LayoutTerm& t : repeated_terms(*profile, count, "mig-devices." + name))
             terms.push_back(t);
     }
     return terms;
+}
+
+std::vector<EntryVerdict> check_mig_parted(const std::vector<MigPartedConfig>& configs,
+                                           const GpuModel& model) {
+    std::vector<EntryVerdict> out;
+    for (const MigPartedConfig& config : configs) {
+        for (size_t i = 0; i < config.entries.size(); ++i) {
+            const MigPartedEntry& e = config.entries[i];
+            EntryVerdict v{config.name, i, EntryVerdict::Kind::kValid, std::nullopt, ""};
+            bool ours = e.device_filter.empty();
+            std::string others;
+            for (const std::string& id : e.device_filter) {
+                const GpuModel* m = match_builtin_by_pci_id(id);
+                ours = ours || model_has_pci_id(model, id);
+                others += (others.empty() ? "" : ", ") + id + " " +
+                          (m ? m->key : std::string("(not in migscope's catalog)"));
+            }
+            // Without a device filter, an entry whose profiles are all another model's (NVIDIA's
+            // "all-1g.23gb" on an H200) is that model's, not a mistake.
+            const std::string profile_models =
+                e.device_filter.empty() && e.mig_enabled && !e.mig_devices.empty()
+                    ? models_with_all(e)
+                    : "";
+            if (!ours) {
+                v.kind = EntryVerdict::Kind::kOtherGpu;
+                v.detail = "device-filter " + others;
+            } else if (!profile_models.empty() && !exact_profile_all(e, model)) {
+                v.kind = EntryVerdict::Kind::kOtherGpu;
+                v.detail = "profiles of " + profile_models;
+            } else if (!e.mig_enabled) {
+                v.kind = EntryVerdict::Kind::kMigDisabled;
+            } else {
+                try {
+                    LayoutCheck check = check_layout(terms_of(e, model), model);
+                    v.layout = check.layout;
+                    if (!check.layout) {
+                        v.kind = EntryVerdict::Kind::kInvalid;
+                        v.detail = check.reason;
+                    }
+                } catch (const Error& err) {
+                    if (err.kind() != ErrorKind::kInput)
+                        throw;
+                    v.kind = EntryVerdict::Kind::kInvalid;
+                    v.detail = err.what();
+                }
+            }
+            out.push_back(std::move(v));
+        }
+    }
+    return out;
 }
 
 }  // namespace migscope::mig

@@ -57,6 +57,8 @@ LiveModel model_from_profiles(const std::vector<NvmlProfile>& profiles, const st
     model.description = device_name + " (MIG profiles from NVML)";
     model.source = "NVML";
     model.sm_count = builtin ? builtin->sm_count : std::nullopt;
+    if (builtin)  // the board's PCI ids, for mig-parted device filters
+        model.pci_device_ids = builtin->pci_device_ids;
     model.memory_slices = 0;
     model.compute_slices = 0;
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/text.h"
+#include "report/chart_data.h"
 
 namespace migscope::report {
 namespace {
@@ -16,7 +17,7 @@ PlotPoint point(double x, const Spread& s) {
 
 std::string series_title(const ScalingSeries& s) {
     return s.mode + ", batch " + (s.batch ? std::to_string(*s.batch) : std::string("default")) +
-           (s.cuda_graph ? ", CUDA graph" : "");
+           ", " + step_label(s.cuda_graph);
 }
 
 // Two figures per workload: throughput and energy per item against the partition's SMs.
@@ -35,7 +36,8 @@ void scaling_figures(const Findings& f, std::vector<Figure>& out) {
                            {},
                            YRange::kFromZero,
                            {},
-                           {}},
+                           {},
+                           true},
                           workload +
                               ": throughput alone on each partition size, median over "
                               "repetitions with min–max bars (steady-state window or fixed "
@@ -84,7 +86,7 @@ void layout_figures(const Findings& f, std::vector<Figure>& out) {
                        "energy change (%)",
                        XAxis::kCategories,
                        {},
-                       YRange::kAuto,
+                       YRange::kFromZero,
                        0.0,
                        {{"median over repetitions, min–max bars", SeriesStyle::kBars, {}}}},
                       "Jobs " + set +
@@ -120,7 +122,7 @@ void layout_figures(const Findings& f, std::vector<Figure>& out) {
                        "energy for the same work relative to sequential (×)",
                        XAxis::kNumeric,
                        {},
-                       YRange::kAuto,
+                       YRange::kAuto,  // from zero, the points would crowd one corner
                        {},
                        {{"layouts (median)", SeriesStyle::kLabelledPoints, {}},
                         {"Pareto front", SeriesStyle::kLinesPoints, {}}}},
@@ -213,6 +215,8 @@ std::vector<Figure> report_figures(const Findings& findings,
     scaling_figures(findings, out);
     layout_figures(findings, out);
     trace_figures(findings, traced_runs, out);
+    // A single point is a table row, not a plot (a workload measured only on the whole GPU).
+    std::erase_if(out, [](const Figure& f) { return !worth_plotting(f.plot); });
     return out;
 }
 

@@ -2,6 +2,7 @@
 #include "report/findings.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -134,7 +135,8 @@ std::vector<LayoutComparison> layout_comparisons(const std::vector<store::RunRec
                                            "no same-work comparison: a job lacks its "
                                            "throughput or energy per item on either side"));
         } else if (!c.energy_change_pct) {
-            add_note(g.notes, missing_note(run, "no board energy"));
+            add_note(g.notes,
+                     missing_note(run, "no energy comparison: no board energy on one side"));
         }
     }
     std::vector<LayoutComparison> out;
@@ -187,6 +189,63 @@ std::vector<ParetoPoint> pareto_points(const std::vector<LayoutComparison>& layo
     return points;
 }
 
+// The job set's layout with the best median figure for `objective`, against one after another.
+Verdict verdict_for(const std::string& job_set, Objective objective,
+                    const std::vector<LayoutComparison>& layouts) {
+    const bool throughput = objective == Objective::kThroughput;
+    const auto figure = [&](const LayoutComparison& c) {
+        return throughput ? c.speedup : c.energy_change_pct;
+    };
+    // Better: a higher speedup, a lower (more negative) energy change.
+    const auto better = [&](double a, double b) { return throughput ? a > b : a < b; };
+    Verdict v;
+    v.job_set = job_set;
+    v.objective = objective;
+    std::vector<std::string> notes;
+    for (const LayoutComparison& c : layouts) {
+        if (c.job_set != job_set)
+            continue;
+        const std::optional<Spread> f = figure(c);
+        if (!f) {
+            for (const std::string& n : c.notes)
+                add_note(notes, n);
+        } else if (!v.figure || better(f->median, v.figure->median)) {
+            v.figure = f;
+            v.best_layout = comparison_label(c);
+        }
+    }
+    if (!v.figure) {
+        for (size_t i = 0; i < notes.size(); ++i)
+            v.missing += (i ? "; " : "") + notes[i];
+        if (v.missing.empty())
+            v.missing = throughput ? "no throughput measured" : "no energy measured";
+        return v;
+    }
+    const double even = throughput ? 1.0 : 0.0;
+    // A median that prints as even (1.00×, +0.0 %) is no difference.
+    v.tie = std::abs(v.figure->median - even) < (throughput ? 0.005 : 0.05);
+    v.partition = !v.tie && better(v.figure->median, even);
+    // Clear: every repetition is on the median's side of one after another.
+    const double worst = throughput ? v.figure->min : v.figure->max;
+    const double best = throughput ? v.figure->max : v.figure->min;
+    v.clear = !v.tie && (v.partition ? better(worst, even) : !better(best, even));
+    return v;
+}
+
+// For each job set (in the layouts' order): its throughput verdict, then its energy verdict.
+std::vector<Verdict> layout_verdicts(const std::vector<LayoutComparison>& layouts) {
+    std::vector<Verdict> out;
+    for (const LayoutComparison& g : layouts) {
+        const bool seen = std::any_of(out.begin(), out.end(),
+                                      [&](const Verdict& v) { return v.job_set == g.job_set; });
+        if (seen)
+            continue;
+        out.push_back(verdict_for(g.job_set, Objective::kThroughput, layouts));
+        out.push_back(verdict_for(g.job_set, Objective::kEnergy, layouts));
+    }
+    return out;
+}
+
 }  // namespace
 
 std::optional<Spread> spread_of(const std::vector<double>& values) {
@@ -197,13 +256,18 @@ std::optional<Spread> spread_of(const std::vector<double>& values) {
 }
 
 std::string comparison_label(const LayoutComparison& g) {
-    return g.backend + " " + g.layout + (g.run_mode == "work" ? ", " + g.work : "");
+    const std::string where = g.layout == "–" ? g.backend : g.backend + " " + g.layout;
+    return where + (g.run_mode == "work" ? ", " + g.work : "");
 }
 
 std::string job_key(const store::JobRecord& job) {
     return job.workload.value_or(job.name) + ":" + job.mode + ":" +
-           (job.batch ? std::to_string(*job.batch) : std::string("default")) +
-           (replayed_cuda_graph(job) ? " (CUDA graph)" : "");
+           (job.batch ? std::to_string(*job.batch) : std::string("default")) + " (" +
+           step_label(replayed_cuda_graph(job)) + ")";
+}
+
+std::string step_label(bool cuda_graph) {
+    return cuda_graph ? "CUDA graph" : "eager";
 }
 
 bool replayed_cuda_graph(const store::JobRecord& job) {
@@ -215,6 +279,7 @@ Findings analyse(const std::vector<store::RunRecord>& runs) {
     f.scaling = scaling_series(runs);
     f.layouts = layout_comparisons(runs);
     f.pareto = pareto_points(f.layouts);
+    f.verdicts = layout_verdicts(f.layouts);
     return f;
 }
 

@@ -73,7 +73,8 @@ struct LayoutComparison {
     std::vector<std::string> notes;
 };
 
-// "green 4g.71gb+2g.35gb+1g.18gb, 97/48/24 steps": what names a comparison in plots and tables.
+// "green 4g.71gb+2g.35gb+1g.18gb, 97/48/24 steps" ("cpu" without a layout): what names a
+// comparison in plots and tables.
 std::string comparison_label(const LayoutComparison& g);
 
 // A layout (or the sequential baseline) in the throughput–energy plane of its job set: throughput
@@ -86,7 +87,23 @@ struct ParetoPoint {
     bool on_front = false;           // no other point of the job set is as fast and as frugal
 };
 
+// The answer for one job set and objective: which layout, or none (one after another on the whole
+// GPU), and by how much for the same work.
+enum class Objective { kThroughput, kEnergy };
+struct Verdict {
+    std::string job_set;
+    Objective objective = Objective::kThroughput;
+    // The layout with the best median figure; empty when no layout has the figure.
+    std::string best_layout;
+    std::optional<Spread> figure;  // its speedup (×) or energy change (%)
+    bool partition = false;        // the best layout beats one after another (median)
+    bool tie = false;              // its median prints as even: +0.0 % or 1.00×
+    bool clear = false;            // every repetition is on the median's side (never for a tie)
+    std::string missing;           // why there is no figure (the runs' warnings)
+};
+
 struct Findings {
+    std::vector<Verdict> verdicts;  // per job set with a baseline: throughput, then energy
     std::vector<ScalingSeries> scaling;
     std::vector<LayoutComparison> layouts;
     std::vector<ParetoPoint> pareto;  // grouped by job set, the baseline first
@@ -96,11 +113,13 @@ struct Findings {
 // parent run (the latest one when there are several).
 Findings analyse(const std::vector<store::RunRecord>& runs);
 
-// "resnet50:train:32" (batch "default" when not recorded), "… (CUDA graph)" for a job that
-// replayed its step as a CUDA graph.
+// "resnet50:train:32 (eager)" (batch "default" when not recorded), "… (CUDA graph)" for a job
+// that replayed its step as a CUDA graph.
 std::string job_key(const store::JobRecord& job);
 
 // Whether a stored job replayed its step as a CUDA graph.
 bool replayed_cuda_graph(const store::JobRecord& job);
+// "CUDA graph" or "eager": how a series' or job's steps ran, for labels.
+std::string step_label(bool cuda_graph);
 
 }  // namespace migscope::report

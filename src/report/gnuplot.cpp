@@ -102,8 +102,21 @@ std::string gnuplot_script(const Plot& plot, const std::string& data_path, const
     });
     if (labelled)  // room for the labels right of and above the points
         s << "set offsets graph 0.05, graph 0.35, graph 0.1, graph 0.1\n";
-    if (plot.y_range == YRange::kFromZero)
-        s << "set yrange [0:*]\n";
+    if (plot.y_range == YRange::kFromZero) {  // the axis includes 0 on the side the data is not
+        bool negative = false, positive = false;
+        for (const PlotSeries& series : plot.series) {
+            for (const PlotPoint& p : series.points) {
+                negative |= p.y_min.value_or(p.y) < 0;
+                positive |= p.y_max.value_or(p.y) > 0;
+            }
+        }
+        if (!negative)
+            s << "set yrange [0:*]\n";
+        else if (!positive)
+            s << "set yrange [*:0]\n";
+    }
+    if (plot.x_from_zero && plot.x_axis == XAxis::kNumeric)
+        s << "set xrange [0:*]\n";
     if (plot.reference_y) {
         s << "set arrow from graph 0, first " << *plot.reference_y << " to graph 1, first "
           << *plot.reference_y << " nohead dt 2 lw 1.5 lc rgb '#555555'\n";

@@ -31,7 +31,7 @@ struct PlotSeries {
 };
 
 enum class XAxis { kNumeric, kCategories };
-enum class YRange { kAuto, kFromZero };
+enum class YRange { kAuto, kFromZero };  // kFromZero: the axis includes 0
 
 struct Plot {
     std::string name;  // file stem: NAME.dat, NAME.gp, NAME.svg, NAME.png
@@ -43,6 +43,7 @@ struct Plot {
     YRange y_range = YRange::kAuto;
     std::optional<double> reference_y;  // a dashed horizontal line (0 % change, 1×)
     std::vector<PlotSeries> series;
+    bool x_from_zero = false;  // kNumeric: the x axis starts at 0
 };
 
 struct PlotFiles {

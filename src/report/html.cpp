@@ -3,12 +3,20 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
 #include <set>
 
+#include "report/chart_data.h"
 #include "report/run_text.h"
+#include "report/table.h"
+
+namespace migscope::embedded {
+extern const char kChartJs[];  // Debian's chart.min.js, embedded at build time
+extern const char kPlotsJs[];  // report/plots.js
+}  // namespace migscope::embedded
 
 namespace migscope::report {
 namespace {
@@ -21,22 +29,27 @@ h1{margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin
 .scroll{overflow-x:auto}table{border-collapse:collapse;margin:.8em 0;font-size:13px}
 th,td{border:1px solid #ddd;padding:.25em .5em;vertical-align:top;text-align:left}
 th{background:#f2f2f2}td.n{text-align:right;white-space:nowrap}
-figure.plot{margin:1em 0;max-width:820px}figure.plot svg{width:100%;height:auto;display:block}
+figure.plot{margin:1em 0;max-width:860px}figure.plot canvas{width:100%;display:block}
+#verdict{background:#eef6ee;border-left:4px solid #2c9c3c;padding:.3em 1em}
+#missing{background:#fff6e0;border-left:4px solid #e0a000;padding:.3em 1em}
+#verdict h2,#missing h2{border:0;margin-top:.6em}
+code{overflow-wrap:anywhere}
 figcaption{font-size:13px;color:#333}.front{font-weight:600}
 )";
 
-// Marks the page checked when every figure holds its inline plot (the browser test reads it).
-const char* kCheckScript = R"(
-(function () {
-  var figures = document.querySelectorAll("figure.plot");
-  var present = 0;
-  figures.forEach(function (f) { if (f.querySelector("svg")) present++; });
-  var expected = Number(document.body.getAttribute("data-figures"));
-  document.body.setAttribute("data-plots-present", String(present));
-  document.body.setAttribute("data-report-check",
-      present === expected && figures.length === expected ? "ok" : "missing plots");
-})();
-)";
+// The page's canvas for a figure: its plot's name is a slug already; "plot-" keeps it apart.
+std::string canvas_id(const Figure& f) {
+    return "plot-" + html_escape(f.plot.name);
+}
+
+// An embedded script as it may sit in <script>: it must not hold "</script" (Chart.js does not;
+// a future version that did would be cut short, so it is broken where it would end the element).
+std::string embedded_script(const char* text) {
+    std::string s(text);
+    for (size_t at = s.find("</script"); at != std::string::npos; at = s.find("</script", at))
+        s.replace(at, 2, "<\\/");
+    return s;
+}
 
 const std::string kMissing = "<span class=\"na\">–</span>";
 
@@ -47,7 +60,7 @@ std::string number(double v) {
     return fmt::format("{:.3g}", v);
 }
 std::string percent(double v) {
-    return fmt::format("{:+.1f} %", v);
+    return signed_change(v);
 }
 std::string times(double v) {
     return fmt::format("{:.2f}×", v);
@@ -107,15 +120,124 @@ class Table {
     std::string html_;
 };
 
+// Each figure: a canvas that plots.js draws on, its caption and the exported files if any.
 void write_figures(const ReportInput& in, Section section, std::ostream& out) {
-    for (const RenderedFigure& f : in.figures) {
+    for (const ReportFigure& f : in.figures) {
         if (f.figure.section != section)
             continue;
-        out << "<figure class=\"plot\" id=\"fig-" << f.figure.plot.name << "\">\n"
-            << f.svg << "\n<figcaption>" << html_escape(f.figure.caption) << " <a href=\""
-            << html_escape(f.svg_link) << "\">SVG</a> · <a href=\"" << html_escape(f.png_link)
-            << "\">PNG</a></figcaption></figure>\n";
+        out << "<figure class=\"plot\" id=\"fig-" << html_escape(f.figure.plot.name)
+            << "\">\n<canvas id=\"" << canvas_id(f.figure) << "\" role=\"img\" aria-label=\""
+            << html_escape(f.figure.plot.title) << "\">" << html_escape(f.figure.plot.title)
+            << " (the numbers are in the table below)</canvas>\n<figcaption>"
+            << html_escape(f.figure.caption);
+        if (!f.svg_link.empty()) {
+            out << " <a href=\"" << html_escape(f.svg_link) << "\">SVG</a> · <a href=\""
+                << html_escape(f.png_link) << "\">PNG</a>";
+        }
+        out << "</figcaption></figure>\n";
     }
+}
+
+// The answer first: per job set and objective, which layout, or one after another.
+void write_verdict(const ReportInput& in, std::ostream& out) {
+    out << "<section id=\"verdict\"><h2>Verdict</h2>\n";
+    if (in.findings.verdicts.empty()) {
+        out << "<p>No verdict: no stored run has a sequential baseline to compare with (<code>"
+               "migscope run --baseline sequential --db FILE</code>), so nothing says whether "
+               "partitioning pays.</p></section>\n";
+        return;
+    }
+    out << "<ul>\n";
+    for (const Verdict& v : in.findings.verdicts) {
+        const bool throughput = v.objective == Objective::kThroughput;
+        out << "<li>Jobs <b>" << html_escape(v.job_set) << "</b>, for the most "
+            << (throughput ? "throughput" : "energy savings") << ": ";
+        if (!v.figure) {
+            out << "<b>no verdict</b>: " << (throughput ? "no speedup" : "no energy")
+                << " measured (" << html_escape(v.missing) << ").</li>\n";
+            continue;
+        }
+        const std::string figure =
+            throughput ? spread_html(v.figure, times) : spread_html(v.figure, percent) + " energy";
+        if (v.tie) {
+            out << "<b>no difference</b>: the best layout, " << html_escape(v.best_layout)
+                << ", gives " << figure
+                << " against the jobs one after another, for the same work.</li>\n";
+            continue;
+        }
+        if (v.partition) {
+            out << "<b>partition</b> as <b>" << html_escape(v.best_layout) << "</b>: " << figure
+                << " against the jobs one after another, for the same work";
+        } else {
+            out << "<b>do not partition</b>: the jobs one after another do best; the best "
+                   "layout, "
+                << html_escape(v.best_layout) << ", gives " << figure;
+        }
+        out << (v.clear ? "." : " (not clear: the repetitions' range reaches the other side).")
+            << "</li>\n";
+    }
+    out << "</ul></section>\n";
+}
+
+// What the page cannot show, and why: the runs' own reasons.
+void write_missing(const ReportInput& in, std::ostream& out) {
+    std::vector<std::string> items;
+    std::vector<std::string> no_energy, no_trace;
+    bool cpu_without_energy = false;
+    for (const store::RunRecord& r : in.runs) {
+        std::string why;
+        for (const std::string& w : r.warnings)
+            why += (why.empty() ? "" : "; ") + w;
+        const std::string entry =
+            "run " + std::to_string(r.id) + (why.empty() ? "" : " (" + why + ")");
+        if (!r.counter_energy_j) {
+            no_energy.push_back(entry);
+            cpu_without_energy = cpu_without_energy || r.backend == "cpu";
+        }
+        if (r.power_samples == 0)
+            no_trace.push_back(entry);
+    }
+    const auto list = [](const std::vector<std::string>& entries) {
+        std::string text;
+        for (size_t i = 0; i < entries.size() && i < 10; ++i)
+            text += (i ? ", " : "") + html_escape(entries[i]);
+        if (entries.size() > 10)
+            text += " and " + std::to_string(entries.size() - 10) + " more";
+        return text;
+    };
+    if (!no_energy.empty()) {
+        items.push_back("<b>Energy</b> (energy changes, energy per item, the Pareto front) for " +
+                        std::to_string(no_energy.size()) + " of " + std::to_string(in.runs.size()) +
+                        " runs: no board energy was measured: " + list(no_energy) + "." +
+                        (cpu_without_energy
+                             ? " On a CPU, energy comes from RAPL counters (Linux powercap), "
+                               "which current kernels let only root read and virtual machines "
+                               "often lack."
+                             : ""));
+    }
+    if (!no_trace.empty()) {
+        items.push_back("<b>Power traces</b> for " + std::to_string(no_trace.size()) + " of " +
+                        std::to_string(in.runs.size()) +
+                        " runs: no power samples were stored: " + list(no_trace) + ".");
+    }
+    if (in.findings.verdicts.empty() && !in.runs.empty()) {
+        items.push_back(
+            "<b>Layouts against the baseline</b>: no run has a sequential baseline "
+            "(<code>--baseline sequential</code>).");
+    }
+    const bool on_cpu = std::any_of(in.runs.begin(), in.runs.end(),
+                                    [](const store::RunRecord& r) { return r.backend == "cpu"; });
+    if (in.findings.scaling.empty() && on_cpu) {
+        items.push_back(
+            "<b>Scaling with partition size</b>: the runs used CPU cores, not SMs; "
+            "scaling plots need runs on a GPU's partitions.");
+    }
+    if (items.empty())
+        return;
+    out << "<section id=\"missing\"><h2>What this report cannot show</h2>\n<ul>\n";
+    for (const std::string& i : items)
+        out << "<li>" << i << "</li>\n";
+    out << "</ul></section>\n";
 }
 
 void write_summary(const ReportInput& in, std::ostream& out) {
@@ -148,9 +270,9 @@ void write_summary(const ReportInput& in, std::ostream& out) {
             continue;
         any = true;
         out << "<li><b>" << html_escape(s.workload) << "</b> ("
-            << html_escape(s.mode + (s.cuda_graph ? ", CUDA graph" : ""))
-            << "): least energy per item (" << html_escape(s.item_unit) << ") alone on "
-            << best->sms << " SMs (" << html_escape(best->backend + " " + best->partition)
+            << html_escape(s.mode + ", " + step_label(s.cuda_graph)) << "): least energy per item ("
+            << html_escape(s.item_unit) << ") alone on " << best->sms << " SMs ("
+            << html_escape(best->backend + " " + best->partition)
             << "): " << spread_html(best->energy_per_item_j) << " J.</li>\n";
     }
     if (!any)
@@ -201,8 +323,7 @@ void write_scaling(const ReportInput& in, std::ostream& out) {
     for (const ScalingSeries& s : in.findings.scaling) {
         for (const ScalingPoint& p : s.points) {
             t.row(
-                {html_escape(s.workload),
-                 html_escape(s.mode + (s.cuda_graph ? ", CUDA graph" : "")),
+                {html_escape(s.workload), html_escape(s.mode + ", " + step_label(s.cuda_graph)),
                  s.batch ? std::to_string(*s.batch) : "default", std::to_string(p.sms),
                  html_escape(p.partition), html_escape(p.backend), ids_text(p.run_ids),
                  spread_html(p.items_per_s) + " " + html_escape(s.item_unit) + "/s",
@@ -310,11 +431,6 @@ void write_provenance(const ReportInput& in, std::ostream& out) {
     out << t.html() << "</section>\n";
 }
 
-void replace_all(std::string& text, const std::string& from, const std::string& to) {
-    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-        text.replace(at, from.size(), to);
-}
-
 }  // namespace
 
 std::string html_escape(const std::string& text) {
@@ -340,35 +456,6 @@ std::string html_escape(const std::string& text) {
     return out;
 }
 
-std::string inline_svg(const std::string& svg, const std::string& id_prefix,
-                       const std::string& title) {
-    const size_t start = svg.find("<svg");
-    std::string out = start == std::string::npos ? svg : svg.substr(start);
-    std::vector<std::string> ids;
-    for (const char quote : {'\'', '"'}) {
-        const std::string marker = std::string("id=") + quote;
-        for (size_t at = out.find(marker); at != std::string::npos; at = out.find(marker, at + 1)) {
-            const size_t begin = at + marker.size();
-            const size_t end = out.find(quote, begin);
-            if (end != std::string::npos)
-                ids.push_back(out.substr(begin, end - begin));
-        }
-    }
-    for (const std::string& id : ids) {
-        for (const char quote : {'\'', '"'}) {
-            const std::string q(1, quote);
-            replace_all(out, "id=" + q + id + q, "id=" + q + id_prefix + id + q);
-            replace_all(out, q + "#" + id + q, q + "#" + id_prefix + id + q);
-        }
-        replace_all(out, "url(#" + id + ")", "url(#" + id_prefix + id + ")");
-    }
-    const size_t title_start = out.find("<title>");
-    const size_t title_end = out.find("</title>");
-    if (title_start != std::string::npos && title_end != std::string::npos)
-        out.replace(title_start, title_end - title_start, "<title>" + html_escape(title));
-    return out;
-}
-
 void write_html(const ReportInput& in, std::ostream& out) {
     std::string span;
     if (!in.runs.empty()) {
@@ -380,7 +467,10 @@ void write_html(const ReportInput& in, std::ostream& out) {
         << "</style></head>\n<body data-figures=\"" << in.figures.size() << "\">\n"
         << "<h1>migscope report</h1>\n<p class=\"meta\">" << in.runs.size() << " runs from <code>"
         << html_escape(in.source) << "</code>" << html_escape(span) << "; made by "
-        << html_escape(in.generator) << ". Plots drawn by gnuplot.</p>\n";
+        << html_escape(in.generator) << ". Plots drawn in the page by Chart.js (embedded). "
+        << html_escape(in.export_note) << "</p>\n";
+    write_verdict(in, out);
+    write_missing(in, out);
     write_summary(in, out);
     write_method(in, out);
     write_scaling(in, out);
@@ -389,7 +479,16 @@ void write_html(const ReportInput& in, std::ostream& out) {
     write_traces(in, out);
     write_runs(in, out);
     write_provenance(in, out);
-    out << "<script>" << kCheckScript << "</script>\n</body></html>\n";
+    nlohmann::json figures = nlohmann::json::array();
+    for (const ReportFigure& f : in.figures)
+        figures.push_back(chart_data(f.figure.plot, canvas_id(f.figure)));
+    out << "<script type=\"application/json\" id=\"migscope-figures\">" << script_json(figures)
+        << "</script>\n";
+    if (!in.figures.empty()) {
+        out << "<script>" << embedded_script(embedded::kChartJs) << "</script>\n<script>"
+            << embedded_script(embedded::kPlotsJs) << "</script>\n";
+    }
+    out << "</body></html>\n";
 }
 
 }  // namespace migscope::report

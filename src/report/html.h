@@ -1,4 +1,5 @@
-// The HTML report: one self-contained page (inline CSS, inline SVG plots) with the findings,
+// The HTML report: one self-contained page (inline CSS, plots drawn by the embedded Chart.js from
+// inline JSON data) opening with the verdict, then what could not be shown and why, the findings,
 // tables of the numbers with their window, method and spread, and the runs' provenance.
 #pragma once
 
@@ -12,10 +13,9 @@
 
 namespace migscope::report {
 
-struct RenderedFigure {
+struct ReportFigure {
     Figure figure;
-    std::string svg;       // gnuplot's SVG document, inlined into the page
-    std::string svg_link;  // the image files, relative to the page (links only)
+    std::string svg_link;  // exported image files, relative to the page; empty: not exported
     std::string png_link;
 };
 
@@ -24,18 +24,14 @@ struct ReportInput {
     std::string generator;               // "migscope 0.4.0 (abc1234)"
     std::vector<store::RunRecord> runs;  // every run, without traces
     Findings findings;
-    std::vector<RenderedFigure> figures;
+    std::vector<ReportFigure> figures;
+    std::string export_note;  // where SVG/PNG copies of the plots are, or why there are none
 };
 
-// Writes the page. Missing values print as "–" next to the reason, never as 0. A small inline
-// script marks <body data-report-check="ok"> once every figure holds its plot; the page reads the
-// same without it.
+// Writes the page. Missing values print as "–" next to the reason, never as 0. The plots' script
+// marks <body data-report-check="ok"> once every figure's canvas shows its data; without
+// JavaScript the tables still hold every number.
 void write_html(const ReportInput& input, std::ostream& out);
-
-// An SVG document ready to inline: without its XML prolog, its ids prefixed with `id_prefix` so
-// that several plots in one page do not clash, its <title> replaced by `title`.
-std::string inline_svg(const std::string& svg, const std::string& id_prefix,
-                       const std::string& title);
 
 // Text escaped for HTML element content and attribute values.
 std::string html_escape(const std::string& text);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -38,11 +39,33 @@ LayoutFigures figures(const mig::Layout& layout, const mig::GpuModel& model) {
     return f;
 }
 
+// "1g.18gb.me_2x3g.71gb": the profiles in layout order, repeats counted, label-safe.
 std::string config_name(const mig::Layout& layout) {
+    std::vector<std::pair<std::string, int>> counts;
+    for (const mig::Instance& i : layout.instances) {
+        if (!counts.empty() && counts.back().first == i.profile)
+            ++counts.back().second;
+        else
+            counts.emplace_back(i.profile, 1);
+    }
     std::string name;
-    for (const mig::Instance& i : layout.instances)
-        name += (name.empty() ? "" : "_") + i.profile;
-    return name;
+    for (const auto& [profile, n] : counts)
+        name += (name.empty() ? "" : "_") + (n > 1 ? std::to_string(n) + "x" : "") + profile;
+    return mig::label_safe_name(name);
+}
+
+const char* kind_text(mig::EntryVerdict::Kind k) {
+    switch (k) {
+        case mig::EntryVerdict::Kind::kValid:
+            return "valid";
+        case mig::EntryVerdict::Kind::kMigDisabled:
+            return "mig-disabled";
+        case mig::EntryVerdict::Kind::kOtherGpu:
+            return "not-for-this-gpu";
+        case mig::EntryVerdict::Kind::kInvalid:
+            return "invalid";
+    }
+    return "invalid";
 }
 
 nlohmann::json layout_json(const mig::Layout& layout, const mig::GpuModel& model) {
@@ -93,6 +116,51 @@ void print_layouts(const std::vector<mig::Layout>& layouts, const mig::GpuModel&
         out << model.key << " (" << model.source << "): " << layouts.size() << " layouts\n";
         table.print(out);
     }
+}
+
+void print_mig_parted_verdicts(const std::vector<mig::EntryVerdict>& verdicts,
+                               const mig::GpuModel& model, std::ostream& out) {
+    std::map<mig::EntryVerdict::Kind, int> counts;
+    for (const mig::EntryVerdict& v : verdicts) {
+        ++counts[v.kind];
+        out << v.config << "[" << v.index << "]: ";
+        switch (v.kind) {
+            case mig::EntryVerdict::Kind::kValid:
+                out << (v.layout && !v.layout->instances.empty()
+                            ? "valid as " + mig::to_string(*v.layout)
+                            : std::string("valid: MIG enabled, no instances"));
+                break;
+            case mig::EntryVerdict::Kind::kMigDisabled:
+                out << "valid: MIG disabled";
+                break;
+            case mig::EntryVerdict::Kind::kOtherGpu:
+                out << "not for this GPU (" << model.key << "): " << v.detail;
+                break;
+            case mig::EntryVerdict::Kind::kInvalid:
+                out << "invalid: " << v.detail;
+                break;
+        }
+        out << '\n';
+    }
+    using K = mig::EntryVerdict::Kind;
+    out << verdicts.size() << " entries for " << model.key << ": "
+        << counts[K::kValid] + counts[K::kMigDisabled] << " valid (" << counts[K::kMigDisabled]
+        << " with MIG disabled), " << counts[K::kInvalid] << " invalid, " << counts[K::kOtherGpu]
+        << " for other GPUs\n";
+}
+
+nlohmann::json mig_parted_verdicts_json(const std::vector<mig::EntryVerdict>& verdicts,
+                                        const mig::GpuModel& model) {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const mig::EntryVerdict& v : verdicts) {
+        entries.push_back({{"config", v.config},
+                           {"entry", v.index},
+                           {"verdict", kind_text(v.kind)},
+                           {"layout", v.layout ? nlohmann::json(mig::to_string(*v.layout))
+                                               : nlohmann::json(nullptr)},
+                           {"detail", v.detail}});
+    }
+    return {{"gpu", model.key}, {"entries", entries}};
 }
 
 }  // namespace migscope::report

@@ -18,7 +18,7 @@ std::string kj(double j) {
 }
 
 std::string signed_pct(double value, double base) {
-    return base > 0 ? fmt::format("{:+.1f}%", 100 * (value - base) / base) : "-";
+    return base > 0 ? signed_change(100 * (value - base) / base, "%") : "-";
 }
 
 json prediction_json(const plan::Problem& p, const plan::Candidate& c) {

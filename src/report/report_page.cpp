@@ -3,7 +3,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/version.h"
@@ -14,20 +13,8 @@
 #include "store/store.h"
 
 namespace migscope::report {
-namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in)
-        throw runtime_error("cannot read " + path);
-    return text.str();
-}
-
-}  // namespace
 
 void write_report(const std::string& db_path, const ReportFiles& o,
                   const std::function<void(const std::string&)>& progress) {
@@ -42,18 +29,9 @@ void write_report(const std::string& db_path, const ReportFiles& o,
              std::to_string(input.findings.layouts.size()) + " layouts with a sequential baseline");
 
     const fs::path html_path = fs::absolute(o.html_path);
-    const fs::path plots_dir =
-        o.plots_dir.empty() ? html_path.parent_path() / (html_path.stem().string() + "-plots")
-                            : fs::absolute(o.plots_dir);
     std::ofstream html(html_path);  // opened first: a bad path fails before any drawing
     if (!html)
         throw input_error("cannot write " + o.html_path);
-    std::error_code ec;
-    fs::create_directories(plots_dir, ec);
-    if (ec)
-        throw input_error("cannot create the plots folder " + plots_dir.string() + ": " +
-                          ec.message());
-
     try {  // no half-written page is left behind
         std::vector<store::RunRecord> traced;
         for (int64_t id : traced_run_ids(input.findings)) {
@@ -61,23 +39,42 @@ void write_report(const std::string& db_path, const ReportFiles& o,
                 traced.push_back(std::move(*run));
         }
         const std::vector<Figure> figures = report_figures(input.findings, traced);
-        progress("drawing " + std::to_string(figures.size()) + " plots with gnuplot into " +
-                 plots_dir.string());
-        for (size_t i = 0; i < figures.size(); ++i) {
-            const PlotFiles files = render_plot(figures[i].plot, plots_dir.string());
-            input.figures.push_back(
-                {figures[i],
-                 inline_svg(read_text(files.svg_path), "p" + std::to_string(i + 1) + "-",
-                            figures[i].plot.title),
-                 fs::path(files.svg_path).lexically_relative(html_path.parent_path()).string(),
-                 fs::path(files.png_path).lexically_relative(html_path.parent_path()).string()});
+        for (const Figure& f : figures)
+            input.figures.push_back({f, "", ""});
+        if (o.plots_dir.empty()) {
+            input.export_note =
+                "SVG and PNG copies of the plots: migscope report --plots-dir DIR "
+                "(needs gnuplot).";
+        } else {
+            const fs::path plots_dir = fs::absolute(o.plots_dir);
+            std::error_code ec;
+            fs::create_directories(plots_dir, ec);
+            if (ec)
+                throw input_error("cannot create the plots folder " + plots_dir.string() + ": " +
+                                  ec.message());
+            progress("exporting " + std::to_string(figures.size()) + " plots with gnuplot into " +
+                     plots_dir.string());
+            for (ReportFigure& f : input.figures) {
+                const PlotFiles files = render_plot(f.figure.plot, plots_dir.string());
+                f.svg_link =
+                    fs::path(files.svg_path).lexically_relative(html_path.parent_path()).string();
+                f.png_link =
+                    fs::path(files.png_path).lexically_relative(html_path.parent_path()).string();
+            }
+            input.export_note =
+                "SVG and PNG copies of the plots, with their data and gnuplot "
+                "scripts, are in " +
+                plots_dir.lexically_relative(html_path.parent_path()).string() +
+                "/ beside the page.";
         }
+        progress(std::to_string(figures.size()) + " plots in the page");
         write_html(input, html);
         html.close();
         if (!html)
             throw runtime_error("cannot write " + o.html_path);
     } catch (...) {
         html.close();
+        std::error_code ec;
         fs::remove(html_path, ec);
         throw;
     }

@@ -50,6 +50,12 @@ std::string cell_number(const std::optional<double>& v, int decimals, const std:
     return fmt::format("{:.{}f}", *v, decimals) + (unit.empty() ? "" : " " + unit);
 }
 
+std::string signed_change(double v, const std::string& unit) {
+    if (std::abs(v) < 0.05)  // what prints as 0.0: its sign is noise
+        v = 0;
+    return fmt::format("{:+.1f}", v) + unit;
+}
+
 std::string cell_si(const std::optional<double>& v) {
     if (!v)
         return "-";

@@ -29,5 +29,8 @@ class TextTable {
 std::string cell_number(const std::optional<double>& v, int decimals, const std::string& unit = "");
 // 12345.6 -> "12.35k": keeps throughput columns narrow; "-" when missing.
 std::string cell_si(const std::optional<double>& v);
+// A signed change with one decimal and `unit`: "+4.5 %", "-3.0 %"; a change that rounds to zero
+// is "+0.0 %", never "-0.0 %".
+std::string signed_change(double v, const std::string& unit = " %");
 
 }  // namespace migscope::report

@@ -133,9 +133,21 @@ Machine open_machine(unsigned index) {
     return m;
 }
 
+void require_gpu(const Machine& machine, const std::string& what) {
+    if (!machine.gpu)
+        throw unavailable_error(what + " needs a GPU: " + machine.gpu_problem);
+}
+
 std::string data_dir() {
-    const char* given = std::getenv("MIGSCOPE_DATA_DIR");
-    return given ? given : MIGSCOPE_DEFAULT_DATA_DIR;
+    if (const char* given = std::getenv("MIGSCOPE_DATA_DIR"))
+        return given;
+    // Installed: PREFIX/bin/migscope reads PREFIX/share/migscope, wherever PREFIX was moved.
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec).parent_path();
+    const fs::path installed = self / ".." / "share" / "migscope";
+    if (!ec && fs::is_directory(installed, ec))
+        return fs::weakly_canonical(installed, ec).string();
+    return MIGSCOPE_DEFAULT_DATA_DIR;  // the build tree: the source tree's data/
 }
 
 std::vector<std::string> check_cell(const Machine& machine, const CellRequest& r) {

@@ -38,9 +38,13 @@ struct Machine {
 };
 // Opens GPU `index`; a missing driver or GPU leaves `gpu` empty, bad input throws.
 Machine open_machine(unsigned index);
+// Throws an unavailable error (exit 3) naming `what` and why when the machine has no GPU: for
+// commands that need one, before they make anything.
+void require_gpu(const Machine& machine, const std::string& what);
 
 // Where migscope's shipped records are (`peak-memory-MODEL.json`, `profiles-MODEL.json`):
-// MIGSCOPE_DATA_DIR, else the source tree's data/.
+// MIGSCOPE_DATA_DIR, else PREFIX/share/migscope beside an installed binary (PREFIX/bin), else
+// the source tree's data/.
 std::string data_dir();
 
 // How every run is measured (the options of `migscope run` that are not the cell itself).

@@ -53,8 +53,7 @@ ProfileResult run_profile(const ProfileRequest& r, const Machine& machine, const
                           ProfileObserver& observer) {
     if (r.repetitions == 0 || r.duration_s <= 0)
         throw input_error("profile: repetitions and duration must be positive");
-    if (!machine.gpu)
-        throw unavailable_error("profile needs a GPU: " + machine.gpu_problem);
+    require_gpu(machine, "profile");
     const std::vector<ProfileCell> cells = profile_cells(r, profile_sizes(r, machine.gpu->model));
     for (const ProfileCell& c : cells) {
         try {

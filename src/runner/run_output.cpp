@@ -138,14 +138,14 @@ void print_comparison(const RunResult& run, const RunResult& base, std::ostream&
     const auto change = [](std::optional<double> a, std::optional<double> b) -> std::string {
         if (!a || !b || *b == 0)
             return "-";
-        return fmt::format("{:+.1f} %", 100.0 * (*a - *b) / *b);
+        return report::signed_change(100.0 * (*a - *b) / *b);
     };
     const Comparison c = compare_with_baseline(run, base);
     out << "Against the sequential baseline, for the same work (each job's items, priced at its "
            "own throughput and energy per item alone on the whole device):\n";
     out << "  energy   " << cell_number(c.run_energy_j, 0, "J") << " side by side vs "
         << cell_number(c.baseline_energy_j, 0, "J") << " one after another  ("
-        << (c.energy_change_pct ? fmt::format("{:+.1f} %", *c.energy_change_pct) : "-") << ")\n";
+        << (c.energy_change_pct ? report::signed_change(*c.energy_change_pct) : "-") << ")\n";
     out << "  time     " << cell_number(c.run_time_s, 1, "s") << " vs "
         << cell_number(c.baseline_time_s, 1, "s") << "  (speedup " << cell_number(c.speedup, 2)
         << "x)\n";

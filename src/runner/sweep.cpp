@@ -87,27 +87,45 @@ SweepPlan plan_sweep(const SweepOptions& o, const Machine& machine, bool force) 
     plan.model = model_for(plan.spec, machine);
     plan.on_gpu = machine.gpu != nullptr;
     const std::vector<Cell> all = experiment::expand(plan.spec, plan.model);
-    const std::vector<Cell> selected =
+    std::vector<Cell> selected =
         experiment::select_cells(plan.spec, all, o.only, machine.gpu != nullptr);
+    // A dry run without a GPU plans the GPU sections as a GPU host would run them.
+    const bool plan_for_gpu_host = !machine.gpu && o.dry_run;
+    if (selected.empty() && plan_for_gpu_host)
+        selected = experiment::select_cells(plan.spec, all, o.only, true);
     plan.all_cells = all.size();
     plan.selected_cells = selected.size();
+    if (selected.empty() && machine.gpu) {
+        throw input_error(o.spec_path +
+                          ": no cell to run on this machine (every section selected has on = "
+                          "\"cpu\")");
+    }
     if (selected.empty()) {
-        throw input_error(o.spec_path + ": no cell to run on this machine (" +
-                          (machine.gpu ? "every section selected has on = \"cpu\""
-                                       : "no GPU here, and every section selected has on = "
-                                         "\"gpu\": " +
-                                             machine.gpu_problem) +
-                          ")");
+        throw unavailable_error(o.spec_path +
+                                ": no cell to run on this machine (no GPU here, and every "
+                                "section selected has on = \"gpu\": " +
+                                machine.gpu_problem + "; --dry-run shows the plan without one)");
     }
 
     // Every cell checked on this machine before anything runs; known memory misfits skipped.
     std::vector<Cell> runnable;
     for (const Cell& c : selected) {
         std::vector<std::string> misfits;
+        if (plan_for_gpu_host && c.backend != partition::BackendKind::kCpu) {
+            // No GPU to check against: the spec's own checks (layouts against the catalog).
+            plan.for_gpu_host = "no GPU here (" + machine.gpu_problem +
+                                "): the plan for a GPU host, its layouts checked against the "
+                                "built-in " +
+                                plan.model.key + " catalog";
+            runnable.push_back(c);
+            continue;
+        }
         try {
             misfits = check_cell(machine, request_of(c, plan.spec.name));
         } catch (const Error& e) {
-            throw Error(e.kind(), describe(c) + ": " + e.what());
+            const bool no_gpu = e.kind() == ErrorKind::kUnavailable;
+            throw Error(e.kind(), describe(c) + ": " + e.what() +
+                                      (no_gpu ? " (--dry-run shows the plan without one)" : ""));
         }
         if (misfits.empty() || force)
             runnable.push_back(c);

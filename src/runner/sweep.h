@@ -21,6 +21,9 @@ struct SweepOptions {
     bool resume = false;
     std::vector<std::string> only;  // sections; empty: all
     std::string run_dir;            // empty: migscope-runs/NAME-DATE
+    // Plan only: without a GPU and with only GPU sections selected, the plan is the one a GPU
+    // host would run (cells checked against the built-in catalog, not this machine).
+    bool dry_run = false;
 };
 
 struct PlannedCell {
@@ -35,6 +38,7 @@ struct SweepPlan {
     experiment::Spec spec;
     mig::GpuModel model;               // the layouts' GPU model
     bool on_gpu = false;               // false: no GPU here, the CPU sections run
+    std::string for_gpu_host;          // a dry run's plan for a GPU host without one here: why
     size_t all_cells = 0;              // in the spec
     size_t selected_cells = 0;         // by --only and the machine
     std::vector<std::string> skipped;  // cells whose jobs are known not to fit, with why

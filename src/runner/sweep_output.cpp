@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "report/table.h"
 #include "runner/comparison.h"
 #include "runner/run_output.h"
 
@@ -23,7 +24,11 @@ std::string duration_text(double s) {
 void print_sweep_plan(const SweepPlan& p, const std::string& spec_path, bool resume,
                       std::ostream& out) {
     out << "migscope run: experiment " << p.spec.name << " (" << spec_path << "), layouts for "
-        << p.model.key << ", " << (p.on_gpu ? "on the GPU" : "no GPU here: on the CPU") << '\n';
+        << p.model.key << ", "
+        << (!p.for_gpu_host.empty() ? p.for_gpu_host
+            : p.on_gpu              ? "on the GPU"
+                                    : "no GPU here: on the CPU")
+        << '\n';
     out << "  cells      " << p.selected_cells << " selected of " << p.all_cells;
     if (!p.skipped.empty())
         out << ", " << p.skipped.size() << " skipped (jobs known not to fit; --force runs them)";
@@ -77,7 +82,7 @@ void SweepSummary::add(size_t i, const CellOutcome& out) {
     if (out.baseline) {
         const Comparison cmp = compare_with_baseline(out.run, *out.baseline);
         if (cmp.energy_change_pct)
-            change = fmt::format("{:+.1f} % energy", *cmp.energy_change_pct);
+            change = report::signed_change(*cmp.energy_change_pct, " % energy");
     }
     const auto& e = out.run.energy.counter_energy_j;
     const auto& norm = out.run.aggregate_normalised_throughput;

@@ -89,3 +89,13 @@ TEST(Catalog, UnknownFiguresStayUnknown) {
     EXPECT_FALSE(b200.require("3g.90gb").sms.has_value());
     EXPECT_FALSE(b200.require("7g.180gb").memory_gib.has_value());
 }
+
+TEST(Catalog, KnowsPciDeviceIdsOfItsBoards) {
+    EXPECT_EQ(match_builtin_by_pci_id("0x233510DE")->key, "h200");
+    EXPECT_EQ(match_builtin_by_pci_id("0x233b10de")->key, "h200");  // H200 NVL, any case
+    EXPECT_EQ(match_builtin_by_pci_id("0x20B710DE")->key, "a30");
+    EXPECT_EQ(match_builtin_by_pci_id("0x20B010DE")->key, "a100-40gb");
+    EXPECT_EQ(match_builtin_by_pci_id("0x20B510DE")->key, "a100-80gb");
+    EXPECT_TRUE(model_has_pci_id(builtin_model("h100-80gb-pcie"), "0x233110DE"));
+    EXPECT_EQ(match_builtin_by_pci_id("0x123410DE"), nullptr);
+}

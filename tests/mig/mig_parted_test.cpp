@@ -1,7 +1,12 @@
-// Tests of the strict mig-parted reader and the writer (round trip, error paths).
+// Tests of the strict mig-parted reader, the verdict per entry (an NVIDIA-style fixture), the
+// writer (round trip, label-safe names) and the catalog's PCI ids.
 #include "mig/mig_parted.h"
 
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
 
 #include "core/error.h"
 
@@ -30,7 +35,7 @@ TEST(MigParted, RoundTripKeepsLayouts) {
     const std::vector<MigPartedConfig> configs = parse_mig_parted(yaml);
     ASSERT_EQ(configs.size(), named.size());
     for (size_t i = 0; i < configs.size(); ++i) {
-        EXPECT_EQ(configs[i].name, named[i].first);
+        EXPECT_EQ(configs[i].name, label_safe_name(named[i].first));  // "4g.2g.1g"
         ASSERT_EQ(configs[i].entries.size(), 1u);
         EXPECT_TRUE(configs[i].entries[0].mig_enabled);
         EXPECT_FALSE(configs[i].entries[0].devices.has_value());  // "all"
@@ -128,4 +133,134 @@ TEST(MigParted, RejectsKeysThatAreNotNamesAndDeepNesting) {
     EXPECT_NE(error_of(deep).find("nested too deeply (a config needs 5 levels) at line 2"),
               std::string::npos)
         << error_of(deep);
+}
+
+namespace {
+std::string read_fixture(const std::string& name) {
+    std::ifstream in(std::string(MIG_TEST_DIR) + "/" + name);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+const EntryVerdict& verdict_of(const std::vector<EntryVerdict>& verdicts, const std::string& config,
+                               size_t index) {
+    for (const EntryVerdict& v : verdicts) {
+        if (v.config == config && v.index == index)
+            return v;
+    }
+    throw std::runtime_error("no verdict for " + config);
+}
+}  // namespace
+
+TEST(MigParted, EveryEntryOfAnNvidiaStyleFileGetsAVerdict) {
+    const std::vector<MigPartedConfig> configs =
+        parse_mig_parted(read_fixture("mig-parted-nvidia-style.yaml"));
+    const std::vector<EntryVerdict> v = check_mig_parted(configs, builtin_model("h200"));
+    ASSERT_EQ(v.size(), 11u);
+    using K = EntryVerdict::Kind;
+    EXPECT_EQ(verdict_of(v, "all-disabled", 0).kind, K::kMigDisabled);
+    EXPECT_EQ(verdict_of(v, "all-enabled", 0).kind, K::kValid);
+    EXPECT_TRUE(verdict_of(v, "all-enabled", 0).layout->instances.empty());
+    // A B200 config without a device filter: its profiles say whose it is.
+    EXPECT_EQ(verdict_of(v, "all-1g.23gb", 0).kind, K::kOtherGpu);
+    EXPECT_NE(verdict_of(v, "all-1g.23gb", 0).detail.find("b200"), std::string::npos);
+    EXPECT_EQ(verdict_of(v, "all-1g.18gb.me", 0).kind, K::kValid);
+    // all-balanced: B200, H200 (ours), H100/A100 80GB, A30 (a scalar filter).
+    EXPECT_EQ(verdict_of(v, "all-balanced", 0).kind, K::kOtherGpu);
+    EXPECT_NE(verdict_of(v, "all-balanced", 0).detail.find("0x290110DE b200"), std::string::npos);
+    EXPECT_EQ(verdict_of(v, "all-balanced", 1).kind, K::kValid);
+    EXPECT_EQ(verdict_of(v, "all-balanced", 2).kind, K::kOtherGpu);
+    EXPECT_EQ(verdict_of(v, "all-balanced", 3).kind, K::kOtherGpu);
+    // Compute instances occupy their GPU instance: 2 x 2g.35gb + 3g.71gb.
+    const EntryVerdict& shared = verdict_of(v, "shared-compute", 0);
+    EXPECT_EQ(shared.kind, K::kValid) << shared.detail;
+    EXPECT_EQ(shared.layout->instances.size(), 3u);
+    EXPECT_EQ(verdict_of(v, "shared-compute", 1).kind, K::kMigDisabled);
+    // The filter's id in lower case is still the H200's; three 3g.71gb do not fit.
+    EXPECT_EQ(verdict_of(v, "too-many", 0).kind, K::kInvalid);
+
+    // On an A30 the A30 entry is the one checked.
+    const std::vector<EntryVerdict> a30 = check_mig_parted(configs, builtin_model("a30"));
+    EXPECT_EQ(verdict_of(a30, "all-balanced", 3).kind, K::kValid);
+    EXPECT_EQ(verdict_of(a30, "all-balanced", 1).kind, K::kOtherGpu);
+}
+
+TEST(MigParted, ProfileNamesAreCaseSensitiveAndComputeInstancesMustFit) {
+    const GpuModel& h200 = builtin_model("h200");
+    const auto verdict = [&](const std::string& devices) {
+        return check_mig_parted(parse_mig_parted("version: v1\nmig-configs:\n  c:\n"
+                                                 "    - devices: all\n      mig-enabled: true\n"
+                                                 "      mig-devices: " +
+                                                 devices + "\n"),
+                                h200)
+            .at(0);
+    };
+    const EntryVerdict upper = verdict(R"({"1G.18GB": 7})");
+    EXPECT_EQ(upper.kind, EntryVerdict::Kind::kInvalid);
+    EXPECT_NE(upper.detail.find("case-sensitive: 1g.18gb"), std::string::npos) << upper.detail;
+    EXPECT_EQ(verdict(R"({"1g": 7})").kind, EntryVerdict::Kind::kInvalid);  // no short forms
+    const EntryVerdict big = verdict(R"({"3c.2g.35gb": 1})");
+    EXPECT_EQ(big.kind, EntryVerdict::Kind::kInvalid);
+    EXPECT_NE(big.detail.find("does not fit in 2g.35gb"), std::string::npos) << big.detail;
+    EXPECT_EQ(verdict(R"({"1c.7g.141gb": 1})").kind, EntryVerdict::Kind::kValid);
+}
+
+TEST(MigParted, StrictLikeMigPartedsSchema) {
+    const std::string head = "version: v1\nmig-configs:\n  a:\n    - devices: all\n";
+    // A quoted count is a string.
+    EXPECT_NE(error_of(head + "      mig-enabled: true\n      mig-devices: {\"1g.18gb\": \"7\"}\n")
+                  .find("got the string \"7\""),
+              std::string::npos);
+    EXPECT_NE(error_of(head + "      mig-enabled: \"true\"\n").find("mig-enabled"),
+              std::string::npos);
+    EXPECT_NE(error_of(head + "      mig-enabled: true\n      mig-devices: {\"1g.18gb\": -1}\n")
+                  .find("mig-devices.1g.18gb"),
+              std::string::npos);
+    // All-zero counts, and MIG enabled without mig-devices.
+    EXPECT_NE(error_of(head + "      mig-enabled: true\n      mig-devices: {\"1g.18gb\": 0}\n")
+                  .find("every count is 0"),
+              std::string::npos);
+    EXPECT_NE(error_of(head + "      mig-enabled: true\n").find("a[0].mig-devices"),
+              std::string::npos);
+    // Duplicate keys: a config name, a profile.
+    EXPECT_NE(error_of("version: v1\nmig-configs:\n  a:\n    - {devices: all, mig-enabled: false}\n"
+                       "  a:\n    - {devices: all, mig-enabled: false}\n")
+                  .find("duplicate key 'a'"),
+              std::string::npos);
+    EXPECT_NE(error_of(head + "      mig-enabled: true\n"
+                              "      mig-devices: {\"1g.18gb\": 1, \"1g.18gb\": 2}\n")
+                  .find("duplicate key"),
+              std::string::npos);
+}
+
+TEST(MigParted, RoundTripKeepsNamesDeviceFiltersAndDeviceLists) {
+    const std::vector<MigPartedConfig> configs =
+        parse_mig_parted(read_fixture("mig-parted-nvidia-style.yaml"));
+    const std::string yaml = write_mig_parted(configs);
+    const std::vector<MigPartedConfig> back = parse_mig_parted(yaml);
+    ASSERT_EQ(back.size(), configs.size());
+    for (size_t i = 0; i < back.size(); ++i) {
+        EXPECT_EQ(back[i].name, configs[i].name);
+        ASSERT_EQ(back[i].entries.size(), configs[i].entries.size());
+        for (size_t j = 0; j < back[i].entries.size(); ++j) {
+            EXPECT_EQ(back[i].entries[j].devices, configs[i].entries[j].devices);
+            EXPECT_EQ(back[i].entries[j].device_filter, configs[i].entries[j].device_filter);
+            EXPECT_EQ(back[i].entries[j].mig_devices, configs[i].entries[j].mig_devices);
+        }
+    }
+    EXPECT_EQ(*back[5].entries[0].devices, (std::vector<unsigned>{4})) << yaml;
+}
+
+TEST(MigParted, GeneratedNamesAreLabelSafeAndUnique) {
+    EXPECT_EQ(label_safe_name("1g.18gb+me"), "1g.18gb.me");
+    EXPECT_EQ(label_safe_name("+a b/c+"), "a-b-c");
+    EXPECT_EQ(label_safe_name(std::string(80, 'x')).size(), 63u);
+    const GpuModel& h200 = builtin_model("h200");
+    const Layout layout = *check_layout(parse_layout("1g.18gb+me", h200), h200).layout;
+    const std::string yaml = write_mig_parted({{"1g.18gb+me", layout}, {"1g.18gb+me", layout}});
+    const std::vector<MigPartedConfig> back = parse_mig_parted(yaml);  // no duplicate keys
+    ASSERT_EQ(back.size(), 2u);
+    EXPECT_EQ(back[0].name, "1g.18gb.me");
+    EXPECT_EQ(back[1].name, "1g.18gb.me-2");
 }

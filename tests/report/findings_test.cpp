@@ -99,7 +99,7 @@ TEST(Findings, CudaGraphAndEagerRunsOfAJobAreSeparateSeriesAndJobSets) {
     EXPECT_TRUE(f.scaling[1].cuda_graph);
     EXPECT_DOUBLE_EQ(f.scaling[1].points.at(0).items_per_s->median, 200);
     EXPECT_EQ(job_key(graph.jobs[0]), "resnet18:train:8 (CUDA graph)");
-    EXPECT_EQ(job_key(eager.jobs[0]), "resnet18:train:8");
+    EXPECT_EQ(job_key(eager.jobs[0]), "resnet18:train:8 (eager)");
 }
 
 TEST(Findings, MissingEnergyStaysMissingWithTheRunsWarning) {
@@ -147,7 +147,7 @@ TEST(Findings, LayoutsGroupRepetitionsWithTheirBaselinesAndSpread) {
     EXPECT_EQ(g.layout, "4g.71gb+3g.71gb");
     const LayoutComparison& three = f.layouts[0];
     EXPECT_EQ(three.layout, "3g.71gb+3g.71gb");
-    EXPECT_EQ(three.job_set, "a:train:8 + b:train:8");
+    EXPECT_EQ(three.job_set, "a:train:8 (eager) + b:train:8 (eager)");
     EXPECT_EQ(g.job_set, three.job_set);
     ASSERT_EQ(three.repetitions.size(), 3u);
     // Same work: 100 items of a (200 J, 5 s alone) and 100 of b (100 J, 5 s alone) in 10 s.
@@ -194,8 +194,9 @@ TEST(Findings, AComparisonWithoutABaselineFigureIsMissingNotZero) {
     const Findings f = analyse(runs);
     ASSERT_EQ(f.layouts.size(), 1u);
     EXPECT_FALSE(f.layouts[0].energy_change_pct);
-    EXPECT_FALSE(f.layouts[0].speedup);
     EXPECT_FALSE(f.layouts[0].baseline_energy_j);
+    // The speedup needs only throughputs: 100 items take 5 s alone, 10 s side by side.
+    EXPECT_DOUBLE_EQ(f.layouts[0].speedup->median, 0.5);
     EXPECT_DOUBLE_EQ(f.layouts[0].window_s->median, 10);
     ASSERT_EQ(f.layouts[0].notes.size(), 1u);
     EXPECT_NE(f.layouts[0].notes[0].find("the window closed early"), std::string::npos);
@@ -224,7 +225,7 @@ TEST(Findings, ParetoFrontPerJobSetWithTheBaselineAtOne) {
     ASSERT_EQ(f.pareto.size(), 6u);
     std::map<std::string, const ParetoPoint*> a_points;
     for (const ParetoPoint& p : f.pareto) {
-        if (p.job_set == "a:train:8")
+        if (p.job_set == "a:train:8 (eager)")
             a_points[p.label] = &p;
     }
     ASSERT_EQ(a_points.size(), 4u);
@@ -236,9 +237,90 @@ TEST(Findings, ParetoFrontPerJobSetWithTheBaselineAtOne) {
     EXPECT_FALSE(a_points["green L2"]->on_front);
     EXPECT_TRUE(a_points["green L3"]->on_front);
     // b: the layout (1.0, 2.0) is dominated by its own baseline, not by a's layouts.
-    EXPECT_EQ(f.pareto[4].job_set, "b:train:8");
+    EXPECT_EQ(f.pareto[4].job_set, "b:train:8 (eager)");
     EXPECT_TRUE(f.pareto[4].on_front);
     EXPECT_FALSE(f.pareto[5].on_front);
+}
+
+// Two layouts of one job set, each one repetition: (speedup, energy change %).
+std::vector<store::RunRecord> two_layouts(double fast_rate, double fast_energy_j, double slow_rate,
+                                          double slow_energy_j) {
+    std::vector<store::RunRecord> runs;
+    // a alone: 10 items/s at 1 J/item; 10 s at r items/s is 10 r items, r s and 10 r J alone.
+    for (const auto& [layout, rate, energy_j] :
+         std::vector<std::tuple<std::string, double, double>>{
+             {"4g.71gb", fast_rate, fast_energy_j}, {"2g.35gb", slow_rate, slow_energy_j}}) {
+        store::RunRecord r = run("green", {job("a", "train", 60, rate, std::nullopt)}, energy_j);
+        r.layout = layout;
+        runs.push_back(r);
+        runs.push_back(baseline_of(r, {job("a", "train", 132, 10, 1.0)}));
+    }
+    return runs;
+}
+
+TEST(Verdict, NamesTheBestLayoutPerObjective) {
+    // 4g: 1.5x, 150 items for 120 J (-20 %); 2g: 1.2x, 120 items for 84 J (-30 %).
+    const Findings f = analyse(two_layouts(15, 120, 12, 84));
+    ASSERT_EQ(f.verdicts.size(), 2u);
+    const Verdict& throughput = f.verdicts[0];
+    EXPECT_EQ(throughput.objective, Objective::kThroughput);
+    EXPECT_TRUE(throughput.partition);
+    EXPECT_TRUE(throughput.clear);
+    EXPECT_EQ(throughput.best_layout, "green 4g.71gb");
+    EXPECT_NEAR(throughput.figure->median, 1.5, 1e-9);
+    const Verdict& energy = f.verdicts[1];
+    EXPECT_EQ(energy.objective, Objective::kEnergy);
+    EXPECT_TRUE(energy.partition);
+    EXPECT_EQ(energy.best_layout, "green 2g.35gb");
+    EXPECT_NEAR(energy.figure->median, -30, 1e-9);
+}
+
+TEST(Verdict, DoNotPartitionWhenOneAfterAnotherWins) {
+    // 4g: 0.9x and +10 % energy; 2g: 0.8x and +20 %.
+    const Findings f = analyse(two_layouts(9, 99, 8, 96));
+    ASSERT_EQ(f.verdicts.size(), 2u);
+    EXPECT_FALSE(f.verdicts[0].partition);
+    EXPECT_TRUE(f.verdicts[0].clear);
+    EXPECT_EQ(f.verdicts[0].best_layout, "green 4g.71gb");
+    EXPECT_FALSE(f.verdicts[1].partition);
+}
+
+TEST(Verdict, WithoutEnergyTheThroughputVerdictStaysAndEnergySaysWhy) {
+    store::RunRecord r = run("green", {job("a", "train", 60, 15, std::nullopt)});
+    r.layout = "4g.71gb";
+    r.warnings = {"no power source: energy not measured"};
+    store::RunRecord base = baseline_of(r, {job("a", "train", 132, 10, std::nullopt)});
+    base.counter_energy_j.reset();
+    const Findings f = analyse({r, base});
+    ASSERT_EQ(f.verdicts.size(), 2u);
+    EXPECT_TRUE(f.verdicts[0].partition);
+    EXPECT_NEAR(f.verdicts[0].figure->median, 1.5, 1e-9);
+    EXPECT_FALSE(f.verdicts[1].figure);
+    EXPECT_NE(f.verdicts[1].missing.find("no power source"), std::string::npos)
+        << f.verdicts[1].missing;
+}
+
+TEST(Verdict, AFigureThatPrintsAsEvenIsNoDifference) {
+    // 4g: 1.5x and -0.02 % energy (150 items for 149.97 J); 2g: 1.2x and +10 %.
+    const Findings f = analyse(two_layouts(15, 149.97, 12, 132));
+    ASSERT_EQ(f.verdicts.size(), 2u);
+    EXPECT_TRUE(f.verdicts[1].tie);
+    EXPECT_FALSE(f.verdicts[1].partition);
+    EXPECT_FALSE(f.verdicts[1].clear);
+    EXPECT_FALSE(f.verdicts[0].tie);
+}
+
+TEST(Verdict, NotClearWhenRepetitionsFallOnBothSides) {
+    std::vector<store::RunRecord> runs;
+    for (double rate : {11.0, 12.0, 9.0}) {  // 1.1x, 1.2x, 0.9x
+        store::RunRecord r = run("green", {job("a", "train", 60, rate, std::nullopt)});
+        r.layout = "4g.71gb";
+        runs.push_back(r);
+        runs.push_back(baseline_of(r, {job("a", "train", 132, 10, 1.0)}));
+    }
+    const Findings f = analyse(runs);
+    EXPECT_TRUE(f.verdicts.at(0).partition);
+    EXPECT_FALSE(f.verdicts.at(0).clear);
 }
 
 }  // namespace

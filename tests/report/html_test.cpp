@@ -1,5 +1,6 @@
-// HTML generation from a stored fixture: findings, figures drawn by gnuplot and inlined, tables
-// with spread and method, missing values as "–" with their reason, provenance, no external links.
+// HTML generation from a stored fixture: the verdict first, figures as Chart.js data, tables with
+// spread and method, missing values as "–" with their reason, provenance, no external links, and
+// hostile names kept as data.
 #include "report/html.h"
 
 #include <gtest/gtest.h>
@@ -26,24 +27,6 @@ size_t count(const std::string& text, const std::string& what) {
     return n;
 }
 
-TEST(InlineSvg, DropsThePrologAndPrefixesIdsAndTheirReferences) {
-    const std::string svg =
-        "<?xml version=\"1.0\"?>\n<svg viewBox=\"0 0 10 10\"><title>Gnuplot</title><defs>"
-        "<circle id='gpPt1'/><circle id='gpPt10'/></defs><g id=\"canvas\">"
-        "<use xlink:href='#gpPt1'/><use xlink:href='#gpPt10'/><rect fill=\"url(#canvas)\"/>"
-        "</g></svg>\n";
-    const std::string out = inline_svg(svg, "p2-", "a < b");
-    EXPECT_EQ(out.rfind("<svg", 0), 0u);
-    EXPECT_NE(out.find("<title>a &lt; b</title>"), std::string::npos) << out;
-    EXPECT_NE(out.find("id='p2-gpPt1'"), std::string::npos);
-    EXPECT_NE(out.find("id='p2-gpPt10'"), std::string::npos);
-    EXPECT_NE(out.find("href='#p2-gpPt1'"), std::string::npos);
-    EXPECT_NE(out.find("href='#p2-gpPt10'"), std::string::npos);
-    EXPECT_NE(out.find("id=\"p2-canvas\""), std::string::npos);
-    EXPECT_NE(out.find("url(#p2-canvas)"), std::string::npos);
-    EXPECT_EQ(out.find("p2-p2-"), std::string::npos);
-}
-
 TEST(Html, ReportFromAStoredFixture) {
     const fs::path dir = fs::path(testing::TempDir()) / "html-report";
     fs::remove_all(dir);
@@ -68,33 +51,30 @@ TEST(Html, ReportFromAStoredFixture) {
         traced.push_back(*db.get_run(id, store::TraceLoad::kWith));
     const std::vector<Figure> figures = report_figures(input.findings, traced);
     ASSERT_EQ(figures.size(), static_cast<size_t>(ReportFixture::kFigures));
-    for (size_t i = 0; i < figures.size(); ++i) {
-        const PlotFiles files = render_plot(figures[i].plot, (dir / "plots").string());
-        std::ifstream svg_file(files.svg_path);
-        std::stringstream svg;
-        svg << svg_file.rdbuf();
-        input.figures.push_back(
-            {figures[i],
-             inline_svg(svg.str(), "p" + std::to_string(i) + "-", figures[i].plot.title),
-             "plots/" + figures[i].plot.name + ".svg", "plots/" + figures[i].plot.name + ".png"});
-    }
+    for (const Figure& f : figures)
+        input.figures.push_back({f, "", ""});
     std::ostringstream page;
     write_html(input, page);
     const std::string html = page.str();
     std::ofstream(dir / "report.html") << html;  // for a look after a failure
 
     EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-    EXPECT_EQ(count(html, "<svg"), static_cast<size_t>(ReportFixture::kFigures));
+    EXPECT_EQ(count(html, "<canvas"), static_cast<size_t>(ReportFixture::kFigures));
     EXPECT_EQ(count(html, "<figure class=\"plot\""), static_cast<size_t>(ReportFixture::kFigures));
+    // The verdict opens the page; Chart.js and the plots' data are inline.
+    EXPECT_LT(html.find("id=\"verdict\""), html.find("id=\"findings\""));
+    EXPECT_NE(html.find("<b>partition</b> as"), std::string::npos);
+    EXPECT_NE(html.find("Chart.js v"), std::string::npos);
+    EXPECT_NE(html.find("id=\"migscope-figures\""), std::string::npos);
+    EXPECT_EQ(html.find("-0.0 %"), std::string::npos);
     EXPECT_NE(html.find("data-figures=\"" + std::to_string(ReportFixture::kFigures) + "\""),
               std::string::npos);
-    EXPECT_EQ(html.find("<?xml"), std::string::npos);
     // Self-contained: nothing fetched from elsewhere (links to the plot files are only links).
     EXPECT_EQ(html.find("src="), std::string::npos);
     EXPECT_EQ(html.find("<link"), std::string::npos);
     EXPECT_EQ(html.find("href=\"http"), std::string::npos);
     EXPECT_EQ(html.find("href='http"), std::string::npos);
-    // Every id once in the page, gnuplot's included.
+    // Every id once in the page.
     std::set<std::string> ids;
     const std::regex id_attr(R"re(\sid=(['"])([^'"]+)\1)re");
     for (auto it = std::sregex_iterator(html.begin(), html.end(), id_attr);
@@ -112,7 +92,52 @@ TEST(Html, ReportFromAStoredFixture) {
     // The run without energy: "–" and its warning, not 0.
     EXPECT_NE(html.find("<span class=\"na\">–</span>"), std::string::npos);
     EXPECT_NE(html.find(ReportFixture::kNoEnergyWarning), std::string::npos);
-    EXPECT_NE(html.find("data-report-check"), std::string::npos);  // the inline check script
+    EXPECT_NE(html.find("data-report-check"), std::string::npos);  // the plots' check
+    // The run without energy is named with its reason at the top.
+    EXPECT_NE(html.find("id=\"missing\""), std::string::npos);
+}
+
+TEST(Html, HostileNamesStayTextAndData) {
+    ReportInput input;
+    input.source = "a.db";
+    input.generator = "migscope test";
+    store::RunRecord run;
+    run.id = 1;
+    run.backend = "green";
+    run.label = "</script><script>alert(1)</script>";
+    input.runs = {run};
+    Figure f;
+    f.plot.name = "x";
+    f.plot.title = "t";
+    f.plot.series = {{"</script><script>alert(2)</script>",
+                      SeriesStyle::kLines,
+                      {{0, 1, {}, {}, ""}, {1, 2, {}, {}, "<!--"}}}};
+    input.figures = {{f, "", ""}};
+    std::ostringstream page;
+    write_html(input, page);
+    const std::string html = page.str();
+    EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+    EXPECT_EQ(html.find("<!--"), std::string::npos);
+    EXPECT_NE(html.find("&lt;/script&gt;&lt;script&gt;alert(1)"), std::string::npos);
+    EXPECT_NE(html.find("\\u003c/script\\u003e\\u003cscript\\u003ealert(2)"), std::string::npos);
+}
+
+TEST(Html, NoEnergyIsNamedWithItsReasonAndTheVerdictSaysWhy) {
+    ReportInput input;
+    input.source = "a.db";
+    input.generator = "migscope test";
+    store::RunRecord run;
+    run.id = 3;
+    run.backend = "cpu";
+    run.warnings = {"RAPL counters not readable"};
+    input.runs = {run};
+    std::ostringstream page;
+    write_html(input, page);
+    const std::string html = page.str();
+    EXPECT_NE(html.find("What this report cannot show"), std::string::npos);
+    EXPECT_NE(html.find("run 3 (RAPL counters not readable)"), std::string::npos);
+    EXPECT_NE(html.find("No verdict"), std::string::npos);
+    EXPECT_NE(html.find("CPU cores, not SMs"), std::string::npos);
 }
 
 TEST(Html, AnEmptyStoreGivesAPageWithoutFigures) {

@@ -45,7 +45,7 @@ TEST(Comparison, FixedWorkUsesTheItemsDone) {
     EXPECT_DOUBLE_EQ(*c.speedup, 1.0);
 }
 
-TEST(Comparison, AJobWithoutABaselineFigureLeavesItEmpty) {
+TEST(Comparison, WithoutEnergyAloneTheSpeedupStays) {
     RunResult run;
     run.window_s = 1;
     run.jobs = {job("a", 50, std::nullopt)};
@@ -53,7 +53,22 @@ TEST(Comparison, AJobWithoutABaselineFigureLeavesItEmpty) {
     base.jobs = {job("a", 100, std::nullopt)};  // no energy measured alone
     const Comparison c = compare_with_baseline(run, base);
     EXPECT_FALSE(c.baseline_energy_j);
+    EXPECT_FALSE(c.energy_change_pct);
+    // 50 items take 0.5 s alone: the speedup needs only the throughputs.
+    EXPECT_DOUBLE_EQ(*c.baseline_time_s, 0.5);
+    EXPECT_DOUBLE_EQ(*c.speedup, 0.5);
+}
+
+TEST(Comparison, AJobMissingFromTheBaselineLeavesBothEmpty) {
+    RunResult run;
+    run.window_s = 1;
+    run.energy.counter_energy_j = 100;
+    run.jobs = {job("a", 50, std::nullopt), job("b", 10, std::nullopt)};
+    RunResult base;
+    base.jobs = {job("a", 100, 2.0)};
+    const Comparison c = compare_with_baseline(run, base);
     EXPECT_FALSE(c.speedup);
+    EXPECT_FALSE(c.energy_change_pct);
 }
 
 }  // namespace

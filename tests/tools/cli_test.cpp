@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -78,6 +80,39 @@ TEST(CliGpus, WithoutNvmlExitsThreeAndSaysSo) {
     EXPECT_EQ(r.exit_code, 3);
     EXPECT_NE(r.err.find("NVML unavailable"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty());
+}
+
+// The README's exit code table, subcommand by subcommand, on a machine without NVML: what needs
+// the GPU exits 3 before it makes anything; what works offline exits 0.
+TEST(CliExitCodes, WithoutAGpuMatchTheTable) {
+    const std::string db = temp_path("no-gpu-profile.db");
+    std::remove(db.c_str());
+    EXPECT_EQ(migscope({"gpus"}, kNoNvml).exit_code, 3);
+    EXPECT_EQ(migscope({"monitor", "--duration", "1"}, kNoNvml).exit_code, 3);
+    EXPECT_EQ(migscope({"layouts", "--gpu", "local"}, kNoNvml).exit_code, 3);
+    EXPECT_EQ(migscope({"layouts", "--gpu", "h200", "--maximal"}, kNoNvml).exit_code, 0);
+    EXPECT_EQ(migscope({"run", "--backend", "green", "--layout", "4g+3g", "--jobs",
+                        "resnet18,bert-base", "--duration", "1"},
+                       kNoNvml)
+                  .exit_code,
+              3);
+    const ProcessResult profile = migscope({"profile", "--jobs", "resnet18:32", "--db", db,
+                                            "--run-dir", temp_path("no-gpu-profile-runs")},
+                                           kNoNvml);
+    EXPECT_EQ(profile.exit_code, 3) << profile.err;
+    EXPECT_NE(profile.err.find("profile needs a GPU"), std::string::npos) << profile.err;
+    EXPECT_FALSE(std::ifstream(db).good());  // refused before the store was made
+    EXPECT_EQ(migscope({"plan", "--jobs", "resnet18:32,resnet50:32"}, kNoNvml).exit_code, 0);
+    const std::string verify_db = temp_path("no-gpu-verify.db");
+    std::remove(verify_db.c_str());
+    const ProcessResult verify = migscope({"plan", "--jobs", "resnet18:32,resnet50:32", "--backend",
+                                           "green", "--verify", "--work", "100", "--db", verify_db},
+                                          kNoNvml);
+    EXPECT_EQ(verify.exit_code, 3) << verify.err;
+    EXPECT_EQ(verify.err.find("verifying"), std::string::npos) << verify.err;  // nothing started
+    EXPECT_FALSE(std::ifstream(verify_db).good());
+    EXPECT_EQ(migscope({"results", "list", "--db", temp_path("no-such.db")}, kNoNvml).exit_code, 2);
+    EXPECT_EQ(migscope({"gpus", "--format", "yaml"}, kNoNvml).exit_code, 2);
 }
 
 TEST(CliGpus, OnAMachineWithoutTheDriver) {
@@ -204,8 +239,58 @@ TEST(CliLayouts, MigPartedOutputIsAcceptedAsInput) {
     std::ofstream(path) << written.out;
     ProcessResult checked = migscope({"layouts", "--gpu", "h200", "--mig-parted", path});
     EXPECT_EQ(checked.exit_code, 0) << checked.out;
-    EXPECT_EQ(std::count(checked.out.begin(), checked.out.end(), '\n'), 28);
-    EXPECT_EQ(checked.out.find("invalid"), std::string::npos);
+    EXPECT_EQ(std::count(checked.out.begin(), checked.out.end(), '\n'), 28 + 1);  // + summary
+    EXPECT_NE(checked.out.find("28 entries for h200: 28 valid (0 with MIG disabled), 0 invalid"),
+              std::string::npos)
+        << checked.out;
+}
+
+const std::string kNvidiaStyle =
+    std::string(FAKE_NVML_DIR) + "/../mig/mig-parted-nvidia-style.yaml";
+
+TEST(CliLayouts, MigPartedFileGetsAVerdictPerEntryAndTheExitSummarises) {
+    ProcessResult r = migscope({"layouts", "--gpu", "h200", "--mig-parted", kNvidiaStyle});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;  // too-many[0] is invalid on an H200
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 11 + 1) << r.out;
+    EXPECT_NE(r.out.find("all-balanced[0]: not for this GPU (h200): device-filter 0x290110DE b200"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("all-enabled[0]: valid: MIG enabled, no instances"), std::string::npos);
+    EXPECT_NE(r.out.find("1 invalid, 4 for other GPUs"), std::string::npos) << r.out;
+
+    // Without its one bad entry the file passes on an H200.
+    std::string text = read_file(kNvidiaStyle);
+    text = text.substr(0, text.find("  too-many:"));
+    const std::string good = temp_path("nvidia-style-good.yaml");
+    std::ofstream(good) << text;
+    r = migscope({"layouts", "--gpu", "h200", "--mig-parted", good});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    r = migscope({"layouts", "--gpu", "a30", "--mig-parted", good, "--format", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    const nlohmann::json doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["entries"][7]["verdict"], "valid");  // all-balanced[3], the A30's
+}
+
+TEST(CliLayouts, MigPartedRoundTripKeepsNamesAndDevices) {
+    ProcessResult r = migscope(
+        {"layouts", "--gpu", "h200", "--mig-parted", kNvidiaStyle, "--format", "mig-parted"});
+    EXPECT_EQ(r.exit_code, 2);  // the verdicts' exit status, whatever the format
+    EXPECT_NE(r.out.find("shared-compute:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("devices: [4]"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("device-filter: [\"0x290110DE\"]"), std::string::npos) << r.out;
+}
+
+TEST(CliLayouts, GeneratedConfigNamesAreLabelSafe) {
+    ProcessResult r = migscope(
+        {"layouts", "--gpu", "h200", "--maximal", "--include-me", "--format", "mig-parted"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("1g.18gb.me"), std::string::npos) << r.out;
+    // '+' appears only inside the quoted profile names, never in a config name.
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.size() > 2 && line[0] == ' ' && line[1] == ' ' && line[2] != ' ' && line[2] != '-')
+            EXPECT_EQ(line.find('+'), std::string::npos) << line;
+    }
 }
 
 TEST(CliLayouts, StrictMigPartedInput) {

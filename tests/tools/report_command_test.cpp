@@ -1,5 +1,6 @@
-// `migscope report` end to end: a report from a stored fixture, checked in headless Chromium
-// (it loads, every plot is there, no console messages), and bad input.
+// `migscope report` end to end: a report from a stored fixture, checked in headless Chromium at
+// 1400 px (every plot drawn with its data, nothing wider than the window, no console messages),
+// the SVG/PNG export, a machine without gnuplot, and bad input.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -55,50 +56,67 @@ class ReportCommand : public ::testing::Test {
     std::string db_;
 };
 
-TEST_F(ReportCommand, WritesAReportThatHeadlessChromiumLoadsWithEveryPlot) {
+// The number in attribute `name` of the page's <body>, or -1.
+long body_attribute(const std::string& dom, const std::string& name) {
+    const size_t body = dom.find("<body");
+    const size_t at = dom.find(name + "=\"", body);
+    if (body == std::string::npos || at == std::string::npos || at > dom.find('>', body))
+        return -1;
+    return std::strtol(dom.c_str() + at + name.size() + 2, nullptr, 10);
+}
+
+TEST_F(ReportCommand, WritesAReportWhosePlotsHeadlessChromiumDraws) {
     migscope::test::write_report_fixture(db_);
     const fs::path html = dir_ / "report.html";
-    const ProcessResult r = migscope({"report", db_, "-o", html.string()});
+    // Nothing beside migscope is needed: not even gnuplot on the PATH.
+    const ProcessResult r =
+        migscope({"report", db_, "-o", html.string()}, {{"PATH", (dir_ / "empty-path").string()}});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, html.string() + "\n");
-    EXPECT_NE(r.err.find("report: drawing " + std::to_string(ReportFixture::kFigures) + " plots"),
-              std::string::npos)
+    EXPECT_NE(
+        r.err.find("report: " + std::to_string(ReportFixture::kFigures) + " plots in the page"),
+        std::string::npos)
         << r.err;
-    // The plots are also files beside the page: report-plots/NAME.svg and .png.
-    size_t svgs = 0, pngs = 0;
-    for (const auto& entry : fs::directory_iterator(dir_ / "report-plots")) {
-        svgs += entry.path().extension() == ".svg" && fs::file_size(entry.path()) > 0;
-        pngs += entry.path().extension() == ".png" && fs::file_size(entry.path()) > 0;
-    }
-    EXPECT_EQ(svgs, static_cast<size_t>(ReportFixture::kFigures));
-    EXPECT_EQ(pngs, static_cast<size_t>(ReportFixture::kFigures));
+    EXPECT_FALSE(fs::exists(dir_ / "report-plots"));  // no export unless asked
 
-    // CI installs chromium (scripts/install-deps.sh): its absence is a failure, not a skip.
+    // CI installs chromium (scripts/install-deps.sh test): its absence is a failure, not a skip.
     const std::string chromium = find_program("chromium");
     ASSERT_FALSE(chromium.empty())
         << "chromium not found in PATH: install the Debian package chromium (install-deps.sh)";
-    const ProcessResult browser = run_process(
-        {"/usr/bin/timeout", "120", chromium, "--headless", "--no-sandbox", "--disable-gpu",
-         "--enable-logging=stderr", "--v=0", "--user-data-dir=" + (dir_ / "chromium").string(),
-         "--dump-dom", "file://" + html.string()});
+    const ProcessResult browser =
+        run_process({"/usr/bin/timeout", "120", chromium, "--headless", "--no-sandbox",
+                     "--disable-gpu", "--window-size=1400,1000", "--enable-logging=stderr", "--v=0",
+                     "--user-data-dir=" + (dir_ / "chromium").string(), "--dump-dom",
+                     "file://" + html.string()});
     ASSERT_EQ(browser.exit_code, 0) << browser.err;
     const std::string& dom = browser.out;
     EXPECT_NE(dom.find("</html>"), std::string::npos) << dom.substr(0, 500);
-    EXPECT_EQ(count(dom, "<svg"), static_cast<size_t>(ReportFixture::kFigures));
-    // The page's own script ran and found every plot in place.
+    EXPECT_EQ(count(dom, "<canvas"), static_cast<size_t>(ReportFixture::kFigures));
+    // The page's script drew every chart and found ink under each one's first data point.
+    EXPECT_EQ(body_attribute(dom, "data-plots-drawn"), ReportFixture::kFigures)
+        << dom.substr(0, 500);
     EXPECT_NE(dom.find("data-report-check=\"ok\""), std::string::npos) << dom.substr(0, 500);
+    // Nothing is wider than the 1400 px window: wide tables scroll inside their box.
+    const long width = body_attribute(dom, "data-page-width");
+    EXPECT_GT(width, 0);
+    EXPECT_LE(width, 1400);
     // Chromium logs every console message and uncaught error as "CONSOLE"; the page logs none.
     EXPECT_EQ(browser.err.find("CONSOLE"), std::string::npos) << browser.err;
     EXPECT_EQ(browser.err.find("Uncaught"), std::string::npos) << browser.err;
 }
 
-TEST_F(ReportCommand, PlotsGoWherePlotsDirSaysAndThePageLinksThere) {
+TEST_F(ReportCommand, PlotsDirExportsSvgAndPngThatThePageLinks) {
     migscope::test::write_report_fixture(db_);
     const ProcessResult r = migscope(
         {"report", db_, "-o", (dir_ / "r.html").string(), "--plots-dir", (dir_ / "figs").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_TRUE(fs::exists(dir_ / "figs" / "pareto-1.svg"));
-    EXPECT_TRUE(fs::exists(dir_ / "figs" / "pareto-1.png"));
+    size_t svgs = 0, pngs = 0;
+    for (const auto& entry : fs::directory_iterator(dir_ / "figs")) {
+        svgs += entry.path().extension() == ".svg" && fs::file_size(entry.path()) > 0;
+        pngs += entry.path().extension() == ".png" && fs::file_size(entry.path()) > 0;
+    }
+    EXPECT_EQ(svgs, static_cast<size_t>(ReportFixture::kFigures));
+    EXPECT_EQ(pngs, static_cast<size_t>(ReportFixture::kFigures));
     std::ifstream in(dir_ / "r.html");
     std::stringstream page;
     page << in.rdbuf();
@@ -136,10 +154,11 @@ TEST_F(ReportCommand, BadInputExitsTwoNamingTheProblem) {
     EXPECT_NE(r.out.find("gnuplot"), std::string::npos);
 }
 
-TEST_F(ReportCommand, WithoutGnuplotExitsThreeNamingThePackageAndLeavesNoPage) {
+TEST_F(ReportCommand, ExportWithoutGnuplotExitsThreeNamingThePackageAndLeavesNoPage) {
     migscope::test::write_report_fixture(db_);
-    const ProcessResult r = migscope({"report", db_, "-o", (dir_ / "r.html").string()},
-                                     {{"PATH", (dir_ / "empty-path").string()}});
+    const ProcessResult r = migscope(
+        {"report", db_, "-o", (dir_ / "r.html").string(), "--plots-dir", (dir_ / "figs").string()},
+        {{"PATH", (dir_ / "empty-path").string()}});
     EXPECT_EQ(r.exit_code, 3) << r.err;
     EXPECT_NE(r.err.find("gnuplot-nox"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(dir_ / "r.html"));

@@ -154,6 +154,25 @@ TEST_F(SweepCommand, DryRunPrintsThePlanAndRunsNothing) {
     EXPECT_FALSE(fs::exists(dir_ / "runs"));
 }
 
+TEST_F(SweepCommand, WithoutAGpuDryRunShowsTheGpuHostsPlanAndARunExitsThree) {
+    std::map<std::string, std::string> no_gpu = fake_gpu_env();
+    no_gpu["MIGSCOPE_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1";
+    const ProcessResult plan = run_process(argv(write_spec(kTwoCells), {"--dry-run"}), no_gpu);
+    ASSERT_EQ(plan.exit_code, 0) << plan.err;
+    EXPECT_NE(plan.out.find("no GPU here ("), std::string::npos) << plan.out;
+    EXPECT_NE(plan.out.find("the plan for a GPU host"), std::string::npos) << plan.out;
+    EXPECT_NE(plan.out.find("to run     2 runs + 2 sequential baselines"), std::string::npos)
+        << plan.out;
+    EXPECT_NE(plan.out.find("estimate   about"), std::string::npos) << plan.out;
+    EXPECT_FALSE(fs::exists(db_));
+
+    // Running it needs the GPU: exit 3 (driver or GPU unavailable), before anything is made.
+    const ProcessResult run = run_process(argv(write_spec(kTwoCells), {}), no_gpu);
+    EXPECT_EQ(run.exit_code, 3) << run.err;
+    EXPECT_NE(run.err.find("--dry-run shows the plan without one"), std::string::npos) << run.err;
+    EXPECT_FALSE(fs::exists(db_));
+}
+
 // Kills migscope with SIGKILL once the store holds a finished run, then resumes.
 TEST_F(SweepCommand, ResumeAfterKillNineRunsOnlyTheMissingCells) {
     const std::string spec = write_spec(R"toml(

@@ -2,6 +2,7 @@
 // config, and writes layouts as a table, JSON or a mig-parted config.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -65,28 +66,41 @@ int check_requests(
     return all_valid ? kExitOk : kExitBadInput;
 }
 
+// Every entry of a mig-parted file gets a verdict; exit 2 when an entry for this GPU is invalid.
+// `--format mig-parted` writes the file back as read (names, device filters and lists kept).
+int check_mig_parted_file(const std::string& path, const mig::GpuModel& model,
+                          const std::string& format) {
+    std::ifstream in(path);
+    if (!in)
+        throw input_error("--mig-parted: cannot read '" + path + "'");
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::vector<mig::MigPartedConfig> configs = mig::parse_mig_parted(text.str());
+    const std::vector<mig::EntryVerdict> verdicts = mig::check_mig_parted(configs, model);
+    if (format == "mig-parted") {
+        std::cout << mig::write_mig_parted(configs);
+    } else if (format == "json") {
+        std::cout << report::mig_parted_verdicts_json(verdicts, model).dump(2) << '\n';
+    } else {
+        report::print_mig_parted_verdicts(verdicts, model, std::cout);
+    }
+    const bool all_valid = std::none_of(
+        verdicts.begin(), verdicts.end(),
+        [](const mig::EntryVerdict& v) { return v.kind == mig::EntryVerdict::Kind::kInvalid; });
+    return all_valid ? kExitOk : kExitBadInput;
+}
+
 int run_layouts(const LayoutsOptions& o) {
     const mig::GpuModel model = resolve_model(o.gpu);
-    if (!o.checks.empty() || !o.mig_parted_path.empty()) {
+    if (!o.mig_parted_path.empty()) {
+        if (!o.checks.empty())
+            throw input_error("--check and --mig-parted: give one or the other");
+        return check_mig_parted_file(o.mig_parted_path, model, o.format);
+    }
+    if (!o.checks.empty()) {
         std::vector<std::pair<std::string, std::vector<mig::LayoutTerm>>> requests;
         for (const std::string& c : o.checks)
             requests.emplace_back(c, mig::parse_layout(c, model));
-        if (!o.mig_parted_path.empty()) {
-            std::ifstream in(o.mig_parted_path);
-            if (!in)
-                throw input_error("--mig-parted: cannot read '" + o.mig_parted_path + "'");
-            std::stringstream text;
-            text << in.rdbuf();
-            for (const mig::MigPartedConfig& config : mig::parse_mig_parted(text.str())) {
-                for (size_t i = 0; i < config.entries.size(); ++i) {
-                    const mig::MigPartedEntry& entry = config.entries[i];
-                    if (!entry.mig_enabled)
-                        continue;
-                    requests.emplace_back(fmt::format("{}[{}]", config.name, i),
-                                          mig::terms_of(entry, model));
-                }
-            }
-        }
         return check_requests(requests, model, o.format);
     }
     mig::EnumerateOptions options;
@@ -114,7 +128,9 @@ void add_layouts_command(CLI::App& app, Action& action) {
     cmd->add_option("--check", o->checks,
                     "Validate a layout: profiles joined by '+', optional @start, Nx to repeat");
     cmd->add_option("--mig-parted", o->mig_parted_path,
-                    "Validate every MIG-enabled entry of a mig-parted config file");
+                    "Check every entry of a mig-parted config file against the GPU: valid, "
+                    "invalid (exit 2), MIG disabled, or not for this GPU (device-filter); "
+                    "--format mig-parted writes it back");
     cmd->add_option("--format", o->format, "Output format")
         ->check(CLI::IsMember({"table", "json", "mig-parted"}))
         ->capture_default_str();

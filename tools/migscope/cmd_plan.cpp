@@ -150,6 +150,7 @@ std::vector<plan::JobRequest> job_requests(const PlanOptions& o) {
 plan::Verification verify(const plan::Problem& p, const plan::SearchResult& r, const PlanOptions& o,
                           plan::Objective objective) {
     const runner::Machine machine = runner::open_machine(o.gpu);
+    runner::require_gpu(machine, "plan --verify");  // before the store is made
     std::optional<store::Store> db;
     if (!o.db.empty())
         db.emplace(store::Store::open(o.db));

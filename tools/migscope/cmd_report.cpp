@@ -12,7 +12,7 @@ namespace {
 struct ReportOptions {
     std::string db;
     std::string output = "report.html";
-    std::string plots_dir;  // empty: OUTPUT's stem + "-plots" beside it
+    std::string plots_dir;  // empty: no SVG/PNG export
 };
 
 int report_command(const ReportOptions& o) {
@@ -29,14 +29,15 @@ void add_report_command(CLI::App& app, Action& action) {
     auto o = std::make_shared<ReportOptions>();
     CLI::App* cmd = app.add_subcommand(
         "report",
-        "Write one self-contained HTML report (findings, tables, plots) from a results store.\n"
-        "Plots are drawn by gnuplot (Debian package gnuplot-nox) and also kept as SVG and PNG.");
+        "Write one self-contained HTML report (verdict, findings, tables, plots) from a results\n"
+        "store. The page draws its plots with Chart.js, embedded in it: it opens offline.\n"
+        "--plots-dir also exports them as SVG and PNG through gnuplot (Debian gnuplot-nox).");
     cmd->add_option("db", o->db, "Results store (SQLite) written by `migscope run --db`")
         ->required();
     cmd->add_option("-o,--output", o->output, "The HTML file to write")->capture_default_str();
     cmd->add_option("--plots-dir", o->plots_dir,
-                    "Where the plots' SVG, PNG, data and gnuplot scripts go (default: OUTPUT's "
-                    "name with -plots, beside it)");
+                    "Also export the plots there as SVG and PNG, with their data and gnuplot "
+                    "scripts (needs gnuplot; default: no export)");
     cmd->callback([o, &action] { action = [o] { return report_command(*o); }; });
 }
 

@@ -111,8 +111,7 @@ int spec_command(const RunOptions& o, const CLI::App& cmd) {
                               "spec says what to run)");
     }
     SweepCommand s;
-    s.sweep = {o.spec, o.db, o.resume, o.only, o.run_dir};
-    s.dry_run = o.dry_run;
+    s.sweep = {o.spec, o.db, o.resume, o.only, o.run_dir, o.dry_run};
     s.output = o.output;
     s.gpu = o.gpu;
     s.measurement = o.measurement;

@@ -72,7 +72,7 @@ class Printer : public runner::SweepObserver {
 int sweep_command(const SweepCommand& o) {
     const runner::Machine machine = runner::open_machine(o.gpu);
     const runner::SweepPlan plan = runner::plan_sweep(o.sweep, machine, o.measurement.force);
-    if (o.dry_run) {
+    if (o.sweep.dry_run) {
         runner::print_sweep_plan(plan, o.sweep.spec_path, o.sweep.resume, std::cout);
         for (size_t i = 0; i < plan.todo.size(); ++i)
             std::cout << fmt::format("  {:>4}  {}\n", i + 1, plan.todo[i].description);

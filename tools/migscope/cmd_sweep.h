@@ -9,9 +9,8 @@
 namespace migscope::cli {
 
 struct SweepCommand {
-    runner::SweepOptions sweep;
-    bool dry_run = false;
-    std::string output;  // the summary table; empty: stdout
+    runner::SweepOptions sweep;  // sweep.dry_run: print the plan, run nothing
+    std::string output;          // the summary table; empty: stdout
     unsigned gpu = 0;
     runner::Measurement measurement;
 };

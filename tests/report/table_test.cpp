@@ -1,0 +1,24 @@
+// Text table cells: missing values, SI suffixes and signed changes without "-0.0".
+#include "report/table.h"
+
+#include <gtest/gtest.h>
+
+namespace migscope::report {
+namespace {
+
+TEST(SignedChange, ZeroHasNoMinusSign) {
+    EXPECT_EQ(signed_change(-0.04), "+0.0 %");
+    EXPECT_EQ(signed_change(-0.0), "+0.0 %");
+    EXPECT_EQ(signed_change(-0.06), "-0.1 %");
+    EXPECT_EQ(signed_change(4.5), "+4.5 %");
+    EXPECT_EQ(signed_change(-12.34, "%"), "-12.3%");
+}
+
+TEST(Cells, MissingValuesAreADash) {
+    EXPECT_EQ(cell_number(std::nullopt, 1, "s"), "-");
+    EXPECT_EQ(cell_number(2.26, 1, "s"), "2.3 s");
+    EXPECT_EQ(cell_si(12345.6), "12.35k");
+}
+
+}  // namespace
+}  // namespace migscope::report
