@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/statistics.h"
+#include "telemetry/idle_baseline.h"
 
 namespace migscope::plan {
 namespace {
@@ -243,6 +244,10 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
         p.steps = prov.optional<std::string>("steps").value_or("");
         prov.check_keys();
         set.idle_power_w = read_measured(top.child("idle_power_w"), "idle_power_w");
+        set.idle_state = top.optional<std::string>("idle_state").value_or("");
+        if (!set.idle_state.empty() && !telemetry::parse_idle_state(set.idle_state))
+            throw input_error("idle_state: \"" + set.idle_state +
+                              "\" is not clocks-up, deep or no-clock");
         Fields corr(top.child("correction"), "correction");
         set.correction.throughput = corr.get<double>("throughput");
         set.correction.dynamic_power = corr.get<double>("dynamic_power");
@@ -319,6 +324,7 @@ std::string write_profiles_json(const ProfileSet& set) {
                    {"source", p.source},
                    {"steps", p.steps}}},
                  {"idle_power_w", measured_json(set.idle_power_w)},
+                 {"idle_state", set.idle_state},
                  {"correction",
                   {{"throughput", set.correction.throughput},
                    {"dynamic_power", set.correction.dynamic_power},
@@ -362,7 +368,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         std::set<std::string> step_modes;  // more than one: refused
     };
     std::map<std::tuple<std::string, std::string, int64_t>, JobValues> by_job;
-    std::vector<double> idle;
+    std::map<std::string, std::vector<double>> idle_by_state;  // "" for runs without a state
     std::set<std::string> gpus, drivers, builds, step_modes;
     std::set<int64_t> ids;
     std::string first, last;
@@ -370,7 +376,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         if (!used_for_profiles(r))
             continue;
         if (r.idle_power_w)
-            idle.push_back(*r.idle_power_w);
+            idle_by_state[r.idle_state.value_or("")].push_back(*r.idle_power_w);
         if (r.provenance.gpu_name)
             gpus.insert(*r.provenance.gpu_name);
         if (r.provenance.driver_version)
@@ -405,7 +411,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
             "no usable single-job runs (green, mig or sequential, one job, status ok) to "
             "profile from");
     }
-    if (idle.empty())
+    if (idle_by_state.empty())
         throw input_error("no idle power in the runs (run them with --idle-probe above 0)");
     // A CUDA graph speeds a small-batch job on the whole GPU by up to 2.5x: one profile must not
     // take the median of both kinds.
@@ -421,7 +427,13 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
 
     ProfileSet set;
     set.gpu_model = model.key;
-    set.idle_power_w = measured_of(idle);
+    for (const char* state : {"clocks-up", "no-clock", "deep", ""}) {
+        if (const auto it = idle_by_state.find(state); it != idle_by_state.end()) {
+            set.idle_power_w = measured_of(it->second);
+            set.idle_state = state;
+            break;
+        }
+    }
     ProfileProvenance& p = set.provenance;
     p.created_at = utc_now();
     p.measured_from = first;

@@ -66,7 +66,11 @@ struct ProfileProvenance {
 struct ProfileSet {
     std::string gpu_model;  // catalog key: "h200"
     ProfileProvenance provenance;
+    // The board's static power, in one idle state: "clocks-up" (idle with the SM clock still up,
+    // what a partition pays while its neighbours work) from runs that recorded it, else the state
+    // the runs had ("no-clock", "deep"); empty in files from before states were recorded.
     Measured idle_power_w;
+    std::string idle_state;
     Correction correction;
     std::vector<JobProfile> jobs;
 
@@ -84,7 +88,9 @@ std::string write_profiles_json(const ProfileSet& profiles);
 
 // Profiles from stored runs: single-job runs (green, mig, sequential; every job ok) give the
 // profiles, medians over repetitions; runs of several jobs (green, mig, over a steady window)
-// calibrate the correction. Throws an input error when there are no usable runs or no idle power.
+// calibrate the correction. Idle power comes from the runs of one idle state: clocks up when any
+// run recorded it, else idle without a clock, else deep idle, else (runs stored before states)
+// every run. Throws an input error when there are no usable runs or no idle power.
 ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
                               const mig::GpuModel& model);
 

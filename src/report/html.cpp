@@ -12,6 +12,7 @@
 #include "report/chart_data.h"
 #include "report/run_text.h"
 #include "report/table.h"
+#include "telemetry/idle_baseline.h"
 
 namespace migscope::embedded {
 extern const char kChartJs[];  // Debian's chart.min.js, embedded at build time
@@ -280,6 +281,39 @@ void write_summary(const ReportInput& in, std::ostream& out) {
     out << "</ul></section>\n";
 }
 
+// Which idle state each run's static power came from (telemetry/idle_baseline.h), and the deep
+// idle the probes saw: the H200 idles at ~130 W with its clock up and ~80 W once it dropped.
+void write_idle_states(const ReportInput& in, std::ostream& out) {
+    struct State {
+        std::vector<int64_t> ids;
+        std::vector<double> watts;
+    };
+    std::map<std::string, State> states;  // by state text
+    State deep;
+    for (const store::RunRecord& r : in.runs) {
+        if (r.idle_power_w) {
+            State& s = states[telemetry::state_text(r.idle_state.value_or(""))];
+            s.ids.push_back(r.id);
+            s.watts.push_back(*r.idle_power_w);
+        }
+        if (r.deep_idle_power_w) {
+            deep.ids.push_back(r.id);
+            deep.watts.push_back(*r.deep_idle_power_w);
+        }
+    }
+    const auto range = [](const State& s) {
+        const auto [lo, hi] = std::minmax_element(s.watts.begin(), s.watts.end());
+        return fmt::format("{:.0f}–{:.0f} W", *lo, *hi);
+    };
+    for (const auto& [text, s] : states) {
+        out << "<li><b>Idle power</b> split among the jobs (by partition size): "
+            << html_escape(text) << ", " << range(s) << " (runs " << ids_text(s.ids) << ")</li>\n";
+    }
+    if (!deep.ids.empty()) {
+        out << "<li><b>Deep idle</b> (SM clock down, seen in the idle probes): " << range(deep) << " (runs " << ids_text(deep.ids) << ")</li>\n";
+    }
+}
+
 void write_method(const ReportInput& in, std::ostream& out) {
     std::set<std::string> methods;
     for (const store::RunRecord& r : in.runs) {
@@ -305,6 +339,7 @@ void write_method(const ReportInput& in, std::ostream& out) {
         << kMissing << " with the reason, never as 0.</li>\n";
     for (const std::string& m : methods)
         out << "<li><b>Attribution</b>: " << html_escape(m) << "</li>\n";
+    write_idle_states(in, out);
     out << "</ul></section>\n";
 }
 

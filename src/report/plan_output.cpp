@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "report/json_value.h"
+#include "telemetry/idle_baseline.h"
 #include "report/table.h"
 
 namespace migscope::report {
@@ -113,7 +114,8 @@ void print_plan(const PlanReport& report, std::ostream& out) {
         << " to " << set.provenance.measured_to << " on " << set.provenance.gpu << ", driver "
         << set.provenance.driver << ", steps "
         << (set.provenance.steps.empty() ? "not recorded" : set.provenance.steps) << "); idle "
-        << fmt::format("{:.0f}", p.idle_power_w) << " W; corrections: throughput "
+        << fmt::format("{:.0f}", p.idle_power_w) << " W (" << telemetry::state_text(set.idle_state)
+        << "); corrections: throughput "
         << fmt::format("{:.2f}", p.correction.throughput) << ", dynamic power "
         << fmt::format("{:.2f}", p.correction.dynamic_power) << " (from " << p.correction.mixes
         << " measured mixes)\n";
@@ -208,6 +210,7 @@ json plan_json(const PlanReport& report) {
         {"driver", set.provenance.driver},
         {"steps", set.provenance.steps.empty() ? json(nullptr) : json(set.provenance.steps)},
         {"idle_power_w", p.idle_power_w},
+        {"idle_state", set.idle_state.empty() ? json(nullptr) : json(set.idle_state)},
         {"correction",
          {{"throughput", p.correction.throughput},
           {"dynamic_power", p.correction.dynamic_power},

@@ -14,6 +14,7 @@
 #include "report/run_text.h"
 #include "report/table.h"
 #include "store/fields.h"
+#include "telemetry/idle_baseline.h"
 
 namespace migscope::report {
 namespace {
@@ -248,8 +249,12 @@ void print_run_record(const store::RunRecord& r, std::ostream& out) {
         << r.power_samples << " samples)\n";
     out << "  power " << cell_number(r.average_power_w, 0, "W") << " average, "
         << cell_number(r.peak_power_w, 0, "W") << " peak, idle "
-        << cell_number(r.idle_power_w, 0, "W") << "; SM clock "
-        << cell_number(r.sm_clock_mhz, 0, "MHz") << '\n';
+        << cell_number(r.idle_power_w, 0, "W");
+    if (r.idle_power_w)
+        out << " (" << telemetry::state_text(r.idle_state.value_or("")) << ")";
+    if (r.deep_idle_power_w)
+        out << ", deep idle " << cell_number(r.deep_idle_power_w, 0, "W");
+    out << "; SM clock " << cell_number(r.sm_clock_mhz, 0, "MHz") << '\n';
     if (!r.attribution_method.empty())
         out << "  attribution " << r.attribution_method << '\n';
     for (const std::string& w : r.warnings)

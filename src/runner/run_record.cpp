@@ -61,6 +61,10 @@ store::RunRecord to_run_record(const RunResult& run, const RecordContext& contex
     r.power_samples = static_cast<int64_t>(e.power_samples);
     r.max_gap_s = e.max_gap_s;
     r.idle_power_w = run.idle_power_w;
+    if (const auto state = run.idle.static_power(); state && run.idle_power_w)
+        r.idle_state = telemetry::state_key(state->first);
+    if (run.idle.deep)
+        r.deep_idle_power_w = run.idle.deep->mean_w;
     r.sm_clock_mhz = run.sm_clock_mhz;
     r.attribution_method = run.attribution_method;
     r.aggregate_normalised_throughput = run.aggregate_normalised_throughput;

@@ -108,6 +108,8 @@ const std::vector<Field<RunRecord>>& run_fields() {
         field<R>("power_samples", MIGSCOPE_MEMBER(power_samples), "energy"),
         field<R>("max_gap_s", MIGSCOPE_MEMBER(max_gap_s), "energy"),
         field<R>("idle_power_w", MIGSCOPE_MEMBER(idle_power_w)),
+        field<R>("idle_state", MIGSCOPE_MEMBER(idle_state)),
+        field<R>("deep_idle_power_w", MIGSCOPE_MEMBER(deep_idle_power_w)),
         field<R>("sm_clock_mhz", MIGSCOPE_MEMBER(sm_clock_mhz)),
         field<R>("attribution_method", MIGSCOPE_MEMBER(attribution_method)),
         field<R>("aggregate_normalised_throughput",

@@ -101,6 +101,11 @@ struct RunRecord {
     int64_t power_samples = 0;
     std::optional<double> max_gap_s;
     std::optional<double> idle_power_w;
+    // The idle state idle_power_w was measured in (telemetry/idle_baseline.h): "clocks-up" (idle
+    // with the SM clock still up), "deep" (clock dropped) or "no-clock" (no clock reading: CPU);
+    // none in runs stored before states were recorded (schema 3 and older).
+    std::optional<std::string> idle_state;
+    std::optional<double> deep_idle_power_w;  // deep idle, when the idle probes saw it
     std::optional<double> sm_clock_mhz;
     std::string attribution_method;
     std::optional<double> aggregate_normalised_throughput;

@@ -106,6 +106,12 @@ CREATE INDEX runs_cell ON runs(experiment, cell_key);
     R"sql(
 ALTER TABLE jobs ADD COLUMN step_mode TEXT;
 )sql",
+    // 3 -> 4: idle states. A run's idle power is named by the state it was measured in (idle
+    // with the SM clock up or deep idle: 132 W against 81 W on the H200), and deep idle is kept.
+    R"sql(
+ALTER TABLE runs ADD COLUMN idle_state TEXT;
+ALTER TABLE runs ADD COLUMN deep_idle_power_w REAL;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per version step");
 

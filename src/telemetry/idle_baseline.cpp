@@ -42,6 +42,31 @@ std::string to_string(IdleState state) {
     return "idle";
 }
 
+std::string state_key(IdleState state) {
+    switch (state) {
+        case IdleState::kClocksUp:
+            return "clocks-up";
+        case IdleState::kDeep:
+            return "deep";
+        case IdleState::kNoClock:
+            return "no-clock";
+    }
+    return "no-clock";
+}
+
+std::optional<IdleState> parse_idle_state(const std::string& key) {
+    for (IdleState s : {IdleState::kClocksUp, IdleState::kDeep, IdleState::kNoClock}) {
+        if (state_key(s) == key)
+            return s;
+    }
+    return std::nullopt;
+}
+
+std::string state_text(const std::string& key) {
+    const auto state = parse_idle_state(key);
+    return state ? to_string(*state) : "idle state not recorded";
+}
+
 std::optional<std::pair<IdleState, IdlePower>> IdleBaseline::static_power() const {
     if (clocks_up)
         return std::pair{IdleState::kClocksUp, *clocks_up};

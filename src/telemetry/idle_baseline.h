@@ -22,6 +22,12 @@ struct IdlePower {
 
 enum class IdleState { kClocksUp, kDeep, kNoClock };
 std::string to_string(IdleState state);  // "idle with clocks up", "deep idle", "idle"
+// The stored name of a state: "clocks-up", "deep", "no-clock"; parse_idle_state reads it back
+// (none for any other text).
+std::string state_key(IdleState state);
+std::optional<IdleState> parse_idle_state(const std::string& key);
+// A stored key in words: "idle with clocks up"; "idle state not recorded" for any other text.
+std::string state_text(const std::string& key);
 
 struct IdleBaseline {
     std::optional<IdlePower> clocks_up;  // SM clock at least the threshold

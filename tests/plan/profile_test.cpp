@@ -110,6 +110,31 @@ TEST(Profiles, FromRunsRefusesToMixEagerAndCudaGraphRunsOfOneJob) {
     }
 }
 
+TEST(Profiles, IdlePowerComesFromRunsOfOneIdleStateClocksUpFirst) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    std::vector<store::RunRecord> runs = {single_run(1, "green", "2g.35gb", 100, 400, 80),
+                                          single_run(2, "green", "2g.35gb", 100, 400, 130),
+                                          single_run(3, "green", "2g.35gb", 100, 400, 134),
+                                          single_run(4, "green", "2g.35gb", 100, 400, 119)};
+    runs[0].idle_state = "deep";
+    runs[1].idle_state = "clocks-up";
+    runs[2].idle_state = "clocks-up";  // run 4: stored before states were recorded
+    ProfileSet set = profiles_from_runs(runs, h200);
+    EXPECT_EQ(set.idle_state, "clocks-up");
+    EXPECT_DOUBLE_EQ(set.idle_power_w.value, 132);
+    EXPECT_EQ(set.idle_power_w.reps, 2);
+    EXPECT_DOUBLE_EQ(set.idle_power_w.min, 130);
+
+    runs.erase(runs.begin() + 1, runs.begin() + 3);  // deep idle before runs without a state
+    set = profiles_from_runs(runs, h200);
+    EXPECT_EQ(set.idle_state, "deep");
+    EXPECT_DOUBLE_EQ(set.idle_power_w.value, 80);
+    runs.erase(runs.begin());
+    set = profiles_from_runs(runs, h200);
+    EXPECT_EQ(set.idle_state, "");
+    EXPECT_DOUBLE_EQ(set.idle_power_w.value, 119);
+}
+
 TEST(Profiles, FromRunsRefusesRunsWithoutIdlePowerOrSingleJobs) {
     const mig::GpuModel& h200 = mig::builtin_model("h200");
     store::RunRecord r = single_run(1, "green", "2g.35gb", 100, 200, 90);
@@ -124,9 +149,11 @@ TEST(Profiles, JsonRoundTripsAndRejectsUnknownKeysWithTheirPath) {
     set.correction = {0.9, 0.8, 4};
     set.provenance.command = "migscope profile export";
     set.provenance.steps = "cuda-graph";
+    set.idle_state = "clocks-up";
     const ProfileSet back = parse_profiles_json(write_profiles_json(set), "x.json");
     EXPECT_EQ(write_profiles_json(back), write_profiles_json(set));
     EXPECT_EQ(back.provenance.steps, "cuda-graph");
+    EXPECT_EQ(back.idle_state, "clocks-up");
     EXPECT_DOUBLE_EQ(back.correction.dynamic_power, 0.8);
     EXPECT_EQ(back.jobs[0].partitions[1].partition, "whole GPU");
 
@@ -143,6 +170,14 @@ TEST(Profiles, JsonRoundTripsAndRejectsUnknownKeysWithTheirPath) {
     v2.replace(v2.find("\"version\": 1"), 12, "\"version\": 2");
     EXPECT_THROW(parse_profiles_json(v2, "x.json"), Error);
     EXPECT_THROW(parse_profiles_json("{", "x.json"), Error);
+    std::string state = write_profiles_json(set);
+    state.replace(state.find("\"clocks-up\""), 11, "\"warm\"");
+    try {
+        parse_profiles_json(state, "x.json");
+        FAIL() << "an unknown idle state was read";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("idle_state"), std::string::npos) << e.what();
+    }
 }
 
 TEST(Profiles, EstimateIsMeasuredInterpolatedBySmsOrRefusedOutsideTheRange) {

@@ -85,6 +85,11 @@ TEST(Html, ReportFromAStoredFixture) {
     EXPECT_NE(html.find("SM partitions emulate MIG"), std::string::npos);
     EXPECT_NE(html.find("L2-cache"), std::string::npos);
     EXPECT_NE(html.find("board energy counter"), std::string::npos);
+    // The idle state each run's static power came from, and deep idle apart.
+    EXPECT_NE(html.find("idle with clocks up, 92–92 W (runs 1, "), std::string::npos);
+    EXPECT_NE(html.find("idle state not recorded, 92–92 W (runs "), std::string::npos);
+    EXPECT_NE(html.find("<b>Deep idle</b> (SM clock down, seen in the idle probes): 71–71 W"),
+              std::string::npos);
     EXPECT_NE(html.find("(n 3: "), std::string::npos);  // median (n 3: min – max)
     EXPECT_NE(html.find("580.82.07"), std::string::npos);
     EXPECT_NE(html.find("abc1234"), std::string::npos);

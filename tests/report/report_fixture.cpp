@@ -42,6 +42,8 @@ store::RunRecord run_record(const std::string& backend, std::optional<std::strin
     r.layout = std::move(layout);
     r.window_s = window_s;
     r.idle_power_w = 92;
+    r.idle_state = "clocks-up";
+    r.deep_idle_power_w = 71;
     r.sm_clock_mhz = 1755;
     r.provenance = {"0.4.0",     "abc1234", "NVIDIA H200", "GPU-1234-abcd",
                     "580.82.07", "13.0",    std::nullopt,  "disabled"};
@@ -163,6 +165,8 @@ void write_report_fixture(const std::string& db_path) {
     no_energy.jobs.push_back(
         job_record(kResnet, partitions[0], alone_rate(kResnet, 16, 1.0), window_s, std::nullopt));
     set_energy(no_energy, std::nullopt);
+    no_energy.idle_state.reset();  // as stored before idle states were recorded
+    no_energy.deep_idle_power_w.reset();
     db.add_run(no_energy);
 
     // Two layouts of resnet50 + bert-base fine-tuning, three repetitions with baselines.

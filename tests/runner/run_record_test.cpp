@@ -23,6 +23,8 @@ RunResult sample_run() {
     run.energy.max_gap_s = 0.11;
     run.energy.warnings = {"energy warning"};
     run.idle_power_w = 100;
+    run.idle.clocks_up = telemetry::IdlePower{100, 98, 102, 20};
+    run.idle.deep = telemetry::IdlePower{80, 79, 81, 10};
     run.sm_clock_mhz = 1755;
     run.attribution_method = "method";
     run.aggregate_normalised_throughput = 1.2;
@@ -100,6 +102,8 @@ TEST(RunRecord, CarriesEveryFieldAndTheCallersContext) {
     EXPECT_EQ(r.power_samples, 125);
     EXPECT_EQ(r.max_gap_s, 0.11);
     EXPECT_EQ(r.idle_power_w, 100);
+    EXPECT_EQ(r.idle_state, "clocks-up");
+    EXPECT_EQ(r.deep_idle_power_w, 80);
     EXPECT_EQ(r.sm_clock_mhz, 1755);
     EXPECT_EQ(r.attribution_method, "method");
     EXPECT_EQ(r.aggregate_normalised_throughput, 1.2);

@@ -51,6 +51,8 @@ RunRecord full_record() {
     r.power_samples = 603;
     r.max_gap_s = 0.125;
     r.idle_power_w = 110.5;
+    r.idle_state = "clocks-up";
+    r.deep_idle_power_w = 80.25;
     r.sm_clock_mhz = 1755;
     r.attribution_method = "idle by SMs, dynamic by activity";
     r.aggregate_normalised_throughput = 1.09;
@@ -147,6 +149,8 @@ void expect_same_run(const RunRecord& a, const RunRecord& b) {
     EXPECT_EQ(a.power_samples, b.power_samples);
     EXPECT_EQ(a.max_gap_s, b.max_gap_s);
     EXPECT_EQ(a.idle_power_w, b.idle_power_w);
+    EXPECT_EQ(a.idle_state, b.idle_state);
+    EXPECT_EQ(a.deep_idle_power_w, b.deep_idle_power_w);
     EXPECT_EQ(a.sm_clock_mhz, b.sm_clock_mhz);
     EXPECT_EQ(a.attribution_method, b.attribution_method);
     EXPECT_EQ(a.aggregate_normalised_throughput, b.aggregate_normalised_throughput);

@@ -79,3 +79,12 @@ TEST(IdleBaseline, TheClockThresholdIsHalfTheHighestClockSeen) {
     EXPECT_DOUBLE_EQ(*clocks_up_threshold_mhz(h200_like_trace()), 990.0);
     EXPECT_FALSE(clocks_up_threshold_mhz({sample(0, 40, std::nullopt)}));
 }
+
+TEST(IdleBaseline, StateKeysAreStoredAndReadBack) {
+    for (IdleState s : {IdleState::kClocksUp, IdleState::kDeep, IdleState::kNoClock})
+        EXPECT_EQ(parse_idle_state(state_key(s)), s);
+    EXPECT_EQ(state_key(IdleState::kClocksUp), "clocks-up");
+    EXPECT_FALSE(parse_idle_state("idle with clocks up"));  // words are not keys
+    EXPECT_EQ(state_text("deep"), "deep idle");
+    EXPECT_EQ(state_text(""), "idle state not recorded");
+}
