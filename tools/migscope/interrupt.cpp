@@ -3,6 +3,8 @@
 
 #include <signal.h>
 
+#include <initializer_list>
+
 namespace migscope::cli {
 namespace {
 
