@@ -330,6 +330,8 @@ RunRecord version_one_record() {
     RunRecord old = full_record();
     old.experiment.reset();
     old.cell_key.reset();
+    old.idle_state.reset();
+    old.deep_idle_power_w.reset();
     for (JobRecord& j : old.jobs)
         j.step_mode.reset();
     return old;
@@ -343,11 +345,12 @@ void make_version_one_store(const fs::path& path) {
         Store store = Store::open(path.string());
         store.add_run(version_one_record());
     }
-    // back to version 1: the columns and index versions 2 and 3 added are dropped
+    // back to version 1: the columns and index versions 2 to 4 added are dropped
     Database db = Database::open(path.string(), OpenMode::kExisting);
     db.exec(
         "DROP INDEX runs_cell; ALTER TABLE runs DROP COLUMN experiment; ALTER TABLE runs "
         "DROP COLUMN cell_key; ALTER TABLE jobs DROP COLUMN step_mode; "
+        "ALTER TABLE runs DROP COLUMN idle_state; ALTER TABLE runs DROP COLUMN deep_idle_power_w; "
         "UPDATE schema_version SET version = 1");
 }
 
