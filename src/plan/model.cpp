@@ -286,8 +286,13 @@ Prediction predict(const Problem& problem, const Plan& plan) {
         split.energy_j = problem.idle_power_w * gpu_makespan_s + gpu_dynamic_j;
         // The mix without a job: one busy partition fewer when it was alone on its partition.
         // attribute_energy takes its power such that the job's marginal power × its time is
-        // this GPU's dynamic energy minus that mix's.
-        for (size_t q = 0; q < gpu_jobs.size(); ++q) {
+        // this GPU's dynamic energy minus that mix's. Partitions with a queue get none, as
+        // `migscope run` probes no mix then (the mix changes as queues advance): the dynamic
+        // energy is split by partition size × busy seconds. The whole GPU keeps them: there each
+        // job's margin is its own energy, as a sequential run measures it.
+        const bool queued = gpu.layout && std::any_of(gpu.queues.begin(), gpu.queues.end(),
+                                                      [](const auto& q) { return q.size() > 1; });
+        for (size_t q = 0; q < gpu_jobs.size() && !queued; ++q) {
             const double without_j =
                 mix_dynamic_j(alone_j - gpu_alone_j[q], busy - (alone_in_queue[q] ? 1 : 0));
             const double marginal_j = std::max(0.0, gpu_dynamic_j - without_j);

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "fixture.h"
+#include "telemetry/attribution.h"
 
 namespace migscope::plan {
 namespace {
@@ -59,6 +60,19 @@ TEST(Model, QueuedJobsStartWhenThePartitionFrees) {
     EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 22.5);
     EXPECT_DOUBLE_EQ(r.energy_j, 100 * 22.5 + 100 * 10 + 80 * 12.5);
     EXPECT_DOUBLE_EQ(r.throughput, (5.0 + 10.0) / 22.5);
+    // A queue: `migscope run` probes no mix, so neither does the planner; it splits the dynamic
+    // energy by partition size × busy seconds (a 888.9 J of 2000 rather than its own 1000 J).
+    telemetry::AttributionInput run;
+    run.energy_j = r.energy_j;
+    run.duration_s = 22.5;
+    run.idle_power_w = 100;
+    run.partition_sms = {32, 32};
+    run.busy_s = {10, 12.5};
+    run.partition_share = {10 / 22.5, 12.5 / 22.5};
+    const telemetry::Attribution a = telemetry::attribute_energy(run);
+    EXPECT_NEAR(r.jobs[0].energy_j, a.energy_j[0], 1e-9);
+    EXPECT_NEAR(r.jobs[1].energy_j, a.energy_j[1], 1e-9);
+    EXPECT_NEAR(r.jobs[0].energy_j, 2250 * 10 / 22.5 + 2000 * 10 / 22.5, 1e-9);
 }
 
 TEST(Model, TheWholeGpuRunsJobsOneAfterAnotherAndScoresThroughputOne) {
