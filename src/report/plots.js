@@ -69,8 +69,11 @@
     ds.showLine = series.style === "lines" || series.style === "linespoints";
     ds.pointRadius = series.style === "lines" ? 0 : 3;
     ds.borderWidth = series.style === "lines" ? 1.2 : 2;
-    if (series.style === "labelled")
+    if (series.style === "labelled") {
       ds.pointLabels = series.points.map(function (p) { return p.label || ""; });
+      // Drawn first: a line through some of the same points (the Pareto front) stays visible.
+      ds.order = 1;
+    }
     return ds;
   }
 
