@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -72,11 +73,19 @@ void check_builtin_workload(const std::string& workload, const std::string& wher
 }
 
 void make_names_unique(std::vector<JobSpec>& jobs) {
+    std::set<std::string> taken;  // every name given, so that "a#2" made for a second "a" is new
+    for (const JobSpec& j : jobs)
+        taken.insert(j.name);
     std::map<std::string, int> seen;
     for (JobSpec& j : jobs) {
-        const int n = ++seen[j.name];
-        if (n > 1)
-            j.name += "#" + std::to_string(n);
+        if (++seen[j.name] == 1)
+            continue;
+        int n = seen[j.name];
+        while (taken.count(j.name + "#" + std::to_string(n)))
+            ++n;
+        seen[j.name] = n;
+        j.name += "#" + std::to_string(n);
+        taken.insert(j.name);
     }
 }
 

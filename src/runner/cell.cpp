@@ -15,6 +15,7 @@
 #include "core/version.h"
 #include "mig/layout.h"
 #include "nvml/live_catalog.h"
+#include "partition/job.h"
 #include "partition/mig_instances.h"
 #include "partition/partitions.h"
 #include "report/trace_writer.h"
@@ -207,6 +208,12 @@ bool CellOutcome::all_ok() const {
 
 CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellRequest& r,
                      store::Store* db, const RunHooks& hooks) {
+    if (builtin_worker(m.worker)) {  // an unknown workload would start a worker only to fail
+        for (const partition::JobSpec& j : r.jobs) {
+            if (!j.external())
+                partition::check_builtin_workload(j.workload, "job '" + j.name + "'");
+        }
+    }
     const std::vector<std::string> misfits = check_cell(machine, r);
     require_fit(misfits, m.force);
 

@@ -58,11 +58,17 @@ struct JobState {
     std::string stderr_path;
 };
 
+// CUDA's and the partition's words, LibTorch's CPU allocator ("DefaultCPUAllocator: can't
+// allocate memory: ... Error code 12 (Cannot allocate memory)") and C++'s std::bad_alloc.
 bool mentions_out_of_memory(std::string message) {
     std::transform(message.begin(), message.end(), message.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return message.find("out of memory") != std::string::npos ||
-           message.find("exceeded its memory limit") != std::string::npos;
+    for (const char* words : {"out of memory", "exceeded its memory limit", "can't allocate memory",
+                              "cannot allocate memory", "bad_alloc"}) {
+        if (message.find(words) != std::string::npos)
+            return true;
+    }
+    return false;
 }
 
 std::string fmt_s(double s) {

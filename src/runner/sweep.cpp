@@ -10,12 +10,30 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/file_lock.h"
+#include "core/text.h"
 
 namespace migscope::runner {
 namespace {
 
 namespace fs = std::filesystem;
 using experiment::Cell;
+
+// Cell key -> whether its baseline is stored too, for the experiment's cells in a store.
+using StoredCells = std::map<std::string, bool>;
+
+StoredCells stored_cells(store::Store& db, const std::string& experiment) {
+    StoredCells stored;
+    for (const store::StoredCell& s : db.stored_cells(experiment))
+        stored[s.cell_key] = stored[s.cell_key] || s.has_baseline;
+    return stored;
+}
+
+// Finished: stored, and with its baseline when it has one.
+bool is_stored(const Cell& c, const StoredCells& stored) {
+    const auto s = stored.find(c.key);
+    return s != stored.end() && (!c.baseline || s->second);
+}
 using Clock = std::chrono::steady_clock;
 
 std::string describe(const Cell& c) {
@@ -135,17 +153,16 @@ SweepPlan plan_sweep(const SweepOptions& o, const Machine& machine, bool force) 
 
     // The store: resume skips the cells it holds, finished and with their baseline.
     plan.db_path = o.db.empty() ? "migscope-runs/" + plan.spec.name + ".db" : o.db;
-    std::map<std::string, bool> stored;  // cell key -> with its baseline
+    StoredCells stored;
     if (fs::exists(plan.db_path)) {
         store::Store db = store::Store::open(plan.db_path, store::OpenMode::kRead);
-        for (const store::StoredCell& s : db.stored_cells(plan.spec.name))
-            stored[s.cell_key] = stored[s.cell_key] || s.has_baseline;
+        stored = stored_cells(db, plan.spec.name);
     }
     plan.root = o.run_dir.empty() ? "migscope-runs/" + plan.spec.name + "-" + local_time_stamp()
                                   : o.run_dir;
+    plan.resume = o.resume;
     for (const Cell& c : runnable) {
-        const auto s = stored.find(c.key);
-        const bool done = s != stored.end() && (!c.baseline || s->second);
+        const bool done = is_stored(c, stored);
         plan.already_stored += done ? 1 : 0;
         if (o.resume && done)
             continue;
@@ -164,6 +181,23 @@ SweepPlan plan_sweep(const SweepOptions& o, const Machine& machine, bool force) 
 SweepResult run_sweep(const SweepPlan& plan, const Machine& machine, const Measurement& m,
                       store::Store& db, const RunHooks& hooks, SweepObserver& observer) {
     SweepResult result;
+    std::string holder;
+    const std::string lock_path = plan.db_path + ".sweep-" + text::slug(plan.spec.name) + ".lock";
+    const std::optional<FileLock> lock = FileLock::try_lock(lock_path, &holder);
+    if (!lock) {
+        throw runtime_error("another migscope" + (holder.empty() ? "" : " (process " + holder + ")") +
+                            " is running experiment '" + plan.spec.name + "' on " + plan.db_path +
+                            ": wait for it to end, then --resume (lock file " + lock_path + ")");
+    }
+    if (plan.resume) {  // another sweep may have stored cells between the plan and the lock
+        const StoredCells stored = stored_cells(db, plan.spec.name);
+        for (const PlannedCell& p : plan.todo) {
+            if (is_stored(p.cell, stored)) {
+                throw runtime_error("cell " + p.description + " was stored by another sweep after "
+                                    "this one was planned: run --resume again");
+            }
+        }
+    }
     const auto started = Clock::now();
     double estimated_done_s = 0, estimated_left_s = plan.estimate_s;
     const auto interrupted = [&] { return hooks.interrupt && *hooks.interrupt; };

@@ -49,6 +49,7 @@ struct SweepPlan {
     bool estimate_without_work = false;  // fixed-work cells: their own time is not estimated
     std::string db_path;
     std::string root;  // run directories
+    bool resume = false;  // todo holds only the cells the store lacked
 };
 
 // Reads the spec, expands and checks every cell (errors name the cell; misfits are skipped unless
@@ -73,7 +74,10 @@ struct SweepResult {
 };
 
 // Runs plan.todo in order, each cell stored in `db` in its own transactions; stops early when
-// `hooks.interrupt` is set (what finished is stored).
+// `hooks.interrupt` is set (what finished is stored). One sweep of an experiment per store at a
+// time: it holds the lock file `DB.sweep-NAME.lock` (NAME the spec's name as a slug) and a second
+// one is refused (runtime error naming the holder's process id); a resumed plan whose cells were
+// stored by another sweep after it was made is refused too ("run --resume again").
 SweepResult run_sweep(const SweepPlan& plan, const Machine& machine, const Measurement& m,
                       store::Store& db, const RunHooks& hooks, SweepObserver& observer);
 

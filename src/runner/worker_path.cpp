@@ -10,6 +10,10 @@ namespace migscope::runner {
 
 namespace fs = std::filesystem;
 
+bool builtin_worker(const std::string& given) {
+    return given.empty() && !std::getenv("MIGSCOPE_WORKER");
+}
+
 std::string find_worker(const std::string& given) {
     if (!given.empty())
         return given;

@@ -23,6 +23,13 @@ TEST(JobList, ParsesWorkloadModeAndBatchAndNamesRepeatsUniquely) {
     EXPECT_EQ(jobs[3].name, "resnet18-ft");
     const auto same = parse_job_list("resnet18,resnet18");
     EXPECT_EQ(same[1].name, "resnet18#2");
+    // A name made unique never takes one a job was given (their logs are named by them).
+    std::vector<JobSpec> given(3);
+    given[0].name = given[1].name = "a";
+    given[2].name = "a#2";
+    make_names_unique(given);
+    EXPECT_EQ(given[1].name, "a#3");
+    EXPECT_EQ(given[2].name, "a#2");
 }
 
 TEST(JobList, RejectsBadItemsNamingThem) {

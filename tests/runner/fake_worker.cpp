@@ -96,6 +96,13 @@ int run_job(const Job& j, size_t index, double step_s) {
             emit(protocol::ErrorEvent{"CUDA out of memory. Tried to allocate 2 GiB"}, index);
             return 1;
         }
+        if (j.model == "fake-cpu-oom" && step == 6) {  // LibTorch's CPU allocator, word for word
+            emit(protocol::ErrorEvent{"DefaultCPUAllocator: can't allocate memory: you tried to "
+                                      "allocate 68719476736 bytes. Error code 12 (Cannot "
+                                      "allocate memory)"},
+                 index);
+            return 1;
+        }
         emit(protocol::StepEvent{step, warming, t, 1.0}, index);
         if (!warming)
             ++measured;

@@ -228,6 +228,8 @@ TEST_F(RunTest, OutOfMemoryIsItsOwnStatus) {
     EXPECT_EQ(r.jobs[0].status, JobStatus::kOutOfMemory);
     EXPECT_NE(r.jobs[0].message.find("out of memory"), std::string::npos);
     EXPECT_EQ(r.jobs[1].status, JobStatus::kOk);
+    // A CPU job whose allocation fails is out of memory too, not just failed.
+    EXPECT_EQ(run(spec_for({"fake-cpu-oom"})).jobs[0].status, JobStatus::kOutOfMemory);
 }
 
 TEST_F(RunTest, AJobThatNeverSettlesOpensTheWindowAtTheTimeoutWithAWarning) {

@@ -226,6 +226,20 @@ TEST_F(RunCommand, BadInputIsRejectedWithTheFieldNamed) {
 }
 
 // A run directory that cannot be made (here: a file is in the way) was an internal error.
+// With migscope's own worker the workloads are known: a misspelt one is bad input before any
+// worker starts (it once started one, which failed as the job). Another worker may know others.
+TEST_F(RunCommand, AnUnknownWorkloadIsBadInputWithTheBuiltInWorker) {
+    const ProcessResult r = run_process(
+        {MIGSCOPE_BINARY, "run", "--run-dir", dir_.string(), "--backend", "cpu", "--jobs",
+         "gpt2-tiny,resnt50", "--duration", "1"},
+        std::map<std::string, std::string>{
+            {"MIGSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("job 'resnt50': unknown workload 'resnt50' (known: "), std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(dir_));  // refused before the run directory was made
+}
+
 TEST_F(RunCommand, AnUncreatableRunDirectoryIsBadInputNamingIt) {
     std::ofstream(dir_) << "a file";
     const ProcessResult r = run({"--jobs", "fake", "--duration", "1"}, "");

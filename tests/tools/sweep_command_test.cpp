@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/file_lock.h"
 #include "run_process.h"
 #include "store/store.h"
 
@@ -211,6 +212,25 @@ duration_s = 1.5
         keys.insert(*run.cell_key);
     }
     EXPECT_EQ(keys.size(), 3u);
+}
+
+// Two sweeps of one spec on one store would run the same missing cells: the second is refused
+// while the first holds the experiment's lock, and runs once it is released.
+TEST_F(SweepCommand, ASecondSweepOfTheSameExperimentOnTheStoreIsRefused) {
+    const std::string spec = write_spec(kTwoCells);
+    std::optional<migscope::FileLock> other = migscope::FileLock::try_lock(db_ + ".sweep-two.lock");
+    ASSERT_TRUE(other);
+    const ProcessResult refused = sweep(spec, {"--resume"});
+    EXPECT_EQ(refused.exit_code, 1) << refused.err;
+    EXPECT_NE(refused.err.find("another migscope (process " + std::to_string(getpid()) +
+                               ") is running experiment 'two'"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_FALSE(fs::exists(db_) && !runs().empty());  // nothing ran
+    other.reset();
+    const ProcessResult r = sweep(spec, {"--resume"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(runs().size(), 4u);
 }
 
 // Ctrl-C during the cool-down after the first run: exit 130, that run stored, the rest not run.
