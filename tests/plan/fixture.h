@@ -76,10 +76,16 @@ inline ProfileSet random_profiles(size_t n, unsigned seed, double idle_w = 100) 
     std::uniform_real_distribution<double> u(0, 1);
     std::vector<JobProfile> jobs;
     for (size_t i = 0; i < n; ++i) {
-        jobs.push_back(scaling_job("j" + std::to_string(i), 100 + 900 * u(rng), 100 + 450 * u(rng),
-                                   0.15 + 0.85 * u(rng), 0.3 + 0.7 * u(rng), idle_w,
-                                   u(rng) < 0.25 ? std::optional<double>(20 + 30 * u(rng))
-                                                 : std::optional<double>(2 + 10 * u(rng))));
+        // Drawn one statement at a time: the order in which a call's arguments are evaluated is
+        // the compiler's (g++ and clang++ differ), and the instances must not be.
+        const double whole_items_per_s = 100 + 900 * u(rng);
+        const double dynamic_w = 100 + 450 * u(rng);
+        const double speed_exponent = 0.15 + 0.85 * u(rng);
+        const double power_exponent = 0.3 + 0.7 * u(rng);
+        const bool large = u(rng) < 0.25;
+        const double peak_gib = large ? 20 + 30 * u(rng) : 2 + 10 * u(rng);
+        jobs.push_back(scaling_job("j" + std::to_string(i), whole_items_per_s, dynamic_w,
+                                   speed_exponent, power_exponent, idle_w, peak_gib));
     }
     return profile_set(std::move(jobs), idle_w);
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 
 #include "fixture.h"
 
@@ -42,6 +43,7 @@ MeasuredRun measured(double makespan_s, std::optional<double> energy_j, size_t j
 }
 
 struct Fixture {
+    std::unique_ptr<ProfileSet> set;  // the problem points into it: it must outlive the problem
     Problem problem;
     SearchResult result;
 };
@@ -50,11 +52,12 @@ Fixture three_candidates() {
     std::vector<JobProfile> jobs;
     for (int i = 0; i < 3; ++i)
         jobs.push_back(scaling_job("small" + std::to_string(i), 1000, 300, 0.4, 0.6, 100));
-    const ProfileSet set = profile_set(jobs);
+    auto set = std::make_unique<ProfileSet>(profile_set(jobs));
     std::vector<JobRequest> requests;
-    for (size_t i = 0; i < set.jobs.size(); ++i)
-        requests.push_back({"job" + std::to_string(i), set.jobs[i].workload, "train", {}, 100, {}});
-    Fixture f{make_problem(requests, set, mig::builtin_model("h200"), {}), {}};
+    for (size_t i = 0; i < set->jobs.size(); ++i)
+        requests.push_back({"job" + std::to_string(i), set->jobs[i].workload, "train", {}, 100, {}});
+    Problem problem = make_problem(requests, *set, mig::builtin_model("h200"), {});
+    Fixture f{std::move(set), std::move(problem), {}};
     f.result = search(f.problem, {Objective::kEnergy, 1, 3});
     return f;
 }

@@ -59,7 +59,7 @@ std::string fixture_profiles() {
               {part("1g.18gb", 16, 121.2, 160.6), part("2g.35gb", 32, 242.4, 221.2),
                part("4g.71gb", 64, 484.8, 342.4), part("whole GPU", 132, 1000, 600)}),
           job("huge", 20, {part("1g.18gb", 16, 400, 150), part("whole GPU", 132, 1000, 250)}),
-          job("giant", 200, {part("whole GPU", 132, 1000, 250)})}}};
+          job("giant", 200, json::array({part("whole GPU", 132, 1000, 250)}))}}};
     return doc.dump(2);
 }
 
