@@ -28,36 +28,38 @@ std::string describe_one(IdleState state, const IdlePower& p) {
                        p.min_w, p.max_w, p.samples);
 }
 
+// Each state's stored key and its words.
+struct StateNames {
+    IdleState state;
+    const char* key;
+    const char* words;
+};
+constexpr StateNames kStates[] = {{IdleState::kClocksUp, "clocks-up", "idle with clocks up"},
+                                  {IdleState::kDeep, "deep", "deep idle"},
+                                  {IdleState::kNoClock, "no-clock", "idle"}};
+
+const StateNames& names_of(IdleState state) {
+    for (const StateNames& n : kStates) {
+        if (n.state == state)
+            return n;
+    }
+    return kStates[2];
+}
+
 }  // namespace
 
 std::string to_string(IdleState state) {
-    switch (state) {
-        case IdleState::kClocksUp:
-            return "idle with clocks up";
-        case IdleState::kDeep:
-            return "deep idle";
-        case IdleState::kNoClock:
-            return "idle";
-    }
-    return "idle";
+    return names_of(state).words;
 }
 
 std::string state_key(IdleState state) {
-    switch (state) {
-        case IdleState::kClocksUp:
-            return "clocks-up";
-        case IdleState::kDeep:
-            return "deep";
-        case IdleState::kNoClock:
-            return "no-clock";
-    }
-    return "no-clock";
+    return names_of(state).key;
 }
 
 std::optional<IdleState> parse_idle_state(const std::string& key) {
-    for (IdleState s : {IdleState::kClocksUp, IdleState::kDeep, IdleState::kNoClock}) {
-        if (state_key(s) == key)
-            return s;
+    for (const StateNames& n : kStates) {
+        if (n.key == key)
+            return n.state;
     }
     return std::nullopt;
 }
