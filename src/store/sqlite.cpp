@@ -133,6 +133,8 @@ void Database::fail(const std::string& what, int code) const {
         case SQLITE_FORMAT:
         case SQLITE_MISMATCH:
             throw input_error(message + " (a damaged file, or not a migscope results store)");
+        case SQLITE_NOMEM:  // found by fuzzing: a damaged schema makes SQLite answer so
+            throw input_error(message + " (a damaged file, or the machine is out of memory)");
         case SQLITE_READONLY:
         case SQLITE_CANTOPEN:
         case SQLITE_PERM:

@@ -541,15 +541,18 @@ TEST(Store, ConcurrentWritersBothGetTheirRunsIn) {
 // Damaged files found by fuzzing the reader (fuzz/store_fuzz.cpp) are input errors naming the
 // file, never internal errors: here a version-2 store whose header's text encoding SQLite refused
 // only while the reader converted it in memory.
+// A second one: a schema that makes SQLite answer "out of memory" when a statement is prepared.
 TEST(Store, ADamagedOldStoreIsAnInputErrorForAReader) {
-    const fs::path path = fresh_path("damaged-encoding-v2");
-    fs::copy_file(fs::path(STORE_TEST_DATA_DIR) / "damaged-encoding-v2.db", path);
-    try {
-        Store::open(path.string(), OpenMode::kRead).list_runs();
-        FAIL() << "a damaged store was read";
-    } catch (const Error& e) {
-        EXPECT_EQ(e.kind(), ErrorKind::kInput) << e.what();
-        EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+    for (const char* name : {"damaged-encoding-v2", "fuzz-nomem-schema"}) {
+        const fs::path path = fresh_path(name);
+        fs::copy_file(fs::path(STORE_TEST_DATA_DIR) / (std::string(name) + ".db"), path);
+        try {
+            Store::open(path.string(), OpenMode::kRead).list_runs();
+            FAIL() << "a damaged store was read: " << name;
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::kInput) << e.what();
+            EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+        }
     }
 }
 
