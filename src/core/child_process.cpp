@@ -144,7 +144,9 @@ ChildProcess ChildProcess::start(const ChildOptions& options) {
         if (getppid() != parent)
             _exit(127);
         dup2(in[1], STDIN_FILENO);
-        dup2(out[1], STDOUT_FILENO);
+        // A command that reports on fd 3 prints what it likes on stdout: into its log.
+        const bool stdout_to_log = options.progress == ProgressPipe::kFd3 && stderr_fd >= 0;
+        dup2(stdout_to_log ? stderr_fd : out[1], STDOUT_FILENO);
         if (stderr_fd >= 0)
             dup2(stderr_fd, STDERR_FILENO);
         if (progress[1] >= 0)

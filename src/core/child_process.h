@@ -18,6 +18,7 @@ struct ChildOptions {
     std::vector<std::pair<std::string, std::string>> env;  // added to (or replacing) ours
     std::vector<unsigned> cpu_cores;                       // CPU affinity; empty: inherit
     std::string stderr_path;                               // empty: inherit our stderr
+    // kFd3: the child reports on fd 3, and its stdout (not protocol lines) goes to stderr_path too
     ProgressPipe progress = ProgressPipe::kNone;
 };
 

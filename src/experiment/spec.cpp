@@ -248,8 +248,15 @@ partition::JobSpec read_job(const toml::node& n, const std::string& path) {
     job.batch = f.integer("batch", 1);
     job.data = f.string("data").value_or("");
     job.lora_rank = f.integer("lora_rank", 1);
+    job.item_unit = f.string("item_unit");
     const std::optional<std::string> name = f.string("name");
     f.finish();
+    if (job.item_unit) {
+        if (workload)
+            throw input_error(f.path("item_unit") + ": applies to commands only (a built-in "
+                              "workload reports its own unit)");
+        partition::check_job_name(*job.item_unit, f.path("item_unit"));
+    }
     if (name) {
         partition::check_job_name(*name, f.path("name"));
         job.name = *name;

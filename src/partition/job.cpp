@@ -170,6 +170,10 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
                 job.data = string_at(key);
             else if (key == "checkpoint")
                 job.checkpoint = string_at(key);
+            else if (key == "item_unit") {
+                job.item_unit = string_at(key);
+                check_job_name(*job.item_unit, path + ".item_unit");  // a word for tables
+            }
             else if (key == "command") {
                 if (!value.is_array() || value.empty())
                     throw input_error(path + ".command must be a non-empty array of strings");
@@ -188,6 +192,9 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
             (job.batch || job.lora_rank || !job.data.empty() || !job.checkpoint.empty()))
             throw input_error(
                 path + ": batch, data, checkpoint and lora_rank apply to built-in workloads only");
+        if (!job.external() && job.item_unit)
+            throw input_error(path + ".item_unit: applies to commands only (a built-in "
+                              "workload reports its own unit)");
         if (job.name.empty())
             job.name = job.external() ? job.command[0] : job.workload;
         check_job_name(job.name, path + ".name");

@@ -21,6 +21,8 @@ struct JobSpec {
     // work gives each partition work in proportion to its size); empty: the run's. The backends
     // resolve it into WorkerJob::steps (group_spec.h); the group spec does not carry it.
     std::optional<int64_t> steps;
+    // External command: the unit of its progress lines' items when a line names none ("items").
+    std::optional<std::string> item_unit;
     bool external() const { return workload.empty(); }
 };
 

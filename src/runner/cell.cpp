@@ -169,10 +169,10 @@ std::vector<std::string> check_cell(const Machine& machine, const CellRequest& r
     const std::vector<partition::Partition> parts = partitions_of(machine, r);
     const bool queues = std::any_of(parts.begin(), parts.end(),
                                     [](const partition::Partition& p) { return p.after_job; });
-    if (queues && r.backend != BackendKind::kGreen)
+    if (queues && r.backend != BackendKind::kGreen && r.backend != BackendKind::kMps)
         throw input_error(
-            "assign puts several jobs on one partition: only the green backend "
-            "queues them (one worker process runs them all)");
+            "assign puts several jobs on one partition: the green and mps backends queue "
+            "them, not " + backend);
     if (queues && r.work_steps <= 0)
         throw input_error(
             "assign puts several jobs on one partition: they queue one after "

@@ -56,6 +56,7 @@ struct JobState {
     bool stopped_by_runner = false;  // external command terminated at the window's end
     bool timed_out = false;
     std::string stderr_path;
+    std::optional<SteadyTime> launched_at;  // its process started (queued commands start late)
 };
 
 // CUDA's and the partition's words, LibTorch's CPU allocator ("DefaultCPUAllocator: can't
@@ -112,6 +113,9 @@ class Group {
     void open_window(SteadyTime now);
     void close_window(const std::string& why);
     void tell_all(protocol::Command command);
+    bool queued(size_t launch) const;
+    void spawn(size_t launch);
+    void start_queued();
     bool interrupt_requested() const {
         return hooks_.interrupt != nullptr && hooks_.interrupt->load();
     }
@@ -125,6 +129,9 @@ class Group {
     std::vector<partition::Launch> launches_;
     std::vector<std::optional<ChildProcess>> children_;
     std::vector<std::vector<size_t>> launch_jobs_;  // launch -> positions in `jobs`
+    // Queues of processes (a job per launch, `after_job` set; the green worker queues its own):
+    // whether the launch was told to start its work (or, an external command, started at all).
+    std::vector<bool> released_;
     Phase phase_ = Phase::kWarming;
     SteadyTime started_;
     bool warned_bad_line_ = false;
@@ -151,20 +158,58 @@ void Group::start_processes() {
         jobs.push_back(s);
     }
     started_ = SteadyClock::now();
+    children_.resize(launches_.size());
+    released_.assign(launches_.size(), false);
     for (size_t l = 0; l < launches_.size(); ++l) {
         launch_jobs_.push_back(launches_[l].jobs);
         for (size_t p : launches_[l].jobs)
             jobs[p].stderr_path = launches_[l].child.stderr_path;
-        try {
-            children_.emplace_back(ChildProcess::start(launches_[l].child));
-        } catch (const Error& e) {
-            children_.emplace_back(std::nullopt);
-            for (size_t p : launches_[l].jobs) {
-                jobs[p].ended = true;
-                jobs[p].end_time = SteadyClock::now();
-                jobs[p].error_message = e.what();
-            }
+        // A queued external command starts when the job before it ends (start_queued); a
+        // queued built-in job builds and warms up now and is told to start then.
+        if (!(queued(l) && job_spec(jobs[launch_jobs_[l].front()]).external()))
+            spawn(l);
+    }
+}
+
+bool Group::queued(size_t l) const {
+    return backend_.kind() != partition::BackendKind::kGreen && launches_[l].jobs.size() == 1 &&
+           spec_.partitions[jobs[launches_[l].jobs.front()].index].after_job.has_value();
+}
+
+void Group::spawn(size_t l) {
+    const SteadyTime now = SteadyClock::now();
+    for (size_t p : launches_[l].jobs)
+        jobs[p].launched_at = now;
+    try {
+        children_[l].emplace(ChildProcess::start(launches_[l].child));
+    } catch (const Error& e) {
+        for (size_t p : launches_[l].jobs) {
+            jobs[p].ended = true;
+            jobs[p].end_time = now;
+            jobs[p].error_message = e.what();
         }
+    }
+}
+
+// Fixed work on a partition that queues processes: each job starts once the one before it ended.
+void Group::start_queued() {
+    for (size_t l = 0; l < launches_.size(); ++l) {
+        if (!queued(l) || released_[l])
+            continue;
+        JobState& job = jobs[launch_jobs_[l].front()];
+        const size_t before = *spec_.partitions[job.index].after_job;
+        const auto it = std::find_if(jobs.begin(), jobs.end(),
+                                     [&](const JobState& j) { return j.index == before; });
+        if (it == jobs.end() || !it->ended)
+            continue;
+        released_[l] = true;
+        if (job.ended)
+            continue;  // failed while it waited
+        say("job " + job_spec(job).name + ": starts after " + spec_.jobs[before].name);
+        if (job_spec(job).external())
+            spawn(l);
+        else if (children_[l] && !children_[l]->finished())
+            children_[l]->write_line(protocol::to_line(protocol::Command::kStart));
     }
 }
 
@@ -223,13 +268,14 @@ void Group::handle_progress_line(JobState& job, const std::string& line, SteadyT
     }
     Step s;
     s.end = now;
-    const SteadyTime previous = job.steps.empty() ? started_ : job.steps.back().end;
+    const SteadyTime previous =
+        job.steps.empty() ? job.launched_at.value_or(started_) : job.steps.back().end;
     s.time_s = parsed.step->step_time_s.value_or(seconds_between(previous, now));
     s.items = parsed.step->items.value_or(0.0);
     job.steps.push_back(s);
     job.measured_step_times_s.push_back(s.time_s);
     if (!job.item_unit)
-        job.item_unit = parsed.step->item_unit.value_or("items");
+        job.item_unit = parsed.step->item_unit.value_or(job_spec(job).item_unit.value_or("items"));
 }
 
 void Group::pump(int timeout_ms) {
@@ -360,6 +406,8 @@ void Group::tell_all(protocol::Command command) {
         if (!children_[l] || children_[l]->finished())
             continue;
         const bool external = job_spec(jobs[launch_jobs_[l].front()]).external();
+        if (command == protocol::Command::kStart && queued(l))
+            continue;  // started when the job before it ends (start_queued)
         if (command == protocol::Command::kStop && external) {
             for (size_t p : launch_jobs_[l])
                 jobs[p].stopped_by_runner = !jobs[p].ended;
@@ -400,6 +448,7 @@ void Group::run() {
             case Phase::kOpen: {
                 const double open_s = seconds_between(*open_time, now);
                 if (spec_.mode == RunMode::kWork) {
+                    start_queued();
                     if (all_ended) {
                         close_window("all jobs finished their work after " + fmt_s(open_s));
                         phase_ = Phase::kDone;
@@ -755,6 +804,11 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
                 head = *spec.partitions[head].after_job;
             queue_of.push_back(head);
             r.without_power_w = without_power_w[s.index];
+            if (r.spec.external() && r.status == JobStatus::kOk && r.steps == 0)
+                result.warnings.push_back(
+                    "job " + r.spec.name + " reported no progress in the window (lines on "
+                    "MIGSCOPE_PROGRESS_FD, e.g. python/migscope_progress): its throughput is "
+                    "unknown; its time and energy are measured");
             jobs[s.index] = std::move(r);
             if (!result.torch_version)
                 result.torch_version = s.torch_version;

@@ -106,9 +106,11 @@ TEST(JobsJson, ReadsBuiltInAndExternalJobs) {
     const auto jobs = parse_jobs_json(R"({"jobs": [
         {"workload": "gpt2-medium", "mode": "finetune", "batch": 4, "lora_rank": 16,
          "checkpoint": "base.safetensors"},
-        {"command": ["python3", "train.py", "--fast"], "name": "mine"}]})",
+        {"command": ["python3", "train.py", "--fast"], "name": "mine", "item_unit": "images"}]})",
                                       "jobs.json");
     ASSERT_EQ(jobs.size(), 2u);
+    EXPECT_FALSE(jobs[0].item_unit);
+    EXPECT_EQ(jobs[1].item_unit, "images");
     EXPECT_EQ(jobs[0].lora_rank, 16);
     EXPECT_EQ(jobs[0].checkpoint, "base.safetensors");
     EXPECT_TRUE(jobs[1].external());
@@ -128,6 +130,11 @@ TEST(JobsJson, RejectsUnknownKeysWithTheirPath) {
     EXPECT_THROW(parse_jobs_json(R"({"jobs": [{"workload": "a", "command": ["b"]}]})", "f"), Error);
     EXPECT_THROW(parse_jobs_json(R"({"jobs": [{"command": ["b"], "batch": 3}]})", "f"), Error);
     EXPECT_THROW(parse_jobs_json(R"({"jobs": [{"command": ["b"], "checkpoint": "c"}]})", "f"),
+                 Error);
+    // A built-in workload reports its own unit.
+    EXPECT_THROW(parse_jobs_json(R"({"jobs": [{"workload": "mlp", "item_unit": "x"}]})", "f"),
+                 Error);
+    EXPECT_THROW(parse_jobs_json(R"({"jobs": [{"command": ["b"], "item_unit": "a\nb"}]})", "f"),
                  Error);
     EXPECT_THROW(parse_jobs_json(R"({"jobs": []})", "f"), Error);
     EXPECT_THROW(parse_jobs_json(R"({"jobs": [], "extra": 1})", "f"), Error);

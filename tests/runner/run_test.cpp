@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -279,17 +280,95 @@ TEST_F(RunTest, ExternalCommandsReportProgressOnFd3) {
     RunSpec s = spec_for({"fake"});
     partition::JobSpec ext;
     ext.name = "shell";
+    // What it prints on stdout is its own (a log line here), not the protocol.
     ext.command = {"/bin/sh", "-c",
-                   "while true; do echo '{\"event\":\"step\",\"items\":10}' >&3; sleep 0.01; "
-                   "done"};
+                   "while true; do echo '{\"event\":\"step\",\"items\":10}' >&3; "
+                   "echo 'epoch 1 loss 2.3'; sleep 0.01; done"};
     s.jobs.push_back(ext);
     s.partitions.push_back(s.partitions.front());
     const RunResult r = run(s);
     EXPECT_EQ(r.jobs[1].status, JobStatus::kOk) << r.jobs[1].message;
+    for (const std::string& w : r.warnings)
+        EXPECT_EQ(w.find("not an event"), std::string::npos) << w;
+    std::ifstream log(r.jobs[1].stderr_path);
+    std::string first;
+    std::getline(log, first);
+    EXPECT_EQ(first, "epoch 1 loss 2.3");
     EXPECT_GT(r.jobs[1].steps, 10u);
     EXPECT_EQ(r.jobs[1].item_unit, "items");
+    // A unit from the job spec names the items of lines that give none.
+    s.jobs[1].item_unit = "samples";
+    EXPECT_EQ(run(s).jobs[1].item_unit, "samples");
     ASSERT_TRUE(r.jobs[1].items_per_s);
     EXPECT_GT(*r.jobs[1].items_per_s, 100.0);
+}
+
+// Own commands that misbehave each get a clear status; every other job's results are kept.
+TEST_F(RunTest, OwnCommandsThatMisbehaveGetAClearStatusAndTheOthersAreKept) {
+    RunSpec s = spec_for({"fake"});
+    s.mode = RunMode::kWork;
+    s.work_steps = 10;
+    s.job_timeout_s = 1.0;
+    const std::vector<std::pair<std::string, std::string>> commands = {
+        {"silent", "sleep 0.3"},
+        {"garbage", "sleep 0.3; echo garbage >&3; echo '{\"event\": \"step\", \"items\": \"x\"}' >&3; "
+                    "echo '{\"event\": \"step\", \"items\": 5}' >&3; sleep 0.2"},
+        {"fails", "exit 3"},
+        {"hangs", "sleep 30"}};
+    for (const auto& [name, script] : commands) {
+        partition::JobSpec ext;
+        ext.name = name;
+        ext.command = {"/bin/sh", "-c", script};
+        s.jobs.push_back(ext);
+    }
+    s.partitions.assign(s.jobs.size(), s.partitions.front());
+    const RunResult r = run(s);
+    EXPECT_EQ(r.jobs[0].status, JobStatus::kOk) << r.jobs[0].message;
+    EXPECT_EQ(r.jobs[0].steps, 10u);
+    EXPECT_EQ(r.jobs[1].status, JobStatus::kOk) << r.jobs[1].message;
+    EXPECT_FALSE(r.jobs[1].items_per_s);
+    EXPECT_EQ(r.jobs[2].status, JobStatus::kOk) << r.jobs[2].message;
+    EXPECT_EQ(r.jobs[2].steps, 1u);  // the one good line of three (after the window opened)
+    EXPECT_EQ(r.jobs[3].status, JobStatus::kCrashed);
+    EXPECT_NE(r.jobs[3].message.find("3"), std::string::npos) << r.jobs[3].message;
+    EXPECT_EQ(r.jobs[4].status, JobStatus::kTimedOut) << r.jobs[4].message;
+    std::string warnings;
+    for (const std::string& w : r.warnings)
+        warnings += w + "\n";
+    EXPECT_NE(warnings.find("job silent reported no progress"), std::string::npos) << warnings;
+    EXPECT_NE(warnings.find("job garbage: ignored a progress line"), std::string::npos)
+        << warnings;
+}
+
+// A process per job (mps, here timeslice): a queued command starts when the job before it ends,
+// and a queued built-in job warms up with the others and is told to start then.
+TEST_F(RunTest, QueuedProcessesStartWhenTheJobBeforeThemEnds) {
+    RunSpec s = spec_for({"fake"});
+    s.mode = RunMode::kWork;
+    s.work_steps = 10;
+    const std::string stamps = (dir_ / "stamps").string();
+    partition::JobSpec first, second;
+    first.name = "first";
+    first.command = {"/bin/sh", "-c", "sleep 0.4; echo first >> " + stamps};
+    second.name = "second";
+    second.command = {"/bin/sh", "-c", "echo second >> " + stamps + "; sleep 0.2"};
+    second.item_unit = "samples";
+    s.jobs = {first, second, s.jobs[0]};
+    s.partitions.assign(3, s.partitions.front());
+    s.partitions[1].after_job = 0;  // second after first
+    s.partitions[2].after_job = 1;  // the built-in job after second
+    const RunResult r = run(s);
+    for (const JobResult& j : r.jobs)
+        EXPECT_EQ(j.status, JobStatus::kOk) << j.spec.name << ": " << j.message;
+    std::ifstream in(stamps);
+    std::string a, b;
+    in >> a >> b;
+    EXPECT_EQ(a + " " + b, "first second");  // second started after first ended
+    ASSERT_TRUE(r.jobs[0].finish_s && r.jobs[1].finish_s && r.jobs[2].finish_s);
+    EXPECT_GE(*r.jobs[1].finish_s, *r.jobs[0].finish_s + 0.19);
+    EXPECT_GE(*r.jobs[2].finish_s, *r.jobs[1].finish_s + 10 * 0.01 - 0.005);
+    EXPECT_EQ(r.jobs[2].steps, 10u);
+    EXPECT_NEAR(r.window_s, *r.jobs[2].finish_s, 0.1);
 }
 
 // An external command that ignores SIGTERM at the window's end is killed, and that is a failed
