@@ -847,14 +847,25 @@ SearchResult search(const Problem& p, const SearchOptions& o) {
     SearchOptions fixed = o;
     auto baseline_of = [&](const std::string& name, const std::string& spec) {
         Baseline b{name, std::nullopt, ""};
+        if (spec.empty()) {
+            b.why_not = "no such configuration for " + p.model.key;
+            return b;
+        }
         const mig::LayoutCheck check = mig::check_layout(mig::parse_layout(spec, p.model), p.model);
         if (!check.layout) {
             b.why_not = "not a layout of " + p.model.key + ": " + check.reason;
-        } else {
-            b.candidate = best_on_layout(p, *check.layout, fixed);
-            if (!b.candidate)
-                b.why_not = "some job can use none of its partitions (memory or min speed)";
+            return b;
         }
+        for (const mig::Instance& i : check.layout->instances) {
+            if (std::none_of(p.sizes.begin(), p.sizes.end(),
+                             [&](const Size& s) { return s.label == i.profile; })) {
+                b.why_not = i.profile + ": SMs or memory unknown for " + p.model.key;
+                return b;
+            }
+        }
+        b.candidate = best_on_layout(p, *check.layout, fixed);
+        if (!b.candidate)
+            b.why_not = "some job can use none of its partitions (memory or min speed)";
         return b;
     };
     Baseline sequential{"sequential whole GPU", std::nullopt, ""};
@@ -865,8 +876,13 @@ SearchResult search(const Problem& p, const SearchOptions& o) {
         sequential.candidate = candidate_of(p, h.plan());
     }
     r.baselines.push_back(std::move(sequential));
-    r.baselines.push_back(baseline_of("7x1g", "7x1g"));
-    r.baselines.push_back(baseline_of("all-balanced", "3g+2g+2x1g"));
+    // Every compute slice its own 1g instance, and mig-parted's all-balanced configuration (on
+    // seven-slice GPUs 3g + 2g + 2 × 1g, on the four-slice A30 2g + 2 × 1g).
+    const std::string all_1g = std::to_string(p.model.compute_slices) + "x1g";
+    r.baselines.push_back(baseline_of(all_1g, p.model.find("1g") ? all_1g : ""));
+    r.baselines.push_back(baseline_of("all-balanced", p.model.compute_slices == 7   ? "3g+2g+2x1g"
+                                                      : p.model.compute_slices == 4 ? "2g+2x1g"
+                                                                                    : ""));
     Baseline single{"best single layout", std::nullopt,
                     "no partitioned layout can run the job set"};
     for (const Candidate& c : per_layout) {

@@ -31,7 +31,9 @@ struct Candidate {
 };
 
 struct Baseline {
-    std::string name;  // "sequential whole GPU", "7x1g", "all-balanced", "best single layout"
+    // "sequential whole GPU", "7x1g" (one 1g per compute slice), "all-balanced", "best single
+    // layout"
+    std::string name;
     std::optional<Candidate> candidate;
     std::string why_not;  // set when it cannot run the job set
 };

@@ -25,7 +25,7 @@ std::vector<JobRequest> equal_work(const ProfileSet& set, double whole_gpu_s = 1
     std::vector<JobRequest> out;
     for (size_t i = 0; i < set.jobs.size(); ++i)
         out.push_back(
-            {"job" + std::to_string(i), set.jobs[i].workload, "train", {}, {}, whole_gpu_s});
+            {"job" + std::to_string(i), set.jobs[i].workload, "train", {}, {}, whole_gpu_s, {}});
     return out;
 }
 
@@ -345,6 +345,59 @@ TEST(Search, BadOptionsAreInputErrors) {
     EXPECT_THROW(search(p, {Objective::kEnergy, 0, 1}), Error);
     EXPECT_THROW(search(p, {Objective::kEnergy, 1, 0}), Error);
     EXPECT_THROW(search(p, {Objective::kEnergy, 2, 1, Method::kExhaustive}), Error);
+}
+
+// Planning is not the H200's alone: every catalog model plans from profiles measured on it (a job
+// that scales with its SMs, one that cannot fill the GPU), on MIG instances and, where the
+// granularity is known, on green contexts.
+TEST(Search, EveryCatalogModelPlansFromProfilesMeasuredOnIt) {
+    for (const mig::GpuModel& model : mig::builtin_catalog()) {
+        if (!model.sm_count)
+            continue;  // a model without SM counts cannot be planned (make_problem says so)
+        ProfileSet set;
+        set.gpu_model = model.key;
+        set.idle_power_w = testing::one(80);
+        for (const auto& [name, exponent] : {std::pair{"fills", 1.0}, std::pair{"small", 0.3}}) {
+            JobProfile j;
+            j.workload = name;
+            j.mode = "train";
+            j.batch = 32;
+            j.item_unit = "images";
+            j.items_per_step = 32;
+            std::vector<std::pair<std::string, unsigned>> sizes = {
+                {std::string(kWholeGpu), *model.sm_count}};
+            for (const mig::Profile& p : model.profiles) {
+                if (!p.media_extensions && p.sms && p.compute_slices < model.compute_slices)
+                    sizes.emplace_back(p.name, *p.sms);
+            }
+            for (const auto& [label, sms] : sizes) {
+                const double share = double(sms) / *model.sm_count;
+                PartitionProfile pp;
+                pp.partition = label;
+                pp.sms = sms;
+                pp.items_per_s = testing::one(1000 * std::pow(share, exponent));
+                pp.average_power_w = testing::one(80 + 300 * share);
+                pp.window_s = 5;
+                j.partitions.push_back(pp);
+            }
+            std::sort(j.partitions.begin(), j.partitions.end(),
+                      [](const auto& a, const auto& b) { return a.sms < b.sms; });
+            set.jobs.push_back(j);
+        }
+        std::vector<JobRequest> jobs;
+        for (const char* name : {"fills", "small", "small"})
+            jobs.push_back({std::string(name) + std::to_string(jobs.size()), name, "train", 32,
+                            100, {}, {}});
+        const SearchResult mig = search(make_problem(jobs, set, model, {}), {});
+        ASSERT_FALSE(mig.top.empty()) << model.key;
+        EXPECT_GT(mig.top.front().prediction.energy_j, 0) << model.key;
+        EXPECT_GT(mig.layouts, 1u) << model.key << ": layouts of the model searched";
+        if (model.green_granularity) {
+            const ProfileSet green = on_green_contexts(set, model);
+            const Problem p = make_problem(jobs, green, model, {}, PartitionKind::kGreen);
+            EXPECT_FALSE(search(p, {}).top.empty()) << model.key;
+        }
+    }
 }
 
 }  // namespace
