@@ -18,7 +18,8 @@ void plan_jobs(benchmark::State& state, size_t jobs, size_t gpus, plan::Objectiv
                             "train",
                             {},
                             {},
-                            10.0 + double(i % 7) * 10});
+                            10.0 + double(i % 7) * 10,
+                            {}});
     const plan::Problem problem = plan::make_problem(requests, set, mig::builtin_model("h200"), {});
     for (auto _ : state) {
         const plan::SearchResult r = plan::search(problem, {objective, gpus, 3});

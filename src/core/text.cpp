@@ -48,6 +48,16 @@ bool parse_uint(std::string_view s, unsigned& out) {
     return ec == std::errc() && ptr == s.data() + s.size();
 }
 
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (i > 0)
+            out += separator;
+        out += items[i];
+    }
+    return out;
+}
+
 std::string slug(std::string_view s) {
     std::string out;
     for (unsigned char c : s) {

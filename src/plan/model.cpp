@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <numeric>
 #include <set>
 #include <tuple>
@@ -135,7 +136,8 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
             throw input_error("job name '" + r.name + "' given twice");
         JobModel job;
         job.request = r;
-        job.profile = &profiles.require(r.name, r.workload, r.mode, r.batch);
+        job.profile = r.command.empty() ? &profiles.require(r.name, r.workload, r.mode, r.batch)
+                                        : &profiles.require_command(r.name, r.command);
         const Size& whole = p.sizes.back();
         const auto alone = estimate(*job.profile, kWholeGpu, whole.sms);
         if (!alone) {
@@ -143,7 +145,9 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
                               "': no whole-GPU profile (needed to normalise its speed; "
                               "measure it with `migscope profile`)");
         }
-        if (r.work_steps)
+        if (job.profile->external())
+            job.items = 1;  // one run of its command, whatever the work options say
+        else if (r.work_steps)
             job.items = double(*r.work_steps) * job.profile->items_per_step;
         else if (r.work_whole_gpu_s)
             job.items = *r.work_whole_gpu_s * alone->items_per_s;
@@ -196,6 +200,14 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
             p.notes.push_back("job '" + r.name + "' cannot use" + refused.substr(1));
         p.jobs.push_back(std::move(job));
     }
+    std::map<std::string, std::vector<std::string>> by_backend;  // what the profiles' sizes were
+    for (const JobModel& job : p.jobs)
+        by_backend[job.profile->backend.empty() ? "not recorded" : job.profile->backend].push_back(
+            job.request.name);
+    std::string backends;
+    for (const auto& [backend, names] : by_backend)
+        backends += (backends.empty() ? "" : "; ") + backend + ": " + text::join(names, ", ");
+    p.notes.push_back("profiles' partition sizes were measured on " + backends);
     if (p.correction.mixes == 0) {
         p.notes.push_back(
             "no measured mixes: the interference and power corrections are 1 (jobs side by side "

@@ -21,7 +21,7 @@ Objective parse_objective(std::string_view text);  // input error listing the fo
 std::string to_string(Objective objective);
 
 // A job to plan. Its work is a number of training steps (× the profile's items per step), or a
-// weight: seconds of its run alone on the whole GPU.
+// weight: seconds of its run alone on the whole GPU; an external command's work is one run of it.
 struct JobRequest {
     std::string name;  // unique within the job set
     std::string workload;
@@ -29,6 +29,7 @@ struct JobRequest {
     std::optional<int64_t> batch;  // empty: the only batch profiled
     std::optional<int64_t> work_steps;
     std::optional<double> work_whole_gpu_s;  // used when work_steps is empty
+    std::vector<std::string> command;        // an external command (workload empty), by name
 };
 
 struct Constraints {

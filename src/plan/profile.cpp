@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/statistics.h"
+#include "core/text.h"
 #include "telemetry/idle_baseline.h"
 
 namespace migscope::plan {
@@ -118,15 +119,26 @@ std::optional<int64_t> batch_of(const store::JobRecord& j) {
     return std::nullopt;
 }
 
+bool partition_backend(const std::string& backend) {
+    return backend == "green" || backend == "mps" || backend == "mig";
+}
+
+// An external command profiled as fixed work: one run, timed from its launch to its end.
+bool command_run(const store::JobRecord& j, const store::RunRecord& r) {
+    return !j.workload && !j.command.empty() && r.mode == "work" && j.finish_s && *j.finish_s > 0;
+}
+
 bool usable_single_job(const store::RunRecord& r) {
-    return !r.interrupted && r.jobs.size() == 1 && r.jobs[0].status == "ok" && r.jobs[0].workload &&
-           batch_of(r.jobs[0]) && r.jobs[0].items_per_s && r.average_power_w &&
-           (r.backend == "green" || r.backend == "mig" || r.backend == "sequential");
+    if (r.interrupted || r.jobs.size() != 1 || r.jobs[0].status != "ok" || !r.average_power_w ||
+        !(partition_backend(r.backend) || r.backend == "sequential"))
+        return false;
+    const store::JobRecord& j = r.jobs[0];
+    return command_run(j, r) || (j.workload && batch_of(j) && j.items_per_s);
 }
 
 bool usable_mix(const store::RunRecord& r) {
     if (r.interrupted || r.jobs.size() < 2 || r.mode != "duration" || !r.average_power_w ||
-        !(r.backend == "green" || r.backend == "mig"))
+        !partition_backend(r.backend))
         return false;
     return std::all_of(r.jobs.begin(), r.jobs.end(), [](const store::JobRecord& j) {
         return j.status == "ok" && j.workload && batch_of(j) && j.items_per_s;
@@ -153,7 +165,8 @@ Correction calibrate(const ProfileSet& set, const std::vector<store::RunRecord>&
             const auto sms = sms_of(j.partition, model);
             const JobProfile* profile = nullptr;
             for (const JobProfile& p : set.jobs) {
-                if (p.workload == *j.workload && p.mode == j.mode && p.batch == *batch_of(j))
+                if (!p.external() && p.workload == *j.workload && p.mode == j.mode &&
+                    p.batch == *batch_of(j))
                     profile = &p;
             }
             const auto e = profile && sms ? estimate(*profile, j.partition, *sms) : std::nullopt;
@@ -189,11 +202,39 @@ Measured measured_of(std::vector<double> values) {
     return m;
 }
 
+std::string JobProfile::label() const {
+    return external() ? name : workload + ":" + mode + ":" + std::to_string(batch);
+}
+
+const JobProfile& ProfileSet::require_command(const std::string& name,
+                                              const std::vector<std::string>& command) const {
+    std::set<std::string> commands;
+    for (const JobProfile& p : jobs) {
+        if (!p.external())
+            continue;
+        commands.insert(p.name);
+        if (p.name != name)
+            continue;
+        if (p.command != command) {
+            throw input_error("job '" + name + "': profiled as `" + text::join(p.command, " ") +
+                              "`, now `" + text::join(command, " ") +
+                              "`: its work may differ (profile it again with `migscope profile "
+                              "--jobs-file`)");
+        }
+        return p;
+    }
+    throw input_error("job '" + name + "': no profile of a command by that name on " + gpu_model +
+                      (commands.empty() ? "" : "; profiled commands: " + joined(commands)) +
+                      " (measure it with `migscope profile --jobs-file FILE --backend mps`)");
+}
+
 const JobProfile& ProfileSet::require(const std::string& who, const std::string& workload,
                                       const std::string& mode, std::optional<int64_t> batch) const {
     std::vector<const JobProfile*> same;
     std::set<std::string> workloads;
     for (const JobProfile& p : jobs) {
+        if (p.external())
+            continue;
         workloads.insert(p.workload + ":" + p.mode);
         if (p.workload == workload && p.mode == mode)
             same.push_back(&p);
@@ -260,9 +301,27 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
             const std::string path = "jobs[" + std::to_string(i) + "]";
             Fields f(jobs[i], path);
             JobProfile job;
-            job.workload = f.get<std::string>("workload");
-            job.mode = f.get<std::string>("mode");
-            job.batch = f.get<int64_t>("batch");
+            if (f.optional<std::string>("name")) {  // an external command
+                job.name = f.get<std::string>("name");
+                const json& argv = f.child("command");
+                if (!argv.is_array() || argv.empty())
+                    throw input_error(path + ".command: expected a non-empty array of strings");
+                for (const json& a : argv) {
+                    if (!a.is_string())
+                        throw input_error(path + ".command: expected a non-empty array of strings");
+                    job.command.push_back(a.get<std::string>());
+                }
+                if (job.name.empty())
+                    throw input_error(path + ".name: empty");
+            } else {
+                job.workload = f.get<std::string>("workload");
+                job.mode = f.get<std::string>("mode");
+                job.batch = f.get<int64_t>("batch");
+            }
+            job.backend = f.optional<std::string>("backend").value_or("");
+            if (!job.backend.empty() && !partition_backend(job.backend))
+                throw input_error(path + ".backend: \"" + job.backend +
+                                  "\" is not green, mps or mig");
             job.item_unit = f.get<std::string>("item_unit");
             job.items_per_step = f.get<double>("items_per_step");
             if (job.items_per_step <= 0)
@@ -339,14 +398,15 @@ std::string write_profiles_json(const ProfileSet& set) {
                              {"average_power_w", measured_json(pp.average_power_w)},
                              {"window_s", pp.window_s}});
         }
-        doc["jobs"].push_back(
-            {{"workload", j.workload},
-             {"mode", j.mode},
-             {"batch", j.batch},
-             {"item_unit", j.item_unit},
-             {"items_per_step", j.items_per_step},
-             {"peak_memory_gib", j.peak_memory_gib ? ojson(*j.peak_memory_gib) : ojson(nullptr)},
-             {"partitions", parts}});
+        ojson job = j.external()
+                        ? ojson{{"name", j.name}, {"command", j.command}}
+                        : ojson{{"workload", j.workload}, {"mode", j.mode}, {"batch", j.batch}};
+        job["backend"] = j.backend;
+        job["item_unit"] = j.item_unit;
+        job["items_per_step"] = j.items_per_step;
+        job["peak_memory_gib"] = j.peak_memory_gib ? ojson(*j.peak_memory_gib) : ojson(nullptr);
+        job["partitions"] = parts;
+        doc["jobs"].push_back(job);
     }
     return doc.dump(2) + "\n";
 }
@@ -366,8 +426,11 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         std::optional<double> peak_memory_gib;
         std::map<std::string, Values> partitions;
         std::set<std::string> step_modes;  // more than one: refused
+        std::set<std::string> backends;    // of its partition sizes; more than one: refused
+        std::set<std::vector<std::string>> commands;  // external: more than one: refused
     };
-    std::map<std::tuple<std::string, std::string, int64_t>, JobValues> by_job;
+    // (workload, mode, batch), or for a command ("", "", 0, name)
+    std::map<std::tuple<std::string, std::string, int64_t, std::string>, JobValues> by_job;
     std::map<std::string, std::vector<double>> idle_by_state;  // "" for runs without a state
     std::set<std::string> gpus, drivers, builds, step_modes;
     std::set<int64_t> ids;
@@ -392,23 +455,34 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         const store::JobRecord& j = r.jobs[0];
         if (!sms_of(j.partition, model))
             continue;  // a partition the model does not know (cores of a CPU run)
-        JobValues& jv = by_job[{*j.workload, j.mode, *batch_of(j)}];
+        const bool command = !j.workload;
+        JobValues& jv = by_job[command ? std::tuple(std::string(), std::string(), int64_t{0}, j.name)
+                                       : std::tuple(*j.workload, j.mode, *batch_of(j),
+                                                    std::string())];
         jv.step_modes.insert(store::step_mode_of(j));
-        jv.item_unit = j.item_unit.value_or("items");
-        if (j.steps > 0)
-            jv.items_per_step.push_back(j.items / double(j.steps));
+        if (partition_backend(r.backend))
+            jv.backends.insert(r.backend);
+        if (command) {
+            jv.commands.insert(j.command);
+            jv.item_unit = "runs";
+            jv.items_per_step.push_back(1);
+        } else {
+            jv.item_unit = j.item_unit.value_or("items");
+            if (j.steps > 0)
+                jv.items_per_step.push_back(j.items / double(j.steps));
+        }
         if (j.peak_memory_bytes) {
             const double gib = static_cast<double>(*j.peak_memory_bytes) / (1024.0 * 1024 * 1024);
             jv.peak_memory_gib = std::max(jv.peak_memory_gib.value_or(0.0), gib);
         }
         Values& v = jv.partitions[j.partition];
-        v.items_per_s.push_back(*j.items_per_s);
+        v.items_per_s.push_back(command ? 1 / *j.finish_s : *j.items_per_s);
         v.power_w.push_back(*r.average_power_w);
         v.window_s.push_back(r.window_s);
     }
     if (by_job.empty()) {
         throw input_error(
-            "no usable single-job runs (green, mig or sequential, one job, status ok) to "
+            "no usable single-job runs (green, mps, mig or sequential, one job, status ok) to "
             "profile from");
     }
     if (idle_by_state.empty())
@@ -416,12 +490,23 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
     // A CUDA graph speeds a small-batch job on the whole GPU by up to 2.5x: one profile must not
     // take the median of both kinds.
     for (const auto& [key, jv] : by_job) {
+        const auto& [workload, mode, batch, name] = key;
+        const std::string who =
+            name.empty() ? workload + ":" + mode + ":" + std::to_string(batch) : "'" + name + "'";
         if (jv.step_modes.size() > 1) {
-            const auto& [workload, mode, batch] = key;
-            throw input_error("the runs of " + workload + ":" + mode + ":" + std::to_string(batch) +
-                              " mix step modes (" + joined(jv.step_modes) +
+            throw input_error("the runs of " + who + " mix step modes (" + joined(jv.step_modes) +
                               "): export stores of one kind (migscope run --no-cuda-graph "
                               "measures eager steps)");
+        }
+        if (jv.backends.size() > 1) {
+            throw input_error("the runs of " + who + " were made on more than one backend (" +
+                              joined(jv.backends) +
+                              "): export stores of one kind, so that a profile says what its "
+                              "partitions were");
+        }
+        if (jv.commands.size() > 1) {
+            throw input_error("the runs of " + who +
+                              " ran different commands: export stores of one kind");
         }
     }
 
@@ -447,7 +532,11 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         p.source += (id == *ids.begin() ? " " : ", ") + std::to_string(id);
     for (const auto& [key, jv] : by_job) {
         JobProfile job;
-        std::tie(job.workload, job.mode, job.batch) = key;
+        std::tie(job.workload, job.mode, job.batch, job.name) = key;
+        if (!jv.commands.empty())
+            job.command = *jv.commands.begin();
+        if (!jv.backends.empty())
+            job.backend = *jv.backends.begin();
         job.item_unit = jv.item_unit;
         job.items_per_step =
             jv.items_per_step.empty() ? double(job.batch) : *percentile(jv.items_per_step, 0.5);

@@ -31,15 +31,24 @@ struct PartitionProfile {
     double window_s = 0;       // median measurement window of one repetition
 };
 
-// Every partition size one job (workload, mode, batch) was measured on.
+// Every partition size one job was measured on: a built-in job (workload, mode, batch) or an
+// external command, known by its name. A command's work is one run of it to its end: its unit is
+// "runs", one per step, so that items/s is 1 / its run time, start-up included.
 struct JobProfile {
-    std::string workload;
+    std::string workload;  // empty: an external command
     std::string mode;
     int64_t batch = 0;
-    std::string item_unit;                     // images | tokens
+    std::string name;                  // external command: its job name, how plans refer to it
+    std::vector<std::string> command;  // external command: the argv it was profiled with
+    // What its partition sizes were: green, mps or mig; empty in files from before it was
+    // written (those were green).
+    std::string backend;
+    std::string item_unit;                     // images | tokens | runs (a command)
     double items_per_step = 0;                 // batch × sequence length for token workloads
     std::optional<double> peak_memory_gib;     // largest peak over its runs
     std::vector<PartitionProfile> partitions;  // by increasing SMs
+    bool external() const { return workload.empty(); }
+    std::string label() const;  // "resnet18:train:32" or the command's name
 };
 
 // Calibrated from mixes (several jobs side by side): how far measured throughput and dynamic
@@ -78,6 +87,10 @@ struct ProfileSet {
     // Throws an input error naming the job (`who`) and what is known instead.
     const JobProfile& require(const std::string& who, const std::string& workload,
                               const std::string& mode, std::optional<int64_t> batch) const;
+    // The profile of the external command named `name`; input error when there is none, or when
+    // it was profiled with another argv than `command` (its work may have changed).
+    const JobProfile& require_command(const std::string& name,
+                                      const std::vector<std::string>& command) const;
 };
 
 // The versioned JSON file (format "migscope-profiles", version 1; docs/planner.md). Reading is
@@ -86,9 +99,11 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
 ProfileSet read_profiles_file(const std::string& path);
 std::string write_profiles_json(const ProfileSet& profiles);
 
-// Profiles from stored runs: single-job runs (green, mig, sequential; every job ok) give the
-// profiles, medians over repetitions; runs of several jobs (green, mig, over a steady window)
-// calibrate the correction. Idle power comes from the runs of one idle state: clocks up when any
+// Profiles from stored runs: single-job runs (green, mps, mig, sequential; every job ok) give the
+// profiles, medians over repetitions (a command's runs: fixed work, its run time); runs of
+// several built-in jobs (green, mps, mig, over a steady window) calibrate the correction. A job
+// whose sizes ran on more than one backend, or a command profiled with different argv, is an
+// input error (export stores of one kind). Idle power comes from the runs of one idle state: clocks up when any
 // run recorded it, else idle without a clock, else deep idle, else (runs stored before states)
 // every run. Throws an input error when there are no usable runs or no idle power.
 ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,

@@ -15,8 +15,15 @@ CandidateRun candidate_run(const Problem& p, const GpuPlan& g) {
         }
         for (size_t j : g.queues[k]) {
             const JobModel& job = p.jobs[j];
-            a.jobs.push_back(job.request.workload + ":" + job.request.mode + ":" +
-                             std::to_string(job.profile->batch));
+            protocol::JobSpec spec;
+            spec.name = job.request.name;
+            spec.workload = job.request.workload;
+            spec.command = job.request.command;
+            if (!job.profile->external()) {
+                spec.mode = job.request.mode;
+                spec.batch = job.profile->batch;
+            }
+            a.jobs.push_back(std::move(spec));
             a.order.push_back(j);
             if (g.layout)
                 a.assign.push_back(a.layout.size() - 1);

@@ -9,13 +9,15 @@
 #include <vector>
 
 #include "plan/search.h"
+#include "protocol/job_spec.h"
 
 namespace migscope::plan {
 
-// What one candidate on one GPU runs: jobs in queue order ("WORKLOAD:MODE:BATCH"), the busy
-// partitions as a layout ("3g.71gb@4", none for the whole GPU) and each job's partition in it.
+// What one candidate on one GPU runs: jobs in queue order (built-in ones at their profiled
+// batch), the busy partitions as a layout ("3g.71gb@4", none for the whole GPU) and each job's
+// partition in it.
 struct CandidateRun {
-    std::vector<std::string> jobs;
+    std::vector<protocol::JobSpec> jobs;
     std::vector<size_t> order;  // plan job index of each run job
     std::vector<std::string> layout;
     std::vector<size_t> assign;  // the layout partition of each run job (empty without layout)

@@ -3,16 +3,20 @@
 
 #include <chrono>
 
+#include "core/text.h"
 #include "partition/job.h"
 
 namespace migscope::runner {
 namespace {
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-    std::string out;
-    for (const std::string& i : items)
-        out += (out.empty() ? "" : separator) + i;
-    return out;
+using text::join;
+
+// In the planner's units: a command's work is one run, so its speed is runs per second.
+std::optional<double> speed(bool external, const std::optional<double>& items_per_s,
+                            const std::optional<double>& finish_s) {
+    if (!external)
+        return items_per_s;
+    return finish_s && *finish_s > 0 ? std::optional<double>(1 / *finish_s) : std::nullopt;
 }
 
 plan::MeasuredRun measured(const store::RunRecord& r) {
@@ -20,7 +24,7 @@ plan::MeasuredRun measured(const store::RunRecord& r) {
     m.makespan_s = r.window_s;
     m.energy_j = r.counter_energy_j;
     for (const store::JobRecord& j : r.jobs)
-        m.jobs.push_back({j.status, j.message, j.items_per_s});
+        m.jobs.push_back({j.status, j.message, speed(!j.workload, j.items_per_s, j.finish_s)});
     m.stored_run_id = r.id;
     return m;
 }
@@ -30,17 +34,27 @@ plan::MeasuredRun measured(const RunResult& r) {
     m.makespan_s = r.window_s;
     m.energy_j = r.energy.counter_energy_j;
     for (const JobResult& j : r.jobs)
-        m.jobs.push_back({to_string(j.status), j.message, j.items_per_s});
+        m.jobs.push_back({to_string(j.status), j.message,
+                          speed(j.spec.external(), j.items_per_s, j.finish_s)});
     return m;
+}
+
+// How the label names a job: WORKLOAD:MODE:BATCH, or a command's name and argv.
+std::string job_text(const protocol::JobSpec& j) {
+    if (j.external())
+        return j.name + "=[" + join(j.command, " ") + "]";
+    return j.workload + ":" + j.mode + ":" + std::to_string(j.batch.value_or(0));
 }
 
 }  // namespace
 
 CellCandidateRunner::CellCandidateRunner(const Machine& machine, const Measurement& m,
-                                         int64_t work_steps, store::Store* db, std::string run_dir,
+                                         partition::BackendKind backend, int64_t work_steps,
+                                         store::Store* db, std::string run_dir,
                                          const RunHooks& hooks)
     : machine_(machine),
       measurement_(m),
+      backend_(backend),
       work_steps_(work_steps),
       db_(db),
       run_dir_(std::move(run_dir)),
@@ -61,9 +75,14 @@ std::optional<plan::MeasuredRun> CellCandidateRunner::run(const plan::Candidate&
     for (size_t k : a.assign)
         assign.push_back(std::to_string(k));
     // The label names what ran, so that a later --verify with the same store resumes.
-    const std::string label = "plan --verify " + c.name + " --jobs " + join(a.jobs, ",") +
-                              (assign.empty() ? "" : " --assign " + join(assign, ",")) +
-                              " --work " + std::to_string(work_steps_);
+    std::vector<std::string> jobs;
+    for (const protocol::JobSpec& j : a.jobs)
+        jobs.push_back(job_text(j));
+    const std::string label =
+        "plan --verify " + c.name + " --jobs " + join(jobs, ",") +
+        (assign.empty() ? "" : " --assign " + join(assign, ",")) + " --work " +
+        std::to_string(work_steps_) +
+        (backend_ == partition::BackendKind::kGreen ? "" : " --backend " + to_string(backend_));
     if (db_) {
         for (const store::RunRecord& r : db_->list_runs()) {
             if (r.label == label && r.role == store::RunRole::kRun && !r.interrupted) {
@@ -77,14 +96,14 @@ std::optional<plan::MeasuredRun> CellCandidateRunner::run(const plan::Candidate&
         }
     }
     CellRequest cell;
-    cell.jobs = partition::parse_job_list(join(a.jobs, ","));
+    cell.jobs = a.jobs;
     cell.work_steps = work_steps_;
     cell.run_dir = run_dir_ + "/" + std::to_string(index + 1);
     cell.label = label;
     if (a.layout.empty()) {
         cell.backend = partition::BackendKind::kSequential;
     } else {
-        cell.backend = partition::BackendKind::kGreen;
+        cell.backend = backend_;
         cell.layout = join(a.layout, "+");
         if (a.assign.size() > a.layout.size())  // some partition queues jobs
             cell.assign = a.assign;

@@ -37,14 +37,16 @@ std::vector<ProfileCell> profile_cells(const ProfileRequest& r,
 CellRequest profile_cell_request(const ProfileRequest& r, const ProfileCell& c) {
     CellRequest cell;
     const partition::JobSpec& job = r.jobs.at(c.job);
-    cell.backend =
-        c.size.empty() ? partition::BackendKind::kSequential : partition::BackendKind::kGreen;
+    cell.backend = c.size.empty() ? partition::BackendKind::kSequential : r.backend;
     cell.layout = c.size;
     cell.jobs = {job};
-    cell.duration_s = r.duration_s;
+    if (job.external())
+        cell.work_steps = 1;  // what a command does is its own: it runs once, to its end
+    else
+        cell.duration_s = r.duration_s;
     cell.label = r.label;
-    cell.run_dir = r.run_dir + "/" + job.name + "-" + (c.size.empty() ? "whole" : c.size) + "-" +
-                   std::to_string(c.repetition);
+    cell.run_dir = r.run_dir + "/" + text::slug(job.name) + "-" +
+                   (c.size.empty() ? "whole" : c.size) + "-" + std::to_string(c.repetition);
     return cell;
 }
 
@@ -54,6 +56,15 @@ ProfileResult run_profile(const ProfileRequest& r, const Machine& machine, const
     if (r.repetitions == 0 || r.duration_s <= 0)
         throw input_error("profile: repetitions and duration must be positive");
     require_gpu(machine, "profile");
+    if (r.backend != partition::BackendKind::kGreen && r.backend != partition::BackendKind::kMps &&
+        r.backend != partition::BackendKind::kMig)
+        throw input_error("profile: --backend is green, mps or mig (what the partition sizes are)");
+    for (const partition::JobSpec& j : r.jobs) {
+        if (j.external() && r.backend == partition::BackendKind::kGreen)
+            throw input_error("profile: job '" + j.name +
+                              "' is a command: green contexts live inside migscope's worker and "
+                              "cannot hold another process; give --backend mps (or mig)");
+    }
     const std::vector<ProfileCell> cells = profile_cells(r, profile_sizes(r, machine.gpu->model));
     for (const ProfileCell& c : cells) {
         try {

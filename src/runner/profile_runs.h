@@ -1,6 +1,8 @@
-// Profiling for the planner: each job alone on each partition size (green SM partitions sized
-// like the MIG profiles, sequential for the whole GPU), short steady-state run cells stored in a
-// results store; `plan::profiles_from_runs` turns them into profiles.
+// Profiling for the planner: each job alone on each partition size (SM partitions sized like the
+// MIG profiles, through green contexts or MPS, or MIG instances; sequential for the whole GPU),
+// stored in a results store; `plan::profiles_from_runs` turns them into profiles. Built-in jobs
+// are measured over a short steady-state window; an external command runs once to its end
+// (its work is its whole run, start-up included).
 #pragma once
 
 #include <string>
@@ -13,7 +15,10 @@
 namespace migscope::runner {
 
 struct ProfileRequest {
-    std::vector<partition::JobSpec> jobs;  // built-in workloads
+    std::vector<partition::JobSpec> jobs;  // built-in workloads and external commands
+    // What the sizes are: green (built-in jobs only: green contexts live in the worker), mps or
+    // mig. The whole GPU is always the sequential backend.
+    partition::BackendKind backend = partition::BackendKind::kGreen;
     std::vector<std::string> sizes;        // MIG profile names; empty: every one below the GPU
     double duration_s = 10;                // each run's steady-state window
     unsigned repetitions = 1;
@@ -37,7 +42,8 @@ std::vector<std::string> profile_sizes(const ProfileRequest& request, const mig:
 std::vector<ProfileCell> profile_cells(const ProfileRequest& request,
                                        const std::vector<std::string>& sizes);
 
-// The run cell that measures one profile cell.
+// The run cell that measures one profile cell: a duration window for a built-in job, fixed work
+// (its command's one run) for an external command.
 CellRequest profile_cell_request(const ProfileRequest& request, const ProfileCell& cell);
 
 // Hears about each profile run; the CLI prints.

@@ -23,7 +23,7 @@ ProfileSet two_jobs() {
 }
 
 std::vector<JobRequest> requests() {
-    return {{"a", "a", "train", 10, 100, {}}, {"b", "b", "train", 10, 100, {}}};
+    return {{"a", "a", "train", 10, 100, {}, {}}, {"b", "b", "train", 10, 100, {}, {}}};
 }
 
 mig::Layout layout(const std::string& text) {
@@ -50,6 +50,36 @@ TEST(Model, TwoJobsSideBySide) {
     EXPECT_NEAR(r.jobs[1].energy_j, 2000.0 * 16 / 48 + 50 * 20, 1e-9);
     EXPECT_NEAR(r.idle_energy_j, 0, 1e-9);
     EXPECT_FALSE(r.corrected);
+}
+
+TEST(Model, ACommandsWorkIsOneRunOfItWhateverTheStepsSay) {
+    ProfileSet set = two_jobs();
+    // "mine" runs 30 s on 1g (160 W) and 12 s alone on the whole GPU (400 W), measured on MPS.
+    JobProfile mine = job_profile("", 0, {{"1g.18gb", {1 / 30.0, 160}}, {"whole GPU", {1 / 12.0, 400}}});
+    mine.name = "mine";
+    mine.command = {"python3", "train.py"};
+    mine.item_unit = "runs";
+    mine.items_per_step = 1;
+    mine.backend = "mps";
+    set.jobs.push_back(mine);
+    std::vector<JobRequest> jobs = requests();
+    JobRequest r;
+    r.name = "mine";
+    r.command = mine.command;
+    r.work_steps = 100;  // a per-job step count does not apply to a command
+    jobs.push_back(r);
+    const Problem p = make_problem(jobs, set, mig::builtin_model("h200"), {});
+    EXPECT_DOUBLE_EQ(p.jobs[2].items, 1);
+    EXPECT_DOUBLE_EQ(p.jobs[2].on[0].time_s, 30);  // 1g.18gb: the first size
+    EXPECT_DOUBLE_EQ(p.jobs[2].on[p.whole()].time_s, 12);
+    bool said = false;
+    for (const std::string& note : p.notes)
+        said = said || note.find("mps: mine") != std::string::npos;
+    EXPECT_TRUE(said) << "the plan says which backend the profiles came from";
+
+    r.command = {"python3", "other.py"};
+    jobs.back() = r;
+    EXPECT_THROW(make_problem(jobs, set, mig::builtin_model("h200"), {}), Error);
 }
 
 TEST(Model, QueuedJobsStartWhenThePartitionFrees) {
@@ -108,7 +138,7 @@ TEST(Model, CorrectionsApplyOnlyWhenTwoPartitionsAreBusy) {
 TEST(Model, WeightsAreSecondsOfWholeGpuWork) {
     const ProfileSet set = two_jobs();
     const Problem p =
-        make_problem({{"a", "a", "train", {}, {}, 30.0}}, set, mig::builtin_model("h200"), {});
+        make_problem({{"a", "a", "train", {}, {}, 30.0, {}}}, set, mig::builtin_model("h200"), {});
     EXPECT_DOUBLE_EQ(p.jobs[0].items, 30 * 200);
     EXPECT_DOUBLE_EQ(p.jobs[0].on[p.whole()].time_s, 30);
 }
@@ -155,7 +185,7 @@ TEST(Model, GreenContextsRoundSmsUpToTheGranularity) {
                                                     {"3g.71gb", {120, 220}},
                                                     {"whole GPU", {200, 300}}})}),
                           mig::builtin_model("h200"));
-    const Problem p = make_problem({{"a", "a", "train", 10, 100, {}}}, set,
+    const Problem p = make_problem({{"a", "a", "train", 10, 100, {}, {}}}, set,
                                    mig::builtin_model("h200"), {}, PartitionKind::kGreen);
     std::vector<unsigned> sms;
     for (const Size& s : p.sizes)
@@ -183,11 +213,11 @@ TEST(Model, BadInputNamesTheJobOrTheConstraint) {
         }
         return std::string("no error");
     };
-    EXPECT_NE(message({{"x", "nope", "train", 10, 5, {}}}).find("job 'x'"), std::string::npos);
-    EXPECT_NE(message({{"a", "a", "train", 99, 5, {}}}).find("batch 10, not 99"),
+    EXPECT_NE(message({{"x", "nope", "train", 10, 5, {}, {}}}).find("job 'x'"), std::string::npos);
+    EXPECT_NE(message({{"a", "a", "train", 99, 5, {}, {}}}).find("batch 10, not 99"),
               std::string::npos);
     EXPECT_NE(message(requests(), {1.5}).find("impossible constraint"), std::string::npos);
-    EXPECT_NE(message({{"a", "a", "train", 10, 0, {}}}).find("work must be positive"),
+    EXPECT_NE(message({{"a", "a", "train", 10, 0, {}, {}}}).find("work must be positive"),
               std::string::npos);
     set.jobs[0].peak_memory_gib = 200;
     EXPECT_NE(message(requests()).find("job 'a' fits no partition"), std::string::npos);

@@ -143,6 +143,88 @@ TEST(Profiles, FromRunsRefusesRunsWithoutIdlePowerOrSingleJobs) {
     EXPECT_THROW(profiles_from_runs({}, h200), Error);
 }
 
+// An external command profiled on MPS: one fixed-work run per size, timed from launch to end.
+store::RunRecord command_run(int64_t id, const std::string& backend, const std::string& partition,
+                             double run_s, double power_w) {
+    store::RunRecord r = single_run(id, backend, partition, 0, power_w, 100);
+    r.mode = "work";
+    r.window_s = run_s;
+    store::JobRecord& j = r.jobs[0];
+    j.name = "mine";
+    j.workload.reset();
+    j.command = {"python3", "train.py", "--steps", "300"};
+    j.mode = "train";
+    j.batch.reset();
+    j.item_unit = "images";  // what its progress lines said: not the planner's unit
+    j.items_per_s = 5000;
+    j.finish_s = run_s;
+    j.peak_memory_bytes.reset();
+    return r;
+}
+
+TEST(Profiles, ACommandsProfileIsItsRunTimeOnEachSizeAndSaysItsBackend) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    std::vector<store::RunRecord> runs = {
+        command_run(1, "mps", "1g.18gb", 40, 200), command_run(2, "mps", "1g.18gb", 50, 220),
+        command_run(3, "mps", "1g.18gb", 45, 210), command_run(4, "sequential", "whole GPU", 10, 500),
+        single_run(5, "mps", "2g.35gb", 100, 200, 100),
+        single_run(6, "sequential", "whole GPU", 300, 400, 100)};
+    const ProfileSet set = profiles_from_runs(runs, h200);
+    ASSERT_EQ(set.jobs.size(), 2u);
+    const JobProfile& mine = set.require_command("mine", {"python3", "train.py", "--steps", "300"});
+    EXPECT_TRUE(mine.external());
+    EXPECT_EQ(mine.label(), "mine");
+    EXPECT_EQ(mine.backend, "mps");
+    EXPECT_EQ(mine.item_unit, "runs");
+    EXPECT_DOUBLE_EQ(mine.items_per_step, 1);
+    ASSERT_EQ(mine.partitions.size(), 2u);
+    EXPECT_DOUBLE_EQ(mine.partitions[0].items_per_s.value, 1 / 45.0);  // median run time
+    EXPECT_EQ(mine.partitions[0].items_per_s.reps, 3);
+    EXPECT_DOUBLE_EQ(mine.partitions[1].items_per_s.value, 1 / 10.0);
+    EXPECT_DOUBLE_EQ(mine.partitions[1].average_power_w.value, 500);
+    EXPECT_EQ(set.require("r", "resnet18", "train", 32).backend, "mps");
+    EXPECT_THROW(set.require("mine", "mine", "train", std::nullopt), Error);  // not a workload
+
+    // The file keeps the command and its backend.
+    const ProfileSet back = parse_profiles_json(write_profiles_json(set), "x.json");
+    EXPECT_EQ(write_profiles_json(back), write_profiles_json(set));
+
+    // Its argv changed since it was profiled: its work may have too.
+    try {
+        set.require_command("mine", {"python3", "train.py", "--steps", "600"});
+        FAIL() << "a changed command was planned from an old profile";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("--steps 300"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("--steps 600"), std::string::npos) << e.what();
+    }
+    try {
+        set.require_command("theirs", {"x"});
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("profiled commands: mine"), std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(Profiles, FromRunsRefusesAJobProfiledOnTwoBackendsOrWithTwoCommands) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    std::vector<store::RunRecord> runs = {single_run(1, "green", "2g.35gb", 100, 200, 90),
+                                          single_run(2, "mps", "1g.18gb", 50, 150, 90),
+                                          single_run(3, "sequential", "whole GPU", 300, 400, 90)};
+    try {
+        profiles_from_runs(runs, h200);
+        FAIL() << "a profile from green and mps runs";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("more than one backend (green, mps)"),
+                  std::string::npos)
+            << e.what();
+    }
+    std::vector<store::RunRecord> commands = {command_run(1, "mps", "1g.18gb", 40, 200),
+                                              command_run(2, "sequential", "whole GPU", 10, 500)};
+    commands[1].jobs[0].command.back() = "600";
+    EXPECT_THROW(profiles_from_runs(commands, h200), Error);
+}
+
 TEST(Profiles, JsonRoundTripsAndRejectsUnknownKeysWithTheirPath) {
     ProfileSet set = profile_set(
         {job_profile("resnet18", 32, {{"1g.18gb", {50, 150}}, {"whole GPU", {200, 400}}}, 3.5)});

@@ -55,7 +55,7 @@ Fixture three_candidates() {
     auto set = std::make_unique<ProfileSet>(profile_set(jobs));
     std::vector<JobRequest> requests;
     for (size_t i = 0; i < set->jobs.size(); ++i)
-        requests.push_back({"job" + std::to_string(i), set->jobs[i].workload, "train", {}, 100, {}});
+        requests.push_back({"job" + std::to_string(i), set->jobs[i].workload, "train", {}, 100, {}, {}});
     Problem problem = make_problem(requests, *set, mig::builtin_model("h200"), {});
     Fixture f{std::move(set), std::move(problem), {}};
     f.result = search(f.problem, {Objective::kEnergy, 1, 3});
@@ -70,7 +70,8 @@ TEST(Verify, CandidateRunNamesEveryJobOnItsBusyPartition) {
         std::vector<size_t> order = run.order;
         std::sort(order.begin(), order.end());
         EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2})) << c.name;
-        EXPECT_EQ(run.jobs[0].rfind("small", 0), 0u);
+        EXPECT_EQ(run.jobs[0].workload.rfind("small", 0), 0u);
+        EXPECT_EQ(run.jobs[0].name, f.problem.jobs[run.order[0]].request.name);
         if (c.partitioned()) {
             ASSERT_EQ(run.assign.size(), 3u);
             for (size_t k : run.assign)

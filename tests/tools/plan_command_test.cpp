@@ -137,7 +137,10 @@ TEST_F(PlanCommand, BadInputExitsTwoNamingTheJobOrConstraint) {
         {{"--jobs", "small", "--objective", "speed"}, "unknown objective"},
         {{"--jobs", "small,big", "--work", "1,2,3"}, "3 values for 2 jobs"},
         {{"--jobs", "small", "--work", "10", "--weights", "5"}, "not both"},
-        {{"--jobs", "small", "--work", "10", "--verify"}, "give --backend green"},
+        {{"--jobs", "small", "--work", "10", "--verify"}, "give --backend green or mps"},
+        {{"--work", "10"}, "give --jobs, --jobs-file or both"},
+        // Profiles of one model are never used for another.
+        {{"--jobs", "small", "--gpu-model", "a100-80gb"}, "holds profiles of h200, not a100-80gb"},
         {{"--jobs", "small", "--verify", "--backend", "green"}, "--verify runs each candidate's fixed work: give --work STEPS"},
         {{"--jobs", "small", "--work", "10", "--verify", "--backend", "green", "--gpus", "2"},
          "give --gpus 1"},
@@ -152,6 +155,10 @@ TEST_F(PlanCommand, BadInputExitsTwoNamingTheJobOrConstraint) {
     const ProcessResult none = migscope({"plan", "--jobs", "small"});  // nothing shipped there
     EXPECT_EQ(none.exit_code, 2);
     EXPECT_NE(none.err.find("--profiles"), std::string::npos) << none.err;
+    // The shipped profiles are the H200's: another model needs its own.
+    const ProcessResult other = migscope({"plan", "--jobs", "resnet18:32", "--gpu-model", "b200"});
+    EXPECT_EQ(other.exit_code, 2);
+    EXPECT_NE(other.err.find("no shipped profiles for b200"), std::string::npos) << other.err;
 }
 
 TEST_F(PlanCommand, HugeJobStaysOffSmallPartitionsAndTheNoteSaysWhy) {
@@ -255,6 +262,106 @@ TEST_F(PlanCommand, ProfileExportPlanAndVerifyWithTheStandInWorker) {
     const json q = json::parse(again.out);
     EXPECT_EQ(q["verify"]["summary"]["runs_wall_s"].get<double>(), 0.0);
     EXPECT_EQ(q["verify"]["summary"]["best_measured"], summary["best_measured"]);
+}
+
+// The user's own command beside a built-in job, on MPS (a stand-in nvidia-cuda-mps-control on the
+// PATH): profiled on two sizes and the whole GPU, exported, planned and every candidate verified,
+// queued ones too.
+TEST_F(PlanCommand, OwnCommandsAreProfiledPlannedAndVerifiedOnMps) {
+    const fs::path bin = dir_ / "bin";
+    fs::create_directories(bin);
+    std::ofstream(bin / "nvidia-cuda-mps-control")
+        << "#!/bin/sh\n"
+           "marker=\"$CUDA_MPS_PIPE_DIRECTORY/running\"\n"
+           "if [ \"$1\" = -d ]; then touch \"$marker\"; exit 0; fi\n"
+           "read cmd\n"
+           "case \"$cmd\" in quit) rm -f \"$marker\";; get_server_list) [ -f \"$marker\" ];; esac\n";
+    fs::permissions(bin / "nvidia-cuda-mps-control", fs::perms::owner_all);
+    std::map<std::string, std::string> env = fake_gpu();
+    env["PATH"] = bin.string() + ":" + std::getenv("PATH");
+    // Three steps of 32 images, reported on the progress channel, then done.
+    const json jobs = {
+        {"jobs",
+         {{{"workload", "resnet18"}, {"batch", 32}},
+          {{"name", "mine"},
+           {"item_unit", "images"},
+           {"command",
+            {"/bin/sh", "-c",
+             "for i in 1 2 3; do sleep 0.05; echo '{\"event\": \"step\", \"items\": 32}' >&3; "
+             "done"}}}}}};
+    const std::string jobs_file = (dir_ / "jobs.json").string();
+    std::ofstream(jobs_file) << jobs.dump();
+    const std::string db = (dir_ / "own.db").string();
+    const ProcessResult measure =
+        migscope({"profile", "--jobs-file", jobs_file, "--backend", "mps", "--sizes",
+                  "1g.18gb,3g.71gb", "--duration", "0.3", "--idle-probe", "0.2", "--db", db,
+                  "--run-dir", (dir_ / "runs").string()},
+                 env);
+    ASSERT_EQ(measure.exit_code, 0) << measure.err;
+    EXPECT_NE(measure.err.find("[6/6] mine on 3g.71gb, rep 1, one run of its command"),
+              std::string::npos)
+        << measure.err;
+
+    const std::string file = (dir_ / "own.json").string();
+    const ProcessResult exported = migscope({"profile", "export", "--db", db, "-o", file});
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    const json doc = json::parse(std::ifstream(file));
+    ASSERT_EQ(doc["jobs"].size(), 2u);
+    const json& mine = doc["jobs"][1].contains("name") ? doc["jobs"][1] : doc["jobs"][0];
+    EXPECT_EQ(mine["name"], "mine");
+    EXPECT_EQ(mine["command"], jobs["jobs"][1]["command"]);
+    EXPECT_EQ(mine["backend"], "mps");
+    EXPECT_EQ(mine["item_unit"], "runs");
+    ASSERT_EQ(mine["partitions"].size(), 3u);
+    for (const json& p : mine["partitions"]) {  // one run of about 0.15 s
+        const double run_s = 1 / p["items_per_s"]["value"].get<double>();
+        EXPECT_GT(run_s, 0.14) << p.dump();
+        EXPECT_LT(run_s, 2.0) << p.dump();
+    }
+
+    // Planned from the file and verified on MPS, each candidate stored.
+    const ProcessResult plan =
+        migscope({"plan", "--jobs-file", jobs_file, "--profiles", file, "--work", "20", "--backend",
+                  "mps", "--verify", "--top", "2", "--format", "json", "--db",
+                  (dir_ / "verify.db").string(), "--run-dir", (dir_ / "verify").string()},
+                 env);
+    ASSERT_EQ(plan.exit_code, 0) << plan.err;
+    const json p = json::parse(plan.out);
+    EXPECT_NE(p["notes"].dump().find("mps: resnet18, mine"), std::string::npos) << p["notes"];
+    ASSERT_EQ(p["verify"]["candidates"].size(), 2u);
+    for (const json& v : p["verify"]["candidates"]) {
+        ASSERT_FALSE(v.contains("skipped")) << v.dump(2);
+        for (const json& j : v["jobs"]) {
+            EXPECT_EQ(j["status"], "ok") << v.dump(2) << plan.err;
+            EXPECT_GT(j["measured_items_per_s"].get<double>(), 0) << v.dump(2);
+        }
+    }
+    // A partition of MPS queues its jobs as the plans do: the command after the built-in job.
+    const ProcessResult queue =
+        migscope({"run", "--backend", "mps", "--layout", "2g.35gb", "--assign", "0,0",
+                  "--jobs-file", jobs_file, "--work", "20", "--idle-probe", "0", "--format",
+                  "json", "--run-dir", (dir_ / "queue").string()},
+                 env);
+    ASSERT_EQ(queue.exit_code, 0) << queue.err;
+    const json q = json::parse(queue.out);
+    EXPECT_EQ(q["run"]["jobs"][1]["after_job"], 0) << q.dump(2);
+    EXPECT_GE(q["run"]["jobs"][1]["finish_s"].get<double>(),
+              q["run"]["jobs"][0]["finish_s"].get<double>() + 0.14)
+        << q.dump(2);
+    EXPECT_NE(queue.err.find("job mine: starts after resnet18"), std::string::npos) << queue.err;
+
+    // Green contexts cannot hold another process; a changed command is not its profile.
+    const ProcessResult green = migscope({"plan", "--jobs-file", jobs_file, "--profiles", file,
+                                          "--work", "20", "--backend", "green", "--verify"},
+                                         env);
+    EXPECT_EQ(green.exit_code, 2);
+    EXPECT_NE(green.err.find("job 'mine' is a command"), std::string::npos) << green.err;
+    json changed = jobs;
+    changed["jobs"][1]["command"][2] = "true";
+    std::ofstream(jobs_file) << changed.dump();
+    const ProcessResult stale = migscope({"plan", "--jobs-file", jobs_file, "--profiles", file});
+    EXPECT_EQ(stale.exit_code, 2);
+    EXPECT_NE(stale.err.find("profile it again"), std::string::npos) << stale.err;
 }
 
 }  // namespace

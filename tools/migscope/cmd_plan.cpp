@@ -32,11 +32,12 @@ namespace {
 
 struct PlanOptions {
     std::string jobs;
+    std::string jobs_file;
     std::string work;     // steps: one for every job or one per job
     std::string weights;  // seconds of whole-GPU work: one or one per job
     std::string objective = "energy";
     std::string gpu_model = "h200";
-    std::string backend = "mig";  // what the partitions are: mig instances or green contexts
+    std::string backend = "mig";  // what the partitions are: mig instances, green contexts or mps
     size_t gpus = 1;
     std::string profiles;  // JSON file or results store; default data/profiles-MODEL.json
     double min_speed = 0;
@@ -118,11 +119,28 @@ std::vector<double> per_job(const std::string& option, const std::string& text, 
     return out;
 }
 
+std::vector<partition::JobSpec> job_specs(const PlanOptions& o) {
+    if (o.jobs.empty() && o.jobs_file.empty())
+        throw input_error("give --jobs, --jobs-file or both");
+    std::vector<partition::JobSpec> specs;
+    if (!o.jobs.empty())
+        specs = partition::parse_job_list(o.jobs);
+    if (!o.jobs_file.empty()) {
+        for (partition::JobSpec& j : partition::read_jobs_file(o.jobs_file))
+            specs.push_back(std::move(j));
+        partition::make_names_unique(specs);
+    }
+    return specs;
+}
+
+// Built-in jobs' work from --work or --weights; an external command's work is one run of it, so
+// a per-job --work list gives it 1 and a per-job --weights list cannot name it.
 std::vector<plan::JobRequest> job_requests(const PlanOptions& o) {
     if (!o.work.empty() && !o.weights.empty())
         throw input_error("give --work or --weights, not both");
     std::vector<plan::JobRequest> out;
-    const std::vector<partition::JobSpec> specs = partition::parse_job_list(o.jobs);
+    const std::vector<partition::JobSpec> specs = job_specs(o);
+    const bool work_list = o.work.find(',') != std::string::npos;
     const std::vector<double> work =
         o.work.empty() ? std::vector<double>{} : per_job("--work", o.work, specs.size());
     const std::vector<double> weights = o.weights.empty()
@@ -134,7 +152,16 @@ std::vector<plan::JobRequest> job_requests(const PlanOptions& o) {
         r.workload = specs[i].workload;
         r.mode = specs[i].mode;
         r.batch = specs[i].batch;
-        if (!work.empty()) {
+        r.command = specs[i].command;
+        if (specs[i].external()) {
+            if (work_list && work[i] != 1)
+                throw input_error("--work: job '" + r.name +
+                                  "' is a command: its work is one run of it (give 1)");
+            if (o.weights.find(',') != std::string::npos)
+                throw input_error("--weights: job '" + r.name +
+                                  "' is a command: its work is one run of it; give --work, with "
+                                  "1 for it in a per-job list");
+        } else if (!work.empty()) {
             if (work[i] != std::floor(work[i]) || work[i] <= 0)
                 throw input_error("--work: steps must be positive whole numbers");
             r.work_steps = static_cast<int64_t>(work[i]);
@@ -146,7 +173,7 @@ std::vector<plan::JobRequest> job_requests(const PlanOptions& o) {
     return out;
 }
 
-// Runs the top candidates on this machine's GPU (green SM partitions, fixed work).
+// Runs the top candidates on this machine's GPU (SM partitions of --backend, fixed work).
 plan::Verification verify(const plan::Problem& p, const plan::SearchResult& r, const PlanOptions& o,
                           plan::Objective objective) {
     const runner::Machine machine = runner::open_machine(o.gpu);
@@ -165,7 +192,8 @@ plan::Verification verify(const plan::Problem& p, const plan::SearchResult& r, c
     hooks.interrupt = install_interrupt_handler();
     const bool one_work = !o.work.empty() && o.work.find(',') == std::string::npos;
     runner::CellCandidateRunner runner(
-        machine, m, one_work ? static_cast<int64_t>(per_job("--work", o.work, 1).front()) : 0,
+        machine, m, partition::parse_backend(o.backend),
+        one_work ? static_cast<int64_t>(per_job("--work", o.work, 1).front()) : 0,
         db ? &*db : nullptr, o.run_dir.empty() ? "migscope-runs/plan-verify" : o.run_dir, hooks);
     return plan::verify(p, r, objective, runner);
 }
@@ -175,6 +203,7 @@ int plan_command(const PlanOptions& o) {
     const plan::Objective objective = plan::parse_objective(o.objective);
     const std::vector<plan::JobRequest> requests = job_requests(o);
     std::string origin;
+    // mps partitions get their profiles' SMs (a share of the GPU), as MIG instances do.
     const plan::PartitionKind kind =
         o.backend == "green" ? plan::PartitionKind::kGreen : plan::PartitionKind::kMig;
     // Verification measures fixed work: without it, it once ran nothing and exited 0.
@@ -182,10 +211,16 @@ int plan_command(const PlanOptions& o) {
         throw input_error("--verify runs each candidate's fixed work: give --work STEPS");
     if (o.verify && o.gpus != 1)
         throw input_error("--verify runs plans of one GPU: give --gpus 1");
-    if (o.verify && kind != plan::PartitionKind::kGreen)
+    if (o.verify && o.backend == "mig")
         throw input_error(
-            "--verify runs the candidates on green SM partitions: give --backend green so that "
+            "--verify runs the candidates on SM partitions: give --backend green or mps so that "
             "the predictions are for what runs");
+    for (const plan::JobRequest& r : requests) {
+        if (o.verify && !r.command.empty() && o.backend != "mps")
+            throw input_error("--verify: job '" + r.name +
+                              "' is a command, which green contexts cannot hold (they live in "
+                              "migscope's worker): give --backend mps");
+    }
     plan::ProfileSet set = load_profiles(o.profiles, model, origin);
     if (kind == plan::PartitionKind::kGreen)
         set = plan::on_green_contexts(std::move(set), model);
@@ -223,7 +258,8 @@ int plan_command(const PlanOptions& o) {
     }
     report::print_plan(plan, out);
     if (o.verify) {
-        out << "\nVerification (migscope run, green SM partitions, --work " << o.work << "):\n";
+        out << "\nVerification (migscope run, " << o.backend << " SM partitions, --work " << o.work
+            << "):\n";
         report::print_verification(problem, verify(problem, result, o, objective), out);
     }
     return kExitOk;
@@ -239,9 +275,13 @@ void add_plan_command(CLI::App& app, Action& action) {
         "profiles (offline: the shipped data/profiles-MODEL.json, or --profiles FILE|DB).\n"
         "Example: migscope plan --jobs resnet18:32,bert-base:train:4,resnet50:32 --objective "
         "energy --work 2000");
-    cmd->add_option("--jobs", o->jobs, "Comma list of WORKLOAD[:MODE][:BATCH]")->required();
+    cmd->add_option("--jobs", o->jobs, "Comma list of WORKLOAD[:MODE][:BATCH]");
+    cmd->add_option("--jobs-file", o->jobs_file,
+                    "JSON jobs file (as `migscope run --jobs-file`): built-in jobs and your own "
+                    "commands, planned from the profiles `migscope profile --jobs-file` measured");
     cmd->add_option("--work", o->work,
-                    "Training steps per job: one number for every job, or one per job");
+                    "Training steps per built-in job: one number for every job, or one per job "
+                    "(1 for a command: its work is one run of it)");
     cmd->add_option("--weights", o->weights,
                     "Instead of --work: each job's work as seconds of its run alone on the whole "
                     "GPU, one for every job or one per job (default 60 each)");
@@ -252,8 +292,9 @@ void add_plan_command(CLI::App& app, Action& action) {
     cmd->add_option("--gpus", o->gpus, "GPUs of that model to plan on")->capture_default_str();
     cmd->add_option("--backend", o->backend,
                     "mig: partitions are MIG instances with their profiles' SMs; green: SM "
-                    "partitions (green contexts), which round SMs up (H200: to multiples of 8)")
-        ->check(CLI::IsMember({"mig", "green"}))
+                    "partitions (green contexts), which round SMs up (H200: to multiples of 8); "
+                    "mps: SM shares through MPS (any job, your commands too)")
+        ->check(CLI::IsMember({"mig", "green", "mps"}))
         ->capture_default_str();
     cmd->add_option("--profiles", o->profiles,
                     "Profile file (JSON) or results store (SQLite) (default: the shipped "
@@ -272,8 +313,8 @@ void add_plan_command(CLI::App& app, Action& action) {
         ->capture_default_str();
     cmd->add_option("-o,--output", o->output, "Write here instead of stdout");
     cmd->add_flag("--verify", o->verify,
-                  "Run the top candidates as `migscope run` would (--backend green, --work; queued "
-                  "jobs through --assign) and print predicted against measured, and how far the "
+                  "Run the top candidates as `migscope run` would (--backend green or mps, --work; "
+                  "queued jobs through --assign) and print predicted against measured, and how far the "
                   "recommendation is from the best measured; with --db, candidates already "
                   "measured there are not run again");
     cmd->add_option("--gpu", o->gpu, "--verify: GPU index (NVML)")->capture_default_str();

@@ -1,6 +1,8 @@
 // `migscope profile`: measures each job alone on each partition size (runner/profile_runs.h),
 // stored in a results store; `migscope profile export` writes the planner's profile file from
 // such a store.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -22,6 +24,8 @@ namespace {
 
 struct ProfileOptions {
     std::string jobs;
+    std::string jobs_file;
+    std::string backend = "green";
     std::string sizes;  // empty: every profile of this GPU's model below the full GPU
     double duration_s = 10;
     unsigned reps = 1;
@@ -39,6 +43,8 @@ struct ExportOptions {
 };
 
 std::string job_text(const partition::JobSpec& j) {
+    if (j.external())
+        return j.name;
     return j.workload + ":" + j.mode + (j.batch ? ":" + std::to_string(*j.batch) : "");
 }
 
@@ -47,8 +53,10 @@ class Printer : public runner::ProfileObserver {
     Printer(const runner::ProfileRequest& r) : r_(r) {}
     void cell_started(size_t i, size_t count, const runner::ProfileCell& c) override {
         std::cerr << "migscope profile: [" << i + 1 << "/" << count << "] "
-                  << job_text(r_.jobs[c.job]) << " on " << c.where() << ", rep " << c.repetition
-                  << ", " << r_.duration_s << " s\n";
+                  << job_text(r_.jobs[c.job]) << " on " << c.where() << ", rep " << c.repetition << ", "
+                  << (r_.jobs[c.job].external() ? std::string("one run of its command")
+                                                : fmt::format("{:g} s", r_.duration_s))
+                  << '\n';
     }
     void cell_finished(size_t, const runner::ProfileCell& c,
                        const runner::CellOutcome& out) override {
@@ -67,7 +75,14 @@ class Printer : public runner::ProfileObserver {
 
 int profile_command(const ProfileOptions& o) {
     runner::ProfileRequest r;
-    r.jobs = partition::parse_job_list(o.jobs);
+    if (!o.jobs.empty())
+        r.jobs = partition::parse_job_list(o.jobs);
+    if (!o.jobs_file.empty()) {  // built-in jobs from both, names unique across them
+        for (partition::JobSpec& j : partition::read_jobs_file(o.jobs_file))
+            r.jobs.push_back(std::move(j));
+        partition::make_names_unique(r.jobs);
+    }
+    r.backend = partition::parse_backend(o.backend);
     for (const std::string& s : text::split(o.sizes, ','))
         if (!text::trim(s).empty())
             r.sizes.push_back(text::trim(s));
@@ -135,11 +150,20 @@ void add_profile_command(CLI::App& app, Action& action) {
     auto o = std::make_shared<ProfileOptions>();
     CLI::App* cmd = app.add_subcommand(
         "profile",
-        "Measure each job alone on each partition size for the planner (short steady-state runs, "
-        "as `migscope run` makes them: green backend per size, sequential on the whole GPU), "
-        "stored in "
-        "--db; `profile export` writes the planner's profile file from the store.");
+        "Measure each job alone on each partition size for the planner, stored in --db: built-in "
+        "jobs over a short steady-state window, your own commands (--jobs-file) once to their "
+        "end; sizes on --backend, the whole GPU sequential. `profile export` writes the "
+        "planner's profile file from the store.");
     cmd->add_option("--jobs", o->jobs, "Comma list of WORKLOAD[:MODE][:BATCH]");
+    cmd->add_option("--jobs-file", o->jobs_file,
+                    "JSON jobs file (as `migscope run --jobs-file`): built-in workloads and your "
+                    "own commands, each run once to its end per size (give --backend mps)");
+    cmd->add_option("--backend", o->backend,
+                    "What the partition sizes are: green (SM partitions in migscope's worker; "
+                    "built-in jobs only), mps (SM partitions through MPS; any job) or mig "
+                    "(MIG instances, made with --apply)")
+        ->check(CLI::IsMember({"green", "mps", "mig"}))
+        ->capture_default_str();
     cmd->add_option("--sizes", o->sizes,
                     "Comma list of MIG profiles to measure on (default: every profile of this "
                     "GPU's model below the full GPU)");
@@ -154,6 +178,8 @@ void add_profile_command(CLI::App& app, Action& action) {
     cmd->add_option("--label", o->label, "Label kept with every run")->capture_default_str();
     cmd->add_option("--run-dir", o->run_dir,
                     "Where each run's files go (default migscope-runs/profile-DATE)");
+    cmd->add_flag("--apply", o->measurement.apply,
+                  "mig: create each size's instance and destroy it afterwards");
     cmd->add_option("--worker", o->measurement.worker,
                     "migscope-worker binary (default: found beside migscope)");
     cmd->add_flag_callback(
@@ -177,8 +203,9 @@ void add_profile_command(CLI::App& app, Action& action) {
     cmd->callback([o, cmd, exp, &action] {
         if (cmd->got_subcommand(exp))
             return;
-        if (o->jobs.empty() || o->db.empty())
-            throw input_error("profile: give --jobs and --db (or `profile export --db FILE`)");
+        if ((o->jobs.empty() && o->jobs_file.empty()) || o->db.empty())
+            throw input_error(
+                "profile: give --jobs or --jobs-file, and --db (or `profile export --db FILE`)");
         action = [o] { return profile_command(*o); };
     });
 }
