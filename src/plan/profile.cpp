@@ -446,8 +446,10 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
             drivers.insert(*r.provenance.driver_version);
         builds.insert(r.provenance.migscope_version + " (" + r.provenance.migscope_commit + ")");
         ids.insert(r.id);
-        for (const store::JobRecord& j : r.jobs)
-            step_modes.insert(store::step_mode_of(j));
+        for (const store::JobRecord& j : r.jobs) {
+            if (j.workload)  // a command has no step mode of migscope's
+                step_modes.insert(store::step_mode_of(j));
+        }
         first = first.empty() ? r.started_at : std::min(first, r.started_at);
         last = std::max(last, r.started_at);
         if (!usable_single_job(r))

@@ -27,7 +27,8 @@ CandidateRun candidate_run(const Problem& problem, const GpuPlan& plan);
 struct MeasuredJob {
     std::string status;  // "ok" or why not
     std::string message;
-    std::optional<double> items_per_s;
+    std::optional<double> items_per_s;  // built-in jobs (a command's own units are not the plan's)
+    std::optional<double> finish_s;     // when it ended, from the run's common start
 };
 
 struct MeasuredRun {

@@ -148,7 +148,9 @@ void print_plan(const PlanReport& report, std::ostream& out) {
         jobs.add_row({p.jobs[j].request.name, std::to_string(jp.gpu),
                       jp.partition_label + (jp.interpolated ? " (interpolated)" : ""),
                       fmt::format("{:.1f}", jp.start_s), fmt::format("{:.1f}", jp.end_s),
-                      fmt::format("{:.0f} {}", jp.items_per_s, p.jobs[j].profile->item_unit),
+                      p.jobs[j].profile->external()  // a command: runs/s, a small number
+                          ? fmt::format("{:.3g} runs", jp.items_per_s)
+                          : fmt::format("{:.0f} {}", jp.items_per_s, p.jobs[j].profile->item_unit),
                       fmt::format("{:.2f}", jp.speed_fraction), kj(jp.energy_j)});
     }
     jobs.print(out);
@@ -262,6 +264,8 @@ json verification_json(const plan::Problem& p, const plan::Verification& v) {
             entry["jobs"].push_back({{"job", p.jobs[j].request.name},
                                      {"predicted_items_per_s", c.predicted.jobs[j].items_per_s},
                                      {"measured_items_per_s", maybe(m.jobs[k].items_per_s)},
+                                     {"predicted_end_s", c.predicted.jobs[j].end_s},
+                                     {"measured_finish_s", maybe(m.jobs[k].finish_s)},
                                      {"status", m.jobs[k].status},
                                      {"message", m.jobs[k].message}});
         }
@@ -296,11 +300,21 @@ void print_verification(const plan::Problem& p, const plan::Verification& v, std
             out << "energy not measured\n";
         for (size_t k = 0; k < c.order.size() && k < m.jobs.size(); ++k) {
             const plan::MeasuredJob& mj = m.jobs[k];
-            out << fmt::format(
-                "    {}: {:.0f} items/s predicted, {} measured{}\n",
-                p.jobs[c.order[k]].request.name, c.predicted.jobs[c.order[k]].items_per_s,
-                mj.items_per_s ? fmt::format("{:.0f}", *mj.items_per_s) : std::string("-"),
-                mj.status == "ok" ? "" : " (" + mj.status + ")");
+            const plan::JobModel& job = p.jobs[c.order[k]];
+            const plan::JobPrediction& predicted = c.predicted.jobs[c.order[k]];
+            // A command's speed is its run: its end says it; a built-in job's items/s too.
+            const std::string speed =
+                job.profile->external()
+                    ? std::string()
+                    : fmt::format("; {:.0f} {}/s predicted, {} measured", predicted.items_per_s,
+                                  job.profile->item_unit,
+                                  mj.items_per_s ? fmt::format("{:.0f}", *mj.items_per_s)
+                                                 : std::string("-"));
+            out << fmt::format("    {}: ends at {:.1f} s predicted, {} measured{}{}\n",
+                               job.request.name, predicted.end_s,
+                               mj.finish_s ? fmt::format("{:.1f} s", *mj.finish_s)
+                                           : std::string("-"),
+                               speed, mj.status == "ok" ? "" : " (" + mj.status + ")");
         }
     }
     if (v.recommended_gap) {

@@ -11,20 +11,13 @@ namespace {
 
 using text::join;
 
-// In the planner's units: a command's work is one run, so its speed is runs per second.
-std::optional<double> speed(bool external, const std::optional<double>& items_per_s,
-                            const std::optional<double>& finish_s) {
-    if (!external)
-        return items_per_s;
-    return finish_s && *finish_s > 0 ? std::optional<double>(1 / *finish_s) : std::nullopt;
-}
-
 plan::MeasuredRun measured(const store::RunRecord& r) {
     plan::MeasuredRun m;
     m.makespan_s = r.window_s;
     m.energy_j = r.counter_energy_j;
     for (const store::JobRecord& j : r.jobs)
-        m.jobs.push_back({j.status, j.message, speed(!j.workload, j.items_per_s, j.finish_s)});
+        m.jobs.push_back({j.status, j.message,
+                          j.workload ? j.items_per_s : std::optional<double>(), j.finish_s});
     m.stored_run_id = r.id;
     return m;
 }
@@ -35,7 +28,8 @@ plan::MeasuredRun measured(const RunResult& r) {
     m.energy_j = r.energy.counter_energy_j;
     for (const JobResult& j : r.jobs)
         m.jobs.push_back({to_string(j.status), j.message,
-                          speed(j.spec.external(), j.items_per_s, j.finish_s)});
+                          j.spec.external() ? std::optional<double>() : j.items_per_s,
+                          j.finish_s});
     return m;
 }
 

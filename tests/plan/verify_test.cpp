@@ -38,7 +38,7 @@ MeasuredRun measured(double makespan_s, std::optional<double> energy_j, size_t j
     m.makespan_s = makespan_s;
     m.energy_j = energy_j;
     m.wall_s = 2;
-    m.jobs.assign(jobs, MeasuredJob{status, "", 100.0});
+    m.jobs.assign(jobs, MeasuredJob{status, "", 100.0, 5.0});
     return m;
 }
 
