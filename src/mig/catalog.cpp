@@ -41,7 +41,8 @@ GpuModel seven_slice_model(std::string key, std::string description, OptU sm_cou
         {0, 7, 8, 1, {0}, false},
     }};
     GpuModel model{std::move(key), std::move(description), 8, 7, sm_count, {}, "built-in table",
-                   std::nullopt};  // green granularity: with_green
+                   std::nullopt,  // green granularity: with_green
+                   {}};
     for (size_t i = 0; i < shapes.size(); ++i) {
         const Shape& s = shapes[i];
         model.profiles.push_back(Profile{c.names[i], s.id, s.compute, s.memory, c.sms[i],
@@ -51,7 +52,7 @@ GpuModel seven_slice_model(std::string key, std::string description, OptU sm_cou
 }
 
 GpuModel a30() {
-    GpuModel model{"a30", "NVIDIA A30 24GB", 4, 4, 56u, {}, "built-in table", std::nullopt};
+    GpuModel model{"a30", "NVIDIA A30 24GB", 4, 4, 56u, {}, "built-in table", std::nullopt, {}};
     model.profiles = {
         {"1g.6gb", 14u, 1, 1, 14u, 5.81, 4, {0, 1, 2, 3}, false},
         {"1g.6gb+me", 21u, 1, 1, 14u, 5.81, 1, {0, 1, 2, 3}, true},

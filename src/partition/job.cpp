@@ -206,6 +206,20 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
     return jobs;
 }
 
+std::vector<JobSpec> jobs_from_options(std::string_view list, const std::string& file) {
+    if (list.empty() && file.empty())
+        throw input_error("give --jobs, --jobs-file or both");
+    std::vector<JobSpec> jobs;
+    if (!list.empty())
+        jobs = parse_job_list(list);
+    if (!file.empty()) {
+        for (JobSpec& j : read_jobs_file(file))
+            jobs.push_back(std::move(j));
+        make_names_unique(jobs);
+    }
+    return jobs;
+}
+
 std::vector<JobSpec> read_jobs_file(const std::string& path) {
     std::ifstream in(path);
     if (!in)

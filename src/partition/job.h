@@ -42,6 +42,10 @@ std::vector<JobSpec> parse_job_list(std::string_view text);
 // "data": "...", "lora_rank": 8, "checkpoint": "...", "name": "..."}, {"command": ["python3", "train.py"], "name":
 // "mine"}]}. Unknown keys are rejected with their path ("jobs[1].bach").
 std::vector<JobSpec> read_jobs_file(const std::string& path);
+
+// The jobs of --jobs LIST and --jobs-file FILE together (the list's first), names made unique
+// across both; either may be empty, not both (an input error naming the two options).
+std::vector<JobSpec> jobs_from_options(std::string_view list, const std::string& file);
 std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& origin);
 
 }  // namespace migscope::partition

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "core/error.h"
 
 namespace migscope::partition {
@@ -116,6 +118,19 @@ TEST(JobsJson, ReadsBuiltInAndExternalJobs) {
     EXPECT_TRUE(jobs[1].external());
     EXPECT_EQ(jobs[1].command.size(), 3u);
     EXPECT_EQ(jobs[1].name, "mine");
+}
+
+TEST(JobsJson, ListAndFileTogetherKeepTheListFirstWithUniqueNames) {
+    const std::string file = ::testing::TempDir() + "/jobs-from-options.json";
+    std::ofstream(file) << R"({"jobs": [{"workload": "resnet18"}, {"command": ["x"], "name": "x"}]})";
+    const auto jobs = jobs_from_options("resnet18,bert-base", file);
+    ASSERT_EQ(jobs.size(), 4u);
+    EXPECT_EQ(jobs[0].name, "resnet18");
+    EXPECT_EQ(jobs[2].name, "resnet18#2");  // the file's, renamed
+    EXPECT_TRUE(jobs[3].external());
+    EXPECT_EQ(jobs_from_options("", file).size(), 2u);
+    EXPECT_EQ(jobs_from_options("mlp", "").size(), 1u);
+    EXPECT_THROW(jobs_from_options("", ""), Error);
 }
 
 TEST(JobsJson, RejectsUnknownKeysWithTheirPath) {

@@ -119,27 +119,13 @@ std::vector<double> per_job(const std::string& option, const std::string& text, 
     return out;
 }
 
-std::vector<partition::JobSpec> job_specs(const PlanOptions& o) {
-    if (o.jobs.empty() && o.jobs_file.empty())
-        throw input_error("give --jobs, --jobs-file or both");
-    std::vector<partition::JobSpec> specs;
-    if (!o.jobs.empty())
-        specs = partition::parse_job_list(o.jobs);
-    if (!o.jobs_file.empty()) {
-        for (partition::JobSpec& j : partition::read_jobs_file(o.jobs_file))
-            specs.push_back(std::move(j));
-        partition::make_names_unique(specs);
-    }
-    return specs;
-}
-
 // Built-in jobs' work from --work or --weights; an external command's work is one run of it, so
 // a per-job --work list gives it 1 and a per-job --weights list cannot name it.
 std::vector<plan::JobRequest> job_requests(const PlanOptions& o) {
     if (!o.work.empty() && !o.weights.empty())
         throw input_error("give --work or --weights, not both");
     std::vector<plan::JobRequest> out;
-    const std::vector<partition::JobSpec> specs = job_specs(o);
+    const std::vector<partition::JobSpec> specs = partition::jobs_from_options(o.jobs, o.jobs_file);
     const bool work_list = o.work.find(',') != std::string::npos;
     const std::vector<double> work =
         o.work.empty() ? std::vector<double>{} : per_job("--work", o.work, specs.size());

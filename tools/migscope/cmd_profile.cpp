@@ -75,13 +75,7 @@ class Printer : public runner::ProfileObserver {
 
 int profile_command(const ProfileOptions& o) {
     runner::ProfileRequest r;
-    if (!o.jobs.empty())
-        r.jobs = partition::parse_job_list(o.jobs);
-    if (!o.jobs_file.empty()) {  // built-in jobs from both, names unique across them
-        for (partition::JobSpec& j : partition::read_jobs_file(o.jobs_file))
-            r.jobs.push_back(std::move(j));
-        partition::make_names_unique(r.jobs);
-    }
+    r.jobs = partition::jobs_from_options(o.jobs, o.jobs_file);
     r.backend = partition::parse_backend(o.backend);
     for (const std::string& s : text::split(o.sizes, ','))
         if (!text::trim(s).empty())
