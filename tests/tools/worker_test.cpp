@@ -312,9 +312,11 @@ TEST(Worker, GroupRunsJobsSideBySideWithTaggedEvents) {
     const std::string spec = write_spec("group.json", R"({"device": "cpu", "jobs": [
         {"workload": "gpt2-tiny", "batch": 2, "warmup_steps": 1, "steps": 3},
         {"workload": "resnet-tiny", "batch": 2, "warmup_steps": 0, "until_stopped": true}]})");
+    // "stop" ends every job still stepping (as Ctrl-C does): it comes late enough for job 0's
+    // four steps even on a loaded machine (after 1 s it once cut them short under a parallel build).
     ProcessResult r = run_process(
         {MIGSCOPE_WORKER, "group", "--spec", spec},
-        ProcessInput{"stop\n", std::chrono::milliseconds(1000), ProcessInput::Then::kKeepOpen});
+        ProcessInput{"stop\n", std::chrono::milliseconds(4000), ProcessInput::Then::kKeepOpen});
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     const auto events = events_of(r.out);
     for (const auto& e : events) {
