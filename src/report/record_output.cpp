@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "core/text.h"
 #include "report/json_value.h"
 #include "report/run_text.h"
 #include "report/table.h"
@@ -37,13 +38,6 @@ std::string cell(int64_t v) {
     return std::to_string(v);
 }
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-    std::string text;
-    for (const std::string& item : items)
-        text += (text.empty() ? "" : separator) + item;
-    return text;
-}
-
 json to_json(const store::FieldValue& value) {
     return std::visit(
         [](const auto& v) -> json {
@@ -65,7 +59,7 @@ std::string csv_cell(const store::FieldValue& value) {
             else if constexpr (std::is_same_v<T, bool>)
                 return v ? "true" : "false";
             else if constexpr (std::is_same_v<T, std::vector<std::string>>)
-                return cell(join(v, " "));
+                return cell(text::join(v, " "));
             else
                 return cell(v);
         },
@@ -104,7 +98,7 @@ std::string run_list_cell(const store::RunRecord& r, const std::string& column) 
 }
 
 void csv_line(const std::vector<std::string>& cells, std::ostream& out) {
-    out << join(cells, ",") << '\n';
+    out << text::join(cells, ",") << '\n';
 }
 
 // A stored number in a table's unit: `factor` times the field, `decimals` places, or "-".
