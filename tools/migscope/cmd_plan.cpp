@@ -21,6 +21,7 @@
 #include "partition/job.h"
 #include "plan/search.h"
 #include "plan/verify.h"
+#include "report/deploy_output.h"
 #include "report/plan_output.h"
 #include "runner/cell.h"
 #include "runner/memory_fit.h"
@@ -45,6 +46,8 @@ struct PlanOptions {
     std::string method = "auto";
     std::string format = "table";
     std::string output;
+    std::string image;                   // --format k8s: the Jobs' container image
+    std::string job_namespace = "default";  // --format k8s: the Jobs' namespace
     bool verify = false;
     unsigned gpu = 0;  // --verify: GPU index
     std::string db;    // --verify: store the runs here
@@ -225,6 +228,25 @@ int plan_command(const PlanOptions& o) {
 
     Output output(o.output);
     std::ostream& out = output.stream();
+    if (o.format == "k8s" || o.format == "slurm") {
+        // The recommendation, as the cluster runs it: MIG instances only.
+        if (o.backend != "mig")
+            throw input_error("--format " + o.format +
+                              " deploys MIG instances (the GPU Operator's and Slurm's MIG "
+                              "support): plan with --backend mig, not " + o.backend);
+        if (o.verify)
+            throw input_error("--format " + o.format +
+                              " writes deployment files; run --verify separately");
+        if (o.format == "k8s") {
+            report::KubernetesOptions ko;
+            ko.image = o.image;
+            ko.job_namespace = o.job_namespace;
+            out << report::plan_kubernetes(problem, result.top.front(), ko);
+        } else {
+            out << report::plan_slurm(problem, result.top.front());
+        }
+        return kExitOk;
+    }
     if (o.format == "yaml") {
         std::vector<mig::MigPartedConfig> configs;
         for (size_t i = 0; i < result.top.size(); ++i)
@@ -294,10 +316,19 @@ void add_plan_command(CLI::App& app, Action& action) {
         ->check(CLI::IsMember({"auto", "exhaustive", "heuristic"}))
         ->capture_default_str();
     cmd->add_option("--format", o->format,
-                    "table, json, or yaml (the top layouts as a mig-parted config)")
-        ->check(CLI::IsMember({"table", "json", "yaml"}))
+                    "table, json, yaml (the top layouts as a mig-parted config), k8s (the "
+                    "recommendation for NVIDIA's GPU Operator: mig-parted ConfigMap, node labels, "
+                    "a Job per job; needs --image) or slurm (gres.conf, slurm.conf lines, an "
+                    "sbatch script per job, submit.sh); k8s and slurm: --backend mig only "
+                    "(docs/deploy.md)")
+        ->check(CLI::IsMember({"table", "json", "yaml", "k8s", "slurm"}))
         ->capture_default_str();
     cmd->add_option("-o,--output", o->output, "Write here instead of stdout");
+    cmd->add_option("--image", o->image,
+                    "--format k8s: the container image of every Job (no default: there is no "
+                    "image that holds your jobs; built-in jobs need migscope in it)");
+    cmd->add_option("--namespace", o->job_namespace, "--format k8s: the Jobs' namespace")
+        ->capture_default_str();
     cmd->add_flag("--verify", o->verify,
                   "Run the top candidates as `migscope run` would (--backend green or mps, --work; "
                   "queued jobs through --assign) and print predicted against measured, and how far the "

@@ -1,0 +1,378 @@
+// A plan as Kubernetes (GPU Operator) and Slurm deployment files; YAML through yaml-cpp's emitter.
+#include "report/deploy_output.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/text.h"
+#include "mig/mig_parted.h"
+
+namespace migscope::report {
+namespace {
+
+constexpr size_t kMaxLabel = 63;
+
+bool alnum(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0;
+}
+
+// FNV-1a, as 8 hex digits: short, stable names for over-long ones.
+std::string short_hash(std::string_view text) {
+    uint32_t h = 2166136261u;
+    for (const char c : text) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 16777619u;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out(8, '0');
+    for (int i = 7; i >= 0; --i, h >>= 4)
+        out[static_cast<size_t>(i)] = kHex[h & 0xf];
+    return out;
+}
+
+// Keeps at most `limit` characters and trims what is not alphanumeric at the end.
+std::string cut(std::string text, size_t limit) {
+    if (text.size() > limit)
+        text.resize(limit);
+    while (!text.empty() && !alnum(text.back()))
+        text.pop_back();
+    return text;
+}
+
+// The profiles of a layout with their counts, largest (first placed) first.
+std::vector<std::pair<std::string, unsigned>> profile_counts(const mig::Layout& layout) {
+    std::vector<std::pair<std::string, unsigned>> out;
+    for (const mig::Instance& i : layout.instances) {
+        auto it = std::find_if(out.begin(), out.end(),
+                               [&](const auto& p) { return p.first == i.profile; });
+        if (it == out.end())
+            out.emplace_back(i.profile, 1);
+        else
+            ++it->second;
+    }
+    return out;
+}
+
+std::string format_count(double value) {
+    std::ostringstream s;
+    s << static_cast<int64_t>(value);
+    return s.str();
+}
+
+// One argument as the shell reads it back unchanged: in single quotes unless plainly safe.
+std::string shell_quote(const std::string& arg) {
+    const bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+        return alnum(c) || std::string_view("@%+=:,./-_").find(c) != std::string_view::npos;
+    });
+    if (plain)
+        return arg;
+    std::string out = "'";
+    for (const char c : arg)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// A comment's text: control characters (none pass check_job_name, but this is output) as '?'.
+std::string comment_text(std::string_view text) {
+    std::string out(text);
+    for (char& c : out) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            c = '?';
+    }
+    return out;
+}
+
+// The distinct configs of a plan, in order of their first GPU, with the GPUs of each.
+std::vector<std::pair<std::string, std::vector<size_t>>> configs_of(const plan::Plan& plan) {
+    std::vector<std::pair<std::string, std::vector<size_t>>> out;
+    for (size_t g = 0; g < plan.size(); ++g) {
+        const std::string name = layout_config_name(plan[g]);
+        auto it = std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.first == name; });
+        if (it == out.end())
+            out.push_back({name, {g}});
+        else
+            it->second.push_back(g);
+    }
+    return out;
+}
+
+std::string gpu_list(const std::vector<size_t>& gpus) {
+    std::vector<std::string> items;
+    for (const size_t g : gpus)
+        items.push_back(std::to_string(g));
+    return text::join(items, ", ");
+}
+
+// The mig-parted document: one config per distinct layout, for every GPU of a node.
+std::string mig_parted_document(const plan::Plan& plan) {
+    std::vector<mig::MigPartedConfig> configs;
+    for (const auto& [name, gpus] : configs_of(plan)) {
+        mig::MigPartedEntry entry;  // devices: all
+        const plan::GpuPlan& gpu = plan[gpus.front()];
+        entry.mig_enabled = gpu.layout.has_value();
+        if (gpu.layout) {
+            for (const auto& [profile, count] : profile_counts(*gpu.layout))
+                entry.mig_devices[profile] = count;
+        }
+        configs.push_back({name, {entry}});
+    }
+    return mig::write_mig_parted(configs);
+}
+
+// What a job's node offers it: "nvidia.com/mig-3g.71gb" (mixed strategy) or "nvidia.com/gpu".
+std::string k8s_resource(const DeployJob& job) {
+    return job.profile.empty() ? "nvidia.com/gpu" : "nvidia.com/mig-" + job.profile;
+}
+
+std::string slurm_gres(const DeployJob& job) {
+    return job.profile.empty() ? "gpu:1" : "gpu:" + job.profile + ":1";
+}
+
+void emit_job(YAML::Emitter& out, const DeployJob& job, const KubernetesOptions& o) {
+    out << YAML::BeginMap;
+    out << YAML::Key << "apiVersion" << YAML::Value << "batch/v1";
+    out << YAML::Key << "kind" << YAML::Value << "Job";
+    out << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "name" << YAML::Value << job.name;
+    out << YAML::Key << "namespace" << YAML::Value << o.job_namespace;
+    out << YAML::Key << "labels" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "app.kubernetes.io/managed-by" << YAML::Value << "migscope";
+    out << YAML::Key << "nvidia.com/mig.config" << YAML::Value << job.config;
+    out << YAML::EndMap;
+    out << YAML::Key << "annotations" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "migscope/job-name" << YAML::Value << YAML::DoubleQuoted
+        << job.original_name;
+    out << YAML::Key << "migscope/gpu" << YAML::Value << YAML::DoubleQuoted
+        << std::to_string(job.gpu);
+    out << YAML::Key << "migscope/partition" << YAML::Value << YAML::DoubleQuoted
+        << std::to_string(job.partition);
+    out << YAML::Key << "migscope/profile" << YAML::Value << YAML::DoubleQuoted
+        << (job.profile.empty() ? std::string("whole GPU") : job.profile);
+    out << YAML::Key << "migscope/queue-position" << YAML::Value << YAML::DoubleQuoted
+        << std::to_string(job.position) + "/" + std::to_string(job.queue_length);
+    if (!job.after.empty())
+        out << YAML::Key << "migscope/after" << YAML::Value << job.after;
+    out << YAML::EndMap << YAML::EndMap;
+
+    out << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+    // A later job of a queue waits, suspended, until the one before it has finished.
+    if (!job.after.empty())
+        out << YAML::Key << "suspend" << YAML::Value << true;
+    out << YAML::Key << "backoffLimit" << YAML::Value << 0;
+    out << YAML::Key << "template" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "labels" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "app.kubernetes.io/managed-by" << YAML::Value << "migscope";
+    out << YAML::EndMap << YAML::EndMap;
+    out << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "restartPolicy" << YAML::Value << "Never";
+    out << YAML::Key << "nodeSelector" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "nvidia.com/mig.config" << YAML::Value << job.config;
+    out << YAML::EndMap;
+    out << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+    out << YAML::Key << "name" << YAML::Value << "job";
+    out << YAML::Key << "image" << YAML::Value << o.image;
+    out << YAML::Key << "command" << YAML::Value << YAML::BeginSeq;
+    for (const std::string& arg : job.argv)
+        out << YAML::DoubleQuoted << arg;
+    out << YAML::EndSeq;
+    out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << k8s_resource(job) << YAML::Value << 1;
+    out << YAML::EndMap << YAML::EndMap;
+    out << YAML::EndMap << YAML::EndSeq;
+    out << YAML::EndMap << YAML::EndMap << YAML::EndMap << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string dns_label(std::string_view text) {
+    std::string out = cut(text::slug(text), kMaxLabel);
+    return out.empty() ? "x" : out;
+}
+
+std::string layout_config_name(const plan::GpuPlan& gpu) {
+    if (!gpu.layout)
+        return "migscope-mig-disabled";
+    std::string name = "migscope";
+    for (const auto& [profile, count] : profile_counts(*gpu.layout))
+        name += "-" + std::to_string(count) + "x" + profile;
+    std::string safe = mig::label_safe_name(name);
+    if (name.size() > kMaxLabel || safe != name)
+        safe = cut(safe, kMaxLabel - 9) + "-" + short_hash(name);
+    return safe;
+}
+
+std::vector<DeployJob> deploy_jobs(const plan::Problem& problem, const plan::Candidate& c) {
+    std::vector<DeployJob> out;
+    for (size_t g = 0; g < c.plan.size(); ++g) {
+        const plan::GpuPlan& gpu = c.plan[g];
+        const std::string config = layout_config_name(gpu);
+        for (size_t p = 0; p < gpu.queues.size(); ++p) {
+            const std::vector<size_t>& queue = gpu.queues[p];
+            for (size_t q = 0; q < queue.size(); ++q) {
+                const plan::JobModel& m = problem.jobs.at(queue[q]);
+                const plan::JobRequest& r = m.request;
+                DeployJob d;
+                d.job = queue[q];
+                d.original_name = r.name;
+                d.gpu = g;
+                d.partition = p;
+                d.profile = gpu.layout ? gpu.layout->instances.at(p).profile : "";
+                d.config = config;
+                d.position = q + 1;
+                d.queue_length = queue.size();
+                d.after = q > 0 ? out.back().name : "";
+                // The order number keeps names unique and says where the job runs in the plan.
+                const std::string number = (out.size() + 1 < 10 ? "0" : "") +
+                                           std::to_string(out.size() + 1);
+                d.name = cut("migscope-" + number + "-" + text::slug(r.name), kMaxLabel);
+                if (!r.command.empty()) {
+                    d.argv = r.command;
+                } else {
+                    const int64_t batch = r.batch ? *r.batch : (m.profile ? m.profile->batch : 0);
+                    d.argv = {"migscope", "train", "--model", r.workload, "--mode", r.mode};
+                    if (batch > 0)
+                        d.argv.insert(d.argv.end(), {"--batch", std::to_string(batch)});
+                    if (r.work_steps) {
+                        d.argv.insert(d.argv.end(), {"--steps", std::to_string(*r.work_steps)});
+                    } else {
+                        const plan::JobPrediction& jp = c.prediction.jobs.at(queue[q]);
+                        d.argv.insert(d.argv.end(),
+                                      {"--seconds",
+                                       format_count(std::ceil(std::max(1.0, jp.end_s - jp.start_s)))});
+                    }
+                }
+                out.push_back(std::move(d));
+            }
+        }
+    }
+    return out;
+}
+
+std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate& c,
+                            const KubernetesOptions& o) {
+    if (o.image.empty())
+        throw input_error(
+            "--format k8s: give --image IMAGE, the container image every Job runs (with "
+            "migscope for built-in jobs, your program for your own commands)");
+    const std::vector<DeployJob> jobs = deploy_jobs(problem, c);
+    std::ostringstream doc;
+    doc << "# migscope plan for the NVIDIA GPU Operator (mig.strategy=mixed): " << c.name << "\n"
+        << "# 1. Point the operator's mig-manager at the ConfigMap below (ClusterPolicy\n"
+        << "#    spec.migManager.config.name=" << o.configmap << ").\n"
+        << "# 2. Label each node with its layout; mig-manager applies it on every GPU of the node:\n";
+    for (const auto& [name, gpus] : configs_of(c.plan)) {
+        doc << "#    kubectl label node NODE nvidia.com/mig.config=" << name
+            << " --overwrite   # planned GPU" << (gpus.size() > 1 ? "s " : " ") << gpu_list(gpus)
+            << "\n";
+    }
+    doc << "# 3. kubectl apply -f this file. Jobs marked suspend wait for the job before them on\n"
+        << "#    their partition (annotation migscope/after): Kubernetes does not order Jobs;\n"
+        << "#    unsuspend each when its predecessor is done (docs/deploy.md).\n";
+
+    YAML::Emitter cm;
+    cm << YAML::BeginMap;
+    cm << YAML::Key << "apiVersion" << YAML::Value << "v1";
+    cm << YAML::Key << "kind" << YAML::Value << "ConfigMap";
+    cm << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap;
+    cm << YAML::Key << "name" << YAML::Value << o.configmap;
+    cm << YAML::Key << "namespace" << YAML::Value << o.operator_namespace;
+    cm << YAML::Key << "labels" << YAML::Value << YAML::BeginMap;
+    cm << YAML::Key << "app.kubernetes.io/managed-by" << YAML::Value << "migscope";
+    cm << YAML::EndMap << YAML::EndMap;
+    cm << YAML::Key << "data" << YAML::Value << YAML::BeginMap;
+    cm << YAML::Key << "config.yaml" << YAML::Value << YAML::Literal
+       << mig_parted_document(c.plan);
+    cm << YAML::EndMap << YAML::EndMap;
+    doc << "---\n" << cm.c_str() << "\n";
+
+    for (const DeployJob& job : jobs) {
+        YAML::Emitter out;
+        out << YAML::Comment("job " + std::to_string(&job - jobs.data() + 1) + " of " +
+                             std::to_string(jobs.size()) + ": GPU " + std::to_string(job.gpu) +
+                             ", partition " + std::to_string(job.partition) + " (" +
+                             (job.profile.empty() ? std::string("whole GPU") : job.profile) +
+                             "), queue position " + std::to_string(job.position) + " of " +
+                             std::to_string(job.queue_length) +
+                             (job.after.empty() ? "" : ", after " + job.after));
+        emit_job(out, job, o);
+        doc << "---\n" << out.c_str() << "\n";
+    }
+    return doc.str();
+}
+
+std::string plan_slurm(const plan::Problem& problem, const plan::Candidate& c) {
+    const std::vector<DeployJob> jobs = deploy_jobs(problem, c);
+    const auto configs = configs_of(c.plan);
+    std::ostringstream out;
+    out << "# migscope plan for Slurm: " << c.name << "\n"
+        << "# Sections open with \"#### migscope: FILE\"; split them with\n"
+        << "#   csplit -z -f part- PLAN '/^#### migscope: /' '{*}'\n";
+    out << "#### migscope: gres.conf\n"
+        << "# On each GPU node: slurmd finds the MIG devices through NVML.\n"
+        << "AutoDetect=nvml\n";
+    out << "#### migscope: slurm.conf\n"
+        << "# Replace each NODES_n with the nodes that get that layout (every GPU of a node\n"
+        << "# gets it); the types must be the names `slurmd -G` prints for the MIG devices.\n"
+        << "GresTypes=gpu\n";
+    for (size_t i = 0; i < configs.size(); ++i) {
+        const plan::GpuPlan& gpu = c.plan[configs[i].second.front()];
+        std::vector<std::string> gres;
+        if (gpu.layout) {
+            for (const auto& [profile, count] : profile_counts(*gpu.layout))
+                gres.push_back("gpu:" + profile + ":" + std::to_string(count));
+        } else {
+            gres.push_back("gpu:1");
+        }
+        out << "# " << configs[i].first << ": planned GPU"
+            << (configs[i].second.size() > 1 ? "s " : " ") << gpu_list(configs[i].second) << "\n"
+            << "NodeName=NODES_" << i + 1 << " Gres=" << text::join(gres, ",") << "\n";
+    }
+    out << "#### migscope: mig-parted.yaml\n"
+        << "# On the nodes of each NodeName line, before slurmd starts:\n"
+        << "#   nvidia-mig-parted apply -f mig-parted.yaml -c CONFIG\n"
+        << mig_parted_document(c.plan);
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const DeployJob& job = jobs[i];
+        out << "#### migscope: " << job.name << ".sbatch\n"
+            << "#!/bin/bash\n"
+            << "#SBATCH --job-name=" << job.name << "\n"
+            << "#SBATCH --gres=" << slurm_gres(job) << "\n"
+            << "#SBATCH --nodes=1\n"
+            << "#SBATCH --ntasks=1\n"
+            << "# job " << shell_quote(comment_text(job.original_name)) << ": planned GPU "
+            << job.gpu << ", partition " << job.partition << " ("
+            << (job.profile.empty() ? std::string("whole GPU") : job.profile) << " on "
+            << job.config << "), queue position " << job.position << " of " << job.queue_length
+            << "\n"
+            << "exec";
+        for (const std::string& arg : job.argv)
+            out << " " << shell_quote(arg);
+        out << "\n";
+    }
+    out << "#### migscope: submit.sh\n"
+        << "#!/bin/bash\n"
+        << "# Submits every job; a queue's later jobs start after the one before them ends.\n"
+        << "set -euo pipefail\n";
+    for (const DeployJob& job : jobs) {
+        const std::string var = "job_" + std::to_string(&job - jobs.data() + 1);
+        out << var << "=$(sbatch --parsable";
+        if (!job.after.empty()) {
+            const auto prev = std::find_if(jobs.begin(), jobs.end(),
+                                           [&](const DeployJob& j) { return j.name == job.after; });
+            out << " --dependency=afterany:${job_" << (prev - jobs.begin()) + 1 << "%%;*}";
+        }
+        out << " " << job.name << ".sbatch)\n";
+    }
+    return out.str();
+}
+
+}  // namespace migscope::report

@@ -1,0 +1,67 @@
+// A plan as deployment files: what NVIDIA's GPU Operator needs (the mig-parted ConfigMap, the
+// nvidia.com/mig.config node labels, one batch/v1 Job per job) and what Slurm needs (the GRES
+// lines of gres.conf and slurm.conf, one batch script per job).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plan/search.h"
+
+namespace migscope::report {
+
+// A Kubernetes object name (an RFC 1123 label): lower-case letters, digits and '-', at most 63
+// characters, beginning and ending with a letter or digit; "x" when nothing is left.
+std::string dns_label(std::string_view text);
+
+// The mig-parted config (and nvidia.com/mig.config label value) of one GPU of a plan, named by
+// its profile counts, largest first: "migscope-1x4g.71gb-1x2g.35gb-1x1g.18gb"; the whole GPU is
+// "migscope-mig-disabled". A label value: at most 63 characters of [A-Za-z0-9._-], alphanumeric at
+// both ends (a longer name keeps its start and ends in a hash of the whole).
+std::string layout_config_name(const plan::GpuPlan& gpu);
+
+// One planned job as it is deployed.
+struct DeployJob {
+    size_t job = 0;             // index in problem.jobs
+    std::string original_name;  // as the user gave it (untrusted text)
+    std::string name;           // "migscope-01-resnet18": dns_label, unique in the plan
+    size_t gpu = 0;
+    size_t partition = 0;   // in the GPU's layout
+    std::string profile;    // MIG profile ("3g.71gb"); empty on a whole GPU
+    std::string config;     // its GPU's layout_config_name
+    size_t position = 1;    // in its partition's queue, from 1
+    size_t queue_length = 1;
+    std::string after;      // the name of the job before it in the queue (empty for the first)
+    // What the container or batch script runs: the user's command, or `migscope train ...`.
+    std::vector<std::string> argv;
+};
+
+// The candidate's jobs in plan order (GPU, partition, queue position). Built-in jobs run
+// `migscope train --model W --mode M --batch B` with --steps of their planned work, or --seconds
+// of their predicted time on the partition when the work was given as a weight.
+std::vector<DeployJob> deploy_jobs(const plan::Problem& problem, const plan::Candidate& plan);
+
+struct KubernetesOptions {
+    std::string image;                    // required: the image every Job runs
+    std::string job_namespace = "default";
+    std::string operator_namespace = "gpu-operator";
+    std::string configmap = "migscope-mig-parted-config";
+};
+
+// A multi-document YAML stream: a comment with the node labels to set, the ConfigMap holding
+// the mig-parted config (`config.yaml`, one named config per distinct layout), and one Job per
+// job requesting `nvidia.com/mig-PROFILE: 1` (the operator's mixed strategy; `nvidia.com/gpu`
+// on a whole GPU) on a node labelled with its layout. A queue's later jobs are created suspended
+// and name the job before them. Input error when the image is empty.
+std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate& plan,
+                            const KubernetesOptions& options);
+
+// One text document of sections, each opening with a line "#### migscope: FILE": gres.conf
+// (`AutoDetect=nvml`), slurm.conf's GresTypes and NodeName lines (one per distinct layout), the
+// mig-parted config to apply on those nodes, one sbatch script per job
+// (`#SBATCH --gres=gpu:PROFILE:1`) and submit.sh, which submits them keeping each queue's order
+// with --dependency=afterany.
+std::string plan_slurm(const plan::Problem& problem, const plan::Candidate& plan);
+
+}  // namespace migscope::report

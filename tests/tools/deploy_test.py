@@ -1,0 +1,380 @@
+#!/usr/bin/env python3
+"""`migscope plan --format k8s|slurm` and deploy/: real properties of the output, then kubectl and
+the Kubernetes JSON schemas (kubernetes-validate) over every manifest.
+
+Usage: deploy_test.py MIGSCOPE_BINARY SOURCE_DIR. kubectl and kubernetes-validate are found on
+PATH and in $MIGSCOPE_KUBERNETES_VALIDATE (a pip --target folder); `./build.sh test` installs both
+(scripts/install-deps.sh), and a check skips with a message only when its tool is missing.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import yaml
+
+MIGSCOPE = SOURCE = None
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+# The exporter's metrics (docs/exporter.md): the dashboard may query these only.
+METRICS = {
+    "migscope_gpu_up", "migscope_gpu_power_watts", "migscope_gpu_energy_joules_total",
+    "migscope_energy_joules_total", "migscope_sm_activity_ratio", "migscope_attribution_info",
+}
+HOSTILE = ["../x", 'A B"', "x: {y: 1}\n", "-- --", "Ünïcode+name/../etc", "a" * 120, "#", "job#2"]
+MIX = "resnet18:32,resnet18:32,resnet50:32,bert-base:train:4,resnet18:32,vit-b16,resnet50:32"
+
+
+def run(*args, check=True):
+    p = subprocess.run([MIGSCOPE, *args], capture_output=True, text=True, cwd=SOURCE)
+    if check and p.returncode != 0:
+        raise AssertionError(f"migscope {' '.join(args)}: exit {p.returncode}\n{p.stderr}")
+    return p
+
+
+def hostile_jobs_file(folder):
+    """Built-in jobs under names that are unsafe as Kubernetes names, YAML and shell."""
+    workloads = ["resnet18", "resnet50", "resnet18", "bert-base", "resnet18", "vit-b16",
+                 "resnet50", "resnet18"]
+    jobs = []
+    for name, workload in zip(HOSTILE, workloads):
+        job = {"workload": workload, "name": name.replace("\n", "")}
+        if workload.startswith("resnet"):
+            job["batch"] = 32
+        if workload == "bert-base":
+            job["batch"] = 4
+        jobs.append(job)
+    path = os.path.join(folder, "hostile.json")
+    with open(path, "w") as f:
+        json.dump({"jobs": jobs}, f)
+    return path, [j["name"] for j in jobs]
+
+
+def profile_of(resources):
+    (name, count), = resources["limits"].items()
+    assert count == 1, resources
+    if name == "nvidia.com/gpu":
+        return None
+    assert name.startswith("nvidia.com/mig-"), name
+    return name[len("nvidia.com/mig-"):]
+
+
+def layout_counts(layout):
+    """'4g.71gb@0+3g.71gb@4' -> {'4g.71gb': 1, '3g.71gb': 1}; the whole GPU -> {}."""
+    counts = {}
+    if layout.startswith("whole GPU"):
+        return counts
+    for term in layout.split("+"):
+        profile = term.split("@")[0]
+        counts[profile] = counts.get(profile, 0) + 1
+    return counts
+
+
+class Kubernetes(unittest.TestCase):
+    def check_plan(self, plan_args, names=None, own=None):
+        """The k8s stream against the same plan as JSON: one Job per planned job, on its profile."""
+        plan = json.loads(run("plan", *plan_args, "--format", "json").stdout)["recommended"]
+        text = run("plan", *plan_args, "--format", "k8s", "--image", "registry.example/ml:1").stdout
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+        configmaps = [d for d in docs if d["kind"] == "ConfigMap"]
+        jobs = [d for d in docs if d["kind"] == "Job"]
+        self.assertEqual(len(configmaps), 1)
+        self.assertEqual(len(docs), 1 + len(jobs))
+        self.assertEqual(len(jobs), len(plan["jobs"]), "one Job per planned job")
+
+        parted = yaml.safe_load(configmaps[0]["data"]["config.yaml"])
+        self.assertEqual(parted["version"], "v1")
+        configs = parted["mig-configs"]
+        labels = set(re.findall(r"nvidia\.com/mig\.config=(\S+)", text))
+        self.assertEqual(set(configs), labels, "the ConfigMap's configs are the node labels")
+        for name in labels:
+            self.assertRegex(name, LABEL_VALUE)
+            self.assertLessEqual(len(name), 63)
+            self.assertNotIn("+", name)
+
+        by_name = {j["job"]: j for j in plan["jobs"]}
+        self.assertEqual(len(by_name), len(plan["jobs"]))
+        seen_names, running = set(), {}
+        for job in jobs:
+            meta, spec = job["metadata"], job["spec"]
+            pod = spec["template"]["spec"]
+            self.assertRegex(meta["name"], DNS_LABEL)
+            self.assertLessEqual(len(meta["name"]), 63)
+            self.assertNotIn(meta["name"], seen_names)
+            seen_names.add(meta["name"])
+            original = meta["annotations"]["migscope/job-name"]
+            planned = by_name.pop(original)  # the original name is kept, and names a planned job
+            gpu = int(meta["annotations"]["migscope/gpu"])
+            self.assertEqual(gpu, planned["gpu"])
+            config = pod["nodeSelector"]["nvidia.com/mig.config"]
+            self.assertIn(config, configs)
+            self.assertEqual(meta["labels"]["nvidia.com/mig.config"], config)
+            (container,) = pod["containers"]
+            profile = profile_of(container["resources"])
+            layout = layout_counts(plan["gpus"][gpu]["layout"])
+            entry, = configs[config]
+            if profile is None:
+                self.assertEqual(planned["partition"], "whole GPU")
+                self.assertFalse(entry["mig-enabled"])
+            else:
+                # The profile the plan gave it, one its GPU's layout and its node's config have.
+                self.assertEqual(planned["partition"].split(" ")[0], profile)
+                self.assertIn(profile, layout)
+                self.assertTrue(entry["mig-enabled"])
+                self.assertEqual(entry["mig-devices"], layout)
+            if not spec.get("suspend", False):
+                key = (gpu, profile)
+                running[key] = running.get(key, 0) + 1
+                self.assertLessEqual(running[key], layout.get(profile, 1) if profile else 1,
+                                     f"more Jobs start at once on GPU {gpu} than it has {profile}")
+            else:
+                self.assertIn(meta["annotations"]["migscope/after"], seen_names,
+                              "a queued Job names the Job before it")
+            if own is not None:
+                self.assertEqual(container["command"], own[original])
+            else:
+                self.assertEqual(container["command"][:2], ["migscope", "train"])
+            self.assertEqual(container["image"], "registry.example/ml:1")
+        self.assertEqual(by_name, {}, "every planned job has its Job")
+        if names is not None:
+            self.assertEqual({j["metadata"]["annotations"]["migscope/job-name"] for j in jobs},
+                             set(names))
+        return text, plan
+
+    def test_mix_on_two_gpus(self):
+        for objective in ("throughput", "makespan", "energy"):
+            with self.subTest(objective=objective):
+                self.check_plan(["--jobs", MIX, "--work", "2000", "--gpus", "2",
+                                 "--objective", objective])
+
+    def test_partitions_and_queues(self):
+        text, plan = self.check_plan(["--jobs", MIX, "--work", "2000", "--gpus", "2",
+                                      "--objective", "makespan"])
+        self.assertTrue(any(g["partitioned"] for g in plan["gpus"]), "the case partitions")
+        self.assertIn("suspend: true", text, "the case has queued jobs")
+
+    def test_hostile_names(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path, names = hostile_jobs_file(folder)
+            for objective in ("throughput", "makespan"):
+                text, _ = self.check_plan(["--jobs-file", path, "--work", "1000", "--gpus", "2",
+                                           "--objective", objective], names=names)
+                self.assertNotIn("\ny: 1", text)
+
+    def test_own_jobs_keep_their_commands(self):
+        jobs_file = os.path.join(SOURCE, "examples", "own-job", "jobs.json")
+        with open(jobs_file) as f:
+            own = {j["name"]: j["command"] for j in json.load(f)["jobs"]}
+        self.check_plan(["--jobs-file", jobs_file, "--work", "1",
+                         "--profiles", os.path.join(SOURCE, "data", "profiles-h200-own-jobs.json"),
+                         "--objective", "throughput"], own=own)
+
+    def test_refusals(self):
+        p = run("plan", "--jobs", MIX, "--work", "2000", "--format", "k8s", check=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("--image", p.stderr)
+        for backend in ("green", "mps"):
+            p = run("plan", "--jobs", MIX, "--work", "2000", "--format", "k8s", "--image", "i",
+                    "--backend", backend, check=False)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("--backend mig", p.stderr)
+
+
+def sections(text):
+    """'#### migscope: FILE' sections of the slurm document."""
+    out, name = {}, None
+    for line in text.splitlines(keepends=True):
+        m = re.match(r"^#### migscope: (\S+)$", line.rstrip("\n"))
+        if m:
+            name = m.group(1)
+            assert name not in out, name
+            out[name] = ""
+        elif name:
+            out[name] += line
+    return out
+
+
+class Slurm(unittest.TestCase):
+    def check_plan(self, plan_args):
+        plan = json.loads(run("plan", *plan_args, "--format", "json").stdout)["recommended"]
+        parts = sections(run("plan", *plan_args, "--format", "slurm").stdout)
+        self.assertIn("AutoDetect=nvml", parts["gres.conf"].splitlines())
+        slurm_conf = parts["slurm.conf"]
+        self.assertIn("GresTypes=gpu", slurm_conf.splitlines())
+        lines = [l for l in slurm_conf.splitlines() if l.startswith("NodeName=")]
+        layouts = []
+        for line in lines:
+            counts = {}
+            for item in line.split(" Gres=")[1].split(","):
+                fields = item.split(":")
+                self.assertEqual(fields[0], "gpu")
+                if len(fields) == 3:
+                    counts[fields[1]] = int(fields[2])
+            layouts.append(counts)
+        for g in plan["gpus"]:
+            self.assertIn(layout_counts(g["layout"]), layouts)
+        yaml.safe_load(parts["mig-parted.yaml"])
+        scripts = {k: v for k, v in parts.items() if k.endswith(".sbatch")}
+        self.assertEqual(len(scripts), len(plan["jobs"]))
+        for name, body in scripts.items():
+            self.assertRegex(name[:-len(".sbatch")], DNS_LABEL)
+            self.assertTrue(body.startswith("#!/bin/bash\n"))
+            gres = re.findall(r"^#SBATCH --gres=(\S+)$", body, re.M)
+            self.assertEqual(len(gres), 1)
+            fields = gres[0].split(":")
+            if len(fields) == 3:
+                self.assertEqual(fields[2], "1")
+                self.assertTrue(any(fields[1] in c for c in layouts))
+            else:
+                self.assertEqual(gres[0], "gpu:1")
+            # The script is valid shell (bash -n) and runs one command.
+            p = subprocess.run(["bash", "-n"], input=body, text=True, capture_output=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        submit = parts["submit.sh"]
+        self.assertEqual(submit.count("sbatch --parsable"), len(scripts))
+        p = subprocess.run(["bash", "-n"], input=submit, text=True, capture_output=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return parts
+
+    def test_mix_on_two_gpus(self):
+        for objective in ("throughput", "makespan"):
+            with self.subTest(objective=objective):
+                self.check_plan(["--jobs", MIX, "--work", "2000", "--gpus", "2",
+                                 "--objective", objective])
+
+    def test_hostile_names_stay_arguments(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path, _ = hostile_jobs_file(folder)
+            parts = self.check_plan(["--jobs-file", path, "--work", "1000", "--gpus", "2",
+                                     "--objective", "throughput"])
+            for name, body in parts.items():
+                if name.endswith(".sbatch"):
+                    self.assertEqual(len([l for l in body.splitlines()
+                                          if not l.startswith("#")]), 1, body)
+
+    def test_own_job_commands_round_trip_through_the_shell(self):
+        jobs_file = os.path.join(SOURCE, "examples", "own-job", "jobs.json")
+        parts = self.check_plan(["--jobs-file", jobs_file, "--work", "1", "--profiles",
+                                 os.path.join(SOURCE, "data", "profiles-h200-own-jobs.json"),
+                                 "--objective", "throughput"])
+        with open(jobs_file) as f:
+            commands = [j["command"] for j in json.load(f)["jobs"]]
+        for body in (v for k, v in parts.items() if k.endswith(".sbatch")):
+            line = [l for l in body.splitlines() if l.startswith("exec ")][0]
+            argv = subprocess.run(["bash", "-c", 'printf "%s\\0" ' + line[len("exec "):]],
+                                  capture_output=True, text=True).stdout.split("\0")[:-1]
+            self.assertIn(argv, commands)
+
+
+def manifests():
+    """deploy/'s manifests and a k8s plan, as files."""
+    folder = tempfile.mkdtemp()
+    files = sorted(os.path.join(SOURCE, "deploy", f) for f in os.listdir(
+        os.path.join(SOURCE, "deploy")) if f.endswith(".yaml"))
+    path, _ = hostile_jobs_file(folder)
+    for i, args in enumerate([["--jobs", MIX, "--work", "2000", "--gpus", "2", "--objective",
+                               "makespan"],
+                              ["--jobs-file", path, "--work", "1000", "--gpus", "2",
+                               "--objective", "throughput"]]):
+        out = os.path.join(folder, f"plan-{i}.yaml")
+        run("plan", *args, "--format", "k8s", "--image", "registry.example/ml:1", "-o", out)
+        files.append(out)
+    return folder, files
+
+
+class Deploy(unittest.TestCase):
+    def setUp(self):
+        self.folder, self.files = manifests()
+
+    def tearDown(self):
+        shutil.rmtree(self.folder)
+
+    def test_daemonset_least_privilege(self):
+        with open(os.path.join(SOURCE, "deploy", "exporter-daemonset.yaml")) as f:
+            (ds,) = [d for d in yaml.safe_load_all(f) if d and d["kind"] == "DaemonSet"]
+        pod = ds["spec"]["template"]["spec"]
+        (c,) = pod["containers"]
+        sc = c["securityContext"]
+        self.assertFalse(sc.get("privileged", False))
+        self.assertFalse(sc["allowPrivilegeEscalation"])
+        self.assertTrue(sc["readOnlyRootFilesystem"])
+        self.assertEqual(sc["capabilities"]["drop"], ["ALL"])
+        self.assertNotIn("add", sc["capabilities"])
+        self.assertIn("--listen", c["args"])
+        self.assertIn("0.0.0.0:9401", c["args"])
+        self.assertEqual(c["ports"][0]["containerPort"], 9401)
+        for v in c.get("volumeMounts", []):
+            self.assertTrue(v.get("readOnly", False), v)
+
+    def test_dashboard_queries_only_exported_metrics(self):
+        with open(os.path.join(SOURCE, "deploy", "grafana-dashboard.json")) as f:
+            dashboard = json.load(f)
+        exprs = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+        self.assertGreaterEqual(len(exprs), 4)
+        used = set()
+        for e in exprs:
+            used |= set(re.findall(r"\bmigscope_[a-z_]+", e))
+        self.assertTrue(used)
+        self.assertLessEqual(used, METRICS, used - METRICS)
+        for needed in ("migscope_energy_joules_total", "migscope_gpu_power_watts",
+                       "migscope_gpu_energy_joules_total"):
+            self.assertIn(needed, used)
+
+    def test_scrape_config_targets_the_exporter_port(self):
+        with open(os.path.join(SOURCE, "deploy", "prometheus-scrape.yml")) as f:
+            config = yaml.safe_load(f)
+        text = json.dumps(config)
+        self.assertIn("9401", text)
+
+    def test_kubectl_decodes_every_object(self):
+        kubectl = shutil.which("kubectl")
+        if not kubectl:
+            self.skipTest("kubectl missing (Debian: kubernetes-client; ./build.sh test installs it)")
+        env = dict(os.environ, KUBECONFIG=os.path.join(self.folder, "no-kubeconfig"))
+        for path in self.files:
+            # --local: no server. kubectl reads every object of the stream, needs apiVersion,
+            # kind and metadata, and checks the label it sets.
+            p = subprocess.run([kubectl, "label", "--local", "-f", path, "migscope-check=ok",
+                                "-o", "name"], capture_output=True, text=True, env=env)
+            self.assertEqual(p.returncode, 0, f"{path}: {p.stderr}")
+            with open(path) as f:
+                count = len([d for d in yaml.safe_load_all(f) if d])
+            self.assertEqual(len(p.stdout.split()), count, p.stdout)
+        # The node labels of a plan, set the way the plan says, pass kubectl's label check.
+        node = os.path.join(self.folder, "node.yaml")
+        with open(node, "w") as f:
+            f.write("apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-node\n")
+        for path in self.files:
+            with open(path) as f:
+                for name in re.findall(r"nvidia\.com/mig\.config=(\S+)", f.read()):
+                    p = subprocess.run([kubectl, "label", "--local", "-f", node,
+                                        "nvidia.com/mig.config=" + name, "-o", "yaml"],
+                                       capture_output=True, text=True, env=env)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_kubernetes_schemas(self):
+        extra = os.environ.get("MIGSCOPE_KUBERNETES_VALIDATE", "")
+        env = dict(os.environ)
+        if extra:
+            env["PYTHONPATH"] = extra + os.pathsep + env.get("PYTHONPATH", "")
+        probe = subprocess.run([sys.executable, "-c", "import kubernetes_validate"], env=env,
+                               capture_output=True)
+        if probe.returncode != 0:
+            self.skipTest("kubernetes-validate missing (pip; ./build.sh test installs it into "
+                          "the dependency cache)")
+        # --strict: unknown fields are errors. The ServiceMonitor is a CRD the schemas lack.
+        files = [f for f in self.files if not f.endswith("servicemonitor.yaml")]
+        p = subprocess.run([sys.executable, "-m", "kubernetes_validate", "--strict",
+                            "--kubernetes-version", "1.30", *files],
+                           capture_output=True, text=True, env=env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNotIn("ERROR", p.stdout)
+
+
+if __name__ == "__main__":
+    MIGSCOPE, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    unittest.main(argv=[sys.argv[0], "-v"])
