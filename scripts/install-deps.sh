@@ -19,8 +19,9 @@ debian_packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-de
                  libbenchmark-dev python3 python3-pip libjs-chart.js)
 # Only the tests: chromium checks the report page (headless), gnuplot-nox draws the plots' SVG and
 # PNG export (`migscope report --plots-dir`), clang with its runtimes (libFuzzer, ASan, UBSan)
-# builds the fuzz targets and the sanitizer build.
-test_packages=(gnuplot-nox chromium clang libclang-rt-dev)
+# builds the fuzz targets and the sanitizer build; kubernetes-client (kubectl) and python3-yaml
+# check the Kubernetes manifests of deploy/ and `plan --format k8s` offline.
+test_packages=(gnuplot-nox chromium clang libclang-rt-dev kubernetes-client python3-yaml)
 if [ -n "$for_tests" ]; then debian_packages+=("${test_packages[@]}"); fi
 cmake_args=()
 
@@ -54,6 +55,8 @@ else
   if python3 -m pip --version >/dev/null 2>&1; then
     missing=("${missing[@]/python3-pip}"); missing=("${missing[@]/python3}")
   fi
+  # Any kubectl (a cloud SDK's, say, which Debian's package would clash with) serves as well.
+  if command -v kubectl >/dev/null; then missing=("${missing[@]/kubernetes-client}"); fi
   read -r -a missing <<< "${missing[*]}"
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing Debian packages: ${missing[*]}"
@@ -114,6 +117,12 @@ else
     log "could not install LibTorch: building without migscope-worker"
     cmake_args+=("-DMIGSCOPE_WITH_TORCH=OFF")
   fi
+fi
+
+# The Kubernetes API's JSON schemas, for the deploy test's offline validation (tests/tools/deploy_test.py).
+if [ -n "$for_tests" ]; then
+  pip_target "$deps_dir/kubernetes-validate-1.37.0" "kubernetes-validate==1.37.0" ||
+    log "no kubernetes-validate: the deploy test skips its schema check"
 fi
 
 # nvml.h is only for the ABI test; the build never needs it.

@@ -15,7 +15,11 @@ import sys
 import tempfile
 import unittest
 
-import yaml
+try:
+    import yaml
+except ImportError:  # PyYAML comes with kubernetes-validate too
+    sys.path.append(os.environ.get("MIGSCOPE_KUBERNETES_VALIDATE", ""))
+    import yaml
 
 MIGSCOPE = SOURCE = None
 LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
