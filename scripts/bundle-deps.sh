@@ -11,7 +11,10 @@ out=${1:-$root/deps/bundle}
 # libtomlplusplus3 (Debian builds toml++ as a shared library, not header-only).
 packages=(libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libyaml-cpp0.7 libfmt-dev libfmt9
           libsqlite3-dev libsqlite3-0 libtomlplusplus-dev libtomlplusplus3 libgtest-dev libgmock-dev
-          libbenchmark-dev libbenchmark1debian libjs-chart.js)
+          libbenchmark-dev libbenchmark1debian libjs-chart.js
+          libcpp-httplib-dev libcpp-httplib0.11 libssl-dev zlib1g-dev libbrotli-dev libbrotli1)
+# cpp-httplib (migscope exporter) was built with TLS, zlib and brotli: its header includes their
+# headers, and libcpp-httplib.so needs libssl3 and zlib1g (on every Debian host) and libbrotli1.
 
 # Not bundled: gnuplot-nox (the SVG/PNG export of migscope report's plots) and chromium (the
 # report's browser test).

@@ -62,6 +62,12 @@ class Library {
         optional(get_gpu_instance_id, "nvmlDeviceGetGpuInstanceId");
         optional(get_compute_instance_id, "nvmlDeviceGetComputeInstanceId");
         optional(get_compute_processes, "nvmlDeviceGetComputeRunningProcesses_v3");
+        optional(get_process_utilization, "nvmlDeviceGetProcessUtilization");
+        optional(gpm_sample_alloc, "nvmlGpmSampleAlloc");
+        optional(gpm_sample_free, "nvmlGpmSampleFree");
+        optional(gpm_mig_sample_get, "nvmlGpmMigSampleGet");
+        optional(gpm_metrics_get, "nvmlGpmMetricsGet");
+        optional(gpm_query_device_support, "nvmlGpmQueryDeviceSupport");
     }
     ~Library() {
         if (handle_ != nullptr)
@@ -114,6 +120,12 @@ class Library {
     api::DeviceGetUintFn get_gpu_instance_id = nullptr;
     api::DeviceGetUintFn get_compute_instance_id = nullptr;
     api::DeviceGetComputeRunningProcessesFn get_compute_processes = nullptr;
+    api::DeviceGetProcessUtilizationFn get_process_utilization = nullptr;
+    api::GpmSampleAllocFn gpm_sample_alloc = nullptr;
+    api::GpmSampleFreeFn gpm_sample_free = nullptr;
+    api::GpmMigSampleGetFn gpm_mig_sample_get = nullptr;
+    api::GpmMetricsGetFn gpm_metrics_get = nullptr;
+    api::GpmQueryDeviceSupportFn gpm_query_device_support = nullptr;
 
   private:
     template <typename Fn>

@@ -195,6 +195,48 @@ struct ProcessInfo {  // nvmlProcessInfo_t (= nvmlProcessInfo_v2_t, for ..._v3 p
     unsigned int computeInstanceId;    // 0xFFFFFFFF when MIG is off
 };
 
+struct ProcessUtilizationSample {  // nvmlProcessUtilizationSample_t, percent over the sample
+    unsigned int pid;
+    unsigned long long timeStamp;  // CPU time in µs
+    unsigned int smUtil;
+    unsigned int memUtil;
+    unsigned int encUtil;
+    unsigned int decUtil;
+};
+
+// GPU performance monitoring (GPM, Hopper and later): samples taken at two times give metrics
+// over the interval between them.
+struct GpmSampleOpaque;
+using GpmSample = GpmSampleOpaque*;  // nvmlGpmSample_t
+constexpr unsigned kGpmMetricSmUtil = 2;  // NVML_GPM_METRIC_SM_UTIL: % of SMs busy, 0-100
+constexpr unsigned kGpmMetricMax = 210;   // NVML_GPM_METRIC_MAX (sizes nvmlGpmMetricsGet_t)
+constexpr unsigned kGpmMetricsGetVersion = 1;  // NVML_GPM_METRICS_GET_VERSION
+constexpr unsigned kGpmSupportVersion = 1;     // NVML_GPM_SUPPORT_VERSION
+
+struct GpmMetric {  // nvmlGpmMetric_t
+    unsigned int metricId;
+    Return nvmlReturn;
+    double value;
+    struct {
+        char* shortName;
+        char* longName;
+        char* unit;
+    } metricInfo;
+};
+
+struct GpmMetricsGet {  // nvmlGpmMetricsGet_t
+    unsigned int version;
+    unsigned int numMetrics;
+    GpmSample sample1;
+    GpmSample sample2;
+    GpmMetric metrics[kGpmMetricMax];
+};
+
+struct GpmSupport {  // nvmlGpmSupport_t
+    unsigned int version;
+    unsigned int isSupportedDevice;
+};
+
 // Clock event ("throttle") reason bits.
 constexpr unsigned long long kClocksEventGpuIdle = 0x1;
 constexpr unsigned long long kClocksEventApplicationsClocksSetting = 0x2;
@@ -252,5 +294,12 @@ using ComputeInstanceDestroyFn = Return (*)(ComputeInstance);
 using ComputeInstanceGetInfoFn = Return (*)(ComputeInstance, ComputeInstanceInfo*);
 using DeviceGetMigDeviceHandleByIndexFn = Return (*)(Device, unsigned int, Device*);
 using DeviceGetComputeRunningProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);
+using DeviceGetProcessUtilizationFn = Return (*)(Device, ProcessUtilizationSample*, unsigned int*,
+                                                 unsigned long long);
+using GpmSampleAllocFn = Return (*)(GpmSample*);
+using GpmSampleFreeFn = Return (*)(GpmSample);
+using GpmMigSampleGetFn = Return (*)(Device, unsigned int, GpmSample);
+using GpmMetricsGetFn = Return (*)(GpmMetricsGet*);
+using GpmQueryDeviceSupportFn = Return (*)(Device, GpmSupport*);
 
 }  // namespace migscope::nvml::api

@@ -5,6 +5,10 @@
 // fake worker runs (as a real board's does across many runs in one process).
 // MIG is stateful: GPU and compute instances (preloaded from the config or created through the
 // API) live until destroyed or until the last nvmlShutdown; see h200-mig.json for the MIG keys.
+// Activity (see exporter-*.json): "processes" may carry "sm_util" (percent, for
+// nvmlDeviceGetProcessUtilization) and "start_s"/"end_s" (alive only between them); a MIG
+// instance may carry "sm_activity_pct" (GPM SM utilization); "lost_after_s" makes the GPU answer
+// "GPU is lost" to its power, energy, process and GPM calls from then on.
 #include <signal.h>
 #include <algorithm>
 #include <chrono>
@@ -73,6 +77,13 @@ struct FakeGpuInstance {
     unsigned long long memory_mib = 0;
     std::string name;  // "3g.71gb"
     std::vector<FakeComputeInstance*> compute_instances;
+    double sm_activity_pct = 0;  // what GPM reports for this instance
+};
+
+struct FakeGpmSample {
+    FakeDevice* device = nullptr;
+    unsigned gpu_instance_id = 0;
+    double t_s = -1;  // -1: never filled
 };
 
 // Everything lives until the last nvmlShutdown: destroyed instances stay allocated (marked dead) so
@@ -171,6 +182,19 @@ FakeDevice* dev(api::Device handle) {
 
 bool unsupported(api::Device handle, const char* call) {
     return dev(handle)->unsupported.count(call) > 0;
+}
+
+// "lost_after_s": from then on the GPU (or the GPU of a MIG device) has fallen off the bus.
+bool lost(api::Device handle) {
+    const FakeDevice* d = dev(handle)->parent ? dev(handle)->parent : dev(handle);
+    return d->config.contains("lost_after_s") && g_state &&
+           now_s() >= d->config["lost_after_s"].get<double>();
+}
+
+// A scripted process is alive between its "start_s" (default 0) and "end_s" (default never).
+bool process_alive(const json& p) {
+    const double t = now_s();
+    return t >= p.value("start_s", 0.0) && t < p.value("end_s", 1e300);
 }
 
 api::Return get_uint(api::Device handle, const char* call, const char* key, unsigned* out) {
@@ -357,6 +381,7 @@ api::Return preload_mig_instances(FakeState& state, FakeDevice* d) {
             if (make_compute_instance(state, gi, profile_enum, &ci) != api::kSuccess)
                 return api::kErrorUnknown;
         }
+        gi->sm_activity_pct = m.value("sm_activity_pct", 0.0);
     }
     return api::kSuccess;
 }
@@ -460,6 +485,8 @@ const char* nvmlErrorString(api::Return code) {
             return "Insufficient resources";
         case api::kErrorUninitialized:
             return "Uninitialized";
+        case api::kErrorGpuIsLost:
+            return "GPU is lost";
         default:
             return "Unknown Error";
     }
@@ -515,6 +542,8 @@ api::Return nvmlDeviceGetMemoryInfo(api::Device d, api::Memory* memory) {
 api::Return nvmlDeviceGetMigMode(api::Device d, unsigned* current, unsigned* pending) {
     if (unsupported(d, "nvmlDeviceGetMigMode"))
         return api::kErrorNotSupported;
+    if (lost(d))
+        return api::kErrorGpuIsLost;
     *current = dev(d)->config.value("mig_current", 0u);
     *pending = dev(d)->config.value("mig_pending", 0u);
     return api::kSuccess;
@@ -530,6 +559,8 @@ api::Return nvmlDeviceGetEnforcedPowerLimit(api::Device d, unsigned* limit_mw) {
 api::Return nvmlDeviceGetPowerUsage(api::Device d, unsigned* power_mw) {
     if (unsupported(d, "nvmlDeviceGetPowerUsage"))
         return api::kErrorNotSupported;
+    if (lost(d))
+        return api::kErrorGpuIsLost;
     std::lock_guard<std::mutex> lock(g_mutex);
     *power_mw = static_cast<unsigned>(power_now(*dev(d)) * 1000.0);
     return api::kSuccess;
@@ -538,6 +569,8 @@ api::Return nvmlDeviceGetPowerUsage(api::Device d, unsigned* power_mw) {
 api::Return nvmlDeviceGetTotalEnergyConsumption(api::Device d, unsigned long long* energy_mj) {
     if (unsupported(d, "nvmlDeviceGetTotalEnergyConsumption"))
         return api::kErrorNotSupported;
+    if (lost(d))
+        return api::kErrorGpuIsLost;
     std::lock_guard<std::mutex> lock(g_mutex);
     const double base_j = dev(d)->config.value("energy_base_j", 1.0e6);
     *energy_mj = static_cast<unsigned long long>((base_j + energy_now(*dev(d))) * 1000.0);
@@ -547,6 +580,8 @@ api::Return nvmlDeviceGetTotalEnergyConsumption(api::Device d, unsigned long lon
 api::Return nvmlDeviceGetFieldValues(api::Device d, int count, api::FieldValue* values) {
     if (unsupported(d, "nvmlDeviceGetFieldValues"))
         return api::kErrorNotSupported;
+    if (lost(d))
+        return api::kErrorGpuIsLost;
     std::lock_guard<std::mutex> lock(g_mutex);
     const double w = power_now(*dev(d));
     for (int i = 0; i < count; ++i) {
@@ -904,8 +939,15 @@ api::Return nvmlDeviceGetComputeRunningProcesses_v3(api::Device d, unsigned* cou
         return api::kErrorInvalidArgument;
     if (unsupported(d, "nvmlDeviceGetComputeRunningProcesses_v3"))
         return api::kErrorNotSupported;
-    const json processes =
-        dev(d)->parent ? json::array() : dev(d)->config.value("processes", json::array());
+    if (lost(d))
+        return api::kErrorGpuIsLost;
+    json processes = json::array();
+    if (!dev(d)->parent) {
+        for (const json& p : dev(d)->config.value("processes", json::array())) {
+            if (process_alive(p))
+                processes.push_back(p);
+        }
+    }
     const unsigned n = static_cast<unsigned>(processes.size());
     if (*count < n) {
         *count = n;
@@ -922,6 +964,108 @@ api::Return nvmlDeviceGetComputeRunningProcesses_v3(api::Device d, unsigned* cou
         infos[i].computeInstanceId = 0xFFFFFFFFu;
     }
     *count = n;
+    return api::kSuccess;
+}
+
+// ---- activity --------------------------------------------------------------------------------
+
+// Processes alive now with "sm_util" (percent), one sample each stamped now; "not found" when the
+// caller has seen everything up to now.
+api::Return nvmlDeviceGetProcessUtilization(api::Device d, api::ProcessUtilizationSample* samples,
+                                            unsigned* count, unsigned long long last_seen_us) {
+    if (count == nullptr)
+        return api::kErrorInvalidArgument;
+    if (unsupported(d, "nvmlDeviceGetProcessUtilization"))
+        return api::kErrorNotSupported;
+    if (lost(d))
+        return api::kErrorGpuIsLost;
+    const auto now_us = static_cast<unsigned long long>(
+        std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count());
+    std::vector<api::ProcessUtilizationSample> out;
+    if (last_seen_us < now_us) {
+        for (const json& p : dev(d)->config.value("processes", json::array())) {
+            if (process_alive(p) && p.contains("sm_util"))
+                out.push_back({p.at("pid").get<unsigned>(), now_us, p["sm_util"].get<unsigned>(),
+                               0, 0, 0});
+        }
+    }
+    if (out.empty())
+        return api::kErrorNotFound;
+    if (samples == nullptr || *count < out.size()) {
+        *count = static_cast<unsigned>(out.size());
+        return api::kErrorInsufficientSize;
+    }
+    std::copy(out.begin(), out.end(), samples);
+    *count = static_cast<unsigned>(out.size());
+    return api::kSuccess;
+}
+
+api::Return nvmlGpmQueryDeviceSupport(api::Device d, api::GpmSupport* support) {
+    if (support == nullptr || support->version != api::kGpmSupportVersion)
+        return api::kErrorInvalidArgument;
+    support->isSupportedDevice = unsupported(d, "nvmlGpmQueryDeviceSupport") ? 0 : 1;
+    return api::kSuccess;
+}
+
+api::Return nvmlGpmSampleAlloc(api::GpmSample* sample) {
+    if (sample == nullptr)
+        return api::kErrorInvalidArgument;
+    *sample = reinterpret_cast<api::GpmSample>(new FakeGpmSample);
+    return api::kSuccess;
+}
+
+api::Return nvmlGpmSampleFree(api::GpmSample sample) {
+    delete reinterpret_cast<FakeGpmSample*>(sample);
+    return api::kSuccess;
+}
+
+api::Return nvmlGpmMigSampleGet(api::Device d, unsigned gpu_instance_id, api::GpmSample sample) {
+    if (sample == nullptr)
+        return api::kErrorInvalidArgument;
+    if (unsupported(d, "nvmlGpmMigSampleGet"))
+        return api::kErrorNotSupported;
+    if (lost(d))
+        return api::kErrorGpuIsLost;
+    std::lock_guard<std::mutex> lock(g_mutex);
+    for (FakeGpuInstance* gi : live_gpu_instances(*g_state, dev(d))) {
+        if (gi->id == gpu_instance_id) {
+            auto* s = reinterpret_cast<FakeGpmSample*>(sample);
+            s->device = dev(d);
+            s->gpu_instance_id = gpu_instance_id;
+            s->t_s = now_s();
+            return api::kSuccess;
+        }
+    }
+    return api::kErrorInvalidArgument;
+}
+
+// SM utilization between two samples of one instance: its "sm_activity_pct"; other metrics are
+// not supported.
+api::Return nvmlGpmMetricsGet(api::GpmMetricsGet* get) {
+    if (get == nullptr || get->version != api::kGpmMetricsGetVersion ||
+        get->numMetrics > api::kGpmMetricMax)
+        return api::kErrorInvalidArgument;
+    const auto* a = reinterpret_cast<const FakeGpmSample*>(get->sample1);
+    const auto* b = reinterpret_cast<const FakeGpmSample*>(get->sample2);
+    if (a == nullptr || b == nullptr || a->t_s < 0 || b->t_s <= a->t_s || a->device != b->device ||
+        a->gpu_instance_id != b->gpu_instance_id)
+        return api::kErrorInvalidArgument;
+    std::lock_guard<std::mutex> lock(g_mutex);
+    const FakeGpuInstance* instance = nullptr;
+    for (FakeGpuInstance* gi : live_gpu_instances(*g_state, a->device)) {
+        if (gi->id == a->gpu_instance_id)
+            instance = gi;
+    }
+    for (unsigned i = 0; i < get->numMetrics; ++i) {
+        api::GpmMetric& m = get->metrics[i];
+        m.nvmlReturn = api::kErrorNotSupported;
+        if (m.metricId == api::kGpmMetricSmUtil && instance != nullptr) {
+            m.nvmlReturn = api::kSuccess;
+            m.value = instance->sm_activity_pct;
+        }
+    }
     return api::kSuccess;
 }
 

@@ -262,3 +262,27 @@ TEST(NvmlAbi, ConstantsMatch) {
     EXPECT_EQ(static_cast<unsigned>(NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED),
               api::kComputeInstanceEngineProfileShared);
 }
+
+TEST(NvmlAbi, ActivityEntryPointsAndStructsMatch) {
+    EXPECT_SAME_ABI(nvmlDeviceGetProcessUtilization, DeviceGetProcessUtilizationFn);
+    EXPECT_SAME_ABI(nvmlGpmSampleAlloc, GpmSampleAllocFn);
+    EXPECT_SAME_ABI(nvmlGpmSampleFree, GpmSampleFreeFn);
+    EXPECT_SAME_ABI(nvmlGpmMigSampleGet, GpmMigSampleGetFn);
+    EXPECT_SAME_ABI(nvmlGpmMetricsGet, GpmMetricsGetFn);
+    EXPECT_SAME_ABI(nvmlGpmQueryDeviceSupport, GpmQueryDeviceSupportFn);
+    EXPECT_EQ(sizeof(nvmlProcessUtilizationSample_t), sizeof(api::ProcessUtilizationSample));
+    EXPECT_SAME_FIELD(nvmlProcessUtilizationSample_t, ProcessUtilizationSample, timeStamp);
+    EXPECT_SAME_FIELD(nvmlProcessUtilizationSample_t, ProcessUtilizationSample, smUtil);
+    EXPECT_SAME_FIELD(nvmlProcessUtilizationSample_t, ProcessUtilizationSample, decUtil);
+    EXPECT_EQ(sizeof(nvmlGpmMetric_t), sizeof(api::GpmMetric));
+    EXPECT_SAME_FIELD(nvmlGpmMetric_t, GpmMetric, value);
+    EXPECT_SAME_FIELD(nvmlGpmMetric_t, GpmMetric, metricInfo);
+    EXPECT_EQ(sizeof(nvmlGpmMetricsGet_t), sizeof(api::GpmMetricsGet));
+    EXPECT_SAME_FIELD(nvmlGpmMetricsGet_t, GpmMetricsGet, sample2);
+    EXPECT_SAME_FIELD(nvmlGpmMetricsGet_t, GpmMetricsGet, metrics);
+    EXPECT_EQ(sizeof(nvmlGpmSupport_t), sizeof(api::GpmSupport));
+    EXPECT_EQ(static_cast<unsigned>(NVML_GPM_METRIC_SM_UTIL), api::kGpmMetricSmUtil);
+    EXPECT_EQ(static_cast<unsigned>(NVML_GPM_METRIC_MAX), api::kGpmMetricMax);
+    EXPECT_EQ(static_cast<unsigned>(NVML_GPM_METRICS_GET_VERSION), api::kGpmMetricsGetVersion);
+    EXPECT_EQ(static_cast<unsigned>(NVML_GPM_SUPPORT_VERSION), api::kGpmSupportVersion);
+}

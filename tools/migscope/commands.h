@@ -60,5 +60,6 @@ void add_results_command(CLI::App& app, Action& action);
 void add_report_command(CLI::App& app, Action& action);
 void add_profile_command(CLI::App& app, Action& action);
 void add_plan_command(CLI::App& app, Action& action);
+void add_exporter_command(CLI::App& app, Action& action);
 
 }  // namespace migscope::cli

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
     cli::add_report_command(app, action);
     cli::add_profile_command(app, action);
     cli::add_plan_command(app, action);
+    cli::add_exporter_command(app, action);
     require_finite_numbers(app);
 
     try {

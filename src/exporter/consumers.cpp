@@ -1,0 +1,174 @@
+// Reading MIG instances, processes and their activity from NVML, and process identities from /proc.
+#include "exporter/consumers.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "exporter/kubernetes.h"
+#include "nvml/mig_instances_api.h"
+
+namespace migscope::exporter {
+namespace {
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+}  // namespace
+
+ProcessIdentity read_process_identity(const std::string& proc_root, unsigned pid) {
+    const std::string dir = proc_root + "/" + std::to_string(pid);
+    ProcessIdentity identity;
+    identity.command = read_text(dir + "/comm");
+    while (!identity.command.empty() && identity.command.back() == '\n')
+        identity.command.pop_back();
+    if (auto pod = parse_pod_cgroup(read_text(dir + "/cgroup"))) {
+        identity.pod_uid = pod->pod_uid;
+        identity.container_id = pod->container_id;
+    }
+    return identity;
+}
+
+ConsumerReader::ConsumerReader(nvml::Device device, std::string proc_root)
+    : device_(std::move(device)), proc_root_(std::move(proc_root)) {}
+
+ConsumerReader::~ConsumerReader() = default;
+
+std::string ConsumerReader::take_warning() {
+    if (warned_ || warning_.empty())
+        return {};
+    warned_ = true;
+    return warning_;
+}
+
+ConsumerReading ConsumerReader::read() {
+    const nvml::Reading<nvml::MigMode> mode = device_.mig_mode();
+    if (!mode.value && mode.supported() && mode.code != nvml::api::kSuccess) {
+        throw nvml::CallError(ErrorKind::kRuntime,
+                              "nvmlDeviceGetMigMode failed (NVML code " +
+                                  std::to_string(mode.code) + ")",
+                              "nvmlDeviceGetMigMode", mode.code);
+    }
+    if (mode.value && mode.value->current_enabled)
+        return read_mig();
+    return read_shared();
+}
+
+ConsumerReading ConsumerReader::read_mig() {
+    ConsumerReading reading;
+    reading.sharing = Sharing::kMig;
+    const nvml::MigInstancesApi mig(device_);
+    reading.has_compute_processes = !mig.compute_processes().empty();
+    if (profiles_.empty())
+        profiles_ = device_.gpu_instance_profiles();
+    reading.total_compute_slices = 0;
+    for (const nvml::NvmlProfile& p : profiles_)
+        reading.total_compute_slices = std::max<double>(reading.total_compute_slices, p.slice_count);
+    if (reading.total_compute_slices <= 0)
+        reading.total_compute_slices = 7;
+    if (!gpm_supported_)
+        gpm_supported_ = nvml::gpm_supported(device_);
+    if (!*gpm_supported_) {
+        reading.activity_measured = false;
+        warning_ = "GPU " + std::to_string(device_.index()) +
+                   ": the driver gives no GPM samples (nvmlGpmQueryDeviceSupport), so MIG "
+                   "instances get their static share only and dynamic energy is unattributed";
+    }
+    std::set<unsigned> seen;
+    std::set<unsigned> seen_profile_ids;
+    for (const nvml::NvmlProfile& profile : profiles_) {
+        // Profile ids can repeat across enums (e.g. +me variants): list each id's instances once.
+        if (!seen_profile_ids.insert(profile.id).second)
+            continue;
+        for (const nvml::GpuInstanceRecord& gi : mig.gpu_instances(profile.id)) {
+            seen.insert(gi.id);
+            std::string name = profile.name.rfind("MIG ", 0) == 0 ? profile.name.substr(4)
+                                                                  : profile.name;
+            if (name.empty())
+                name = std::to_string(profile.slice_count) + "g";
+            ConsumerActivity c;
+            c.consumer.kind = ConsumerKind::kMigInstance;
+            c.consumer.key = "mig:" + std::to_string(gi.id) + ":" + name;
+            c.consumer.labels = {{"GPU_I_PROFILE", name}, {"GPU_I_ID", std::to_string(gi.id)}};
+            c.compute_slices = profile.slice_count;
+            if (*gpm_supported_) {
+                auto sample = std::make_unique<nvml::GpmSampleBuffer>(device_);
+                nvml::gpm_mig_sample(device_, gi.id, *sample);
+                auto previous = gpm_previous_.find(gi.id);
+                if (previous != gpm_previous_.end())
+                    c.activity_ratio =
+                        nvml::gpm_sm_activity_ratio(device_, *previous->second, *sample);
+                gpm_previous_[gi.id] = std::move(sample);
+            }
+            reading.consumers.push_back(std::move(c));
+        }
+    }
+    for (auto it = gpm_previous_.begin(); it != gpm_previous_.end();)
+        it = seen.count(it->first) ? std::next(it) : gpm_previous_.erase(it);
+    return reading;
+}
+
+Consumer ConsumerReader::process_consumer(unsigned pid) {
+    auto it = identities_.find(pid);
+    if (it == identities_.end())
+        it = identities_.emplace(pid, read_process_identity(proc_root_, pid)).first;
+    const ProcessIdentity& id = it->second;
+    Consumer c;
+    c.kind = ConsumerKind::kProcess;
+    // The command and pod keep a reused pid from adding to an earlier process's counter.
+    c.key = "pid:" + std::to_string(pid) + ":" + id.command + ":" + id.pod_uid;
+    c.labels = {{"pid", std::to_string(pid)}};
+    if (!id.command.empty())
+        c.labels.emplace_back("command", id.command);
+    if (!id.pod_uid.empty())
+        c.labels.emplace_back("pod", id.pod_uid);
+    if (!id.container_id.empty())
+        c.labels.emplace_back("container", id.container_id);
+    return c;
+}
+
+ConsumerReading ConsumerReader::read_shared() {
+    ConsumerReading reading;
+    reading.sharing = Sharing::kShared;
+    const nvml::MigInstancesApi mig(device_);
+    std::map<unsigned, std::optional<double>> activity;  // pid -> SM ratio
+    for (const nvml::ComputeProcess& p : mig.compute_processes())
+        activity[p.pid];
+    reading.has_compute_processes = !activity.empty();
+    if (process_utilization_supported_) {
+        try {
+            for (const nvml::ProcessSmSample& s :
+                 nvml::process_sm_utilization(device_, last_process_sample_us_)) {
+                activity[s.pid] = s.sm_ratio;  // a process that just exited still counts
+                last_process_sample_us_ = std::max(last_process_sample_us_, s.timestamp_us);
+            }
+        } catch (const nvml::CallError& e) {
+            if (e.code() != nvml::api::kErrorNotSupported &&
+                e.code() != nvml::api::kErrorFunctionNotFound)
+                throw;
+            process_utilization_supported_ = false;
+            warning_ = "GPU " + std::to_string(device_.index()) +
+                       ": the driver gives no per-process SM utilization (" + e.what() +
+                       "), so dynamic energy is unattributed";
+        }
+    }
+    reading.activity_measured = process_utilization_supported_;
+    std::map<unsigned, ProcessIdentity> live;
+    for (const auto& [pid, ratio] : activity) {
+        ConsumerActivity c;
+        c.consumer = process_consumer(pid);
+        live[pid] = identities_[pid];
+        // A listed process without a sample in the interval did no measured SM work.
+        if (process_utilization_supported_)
+            c.activity_ratio = ratio.value_or(0.0);
+        reading.consumers.push_back(std::move(c));
+    }
+    identities_ = std::move(live);
+    return reading;
+}
+
+}  // namespace migscope::exporter

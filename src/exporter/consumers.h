@@ -1,0 +1,62 @@
+// What one GPU's consumers did over an interval, read through NVML: MIG instances with their GPM
+// SM activity, or the compute processes with their SM utilization; and who each process is.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exporter/energy_ledger.h"
+#include "nvml/activity_api.h"
+#include "nvml/session.h"
+
+namespace migscope::exporter {
+
+// The command and Kubernetes identity of a process, from /proc (under `proc_root`).
+struct ProcessIdentity {
+    std::string command;  // /proc/PID/comm; empty when unreadable (another PID namespace)
+    std::string pod_uid;
+    std::string container_id;
+};
+ProcessIdentity read_process_identity(const std::string& proc_root, unsigned pid);
+
+// One interval's reading of one GPU's consumers.
+struct ConsumerReading {
+    Sharing sharing = Sharing::kShared;
+    double total_compute_slices = 7;
+    std::vector<ConsumerActivity> consumers;
+    bool has_compute_processes = false;  // any compute process (for learning the idle power)
+    bool activity_measured = true;  // false: the driver gives no per-consumer activity here
+};
+
+// Reads a GPU's consumers each interval; keeps what spans intervals (GPM samples, the time of
+// the last process sample, process identities).
+class ConsumerReader {
+  public:
+    ConsumerReader(nvml::Device device, std::string proc_root);
+    ~ConsumerReader();
+    // Throws a CallError when NVML fails for the GPU (e.g. it fell off the bus).
+    ConsumerReading read();
+    // Why per-consumer activity is missing, once (empty when it is not, or was already given).
+    std::string take_warning();
+
+  private:
+    ConsumerReading read_mig();
+    ConsumerReading read_shared();
+    Consumer process_consumer(unsigned pid);
+
+    nvml::Device device_;
+    std::string proc_root_;
+    std::optional<bool> gpm_supported_;
+    std::vector<nvml::NvmlProfile> profiles_;  // read once, when MIG is first seen
+    std::map<unsigned, std::unique_ptr<nvml::GpmSampleBuffer>> gpm_previous_;  // by GI id
+    unsigned long long last_process_sample_us_ = 0;
+    bool process_utilization_supported_ = true;
+    std::map<unsigned, ProcessIdentity> identities_;  // live pids
+    std::string warning_;
+    bool warned_ = false;
+};
+
+}  // namespace migscope::exporter

@@ -1,0 +1,84 @@
+// The exporter's energy accounting, pure: one interval's board energy split among consumers, and
+// monotonic counters per consumer whose sum is the board energy since the exporter started.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace migscope::exporter {
+
+using Labels = std::vector<std::pair<std::string, std::string>>;  // name, value; in order
+
+enum class ConsumerKind { kMigInstance, kProcess, kIdle, kUnattributed };
+const char* consumer_label(ConsumerKind kind);  // "mig_instance", "process", "idle", "unattributed"
+
+// Who energy is charged to. `key` identifies it within one GPU (the same key in two intervals is
+// the same counter); `labels` are its own labels (GPU_I_PROFILE and GPU_I_ID, or pid, command,
+// pod, container), fixed when the consumer is first seen.
+struct Consumer {
+    ConsumerKind kind = ConsumerKind::kIdle;
+    std::string key;
+    Labels labels;
+};
+Consumer idle_consumer();
+Consumer unattributed_consumer();
+
+// A consumer seen in one interval.
+struct ConsumerActivity {
+    Consumer consumer;
+    // Compute slices of a MIG instance (its share of the static power and the scale of its
+    // activity); 0 for a process, whose activity is already a share of the whole GPU.
+    double compute_slices = 0;
+    // SM activity over the interval, 0-1: of the instance's SMs (GPM) or of the GPU's (a
+    // process's SM utilization); none when it could not be measured.
+    std::optional<double> activity_ratio;
+};
+
+enum class Sharing {
+    kMig,     // MIG instances: static power by compute slices, unused slices to `idle`
+    kShared,  // time-sliced or MPS: all static power to `idle`
+};
+
+struct IntervalInput {
+    double energy_j = 0;    // board energy counter delta over the interval (>= 0)
+    double duration_s = 0;  // interval length
+    std::optional<double> idle_power_w;  // static power; none: unknown, all energy is dynamic
+    Sharing sharing = Sharing::kShared;
+    double total_compute_slices = 7;  // the GPU's (kMig only)
+    std::vector<ConsumerActivity> consumers;
+};
+
+struct IntervalSplit {
+    std::vector<std::pair<Consumer, double>> energy_j;  // sums to IntervalInput::energy_j
+    double static_j = 0;                                // idle power × duration, at most energy_j
+};
+
+// Static energy = min(energy, idle power × duration). Under kMig each instance gets static ×
+// its slices / the GPU's slices and `idle` the unused slices' part; under kShared `idle` gets it
+// all. The dynamic rest is split by weight = activity × (slices, or 1 for a process); with no
+// measured activity at all it goes to `unattributed`. Throws an input error naming the field for
+// a negative or non-finite energy, duration, idle power, slice count or activity.
+IntervalSplit split_interval(const IntervalInput& input);
+
+// Monotonic energy counters per consumer of one GPU. A consumer that leaves keeps its counter for
+// as long as the ledger lives, so the sum over consumers always equals the energy added.
+class EnergyLedger {
+  public:
+    struct Entry {
+        Consumer consumer;
+        double energy_j = 0;
+    };
+    void add(const IntervalSplit& split);
+    std::vector<Entry> entries() const;  // in the order consumers were first seen
+    double total_j() const { return total_j_; }
+
+  private:
+    std::vector<Entry> entries_;
+    std::map<std::string, size_t> index_;  // key -> entries_
+    double total_j_ = 0;
+};
+
+}  // namespace migscope::exporter

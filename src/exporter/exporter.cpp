@@ -1,0 +1,255 @@
+// Sampling every GPU, splitting its board energy among consumers and writing the metrics.
+#include "exporter/exporter.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <utility>
+
+#include "core/error.h"
+#include "nvml/call_error.h"
+
+namespace migscope::exporter {
+
+void IdleLearner::add(double power_w) {
+    powers_w_.push_back(power_w);
+    while (powers_w_.size() > window_)
+        powers_w_.pop_front();
+}
+
+std::optional<double> IdleLearner::estimate_w() const {
+    if (powers_w_.empty())
+        return std::nullopt;
+    std::vector<double> sorted(powers_w_.begin(), powers_w_.end());
+    std::sort(sorted.begin(), sorted.end());
+    const size_t n = sorted.size();
+    return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+// One GPU: how to read it, and the snapshot a scrape writes out.
+struct Exporter::Gpu {
+    unsigned index = 0;
+    std::optional<nvml::Device> device;
+    std::unique_ptr<ConsumerReader> reader;
+    std::string uuid;
+    std::string model;
+    IdleLearner idle;
+
+    // Sampler state.
+    std::optional<double> last_energy_j;  // last good board counter reading
+    double last_t_s = 0;
+
+    // Snapshot (under Exporter::mutex_).
+    bool up = false;
+    std::optional<double> power_w;
+    std::optional<double> board_energy_j;  // the reading the ledger is complete up to
+    EnergyLedger ledger;
+    std::vector<ConsumerActivity> activity;  // the last interval's
+    Sharing sharing = Sharing::kShared;
+    bool activity_measured = true;
+    std::string idle_source = "unknown";
+    bool down_reported = false;
+
+    explicit Gpu(size_t idle_window) : idle(idle_window) {}
+};
+
+namespace {
+
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string method_of(Sharing sharing, bool activity_measured) {
+    if (sharing == Sharing::kMig)
+        return activity_measured ? "mig_slices_static_gpm_sm_activity_dynamic"
+                                 : "mig_slices_static_dynamic_unattributed_no_gpm";
+    return activity_measured ? "shared_idle_static_process_sm_util_dynamic"
+                             : "shared_idle_static_dynamic_unattributed_no_process_util";
+}
+
+}  // namespace
+
+Exporter::Exporter(const nvml::Session& session, ExporterOptions options)
+    : options_(std::move(options)) {
+    if (!(options_.interval_s > 0))
+        throw input_error("exporter: --interval-s must be > 0");
+    if (options_.idle_power_w && !(*options_.idle_power_w >= 0))
+        throw input_error("exporter: --idle-power-w must be >= 0");
+    const unsigned count = session.device_count();
+    for (unsigned i = 0; i < count; ++i) {
+        auto gpu = std::make_unique<Gpu>(options_.idle_window);
+        gpu->index = i;
+        try {
+            gpu->device = session.device(i);
+            gpu->uuid = gpu->device->uuid().value.value_or("");
+            gpu->model = gpu->device->name().value.value_or("");
+            gpu->reader = std::make_unique<ConsumerReader>(*gpu->device, options_.proc_root);
+        } catch (const Error& e) {
+            warnings_.push_back("GPU " + std::to_string(i) + ": " + e.what());
+        }
+        gpus_.push_back(std::move(gpu));
+    }
+}
+
+Exporter::~Exporter() = default;
+
+size_t Exporter::gpu_count() const {
+    return gpus_.size();
+}
+
+void Exporter::sample_once() {
+    for (auto& gpu_ptr : gpus_) {
+        Gpu& gpu = *gpu_ptr;
+        if (!gpu.reader)
+            continue;
+        try {
+            const double t_s = now_s();
+            const nvml::Reading<double> energy = gpu.device->energy_j();
+            if (!energy.value)
+                throw nvml::CallError(ErrorKind::kRuntime,
+                                      "nvmlDeviceGetTotalEnergyConsumption failed (NVML code " +
+                                          std::to_string(energy.code) + ")",
+                                      "nvmlDeviceGetTotalEnergyConsumption", energy.code);
+            const nvml::Reading<double> power = gpu.device->power_usage_w();
+            ConsumerReading reading = gpu.reader->read();
+            const std::string warning = gpu.reader->take_warning();
+
+            std::optional<IntervalSplit> split;
+            std::optional<double> idle_w = options_.idle_power_w;
+            std::string idle_source = "option";
+            if (!idle_w) {
+                idle_w = gpu.idle.estimate_w();
+                idle_source = idle_w ? "learned_without_processes" : "unknown";
+            }
+            if (gpu.last_energy_j && *energy.value >= *gpu.last_energy_j) {
+                IntervalInput input;
+                input.energy_j = *energy.value - *gpu.last_energy_j;
+                input.duration_s = t_s - gpu.last_t_s;
+                input.idle_power_w = idle_w;
+                input.sharing = reading.sharing;
+                input.total_compute_slices = reading.total_compute_slices;
+                input.consumers = reading.consumers;
+                split = split_interval(input);
+                if (!reading.has_compute_processes && input.duration_s > 0)
+                    gpu.idle.add(input.energy_j / input.duration_s);
+            }
+            // A counter that went back (the driver was reloaded) starts a new baseline: the
+            // board series resets, the attributed ones keep their values.
+
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (!warning.empty())
+                warnings_.push_back(warning);
+            gpu.up = true;
+            gpu.down_reported = false;
+            gpu.power_w = power.value;
+            if (split)
+                gpu.ledger.add(*split);
+            if (split || !gpu.board_energy_j)
+                gpu.board_energy_j = *energy.value;
+            gpu.activity = std::move(reading.consumers);
+            gpu.sharing = reading.sharing;
+            gpu.activity_measured = reading.activity_measured;
+            gpu.idle_source = idle_source;
+            gpu.last_energy_j = *energy.value;
+            gpu.last_t_s = t_s;
+        } catch (const Error& e) {
+            // The GPU is down for this interval; its counters keep their values, and the next good
+            // reading's delta covers the gap.
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (!gpu.down_reported)
+                warnings_.push_back("GPU " + std::to_string(gpu.index) + " is down: " + e.what());
+            gpu.down_reported = true;
+            gpu.up = false;
+            gpu.power_w.reset();
+            gpu.activity.clear();
+        }
+    }
+}
+
+std::vector<std::string> Exporter::take_warnings() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(warnings_, {});
+}
+
+std::vector<MetricFamily> Exporter::metric_families() const {
+    MetricFamily up{"migscope_gpu_up",
+                    "1 when the last sample of the GPU succeeded, 0 when NVML failed for it "
+                    "(e.g. it fell off the bus).",
+                    MetricType::kGauge,
+                    {}};
+    MetricFamily power{"migscope_gpu_power_watts",
+                       "Board power (nvmlDeviceGetPowerUsage) at the last sample.",
+                       MetricType::kGauge,
+                       {}};
+    MetricFamily board{"migscope_gpu_energy_joules_total",
+                       "Board energy counter (nvmlDeviceGetTotalEnergyConsumption) since the "
+                       "driver loaded, at the last sample.",
+                       MetricType::kCounter,
+                       {}};
+    MetricFamily energy{
+        "migscope_energy_joules_total",
+        "Board energy attributed to each consumer since the exporter started. Per GPU the sum "
+        "over consumers equals the board counter's increase since then. consumer=idle: static "
+        "power charged to no one (unused MIG slices; all static power on a shared GPU); "
+        "consumer=unattributed: dynamic energy with no measured activity.",
+        MetricType::kCounter,
+        {}};
+    MetricFamily activity{"migscope_sm_activity_ratio",
+                          "SM activity (0-1) of each consumer over the last interval, as the "
+                          "split used it: a MIG instance's GPM SM utilization of its own SMs, or "
+                          "a process's SM utilization of the whole GPU.",
+                          MetricType::kGauge,
+                          {}};
+    MetricFamily info{
+        "migscope_attribution_info",
+        "How each GPU's energy is attributed (value 1). method: mig_slices_static_* = static "
+        "power (idle_power_source) split by compute slices, unused slices to idle; shared_idle_"
+        "static_* = static power to idle; *_gpm_sm_activity_dynamic / *_process_sm_util_dynamic "
+        "= the rest split by SM activity; *_unattributed_* = the driver gives no per-consumer "
+        "activity, so the rest is unattributed.",
+        MetricType::kGauge,
+        {}};
+
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& gpu_ptr : gpus_) {
+        const Gpu& gpu = *gpu_ptr;
+        const std::string index = std::to_string(gpu.index);
+        const Labels gpu_labels = {{"gpu", index},
+                                   {"UUID", gpu.uuid},
+                                   {"modelName", gpu.model},
+                                   {"Hostname", options_.hostname}};
+        up.samples.push_back({gpu_labels, gpu.up ? 1.0 : 0.0});
+        if (gpu.power_w)
+            power.samples.push_back({gpu_labels, *gpu.power_w});
+        if (gpu.board_energy_j)
+            board.samples.push_back({gpu_labels, *gpu.board_energy_j});
+        const Labels base = {{"gpu", index}, {"UUID", gpu.uuid}, {"Hostname", options_.hostname}};
+        auto consumer_labels = [&](const Consumer& c) {
+            Labels labels = base;
+            labels.emplace_back("consumer", consumer_label(c.kind));
+            labels.insert(labels.end(), c.labels.begin(), c.labels.end());
+            return labels;
+        };
+        for (const EnergyLedger::Entry& e : gpu.ledger.entries())
+            energy.samples.push_back({consumer_labels(e.consumer), e.energy_j});
+        for (const ConsumerActivity& a : gpu.activity) {
+            if (a.activity_ratio)
+                activity.samples.push_back({consumer_labels(a.consumer), *a.activity_ratio});
+        }
+        if (gpu.board_energy_j) {
+            info.samples.push_back({{{"gpu", index},
+                                     {"UUID", gpu.uuid},
+                                     {"method", method_of(gpu.sharing, gpu.activity_measured)},
+                                     {"idle_power_source", gpu.idle_source}},
+                                    1.0});
+        }
+    }
+    return {up, power, board, energy, activity, info};
+}
+
+std::string Exporter::metrics_text() const {
+    return write_exposition(metric_families());
+}
+
+}  // namespace migscope::exporter

@@ -1,0 +1,69 @@
+// The exporter's state: every GPU of the host sampled each interval, board energy split among
+// consumers into monotonic counters, and the snapshot a scrape reads as Prometheus text.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exporter/consumers.h"
+#include "exporter/energy_ledger.h"
+#include "exporter/exposition.h"
+#include "nvml/session.h"
+
+namespace migscope::exporter {
+
+struct ExporterOptions {
+    double interval_s = 1.0;
+    std::optional<double> idle_power_w;  // none: learned while a GPU runs no compute process
+    std::string hostname;                // the Hostname label
+    std::string proc_root = "/proc";
+    // Intervals without compute processes whose median board power is the learned idle power.
+    size_t idle_window = 30;
+};
+
+// The idle power of one GPU learned from intervals without compute processes: the median of the
+// last `window` such intervals' average power (ΔE/Δt).
+class IdleLearner {
+  public:
+    explicit IdleLearner(size_t window) : window_(window) {}
+    void add(double power_w);
+    std::optional<double> estimate_w() const;  // none before the first idle interval
+
+  private:
+    size_t window_;
+    std::deque<double> powers_w_;
+};
+
+class Exporter {
+  public:
+    // Opens every GPU of `session` (an NVML error for one GPU marks it down, not the exporter).
+    Exporter(const nvml::Session& session, ExporterOptions options);
+    ~Exporter();
+
+    // One interval for every GPU: read, split, add to the counters. The caller's sampling loop
+    // calls it every interval_s (the interval is measured, so jitter costs nothing).
+    void sample_once();
+
+    // The metrics of the last sample, as Prometheus text; never calls NVML (cheap, safe while
+    // a consumer exits or a GPU fails).
+    std::string metrics_text() const;
+    std::vector<MetricFamily> metric_families() const;
+    // Messages for the operator, each given once (the library never prints).
+    std::vector<std::string> take_warnings();
+
+    size_t gpu_count() const;
+
+  private:
+    struct Gpu;
+    ExporterOptions options_;
+    std::vector<std::unique_ptr<Gpu>> gpus_;
+    mutable std::mutex mutex_;  // guards the Gpu snapshots and warnings_
+    std::vector<std::string> warnings_;
+};
+
+}  // namespace migscope::exporter

@@ -1,0 +1,42 @@
+// Prometheus text exposition (format 0.0.4): metric families with HELP and TYPE lines, samples
+// with escaped label values. Label values are untrusted text (process names, cgroup paths).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "exporter/energy_ledger.h"
+
+namespace migscope::exporter {
+
+// The Content-Type of a scrape's answer.
+inline constexpr const char* kExpositionContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+enum class MetricType { kGauge, kCounter };
+
+struct MetricSample {
+    Labels labels;
+    double value = 0;
+};
+
+struct MetricFamily {
+    std::string name;  // [a-zA-Z_:][a-zA-Z0-9_:]*
+    std::string help;
+    MetricType type = MetricType::kGauge;
+    std::vector<MetricSample> samples;
+};
+
+// A label value as the text format wants it: `\` -> `\\`, `"` -> `\"`, newline -> `\n`.
+std::string escape_label_value(std::string_view value);
+// HELP text: `\` -> `\\`, newline -> `\n`.
+std::string escape_help(std::string_view help);
+// A sample value: shortest text that reads back to the same double; NaN, +Inf, -Inf.
+std::string format_value(double value);
+
+// Every family with at least one sample: "# HELP", "# TYPE", then one line per sample. Throws an
+// input error for a metric or label name outside the format's alphabet (names are ours, so that
+// is a bug, but never put on the wire).
+std::string write_exposition(const std::vector<MetricFamily>& families);
+
+}  // namespace migscope::exporter

@@ -1,0 +1,240 @@
+// Tests of the exporter on the fake NVML: MIG instances with GPM activity and processes with SM
+// utilization scripted, counters that sum to the board's, consumer churn and a GPU that fails.
+#include "exporter/exporter.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "nvml/fake_nvml_env.h"
+
+using namespace migscope;
+using namespace migscope::exporter;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A /proc with the command and cgroup of scripted pids.
+struct FakeProc {
+    fs::path root = fs::temp_directory_path() /
+                    ("migscope-exporter-proc-" + std::to_string(::getpid()));
+    FakeProc() {
+        add(4001, "trainer",
+            "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1f0c2d3e_4a5b_"
+            "6c7d_8e9f_a0b1c2d3e4f5.slice/cri-containerd-"
+            "3b2e6f9a0c1d4e5f60718293a4b5c6d7e8f90123456789abcdef0123456789ab.scope\n");
+        add(4002, "evil\"name\\", "0::/user.slice\n");
+    }
+    ~FakeProc() { fs::remove_all(root); }
+    void add(unsigned pid, const std::string& comm, const std::string& cgroup) {
+        const fs::path dir = root / std::to_string(pid);
+        fs::create_directories(dir);
+        std::ofstream(dir / "comm") << comm << '\n';
+        std::ofstream(dir / "cgroup") << cgroup;
+    }
+};
+
+const MetricFamily& family(const std::vector<MetricFamily>& families, const std::string& name) {
+    for (const MetricFamily& f : families) {
+        if (f.name == name)
+            return f;
+    }
+    throw std::runtime_error("no family " + name);
+}
+
+std::string label(const Labels& labels, const std::string& name) {
+    for (const auto& [n, v] : labels) {
+        if (n == name)
+            return v;
+    }
+    return "";
+}
+
+// The one sample of `name` whose labels include every pair of `match`; fails the test if none.
+std::optional<MetricSample> find(const std::vector<MetricFamily>& families, const std::string& name,
+                                 const Labels& match) {
+    for (const MetricSample& s : family(families, name).samples) {
+        bool all = true;
+        for (const auto& [n, v] : match)
+            all = all && label(s.labels, n) == v;
+        if (all)
+            return s;
+    }
+    return std::nullopt;
+}
+
+double attributed_sum(const std::vector<MetricFamily>& families, const std::string& gpu) {
+    double total = 0;
+    for (const MetricSample& s : family(families, "migscope_energy_joules_total").samples) {
+        if (label(s.labels, "gpu") == gpu)
+            total += s.value;
+    }
+    return total;
+}
+
+double board(const std::vector<MetricFamily>& families, const std::string& gpu) {
+    return find(families, "migscope_gpu_energy_joules_total", {{"gpu", gpu}}).value().value;
+}
+
+void sleep_s(double s) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(s));
+}
+
+}  // namespace
+
+TEST(Exporter, MigInstancesAndProcessesOnTheFakeNvml) {
+    FakeNvmlEnv env("exporter-fleet.json");
+    FakeProc proc;
+    nvml::Session session = nvml::Session::open();
+    ExporterOptions options;
+    options.idle_power_w = 100;
+    options.hostname = "node-1";
+    options.proc_root = proc.root.string();
+    Exporter exporter(session, options);
+    ASSERT_EQ(exporter.gpu_count(), 2u);
+    exporter.sample_once();
+    const auto start = exporter.metric_families();
+    for (int i = 0; i < 3; ++i) {
+        sleep_s(0.3);
+        exporter.sample_once();
+    }
+    const auto f = exporter.metric_families();
+
+    for (const std::string gpu : {"0", "1"}) {
+        EXPECT_EQ(find(f, "migscope_gpu_up", {{"gpu", gpu}})->value, 1);
+        EXPECT_EQ(label(find(f, "migscope_gpu_up", {{"gpu", gpu}})->labels, "Hostname"), "node-1");
+        const double increase_j = board(f, gpu) - board(start, gpu);
+        EXPECT_GT(increase_j, 0);
+        EXPECT_NEAR(attributed_sum(f, gpu), increase_j, 1e-6 * increase_j) << "GPU " << gpu;
+    }
+    EXPECT_EQ(find(f, "migscope_gpu_power_watts", {{"gpu", "0"}})->value, 500);
+
+    // GPU 0, MIG: 4g at 80 %, 2g at 40 %, one of 7 slices unused; 500 W with 100 W static. The
+    // first interval has no GPM pair yet (dynamic unattributed); from the second the shares are
+    // (400/7 + 320) / 500 and (200/7 + 80) / 500.
+    const auto g4 = find(f, "migscope_energy_joules_total",
+                         {{"gpu", "0"}, {"GPU_I_PROFILE", "4g.71gb"}, {"GPU_I_ID", "1"}});
+    const auto g2 = find(f, "migscope_energy_joules_total",
+                         {{"gpu", "0"}, {"GPU_I_PROFILE", "2g.35gb"}, {"GPU_I_ID", "2"}});
+    const auto idle0 = find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"consumer", "idle"}});
+    ASSERT_TRUE(g4 && g2 && idle0);
+    EXPECT_EQ(label(g4->labels, "consumer"), "mig_instance");
+    const double total0 = board(f, "0") - board(start, "0");
+    EXPECT_NEAR(idle0->value / total0, 100.0 / 7 / 500, 1e-3);
+    EXPECT_GT(g4->value / g2->value, 3.0);  // 377 : 109 once GPM pairs exist
+    EXPECT_NEAR(find(f, "migscope_sm_activity_ratio", {{"gpu", "0"}, {"GPU_I_ID", "1"}})->value,
+                0.8, 1e-12);
+    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "0"}})->labels, "method"),
+              "mig_slices_static_gpm_sm_activity_dynamic");
+
+    // GPU 1, time-sliced: static 100 W to idle; dynamic 200 W split 60 : 20.
+    const auto p1 = find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"pid", "4001"}});
+    const auto p2 = find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"pid", "4002"}});
+    const auto idle1 = find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"consumer", "idle"}});
+    ASSERT_TRUE(p1 && p2 && idle1);
+    const double total1 = board(f, "1") - board(start, "1");
+    EXPECT_NEAR(p1->value / total1, 150.0 / 300, 1e-6);
+    EXPECT_NEAR(p2->value / total1, 50.0 / 300, 1e-6);
+    EXPECT_NEAR(idle1->value / total1, 100.0 / 300, 1e-6);
+    EXPECT_EQ(label(p1->labels, "command"), "trainer");
+    EXPECT_EQ(label(p1->labels, "pod"), "1f0c2d3e-4a5b-6c7d-8e9f-a0b1c2d3e4f5");
+    EXPECT_EQ(label(p1->labels, "container").size(), 64u);
+    EXPECT_EQ(label(p2->labels, "command"), "evil\"name\\");  // escaped on the wire
+    EXPECT_EQ(label(p2->labels, "pod"), "");
+    const auto info1 = find(f, "migscope_attribution_info", {{"gpu", "1"}});
+    EXPECT_EQ(label(info1->labels, "method"), "shared_idle_static_process_sm_util_dynamic");
+    EXPECT_EQ(label(info1->labels, "idle_power_source"), "option");
+
+    const std::string text = exporter.metrics_text();
+    EXPECT_NE(text.find(R"(command="evil\"name\\")"), std::string::npos) << text;
+}
+
+TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
+    FakeNvmlEnv env("exporter-faults.json");
+    nvml::Session session = nvml::Session::open();
+    ExporterOptions options;
+    options.hostname = "node-2";
+    options.proc_root = "/nonexistent-proc";
+    Exporter exporter(session, options);
+    exporter.sample_once();
+    const auto start = exporter.metric_families();
+    std::map<std::string, double> last;  // counter values seen so far, by gpu + consumer labels
+    std::vector<std::string> warnings;
+    for (int i = 0; i < 10; ++i) {  // 0.3 s apart: to about 3 s
+        sleep_s(0.3);
+        exporter.sample_once();
+        for (std::string& w : exporter.take_warnings())
+            warnings.push_back(std::move(w));
+        const auto f = exporter.metric_families();
+        for (const MetricSample& s : family(f, "migscope_energy_joules_total").samples) {
+            std::string key;
+            for (const auto& [n, v] : s.labels)
+                key += n + "=" + v + ",";
+            EXPECT_GE(s.value, last[key]) << key << " went down";
+            last[key] = s.value;
+        }
+        for (const std::string gpu : {"0", "1", "2"}) {
+            const double increase_j = board(f, gpu) - board(start, gpu);
+            EXPECT_NEAR(attributed_sum(f, gpu), increase_j, 1e-6 * increase_j + 1e-9);
+        }
+    }
+    const auto f = exporter.metric_families();
+    // GPU 1 fell off the bus at 2 s: up 0, no power, counters kept; the others still served.
+    EXPECT_EQ(find(f, "migscope_gpu_up", {{"gpu", "1"}})->value, 0);
+    EXPECT_FALSE(find(f, "migscope_gpu_power_watts", {{"gpu", "1"}}));
+    EXPECT_TRUE(find(f, "migscope_gpu_energy_joules_total", {{"gpu", "1"}}));
+    EXPECT_GT(find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"consumer", "idle"}})->value +
+                  find(f, "migscope_energy_joules_total",
+                       {{"gpu", "1"}, {"consumer", "unattributed"}})
+                      ->value,
+              0);
+    EXPECT_EQ(find(f, "migscope_gpu_up", {{"gpu", "0"}})->value, 1);
+    EXPECT_EQ(find(f, "migscope_gpu_up", {{"gpu", "2"}})->value, 1);
+    // Process 4002 left at 2 s, 4003 came at 1 s: both keep counters; only live ones have activity.
+    const auto gone = find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"pid", "4002"}});
+    ASSERT_TRUE(gone);
+    EXPECT_GT(gone->value, 0);
+    EXPECT_FALSE(find(f, "migscope_sm_activity_ratio", {{"gpu", "0"}, {"pid", "4002"}}));
+    EXPECT_NEAR(find(f, "migscope_sm_activity_ratio", {{"gpu", "0"}, {"pid", "4003"}})->value, 0.3,
+                1e-12);
+    EXPECT_EQ(label(find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"pid", "4001"}})->labels,
+                    "command"),
+              "");  // no /proc entry: the label is left out
+    // Without --idle-power-w: GPU 1 (no processes) learned its idle power; GPU 0 never idle.
+    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "1"}})->labels,
+                    "idle_power_source"),
+              "learned_without_processes");
+    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "0"}})->labels,
+                    "idle_power_source"),
+              "unknown");
+    // GPU 2's driver gives no per-process utilization: said once, in the method and on stderr.
+    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "2"}})->labels, "method"),
+              "shared_idle_static_dynamic_unattributed_no_process_util");
+    int util_warnings = 0, down_warnings = 0;
+    for (const std::string& w : warnings) {
+        util_warnings += w.find("GPU 2: the driver gives no per-process SM utilization") == 0;
+        down_warnings += w.find("GPU 1 is down") == 0 && w.find("nvmlDeviceGetTotalEnergy") !=
+                                                             std::string::npos;
+    }
+    EXPECT_EQ(util_warnings, 1);
+    EXPECT_EQ(down_warnings, 1);
+    EXPECT_FALSE(find(f, "migscope_sm_activity_ratio", {{"gpu", "2"}}));
+    EXPECT_GT(find(f, "migscope_energy_joules_total", {{"gpu", "2"}, {"consumer", "unattributed"}})
+                  ->value,
+              0);
+}
+
+TEST(IdleLearner, MedianOfTheWindow) {
+    IdleLearner learner(3);
+    EXPECT_FALSE(learner.estimate_w());
+    learner.add(100);
+    EXPECT_EQ(learner.estimate_w(), 100);
+    learner.add(300);
+    EXPECT_EQ(learner.estimate_w(), 200);
+    learner.add(110);
+    learner.add(120);  // 100 leaves the window
+    EXPECT_EQ(learner.estimate_w(), 120);
+}

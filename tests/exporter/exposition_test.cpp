@@ -1,0 +1,55 @@
+// Tests of the Prometheus text format writer: escaping of untrusted label values, HELP, values.
+#include "exporter/exposition.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+
+using namespace migscope;
+using namespace migscope::exporter;
+
+TEST(Exposition, EscapesBackslashQuoteAndNewlineInLabelValues) {
+    EXPECT_EQ(escape_label_value("plain"), "plain");
+    EXPECT_EQ(escape_label_value(R"(a\b)"), R"(a\\b)");
+    EXPECT_EQ(escape_label_value(R"(say "hi")"), R"(say \"hi\")");
+    EXPECT_EQ(escape_label_value("two\nlines"), R"(two\nlines)");
+    EXPECT_EQ(escape_label_value("tab\tstays"), "tab\tstays");
+    EXPECT_EQ(escape_label_value("ünïcode"), "ünïcode");
+}
+
+TEST(Exposition, EscapesHelpButNotQuotes) {
+    EXPECT_EQ(escape_help("a \"b\" \\ c\nd"), "a \"b\" \\\\ c\\nd");
+}
+
+TEST(Exposition, WritesFamiliesWithHelpTypeAndEscapedSamples) {
+    MetricFamily f{"migscope_energy_joules_total", "Energy.\nPer consumer.", MetricType::kCounter,
+                   {{{{"gpu", "0"}, {"command", "evil\"}\n# TYPE x gauge\\"}}, 12.5}}};
+    MetricFamily empty{"migscope_unused", "never written", MetricType::kGauge, {}};
+    const std::string text = write_exposition({f, empty});
+    EXPECT_EQ(text,
+              "# HELP migscope_energy_joules_total Energy.\\nPer consumer.\n"
+              "# TYPE migscope_energy_joules_total counter\n"
+              "migscope_energy_joules_total{gpu=\"0\",command=\"evil\\\"}\\n# TYPE x gauge\\\\\"} "
+              "12.5\n");
+}
+
+TEST(Exposition, ValuesReadBackExactly) {
+    EXPECT_EQ(format_value(1), "1");
+    EXPECT_EQ(format_value(0.1), "0.1");
+    EXPECT_EQ(format_value(1001500.409), "1001500.409");
+    EXPECT_EQ(std::stod(format_value(1.0 / 3)), 1.0 / 3);
+    EXPECT_EQ(format_value(std::numeric_limits<double>::quiet_NaN()), "NaN");
+    EXPECT_EQ(format_value(std::numeric_limits<double>::infinity()), "+Inf");
+    EXPECT_EQ(format_value(-std::numeric_limits<double>::infinity()), "-Inf");
+}
+
+TEST(Exposition, RefusesBadNames) {
+    EXPECT_THROW(write_exposition({{"bad-name", "", MetricType::kGauge, {{{}, 1}}}}), Error);
+    EXPECT_THROW(write_exposition({{"ok", "", MetricType::kGauge, {{{{"1abc", "v"}}, 1}}}}),
+                 Error);
+    EXPECT_THROW(write_exposition({{"ok", "", MetricType::kGauge, {{{{"__name__", "v"}}, 1}}}}),
+                 Error);
+}

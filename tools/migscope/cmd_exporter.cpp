@@ -1,0 +1,119 @@
+// `migscope exporter`: a read-only Prometheus exporter of board power, the board energy counter
+// and energy attributed to MIG instances and processes, for every GPU of the host.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "commands.h"
+#include "core/error.h"
+#include "exporter/exporter.h"
+#include "exporter/server.h"
+#include "interrupt.h"
+#include "nvml/session.h"
+
+namespace migscope::cli {
+namespace {
+
+constexpr const char* kDefaultListen = "127.0.0.1:9401";
+
+struct ExporterCommandOptions {
+    std::string listen = kDefaultListen;
+    double interval_s = 1.0;
+    double idle_power_w = -1;  // < 0: learn it
+    std::string hostname;
+    std::string proc_root = "/proc";
+};
+
+std::string host_name() {
+    char name[256] = {};
+    if (gethostname(name, sizeof(name) - 1) != 0)
+        return "unknown";
+    return name;
+}
+
+void print_warnings(exporter::Exporter& e) {
+    for (const std::string& w : e.take_warnings())
+        std::cerr << "migscope exporter: warning: " << w << '\n';
+}
+
+int run_exporter(const ExporterCommandOptions& o) {
+    const exporter::ListenAddress address = exporter::parse_listen_address(o.listen);
+    exporter::ExporterOptions options;
+    options.interval_s = o.interval_s;
+    if (o.idle_power_w >= 0)
+        options.idle_power_w = o.idle_power_w;
+    options.hostname = o.hostname.empty() ? host_name() : o.hostname;
+    options.proc_root = o.proc_root;
+
+    nvml::Session session = nvml::Session::open();
+    exporter::Exporter exporter(session, options);
+    exporter.sample_once();  // a baseline before the first scrape
+    print_warnings(exporter);
+
+    exporter::MetricsServer server([&exporter] { return exporter.metrics_text(); });
+    const int port = server.bind(address);
+    const std::atomic<bool>* interrupted = install_interrupt_handler();
+    std::atomic<bool> serving{true};
+    std::thread http([&] {
+        server.serve();
+        serving = false;
+    });
+    std::cerr << "migscope exporter: " << exporter.gpu_count() << " GPU(s), serving http://"
+              << (address.host.find(':') != std::string::npos ? "[" + address.host + "]"
+                                                               : address.host)
+              << ':' << port << "/metrics every " << o.interval_s << " s (Ctrl-C stops)\n";
+    // Samples on this thread at a fixed rate; scrapes read the last sample on the server's.
+    using clock = std::chrono::steady_clock;
+    const auto interval = std::chrono::duration_cast<clock::duration>(
+        std::chrono::duration<double>(o.interval_s));
+    auto next = clock::now() + interval;
+    while (!*interrupted && serving) {
+        if (clock::now() >= next) {
+            exporter.sample_once();
+            print_warnings(exporter);
+            next += interval;
+            if (clock::now() > next)
+                next = clock::now() + interval;  // fell behind: no burst of samples
+        }
+        std::this_thread::sleep_for(
+            std::min<clock::duration>(std::chrono::milliseconds(50), next - clock::now()));
+    }
+    server.stop();
+    http.join();
+    std::cerr << "migscope exporter: stopped\n";
+    return kExitOk;
+}
+
+}  // namespace
+
+void add_exporter_command(CLI::App& app, Action& action) {
+    auto o = std::make_shared<ExporterCommandOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "exporter",
+        "Serve Prometheus metrics for every GPU of the host: board power, the board energy "
+        "counter, and energy attributed to MIG instances and processes (docs/exporter.md). "
+        "Read-only: it changes no GPU setting and creates no CUDA context. Stops cleanly (exit "
+        "0) on Ctrl-C or SIGTERM; exit 3 when the address is in use or NVML is missing.");
+    cmd->add_option("--listen", o->listen,
+                    "Address and port to serve /metrics on: HOST:PORT, [IPV6]:PORT, or :PORT for "
+                    "every interface")
+        ->capture_default_str();
+    cmd->add_option("--interval-s", o->interval_s, "Seconds between samples of every GPU")
+        ->capture_default_str()
+        ->check(CLI::Range(0.1, 3600.0));
+    cmd->add_option("--idle-power-w", o->idle_power_w,
+                    "The GPU's static power in watts (default: learned while it runs no compute "
+                    "process; until then none is assumed)")
+        ->check(CLI::Range(0.0, 100000.0));
+    cmd->add_option("--hostname", o->hostname, "The Hostname label (default: this host's name)");
+    cmd->add_option("--proc-root", o->proc_root,
+                    "Where to read processes' names and cgroups (a container sees the host's "
+                    "with hostPID, or a mount such as /host/proc)")
+        ->capture_default_str();
+    cmd->callback([o, &action] { action = [o] { return run_exporter(*o); }; });
+}
+
+}  // namespace migscope::cli
