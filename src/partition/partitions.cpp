@@ -8,10 +8,8 @@
 
 namespace migscope::partition {
 
-std::vector<Partition> layout_partitions(const std::vector<mig::LayoutTerm>& terms,
-                                         const mig::GpuModel& model, size_t job_count,
-                                         const std::string& device,
-                                         const std::vector<size_t>& assign) {
+std::vector<JobPlace> place_jobs(const std::vector<mig::LayoutTerm>& terms, size_t job_count,
+                                 const std::vector<size_t>& assign) {
     if (assign.empty() && terms.size() != job_count) {
         throw input_error("the layout has " + std::to_string(terms.size()) + " partitions for " +
                           std::to_string(job_count) +
@@ -33,6 +31,21 @@ std::vector<Partition> layout_partitions(const std::vector<mig::LayoutTerm>& ter
             throw input_error("--assign: partition " + std::to_string(t) + " (" + terms[t].profile +
                               ") has no job: leave it out of the layout");
     }
+    std::vector<JobPlace> out;
+    std::vector<std::optional<size_t>> last_on(terms.size());  // the last job queued on a term
+    for (size_t j = 0; j < job_count; ++j) {
+        const size_t term = assign.empty() ? j : assign[j];
+        out.push_back({term, last_on[term]});
+        last_on[term] = j;
+    }
+    return out;
+}
+
+std::vector<Partition> layout_partitions(const std::vector<mig::LayoutTerm>& terms,
+                                         const mig::GpuModel& model, size_t job_count,
+                                         const std::string& device,
+                                         const std::vector<size_t>& assign) {
+    const std::vector<JobPlace> places = place_jobs(terms, job_count, assign);
     const mig::LayoutCheck check = mig::check_layout(terms, model);
     if (!check.layout)
         throw input_error("layout not valid on " + model.key + ": " + check.reason);
@@ -49,14 +62,10 @@ std::vector<Partition> layout_partitions(const std::vector<mig::LayoutTerm>& ter
         p.device = device;
         by_term.push_back(std::move(p));
     }
-    if (assign.empty())
-        return by_term;
     std::vector<Partition> out;
-    std::vector<std::optional<size_t>> last_on(terms.size());  // the last job queued on a term
-    for (size_t j = 0; j < assign.size(); ++j) {
-        out.push_back(by_term[assign[j]]);
-        out.back().after_job = last_on[assign[j]];
-        last_on[assign[j]] = j;
+    for (const JobPlace& place : places) {
+        out.push_back(by_term[place.term]);
+        out.back().after_job = place.after_job;
     }
     return out;
 }

@@ -1,6 +1,7 @@
 // What each job of a run gets: partitions from a layout (green, mps), the whole GPU (timeslice,
 // sequential) or a share of the CPU cores (cpu).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,11 +11,20 @@
 
 namespace migscope::partition {
 
+// Where each job of a layout runs: job i on terms[i], or with `assign` on terms[assign[i]], where
+// jobs sharing a term queue on it in job order (after_job: the job before it there). Throws an
+// input error when without `assign` the layout's size differs from the number of jobs, or when
+// `assign` has the wrong length, names a partition the layout lacks or leaves one without a job.
+struct JobPlace {
+    size_t term = 0;
+    std::optional<size_t> after_job;
+};
+std::vector<JobPlace> place_jobs(const std::vector<mig::LayoutTerm>& terms, size_t job_count,
+                                 const std::vector<size_t>& assign);
+
 // SM partitions sized like the layout's MIG profiles: job i on terms[i], or with `assign` on
-// terms[assign[i]], where jobs sharing a term queue on it in job order (Partition::after_job).
-// Throws an input error when the layout is invalid for the model (with the reason), when without
-// `assign` its size differs from the number of jobs, or when `assign` has the wrong length, names
-// a partition the layout lacks or leaves one without a job.
+// terms[assign[i]] as place_jobs says (Partition::after_job). Throws an input error as place_jobs
+// does, and when the layout is invalid for the model (with the reason).
 std::vector<Partition> layout_partitions(const std::vector<mig::LayoutTerm>& terms,
                                          const mig::GpuModel& model, size_t job_count,
                                          const std::string& device,

@@ -96,19 +96,21 @@ void write_trace(const RunResult& run, const std::string& path) {
         writer.write(sample);
 }
 
-// The partitions of a request on this machine; for mig, none until the instances are found.
+// The partitions of a request on this machine. For mig, each job's place and queue, named by its
+// profile; sizes and devices come from the instances when they are found or made (run_cell).
 std::vector<partition::Partition> partitions_of(const Machine& machine, const CellRequest& r) {
     const Gpu* gpu = machine.gpu.get();
     const size_t n = r.jobs.size();
     if (r.backend == BackendKind::kMig) {
-        if (!r.assign.empty())
-            throw input_error("assign: the mig backend runs one job per instance");
-        const size_t terms = mig::parse_layout(r.layout, gpu->model).size();
-        if (terms != n) {
-            throw input_error("the layout has " + std::to_string(terms) + " partitions for " +
-                              std::to_string(n) + " jobs: give one partition per job");
+        const std::vector<mig::LayoutTerm> terms = mig::parse_layout(r.layout, gpu->model);
+        std::vector<partition::Partition> out;
+        for (const partition::JobPlace& place : partition::place_jobs(terms, n, r.assign)) {
+            partition::Partition p;
+            p.label = terms[place.term].profile;
+            p.after_job = place.after_job;
+            out.push_back(p);
         }
-        return {};
+        return out;
     }
     if (r.backend == BackendKind::kCpu)
         return partition::cpu_partitions(machine.cpu_cores, n);
@@ -169,15 +171,11 @@ std::vector<std::string> check_cell(const Machine& machine, const CellRequest& r
     const std::vector<partition::Partition> parts = partitions_of(machine, r);
     const bool queues = std::any_of(parts.begin(), parts.end(),
                                     [](const partition::Partition& p) { return p.after_job; });
-    if (queues && r.backend != BackendKind::kGreen && r.backend != BackendKind::kMps)
-        throw input_error(
-            "assign puts several jobs on one partition: the green and mps backends queue "
-            "them, not " + backend);
     if (queues && r.work_steps <= 0)
         throw input_error(
             "assign puts several jobs on one partition: they queue one after "
             "another, which needs fixed work (a duration window has no end for them)");
-    if (parts.empty())
+    if (parts.empty() || r.backend == BackendKind::kMig)  // instance sizes are known at run time
         return {};
     return memory_misfits(r.jobs, parts, machine.memory);
 }
@@ -230,13 +228,14 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
         mig_instances.emplace(partition::realise_mig_layout(
             *gpu->device, model, mig::parse_layout(r.layout, model),
             m.apply ? partition::ApplyMode::kApply : partition::ApplyMode::kUseExisting));
-        for (const partition::MigInstance& i : mig_instances->instances()) {
-            partition::Partition p;
+        const std::vector<partition::MigInstance>& instances = mig_instances->instances();
+        for (size_t j = 0; j < partitions.size(); ++j) {  // each job on its term's instance
+            const partition::MigInstance& i = instances.at(r.assign.empty() ? j : r.assign[j]);
+            partition::Partition& p = partitions[j];
             p.label = i.profile;
             p.sms = i.sm_count;
             p.memory_gib = static_cast<double>(i.memory_bytes) / (1024.0 * 1024 * 1024);
             p.device = i.uuid;
-            partitions.push_back(p);
         }
     }
 

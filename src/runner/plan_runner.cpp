@@ -65,6 +65,12 @@ std::optional<plan::MeasuredRun> CellCandidateRunner::run(const plan::Candidate&
         why_not = "--verify needs one --work STEPS for every job (as `migscope run`)";
         return std::nullopt;
     }
+    if (a.layout.empty() && backend_ == partition::BackendKind::kMig) {
+        why_not =
+            "the whole GPU needs MIG mode disabled, MIG instances need it enabled: run the "
+            "sequential baseline apart (`migscope run --backend sequential` with MIG mode off)";
+        return std::nullopt;
+    }
     std::vector<std::string> assign;
     for (size_t k : a.assign)
         assign.push_back(std::to_string(k));

@@ -1,6 +1,6 @@
 // Plan verification's runner: each candidate as a run cell (SM partitions through green contexts
-// or MPS, jobs queued as the plan says, or sequential on the whole GPU) with fixed work, resumed
-// from a results store.
+// or MPS, or MIG instances, jobs queued as the plan says, or sequential on the whole GPU) with
+// fixed work, resumed from a results store.
 #pragma once
 
 #include <optional>
@@ -26,7 +26,7 @@ class CellCandidateRunner : public plan::CandidateRunner {
   private:
     const Machine& machine_;
     const Measurement& measurement_;
-    partition::BackendKind backend_;  // green or mps
+    partition::BackendKind backend_;  // green, mps or mig
     int64_t work_steps_;
     store::Store* db_;
     std::string run_dir_;

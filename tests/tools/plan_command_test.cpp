@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "run_process.h"
@@ -61,6 +62,11 @@ std::string fixture_profiles() {
           job("huge", 20, {part("1g.18gb", 16, 400, 150), part("whole GPU", 132, 1000, 250)}),
           job("giant", 200, json::array({part("whole GPU", 132, 1000, 250)}))}}};
     return doc.dump(2);
+}
+
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 class PlanCommand : public ::testing::Test {
@@ -137,7 +143,8 @@ TEST_F(PlanCommand, BadInputExitsTwoNamingTheJobOrConstraint) {
         {{"--jobs", "small", "--objective", "speed"}, "unknown objective"},
         {{"--jobs", "small,big", "--work", "1,2,3"}, "3 values for 2 jobs"},
         {{"--jobs", "small", "--work", "10", "--weights", "5"}, "not both"},
-        {{"--jobs", "small", "--work", "10", "--verify"}, "give --backend green or mps"},
+        {{"--jobs", "small", "--work", "10", "--verify"}, "give --apply"},
+        {{"--jobs", "small", "--work", "10", "--apply"}, "--verify --backend mig only"},
         {{"--work", "10"}, "give --jobs, --jobs-file or both"},
         // Profiles of one model are never used for another.
         {{"--jobs", "small", "--gpu-model", "a100-80gb"}, "holds profiles of h200, not a100-80gb"},
@@ -384,3 +391,44 @@ TEST_F(PlanCommand, OwnCommandsAreProfiledPlannedAndVerifiedOnMps) {
 }
 
 }  // namespace
+
+// On MIG, each candidate's instances are made for its run and destroyed after it (--apply), each
+// job pinned to its own instance; the whole-GPU baseline cannot run with MIG mode enabled and says
+// so. (Jobs queued on an instance: RunCommand.JobsQueueOnTheirMigInstance.)
+TEST_F(PlanCommand, CandidatesAreVerifiedOnMigInstancesMadeForEach) {
+    std::map<std::string, std::string> env = fake_gpu();
+    env["MIGSCOPE_FAKE_NVML_CONFIG"] = std::string(FAKE_NVML_DIR) + "/h200-mig.json";
+    // For makespan the whole GPU comes first, then two-instance layouts.
+    const ProcessResult plan = migscope(
+        {"plan", "--jobs", "small,big", "--profiles", profiles(), "--work", "20", "--verify",
+         "--backend", "mig", "--apply", "--objective", "makespan", "--top", "3", "--format",
+         "json", "--run-dir", (dir_ / "verify").string()},
+        env);
+    ASSERT_EQ(plan.exit_code, 0) << plan.err;
+    const json p = json::parse(plan.out);
+    size_t ran = 0, baseline = 0;
+    for (size_t i = 0; i < p["verify"]["candidates"].size(); ++i) {
+        const json& v = p["verify"]["candidates"][i];
+        if (v["name"] == "whole GPU (not partitioned)") {
+            ++baseline;
+            EXPECT_NE(v.value("skipped", "").find("MIG mode disabled"), std::string::npos)
+                << v.dump(2);
+            continue;
+        }
+        ASSERT_FALSE(v.contains("skipped")) << v.dump(2) << plan.err;
+        ++ran;
+        for (const json& j : v["jobs"])
+            EXPECT_EQ(j["status"], "ok") << v.dump(2) << plan.err;
+        const fs::path run = dir_ / "verify" / std::to_string(i + 1);
+        const auto device = [&](const char* job) {
+            const std::string log = read_text(run / (std::string(job) + ".stderr"));
+            const size_t at = log.find("CUDA_VISIBLE_DEVICES=MIG-");
+            return at == std::string::npos ? std::string() : log.substr(at, log.find('\n', at) - at);
+        };
+        EXPECT_FALSE(device("small").empty()) << run;
+        EXPECT_FALSE(device("big").empty()) << run;
+        EXPECT_NE(device("small"), device("big")) << v["name"];
+    }
+    EXPECT_EQ(ran, 2u);
+    EXPECT_EQ(baseline, 1u);
+}

@@ -145,6 +145,30 @@ TEST_F(RunCommand, MigPinsEachJobToItsInstanceByUuid) {
     EXPECT_NE(a, b);
 }
 
+TEST_F(RunCommand, JobsQueueOnTheirMigInstance) {
+    // a then b on the 4g.71gb instance, c on the 1g.18gb; each process pinned to its instance.
+    const ProcessResult r =
+        run({"--backend", "mig", "--layout", "4g.71gb+1g.18gb", "--assign", "0,0,1", "--jobs",
+             "a,b,c", "--work", "5", "--format", "json"},
+            "h200-mig-existing.json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json jobs = json::parse(r.out)["run"]["jobs"];
+    EXPECT_EQ(jobs[1]["partition"], "4g.71gb");
+    EXPECT_EQ(jobs[1]["after_job"], 0);
+    EXPECT_EQ(jobs[2]["partition"], "1g.18gb");
+    EXPECT_GE(jobs[1]["finish_s"].get<double>(),
+              jobs[0]["finish_s"].get<double>() + 0.9 * jobs[1]["busy_s"].get<double>());
+    const auto device = [&](const char* job) {
+        const std::string log = read_file(dir_ / (std::string(job) + ".stderr"));
+        const size_t at = log.find("CUDA_VISIBLE_DEVICES=MIG-");
+        return at == std::string::npos ? std::string() : log.substr(at, log.find('\n', at) - at);
+    };
+    EXPECT_FALSE(device("a").empty());
+    EXPECT_EQ(device("a"), device("b"));
+    EXPECT_NE(device("a"), device("c"));
+    EXPECT_NE(r.err.find("job b: starts after a"), std::string::npos) << r.err;
+}
+
 TEST_F(RunCommand, AFailedJobMakesExitCodeOneAndIsReported) {
     const ProcessResult r = run(
         {"--backend", "timeslice", "--jobs", "fake,fake-oom", "--duration", "0.3"}, "h200.json");
@@ -203,10 +227,11 @@ TEST_F(RunCommand, BadInputIsRejectedWithTheFieldNamed) {
          "h200.json",
          2,
          "needs fixed work"},
-        {{"--backend", "mig", "--layout", "2g", "--assign", "0,0", "--jobs", "a,b", "--work", "5"},
-         "h200.json",
+        {{"--backend", "mig", "--layout", "2g+1g", "--assign", "0,0", "--jobs", "a,b", "--work",
+          "5"},
+         "h200-mig-existing.json",
          2,
-         "the mig backend runs one job per instance"},
+         "partition 1 (1g.18gb) has no job"},
         {{"--backend", "timeslice", "--assign", "0", "--jobs", "a", "--work", "5"},
          "h200.json",
          2,

@@ -49,6 +49,7 @@ struct PlanOptions {
     std::string image;                   // --format k8s: the Jobs' container image
     std::string job_namespace = "default";  // --format k8s: the Jobs' namespace
     bool verify = false;
+    bool apply = false;  // --verify --backend mig: make each candidate's instances
     unsigned gpu = 0;  // --verify: GPU index
     std::string db;    // --verify: store the runs here
     std::string run_dir;
@@ -174,6 +175,7 @@ plan::Verification verify(const plan::Problem& p, const plan::SearchResult& r, c
         std::cerr << "migscope plan: " << store::describe(*db->upgrade(), o.db) << '\n';
     runner::Measurement m;
     m.worker = o.worker;
+    m.apply = o.apply;
     runner::RunHooks hooks;
     hooks.progress = [](const std::string& line) {
         std::cerr << "migscope plan: " << line << '\n';
@@ -200,15 +202,17 @@ int plan_command(const PlanOptions& o) {
         throw input_error("--verify runs each candidate's fixed work: give --work STEPS");
     if (o.verify && o.gpus != 1)
         throw input_error("--verify runs plans of one GPU: give --gpus 1");
-    if (o.verify && o.backend == "mig")
+    if (o.verify && o.backend == "mig" && !o.apply)
         throw input_error(
-            "--verify runs the candidates on SM partitions: give --backend green or mps so that "
-            "the predictions are for what runs");
+            "--verify --backend mig makes each candidate's MIG instances and destroys them "
+            "afterwards: give --apply (as root, with MIG mode enabled)");
+    if (o.apply && !(o.verify && o.backend == "mig"))
+        throw input_error("--apply makes MIG instances for --verify --backend mig only");
     for (const plan::JobRequest& r : requests) {
-        if (o.verify && !r.command.empty() && o.backend != "mps")
+        if (o.verify && !r.command.empty() && o.backend == "green")
             throw input_error("--verify: job '" + r.name +
                               "' is a command, which green contexts cannot hold (they live in "
-                              "migscope's worker): give --backend mps");
+                              "migscope's worker): give --backend mps or mig");
     }
     plan::ProfileSet set = load_profiles(o.profiles, model, origin);
     if (kind == plan::PartitionKind::kGreen)
@@ -266,8 +270,9 @@ int plan_command(const PlanOptions& o) {
     }
     report::print_plan(plan, out);
     if (o.verify) {
-        out << "\nVerification (migscope run, " << o.backend << " SM partitions, --work " << o.work
-            << "):\n";
+        out << "\nVerification (migscope run, "
+            << (o.backend == "mig" ? "MIG instances" : o.backend + " SM partitions") << ", --work "
+            << o.work << "):\n";
         report::print_verification(problem, verify(problem, result, o, objective), out);
     }
     return kExitOk;
@@ -330,10 +335,13 @@ void add_plan_command(CLI::App& app, Action& action) {
     cmd->add_option("--namespace", o->job_namespace, "--format k8s: the Jobs' namespace")
         ->capture_default_str();
     cmd->add_flag("--verify", o->verify,
-                  "Run the top candidates as `migscope run` would (--backend green or mps, --work; "
-                  "queued jobs through --assign) and print predicted against measured, and how far the "
+                  "Run the top candidates as `migscope run` would (--backend green, mps, or mig "
+                  "with --apply; --work; queued jobs through --assign) and print predicted against measured, and how far the "
                   "recommendation is from the best measured; with --db, candidates already "
                   "measured there are not run again");
+    cmd->add_flag("--apply", o->apply,
+                  "--verify --backend mig: create each candidate's MIG instances and destroy "
+                  "them afterwards (root; MIG mode enabled; the whole-GPU baseline is not run)");
     cmd->add_option("--gpu", o->gpu, "--verify: GPU index (NVML)")->capture_default_str();
     cmd->add_option("--db", o->db, "--verify: also store the runs in this results store");
     cmd->add_option("--run-dir", o->run_dir,
