@@ -166,10 +166,12 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
                 on.refusal = "not profiled in this SM range";
             } else {
                 on.time_s = job.items / e->items_per_s;
+                on.startup_s = job.profile->external() ? std::min(e->startup_s, on.time_s) : 0;
                 on.power_w = e->average_power_w;
                 on.interpolated = e->interpolated;
-                on.speed_fraction = e->items_per_s / alone->items_per_s *
-                                    (partitioned ? p.correction.throughput : 1.0);
+                on.speed_fraction =
+                    job.items / alone->items_per_s /
+                    (partitioned ? mix_time_s(on, p.correction.throughput) : on.time_s);
                 if (on.speed_fraction + 1e-12 < min_speed) {
                     on.refusal = format(
                         "keeps %.2f of its whole-GPU speed, below the min speed "
@@ -261,7 +263,7 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                     throw input_error("plan: job '" + job.request.name + "' cannot run on " +
                                       size.label + ": " + on.refusal);
                 }
-                const double time_s = on.time_s / (mix ? c.throughput : 1.0);
+                const double time_s = mix ? mix_time_s(on, c.throughput) : on.time_s;
                 const double alone_dynamic_w = std::max(0.0, on.power_w - problem.idle_power_w);
                 JobPrediction& jp = out.jobs[j];
                 jp.gpu = g;

@@ -49,10 +49,17 @@ struct JobOnSize {
     bool usable = false;
     std::string refusal;        // why not usable: memory, no profile there, too slow
     double time_s = 0;          // its work alone on a partition of this size
+    double startup_s = 0;       // of time_s, what does not slow down in a mix (a command's start-up)
     double power_w = 0;         // board power while it runs alone there
     double speed_fraction = 0;  // items/s over its whole-GPU items/s
     bool interpolated = false;  // not measured on this size: interpolated by SMs
 };
+
+// A job's time in a mix on its partition: its start-up as alone, the rest ÷ the throughput
+// correction.
+inline double mix_time_s(const JobOnSize& on, double throughput_correction) {
+    return on.startup_s + (on.time_s - on.startup_s) / throughput_correction;
+}
 
 struct JobModel {
     JobRequest request;
@@ -135,8 +142,8 @@ struct Prediction {
 };
 
 // Predicts a plan. Every job must appear exactly once; throws an input error otherwise.
-// Model (docs/planner.md): a job on a partition takes time_s (÷ the throughput correction
-// when two or more partitions of its GPU are busy); a GPU draws idle power until the makespan
+// Model (docs/planner.md): a job on a partition takes time_s (beyond its start-up ÷ the
+// throughput correction when two or more partitions of its GPU are busy); a GPU draws idle power until the makespan
 // plus each job's dynamic power (alone-on-partition power − idle, × the power correction in a
 // mix) while it runs.
 Prediction predict(const Problem& problem, const Plan& plan);

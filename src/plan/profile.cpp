@@ -46,6 +46,10 @@ class Fields {
         }
         return as<T>(key);
     }
+    bool has(const std::string& key) {  // present and not null (a null is an absent value)
+        seen_.insert(key);
+        return j_.contains(key) && !j_[key].is_null();
+    }
     const json& child(const std::string& key) {
         if (!j_.contains(key))
             throw input_error(at(key) + ": missing");
@@ -340,6 +344,8 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
                 pp.average_power_w =
                     read_measured(pf.child("average_power_w"), ppath + ".average_power_w");
                 pp.window_s = pf.get<double>("window_s");
+                if (pf.has("startup_s"))
+                    pp.startup_s = read_measured(pf.child("startup_s"), ppath + ".startup_s");
                 pf.check_keys();
                 if (pp.items_per_s.value <= 0 || pp.sms == 0)
                     throw input_error(ppath + ": items_per_s and sms must be positive");
@@ -397,6 +403,8 @@ std::string write_profiles_json(const ProfileSet& set) {
                              {"items_per_s", measured_json(pp.items_per_s)},
                              {"average_power_w", measured_json(pp.average_power_w)},
                              {"window_s", pp.window_s}});
+            if (pp.startup_s)
+                parts.back()["startup_s"] = measured_json(*pp.startup_s);
         }
         ojson job = j.external()
                         ? ojson{{"name", j.name}, {"command", j.command}}
@@ -419,6 +427,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
                               const mig::GpuModel& model) {
     struct Values {
         std::vector<double> items_per_s, power_w, window_s;
+        std::vector<double> startup_s;  // a command's runs that reported steps
     };
     struct JobValues {
         std::string item_unit;
@@ -479,6 +488,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         }
         Values& v = jv.partitions[j.partition];
         v.items_per_s.push_back(command ? 1 / *j.finish_s : *j.items_per_s);
+        if (command && j.steps > 0 && j.busy_s > 0)  // it reported steps: the rest is start-up
+            v.startup_s.push_back(std::max(0.0, *j.finish_s - j.busy_s));
         v.power_w.push_back(*r.average_power_w);
         v.window_s.push_back(r.window_s);
     }
@@ -550,6 +561,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
             pp.items_per_s = measured_of(v.items_per_s);
             pp.average_power_w = measured_of(v.power_w);
             pp.window_s = *percentile(v.window_s, 0.5);
+            if (!v.startup_s.empty() && v.startup_s.size() == v.items_per_s.size())
+                pp.startup_s = measured_of(v.startup_s);
             job.partitions.push_back(pp);
         }
         std::sort(job.partitions.begin(), job.partitions.end(),
@@ -561,15 +574,19 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
 }
 
 std::optional<Estimate> estimate(const JobProfile& job, std::string_view partition, unsigned sms) {
+    const auto measured = [](const PartitionProfile& p) {
+        return Estimate{p.items_per_s.value, p.average_power_w.value,
+                        p.startup_s ? p.startup_s->value : 0.0, false};
+    };
     const PartitionProfile* below = nullptr;
     const PartitionProfile* above = nullptr;
     for (const PartitionProfile& p : job.partitions) {
         if (p.partition == partition)
-            return Estimate{p.items_per_s.value, p.average_power_w.value, false};
+            return measured(p);
     }
     for (const PartitionProfile& p : job.partitions) {
         if (p.sms == sms)  // another profile with the same SMs (or green-rounded to them)
-            return Estimate{p.items_per_s.value, p.average_power_w.value, false};
+            return measured(p);
     }
     for (const PartitionProfile& p : job.partitions) {
         if (p.sms <= sms && (!below || p.sms >= below->sms))
@@ -582,8 +599,9 @@ std::optional<Estimate> estimate(const JobProfile& job, std::string_view partiti
     const double f =
         above->sms == below->sms ? 0.0 : double(sms - below->sms) / double(above->sms - below->sms);
     auto mix = [f](double a, double b) { return a + f * (b - a); };
-    return Estimate{mix(below->items_per_s.value, above->items_per_s.value),
-                    mix(below->average_power_w.value, above->average_power_w.value), true};
+    const Estimate b = measured(*below), a = measured(*above);
+    return Estimate{mix(b.items_per_s, a.items_per_s), mix(b.average_power_w, a.average_power_w),
+                    mix(b.startup_s, a.startup_s), true};
 }
 
 }  // namespace migscope::plan

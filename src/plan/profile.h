@@ -29,6 +29,9 @@ struct PartitionProfile {
     Measured items_per_s;
     Measured average_power_w;  // board power while the job ran alone on this partition
     double window_s = 0;       // median measurement window of one repetition
+    // A command that reported its steps: the seconds of its run outside them (start-up, imports,
+    // building the model, its first step, exit), which do not slow down beside other jobs.
+    std::optional<Measured> startup_s;
 };
 
 // Every partition size one job was measured on: a built-in job (workload, mode, batch) or an
@@ -122,6 +125,7 @@ inline constexpr std::string_view kWholeGpu = "whole GPU";
 struct Estimate {
     double items_per_s = 0;
     double average_power_w = 0;
+    double startup_s = 0;  // PartitionProfile::startup_s, 0 where not measured
     bool interpolated = false;
 };
 std::optional<Estimate> estimate(const JobProfile& job, std::string_view partition, unsigned sms);

@@ -52,6 +52,7 @@ std::vector<Shape> all_shapes(const Problem& p) {
 struct Tables {
     size_t sizes = 0;
     std::vector<double> t, dyn, t_mix, dyn_mix;  // [job * sizes + size]
+    std::vector<double> t_startup, dyn_startup;  // of t and dyn: a command's start-up
     std::vector<char> usable;
     std::vector<double> whole_s;
     std::vector<size_t> lpt;  // jobs by decreasing whole-GPU time
@@ -60,11 +61,13 @@ struct Tables {
         const Correction& c = p.correction;
         for (const JobModel& j : p.jobs) {
             for (const JobOnSize& on : j.on) {
-                const double dyn_j = std::max(0.0, on.power_w - p.idle_power_w) * on.time_s;
+                const double dyn_w = std::max(0.0, on.power_w - p.idle_power_w);
                 t.push_back(on.time_s);
-                dyn.push_back(dyn_j);
-                t_mix.push_back(on.time_s / c.throughput);
-                dyn_mix.push_back(dyn_j * c.dynamic_power / c.throughput);
+                dyn.push_back(dyn_w * on.time_s);
+                t_mix.push_back(mix_time_s(on, c.throughput));
+                dyn_mix.push_back(dyn_w * t_mix.back() * c.dynamic_power);
+                t_startup.push_back(on.startup_s);
+                dyn_startup.push_back(dyn_w * on.startup_s);
                 usable.push_back(on.usable);
             }
             whole_s.push_back(j.on[p.whole()].time_s);
@@ -291,6 +294,8 @@ class Heuristic {
         const size_t a = tab_.at(j, s.size);
         s.t += tab_.t[a];
         s.dyn += tab_.dyn[a];
+        s.t_startup += tab_.t_startup[a];
+        s.dyn_startup += tab_.dyn_startup[a];
         s.work += tab_.whole_s[j];
         gpus_[g].busy += s.jobs.empty();
         s.jobs.push_back(j);
@@ -304,10 +309,12 @@ class Heuristic {
         const size_t a = tab_.at(j, s.size);
         s.t -= tab_.t[a];
         s.dyn -= tab_.dyn[a];
+        s.t_startup -= tab_.t_startup[a];
+        s.dyn_startup -= tab_.dyn_startup[a];
         s.work -= tab_.whole_s[j];
         s.jobs.erase(std::find(s.jobs.begin(), s.jobs.end(), j));
         if (s.jobs.empty()) {
-            s.t = s.dyn = s.work = 0;  // no drift left behind
+            s.t = s.dyn = s.t_startup = s.dyn_startup = s.work = 0;  // no drift left behind
             --gpus_[g].busy;
         }
         where_[j] = {kNone, 0};
@@ -427,6 +434,7 @@ class Heuristic {
     struct Slot {
         size_t size = 0;
         double t = 0, dyn = 0, work = 0;  // sums alone (uncorrected) over its jobs
+        double t_startup = 0, dyn_startup = 0;  // of t and dyn: its commands' start-ups
         std::vector<size_t> jobs;
     };
     struct Gpu {
@@ -468,8 +476,9 @@ class Heuristic {
     void summarise(size_t g) {
         Gpu& gpu = gpus_[g];
         const bool mix = gpu.shape && gpu.shape->layout && gpu.busy >= 2;
+        // In a mix, time beyond start-ups ÷ the throughput correction, dynamic power × its own.
         const double ft = mix ? 1.0 / p_.correction.throughput : 1.0;
-        const double fd = mix ? p_.correction.dynamic_power / p_.correction.throughput : 1.0;
+        const double fd = mix ? p_.correction.dynamic_power : 1.0;
         const double old_makespan = gpu.makespan;
         dynamic_ -= gpu.dynamic;
         throughput_ -= gpu.throughput;
@@ -477,9 +486,10 @@ class Heuristic {
         for (const Slot& s : gpu.slots) {
             if (s.jobs.empty())
                 continue;
-            gpu.makespan = std::max(gpu.makespan, s.t * ft);
-            gpu.dynamic += s.dyn * fd;
-            gpu.throughput += s.work / (s.t * ft);
+            const double t = s.t_startup + (s.t - s.t_startup) * ft;
+            gpu.makespan = std::max(gpu.makespan, t);
+            gpu.dynamic += (s.dyn_startup + (s.dyn - s.dyn_startup) * ft) * fd;
+            gpu.throughput += s.work / t;
         }
         dynamic_ += gpu.dynamic;
         throughput_ += gpu.throughput;

@@ -82,6 +82,38 @@ TEST(Model, ACommandsWorkIsOneRunOfItWhateverTheStepsSay) {
     EXPECT_THROW(make_problem(jobs, set, mig::builtin_model("h200"), {}), Error);
 }
 
+TEST(Model, ACommandsStartUpIsNotSlowedDownInAMix) {
+    ProfileSet set = two_jobs();
+    set.correction = {0.8, 0.5, 3};
+    // "mine": 30 s on 1g (160 W), 20 s of them start-up; 12 s on the whole GPU, 8 s start-up.
+    JobProfile mine = job_profile("", 0, {{"1g.18gb", {1 / 30.0, 160}}, {"whole GPU", {1 / 12.0, 400}}});
+    mine.name = "mine";
+    mine.command = {"python3", "train.py"};
+    mine.item_unit = "runs";
+    mine.items_per_step = 1;
+    mine.partitions[0].startup_s = testing::one(20);
+    mine.partitions[1].startup_s = testing::one(8);
+    set.jobs.push_back(mine);
+    std::vector<JobRequest> jobs = {requests()[0]};
+    JobRequest r;
+    r.name = "mine";
+    r.command = mine.command;
+    jobs.push_back(r);
+    const Problem p = make_problem(jobs, set, mig::builtin_model("h200"), {});
+    EXPECT_DOUBLE_EQ(p.jobs[1].on[0].startup_s, 20);
+    const Prediction mix = predict(p, {GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}});
+    // a: 10 s ÷ 0.8 = 12.5 s; mine: 20 s start-up + 10 s ÷ 0.8 = 32.5 s (not 30 ÷ 0.8 = 37.5).
+    EXPECT_DOUBLE_EQ(mix.jobs[1].end_s, 32.5);
+    EXPECT_DOUBLE_EQ(mix.makespan_s, 32.5);
+    EXPECT_DOUBLE_EQ(mix.jobs[1].speed_fraction, 12 / 32.5);
+    EXPECT_DOUBLE_EQ(p.jobs[1].on[0].speed_fraction, 12 / 32.5);
+    // Dynamic power × the power correction over each job's time in the mix.
+    EXPECT_DOUBLE_EQ(mix.energy_j, 100 * 32.5 + 100 * 0.5 * 12.5 + 60 * 0.5 * 32.5);
+    // Alone on its partition nothing is corrected: its profiled run.
+    const Prediction alone = predict(p, {GpuPlan{layout("2g.35gb+1g.18gb"), {{0, 1}, {}}}});
+    EXPECT_FALSE(alone.corrected);
+}
+
 TEST(Model, QueuedJobsStartWhenThePartitionFrees) {
     const ProfileSet set = two_jobs();
     const Problem p = make_problem(requests(), set, mig::builtin_model("h200"), {});

@@ -157,6 +157,8 @@ store::RunRecord command_run(int64_t id, const std::string& backend, const std::
     j.batch.reset();
     j.item_unit = "images";  // what its progress lines said: not the planner's unit
     j.items_per_s = 5000;
+    j.steps = 300;
+    j.busy_s = 0.75 * run_s;  // in its reported steps; the rest was start-up
     j.finish_s = run_s;
     j.peak_memory_bytes.reset();
     return r;
@@ -182,12 +184,24 @@ TEST(Profiles, ACommandsProfileIsItsRunTimeOnEachSizeAndSaysItsBackend) {
     EXPECT_EQ(mine.partitions[0].items_per_s.reps, 3);
     EXPECT_DOUBLE_EQ(mine.partitions[1].items_per_s.value, 1 / 10.0);
     EXPECT_DOUBLE_EQ(mine.partitions[1].average_power_w.value, 500);
+    ASSERT_TRUE(mine.partitions[0].startup_s);  // the run outside its reported steps
+    EXPECT_DOUBLE_EQ(mine.partitions[0].startup_s->value, 0.25 * 45);
+    EXPECT_DOUBLE_EQ(mine.partitions[0].startup_s->min, 0.25 * 40);
+    EXPECT_DOUBLE_EQ(estimate(mine, "whole GPU", 132)->startup_s, 0.25 * 10);
     EXPECT_EQ(set.require("r", "resnet18", "train", 32).backend, "mps");
     EXPECT_THROW(set.require("mine", "mine", "train", std::nullopt), Error);  // not a workload
 
     // The file keeps the command and its backend.
     const ProfileSet back = parse_profiles_json(write_profiles_json(set), "x.json");
     EXPECT_EQ(write_profiles_json(back), write_profiles_json(set));
+
+    // A command that reports no steps has no start-up apart from its run.
+    for (store::RunRecord& r : runs)
+        r.jobs[0].steps = 0;
+    EXPECT_FALSE(profiles_from_runs(runs, h200)
+                     .require_command("mine", {"python3", "train.py", "--steps", "300"})
+                     .partitions[0]
+                     .startup_s);
 
     // Its argv changed since it was profiled: its work may have too.
     try {
