@@ -322,6 +322,8 @@ std::string plan_slurm(const plan::Problem& problem, const plan::Candidate& c) {
     out << "#### migscope: slurm.conf\n"
         << "# Replace each NODES_n with the nodes that get that layout (every GPU of a node\n"
         << "# gets it); the types must be the names `slurmd -G` prints for the MIG devices.\n"
+        << "# The feature is the layout: each script asks for it (--constraint), so that a\n"
+        << "# whole-GPU job (gpu:1) never gets a MIG device of another node.\n"
         << "GresTypes=gpu\n";
     for (size_t i = 0; i < configs.size(); ++i) {
         const plan::GpuPlan& gpu = c.plan[configs[i].second.front()];
@@ -334,7 +336,8 @@ std::string plan_slurm(const plan::Problem& problem, const plan::Candidate& c) {
         }
         out << "# " << configs[i].first << ": planned GPU"
             << (configs[i].second.size() > 1 ? "s " : " ") << gpu_list(configs[i].second) << "\n"
-            << "NodeName=NODES_" << i + 1 << " Gres=" << text::join(gres, ",") << "\n";
+            << "NodeName=NODES_" << i + 1 << " Feature=" << configs[i].first
+            << " Gres=" << text::join(gres, ",") << "\n";
     }
     out << "#### migscope: mig-parted.yaml\n"
         << "# On the nodes of each NodeName line, before slurmd starts:\n"
@@ -346,6 +349,7 @@ std::string plan_slurm(const plan::Problem& problem, const plan::Candidate& c) {
             << "#!/bin/bash\n"
             << "#SBATCH --job-name=" << job.name << "\n"
             << "#SBATCH --gres=" << slurm_gres(job) << "\n"
+            << "#SBATCH --constraint=" << job.config << "\n"
             << "#SBATCH --nodes=1\n"
             << "#SBATCH --ntasks=1\n"
             << "# job " << shell_quote(comment_text(job.original_name)) << ": planned GPU "

@@ -58,10 +58,10 @@ std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate&
                             const KubernetesOptions& options);
 
 // One text document of sections, each opening with a line "#### migscope: FILE": gres.conf
-// (`AutoDetect=nvml`), slurm.conf's GresTypes and NodeName lines (one per distinct layout), the
-// mig-parted config to apply on those nodes, one sbatch script per job
-// (`#SBATCH --gres=gpu:PROFILE:1`) and submit.sh, which submits them keeping each queue's order
-// with --dependency=afterany.
+// (`AutoDetect=nvml`), slurm.conf's GresTypes and NodeName lines (one per distinct layout, its
+// config name as the nodes' feature), the mig-parted config to apply on those nodes, one sbatch
+// script per job (`#SBATCH --gres=gpu:PROFILE:1 --constraint=CONFIG`) and submit.sh, which
+// submits them keeping each queue's order with --dependency=afterany.
 std::string plan_slurm(const plan::Problem& problem, const plan::Candidate& plan);
 
 }  // namespace migscope::report

@@ -91,6 +91,12 @@ class Kubernetes(unittest.TestCase):
         self.assertEqual(len(jobs), len(plan["jobs"]), "one Job per planned job")
 
         parted = yaml.safe_load(configmaps[0]["data"]["config.yaml"])
+        # migscope's strict mig-parted reader: every config is a layout an H200 holds.
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+            f.write(configmaps[0]["data"]["config.yaml"])
+            f.flush()
+            checked = run("layouts", "--gpu", "h200", "--mig-parted", f.name).stdout
+        self.assertRegex(checked, r" 0 invalid, 0 for other GPUs")
         self.assertEqual(parted["version"], "v1")
         configs = parted["mig-configs"]
         labels = set(re.findall(r"nvidia\.com/mig\.config=(\S+)", text))
@@ -211,8 +217,10 @@ class Slurm(unittest.TestCase):
         self.assertIn("GresTypes=gpu", slurm_conf.splitlines())
         lines = [l for l in slurm_conf.splitlines() if l.startswith("NodeName=")]
         layouts = []
+        features = set()
         for line in lines:
             counts = {}
+            features.add(re.search(r" Feature=(\S+) ", line).group(1))
             for item in line.split(" Gres=")[1].split(","):
                 fields = item.split(":")
                 self.assertEqual(fields[0], "gpu")
@@ -227,6 +235,7 @@ class Slurm(unittest.TestCase):
         for name, body in scripts.items():
             self.assertRegex(name[:-len(".sbatch")], DNS_LABEL)
             self.assertTrue(body.startswith("#!/bin/bash\n"))
+            self.assertIn(re.findall(r"^#SBATCH --constraint=(\S+)$", body, re.M)[0], features)
             gres = re.findall(r"^#SBATCH --gres=(\S+)$", body, re.M)
             self.assertEqual(len(gres), 1)
             fields = gres[0].split(":")
