@@ -263,6 +263,10 @@ std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate&
         throw input_error(
             "--format k8s: give --image IMAGE, the container image every Job runs (with "
             "migscope for built-in jobs, your program for your own commands)");
+    if (dns_label(o.job_namespace) != o.job_namespace)
+        throw input_error("--namespace: '" + o.job_namespace +
+                          "' is not a Kubernetes namespace name (lower-case letters, digits and "
+                          "'-', at most 63, alphanumeric at both ends)");
     const std::vector<DeployJob> jobs = deploy_jobs(problem, c);
     std::ostringstream doc;
     doc << "# migscope plan for the NVIDIA GPU Operator (mig.strategy=mixed): " << c.name << "\n"

@@ -53,7 +53,8 @@ struct KubernetesOptions {
 // the mig-parted config (`config.yaml`, one named config per distinct layout), and one Job per
 // job requesting `nvidia.com/mig-PROFILE: 1` (the operator's mixed strategy; `nvidia.com/gpu`
 // on a whole GPU) on a node labelled with its layout. A queue's later jobs are created suspended
-// and name the job before them. Input error when the image is empty.
+// and name the job before them. Input error when the image is empty or the namespace is not a
+// namespace name.
 std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate& plan,
                             const KubernetesOptions& options);
 

@@ -185,13 +185,19 @@ class Kubernetes(unittest.TestCase):
 
     def test_refusals(self):
         p = run("plan", "--jobs", MIX, "--work", "2000", "--format", "k8s", check=False)
-        self.assertNotEqual(p.returncode, 0)
+        self.assertEqual(p.returncode, 2, "an input error")
         self.assertIn("--image", p.stderr)
-        for backend in ("green", "mps"):
-            p = run("plan", "--jobs", MIX, "--work", "2000", "--format", "k8s", "--image", "i",
-                    "--backend", backend, check=False)
-            self.assertNotEqual(p.returncode, 0)
-            self.assertIn("--backend mig", p.stderr)
+        self.assertEqual(p.stdout, "")
+        for fmt in ("k8s", "slurm"):
+            for backend in ("green", "mps"):
+                p = run("plan", "--jobs", MIX, "--work", "2000", "--format", fmt, "--image", "i",
+                        "--backend", backend, check=False)
+                self.assertEqual(p.returncode, 2)
+                self.assertIn("--backend mig", p.stderr)
+        p = run("plan", "--jobs", MIX, "--work", "2000", "--format", "k8s", "--image", "i",
+                "--namespace", "Bad Namespace", check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--namespace", p.stderr)
 
 
 def sections(text):
