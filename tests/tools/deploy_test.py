@@ -326,6 +326,10 @@ class Deploy(unittest.TestCase):
         self.assertIn("--listen", c["args"])
         self.assertIn("0.0.0.0:9401", c["args"])
         self.assertEqual(c["ports"][0]["containerPort"], 9401)
+        # The Hostname label is the node's name, from the downward API.
+        self.assertEqual(c["args"][c["args"].index("--hostname") + 1], "$(NODE_NAME)")
+        (node_name,) = [e for e in c["env"] if e["name"] == "NODE_NAME"]
+        self.assertEqual(node_name["valueFrom"]["fieldRef"]["fieldPath"], "spec.nodeName")
         for v in c.get("volumeMounts", []):
             self.assertTrue(v.get("readOnly", False), v)
 
