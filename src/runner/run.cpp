@@ -164,9 +164,12 @@ void Group::start_processes() {
         launch_jobs_.push_back(launches_[l].jobs);
         for (size_t p : launches_[l].jobs)
             jobs[p].stderr_path = launches_[l].child.stderr_path;
-        // A queued external command starts when the job before it ends (start_queued); a
-        // queued built-in job builds and warms up now and is told to start then.
-        if (!(queued(l) && job_spec(jobs[launch_jobs_[l].front()]).external()))
+        // A built-in job builds and warms up now. An external command has no warm-up to wait
+        // for: with fixed work it starts when the work does (open_window), so that its whole run,
+        // start-up included, lies in the measured makespan as it did when it was profiled alone;
+        // queued, when the job before it ends (start_queued).
+        const bool external = job_spec(jobs[launch_jobs_[l].front()]).external();
+        if (!(external && (queued(l) || spec_.mode == RunMode::kWork)))
             spawn(l);
     }
 }
@@ -385,6 +388,10 @@ void Group::open_window(SteadyTime now) {
     phase_ = Phase::kOpen;
     if (spec_.mode == RunMode::kWork) {
         tell_all(protocol::Command::kStart);
+        for (size_t l = 0; l < launches_.size(); ++l) {
+            if (!children_[l] && !queued(l) && !jobs[launch_jobs_[l].front()].ended)
+                spawn(l);  // an external command: its work starts now
+        }
         say("all jobs warm after " + fmt_s(seconds_between(started_, now)) +
             ": started the fixed work");
     } else {

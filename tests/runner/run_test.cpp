@@ -340,6 +340,27 @@ TEST_F(RunTest, OwnCommandsThatMisbehaveGetAClearStatusAndTheOthersAreKept) {
         << warnings;
 }
 
+// With fixed work a command starts with the work, when the built-in jobs are warm: its whole run,
+// start-up included, lies in the makespan, as when it was profiled alone. (It once started with
+// the workers and ran its start-up before the window opened, outside the makespan and energy.)
+TEST_F(RunTest, FixedWorkStartsACommandWhenTheBuiltInJobsAreWarm) {
+    RunSpec s = spec_for({"fake"});
+    s.mode = RunMode::kWork;
+    s.work_steps = 5;
+    s.warmup_steps = 40;  // 0.4 s of warm-up
+    partition::JobSpec mine;
+    mine.name = "mine";
+    mine.command = {"/bin/sh", "-c", "sleep 0.3; echo '{\"event\": \"step\", \"items\": 1}' >&3"};
+    s.jobs.push_back(mine);
+    s.partitions.push_back(s.partitions.front());
+    const RunResult r = run(s);
+    ASSERT_EQ(r.jobs[1].status, JobStatus::kOk) << r.jobs[1].message;
+    ASSERT_TRUE(r.jobs[1].finish_s);
+    EXPECT_GE(*r.jobs[1].finish_s, 0.29);
+    EXPECT_GE(r.window_s, 0.29);
+    EXPECT_EQ(r.jobs[1].steps, 1u);
+}
+
 // A process per job (mps, here timeslice): a queued command starts when the job before it ends,
 // and a queued built-in job warms up with the others and is told to start then.
 TEST_F(RunTest, QueuedProcessesStartWhenTheJobBeforeThemEnds) {
