@@ -18,6 +18,9 @@ namespace migscope::report {
 namespace {
 
 constexpr size_t kMaxLabel = 63;
+// The whole GPU's config: NVIDIA's name for it, and the GPU Operator's default label value
+// (migManager.config.default), which every node without a label gets.
+constexpr const char* kMigDisabled = "all-disabled";
 
 bool alnum(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0;
@@ -110,10 +113,17 @@ std::string gpu_list(const std::vector<size_t>& gpus) {
     return text::join(items, ", ");
 }
 
-// The mig-parted document: one config per distinct layout, for every GPU of a node.
+// The mig-parted document: one config per distinct layout, for every GPU of a node, and
+// all-disabled (the operator's default label) whether the plan uses it or not.
 std::string mig_parted_document(const plan::Plan& plan) {
     std::vector<mig::MigPartedConfig> configs;
-    for (const auto& [name, gpus] : configs_of(plan)) {
+    auto layouts = configs_of(plan);
+    if (std::none_of(layouts.begin(), layouts.end(),
+                     [](const auto& c) { return c.first == kMigDisabled; })) {
+        mig::MigPartedEntry off;
+        configs.push_back({kMigDisabled, {off}});
+    }
+    for (const auto& [name, gpus] : layouts) {
         mig::MigPartedEntry entry;  // devices: all
         const plan::GpuPlan& gpu = plan[gpus.front()];
         entry.mig_enabled = gpu.layout.has_value();
@@ -200,7 +210,7 @@ std::string dns_label(std::string_view text) {
 
 std::string layout_config_name(const plan::GpuPlan& gpu) {
     if (!gpu.layout)
-        return "migscope-mig-disabled";
+        return kMigDisabled;
     std::string name = "migscope";
     for (const auto& [profile, count] : profile_counts(*gpu.layout))
         name += "-" + std::to_string(count) + "x" + profile;

@@ -17,7 +17,7 @@ std::string dns_label(std::string_view text);
 
 // The mig-parted config (and nvidia.com/mig.config label value) of one GPU of a plan, named by
 // its profile counts, largest first: "migscope-1x4g.71gb-1x2g.35gb-1x1g.18gb"; the whole GPU is
-// "migscope-mig-disabled". A label value: at most 63 characters of [A-Za-z0-9._-], alphanumeric at
+// "all-disabled" (NVIDIA's name, the GPU Operator's default label). A label value: at most 63 characters of [A-Za-z0-9._-], alphanumeric at
 // both ends (a longer name keeps its start and ends in a hash of the whole).
 std::string layout_config_name(const plan::GpuPlan& gpu);
 
@@ -50,7 +50,8 @@ struct KubernetesOptions {
 };
 
 // A multi-document YAML stream: a comment with the node labels to set, the ConfigMap holding
-// the mig-parted config (`config.yaml`, one named config per distinct layout), and one Job per
+// the mig-parted config (`config.yaml`, one named config per distinct layout, and all-disabled
+// for the nodes without a label), and one Job per
 // job requesting `nvidia.com/mig-PROFILE: 1` (the operator's mixed strategy; `nvidia.com/gpu`
 // on a whole GPU) on a node labelled with its layout. A queue's later jobs are created suspended
 // and name the job before them. Input error when the image is empty or the namespace is not a

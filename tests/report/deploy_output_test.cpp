@@ -55,7 +55,7 @@ TEST(LayoutConfigName, EveryLayoutOfEveryModelIsALabelValue) {
             EXPECT_TRUE(added || it->second == profiles) << model.key << ": " << name;
         }
     }
-    EXPECT_EQ(layout_config_name({std::nullopt, {{0}}}), "migscope-mig-disabled");
+    EXPECT_EQ(layout_config_name({std::nullopt, {{0}}}), "all-disabled");
 }
 
 TEST(LayoutConfigName, CountsProfilesLargestFirst) {

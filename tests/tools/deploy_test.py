@@ -100,7 +100,9 @@ class Kubernetes(unittest.TestCase):
         self.assertEqual(parted["version"], "v1")
         configs = parted["mig-configs"]
         labels = set(re.findall(r"nvidia\.com/mig\.config=(\S+)", text))
-        self.assertEqual(set(configs), labels, "the ConfigMap's configs are the node labels")
+        # The ConfigMap's configs are the node labels, and the operator's default for the rest.
+        self.assertEqual(set(configs), labels | {"all-disabled"})
+        self.assertEqual(configs["all-disabled"], [{"devices": "all", "mig-enabled": False}])
         for name in labels:
             self.assertRegex(name, LABEL_VALUE)
             self.assertLessEqual(len(name), 63)
