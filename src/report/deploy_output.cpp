@@ -220,7 +220,15 @@ std::string layout_config_name(const plan::GpuPlan& gpu) {
     return safe;
 }
 
-std::vector<DeployJob> deploy_jobs(const plan::Problem& problem, const plan::Candidate& c) {
+std::vector<DeployJob> deploy_jobs(const plan::Problem& problem, const plan::Candidate& c,
+                                   const std::vector<protocol::JobSpec>& specs) {
+    if (!specs.empty()) {
+        bool match = specs.size() == problem.jobs.size();
+        for (size_t j = 0; match && j < specs.size(); ++j)
+            match = specs[j].name == problem.jobs[j].request.name;
+        if (!match)
+            throw input_error("deployment files: the job specs are not the planned jobs");
+    }
     std::vector<DeployJob> out;
     for (size_t g = 0; g < c.plan.size(); ++g) {
         const plan::GpuPlan& gpu = c.plan[g];
@@ -251,6 +259,16 @@ std::vector<DeployJob> deploy_jobs(const plan::Problem& problem, const plan::Can
                     d.argv = {"migscope", "train", "--model", r.workload, "--mode", r.mode};
                     if (batch > 0)
                         d.argv.insert(d.argv.end(), {"--batch", std::to_string(batch)});
+                    if (!specs.empty()) {
+                        const protocol::JobSpec& spec = specs[queue[q]];
+                        if (!spec.data.empty())
+                            d.argv.insert(d.argv.end(), {"--data", spec.data});
+                        if (!spec.checkpoint.empty())
+                            d.argv.insert(d.argv.end(), {"--checkpoint", spec.checkpoint});
+                        if (spec.lora_rank)
+                            d.argv.insert(d.argv.end(),
+                                          {"--lora-rank", std::to_string(*spec.lora_rank)});
+                    }
                     if (r.work_steps) {
                         d.argv.insert(d.argv.end(), {"--steps", std::to_string(*r.work_steps)});
                     } else {
@@ -268,7 +286,8 @@ std::vector<DeployJob> deploy_jobs(const plan::Problem& problem, const plan::Can
 }
 
 std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate& c,
-                            const KubernetesOptions& o) {
+                            const KubernetesOptions& o,
+                            const std::vector<protocol::JobSpec>& specs) {
     if (o.image.empty())
         throw input_error(
             "--format k8s: give --image IMAGE, the container image every Job runs (with "
@@ -277,7 +296,7 @@ std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate&
         throw input_error("--namespace: '" + o.job_namespace +
                           "' is not a Kubernetes namespace name (lower-case letters, digits and "
                           "'-', at most 63, alphanumeric at both ends)");
-    const std::vector<DeployJob> jobs = deploy_jobs(problem, c);
+    const std::vector<DeployJob> jobs = deploy_jobs(problem, c, specs);
     std::ostringstream doc;
     doc << "# migscope plan for the NVIDIA GPU Operator (mig.strategy=mixed): " << c.name << "\n"
         << "# 1. Point the operator's mig-manager at the ConfigMap below (ClusterPolicy\n"
@@ -323,8 +342,9 @@ std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate&
     return doc.str();
 }
 
-std::string plan_slurm(const plan::Problem& problem, const plan::Candidate& c) {
-    const std::vector<DeployJob> jobs = deploy_jobs(problem, c);
+std::string plan_slurm(const plan::Problem& problem, const plan::Candidate& c,
+                       const std::vector<protocol::JobSpec>& specs) {
+    const std::vector<DeployJob> jobs = deploy_jobs(problem, c, specs);
     const auto configs = configs_of(c.plan);
     std::ostringstream out;
     out << "# migscope plan for Slurm: " << c.name << "\n"

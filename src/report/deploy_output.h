@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plan/search.h"
+#include "protocol/job_spec.h"
 
 namespace migscope::report {
 
@@ -39,8 +40,11 @@ struct DeployJob {
 
 // The candidate's jobs in plan order (GPU, partition, queue position). Built-in jobs run
 // `migscope train --model W --mode M --batch B` with --steps of their planned work, or --seconds
-// of their predicted time on the partition when the work was given as a weight.
-std::vector<DeployJob> deploy_jobs(const plan::Problem& problem, const plan::Candidate& plan);
+// of their predicted time on the partition when the work was given as a weight, and the
+// --data, --checkpoint and --lora-rank of their spec. `specs` are the jobs the problem was made
+// from, in its order (empty: none of those three); an input error when they do not match.
+std::vector<DeployJob> deploy_jobs(const plan::Problem& problem, const plan::Candidate& plan,
+                                   const std::vector<protocol::JobSpec>& specs = {});
 
 struct KubernetesOptions {
     std::string image;                    // required: the image every Job runs
@@ -57,13 +61,15 @@ struct KubernetesOptions {
 // and name the job before them. Input error when the image is empty or the namespace is not a
 // namespace name.
 std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate& plan,
-                            const KubernetesOptions& options);
+                            const KubernetesOptions& options,
+                            const std::vector<protocol::JobSpec>& specs = {});
 
 // One text document of sections, each opening with a line "#### migscope: FILE": gres.conf
 // (`AutoDetect=nvml`), slurm.conf's GresTypes and NodeName lines (one per distinct layout, its
 // config name as the nodes' feature), the mig-parted config to apply on those nodes, one sbatch
 // script per job (`#SBATCH --gres=gpu:PROFILE:1 --constraint=CONFIG`) and submit.sh, which
 // submits them keeping each queue's order with --dependency=afterany.
-std::string plan_slurm(const plan::Problem& problem, const plan::Candidate& plan);
+std::string plan_slurm(const plan::Problem& problem, const plan::Candidate& plan,
+                       const std::vector<protocol::JobSpec>& specs = {});
 
 }  // namespace migscope::report

@@ -185,6 +185,36 @@ class Kubernetes(unittest.TestCase):
                          "--profiles", os.path.join(SOURCE, "data", "profiles-h200-own-jobs.json"),
                          "--objective", "throughput"], own=own)
 
+    def test_builtin_jobs_keep_data_checkpoint_and_lora_rank(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "jobs.json")
+            with open(path, "w") as f:
+                json.dump({"jobs": [
+                    {"workload": "resnet18", "batch": 32, "name": "data", "data": "/d/x y.bin"},
+                    {"workload": "gpt2-medium", "name": "tuned", "lora_rank": 16,
+                     "checkpoint": "/c/'q'.safetensors"}]}, f)
+            args = ["plan", "--jobs-file", path, "--work", "100", "--objective", "throughput"]
+            text = run(*args, "--format", "k8s", "--image", "i").stdout
+            commands = {d["metadata"]["annotations"]["migscope/job-name"]:
+                        d["spec"]["template"]["spec"]["containers"][0]["command"]
+                        for d in yaml.safe_load_all(text) if d and d["kind"] == "Job"}
+            self.assertIn(["--data", "/d/x y.bin"],
+                          [commands["data"][i:i + 2] for i in range(len(commands["data"]))])
+            tuned = commands["tuned"]
+            self.assertEqual(tuned[tuned.index("--checkpoint") + 1], "/c/'q'.safetensors")
+            self.assertEqual(tuned[tuned.index("--lora-rank") + 1], "16")
+            self.assertEqual(tuned[tuned.index("--steps") + 1], "100")
+            # The same argv through the sbatch script's shell quoting.
+            parts = sections(run(*args, "--format", "slurm").stdout)
+            argvs = []
+            for name, body in parts.items():
+                if name.endswith(".sbatch"):
+                    line = [l for l in body.splitlines() if l.startswith("exec ")][0]
+                    argvs.append(subprocess.run(
+                        ["bash", "-c", 'printf "%s\\0" ' + line[len("exec "):]],
+                        capture_output=True, text=True).stdout.split("\0")[:-1])
+            self.assertCountEqual(argvs, list(commands.values()))
+
     def test_refusals(self):
         p = run("plan", "--jobs", MIX, "--work", "2000", "--format", "k8s", check=False)
         self.assertEqual(p.returncode, 2, "an input error")

@@ -241,13 +241,16 @@ int plan_command(const PlanOptions& o) {
         if (o.verify)
             throw input_error("--format " + o.format +
                               " writes deployment files; run --verify separately");
+        // The specs again, for what the planner does not keep: data, checkpoint, LoRA rank.
+        const std::vector<partition::JobSpec> specs =
+            partition::jobs_from_options(o.jobs, o.jobs_file);
         if (o.format == "k8s") {
             report::KubernetesOptions ko;
             ko.image = o.image;
             ko.job_namespace = o.job_namespace;
-            out << report::plan_kubernetes(problem, result.top.front(), ko);
+            out << report::plan_kubernetes(problem, result.top.front(), ko, specs);
         } else {
-            out << report::plan_slurm(problem, result.top.front());
+            out << report::plan_slurm(problem, result.top.front(), specs);
         }
         return kExitOk;
     }
