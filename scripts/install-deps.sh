@@ -120,7 +120,8 @@ else
   fi
 fi
 
-# The Kubernetes API's JSON schemas, for the deploy test's offline validation (tests/tools/deploy_test.py).
+# The Kubernetes API's JSON schemas, for the deploy test's offline validation
+# (tests/tools/deploy_test.py).
 if [ -n "$for_tests" ]; then
   pip_target "$deps_dir/kubernetes-validate-1.37.0" "kubernetes-validate==1.37.0" ||
     log "no kubernetes-validate: the deploy test skips its schema check"

@@ -97,7 +97,8 @@ std::vector<std::pair<std::string, std::vector<size_t>>> configs_of(const plan::
     std::vector<std::pair<std::string, std::vector<size_t>>> out;
     for (size_t g = 0; g < plan.size(); ++g) {
         const std::string name = layout_config_name(plan[g]);
-        auto it = std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.first == name; });
+        auto it =
+            std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.first == name; });
         if (it == out.end())
             out.push_back({name, {g}});
         else
@@ -249,8 +250,8 @@ std::vector<DeployJob> deploy_jobs(const plan::Problem& problem, const plan::Can
                 d.queue_length = queue.size();
                 d.after = q > 0 ? out.back().name : "";
                 // The order number keeps names unique and says where the job runs in the plan.
-                const std::string number = (out.size() + 1 < 10 ? "0" : "") +
-                                           std::to_string(out.size() + 1);
+                const std::string number =
+                    (out.size() + 1 < 10 ? "0" : "") + std::to_string(out.size() + 1);
                 d.name = cut("migscope-" + number + "-" + text::slug(r.name), kMaxLabel);
                 if (!r.command.empty()) {
                     d.argv = r.command;
@@ -273,9 +274,10 @@ std::vector<DeployJob> deploy_jobs(const plan::Problem& problem, const plan::Can
                         d.argv.insert(d.argv.end(), {"--steps", std::to_string(*r.work_steps)});
                     } else {
                         const plan::JobPrediction& jp = c.prediction.jobs.at(queue[q]);
-                        d.argv.insert(d.argv.end(),
-                                      {"--seconds",
-                                       format_count(std::ceil(std::max(1.0, jp.end_s - jp.start_s)))});
+                        d.argv.insert(
+                            d.argv.end(),
+                            {"--seconds",
+                             format_count(std::ceil(std::max(1.0, jp.end_s - jp.start_s)))});
                     }
                 }
                 out.push_back(std::move(d));
@@ -301,7 +303,8 @@ std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate&
     doc << "# migscope plan for the NVIDIA GPU Operator (mig.strategy=mixed): " << c.name << "\n"
         << "# 1. Point the operator's mig-manager at the ConfigMap below (ClusterPolicy\n"
         << "#    spec.migManager.config.name=" << o.configmap << ").\n"
-        << "# 2. Label each node with its layout; mig-manager applies it on every GPU of the node:\n";
+        << "# 2. Label each node with its layout; mig-manager applies it on every GPU of the "
+           "node:\n";
     for (const auto& [name, gpus] : configs_of(c.plan)) {
         doc << "#    kubectl label node NODE nvidia.com/mig.config=" << name
             << " --overwrite   # planned GPU" << (gpus.size() > 1 ? "s " : " ") << gpu_list(gpus)
@@ -322,20 +325,18 @@ std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate&
     cm << YAML::Key << "app.kubernetes.io/managed-by" << YAML::Value << "migscope";
     cm << YAML::EndMap << YAML::EndMap;
     cm << YAML::Key << "data" << YAML::Value << YAML::BeginMap;
-    cm << YAML::Key << "config.yaml" << YAML::Value << YAML::Literal
-       << mig_parted_document(c.plan);
+    cm << YAML::Key << "config.yaml" << YAML::Value << YAML::Literal << mig_parted_document(c.plan);
     cm << YAML::EndMap << YAML::EndMap;
     doc << "---\n" << cm.c_str() << "\n";
 
     for (const DeployJob& job : jobs) {
         YAML::Emitter out;
-        out << YAML::Comment("job " + std::to_string(&job - jobs.data() + 1) + " of " +
-                             std::to_string(jobs.size()) + ": GPU " + std::to_string(job.gpu) +
-                             ", partition " + std::to_string(job.partition) + " (" +
-                             (job.profile.empty() ? std::string("whole GPU") : job.profile) +
-                             "), queue position " + std::to_string(job.position) + " of " +
-                             std::to_string(job.queue_length) +
-                             (job.after.empty() ? "" : ", after " + job.after));
+        out << YAML::Comment(
+            "job " + std::to_string(&job - jobs.data() + 1) + " of " + std::to_string(jobs.size()) +
+            ": GPU " + std::to_string(job.gpu) + ", partition " + std::to_string(job.partition) +
+            " (" + (job.profile.empty() ? std::string("whole GPU") : job.profile) +
+            "), queue position " + std::to_string(job.position) + " of " +
+            std::to_string(job.queue_length) + (job.after.empty() ? "" : ", after " + job.after));
         emit_job(out, job, o);
         doc << "---\n" << out.c_str() << "\n";
     }

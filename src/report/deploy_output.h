@@ -18,8 +18,9 @@ std::string dns_label(std::string_view text);
 
 // The mig-parted config (and nvidia.com/mig.config label value) of one GPU of a plan, named by
 // its profile counts, largest first: "migscope-1x4g.71gb-1x2g.35gb-1x1g.18gb"; the whole GPU is
-// "all-disabled" (NVIDIA's name, the GPU Operator's default label). A label value: at most 63 characters of [A-Za-z0-9._-], alphanumeric at
-// both ends (a longer name keeps its start and ends in a hash of the whole).
+// "all-disabled" (NVIDIA's name, the GPU Operator's default label). A label value: at most 63
+// characters of [A-Za-z0-9._-], alphanumeric at both ends (a longer name keeps its start and ends
+// in a hash of the whole).
 std::string layout_config_name(const plan::GpuPlan& gpu);
 
 // One planned job as it is deployed.
@@ -28,12 +29,12 @@ struct DeployJob {
     std::string original_name;  // as the user gave it (untrusted text)
     std::string name;           // "migscope-01-resnet18": dns_label, unique in the plan
     size_t gpu = 0;
-    size_t partition = 0;   // in the GPU's layout
-    std::string profile;    // MIG profile ("3g.71gb"); empty on a whole GPU
-    std::string config;     // its GPU's layout_config_name
-    size_t position = 1;    // in its partition's queue, from 1
+    size_t partition = 0;  // in the GPU's layout
+    std::string profile;   // MIG profile ("3g.71gb"); empty on a whole GPU
+    std::string config;    // its GPU's layout_config_name
+    size_t position = 1;   // in its partition's queue, from 1
     size_t queue_length = 1;
-    std::string after;      // the name of the job before it in the queue (empty for the first)
+    std::string after;  // the name of the job before it in the queue (empty for the first)
     // What the container or batch script runs: the user's command, or `migscope train ...`.
     std::vector<std::string> argv;
 };
@@ -47,7 +48,7 @@ std::vector<DeployJob> deploy_jobs(const plan::Problem& problem, const plan::Can
                                    const std::vector<protocol::JobSpec>& specs = {});
 
 struct KubernetesOptions {
-    std::string image;                    // required: the image every Job runs
+    std::string image;  // required: the image every Job runs
     std::string job_namespace = "default";
     std::string operator_namespace = "gpu-operator";
     std::string configmap = "migscope-mig-parted-config";

@@ -27,11 +27,14 @@ TEST(DnsLabel, UntrustedNamesBecomeObjectNames) {
     EXPECT_EQ(dns_label("resnet18#2"), "resnet18-2");
     EXPECT_EQ(dns_label(""), "x");
     EXPECT_EQ(dns_label("---"), "x");
-    EXPECT_EQ(dns_label("\xc3\x9cn\xc3\xaf" "code"), "n-code");
+    EXPECT_EQ(dns_label("\xc3\x9cn\xc3\xaf"
+                        "code"),
+              "n-code");
     const std::string long_name = dns_label(std::string(40, 'a') + "-" + std::string(40, 'b'));
     EXPECT_EQ(long_name.size(), 63u);
-    for (const std::string& name : std::vector<std::string>{
-             "../x", "A B\"", "-a-", "a-", std::string(200, '-') + "z", std::string(62, 'a') + "-b"}) {
+    for (const std::string& name :
+         std::vector<std::string>{"../x", "A B\"", "-a-", "a-", std::string(200, '-') + "z",
+                                  std::string(62, 'a') + "-b"}) {
         const std::string out = dns_label(name);
         EXPECT_TRUE(std::regex_match(out, kDnsLabel)) << name << " -> " << out;
         EXPECT_LE(out.size(), 63u) << name;
