@@ -365,6 +365,20 @@ class Deploy(unittest.TestCase):
         for v in c.get("volumeMounts", []):
             self.assertTrue(v.get("readOnly", False), v)
 
+    def test_daemonset_arguments_parse(self):
+        """migscope accepts the DaemonSet's arguments: anything but exit 2 (bad input) will do
+        here (3 without NVML or with the port taken; still serving after 3 s on a GPU host)."""
+        with open(os.path.join(SOURCE, "deploy", "exporter-daemonset.yaml")) as f:
+            (ds,) = [d for d in yaml.safe_load_all(f) if d and d["kind"] == "DaemonSet"]
+        (c,) = ds["spec"]["template"]["spec"]["containers"]
+        args = [a.replace("$(NODE_NAME)", "gpu-node-1") for a in c["args"]]
+        args[args.index("--listen") + 1] = "127.0.0.1:0"
+        try:
+            p = subprocess.run([MIGSCOPE, *args], capture_output=True, text=True, timeout=3)
+            self.assertNotEqual(p.returncode, 2, p.stderr)
+        except subprocess.TimeoutExpired:
+            pass
+
     def test_dashboard_queries_only_exported_metrics(self):
         with open(os.path.join(SOURCE, "deploy", "grafana-dashboard.json")) as f:
             dashboard = json.load(f)
