@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <iostream>
 #include <thread>
@@ -53,6 +54,9 @@ int run_exporter(const ExporterCommandOptions& o) {
     exporter.sample_once();  // a baseline before the first scrape
     print_warnings(exporter);
 
+    // A scraper that hangs up mid-answer must not end the exporter: Debian's cpp-httplib sends
+    // without MSG_NOSIGNAL, so the write would raise SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
     exporter::MetricsServer server([&exporter] { return exporter.metrics_text(); });
     const int port = server.bind(address);
     const std::atomic<bool>* interrupted = install_interrupt_handler();
