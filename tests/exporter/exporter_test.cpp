@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -237,4 +238,36 @@ TEST(IdleLearner, MedianOfTheWindow) {
     learner.add(110);
     learner.add(120);  // 100 leaves the window
     EXPECT_EQ(learner.estimate_w(), 120);
+}
+
+// Scrapes while the sampler runs and consumers come and go: every scrape is a complete snapshot
+// (parseable, the sum equal to the board's increase), never a half-updated one.
+TEST(Exporter, ScrapesDuringSamplingAndConsumerExitSeeWholeSnapshots) {
+    FakeNvmlEnv env("exporter-faults.json");
+    nvml::Session session = nvml::Session::open();
+    ExporterOptions options;
+    options.idle_power_w = 50;
+    options.proc_root = "/nonexistent-proc";
+    Exporter exporter(session, options);
+    exporter.sample_once();
+    const double start0 = board(exporter.metric_families(), "0");
+    std::atomic<bool> stop{false};
+    std::thread sampler([&] {
+        while (!stop) {
+            exporter.sample_once();
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    });
+    int scrapes = 0;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
+    while (std::chrono::steady_clock::now() < until) {  // process 4002 exits at 2 s
+        const auto f = exporter.metric_families();
+        const double increase_j = board(f, "0") - start0;
+        ASSERT_NEAR(attributed_sum(f, "0"), increase_j, 1e-6 * increase_j + 1e-9);
+        ASSERT_FALSE(exporter.metrics_text().empty());
+        ++scrapes;
+    }
+    stop = true;
+    sampler.join();
+    EXPECT_GT(scrapes, 10);
 }
