@@ -48,10 +48,10 @@ std::string ConsumerReader::take_warning() {
 ConsumerReading ConsumerReader::read() {
     const nvml::Reading<nvml::MigMode> mode = device_.mig_mode();
     if (!mode.value && mode.supported() && mode.code != nvml::api::kSuccess) {
-        throw nvml::CallError(ErrorKind::kRuntime,
-                              "nvmlDeviceGetMigMode failed (NVML code " +
-                                  std::to_string(mode.code) + ")",
-                              "nvmlDeviceGetMigMode", mode.code);
+        throw nvml::CallError(
+            ErrorKind::kRuntime,
+            "nvmlDeviceGetMigMode failed (NVML code " + std::to_string(mode.code) + ")",
+            "nvmlDeviceGetMigMode", mode.code);
     }
     if (mode.value && mode.value->current_enabled)
         return read_mig();
@@ -67,7 +67,8 @@ ConsumerReading ConsumerReader::read_mig() {
         profiles_ = device_.gpu_instance_profiles();
     reading.total_compute_slices = 0;
     for (const nvml::NvmlProfile& p : profiles_)
-        reading.total_compute_slices = std::max<double>(reading.total_compute_slices, p.slice_count);
+        reading.total_compute_slices =
+            std::max<double>(reading.total_compute_slices, p.slice_count);
     if (reading.total_compute_slices <= 0)
         reading.total_compute_slices = 7;
     if (!gpm_supported_)
@@ -86,8 +87,8 @@ ConsumerReading ConsumerReader::read_mig() {
             continue;
         for (const nvml::GpuInstanceRecord& gi : mig.gpu_instances(profile.id)) {
             seen.insert(gi.id);
-            std::string name = profile.name.rfind("MIG ", 0) == 0 ? profile.name.substr(4)
-                                                                  : profile.name;
+            std::string name =
+                profile.name.rfind("MIG ", 0) == 0 ? profile.name.substr(4) : profile.name;
             if (name.empty())
                 name = std::to_string(profile.slice_count) + "g";
             ConsumerActivity c;

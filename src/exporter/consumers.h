@@ -28,7 +28,7 @@ struct ConsumerReading {
     double total_compute_slices = 7;
     std::vector<ConsumerActivity> consumers;
     bool has_compute_processes = false;  // any compute process (for learning the idle power)
-    bool activity_measured = true;  // false: the driver gives no per-consumer activity here
+    bool activity_measured = true;       // false: the driver gives no per-consumer activity here
 };
 
 // Reads a GPU's consumers each interval; keeps what spans intervals (GPM samples, the time of

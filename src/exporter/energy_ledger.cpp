@@ -50,8 +50,8 @@ IntervalSplit split_interval(const IntervalInput& input) {
         const ConsumerActivity& c = input.consumers[i];
         const std::string where = "consumers[" + std::to_string(i) + "] (" + c.consumer.key + ").";
         require_non_negative(c.compute_slices, where + "compute_slices");
-        if (c.activity_ratio && (!std::isfinite(*c.activity_ratio) || *c.activity_ratio < 0 ||
-                                 *c.activity_ratio > 1)) {
+        if (c.activity_ratio &&
+            (!std::isfinite(*c.activity_ratio) || *c.activity_ratio < 0 || *c.activity_ratio > 1)) {
             throw input_error("energy split: " + where + "activity_ratio must be in [0, 1], not " +
                               std::to_string(*c.activity_ratio));
         }

@@ -43,8 +43,8 @@ enum class Sharing {
 };
 
 struct IntervalInput {
-    double energy_j = 0;    // board energy counter delta over the interval (>= 0)
-    double duration_s = 0;  // interval length
+    double energy_j = 0;                 // board energy counter delta over the interval (>= 0)
+    double duration_s = 0;               // interval length
     std::optional<double> idle_power_w;  // static power; none: unknown, all energy is dynamic
     Sharing sharing = Sharing::kShared;
     double total_compute_slices = 7;  // the GPU's (kMig only)

@@ -8,7 +8,7 @@
 namespace migscope::exporter {
 
 struct PodIdentity {
-    std::string pod_uid;       // with dashes, e.g. 1f0c2d3e-...; the pod's name is not in the cgroup
+    std::string pod_uid;  // with dashes, e.g. 1f0c2d3e-...; the pod's name is not in the cgroup
     std::string container_id;  // the runtime's id (64 hex digits for containerd, CRI-O, Docker)
 };
 

@@ -21,8 +21,8 @@ ListenAddress parse_listen_address(const std::string& text) {
     if (address.host.size() >= 2 && address.host.front() == '[' && address.host.back() == ']')
         address.host = address.host.substr(1, address.host.size() - 2);
     else if (address.host.find(':') != std::string::npos)
-        throw input_error("--listen: write an IPv6 address in brackets ([::1]:9401), not '" +
-                          text + "'");
+        throw input_error("--listen: write an IPv6 address in brackets ([::1]:9401), not '" + text +
+                          "'");
     if (address.host.empty())
         address.host = "0.0.0.0";
     const std::string port = text.substr(colon + 1);
@@ -52,10 +52,9 @@ MetricsServer::~MetricsServer() {
 }
 
 int MetricsServer::bind(const ListenAddress& address) {
-    const std::string where = (address.host.find(':') != std::string::npos
-                                   ? "[" + address.host + "]"
-                                   : address.host) +
-                              ":" + std::to_string(address.port);
+    const std::string where =
+        (address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host) +
+        ":" + std::to_string(address.port);
     errno = 0;
     int port = address.port;
     bool ok = false;

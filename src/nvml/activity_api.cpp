@@ -20,8 +20,9 @@ namespace {
 template <typename Fn>
 void require(const Library& lib, Fn fn, const char* call) {
     if (fn == nullptr) {
-        throw CallError(ErrorKind::kUnavailable, lib.path() + " lacks " + call + " (driver too old?)",
-                        call, api::kErrorFunctionNotFound);
+        throw CallError(ErrorKind::kUnavailable,
+                        lib.path() + " lacks " + call + " (driver too old?)", call,
+                        api::kErrorFunctionNotFound);
     }
 }
 

@@ -19,8 +19,8 @@ struct ProcessSmSample {
 };
 
 // nvmlDeviceGetProcessUtilization: each process's samples since `since_us` (0: what the driver
-// keeps), averaged; timestamp_us is its newest. Empty when no process ran since then. Throws a CallError (kUnavailable for
-// "not supported" or a driver without the entry point).
+// keeps), averaged; timestamp_us is its newest. Empty when no process ran since then. Throws a
+// CallError (kUnavailable for "not supported" or a driver without the entry point).
 std::vector<ProcessSmSample> process_sm_utilization(const Device& device,
                                                     unsigned long long since_us);
 

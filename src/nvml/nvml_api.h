@@ -207,9 +207,9 @@ struct ProcessUtilizationSample {  // nvmlProcessUtilizationSample_t, percent ov
 // GPU performance monitoring (GPM, Hopper and later): samples taken at two times give metrics
 // over the interval between them.
 struct GpmSampleOpaque;
-using GpmSample = GpmSampleOpaque*;  // nvmlGpmSample_t
-constexpr unsigned kGpmMetricSmUtil = 2;  // NVML_GPM_METRIC_SM_UTIL: % of SMs busy, 0-100
-constexpr unsigned kGpmMetricMax = 210;   // NVML_GPM_METRIC_MAX (sizes nvmlGpmMetricsGet_t)
+using GpmSample = GpmSampleOpaque*;            // nvmlGpmSample_t
+constexpr unsigned kGpmMetricSmUtil = 2;       // NVML_GPM_METRIC_SM_UTIL: % of SMs busy, 0-100
+constexpr unsigned kGpmMetricMax = 210;        // NVML_GPM_METRIC_MAX (sizes nvmlGpmMetricsGet_t)
 constexpr unsigned kGpmMetricsGetVersion = 1;  // NVML_GPM_METRICS_GET_VERSION
 constexpr unsigned kGpmSupportVersion = 1;     // NVML_GPM_SUPPORT_VERSION
 

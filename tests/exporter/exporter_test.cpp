@@ -20,8 +20,8 @@ namespace {
 
 // A /proc with the command and cgroup of scripted pids.
 struct FakeProc {
-    fs::path root = fs::temp_directory_path() /
-                    ("migscope-exporter-proc-" + std::to_string(::getpid()));
+    fs::path root =
+        fs::temp_directory_path() / ("migscope-exporter-proc-" + std::to_string(::getpid()));
     FakeProc() {
         add(4001, "trainer",
             "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1f0c2d3e_4a5b_"
@@ -120,7 +120,8 @@ TEST(Exporter, MigInstancesAndProcessesOnTheFakeNvml) {
                          {{"gpu", "0"}, {"GPU_I_PROFILE", "4g.71gb"}, {"GPU_I_ID", "1"}});
     const auto g2 = find(f, "migscope_energy_joules_total",
                          {{"gpu", "0"}, {"GPU_I_PROFILE", "2g.35gb"}, {"GPU_I_ID", "2"}});
-    const auto idle0 = find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"consumer", "idle"}});
+    const auto idle0 =
+        find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"consumer", "idle"}});
     ASSERT_TRUE(g4 && g2 && idle0);
     EXPECT_EQ(label(g4->labels, "consumer"), "mig_instance");
     const double total0 = board(f, "0") - board(start, "0");
@@ -134,7 +135,8 @@ TEST(Exporter, MigInstancesAndProcessesOnTheFakeNvml) {
     // GPU 1, time-sliced: static 100 W to idle; dynamic 200 W split 60 : 20.
     const auto p1 = find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"pid", "4001"}});
     const auto p2 = find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"pid", "4002"}});
-    const auto idle1 = find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"consumer", "idle"}});
+    const auto idle1 =
+        find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"consumer", "idle"}});
     ASSERT_TRUE(p1 && p2 && idle1);
     const double total1 = board(f, "1") - board(start, "1");
     EXPECT_NEAR(p1->value / total1, 150.0 / 300, 1e-6);
@@ -187,11 +189,11 @@ TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
     EXPECT_EQ(find(f, "migscope_gpu_up", {{"gpu", "1"}})->value, 0);
     EXPECT_FALSE(find(f, "migscope_gpu_power_watts", {{"gpu", "1"}}));
     EXPECT_TRUE(find(f, "migscope_gpu_energy_joules_total", {{"gpu", "1"}}));
-    EXPECT_GT(find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"consumer", "idle"}})->value +
-                  find(f, "migscope_energy_joules_total",
-                       {{"gpu", "1"}, {"consumer", "unattributed"}})
-                      ->value,
-              0);
+    EXPECT_GT(
+        find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"consumer", "idle"}})->value +
+            find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"consumer", "unattributed"}})
+                ->value,
+        0);
     EXPECT_EQ(find(f, "migscope_gpu_up", {{"gpu", "0"}})->value, 1);
     EXPECT_EQ(find(f, "migscope_gpu_up", {{"gpu", "2"}})->value, 1);
     // Process 4002 left at 2 s, 4003 came at 1 s: both keep counters; only live ones have activity.
@@ -201,24 +203,25 @@ TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
     EXPECT_FALSE(find(f, "migscope_sm_activity_ratio", {{"gpu", "0"}, {"pid", "4002"}}));
     EXPECT_NEAR(find(f, "migscope_sm_activity_ratio", {{"gpu", "0"}, {"pid", "4003"}})->value, 0.3,
                 1e-12);
-    EXPECT_EQ(label(find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"pid", "4001"}})->labels,
-                    "command"),
-              "");  // no /proc entry: the label is left out
+    EXPECT_EQ(
+        label(find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"pid", "4001"}})->labels,
+              "command"),
+        "");  // no /proc entry: the label is left out
     // Without --idle-power-w: GPU 1 (no processes) learned its idle power; GPU 0 never idle.
-    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "1"}})->labels,
-                    "idle_power_source"),
-              "learned_without_processes");
-    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "0"}})->labels,
-                    "idle_power_source"),
-              "unknown");
+    EXPECT_EQ(
+        label(find(f, "migscope_attribution_info", {{"gpu", "1"}})->labels, "idle_power_source"),
+        "learned_without_processes");
+    EXPECT_EQ(
+        label(find(f, "migscope_attribution_info", {{"gpu", "0"}})->labels, "idle_power_source"),
+        "unknown");
     // GPU 2's driver gives no per-process utilization: said once, in the method and on stderr.
     EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "2"}})->labels, "method"),
               "shared_idle_static_dynamic_unattributed_no_process_util");
     int util_warnings = 0, down_warnings = 0;
     for (const std::string& w : warnings) {
         util_warnings += w.find("GPU 2: the driver gives no per-process SM utilization") == 0;
-        down_warnings += w.find("GPU 1 is down") == 0 && w.find("nvmlDeviceGetTotalEnergy") !=
-                                                             std::string::npos;
+        down_warnings +=
+            w.find("GPU 1 is down") == 0 && w.find("nvmlDeviceGetTotalEnergy") != std::string::npos;
     }
     EXPECT_EQ(util_warnings, 1);
     EXPECT_EQ(down_warnings, 1);

@@ -25,7 +25,9 @@ TEST(Exposition, EscapesHelpButNotQuotes) {
 }
 
 TEST(Exposition, WritesFamiliesWithHelpTypeAndEscapedSamples) {
-    MetricFamily f{"migscope_energy_joules_total", "Energy.\nPer consumer.", MetricType::kCounter,
+    MetricFamily f{"migscope_energy_joules_total",
+                   "Energy.\nPer consumer.",
+                   MetricType::kCounter,
                    {{{{"gpu", "0"}, {"command", "evil\"}\n# TYPE x gauge\\"}}, 12.5}}};
     MetricFamily empty{"migscope_unused", "never written", MetricType::kGauge, {}};
     const std::string text = write_exposition({f, empty});
@@ -48,8 +50,7 @@ TEST(Exposition, ValuesReadBackExactly) {
 
 TEST(Exposition, RefusesBadNames) {
     EXPECT_THROW(write_exposition({{"bad-name", "", MetricType::kGauge, {{{}, 1}}}}), Error);
-    EXPECT_THROW(write_exposition({{"ok", "", MetricType::kGauge, {{{{"1abc", "v"}}, 1}}}}),
-                 Error);
+    EXPECT_THROW(write_exposition({{"ok", "", MetricType::kGauge, {{{{"1abc", "v"}}, 1}}}}), Error);
     EXPECT_THROW(write_exposition({{"ok", "", MetricType::kGauge, {{{{"__name__", "v"}}, 1}}}}),
                  Error);
 }

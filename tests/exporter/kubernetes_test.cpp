@@ -22,9 +22,9 @@ TEST(PodCgroup, CgroupV2SystemdContainerd) {
 }
 
 TEST(PodCgroup, CgroupV1Cgroupfs) {
-    const std::string text = "12:pids:/user.slice\n11:memory:/kubepods/besteffort/pod" + kUid + "/" +
-                             kId + "\n1:name=systemd:/kubepods/besteffort/pod" + kUid + "/" + kId +
-                             "\n";
+    const std::string text = "12:pids:/user.slice\n11:memory:/kubepods/besteffort/pod" + kUid +
+                             "/" + kId + "\n1:name=systemd:/kubepods/besteffort/pod" + kUid + "/" +
+                             kId + "\n";
     const auto pod = parse_pod_cgroup(text);
     ASSERT_TRUE(pod);
     EXPECT_EQ(pod->pod_uid, kUid);
@@ -32,9 +32,10 @@ TEST(PodCgroup, CgroupV1Cgroupfs) {
 }
 
 TEST(PodCgroup, GuaranteedQosCrioAndDocker) {
-    auto pod = parse_pod_cgroup("0::/kubepods.slice/kubepods-pod1f0c2d3e_4a5b_6c7d_8e9f_"
-                                "a0b1c2d3e4f5.slice/crio-" +
-                                kId + ".scope");
+    auto pod = parse_pod_cgroup(
+        "0::/kubepods.slice/kubepods-pod1f0c2d3e_4a5b_6c7d_8e9f_"
+        "a0b1c2d3e4f5.slice/crio-" +
+        kId + ".scope");
     ASSERT_TRUE(pod);
     EXPECT_EQ(pod->container_id, kId);
     pod = parse_pod_cgroup("0::/kubepods/pod" + kUid + "/docker-" + kId + ".scope");

@@ -214,8 +214,8 @@ TEST(ExporterCommand, ScrapeIsValidPrometheusTextAndSigtermStopsCleanly) {
     } else {
         std::ofstream(dir.path / "metrics.txt") << text;
         const ProcessResult check =
-            run_process({"/bin/sh", "-c", promtool + " check metrics < " +
-                                              (dir.path / "metrics.txt").string()});
+            run_process({"/bin/sh", "-c",
+                         promtool + " check metrics < " + (dir.path / "metrics.txt").string()});
         // promtool's only complaint may be its lint on the camelCase label names (UUID,
         // modelName, Hostname, GPU_I_PROFILE, GPU_I_ID), which follow dcgm-exporter's on purpose
         // so that dashboards join the two; anything else (a parse error, a bad TYPE, HELP or
@@ -249,8 +249,9 @@ TEST(ExporterCommand, RealPrometheusRatesMatchTheScriptedPower) {
                         "installs it): the real-Prometheus check did not run";
     TempDir dir;
     std::optional<Background> exporter;
-    const int port = start_exporter(exporter, dir.path, {"--idle-power-w", "100", "--interval-s",
-                                                         "0.1", "--hostname", "test-node"});
+    const int port =
+        start_exporter(exporter, dir.path,
+                       {"--idle-power-w", "100", "--interval-s", "0.1", "--hostname", "test-node"});
     ASSERT_GT(port, 0) << exporter->log();
     const int prometheus_port = free_port();
     std::ofstream(dir.path / "prometheus.yml")
@@ -292,12 +293,16 @@ TEST(ExporterCommand, RealPrometheusRatesMatchTheScriptedPower) {
     }
     ASSERT_GT(when, 0) << "Prometheus did not store ten scrapes in 10 s: " << server.log();
     // Expected watts: GPU 0 (MIG, 500 W, static 100 W over 7 slices, dynamic 400 W by slices ×
-    // activity 4×0.8 : 2×0.4); GPU 1 (time-sliced, 300 W, static 100 W to idle, dynamic by 60 : 20).
-    const std::map<std::string, double> expected_w = {
-        {"0/mig_instance/4g.71gb", 400.0 / 7 + 320}, {"0/mig_instance/2g.35gb", 200.0 / 7 + 80},
-        {"0/idle/", 100.0 / 7},                      {"0/unattributed/", 0},
-        {"1/process/4001", 150},                     {"1/process/4002", 50},
-        {"1/idle/", 100},                            {"1/unattributed/", 0}};
+    // activity 4×0.8 : 2×0.4); GPU 1 (time-sliced, 300 W, static 100 W to idle, dynamic by 60 :
+    // 20).
+    const std::map<std::string, double> expected_w = {{"0/mig_instance/4g.71gb", 400.0 / 7 + 320},
+                                                      {"0/mig_instance/2g.35gb", 200.0 / 7 + 80},
+                                                      {"0/idle/", 100.0 / 7},
+                                                      {"0/unattributed/", 0},
+                                                      {"1/process/4001", 150},
+                                                      {"1/process/4002", 50},
+                                                      {"1/idle/", 100},
+                                                      {"1/unattributed/", 0}};
     // Tolerance: the counters move at the exporter's 0.1 s samples, scraped each 1 s over a 10 s
     // window: at most about 0.1/9 of the board power off; 2 % of it plus 1 W is stated.
     const json rates = query("rate(migscope_energy_joules_total[10s])", when);

@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <iostream>
 #include <thread>
 
@@ -67,12 +67,12 @@ int run_exporter(const ExporterCommandOptions& o) {
     });
     std::cerr << "migscope exporter: " << exporter.gpu_count() << " GPU(s), serving http://"
               << (address.host.find(':') != std::string::npos ? "[" + address.host + "]"
-                                                               : address.host)
+                                                              : address.host)
               << ':' << port << "/metrics every " << o.interval_s << " s (Ctrl-C stops)\n";
     // Samples on this thread at a fixed rate; scrapes read the last sample on the server's.
     using clock = std::chrono::steady_clock;
-    const auto interval = std::chrono::duration_cast<clock::duration>(
-        std::chrono::duration<double>(o.interval_s));
+    const auto interval =
+        std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.interval_s));
     auto next = clock::now() + interval;
     while (!*interrupted && serving) {
         if (clock::now() >= next) {
