@@ -18,6 +18,14 @@ std::string read_text(const std::string& path) {
     return text.str();
 }
 
+bool no_activity(const std::vector<ConsumerActivity>& consumers) {
+    for (const ConsumerActivity& c : consumers) {
+        if (c.activity_ratio.value_or(0) > 0)
+            return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 ProcessIdentity read_process_identity(const std::string& proc_root, unsigned pid) {
@@ -110,6 +118,7 @@ ConsumerReading ConsumerReader::read_mig() {
     }
     for (auto it = gpm_previous_.begin(); it != gpm_previous_.end();)
         it = seen.count(it->first) ? std::next(it) : gpm_previous_.erase(it);
+    reading.idle = !reading.has_compute_processes && no_activity(reading.consumers);
     return reading;
 }
 
@@ -169,6 +178,10 @@ ConsumerReading ConsumerReader::read_shared() {
         reading.consumers.push_back(std::move(c));
     }
     identities_ = std::move(live);
+    // nvmlDeviceGetUtilizationRates: the share of time a kernel ran (any process, graphics too).
+    const nvml::Reading<nvml::api::Utilization> busy = device_.utilization();
+    reading.idle = !reading.has_compute_processes && no_activity(reading.consumers) &&
+                   (!busy.value || busy.value->gpu == 0);
     return reading;
 }
 

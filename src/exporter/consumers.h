@@ -27,7 +27,10 @@ struct ConsumerReading {
     Sharing sharing = Sharing::kShared;
     double total_compute_slices = 7;
     std::vector<ConsumerActivity> consumers;
-    bool has_compute_processes = false;  // any compute process (for learning the idle power)
+    bool has_compute_processes = false;  // any compute process
+    // Nothing ran: no compute process, no measured SM activity, and the GPU's utilization 0
+    // where the driver gives it; only such intervals teach the exporter the idle power.
+    bool idle = false;
     bool activity_measured = true;       // false: the driver gives no per-consumer activity here
 };
 

@@ -131,7 +131,7 @@ void Exporter::sample_once() {
                 input.total_compute_slices = reading.total_compute_slices;
                 input.consumers = reading.consumers;
                 split = split_interval(input);
-                if (!reading.has_compute_processes && input.duration_s > 0)
+                if (reading.idle && input.duration_s > 0)
                     gpu.idle.add(input.energy_j / input.duration_s);
             }
             // A counter that went back (the driver was reloaded) starts a new baseline: the

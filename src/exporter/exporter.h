@@ -22,12 +22,13 @@ struct ExporterOptions {
     std::optional<double> idle_power_w;  // none: learned while a GPU runs no compute process
     std::string hostname;                // the Hostname label
     std::string proc_root = "/proc";
-    // Intervals without compute processes whose median board power is the learned idle power.
+    // Idle intervals whose median board power is the learned idle power.
     size_t idle_window = 30;
 };
 
-// The idle power of one GPU learned from intervals without compute processes: the median of the
-// last `window` such intervals' average power (ΔE/Δt).
+// The idle power of one GPU learned from idle intervals (no compute process, no measured activity,
+// utilization 0 where given): the median of the last `window` such intervals' average power
+// (ΔE/Δt).
 class IdleLearner {
   public:
     explicit IdleLearner(size_t window) : window_(window) {}

@@ -180,7 +180,7 @@ TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
             EXPECT_GE(s.value, last[key]) << key << " went down";
             last[key] = s.value;
         }
-        for (const std::string gpu : {"0", "1", "2"}) {
+        for (const std::string gpu : {"0", "1", "2", "3"}) {
             const double increase_j = board(f, gpu) - board(start, gpu);
             EXPECT_NEAR(attributed_sum(f, gpu), increase_j, 1e-6 * increase_j + 1e-9);
         }
@@ -208,7 +208,13 @@ TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
         label(find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"pid", "4001"}})->labels,
               "command"),
         "");  // no /proc entry: the label is left out
-    // Without --idle-power-w: GPU 1 (no processes) learned its idle power; GPU 0 never idle.
+    // Without --idle-power-w: GPU 1 (no processes) learned its idle power; GPU 0 never idle; GPU 3
+    // runs no compute process but its utilization is 100 %: not idle, so nothing is learned.
+    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "3"}})->labels,
+                    "idle_power_source"),
+              "unknown");
+    EXPECT_EQ(find(f, "migscope_energy_joules_total", {{"gpu", "3"}, {"consumer", "idle"}})->value,
+              0);
     EXPECT_EQ(
         label(find(f, "migscope_attribution_info", {{"gpu", "1"}})->labels, "idle_power_source"),
         "learned_without_processes");
