@@ -31,7 +31,7 @@ struct ConsumerReading {
     // Nothing ran: no compute process, no measured SM activity, and the GPU's utilization 0
     // where the driver gives it; only such intervals teach the exporter the idle power.
     bool idle = false;
-    bool activity_measured = true;       // false: the driver gives no per-consumer activity here
+    bool activity_measured = true;  // false: the driver gives no per-consumer activity here
 };
 
 // Reads a GPU's consumers each interval; keeps what spans intervals (GPM samples, the time of

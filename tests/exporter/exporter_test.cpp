@@ -210,9 +210,9 @@ TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
         "");  // no /proc entry: the label is left out
     // Without --idle-power-w: GPU 1 (no processes) learned its idle power; GPU 0 never idle; GPU 3
     // runs no compute process but its utilization is 100 %: not idle, so nothing is learned.
-    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "3"}})->labels,
-                    "idle_power_source"),
-              "unknown");
+    EXPECT_EQ(
+        label(find(f, "migscope_attribution_info", {{"gpu", "3"}})->labels, "idle_power_source"),
+        "unknown");
     EXPECT_EQ(find(f, "migscope_energy_joules_total", {{"gpu", "3"}, {"consumer", "idle"}})->value,
               0);
     EXPECT_EQ(
