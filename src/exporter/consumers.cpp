@@ -4,6 +4,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "exporter/kubernetes.h"
 #include "nvml/mig_instances_api.h"
@@ -46,11 +47,13 @@ ConsumerReader::ConsumerReader(nvml::Device device, std::string proc_root)
 
 ConsumerReader::~ConsumerReader() = default;
 
-std::string ConsumerReader::take_warning() {
-    if (warned_ || warning_.empty())
-        return {};
-    warned_ = true;
-    return warning_;
+std::vector<std::string> ConsumerReader::take_warnings() {
+    return std::exchange(warnings_, {});
+}
+
+void ConsumerReader::warn_once(const std::string& kind, const std::string& text) {
+    if (warned_kinds_.insert(kind).second)
+        warnings_.push_back("GPU " + std::to_string(device_.index()) + ": " + text);
 }
 
 ConsumerReading ConsumerReader::read() {
@@ -83,12 +86,13 @@ ConsumerReading ConsumerReader::read_mig() {
         gpm_supported_ = nvml::gpm_supported(device_);
     if (!*gpm_supported_) {
         reading.activity_measured = false;
-        warning_ = "GPU " + std::to_string(device_.index()) +
-                   ": the driver gives no GPM samples (nvmlGpmQueryDeviceSupport), so MIG "
-                   "instances get their static share only and dynamic energy is unattributed";
+        warn_once("no-gpm",
+                  "the driver gives no GPM samples (nvmlGpmQueryDeviceSupport), so MIG instances "
+                  "get their static share only and dynamic energy is unattributed");
     }
     std::set<unsigned> seen;
     std::set<unsigned> seen_profile_ids;
+    bool activity_failed = false;
     for (const nvml::NvmlProfile& profile : profiles_) {
         // Profile ids can repeat across enums (e.g. +me variants): list each id's instances once.
         if (!seen_profile_ids.insert(profile.id).second)
@@ -105,20 +109,33 @@ ConsumerReading ConsumerReader::read_mig() {
             c.consumer.labels = {{"GPU_I_PROFILE", name}, {"GPU_I_ID", std::to_string(gi.id)}};
             c.compute_slices = profile.slice_count;
             if (*gpm_supported_) {
-                auto sample = std::make_unique<nvml::GpmSampleBuffer>(device_);
-                nvml::gpm_mig_sample(device_, gi.id, *sample);
-                auto previous = gpm_previous_.find(gi.id);
-                if (previous != gpm_previous_.end())
-                    c.activity_ratio =
-                        nvml::gpm_sm_activity_ratio(device_, *previous->second, *sample);
-                gpm_previous_[gi.id] = std::move(sample);
+                try {
+                    auto sample = std::make_unique<nvml::GpmSampleBuffer>(device_);
+                    nvml::gpm_mig_sample(device_, gi.id, *sample);
+                    auto previous = gpm_previous_.find(gi.id);
+                    if (previous != gpm_previous_.end())
+                        c.activity_ratio =
+                            nvml::gpm_sm_activity_ratio(device_, *previous->second, *sample);
+                    gpm_previous_[gi.id] = std::move(sample);
+                } catch (const nvml::CallError& e) {
+                    if (e.code() == nvml::api::kErrorGpuIsLost)
+                        throw;
+                    // This instance's activity is unknown this interval (its dynamic share goes
+                    // to `unattributed`); the next pair of samples starts afresh.
+                    gpm_previous_.erase(gi.id);
+                    activity_failed = true;
+                    warn_once("gpm-error", std::string(e.what()) +
+                                               " (its dynamic energy is unattributed while it "
+                                               "fails; said once)");
+                }
             }
             reading.consumers.push_back(std::move(c));
         }
     }
     for (auto it = gpm_previous_.begin(); it != gpm_previous_.end();)
         it = seen.count(it->first) ? std::next(it) : gpm_previous_.erase(it);
-    reading.idle = !reading.has_compute_processes && no_activity(reading.consumers);
+    reading.idle =
+        !reading.has_compute_processes && !activity_failed && no_activity(reading.consumers);
     return reading;
 }
 
@@ -149,6 +166,7 @@ ConsumerReading ConsumerReader::read_shared() {
     for (const nvml::ComputeProcess& p : mig.compute_processes())
         activity[p.pid];
     reading.has_compute_processes = !activity.empty();
+    bool measured = process_utilization_supported_;
     if (process_utilization_supported_) {
         try {
             for (const nvml::ProcessSmSample& s :
@@ -157,13 +175,22 @@ ConsumerReading ConsumerReader::read_shared() {
                 last_process_sample_us_ = std::max(last_process_sample_us_, s.timestamp_us);
             }
         } catch (const nvml::CallError& e) {
-            if (e.code() != nvml::api::kErrorNotSupported &&
-                e.code() != nvml::api::kErrorFunctionNotFound)
+            measured = false;
+            if (e.code() == nvml::api::kErrorGpuIsLost)
                 throw;
-            process_utilization_supported_ = false;
-            warning_ = "GPU " + std::to_string(device_.index()) +
-                       ": the driver gives no per-process SM utilization (" + e.what() +
-                       "), so dynamic energy is unattributed";
+            if (e.code() == nvml::api::kErrorNotSupported ||
+                e.code() == nvml::api::kErrorFunctionNotFound) {
+                process_utilization_supported_ = false;
+                warn_once("no-process-utilization",
+                          std::string("the driver gives no per-process SM utilization (") +
+                              e.what() + "), so dynamic energy is unattributed");
+            } else {
+                // Another error: this interval's activity is unknown (unattributed), the GPU
+                // stays up and the next interval tries again.
+                warn_once("process-utilization-error",
+                          std::string(e.what()) +
+                              " (dynamic energy is unattributed while it fails; said once)");
+            }
         }
     }
     reading.activity_measured = process_utilization_supported_;
@@ -173,15 +200,15 @@ ConsumerReading ConsumerReader::read_shared() {
         c.consumer = process_consumer(pid);
         live[pid] = identities_[pid];
         // A listed process without a sample in the interval did no measured SM work.
-        if (process_utilization_supported_)
+        if (measured)
             c.activity_ratio = ratio.value_or(0.0);
         reading.consumers.push_back(std::move(c));
     }
     identities_ = std::move(live);
     // nvmlDeviceGetUtilizationRates: the share of time a kernel ran (any process, graphics too).
     const nvml::Reading<nvml::api::Utilization> busy = device_.utilization();
-    reading.idle = !reading.has_compute_processes && no_activity(reading.consumers) &&
-                   (!busy.value || busy.value->gpu == 0);
+    reading.idle = !reading.has_compute_processes && measured == process_utilization_supported_ &&
+                   no_activity(reading.consumers) && (!busy.value || busy.value->gpu == 0);
     return reading;
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,8 @@ class ConsumerReader {
     ~ConsumerReader();
     // Throws a CallError when NVML fails for the GPU (e.g. it fell off the bus).
     ConsumerReading read();
-    // Why per-consumer activity is missing, once (empty when it is not, or was already given).
-    std::string take_warning();
+    // Why per-consumer activity is missing: each kind of reason once.
+    std::vector<std::string> take_warnings();
 
   private:
     ConsumerReading read_mig();
@@ -58,8 +59,9 @@ class ConsumerReader {
     unsigned long long last_process_sample_us_ = 0;
     bool process_utilization_supported_ = true;
     std::map<unsigned, ProcessIdentity> identities_;  // live pids
-    std::string warning_;
-    bool warned_ = false;
+    void warn_once(const std::string& kind, const std::string& text);
+    std::vector<std::string> warnings_;
+    std::set<std::string> warned_kinds_;
 };
 
 }  // namespace migscope::exporter

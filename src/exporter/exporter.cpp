@@ -113,7 +113,7 @@ void Exporter::sample_once() {
                                       "nvmlDeviceGetTotalEnergyConsumption", energy.code);
             const nvml::Reading<double> power = gpu.device->power_usage_w();
             ConsumerReading reading = gpu.reader->read();
-            const std::string warning = gpu.reader->take_warning();
+            std::vector<std::string> reader_warnings = gpu.reader->take_warnings();
 
             std::optional<IntervalSplit> split;
             std::optional<double> idle_w = options_.idle_power_w;
@@ -138,8 +138,8 @@ void Exporter::sample_once() {
             // board series resets, the attributed ones keep their values.
 
             std::lock_guard<std::mutex> lock(mutex_);
-            if (!warning.empty())
-                warnings_.push_back(warning);
+            for (std::string& w : reader_warnings)
+                warnings_.push_back(std::move(w));
             gpu.up = true;
             gpu.down_reported = false;
             gpu.power_w = power.value;

@@ -173,6 +173,8 @@ TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
         for (std::string& w : exporter.take_warnings())
             warnings.push_back(std::move(w));
         const auto f = exporter.metric_families();
+        // GPU 0's passing process-utilization failure leaves it up.
+        EXPECT_EQ(find(f, "migscope_gpu_up", {{"gpu", "0"}})->value, 1) << "sample " << i;
         for (const MetricSample& s : family(f, "migscope_energy_joules_total").samples) {
             std::string key;
             for (const auto& [n, v] : s.labels)
@@ -224,13 +226,21 @@ TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
     // GPU 2's driver gives no per-process utilization: said once, in the method and on stderr.
     EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "2"}})->labels, "method"),
               "shared_idle_static_dynamic_unattributed_no_process_util");
-    int util_warnings = 0, down_warnings = 0;
+    int util_warnings = 0, down_warnings = 0, passing_warnings = 0;
     for (const std::string& w : warnings) {
+        passing_warnings += w.find("GPU 0: nvmlDeviceGetProcessUtilization failed") == 0;
         util_warnings += w.find("GPU 2: the driver gives no per-process SM utilization") == 0;
         down_warnings +=
             w.find("GPU 1 is down") == 0 && w.find("nvmlDeviceGetTotalEnergy") != std::string::npos;
     }
     EXPECT_EQ(util_warnings, 1);
+    EXPECT_EQ(passing_warnings, 1);
+    // While it failed, GPU 0's dynamic energy went to `unattributed`; its method did not change.
+    EXPECT_GT(find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"consumer", "unattributed"}})
+                  ->value,
+              0);
+    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "0"}})->labels, "method"),
+              "shared_idle_static_process_sm_util_dynamic");
     EXPECT_EQ(down_warnings, 1);
     EXPECT_FALSE(find(f, "migscope_sm_activity_ratio", {{"gpu", "2"}}));
     EXPECT_GT(find(f, "migscope_energy_joules_total", {{"gpu", "2"}, {"consumer", "unattributed"}})

@@ -8,7 +8,8 @@
 // Activity (see exporter-*.json): "processes" may carry "sm_util" (percent, for
 // nvmlDeviceGetProcessUtilization) and "start_s"/"end_s" (alive only between them); a MIG
 // instance may carry "sm_activity_pct" (GPM SM utilization); "lost_after_s" makes the GPU answer
-// "GPU is lost" to its power, energy, process and GPM calls from then on.
+// "GPU is lost" to its power, energy, process and GPM calls from then on;
+// "fail_process_utilization" makes nvmlDeviceGetProcessUtilization fail for a while.
 #include <signal.h>
 #include <algorithm>
 #include <chrono>
@@ -979,6 +980,10 @@ api::Return nvmlDeviceGetProcessUtilization(api::Device d, api::ProcessUtilizati
         return api::kErrorNotSupported;
     if (lost(d))
         return api::kErrorGpuIsLost;
+    // "fail_process_utilization": {"from_s": 1, "until_s": 2, "code": 999}: a passing fault.
+    if (const json f = dev(d)->config.value("fail_process_utilization", json());
+        f.is_object() && now_s() >= f.value("from_s", 0.0) && now_s() < f.value("until_s", 1e300))
+        return f.value("code", api::kErrorUnknown);
     const auto now_us = static_cast<unsigned long long>(
         std::chrono::duration_cast<std::chrono::microseconds>(
             std::chrono::system_clock::now().time_since_epoch())
