@@ -97,7 +97,25 @@ ConsumerReading ConsumerReader::read_mig() {
         // Profile ids can repeat across enums (e.g. +me variants): list each id's instances once.
         if (!seen_profile_ids.insert(profile.id).second)
             continue;
-        for (const nvml::GpuInstanceRecord& gi : mig.gpu_instances(profile.id)) {
+        std::vector<nvml::GpuInstanceRecord> instances;
+        try {
+            instances = mig.gpu_instances(profile.id);
+        } catch (const nvml::CallError& e) {
+            if (e.code() != nvml::api::kErrorNoPermission)
+                throw;
+            // Listing GPU instances may need root (or CAP_SYS_ADMIN): without it the board is
+            // still measured, its energy goes to `idle` and `unattributed`.
+            warn_once("mig-no-permission",
+                      std::string(e.what()) +
+                          ": MIG instances cannot be listed without more privilege, so no energy "
+                          "is attributed to them");
+            reading.consumers.clear();
+            reading.activity_measured = false;
+            reading.instances_listed = false;
+            gpm_previous_.clear();
+            return reading;
+        }
+        for (const nvml::GpuInstanceRecord& gi : instances) {
             seen.insert(gi.id);
             std::string name =
                 profile.name.rfind("MIG ", 0) == 0 ? profile.name.substr(4) : profile.name;

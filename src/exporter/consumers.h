@@ -33,6 +33,7 @@ struct ConsumerReading {
     // where the driver gives it; only such intervals teach the exporter the idle power.
     bool idle = false;
     bool activity_measured = true;  // false: the driver gives no per-consumer activity here
+    bool instances_listed = true;   // false: MIG instances could not be listed (no permission)
 };
 
 // Reads a GPU's consumers each interval; keeps what spans intervals (GPM samples, the time of

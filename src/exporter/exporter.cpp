@@ -47,6 +47,7 @@ struct Exporter::Gpu {
     std::vector<ConsumerActivity> activity;  // the last interval's
     Sharing sharing = Sharing::kShared;
     bool activity_measured = true;
+    bool instances_listed = true;
     std::string idle_source = "unknown";
     bool down_reported = false;
 
@@ -60,7 +61,9 @@ double now_s() {
         .count();
 }
 
-std::string method_of(Sharing sharing, bool activity_measured) {
+std::string method_of(Sharing sharing, bool activity_measured, bool instances_listed) {
+    if (sharing == Sharing::kMig && !instances_listed)
+        return "mig_unlisted_static_idle_dynamic_unattributed_no_permission";
     if (sharing == Sharing::kMig)
         return activity_measured ? "mig_slices_static_gpm_sm_activity_dynamic"
                                  : "mig_slices_static_dynamic_unattributed_no_gpm";
@@ -150,6 +153,7 @@ void Exporter::sample_once() {
             gpu.activity = std::move(reading.consumers);
             gpu.sharing = reading.sharing;
             gpu.activity_measured = reading.activity_measured;
+            gpu.instances_listed = reading.instances_listed;
             gpu.idle_source = idle_source;
             gpu.last_energy_j = *energy.value;
             gpu.last_t_s = t_s;
@@ -238,11 +242,12 @@ std::vector<MetricFamily> Exporter::metric_families() const {
                 activity.samples.push_back({consumer_labels(a.consumer), *a.activity_ratio});
         }
         if (gpu.board_energy_j) {
-            info.samples.push_back({{{"gpu", index},
-                                     {"UUID", gpu.uuid},
-                                     {"method", method_of(gpu.sharing, gpu.activity_measured)},
-                                     {"idle_power_source", gpu.idle_source}},
-                                    1.0});
+            info.samples.push_back(
+                {{{"gpu", index},
+                  {"UUID", gpu.uuid},
+                  {"method", method_of(gpu.sharing, gpu.activity_measured, gpu.instances_listed)},
+                  {"idle_power_source", gpu.idle_source}},
+                 1.0});
         }
     }
     return {up, power, board, energy, activity, info};

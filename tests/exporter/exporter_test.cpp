@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "nvml/fake_nvml_env.h"
@@ -290,4 +291,41 @@ TEST(Exporter, ScrapesDuringSamplingAndConsumerExitSeeWholeSnapshots) {
     stop = true;
     sampler.join();
     EXPECT_GT(scrapes, 10);
+}
+
+// Listing MIG instances can need root: without it the GPU stays up, its energy goes to `idle` and
+// `unattributed`, and the method and a warning say why.
+TEST(Exporter, MigInstancesThatCannotBeListedLeaveTheGpuUp) {
+    std::ifstream in(std::string(FAKE_NVML_DIR) + "/exporter-fleet.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string config = text.str();
+    const std::string key = "\"mig_current\": 1,";
+    const size_t at = config.find(key);
+    ASSERT_NE(at, std::string::npos);
+    config.insert(at + key.size(), " \"mig_list_no_permission\": true,");
+    const fs::path path =
+        fs::temp_directory_path() / ("migscope-exporter-noperm-" + std::to_string(::getpid()));
+    std::ofstream(path) << config;
+    FakeNvmlEnv env(path.string());
+    nvml::Session session = nvml::Session::open();
+    ExporterOptions options;
+    options.idle_power_w = 100;
+    Exporter exporter(session, options);
+    exporter.sample_once();
+    sleep_s(0.2);
+    exporter.sample_once();
+    const auto f = exporter.metric_families();
+    fs::remove(path);
+    EXPECT_EQ(find(f, "migscope_gpu_up", {{"gpu", "0"}})->value, 1);
+    EXPECT_FALSE(
+        find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"consumer", "mig_instance"}}));
+    EXPECT_GT(find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"consumer", "unattributed"}})
+                  ->value,
+              0);
+    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "0"}})->labels, "method"),
+              "mig_unlisted_static_idle_dynamic_unattributed_no_permission");
+    const std::vector<std::string> warnings = exporter.take_warnings();
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("nvmlDeviceGetGpuInstances"), std::string::npos) << warnings[0];
 }

@@ -695,6 +695,8 @@ api::Return nvmlDeviceGetGpuInstances(api::Device d, unsigned profile_id,
         return api::kErrorInvalidArgument;
     if (!mig_enabled(dev(d)))
         return api::kErrorNotSupported;
+    if (dev(d)->config.value("mig_list_no_permission", false))  // listing needs root here
+        return api::kErrorNoPermission;
     if (mig_profile_by_id(dev(d), profile_id) == nullptr)
         return api::kErrorInvalidArgument;
     unsigned n = 0;
