@@ -6,11 +6,15 @@
 #   scripts/gpu-own-jobs-h200.sh backends   seven resnet18:32 on 7 × 1g.18gb with their sequential
 #                                           baseline, on green contexts and on MPS (fidelity of MPS)
 #   scripts/gpu-own-jobs-h200.sh profile    the four jobs alone on MPS 1g/2g/3g and the whole GPU
-#   scripts/gpu-own-jobs-h200.sh verify     plan the four (objective energy) and run the top three
-#   scripts/gpu-own-jobs-h200.sh export DB  data/profiles-h200-own-jobs.json from the profile store
+#   scripts/gpu-own-jobs-h200.sh commands SIZES  the two commands alone again (REPS, default 2) on
+#                                           SIZES (e.g. 1g.18gb,2g.35gb) into $OUT/commands.db
+#   scripts/gpu-own-jobs-h200.sh verify     plan the four (objective energy) from PROFILES (default
+#                                           the profile store) and run the top three, then the four
+#                                           one after another on the whole GPU (the baseline)
+#   scripts/gpu-own-jobs-h200.sh export DB… data/profiles-h200-own-jobs.json from profile stores
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-what=${1:?usage: $0 check|backends|profile|verify|export DB}
+what=${1:?usage: $0 check|backends|profile|commands SIZES|verify|export DB...}
 out=${OUT:-$PWD/gpu-own-jobs-out}
 b=${MIGSCOPE:-${MIGSCOPE_BUILD_DIR:-$root/build}/tools/migscope/migscope}
 jobs_file=examples/own-job/jobs.json
@@ -38,16 +42,30 @@ case "$what" in
       --run-dir "$out/profile-runs" --label "own jobs on mps" >"$out/profile.log" 2>&1
     echo "profile: exit $?"
     tail -n 3 "$out/profile.log" ;;
+  commands)
+    "$b" profile --jobs-file "$jobs_file" --backend mps --sizes "${2:?sizes}" --reps "${REPS:-2}" \
+      --db "$out/commands.db" --run-dir "$out/command-runs" --label "own commands on mps" \
+      >"$out/commands-$2.log" 2>&1
+    echo "commands $2: exit $?"
+    tail -n 3 "$out/commands-$2.log" ;;
   verify)
-    args=(plan --jobs "$builtin" --jobs-file "$jobs_file" --profiles "$out/own-jobs.db"
+    args=(plan --jobs "$builtin" --jobs-file "$jobs_file" --profiles "${PROFILES:-$out/own-jobs.db}"
           --backend mps --work "$work" --objective energy --top 3 --verify --db "$out/verify.db"
           --run-dir "$out/verify-runs")
     "$b" "${args[@]}" >"$out/verify.txt" 2>"$out/verify.log"
     echo "verify: exit $?"
     "$b" "${args[@]}" --format json -o "$out/verify.json" 2>>"$out/verify.log"  # from the store
-    sed -n '/^Verification/,$p' "$out/verify.txt" ;;
+    sed -n '/^Verification/,$p' "$out/verify.txt"
+    "$b" run --backend sequential --jobs "$builtin" --jobs-file "$jobs_file" --work "$work" \
+      --db "$out/sequential.db" --run-dir "$out/sequential-run" \
+      --label "own jobs: sequential whole GPU" >"$out/sequential.txt" 2>"$out/sequential.log"
+    echo "sequential: exit $?"
+    grep -E 'makespan|energy' "$out/sequential.txt" | head -n 3 ;;
   export)
-    "$b" profile export --db "${2:?the profile store}" --gpu-model h200 \
+    shift
+    dbs=()
+    for db in "$@"; do dbs+=(--db "$db"); done
+    "$b" profile export "${dbs[@]:?give the profile stores}" --gpu-model h200 \
       -o "$root/data/profiles-h200-own-jobs.json" ;;
   *) echo "unknown part '$what'" >&2; exit 2 ;;
 esac
