@@ -230,6 +230,13 @@ class Kubernetes(unittest.TestCase):
                 "--namespace", "Bad Namespace", check=False)
         self.assertEqual(p.returncode, 2)
         self.assertIn("--namespace", p.stderr)
+        # A refusal leaves no -o file behind (not even an empty one).
+        with tempfile.TemporaryDirectory() as d:
+            target = os.path.join(d, "plan.yaml")
+            p = run("plan", "--jobs", MIX, "--work", "2000", "--format", "k8s", "-o", target,
+                    check=False)
+            self.assertEqual(p.returncode, 2)
+            self.assertFalse(os.path.exists(target))
 
 
 def sections(text):

@@ -208,6 +208,13 @@ int plan_command(const PlanOptions& o) {
             "afterwards: give --apply (as root, with MIG mode enabled)");
     if (o.apply && !(o.verify && o.backend == "mig"))
         throw input_error("--apply makes MIG instances for --verify --backend mig only");
+    if ((o.format == "k8s" || o.format == "slurm") && o.backend != "mig")
+        throw input_error("--format " + o.format +
+                          " deploys MIG instances (the GPU Operator's and Slurm's MIG "
+                          "support): plan with --backend mig, not " + o.backend);
+    if ((o.format == "k8s" || o.format == "slurm") && o.verify)
+        throw input_error("--format " + o.format +
+                          " writes deployment files; run --verify separately");
     for (const plan::JobRequest& r : requests) {
         if (o.verify && !r.command.empty() && o.backend == "green")
             throw input_error("--verify: job '" + r.name +
@@ -230,30 +237,27 @@ int plan_command(const PlanOptions& o) {
     const double elapsed_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
-    Output output(o.output);
-    std::ostream& out = output.stream();
     if (o.format == "k8s" || o.format == "slurm") {
-        // The recommendation, as the cluster runs it: MIG instances only.
-        if (o.backend != "mig")
-            throw input_error("--format " + o.format +
-                              " deploys MIG instances (the GPU Operator's and Slurm's MIG "
-                              "support): plan with --backend mig, not " + o.backend);
-        if (o.verify)
-            throw input_error("--format " + o.format +
-                              " writes deployment files; run --verify separately");
+        // The recommendation, as the cluster runs it. Made before -o is opened: a refusal
+        // leaves no empty file behind.
         // The specs again, for what the planner does not keep: data, checkpoint, LoRA rank.
         const std::vector<partition::JobSpec> specs =
             partition::jobs_from_options(o.jobs, o.jobs_file);
+        std::string text;
         if (o.format == "k8s") {
             report::KubernetesOptions ko;
             ko.image = o.image;
             ko.job_namespace = o.job_namespace;
-            out << report::plan_kubernetes(problem, result.top.front(), ko, specs);
+            text = report::plan_kubernetes(problem, result.top.front(), ko, specs);
         } else {
-            out << report::plan_slurm(problem, result.top.front(), specs);
+            text = report::plan_slurm(problem, result.top.front(), specs);
         }
+        Output output(o.output);
+        output.stream() << text;
         return kExitOk;
     }
+    Output output(o.output);
+    std::ostream& out = output.stream();
     if (o.format == "yaml") {
         std::vector<mig::MigPartedConfig> configs;
         for (size_t i = 0; i < result.top.size(); ++i)
