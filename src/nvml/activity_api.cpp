@@ -10,21 +10,7 @@
 namespace migscope::nvml {
 namespace {
 
-[[noreturn]] void fail(const Library& lib, const char* call, api::Return code) {
-    ErrorKind kind = code == api::kErrorNoPermission || code == api::kErrorNotSupported
-                         ? ErrorKind::kUnavailable
-                         : ErrorKind::kRuntime;
-    throw CallError(kind, lib.describe(call, code), call, code);
-}
-
-template <typename Fn>
-void require(const Library& lib, Fn fn, const char* call) {
-    if (fn == nullptr) {
-        throw CallError(ErrorKind::kUnavailable,
-                        lib.path() + " lacks " + call + " (driver too old?)", call,
-                        api::kErrorFunctionNotFound);
-    }
-}
+constexpr const char* kTooOld = "driver too old?";
 
 }  // namespace
 
@@ -32,7 +18,7 @@ std::vector<ProcessSmSample> process_sm_utilization(const Device& device,
                                                     unsigned long long since_us) {
     const Library& lib = *device.library();
     const char* call = "nvmlDeviceGetProcessUtilization";
-    require(lib, lib.get_process_utilization, call);
+    require_function(lib, lib.get_process_utilization, call, kTooOld);
     unsigned count = 0;
     api::Return rc = lib.get_process_utilization(device.handle(), nullptr, &count, since_us);
     if (rc == api::kErrorNotFound)
@@ -47,7 +33,7 @@ std::vector<ProcessSmSample> process_sm_utilization(const Device& device,
     if (rc == api::kErrorNotFound)
         return {};
     if (rc != api::kSuccess)
-        fail(lib, call, rc);
+        throw_call_error(lib, call, rc);
     // NVML may give several samples of one process (one per driver sampling period): average them.
     std::map<unsigned, std::pair<ProcessSmSample, unsigned>> by_pid;  // sum of ratios, count
     for (unsigned i = 0; i < count && i < samples.size(); ++i) {
@@ -82,10 +68,10 @@ bool gpm_supported(const Device& device) {
 }
 
 GpmSampleBuffer::GpmSampleBuffer(const Device& device) : lib_(device.library()) {
-    require(*lib_, lib_->gpm_sample_alloc, "nvmlGpmSampleAlloc");
-    require(*lib_, lib_->gpm_sample_free, "nvmlGpmSampleFree");
+    require_function(*lib_, lib_->gpm_sample_alloc, "nvmlGpmSampleAlloc", kTooOld);
+    require_function(*lib_, lib_->gpm_sample_free, "nvmlGpmSampleFree", kTooOld);
     if (api::Return rc = lib_->gpm_sample_alloc(&handle_); rc != api::kSuccess)
-        fail(*lib_, "nvmlGpmSampleAlloc", rc);
+        throw_call_error(*lib_, "nvmlGpmSampleAlloc", rc);
 }
 
 GpmSampleBuffer::~GpmSampleBuffer() {
@@ -95,10 +81,10 @@ GpmSampleBuffer::~GpmSampleBuffer() {
 
 void gpm_mig_sample(const Device& device, unsigned gpu_instance_id, const GpmSampleBuffer& sample) {
     const Library& lib = *device.library();
-    require(lib, lib.gpm_mig_sample_get, "nvmlGpmMigSampleGet");
+    require_function(lib, lib.gpm_mig_sample_get, "nvmlGpmMigSampleGet", kTooOld);
     if (api::Return rc = lib.gpm_mig_sample_get(device.handle(), gpu_instance_id, sample.handle());
         rc != api::kSuccess) {
-        fail(lib, "nvmlGpmMigSampleGet", rc);
+        throw_call_error(lib, "nvmlGpmMigSampleGet", rc);
     }
 }
 
@@ -106,7 +92,7 @@ double gpm_sm_activity_ratio(const Device& device, const GpmSampleBuffer& earlie
                              const GpmSampleBuffer& later) {
     const Library& lib = *device.library();
     const char* call = "nvmlGpmMetricsGet";
-    require(lib, lib.gpm_metrics_get, call);
+    require_function(lib, lib.gpm_metrics_get, call, kTooOld);
     auto get = std::make_unique<api::GpmMetricsGet>();  // about 10 KB: not on the stack
     *get = api::GpmMetricsGet{};
     get->version = api::kGpmMetricsGetVersion;
@@ -115,9 +101,10 @@ double gpm_sm_activity_ratio(const Device& device, const GpmSampleBuffer& earlie
     get->sample2 = later.handle();
     get->metrics[0].metricId = api::kGpmMetricSmUtil;
     if (api::Return rc = lib.gpm_metrics_get(get.get()); rc != api::kSuccess)
-        fail(lib, call, rc);
+        throw_call_error(lib, call, rc);
     if (get->metrics[0].nvmlReturn != api::kSuccess)
-        fail(lib, "nvmlGpmMetricsGet (NVML_GPM_METRIC_SM_UTIL)", get->metrics[0].nvmlReturn);
+        throw_call_error(lib, "nvmlGpmMetricsGet (NVML_GPM_METRIC_SM_UTIL)",
+                         get->metrics[0].nvmlReturn);
     return std::clamp(get->metrics[0].value / 100.0, 0.0, 1.0);
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "nvml/call_error.h"
 #include "nvml/nvml_api.h"
 
 namespace migscope::nvml {
@@ -144,5 +145,25 @@ class Library {
     std::string path_;
     void* handle_ = nullptr;
 };
+
+// The CallError of a failed call: no permission or not supported is the driver's or the setup's
+// limit (unavailable), anything else a runtime failure.
+[[noreturn]] inline void throw_call_error(const Library& lib, const char* call, api::Return code) {
+    const ErrorKind kind = code == api::kErrorNoPermission || code == api::kErrorNotSupported
+                               ? ErrorKind::kUnavailable
+                               : ErrorKind::kRuntime;
+    throw CallError(kind, lib.describe(call, code), call, code);
+}
+
+// An optional entry point this driver lacks is unavailable; `missing` says what the caller
+// concludes ("driver too old?").
+template <typename Fn>
+void require_function(const Library& lib, Fn fn, const char* call, const char* missing) {
+    if (fn == nullptr) {
+        throw CallError(ErrorKind::kUnavailable,
+                        lib.path() + " lacks " + call + " (" + missing + ")", call,
+                        api::kErrorFunctionNotFound);
+    }
+}
 
 }  // namespace migscope::nvml

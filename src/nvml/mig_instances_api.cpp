@@ -11,36 +11,21 @@ namespace {
 
 // Room for every instance one profile allows (at most 8 on any GPU NVML describes today).
 constexpr unsigned kMaxInstancesPerProfile = 32;
-
-[[noreturn]] void fail(const Library& lib, const char* call, api::Return code) {
-    ErrorKind kind = code == api::kErrorNoPermission || code == api::kErrorNotSupported
-                         ? ErrorKind::kUnavailable
-                         : ErrorKind::kRuntime;
-    throw CallError(kind, lib.describe(call, code), call, code);
-}
-
-template <typename Fn>
-void require(const Library& lib, Fn fn, const char* call) {
-    if (fn == nullptr) {
-        throw CallError(ErrorKind::kUnavailable,
-                        lib.path() + " lacks " + call + " (driver too old for MIG management?)",
-                        call, api::kErrorFunctionNotFound);
-    }
-}
+constexpr const char* kTooOld = "driver too old for MIG management?";
 
 GpuInstanceRecord gpu_instance_record(const Library& lib, api::GpuInstance handle) {
-    require(lib, lib.get_gpu_instance_info, "nvmlGpuInstanceGetInfo");
+    require_function(lib, lib.get_gpu_instance_info, "nvmlGpuInstanceGetInfo", kTooOld);
     api::GpuInstanceInfo info{};
     if (api::Return rc = lib.get_gpu_instance_info(handle, &info); rc != api::kSuccess)
-        fail(lib, "nvmlGpuInstanceGetInfo", rc);
+        throw_call_error(lib, "nvmlGpuInstanceGetInfo", rc);
     return GpuInstanceRecord{handle, info.id, info.profileId, info.placement};
 }
 
 ComputeInstanceRecord compute_instance_record(const Library& lib, api::ComputeInstance handle) {
-    require(lib, lib.get_compute_instance_info, "nvmlComputeInstanceGetInfo_v2");
+    require_function(lib, lib.get_compute_instance_info, "nvmlComputeInstanceGetInfo_v2", kTooOld);
     api::ComputeInstanceInfo info{};
     if (api::Return rc = lib.get_compute_instance_info(handle, &info); rc != api::kSuccess)
-        fail(lib, "nvmlComputeInstanceGetInfo_v2", rc);
+        throw_call_error(lib, "nvmlComputeInstanceGetInfo_v2", rc);
     return ComputeInstanceRecord{handle, info.id, info.profileId, info.placement};
 }
 
@@ -48,12 +33,12 @@ ComputeInstanceRecord compute_instance_record(const Library& lib, api::ComputeIn
 
 std::vector<GpuInstanceRecord> MigInstancesApi::gpu_instances(unsigned profile_id) const {
     const Library& lib = *device_.library();
-    require(lib, lib.get_gpu_instances, "nvmlDeviceGetGpuInstances");
+    require_function(lib, lib.get_gpu_instances, "nvmlDeviceGetGpuInstances", kTooOld);
     std::vector<api::GpuInstance> handles(kMaxInstancesPerProfile);
     unsigned count = kMaxInstancesPerProfile;
     api::Return rc = lib.get_gpu_instances(device_.handle(), profile_id, handles.data(), &count);
     if (rc != api::kSuccess)
-        fail(lib, "nvmlDeviceGetGpuInstances", rc);
+        throw_call_error(lib, "nvmlDeviceGetGpuInstances", rc);
     std::vector<GpuInstanceRecord> records;
     for (unsigned i = 0; i < count && i < handles.size(); ++i)
         records.push_back(gpu_instance_record(lib, handles[i]));
@@ -63,19 +48,20 @@ std::vector<GpuInstanceRecord> MigInstancesApi::gpu_instances(unsigned profile_i
 GpuInstanceRecord MigInstancesApi::create_gpu_instance(unsigned profile_id,
                                                        api::GpuInstancePlacement placement) const {
     const Library& lib = *device_.library();
-    require(lib, lib.create_gpu_instance, "nvmlDeviceCreateGpuInstanceWithPlacement");
+    require_function(lib, lib.create_gpu_instance, "nvmlDeviceCreateGpuInstanceWithPlacement",
+                     kTooOld);
     api::GpuInstance handle = nullptr;
     api::Return rc = lib.create_gpu_instance(device_.handle(), profile_id, &placement, &handle);
     if (rc != api::kSuccess)
-        fail(lib, "nvmlDeviceCreateGpuInstanceWithPlacement", rc);
+        throw_call_error(lib, "nvmlDeviceCreateGpuInstanceWithPlacement", rc);
     return gpu_instance_record(lib, handle);
 }
 
 void MigInstancesApi::destroy_gpu_instance(api::GpuInstance instance) const {
     const Library& lib = *device_.library();
-    require(lib, lib.destroy_gpu_instance, "nvmlGpuInstanceDestroy");
+    require_function(lib, lib.destroy_gpu_instance, "nvmlGpuInstanceDestroy", kTooOld);
     if (api::Return rc = lib.destroy_gpu_instance(instance); rc != api::kSuccess)
-        fail(lib, "nvmlGpuInstanceDestroy", rc);
+        throw_call_error(lib, "nvmlGpuInstanceDestroy", rc);
 }
 
 std::vector<ComputeInstanceProfile> MigInstancesApi::compute_instance_profiles(
@@ -85,7 +71,7 @@ std::vector<ComputeInstanceProfile> MigInstancesApi::compute_instance_profiles(
     const char* call = versioned ? "nvmlGpuInstanceGetComputeInstanceProfileInfoV"
                                  : "nvmlGpuInstanceGetComputeInstanceProfileInfo";
     if (!versioned)
-        require(lib, lib.get_ci_profile_info, call);
+        require_function(lib, lib.get_ci_profile_info, call, kTooOld);
     std::vector<ComputeInstanceProfile> profiles;
     for (unsigned e = 0; e < api::kMaxComputeInstanceProfileEnum; ++e) {
         ComputeInstanceProfile p;
@@ -115,7 +101,7 @@ std::vector<ComputeInstanceProfile> MigInstancesApi::compute_instance_profiles(
         if (rc == api::kErrorNotSupported)
             continue;  // not offered in this GPU instance
         if (rc != api::kSuccess)
-            fail(lib, call, rc);
+            throw_call_error(lib, call, rc);
         profiles.push_back(std::move(p));
     }
     return profiles;
@@ -124,11 +110,12 @@ std::vector<ComputeInstanceProfile> MigInstancesApi::compute_instance_profiles(
 ComputeInstanceRecord MigInstancesApi::create_compute_instance(api::GpuInstance instance,
                                                                unsigned profile_id) const {
     const Library& lib = *device_.library();
-    require(lib, lib.create_compute_instance, "nvmlGpuInstanceCreateComputeInstance");
+    require_function(lib, lib.create_compute_instance, "nvmlGpuInstanceCreateComputeInstance",
+                     kTooOld);
     api::ComputeInstance handle = nullptr;
     if (api::Return rc = lib.create_compute_instance(instance, profile_id, &handle);
         rc != api::kSuccess) {
-        fail(lib, "nvmlGpuInstanceCreateComputeInstance", rc);
+        throw_call_error(lib, "nvmlGpuInstanceCreateComputeInstance", rc);
     }
     return compute_instance_record(lib, handle);
 }
@@ -136,12 +123,12 @@ ComputeInstanceRecord MigInstancesApi::create_compute_instance(api::GpuInstance 
 std::vector<ComputeInstanceRecord> MigInstancesApi::compute_instances(api::GpuInstance instance,
                                                                       unsigned profile_id) const {
     const Library& lib = *device_.library();
-    require(lib, lib.get_compute_instances, "nvmlGpuInstanceGetComputeInstances");
+    require_function(lib, lib.get_compute_instances, "nvmlGpuInstanceGetComputeInstances", kTooOld);
     std::vector<api::ComputeInstance> handles(kMaxInstancesPerProfile);
     unsigned count = kMaxInstancesPerProfile;
     api::Return rc = lib.get_compute_instances(instance, profile_id, handles.data(), &count);
     if (rc != api::kSuccess)
-        fail(lib, "nvmlGpuInstanceGetComputeInstances", rc);
+        throw_call_error(lib, "nvmlGpuInstanceGetComputeInstances", rc);
     std::vector<ComputeInstanceRecord> records;
     for (unsigned i = 0; i < count && i < handles.size(); ++i)
         records.push_back(compute_instance_record(lib, handles[i]));
@@ -150,22 +137,23 @@ std::vector<ComputeInstanceRecord> MigInstancesApi::compute_instances(api::GpuIn
 
 void MigInstancesApi::destroy_compute_instance(api::ComputeInstance instance) const {
     const Library& lib = *device_.library();
-    require(lib, lib.destroy_compute_instance, "nvmlComputeInstanceDestroy");
+    require_function(lib, lib.destroy_compute_instance, "nvmlComputeInstanceDestroy", kTooOld);
     if (api::Return rc = lib.destroy_compute_instance(instance); rc != api::kSuccess)
-        fail(lib, "nvmlComputeInstanceDestroy", rc);
+        throw_call_error(lib, "nvmlComputeInstanceDestroy", rc);
 }
 
 std::vector<MigDevice> MigInstancesApi::mig_devices() const {
     const Library& lib = *device_.library();
-    require(lib, lib.get_max_mig_device_count, "nvmlDeviceGetMaxMigDeviceCount");
-    require(lib, lib.get_mig_device_handle, "nvmlDeviceGetMigDeviceHandleByIndex");
-    require(lib, lib.get_gpu_instance_id, "nvmlDeviceGetGpuInstanceId");
-    require(lib, lib.get_compute_instance_id, "nvmlDeviceGetComputeInstanceId");
-    require(lib, lib.get_uuid, "nvmlDeviceGetUUID");
+    require_function(lib, lib.get_max_mig_device_count, "nvmlDeviceGetMaxMigDeviceCount", kTooOld);
+    require_function(lib, lib.get_mig_device_handle, "nvmlDeviceGetMigDeviceHandleByIndex",
+                     kTooOld);
+    require_function(lib, lib.get_gpu_instance_id, "nvmlDeviceGetGpuInstanceId", kTooOld);
+    require_function(lib, lib.get_compute_instance_id, "nvmlDeviceGetComputeInstanceId", kTooOld);
+    require_function(lib, lib.get_uuid, "nvmlDeviceGetUUID", kTooOld);
     unsigned max_count = 0;
     if (api::Return rc = lib.get_max_mig_device_count(device_.handle(), &max_count);
         rc != api::kSuccess) {
-        fail(lib, "nvmlDeviceGetMaxMigDeviceCount", rc);
+        throw_call_error(lib, "nvmlDeviceGetMaxMigDeviceCount", rc);
     }
     std::vector<MigDevice> devices;
     for (unsigned i = 0; i < max_count; ++i) {
@@ -174,16 +162,16 @@ std::vector<MigDevice> MigInstancesApi::mig_devices() const {
         if (rc == api::kErrorNotFound)
             continue;  // no MIG device at this index
         if (rc != api::kSuccess)
-            fail(lib, "nvmlDeviceGetMigDeviceHandleByIndex", rc);
+            throw_call_error(lib, "nvmlDeviceGetMigDeviceHandleByIndex", rc);
         MigDevice d;
         d.index = i;
         if (rc = lib.get_gpu_instance_id(handle, &d.gpu_instance_id); rc != api::kSuccess)
-            fail(lib, "nvmlDeviceGetGpuInstanceId", rc);
+            throw_call_error(lib, "nvmlDeviceGetGpuInstanceId", rc);
         if (rc = lib.get_compute_instance_id(handle, &d.compute_instance_id); rc != api::kSuccess)
-            fail(lib, "nvmlDeviceGetComputeInstanceId", rc);
+            throw_call_error(lib, "nvmlDeviceGetComputeInstanceId", rc);
         std::string uuid(api::kDeviceUuidBufferSize, '\0');
         if (rc = lib.get_uuid(handle, uuid.data(), api::kDeviceUuidBufferSize); rc != api::kSuccess)
-            fail(lib, "nvmlDeviceGetUUID", rc);
+            throw_call_error(lib, "nvmlDeviceGetUUID", rc);
         d.uuid = uuid.c_str();
         api::Memory memory{};
         if (lib.get_memory != nullptr && lib.get_memory(handle, &memory) == api::kSuccess)
@@ -196,7 +184,7 @@ std::vector<MigDevice> MigInstancesApi::mig_devices() const {
 std::vector<ComputeProcess> MigInstancesApi::compute_processes() const {
     const Library& lib = *device_.library();
     const char* call = "nvmlDeviceGetComputeRunningProcesses_v3";
-    require(lib, lib.get_compute_processes, call);
+    require_function(lib, lib.get_compute_processes, call, kTooOld);
     std::vector<api::ProcessInfo> infos;
     unsigned count = 0;
     api::Return rc = lib.get_compute_processes(device_.handle(), &count, nullptr);
@@ -207,7 +195,7 @@ std::vector<ComputeProcess> MigInstancesApi::compute_processes() const {
         rc = lib.get_compute_processes(device_.handle(), &count, infos.data());
     }
     if (rc != api::kSuccess)
-        fail(lib, call, rc);
+        throw_call_error(lib, call, rc);
     std::vector<ComputeProcess> processes;
     for (unsigned i = 0; i < count && i < infos.size(); ++i)
         processes.push_back({infos[i].pid, infos[i].usedGpuMemory});
