@@ -4,8 +4,8 @@
 # report or error that is not an input error (exit 2). docs/fuzzing.md says more.
 #   scripts/fuzz.sh BUILD_DIR [--seconds S | --runs N] [TARGET...]
 # Default: 5 seconds per target, every target (spec mig_parted layout jobs profiles
-# worker_protocol store). Each target keeps its corpus in BUILD_DIR/fuzz-corpus/TARGET and what
-# failed in BUILD_DIR/fuzz-artifacts/.
+# worker_protocol store exporter). Each target keeps its corpus in BUILD_DIR/fuzz-corpus/TARGET
+# and what failed in BUILD_DIR/fuzz-artifacts/.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +17,7 @@ case "${1:-}" in
   --runs) limit=(-runs="$2"); shift 2 ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(spec mig_parted layout jobs profiles worker_protocol store)
+[ ${#targets[@]} -gt 0 ] || targets=(spec mig_parted layout jobs profiles worker_protocol store exporter)
 
 corpus_root="$build_dir/fuzz-corpus"
 artifacts="$build_dir/fuzz-artifacts"
@@ -74,6 +74,27 @@ db.execute("VACUUM")
 db.close()
 PY
       ;;
+    exporter)
+      # /proc/PID/cgroup texts as tests/exporter/kubernetes_test.cpp has them: cgroup v2 with the
+      # systemd driver (containerd, CRI-O), v1 with cgroupfs, Docker, a pod's own cgroup, and
+      # processes outside Kubernetes (a user session, a Docker container on a plain host).
+      local uid=1f0c2d3e-4a5b-6c7d-8e9f-a0b1c2d3e4f5
+      local id=3b2e6f9a0c1d4e5f60718293a4b5c6d7e8f90123456789abcdef0123456789ab
+      local slice=kubepods-burstable-pod${uid//-/_}.slice
+      printf '0::/kubepods.slice/kubepods-burstable.slice/%s/cri-containerd-%s.scope\n' \
+        "$slice" "$id" > "$dir/cgroup-v2-systemd-containerd"
+      printf '0::/kubepods.slice/kubepods-pod%s.slice/crio-%s.scope\n' "${uid//-/_}" "$id" \
+        > "$dir/cgroup-v2-systemd-crio"
+      printf '0::/kubepods/pod%s/docker-%s.scope\n' "$uid" "$id" > "$dir/cgroup-v2-docker"
+      printf '12:pids:/user.slice\n11:memory:/kubepods/besteffort/pod%s/%s\n1:name=systemd:/kubepods/besteffort/pod%s/%s\n' \
+        "$uid" "$id" "$uid" "$id" > "$dir/cgroup-v1-cgroupfs"
+      printf '0::/kubepods/pod%s\n' "$uid" > "$dir/cgroup-pod-only"
+      printf '0::/user.slice/user-1000.slice/session-3.scope\n' > "$dir/cgroup-user-session"
+      printf '0::/system.slice/docker-%s.scope\n' "$id" > "$dir/cgroup-docker-no-pod"
+      # Process names: one the kernel cut inside a UTF-8 character (comm keeps 15 bytes), and one
+      # that tries to break the exposition.
+      printf 'python-\xe8\xae\xad\xe7' > "$dir/comm-cut-utf8"
+      printf 'evil"}\n# TYPE x gauge\\' > "$dir/comm-escapes" ;;
     *) echo "fuzz.sh: unknown target '$target'" >&2; exit 2 ;;
   esac
 }

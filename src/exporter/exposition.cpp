@@ -23,36 +23,82 @@ bool valid_name(std::string_view name, bool allow_colon) {
     return true;
 }
 
-}  // namespace
+// The length of the UTF-8 character `text` starts with (RFC 3629: no overlong form, no surrogate,
+// nothing above U+10FFFF), or 0 when it starts with a byte that begins none.
+size_t utf8_character_length(std::string_view text) {
+    const auto lead = static_cast<unsigned char>(text[0]);
+    if (lead < 0x80)
+        return 1;
+    size_t length = 0;
+    unsigned char second_low = 0x80, second_high = 0xBF;  // what the second byte may be
+    if (lead >= 0xC2 && lead <= 0xDF) {
+        length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+        length = 3;
+        if (lead == 0xE0)
+            second_low = 0xA0;  // below: an overlong form
+        if (lead == 0xED)
+            second_high = 0x9F;  // above: a surrogate
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+        length = 4;
+        if (lead == 0xF0)
+            second_low = 0x90;  // below: an overlong form
+        if (lead == 0xF4)
+            second_high = 0x8F;  // above: past U+10FFFF
+    } else {
+        return 0;
+    }
+    if (text.size() < length)
+        return 0;
+    const auto second = static_cast<unsigned char>(text[1]);
+    if (second < second_low || second > second_high)
+        return 0;
+    for (size_t i = 2; i < length; ++i) {
+        if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80)
+            return 0;
+    }
+    return length;
+}
 
-std::string escape_label_value(std::string_view value) {
+enum class Quotes { kEscaped, kKept };
+
+// Text as the format wants it: valid UTF-8 (Prometheus refuses a whole scrape over one invalid
+// byte, and a process name is any bytes, cut at 15 by the kernel even inside a character), so
+// each byte that begins no UTF-8 character becomes U+FFFD; `\` and newline escaped, and `"` in
+// label values.
+std::string escape_text(std::string_view text, Quotes quotes) {
     std::string out;
-    out.reserve(value.size());
-    for (const char c : value) {
+    out.reserve(text.size());
+    size_t i = 0;
+    while (i < text.size()) {
+        const size_t length = utf8_character_length(text.substr(i));
+        if (length == 0) {
+            out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+            ++i;
+            continue;
+        }
+        const char c = text[i];
         if (c == '\\')
             out += "\\\\";
-        else if (c == '"')
+        else if (c == '"' && quotes == Quotes::kEscaped)
             out += "\\\"";
         else if (c == '\n')
             out += "\\n";
         else
-            out += c;
+            out.append(text, i, length);
+        i += length;
     }
     return out;
 }
 
+}  // namespace
+
+std::string escape_label_value(std::string_view value) {
+    return escape_text(value, Quotes::kEscaped);
+}
+
 std::string escape_help(std::string_view help) {
-    std::string out;
-    out.reserve(help.size());
-    for (const char c : help) {
-        if (c == '\\')
-            out += "\\\\";
-        else if (c == '\n')
-            out += "\\n";
-        else
-            out += c;
-    }
-    return out;
+    return escape_text(help, Quotes::kKept);
 }
 
 std::string format_value(double value) {

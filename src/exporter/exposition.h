@@ -27,9 +27,10 @@ struct MetricFamily {
     std::vector<MetricSample> samples;
 };
 
-// A label value as the text format wants it: `\` -> `\\`, `"` -> `\"`, newline -> `\n`.
+// A label value as the text format wants it: `\` -> `\\`, `"` -> `\"`, newline -> `\n`, and
+// valid UTF-8: each byte that begins no UTF-8 character becomes U+FFFD (valid text is unchanged).
 std::string escape_label_value(std::string_view value);
-// HELP text: `\` -> `\\`, newline -> `\n`.
+// HELP text: `\` -> `\\`, newline -> `\n`, invalid UTF-8 as in label values.
 std::string escape_help(std::string_view help);
 // A sample value: shortest text that reads back to the same double; NaN, +Inf, -Inf.
 std::string format_value(double value);

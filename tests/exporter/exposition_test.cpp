@@ -20,6 +20,23 @@ TEST(Exposition, EscapesBackslashQuoteAndNewlineInLabelValues) {
     EXPECT_EQ(escape_label_value("ünïcode"), "ünïcode");
 }
 
+// Found by fuzz/exporter_fuzz.cpp: the kernel keeps 15 bytes of a process name (comm), even
+// inside a UTF-8 character, and Prometheus refuses a whole scrape over one invalid label value
+// ("invalid label value"), so every invalid byte is written as U+FFFD.
+TEST(Exposition, WritesInvalidUtf8AsReplacementCharacters) {
+    const std::string replacement = "\xEF\xBF\xBD";
+    EXPECT_EQ(escape_label_value("python-\xe8\xae\xad\xe7"),
+              "python-\xe8\xae\xad" + replacement);  // "python-训" and a cut character
+    EXPECT_EQ(escape_label_value("a\xff\"\xc0\x80"),
+              "a" + replacement + "\\\"" + replacement + replacement);  // overlong NUL
+    EXPECT_EQ(escape_label_value("\xed\xa0\x80"),
+              replacement + replacement + replacement);  // surrogate
+    EXPECT_EQ(escape_label_value("\xf4\x90\x80\x80"),
+              replacement + replacement + replacement + replacement);  // past U+10FFFF
+    EXPECT_EQ(escape_label_value("\xf0\x9f\x98\x80 ok"), "\xf0\x9f\x98\x80 ok");
+    EXPECT_EQ(escape_help("cut \xe8\xae"), "cut " + replacement + replacement);
+}
+
 TEST(Exposition, EscapesHelpButNotQuotes) {
     EXPECT_EQ(escape_help("a \"b\" \\ c\nd"), "a \"b\" \\\\ c\\nd");
 }
