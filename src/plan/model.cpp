@@ -29,12 +29,14 @@ Objective parse_objective(std::string_view text) {
         return Objective::kEnergy;
     if (t == "throughput")
         return Objective::kThroughput;
+    if (t == "aggregate-throughput")
+        return Objective::kAggregateThroughput;
     if (t == "makespan")
         return Objective::kMakespan;
     if (t == "edp")
         return Objective::kEdp;
     throw input_error("unknown objective '" + std::string(text) +
-                      "' (energy, throughput, makespan or edp)");
+                      "' (energy, throughput, aggregate-throughput, makespan or edp)");
 }
 
 std::string to_string(Objective objective) {
@@ -43,6 +45,8 @@ std::string to_string(Objective objective) {
             return "energy";
         case Objective::kThroughput:
             return "throughput";
+        case Objective::kAggregateThroughput:
+            return "aggregate-throughput";
         case Objective::kMakespan:
             return "makespan";
         case Objective::kEdp:
@@ -227,7 +231,7 @@ Prediction predict(const Problem& problem, const Plan& plan) {
     out.jobs.resize(problem.jobs.size());
     std::vector<int> seen(problem.jobs.size(), 0);
     const Correction& c = problem.correction;
-    double dynamic_j = 0, charged_j = 0;
+    double dynamic_j = 0, charged_j = 0, work_s = 0;
     for (size_t g = 0; g < plan.size(); ++g) {
         const GpuPlan& gpu = plan[g];
         const size_t partitions = gpu.layout ? gpu.layout->instances.size() : 1;
@@ -286,7 +290,8 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                 alone_in_queue.push_back(gpu.queues[k].size() == 1);
             }
             if (t > 0)
-                out.throughput += whole_work_s / t;
+                out.aggregate_throughput += whole_work_s / t;
+            work_s += whole_work_s;
             gpu_makespan_s = std::max(gpu_makespan_s, t);
         }
         if (gpu_jobs.empty())
@@ -329,6 +334,7 @@ Prediction predict(const Problem& problem, const Plan& plan) {
     out.energy_j = double(plan.size()) * problem.idle_power_w * out.makespan_s + dynamic_j;
     out.idle_energy_j = out.energy_j - charged_j;
     out.edp_js = out.energy_j * out.makespan_s;
+    out.throughput = out.makespan_s > 0 ? work_s / out.makespan_s : 0.0;
     return out;
 }
 
@@ -338,6 +344,8 @@ double score(Objective objective, const Prediction& p) {
             return p.energy_j;
         case Objective::kThroughput:
             return -p.throughput;
+        case Objective::kAggregateThroughput:
+            return -p.aggregate_throughput;
         case Objective::kMakespan:
             return p.makespan_s;
         case Objective::kEdp:

@@ -14,10 +14,13 @@
 
 namespace migscope::plan {
 
-// energy: least board energy for all the work; throughput: most aggregate normalised
-// throughput; makespan: all work done soonest; edp: least energy × makespan.
-enum class Objective { kEnergy, kThroughput, kMakespan, kEdp };
-Objective parse_objective(std::string_view text);  // input error listing the four
+// energy: least board energy for all the work; throughput: most work done per second (the jobs'
+// whole-GPU seconds over the makespan: with fixed work, the same order as makespan);
+// aggregate-throughput: the most aggregate normalised throughput, the rate a layout sustains for
+// a continuous stream of jobs like these; makespan: all work done soonest; edp: least energy ×
+// makespan.
+enum class Objective { kEnergy, kThroughput, kAggregateThroughput, kMakespan, kEdp };
+Objective parse_objective(std::string_view text);  // input error listing the five
 std::string to_string(Objective objective);
 
 // A job to plan. Its work is a number of training steps (× the profile's items per step), or a
@@ -133,9 +136,13 @@ struct Prediction {
     double makespan_s = 0;     // when the last partition frees
     double energy_j = 0;       // board energy of all GPUs until the makespan
     double idle_energy_j = 0;  // the part no job is charged: GPUs done before the makespan
-    // Sum over busy partitions of (work it does, in seconds of whole-GPU time) / (its busy
-    // time): the whole GPU running jobs one after another scores 1.
+    // The work (every job's seconds alone on the whole GPU) over the makespan: the whole GPU
+    // running the jobs one after another scores 1, a plan that finishes later less.
     double throughput = 0;
+    // Sum over busy partitions of (work it does, in seconds of whole-GPU time) / (its busy
+    // time): what a layout sustains when each partition keeps getting jobs like its own (the
+    // tail where partitions wait for the last one does not count). Sequential scores 1.
+    double aggregate_throughput = 0;
     double edp_js = 0;                // energy × makespan
     bool corrected = false;           // the interference correction applied (some GPU ran a mix)
     std::vector<JobPrediction> jobs;  // per job index
@@ -143,7 +150,8 @@ struct Prediction {
 
 // Predicts a plan. Every job must appear exactly once; throws an input error otherwise.
 // Model (docs/planner.md): a job on a partition takes time_s (beyond its start-up ÷ the
-// throughput correction when two or more partitions of its GPU are busy); a GPU draws idle power until the makespan
+// throughput correction when two or more partitions of its GPU are busy); a GPU draws idle
+// power until the makespan
 // plus each job's dynamic power (alone-on-partition power − idle, × the power correction in a
 // mix) while it runs.
 Prediction predict(const Problem& problem, const Plan& plan);

@@ -55,6 +55,7 @@ struct Tables {
     std::vector<double> t_startup, dyn_startup;  // of t and dyn: a command's start-up
     std::vector<char> usable;
     std::vector<double> whole_s;
+    double work_s = 0;        // every job's whole-GPU time: the work
     std::vector<size_t> lpt;  // jobs by decreasing whole-GPU time
 
     explicit Tables(const Problem& p) : sizes(p.sizes.size()) {
@@ -71,6 +72,7 @@ struct Tables {
                 usable.push_back(on.usable);
             }
             whole_s.push_back(j.on[p.whole()].time_s);
+            work_s += whole_s.back();
         }
         lpt.resize(p.jobs.size());
         std::iota(lpt.begin(), lpt.end(), 0);
@@ -80,14 +82,17 @@ struct Tables {
     size_t at(size_t job, size_t size) const { return job * sizes + size; }
 };
 
-double score_of(Objective o, double makespan_s, double dynamic_j, double throughput,
+// As plan::score: `aggregate` is the aggregate throughput, `work_s` every job's whole-GPU time.
+double score_of(Objective o, double makespan_s, double dynamic_j, double aggregate, double work_s,
                 double idle_w) {
     const double energy_j = idle_w * makespan_s + dynamic_j;
     switch (o) {
         case Objective::kEnergy:
             return energy_j;
         case Objective::kThroughput:
-            return -throughput;
+            return makespan_s > 0 ? -work_s / makespan_s : 0.0;
+        case Objective::kAggregateThroughput:
+            return -aggregate;
         case Objective::kMakespan:
             return makespan_s;
         case Objective::kEdp:
@@ -109,6 +114,7 @@ class Exhaustive {
     Exhaustive(const Problem& p, const Tables& tab, const Shape& shape, Objective o)
         : o_(o),
           idle_w_(p.idle_power_w),
+          work_s_(tab.work_s),
           n_(p.jobs.size()),
           k_(shape.sizes.size()),
           order_(tab.lpt) {
@@ -211,7 +217,7 @@ class Exhaustive {
             m = std::max(m, busy_[k]);
             thr += work_[k] / busy_[k];
         }
-        const double s = score_of(o_, m, dyn_, thr, idle_w_);
+        const double s = score_of(o_, m, dyn_, thr, work_s_, idle_w_);
         if (s < best_) {
             best_ = s;
             best_assign_ = assign_;
@@ -221,7 +227,7 @@ class Exhaustive {
 
     // A lower bound on the score of every completion of this partial assignment.
     double bound(size_t idx) const {
-        if (o_ == Objective::kThroughput) {
+        if (o_ == Objective::kAggregateThroughput) {
             double ub = 0;
             for (size_t k = 0; k < k_; ++k) {
                 const double rate = count_[k] ? work_[k] / busy_[k] : 0.0;
@@ -238,11 +244,14 @@ class Exhaustive {
         const double energy_j = idle_w_ * m + dyn_ + rem_d_[idx];
         if (o_ == Objective::kMakespan)
             return m;
+        if (o_ == Objective::kThroughput)
+            return -work_s_ / m;
         return o_ == Objective::kEnergy ? energy_j : energy_j * m;
     }
 
     Objective o_;
     double idle_w_;
+    double work_s_;  // every job's whole-GPU time
     size_t n_, k_;
     std::vector<size_t> order_;
     std::vector<double> t_, d_, w_;
@@ -323,7 +332,8 @@ class Heuristic {
 
     double score() const {
         ++scored;
-        return score_of(o_, makespan_, dynamic_, throughput_, p_.idle_power_w * gpus_.size());
+        return score_of(o_, makespan_, dynamic_, throughput_, tab_.work_s,
+                        p_.idle_power_w * gpus_.size());
     }
 
     // Places `jobs` longest first, each where the score is best, on `candidates(j)` GPUs;

@@ -2,6 +2,8 @@
 // measured.
 #include "plan/verify.h"
 
+#include <algorithm>
+
 namespace migscope::plan {
 
 CandidateRun candidate_run(const Problem& p, const GpuPlan& g) {
@@ -32,19 +34,51 @@ CandidateRun candidate_run(const Problem& p, const GpuPlan& g) {
     return a;
 }
 
-std::optional<double> measured_score(Objective objective, const MeasuredRun& run) {
-    if (objective == Objective::kMakespan)
-        return run.makespan_s;
-    if (!run.energy_j)
+std::optional<double> measured_score(Objective objective, const Problem& p,
+                                     const CandidateRun& plan, const MeasuredRun& run) {
+    if (!(run.makespan_s > 0))
         return std::nullopt;
+    // The work: every job's seconds alone on the whole GPU, from its profile (as predicted).
+    const auto work_s = [&](size_t run_job) {
+        return p.jobs[plan.order.at(run_job)].on[p.whole()].time_s;
+    };
     switch (objective) {
-        case Objective::kEnergy:
-            return *run.energy_j;
-        case Objective::kEdp:
-            return *run.energy_j * run.makespan_s;
-        case Objective::kThroughput:  // needs every job's whole-GPU speed measured alongside
         case Objective::kMakespan:
-            break;
+            return run.makespan_s;
+        case Objective::kThroughput: {
+            double work = 0;
+            for (size_t q = 0; q < plan.order.size(); ++q)
+                work += work_s(q);
+            return -work / run.makespan_s;
+        }
+        case Objective::kAggregateThroughput: {
+            if (plan.assign.empty()) {  // the whole GPU: one partition, busy for the makespan
+                double work = 0;
+                for (size_t q = 0; q < plan.order.size(); ++q)
+                    work += work_s(q);
+                return -work / run.makespan_s;
+            }
+            // Each partition: its jobs' work over when its last job ended.
+            std::vector<double> work(plan.layout.size(), 0), busy_s(plan.layout.size(), 0);
+            for (size_t q = 0; q < plan.order.size() && q < run.jobs.size(); ++q) {
+                if (!run.jobs[q].finish_s)
+                    return std::nullopt;
+                work[plan.assign[q]] += work_s(q);
+                busy_s[plan.assign[q]] = std::max(busy_s[plan.assign[q]], *run.jobs[q].finish_s);
+            }
+            double aggregate = 0;
+            for (size_t k = 0; k < work.size(); ++k) {
+                if (!(busy_s[k] > 0))
+                    return std::nullopt;
+                aggregate += work[k] / busy_s[k];
+            }
+            return -aggregate;
+        }
+        case Objective::kEnergy:
+            return run.energy_j;
+        case Objective::kEdp:
+            return run.energy_j ? std::optional<double>(*run.energy_j * run.makespan_s)
+                                : std::nullopt;
     }
     return std::nullopt;
 }
@@ -63,15 +97,23 @@ Verification verify(const Problem& p, const SearchResult& r, Objective objective
             bool all_ok = true;
             for (const MeasuredJob& j : vc.measured->jobs)
                 all_ok = all_ok && j.status == "ok";
-            if (all_ok)
-                vc.score = measured_score(objective, *vc.measured);
+            if (all_ok) {
+                vc.score = measured_score(objective, p, run, *vc.measured);
+                if (auto t = measured_score(Objective::kThroughput, p, run, *vc.measured))
+                    vc.throughput = -*t;
+                if (auto t = measured_score(Objective::kAggregateThroughput, p, run, *vc.measured))
+                    vc.aggregate_throughput = -*t;
+            }
             if (vc.score && (!v.best_measured || *vc.score < *v.candidates[*v.best_measured].score))
                 v.best_measured = i;
         }
         v.candidates.push_back(std::move(vc));
     }
-    if (v.best_measured && !v.candidates.empty() && v.candidates.front().score)
-        v.recommended_gap = *v.candidates.front().score / *v.candidates[*v.best_measured].score - 1;
+    if (v.best_measured && !v.candidates.empty() && v.candidates.front().score) {
+        const double mine = *v.candidates.front().score;
+        const double best = *v.candidates[*v.best_measured].score;
+        v.recommended_gap = best < 0 ? 1 - mine / best : mine / best - 1;  // throughputs: < 0
+    }
     return v;
 }
 

@@ -55,19 +55,26 @@ struct VerifiedCandidate {
     std::string skipped;
     std::vector<size_t> order;    // plan job index of each measured job
     std::optional<double> score;  // measured objective (lower is better), when comparable
+    // Measured as the predictions' throughput and aggregate throughput are (measured_score).
+    std::optional<double> throughput, aggregate_throughput;
 };
 
 struct Verification {
     Objective objective = Objective::kEnergy;
     std::vector<VerifiedCandidate> candidates;  // the search's top, in its order
     std::optional<size_t> best_measured;        // index of the best measured score
-    std::optional<double> recommended_gap;      // recommendation's score / best - 1
+    // How much worse the recommendation measured than the best: energy, makespan, EDP: its score
+    // / the best's - 1; throughputs: 1 - its / the best's. 0 when it was the best.
+    std::optional<double> recommended_gap;
     double runs_wall_s = 0;
 };
 
-// The measured objective of a run (lower is better, as plan::score), when a run can measure it:
-// energy, makespan and EDP from the makespan and the board energy counter.
-std::optional<double> measured_score(Objective objective, const MeasuredRun& run);
+// The measured objective of a run of `plan` (lower is better, as plan::score), when the run can
+// measure it: energy, makespan and EDP from the makespan and the board energy counter;
+// throughput as the jobs' work (their whole-GPU seconds, from the profiles) over the measured
+// makespan; aggregate throughput as each partition's work over when its last job ended.
+std::optional<double> measured_score(Objective objective, const Problem& problem,
+                                     const CandidateRun& plan, const MeasuredRun& run);
 
 // Runs every top candidate of `result` (one GPU) through `runner` and compares.
 Verification verify(const Problem& problem, const SearchResult& result, Objective objective,

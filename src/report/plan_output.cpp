@@ -49,6 +49,7 @@ json prediction_json(const plan::Problem& p, const plan::Candidate& c) {
             {"energy_j", r.energy_j},
             {"idle_energy_j", r.idle_energy_j},
             {"throughput", r.throughput},
+            {"aggregate_throughput", r.aggregate_throughput},
             {"edp_js", r.edp_js},
             {"corrected", r.corrected},
             {"jobs", jobs}};
@@ -132,9 +133,10 @@ void print_plan(const PlanReport& report, std::ostream& out) {
     const plan::Prediction& b = best.prediction;
     out << fmt::format(
         "  energy {} kJ ({} vs sequential), makespan {:.1f} s ({}), throughput {:.2f} "
-        "(sequential 1.00)\n\n",
+        "(sequential {:.2f}), aggregate throughput {:.2f}\n\n",
         kj(b.energy_j), signed_pct(b.energy_j, seq.prediction.energy_j), b.makespan_s,
-        signed_pct(b.makespan_s, seq.prediction.makespan_s), b.throughput);
+        signed_pct(b.makespan_s, seq.prediction.makespan_s), b.throughput,
+        seq.prediction.throughput, b.aggregate_throughput);
     TextTable jobs({{"job", Align::kLeft},
                     {"GPU", Align::kRight},
                     {"partition", Align::kLeft},
@@ -248,14 +250,20 @@ json verification_json(const plan::Problem& p, const plan::Verification& v) {
         json entry = {
             {"name", c.name},
             {"predicted",
-             {{"makespan_s", c.predicted.makespan_s}, {"energy_j", c.predicted.energy_j}}}};
+             {{"makespan_s", c.predicted.makespan_s},
+              {"energy_j", c.predicted.energy_j},
+              {"throughput", c.predicted.throughput},
+              {"aggregate_throughput", c.predicted.aggregate_throughput}}}};
         if (!c.measured) {
             entry["skipped"] = c.skipped;
             entries.push_back(entry);
             continue;
         }
         const plan::MeasuredRun& m = *c.measured;
-        entry["measured"] = {{"makespan_s", m.makespan_s}, {"energy_j", maybe(m.energy_j)}};
+        entry["measured"] = {{"makespan_s", m.makespan_s},
+                             {"energy_j", maybe(m.energy_j)},
+                             {"throughput", maybe(c.throughput)},
+                             {"aggregate_throughput", maybe(c.aggregate_throughput)}};
         entry["wall_s"] = m.wall_s;
         entry["from_db"] = m.from_earlier_run;
         entry["jobs"] = json::array();
@@ -293,11 +301,16 @@ void print_verification(const plan::Problem& p, const plan::Verification& v, std
                            c.predicted.makespan_s, m.makespan_s,
                            signed_pct(m.makespan_s, c.predicted.makespan_s));
         if (m.energy_j)
-            out << fmt::format("energy {} kJ predicted, {} kJ measured ({})\n",
+            out << fmt::format("energy {} kJ predicted, {} kJ measured ({}); ",
                                kj(c.predicted.energy_j), kj(*m.energy_j),
                                signed_pct(*m.energy_j, c.predicted.energy_j));
         else
-            out << "energy not measured\n";
+            out << "energy not measured; ";
+        if (c.throughput)
+            out << fmt::format("throughput {:.2f} predicted, {:.2f} measured\n",
+                               c.predicted.throughput, *c.throughput);
+        else
+            out << "throughput not measured (a job failed)\n";
         for (size_t k = 0; k < c.order.size() && k < m.jobs.size(); ++k) {
             const plan::MeasuredJob& mj = m.jobs[k];
             const plan::JobModel& job = p.jobs[c.order[k]];
@@ -318,11 +331,14 @@ void print_verification(const plan::Problem& p, const plan::Verification& v, std
         }
     }
     if (v.recommended_gap) {
+        const bool higher_is_better = v.objective == plan::Objective::kThroughput ||
+                                      v.objective == plan::Objective::kAggregateThroughput;
         out << fmt::format(
-            "  Measured {}: the recommendation ({}) is {:.1f} % above the best measured "
+            "  Measured {}: the recommendation ({}) is {:.1f} % {} the best measured "
             "candidate ({}); {} candidates, runs took {:.0f} s of wall time here.\n",
             plan::to_string(v.objective), v.candidates.front().name, 100 * *v.recommended_gap,
-            v.candidates[*v.best_measured].name, v.candidates.size(), v.runs_wall_s);
+            higher_is_better ? "below" : "above", v.candidates[*v.best_measured].name,
+            v.candidates.size(), v.runs_wall_s);
     } else {
         out << "  The recommendation's measured " << plan::to_string(v.objective)
             << " cannot be compared (not measured, a job failed, or an objective a run "

@@ -39,8 +39,14 @@ TEST(Model, TwoJobsSideBySide) {
     EXPECT_DOUBLE_EQ(r.makespan_s, 20);
     EXPECT_DOUBLE_EQ(r.energy_j, 100 * 20 + 100 * 10 + 50 * 20);
     EXPECT_DOUBLE_EQ(r.edp_js, 4000 * 20);
-    // Whole-GPU work: a 5 s done in 10, b 10 s done in 20.
-    EXPECT_DOUBLE_EQ(r.throughput, 0.5 + 0.5);
+    // Whole-GPU work: a 5 s done in 10, b 10 s done in 20. Throughput: 15 s of work in 20 s (one
+    // after another on the whole GPU takes 15 s: 1); the aggregate counts each partition busy.
+    EXPECT_DOUBLE_EQ(r.throughput, 15.0 / 20);
+    EXPECT_DOUBLE_EQ(r.aggregate_throughput, 0.5 + 0.5);
+    EXPECT_DOUBLE_EQ(score(Objective::kThroughput, r), -0.75);
+    EXPECT_DOUBLE_EQ(score(Objective::kAggregateThroughput, r), -1.0);
+    EXPECT_EQ(parse_objective("aggregate-throughput"), Objective::kAggregateThroughput);
+    EXPECT_EQ(to_string(Objective::kAggregateThroughput), "aggregate-throughput");
     EXPECT_DOUBLE_EQ(r.jobs[0].end_s, 10);
     EXPECT_DOUBLE_EQ(r.jobs[0].speed_fraction, 0.5);
     EXPECT_EQ(r.jobs[1].partition_label, "1g.18gb");
@@ -122,6 +128,7 @@ TEST(Model, QueuedJobsStartWhenThePartitionFrees) {
     EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 22.5);
     EXPECT_DOUBLE_EQ(r.energy_j, 100 * 22.5 + 100 * 10 + 80 * 12.5);
     EXPECT_DOUBLE_EQ(r.throughput, (5.0 + 10.0) / 22.5);
+    EXPECT_DOUBLE_EQ(r.aggregate_throughput, (5.0 + 10.0) / 22.5);
     // A queue: `migscope run` probes no mix, so neither does the planner; it splits the dynamic
     // energy by partition size × busy seconds (a 888.9 J of 2000 rather than its own 1000 J).
     telemetry::AttributionInput run;
@@ -144,6 +151,7 @@ TEST(Model, TheWholeGpuRunsJobsOneAfterAnotherAndScoresThroughputOne) {
     EXPECT_DOUBLE_EQ(r.makespan_s, 15);
     EXPECT_DOUBLE_EQ(r.energy_j, 300 * 5 + 250 * 10);
     EXPECT_DOUBLE_EQ(r.throughput, 1);
+    EXPECT_DOUBLE_EQ(r.aggregate_throughput, 1);
     EXPECT_NEAR(r.idle_energy_j, 0, 1e-9);
 }
 

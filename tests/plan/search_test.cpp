@@ -68,7 +68,8 @@ double brute_force(const Problem& p, Objective o) {
 }
 
 constexpr Objective kObjectives[] = {Objective::kEnergy, Objective::kThroughput,
-                                     Objective::kMakespan, Objective::kEdp};
+                                     Objective::kAggregateThroughput, Objective::kMakespan,
+                                     Objective::kEdp};
 
 TEST(Search, SequentialWinsForJobsThatFillTheGpu) {
     // Speed and dynamic power follow the SM share: no layout beats the whole GPU (layouts leave
@@ -84,6 +85,27 @@ TEST(Search, SequentialWinsForJobsThatFillTheGpu) {
         EXPECT_EQ(r.top.front().name, "whole GPU (not partitioned)");
         EXPECT_DOUBLE_EQ(r.top.front().prediction.throughput, 1.0);
     }
+}
+
+// A long job and a short one that each keep (SMs/132)^0.7 of their speed: side by side the
+// partitions' rates add up to more than 1 (the aggregate throughput a stream of such jobs would
+// see), but the long job alone on its partition finishes later than both one after another on
+// the whole GPU. With fixed work, throughput is the work over the makespan: sequential wins.
+TEST(Search, ThroughputIsTheWorkOverTheMakespanAndTheAggregateIsItsOwnObjective) {
+    const ProfileSet set = profile_set({scaling_job("long", 1000, 300, 0.7, 0.7, 100),
+                                        scaling_job("short", 1000, 300, 0.7, 0.7, 100)});
+    std::vector<JobRequest> work = equal_work(set, 100);
+    work[1].work_whole_gpu_s = 1;
+    const Problem p = make_problem(work, set, h200(), {});
+    const SearchResult by_work = search(p, {Objective::kThroughput, 1, 3});
+    EXPECT_TRUE(by_work.sequential_wins()) << by_work.top.front().name;
+    EXPECT_DOUBLE_EQ(by_work.top.front().prediction.throughput, 1.0);
+    const SearchResult by_rate = search(p, {Objective::kAggregateThroughput, 1, 3});
+    ASSERT_FALSE(by_rate.sequential_wins());
+    const Prediction& partitioned = by_rate.top.front().prediction;
+    EXPECT_GT(partitioned.aggregate_throughput, 1.1);
+    EXPECT_LT(partitioned.throughput, 1.0);  // it finishes later than one after another
+    EXPECT_GT(partitioned.makespan_s, by_work.top.front().prediction.makespan_s);
 }
 
 TEST(Search, SevenSmallJobsGoOnSevenSmallPartitions) {
@@ -224,7 +246,9 @@ TEST(Search, BestOnLayoutLeavesPartitionsIdleWhenThereAreFewerJobs) {
 }
 
 double gap(Objective o, double heuristic, double exact) {
-    return o == Objective::kThroughput ? (heuristic - exact) / -exact : (heuristic - exact) / exact;
+    const bool higher_is_better =
+        o == Objective::kThroughput || o == Objective::kAggregateThroughput;
+    return higher_is_better ? (heuristic - exact) / -exact : (heuristic - exact) / exact;
 }
 
 // The stated bound (docs/planner.md): the heuristic stays within this of the exact answer on
@@ -258,7 +282,7 @@ TEST(Search, HeuristicOnOneGpuStaysWithinTheStatedGap) {
 // problem), combined (idle power of both GPUs until the later one finishes).
 double exact_two_gpus(const ProfileSet& set, const std::vector<JobRequest>& jobs, Objective o) {
     struct Outcome {
-        double makespan = 0, dynamic = 0, throughput = 0;
+        double makespan = 0, dynamic = 0, work_s = 0, aggregate = 0;
     };
     const size_t n = jobs.size();
     std::vector<std::vector<Outcome>> by_mask(size_t(1) << n);
@@ -289,8 +313,8 @@ double exact_two_gpus(const ProfileSet& set, const std::vector<JobRequest>& jobs
                 }
                 if (ok) {
                     const Prediction r = predict(p, {g});
-                    by_mask[mask].push_back(
-                        {r.makespan_s, r.energy_j - p.idle_power_w * r.makespan_s, r.throughput});
+                    by_mask[mask].push_back({r.makespan_s, r.energy_j - p.idle_power_w * r.makespan_s,
+                                             r.throughput * r.makespan_s, r.aggregate_throughput});
                 }
                 size_t i = 0;
                 while (i < sub.size() && ++digit[i] == k)
@@ -310,7 +334,9 @@ double exact_two_gpus(const ProfileSet& set, const std::vector<JobRequest>& jobs
                 const double s = o == Objective::kEnergy     ? e
                                  : o == Objective::kMakespan ? m
                                  : o == Objective::kEdp      ? e * m
-                                                             : -(a.throughput + b.throughput);
+                                 : o == Objective::kThroughput
+                                     ? -(a.work_s + b.work_s) / m
+                                     : -(a.aggregate + b.aggregate);
                 best = std::min(best, s);
             }
         }
@@ -331,11 +357,14 @@ TEST(Search, HeuristicOnTwoGpusStaysWithinTheStatedGap) {
             const double g = gap(o, heur, exact);
             EXPECT_GE(g, -1e-9) << "seed " << seed << " " << to_string(o);
             // A known miss, not yet understood: on seed 3 the heuristic's plan for makespan is
-            // 58.9 % longer than the exact one (EDP 43.2 %); docs/planner.md says so. It may not
-            // grow, and every other case keeps the stated bound.
-            const bool known_miss =
-                seed == 3 && (o == Objective::kMakespan || o == Objective::kEdp);
-            EXPECT_LE(g, known_miss ? 0.59 : kStatedGap) << "seed " << seed << " " << to_string(o);
+            // 58.9 % longer than the exact one (EDP 43.2 %; throughput, the work over the
+            // makespan, 37.1 % lower); docs/planner.md says so. It may not grow, and every other
+            // case keeps the stated bound.
+            const bool known_miss = seed == 3 && (o == Objective::kMakespan ||
+                                                  o == Objective::kEdp ||
+                                                  o == Objective::kThroughput);
+            const double miss = o == Objective::kThroughput ? 0.38 : 0.59;
+            EXPECT_LE(g, known_miss ? miss : kStatedGap) << "seed " << seed << " " << to_string(o);
             worst = std::max(worst, g);
             sum += g;
             ++count;

@@ -116,10 +116,40 @@ TEST(Verify, FailedJobsMissingEnergyAndUnrunCandidatesAreNotCompared) {
     EXPECT_FALSE(v.recommended_gap);
 }
 
-TEST(Verify, ThroughputCannotBeMeasuredFromOneRun) {
-    EXPECT_FALSE(measured_score(Objective::kThroughput, measured(10, 1000, 1)));
-    EXPECT_EQ(measured_score(Objective::kEdp, measured(10, 1000, 1)), 10000);
-    EXPECT_EQ(measured_score(Objective::kMakespan, measured(10, {}, 1)), 10);
+// Throughput is the jobs' work (whole-GPU seconds from their profiles) over the measured
+// makespan; the aggregate, each partition's work over when its last job ended.
+TEST(Verify, ThroughputsAreTheProfiledWorkOverTheMeasuredTimes) {
+    const Fixture f = three_candidates();
+    CandidateRun plan;
+    plan.order = {0, 1, 2};
+    plan.layout = {"4g.71gb@0", "3g.71gb@4"};
+    plan.assign = {0, 0, 1};
+    MeasuredRun run = measured(10, 1000, 3);
+    run.jobs[0].finish_s = 4;
+    run.jobs[1].finish_s = 10;
+    run.jobs[2].finish_s = 5;
+    const double w = f.problem.jobs[0].on[f.problem.whole()].time_s;  // equal jobs
+    EXPECT_NEAR(*measured_score(Objective::kThroughput, f.problem, plan, run), -3 * w / 10, 1e-12);
+    EXPECT_NEAR(*measured_score(Objective::kAggregateThroughput, f.problem, plan, run),
+                -(2 * w / 10 + w / 5), 1e-12);
+    EXPECT_EQ(measured_score(Objective::kEdp, f.problem, plan, run), 10000);
+    run.jobs[2].finish_s.reset();  // a partition's end unknown: no aggregate
+    EXPECT_FALSE(measured_score(Objective::kAggregateThroughput, f.problem, plan, run));
+    run.energy_j.reset();
+    EXPECT_EQ(measured_score(Objective::kMakespan, f.problem, plan, run), 10);
+    EXPECT_FALSE(measured_score(Objective::kEnergy, f.problem, plan, run));
+}
+
+TEST(Verify, ForThroughputTheGapIsHowMuchLessTheRecommendationDid) {
+    const Fixture f = three_candidates();
+    ScriptedRunner runner;
+    runner.answers = {{0, measured(12, 1000, 3)}, {1, measured(10, 1000, 3)},
+                      {2, measured(11, 1000, 3)}};
+    const Verification v = verify(f.problem, f.result, Objective::kThroughput, runner);
+    EXPECT_EQ(*v.best_measured, 1u);
+    EXPECT_NEAR(*v.recommended_gap, 1 - 10.0 / 12, 1e-12);  // 1 - its throughput / the best's
+    ASSERT_TRUE(v.candidates[0].throughput);
+    EXPECT_LT(*v.candidates[0].throughput, *v.candidates[1].throughput);
 }
 
 }  // namespace

@@ -305,7 +305,11 @@ void add_plan_command(CLI::App& app, Action& action) {
     cmd->add_option("--weights", o->weights,
                     "Instead of --work: each job's work as seconds of its run alone on the whole "
                     "GPU, one for every job or one per job (default 60 each)");
-    cmd->add_option("--objective", o->objective, "energy | throughput | makespan | edp")
+    cmd->add_option("--objective", o->objective,
+                    "energy (least board energy), throughput (the work over the makespan: "
+                    "one after another on the whole GPU is 1), aggregate-throughput (the rate "
+                    "a layout sustains for a stream of jobs like these), makespan, or edp "
+                    "(energy × makespan)")
         ->capture_default_str();
     cmd->add_option("--gpu-model", o->gpu_model, "GPU model (" + mig::known_model_keys() + ")")
         ->capture_default_str();
