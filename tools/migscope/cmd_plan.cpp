@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -26,6 +24,7 @@
 #include "runner/cell.h"
 #include "runner/memory_fit.h"
 #include "runner/plan_runner.h"
+#include "runner/profile_source.h"
 #include "store/store.h"
 
 namespace migscope::cli {
@@ -57,49 +56,6 @@ struct PlanOptions {
 };
 
 constexpr double kDefaultWeightS = 60;
-
-bool is_sqlite(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    char head[16] = {};
-    in.read(head, sizeof head);
-    return in.gcount() == 16 && std::memcmp(head, "SQLite format 3", 16) == 0;
-}
-
-// The profiles: a results store, a profile file, or the shipped file for the model. Jobs without
-// a measured peak get one from data/peak-memory-MODEL.json where it has them.
-plan::ProfileSet load_profiles(const std::string& given, const mig::GpuModel& model,
-                               std::string& origin) {
-    origin = given.empty() ? runner::data_dir() + "/profiles-" + model.key + ".json" : given;
-    if (given.empty() && !std::ifstream(origin)) {
-        throw input_error("no shipped profiles for " + model.key + " (" + origin +
-                          "): pass --profiles FILE|DB (`migscope profile` measures them)");
-    }
-    plan::ProfileSet set;
-    if (is_sqlite(origin)) {
-        store::Store db = store::Store::open(origin, store::OpenMode::kRead);
-        set = plan::profiles_from_runs(db.list_runs(), model);
-        set.provenance.source = origin + ": " + set.provenance.source;
-    } else {
-        set = plan::read_profiles_file(origin);
-    }
-    if (set.gpu_model != model.key) {
-        throw input_error(origin + " holds profiles of " + set.gpu_model + ", not " + model.key +
-                          " (--gpu-model)");
-    }
-    const std::string memory_file = runner::data_dir() + "/peak-memory-" + model.key + ".json";
-    if (std::ifstream(memory_file)) {
-        const auto records = runner::read_memory_records(memory_file);
-        for (plan::JobProfile& j : set.jobs) {
-            partition::JobSpec spec;
-            spec.workload = j.workload;
-            spec.mode = j.mode;
-            spec.batch = j.batch;
-            if (const auto r = runner::find_memory_record(records, spec); r && !j.peak_memory_gib)
-                j.peak_memory_gib = r->peak_memory_gib;
-        }
-    }
-    return set;
-}
 
 // "2000" for every job or "2000,500,..." one per job.
 std::vector<double> per_job(const std::string& option, const std::string& text, size_t jobs) {
@@ -221,7 +177,7 @@ int plan_command(const PlanOptions& o) {
                               "' is a command, which green contexts cannot hold (they live in "
                               "migscope's worker): give --backend mps or mig");
     }
-    plan::ProfileSet set = load_profiles(o.profiles, model, origin);
+    plan::ProfileSet set = runner::load_profiles(o.profiles, model, origin);
     if (kind == plan::PartitionKind::kGreen)
         set = plan::on_green_contexts(std::move(set), model);
     const plan::Problem problem = plan::make_problem(requests, set, model, {o.min_speed}, kind);

@@ -1,0 +1,60 @@
+// The planner's profiles from where the user points: a results store, a profile file, or the
+// file shipped for the GPU model, with measured peak memory filled in.
+#include "runner/profile_source.h"
+
+#include <cstring>
+#include <fstream>
+
+#include "core/error.h"
+#include "partition/job.h"
+#include "runner/cell.h"
+#include "runner/memory_fit.h"
+#include "store/store.h"
+
+namespace migscope::runner {
+namespace {
+
+bool is_sqlite(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char head[16] = {};
+    in.read(head, sizeof head);
+    return in.gcount() == 16 && std::memcmp(head, "SQLite format 3", 16) == 0;
+}
+
+}  // namespace
+
+plan::ProfileSet load_profiles(const std::string& given, const mig::GpuModel& model,
+                               std::string& origin) {
+    origin = given.empty() ? data_dir() + "/profiles-" + model.key + ".json" : given;
+    if (given.empty() && !std::ifstream(origin)) {
+        throw input_error("no shipped profiles for " + model.key + " (" + origin +
+                          "): pass --profiles FILE|DB (`migscope profile` measures them)");
+    }
+    plan::ProfileSet set;
+    if (is_sqlite(origin)) {
+        store::Store db = store::Store::open(origin, store::OpenMode::kRead);
+        set = plan::profiles_from_runs(db.list_runs(), model);
+        set.provenance.source = origin + ": " + set.provenance.source;
+    } else {
+        set = plan::read_profiles_file(origin);
+    }
+    if (set.gpu_model != model.key) {
+        throw input_error(origin + " holds profiles of " + set.gpu_model + ", not " + model.key +
+                          " (--gpu-model)");
+    }
+    const std::string memory_file = data_dir() + "/peak-memory-" + model.key + ".json";
+    if (std::ifstream(memory_file)) {
+        const auto records = read_memory_records(memory_file);
+        for (plan::JobProfile& j : set.jobs) {
+            partition::JobSpec spec;
+            spec.workload = j.workload;
+            spec.mode = j.mode;
+            spec.batch = j.batch;
+            if (const auto r = find_memory_record(records, spec); r && !j.peak_memory_gib)
+                j.peak_memory_gib = r->peak_memory_gib;
+        }
+    }
+    return set;
+}
+
+}  // namespace migscope::runner

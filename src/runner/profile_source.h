@@ -1,0 +1,19 @@
+// The planner's profiles from where the user points: a results store, a profile file, or the
+// file shipped for the GPU model, with measured peak memory filled in.
+#pragma once
+
+#include <string>
+
+#include "mig/catalog.h"
+#include "plan/profile.h"
+
+namespace migscope::runner {
+
+// `given`: a results store (SQLite, profiles made from its runs) or a profile file; empty: the
+// shipped data/profiles-MODEL.json. Jobs without a measured peak get one from
+// data/peak-memory-MODEL.json where it has them. `origin` says what was read. Input errors for
+// a missing shipped file and for profiles of another model.
+plan::ProfileSet load_profiles(const std::string& given, const mig::GpuModel& model,
+                               std::string& origin);
+
+}  // namespace migscope::runner
