@@ -64,9 +64,17 @@ class Printer : public runner::ProfileObserver {
         std::ofstream table(dir + "/table.txt");
         runner::print_run_and_baseline(out.run, out.baseline, "migscope profile: " + c.where(),
                                        table);
-        if (!out.all_ok())
-            std::cerr << "migscope profile: " << job_text(r_.jobs[c.job]) << " on " << c.where()
-                      << " failed; the planner will not use that size for it\n";
+        if (out.all_ok())
+            return;
+        std::string why;
+        for (const runner::JobResult& j : out.run.jobs) {
+            if (j.status != runner::JobStatus::kOk)
+                why += (why.empty() ? "" : "; ") + runner::to_string(j.status) +
+                       (j.message.empty() ? "" : ": " + j.message);
+        }
+        std::cerr << "migscope profile: " << job_text(r_.jobs[c.job]) << " on " << c.where()
+                  << " failed (" << why << "; logs in " << dir
+                  << "); the planner will not use that size for it\n";
     }
 
   private:
