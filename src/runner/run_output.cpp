@@ -177,4 +177,14 @@ void print_run_and_baseline(const RunResult& run, const std::optional<RunResult>
     print_comparison(run, *baseline, out);
 }
 
+std::string failed_jobs_text(const RunResult& run) {
+    std::string text;
+    for (const JobResult& j : run.jobs) {
+        if (j.status != JobStatus::kOk)
+            text += (text.empty() ? "" : "; ") + to_string(j.status) +
+                    (j.message.empty() ? "" : ": " + j.message);
+    }
+    return text;
+}
+
 }  // namespace migscope::runner

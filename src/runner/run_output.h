@@ -16,6 +16,9 @@ namespace migscope::runner {
 nlohmann::json run_json(const RunResult& run, const RecordContext& context);
 // The per-job table and the totals, then warnings; `title` heads it.
 void print_run_table(const RunResult& run, const std::string& title, std::ostream& out);
+
+// Each job that did not end ok: "status: message", joined by "; " (empty when all did).
+std::string failed_jobs_text(const RunResult& run);
 // The same-work comparison as JSON.
 nlohmann::json comparison_json(const Comparison& comparison);
 // One paragraph: a partitioned run against the sequential baseline of the same jobs.

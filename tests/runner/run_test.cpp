@@ -13,6 +13,8 @@
 #include <numeric>
 #include <thread>
 
+#include "runner/run_output.h"
+
 #include "partition/partitions.h"
 
 namespace migscope::runner {
@@ -468,6 +470,18 @@ TEST_F(RunTest, AJobThatSteppedEagerlyAfterAskingForACudaGraphIsAWarning) {
                w.find("capture failed: fake") != std::string::npos;
     });
     EXPECT_NE(warned, r.warnings.end());
+}
+
+TEST(FailedJobsText, NamesEachJobThatDidNotEndOk) {
+    RunResult r;
+    r.jobs.resize(3);
+    r.jobs[1].status = JobStatus::kCrashed;
+    r.jobs[1].message = "exit 3";
+    r.jobs[2].status = JobStatus::kTimedOut;
+    EXPECT_EQ(failed_jobs_text(r), to_string(JobStatus::kCrashed) + ": exit 3; " +
+                                       to_string(JobStatus::kTimedOut));
+    r.jobs.resize(1);
+    EXPECT_EQ(failed_jobs_text(r), "");
 }
 
 TEST(NormaliseThroughput, DividesByTheWholeGpuThroughputOfTheSameJob) {

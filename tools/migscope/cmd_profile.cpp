@@ -66,14 +66,8 @@ class Printer : public runner::ProfileObserver {
                                        table);
         if (out.all_ok())
             return;
-        std::string why;
-        for (const runner::JobResult& j : out.run.jobs) {
-            if (j.status != runner::JobStatus::kOk)
-                why += (why.empty() ? "" : "; ") + runner::to_string(j.status) +
-                       (j.message.empty() ? "" : ": " + j.message);
-        }
         std::cerr << "migscope profile: " << job_text(r_.jobs[c.job]) << " on " << c.where()
-                  << " failed (" << why << "; logs in " << dir
+                  << " failed (" << runner::failed_jobs_text(out.run) << "; logs in " << dir
                   << "); the planner will not use that size for it\n";
     }
 
