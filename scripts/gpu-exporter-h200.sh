@@ -1,18 +1,50 @@
 #!/usr/bin/env bash
 # Issue 20 item 6 on the H200 (docs/exporter.md): `migscope exporter` beside training processes
-# sharing the GPU through time-slicing and MPS, scraped every second; after `./build.sh build`.
-# Writes under $OUT: exporter.err, ex.db (the runs), timeslice/mps tables, scrapes.tar.gz (every
-# scrape and each run's result.json) and exporter-cpu.txt (its CPU seconds over the runs).
+# sharing the GPU through time-slicing and MPS; after `./build.sh build`. Two parts:
+#   scripts/gpu-exporter-h200.sh shares  the exporter sampling and scraped every second beside the
+#       runs in MIXES (default: 2 and 4 jobs time-sliced, 3 and 7 on MPS), DURATION s each. Writes
+#       under $OUT: exporter.err, ex.db (the runs), one table per run, pids.txt (each run's worker
+#       pids and argv, which the scrapes' pid labels map to), scrapes.tar.gz (every scrape and each
+#       run's result.json) and exporter-cpu.txt (its CPU seconds over the runs).
+#   scripts/gpu-exporter-h200.sh cost    the same time-sliced pair REPS times with and REPS times
+#       without the exporter, alternating, COST_S s windows; prints each run's jobs' throughput
+#       into cost.txt (the exporter's effect on training).
+# Durations measured on the H200 (2026-12-02): `migscope run` probes each mix without one job
+# before its window, so a run takes well over DURATION: ts2 95 s, ts4 about 180 s, mps3 about
+# 150 s at DURATION=60 (mps7 untried: expect 5 minutes); split MIXES over device calls. In `cost`
+# a 20 s pair took 36 s per run, but one run of the second pair had not ended 160 s later (its
+# log was not kept: now each run's time and log tail go to cost-runs.txt).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+what=${1:?usage: $0 shares|cost}
 out=${OUT:-$PWD/gpu-exporter-out}
 b=${MIGSCOPE:-${MIGSCOPE_BUILD_DIR:-$root/build}/tools/migscope/migscope}
-duration=${DURATION:-60}
 mkdir -p "$out/scrapes"
-"$b" exporter --listen 127.0.0.1:9401 --interval-s 1 2>"$out/exporter.err" &
-exporter=$!
-sleep "${IDLE_S:-20}"  # the idle board, from which the exporter learns its idle power
-python3 - "$out/scrapes" <<'PY' &
+
+start_exporter() {  # $1: stderr file; sets $exporter
+  "$b" exporter --listen 127.0.0.1:9401 --interval-s 1 2>>"$1" &
+  exporter=$!
+}
+
+run_jobs() {  # $1: name, then `migscope run` arguments; snapshots the workers' pids and argv
+  local name=$1
+  shift
+  "$b" run "$@" --db "$out/ex.db" --run-dir "$out/$name" --label "$name" \
+    >"$out/$name.txt" 2>"$out/$name.log" &
+  local run=$!
+  sleep 15
+  { echo "# $name"; ps -eo pid,args | grep -E 'migscope-worker (train|group)' | grep -v grep; } \
+    >>"$out/pids.txt"
+  wait "$run"
+  echo "$name: exit $?"
+}
+
+case "$what" in
+  shares)
+    duration=${DURATION:-60}
+    start_exporter "$out/exporter.err"
+    sleep "${IDLE_S:-20}"  # the idle board, from which the exporter learns its idle power
+    python3 - "$out/scrapes" <<'PY' &
 import sys, time, urllib.request
 while True:
     try:
@@ -22,18 +54,61 @@ while True:
     open(f"{sys.argv[1]}/{time.time():.3f}.prom", "wb").write(body)
     time.sleep(1)
 PY
-scraper=$!
-"$b" run --backend timeslice --jobs resnet50:32,bert-base:4 --duration "$duration" \
-  --db "$out/ex.db" --run-dir "$out/timeslice" >"$out/timeslice.txt" 2>"$out/timeslice.log"
-echo "timeslice: exit $?"
-"$b" run --backend mps --layout 3g.71gb+2g.35gb+1g.18gb --jobs resnet50:32,bert-base:4,resnet18:32 \
-  --duration "$duration" --db "$out/ex.db" --run-dir "$out/mps" >"$out/mps.txt" 2>"$out/mps.log"
-echo "mps: exit $?"
-ticks=$(getconf CLK_TCK)
-awk -v t="$ticks" '{printf "exporter CPU: user %.2f s, system %.2f s\n", $14/t, $15/t}' \
-  "/proc/$exporter/stat" | tee "$out/exporter-cpu.txt"
-kill -INT "$exporter"; wait "$exporter"; echo "exporter: exit $?"
-wait "$scraper"
-(cd "$out" && tar czf scrapes.tar.gz scrapes timeslice/result.json mps/result.json && rm -rf scrapes)
-echo "scrapes: $(tar tzf "$out/scrapes.tar.gz" | grep -c prom)"
-head -n 5 "$out/exporter.err"
+    scraper=$!
+    for mix in ${MIXES:-ts2 ts4 mps3 mps7}; do
+      case "$mix" in
+        ts2) run_jobs ts2 --backend timeslice --jobs resnet50:32,bert-base:4 --duration "$duration" ;;
+        ts4) run_jobs ts4 --backend timeslice --jobs resnet50:32,bert-base:4,resnet18:32,vit-b16:16 \
+               --duration "$duration" ;;
+        mps3) run_jobs mps3 --backend mps --layout 3g.71gb+2g.35gb+1g.18gb \
+                --jobs resnet50:32,bert-base:4,resnet18:32 --duration "$duration" ;;
+        mps7) run_jobs mps7 --backend mps --layout 7x1g.18gb --duration "$duration" \
+                --jobs resnet50:32,bert-base:4,resnet18:32,vit-b16:16,resnet18:32,bert-base:4,resnet50:32 ;;
+        *) echo "unknown mix '$mix'" >&2 ;;
+      esac
+    done
+    ticks=$(getconf CLK_TCK)
+    awk -v t="$ticks" '{printf "exporter CPU: user %.2f s, system %.2f s\n", $14/t, $15/t}' \
+      "/proc/$exporter/stat" | tee "$out/exporter-cpu.txt"
+    kill -INT "$exporter"; wait "$exporter"; echo "exporter: exit $?"
+    wait "$scraper"
+    (cd "$out" && tar czf scrapes.tar.gz scrapes ./*/result.json && rm -rf scrapes)
+    echo "scrapes: $(tar tzf "$out/scrapes.tar.gz" | grep -c prom)"
+    head -n 5 "$out/exporter.err" ;;
+  cost)
+    for rep in $(seq "${REPS:-3}"); do
+      for side in with without; do
+        [ "$side" = with ] && { start_exporter "$out/cost-exporter.err"; sleep 3; }
+        SECONDS=0
+        timeout "${RUN_LIMIT_S:-120}" "$b" run --backend timeslice --jobs resnet18:32,bert-base:4 \
+          --duration "${COST_S:-20}" --db "$out/cost.db" --run-dir "$out/cost-$side-$rep" \
+          --label "exporter cost: $side" >/dev/null 2>"$out/cost-$side-$rep.log"
+        echo "cost $side $rep: exit $? after $SECONDS s"
+        { echo "# $side $rep: $SECONDS s"; tail -n 4 "$out/cost-$side-$rep.log"; } >>"$out/cost-runs.txt"
+        [ "$side" = with ] && { kill -INT "$exporter"; wait "$exporter"; }
+      done
+    done
+    python3 - "$out" <<'PY' | tee "$out/cost.txt"
+import json, pathlib, statistics, sys
+def rates(node, found):  # every job's items_per_s in a result.json, in order
+    if isinstance(node, dict):
+        if "items_per_s" in node and "name" in node and node["items_per_s"]:
+            found.append((node["name"], node["items_per_s"]))
+        for v in node.values():
+            rates(v, found)
+    elif isinstance(node, list):
+        for v in node:
+            rates(v, found)
+    return found
+runs = {}
+for d in sorted(pathlib.Path(sys.argv[1]).glob("cost-*-*")):
+    if (d / "result.json").is_file():
+        side = d.name.split("-")[1]
+        for name, r in rates(json.loads((d / "result.json").read_text()), []):
+            runs.setdefault((name, side), []).append(r)
+for (name, side), v in sorted(runs.items()):
+    print(f"{name:12} {side:8} median {statistics.median(v):10.1f}/s  runs {', '.join(f'{x:.1f}' for x in v)}")
+PY
+    ;;
+  *) echo "unknown part '$what'" >&2; exit 2 ;;
+esac

@@ -70,6 +70,22 @@ TEST_F(RunCommand, CpuBackendWithoutAGpuPrintsJsonAndKeepsEverythingInTheRunDire
               std::string::npos);
 }
 
+TEST_F(RunCommand, JobsFromTheListAndTheFileRunTogetherListFirst) {
+    fs::create_directories(dir_.parent_path());
+    const fs::path file = dir_.string() + "-jobs.json";
+    std::ofstream(file) << R"({"jobs": [{"workload": "resnet-tiny"}]})";
+    const ProcessResult r = run({"--jobs", "resnet-tiny", "--jobs-file", file.string(),
+                                 "--duration", "0.5", "--format", "json"},
+                                "");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json jobs = json::parse(r.out)["run"]["jobs"];
+    ASSERT_EQ(jobs.size(), 2u);  // the CPU backend wants a core per job: two here
+    EXPECT_EQ(jobs[0]["name"], "resnet-tiny");
+    EXPECT_EQ(jobs[1]["name"], "resnet-tiny#2");
+    for (const json& j : jobs)
+        EXPECT_EQ(j["status"], "ok") << j["name"];
+}
+
 TEST_F(RunCommand, TimesliceMeasuresBoardEnergyAndComparesWithTheSequentialBaseline) {
     const ProcessResult r = run({"--backend", "timeslice", "--jobs", "a,b", "--duration", "0.5",
                                  "--baseline", "sequential", "--idle-probe", "0.3"},

@@ -45,11 +45,8 @@ int run_command(RunOptions o) {
             "SPEC.toml)");
     if ((o.duration_s > 0) == (o.work_steps > 0))
         throw input_error("give exactly one of --duration S and --work STEPS");
-    if (o.jobs.empty() == o.jobs_file.empty())
-        throw input_error("give exactly one of --jobs and --jobs-file");
     runner::CellRequest r;
-    r.jobs =
-        o.jobs.empty() ? partition::read_jobs_file(o.jobs_file) : partition::parse_job_list(o.jobs);
+    r.jobs = partition::jobs_from_options(o.jobs, o.jobs_file);
     const runner::Machine machine = runner::open_machine(o.gpu);
     if (o.backend.empty())
         o.backend = machine.gpu ? "green" : "cpu";
@@ -147,7 +144,8 @@ void add_run_command(CLI::App& app, Action& action) {
     cmd->add_option("--jobs", o->jobs,
                     "Comma list of WORKLOAD[:MODE][:BATCH], e.g. resnet18,bert-base:finetune:16");
     cmd->add_option("--jobs-file", o->jobs_file,
-                    "JSON jobs file (built-in workloads and external commands); see docs/runs.md");
+                    "JSON jobs file (built-in workloads and external commands), after --jobs' jobs "
+                    "when both are given; see docs/runs.md");
     cmd->add_option("--duration", o->duration_s,
                     "Steady-state window in seconds (opens when every job is steady)")
         ->check(positive_number())
