@@ -8,13 +8,16 @@
 #   scripts/gpu-own-jobs-h200.sh profile    the four jobs alone on MPS 1g/2g/3g and the whole GPU
 #   scripts/gpu-own-jobs-h200.sh commands SIZES  the two commands alone again (REPS, default 2) on
 #                                           SIZES (e.g. 1g.18gb,2g.35gb) into $OUT/commands.db
+#   scripts/gpu-own-jobs-h200.sh builtins SIZES  the two built-in jobs alone on SIZES into
+#                                           $OUT/own-jobs.db
 #   scripts/gpu-own-jobs-h200.sh verify     plan the four (objective energy) from PROFILES (default
 #                                           the profile store) and run the top three, then the four
 #                                           one after another on the whole GPU (the baseline)
 #   scripts/gpu-own-jobs-h200.sh export DB… data/profiles-h200-own-jobs.json from profile stores
+#                                           (the shipped file: every store in data/profiles-h200-own-jobs/)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-what=${1:?usage: $0 check|backends|profile|commands SIZES|verify|export DB...}
+what=${1:?usage: $0 check|backends|profile|commands SIZES|builtins SIZES|verify|export DB...}
 out=${OUT:-$PWD/gpu-own-jobs-out}
 b=${MIGSCOPE:-${MIGSCOPE_BUILD_DIR:-$root/build}/tools/migscope/migscope}
 jobs_file=examples/own-job/jobs.json
@@ -48,6 +51,12 @@ case "$what" in
       >"$out/commands-$2.log" 2>&1
     echo "commands $2: exit $?"
     tail -n 3 "$out/commands-$2.log" ;;
+  builtins)
+    "$b" profile --jobs "$builtin" --backend mps --sizes "${2:?sizes}" --duration 6 \
+      --db "$out/own-jobs.db" --run-dir "$out/builtin-runs" --label "built-in jobs on mps" \
+      >"$out/builtins-$2.log" 2>&1
+    echo "builtins $2: exit $?"
+    tail -n 3 "$out/builtins-$2.log" ;;
   verify)
     args=(plan --jobs "$builtin" --jobs-file "$jobs_file" --profiles "${PROFILES:-$out/own-jobs.db}"
           --backend mps --work "$work" --objective energy --top 3 --verify --db "$out/verify.db"
