@@ -8,6 +8,8 @@ import tempfile
 import unittest
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "trace_summary.py")
+sys.path.insert(0, os.path.dirname(SCRIPT))
+import trace_summary  # noqa: E402
 
 
 def trace(events):
@@ -61,6 +63,32 @@ class TraceSummaryTest(unittest.TestCase):
         self.assertRegex(text, r"1\.00\s+25\.0 %\s+q/k/v gradient gather")
         self.assertRegex(text, r"1\.00\s+25\.0 %\s+column sums")
         self.assertRegex(text, r"2\.00\s+50\.0 %\s+layer norm")
+
+    def test_cnn_kinds_name_cudnn_aten_and_inductor_kernels(self):
+        names = {  # name -> kind
+            "sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64": "convolution",
+            "sm90_xmma_wgrad_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc": "convolution",
+            "void at::native::batch_norm_collect_statistics_channels_last_kernel<c10::BFloat16>": "batch norm",
+            "triton_red_fused__native_batch_norm_legit_functional_relu_12": "batch norm",
+            "triton_per_fused_native_batch_norm_backward_threshold_backward_7": "batch norm",
+            "triton_poi_fused_add_relu_threshold_backward_3": "relu/add",
+            "void at::native::vectorized_elementwise_kernel<4, at::native::threshold_kernel_impl": "relu/add",
+            "triton_poi_fused__to_copy_convert_element_type_1": "copy/cast",
+            "void at::native::(anonymous namespace)::max_pool_forward_nhwc<c10::BFloat16>": "pooling",
+            "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNN": "fc + loss",
+            "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float>": "fc + loss",
+            "void at::native::multi_tensor_apply_kernel<FusedAdamMathFunctor<float, 4>>": "optimizer",
+            "void at::native::reduce_kernel<512, 1, MeanOps<float>>": "other",
+        }
+        for name, kind in names.items():
+            self.assertEqual(trace_summary.kind_of(name, trace_summary.CNN_KINDS), kind, name)
+
+    def test_kinds_per_step_with_every_kind_present(self):
+        kernels = [kernel("sm90_xmma_dgrad_implicit_gemm", 0, 3000, 1), kernel("fused_adamw", 3000, 1000, 2)]
+        by_kind = trace_summary.ms_by_kind(kernels, 2, trace_summary.CNN_KINDS)
+        self.assertEqual(list(by_kind)[:2], ["convolution", "optimizer"])
+        self.assertEqual((by_kind["convolution"], by_kind["optimizer"], by_kind["pooling"]), (1.5, 0.5, 0.0))
+        self.assertEqual(trace_summary.busy_and_span_ms(kernels, 2), (2.0, 2.0))
 
     def test_a_trace_without_kernels_is_refused_with_the_reason(self):
         out = self.summarise([op("aten::mm", 1, [])], steps=1)
