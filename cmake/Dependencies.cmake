@@ -4,6 +4,10 @@
 if(DEFINED MIGSCOPE_BUNDLE_DIR)
   list(PREPEND CMAKE_PREFIX_PATH "${MIGSCOPE_BUNDLE_DIR}/usr")
   set(CMAKE_BUILD_RPATH "${MIGSCOPE_BUNDLE_DIR}/usr/lib/x86_64-linux-gnu")
+  # DT_RPATH rather than DT_RUNPATH: a RUNPATH serves a program's direct libraries only, so the
+  # bundle's libraries would not find theirs (libgrpc++ needs libgrpc, absl, re2 and c-ares) on
+  # a host without them installed.
+  add_link_options(-Wl,--disable-new-dtags)
 endif()
 
 find_package(CLI11 REQUIRED)
@@ -13,6 +17,25 @@ find_package(yaml-cpp REQUIRED)
 find_package(Threads REQUIRED)
 find_package(SQLite3 REQUIRED)  # CMake's FindSQLite3: the results store
 find_package(tomlplusplus 3 REQUIRED)  # experiment specs; Debian builds it as a shared library
+# gRPC and protobuf (libgrpc++-dev, protobuf-compiler-grpc): the exporter asks the kubelet's
+# pod-resources API which container holds which GPU. gRPC's CMake config finds protobuf, absl,
+# re2 and c-ares; protoc and grpc_cpp_plugin generate the client from src/exporter/*.proto.
+if(DEFINED MIGSCOPE_BUNDLE_DIR)
+  # The bundle's protoc and grpc_cpp_plugin run with the bundle's libraries: FindProtobuf runs
+  # protoc for its version now, the build runs it through MIGSCOPE_PROTOC.
+  set(ENV{LD_LIBRARY_PATH} "${MIGSCOPE_BUNDLE_DIR}/usr/lib/x86_64-linux-gnu:$ENV{LD_LIBRARY_PATH}")
+endif()
+find_package(gRPC CONFIG REQUIRED)
+find_program(MIGSCOPE_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+if(NOT Protobuf_PROTOC_EXECUTABLE)
+  message(FATAL_ERROR "protoc not found: install the Debian package protobuf-compiler "
+                      "(scripts/install-deps.sh does)")
+endif()
+set(MIGSCOPE_PROTOC "${Protobuf_PROTOC_EXECUTABLE}")
+if(DEFINED MIGSCOPE_BUNDLE_DIR)
+  set(MIGSCOPE_PROTOC "${CMAKE_COMMAND}" -E env
+    "LD_LIBRARY_PATH=${MIGSCOPE_BUNDLE_DIR}/usr/lib/x86_64-linux-gnu" "${Protobuf_PROTOC_EXECUTABLE}")
+endif()
 if(MIGSCOPE_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
