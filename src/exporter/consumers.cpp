@@ -56,7 +56,7 @@ void ConsumerReader::warn_once(const std::string& kind, const std::string& text)
         warnings_.push_back("GPU " + std::to_string(device_.index()) + ": " + text);
 }
 
-ConsumerReading ConsumerReader::read() {
+ConsumerReading ConsumerReader::read(const DeviceOwners& owners) {
     const nvml::Reading<nvml::MigMode> mode = device_.mig_mode();
     if (!mode.value && mode.supported() && mode.code != nvml::api::kSuccess) {
         throw nvml::CallError(
@@ -65,11 +65,27 @@ ConsumerReading ConsumerReader::read() {
             "nvmlDeviceGetMigMode", mode.code);
     }
     if (mode.value && mode.value->current_enabled)
-        return read_mig();
-    return read_shared();
+        return read_mig(owners);
+    return read_shared(owners);
 }
 
-ConsumerReading ConsumerReader::read_mig() {
+std::map<unsigned, std::vector<std::string>> ConsumerReader::mig_device_uuids() {
+    std::map<unsigned, std::vector<std::string>> uuids;
+    try {
+        for (const nvml::MigDevice& d : nvml::MigInstancesApi(device_).mig_devices())
+            uuids[d.gpu_instance_id].push_back(d.uuid);
+    } catch (const nvml::CallError& e) {
+        if (e.code() == nvml::api::kErrorGpuIsLost)
+            throw;
+        warn_once("mig-device-uuids",
+                  std::string(e.what()) +
+                      " (MIG instances carry no Kubernetes names while it fails; said once)");
+        uuids.clear();
+    }
+    return uuids;
+}
+
+ConsumerReading ConsumerReader::read_mig(const DeviceOwners& owners) {
     ConsumerReading reading;
     reading.sharing = Sharing::kMig;
     const nvml::MigInstancesApi mig(device_);
@@ -90,6 +106,9 @@ ConsumerReading ConsumerReader::read_mig() {
                   "the driver gives no GPM samples (nvmlGpmQueryDeviceSupport), so MIG instances "
                   "get their static share only and dynamic energy is unattributed");
     }
+    // Which container holds each instance: only asked of NVML while the kubelet assigns devices.
+    const std::map<unsigned, std::vector<std::string>> instance_uuids =
+        owners.empty() ? std::map<unsigned, std::vector<std::string>>{} : mig_device_uuids();
     std::set<unsigned> seen;
     std::set<unsigned> seen_profile_ids;
     bool activity_failed = false;
@@ -125,6 +144,17 @@ ConsumerReading ConsumerReader::read_mig() {
             c.consumer.kind = ConsumerKind::kMigInstance;
             c.consumer.key = "mig:" + std::to_string(gi.id) + ":" + name;
             c.consumer.labels = {{"GPU_I_PROFILE", name}, {"GPU_I_ID", std::to_string(gi.id)}};
+            if (const auto uuids = instance_uuids.find(gi.id); uuids != instance_uuids.end()) {
+                if (const std::optional<ContainerName> holder = sole_owner(owners, uuids->second)) {
+                    // A new tenant of the instance is a new series: its counter starts at 0.
+                    c.consumer.key +=
+                        ":" + holder->namespace_name + "/" + holder->pod + "/" + holder->container;
+                    c.consumer.labels.insert(c.consumer.labels.end(),
+                                             {{"namespace", holder->namespace_name},
+                                              {"pod", holder->pod},
+                                              {"container", holder->container}});
+                }
+            }
             c.compute_slices = profile.slice_count;
             if (*gpm_supported_) {
                 try {
@@ -157,7 +187,8 @@ ConsumerReading ConsumerReader::read_mig() {
     return reading;
 }
 
-Consumer ConsumerReader::process_consumer(unsigned pid) {
+Consumer ConsumerReader::process_consumer(unsigned pid,
+                                          const std::optional<ContainerName>& gpu_owner) {
     auto it = identities_.find(pid);
     if (it == identities_.end())
         it = identities_.emplace(pid, read_process_identity(proc_root_, pid)).first;
@@ -169,14 +200,23 @@ Consumer ConsumerReader::process_consumer(unsigned pid) {
     c.labels = {{"pid", std::to_string(pid)}};
     if (!id.command.empty())
         c.labels.emplace_back("command", id.command);
+    // Names only for a process in a pod (by its cgroup): a host process on a GPU that one
+    // container holds is not that container's.
+    if (gpu_owner && !id.pod_uid.empty()) {
+        c.key +=
+            ":" + gpu_owner->namespace_name + "/" + gpu_owner->pod + "/" + gpu_owner->container;
+        c.labels.insert(c.labels.end(), {{"namespace", gpu_owner->namespace_name},
+                                         {"pod", gpu_owner->pod},
+                                         {"container", gpu_owner->container}});
+    }
     if (!id.pod_uid.empty())
-        c.labels.emplace_back("pod", id.pod_uid);
+        c.labels.emplace_back("pod_uid", id.pod_uid);
     if (!id.container_id.empty())
-        c.labels.emplace_back("container", id.container_id);
+        c.labels.emplace_back("container_id", id.container_id);
     return c;
 }
 
-ConsumerReading ConsumerReader::read_shared() {
+ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
     ConsumerReading reading;
     reading.sharing = Sharing::kShared;
     const nvml::MigInstancesApi mig(device_);
@@ -212,10 +252,18 @@ ConsumerReading ConsumerReader::read_shared() {
         }
     }
     reading.activity_measured = process_utilization_supported_;
+    // The container the kubelet gave this GPU (or replicas of it) to, when exactly one holds it.
+    std::optional<ContainerName> gpu_owner;
+    if (!owners.empty() && !activity.empty()) {
+        if (!uuid_)
+            uuid_ = device_.uuid().value.value_or("");
+        if (!uuid_->empty())
+            gpu_owner = sole_owner(owners, {*uuid_});
+    }
     std::map<unsigned, ProcessIdentity> live;
     for (const auto& [pid, ratio] : activity) {
         ConsumerActivity c;
-        c.consumer = process_consumer(pid);
+        c.consumer = process_consumer(pid, gpu_owner);
         live[pid] = identities_[pid];
         // A listed process without a sample in the interval did no measured SM work.
         if (measured)

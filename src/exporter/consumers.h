@@ -1,5 +1,7 @@
 // What one GPU's consumers did over an interval, read through NVML: MIG instances with their GPM
-// SM activity, or the compute processes with their SM utilization; and who each process is.
+// SM activity, or the compute processes with their SM utilization; and who each consumer is (a
+// process's pod UID and container id from its cgroup; Kubernetes names from the kubelet's
+// assignment of the GPU or MIG device).
 #pragma once
 
 #include <map>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "exporter/energy_ledger.h"
+#include "exporter/pod_resources.h"
 #include "nvml/activity_api.h"
 #include "nvml/session.h"
 
@@ -42,18 +45,24 @@ class ConsumerReader {
   public:
     ConsumerReader(nvml::Device device, std::string proc_root);
     ~ConsumerReader();
-    // Throws a CallError when NVML fails for the GPU (e.g. it fell off the bus).
-    ConsumerReading read();
+    // Throws a CallError when NVML fails for the GPU (e.g. it fell off the bus). `owners` (from
+    // the kubelet) names a MIG instance after the one container holding its MIG device, and a
+    // process in a pod after the one container holding its GPU.
+    ConsumerReading read(const DeviceOwners& owners = {});
     // Why per-consumer activity is missing: each kind of reason once.
     std::vector<std::string> take_warnings();
 
   private:
-    ConsumerReading read_mig();
-    ConsumerReading read_shared();
-    Consumer process_consumer(unsigned pid);
+    ConsumerReading read_mig(const DeviceOwners& owners);
+    ConsumerReading read_shared(const DeviceOwners& owners);
+    Consumer process_consumer(unsigned pid, const std::optional<ContainerName>& gpu_owner);
+    // GPU instance id -> the UUIDs of its MIG devices (one per compute instance); empty when
+    // they cannot be read (said once).
+    std::map<unsigned, std::vector<std::string>> mig_device_uuids();
 
     nvml::Device device_;
     std::string proc_root_;
+    std::optional<std::string> uuid_;  // the GPU's, read once
     std::optional<bool> gpm_supported_;
     std::vector<nvml::NvmlProfile> profiles_;  // read once, when MIG is first seen
     std::map<unsigned, std::unique_ptr<nvml::GpmSampleBuffer>> gpm_previous_;  // by GI id

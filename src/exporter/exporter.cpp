@@ -79,6 +79,11 @@ Exporter::Exporter(const nvml::Session& session, ExporterOptions options)
         throw input_error("exporter: --interval-s must be > 0");
     if (options_.idle_power_w && !(*options_.idle_power_w >= 0))
         throw input_error("exporter: --idle-power-w must be >= 0");
+    if (!options_.pod_resources_socket.empty()) {
+        pod_resources_ = std::make_unique<PodResourcesWatcher>(
+            PodResourcesOptions{options_.pod_resources_socket, options_.pod_resources_refresh_s,
+                                options_.pod_resources_deadline_s});
+    }
     const unsigned count = session.device_count();
     for (unsigned i = 0; i < count; ++i) {
         auto gpu = std::make_unique<Gpu>(options_.idle_window);
@@ -102,6 +107,9 @@ size_t Exporter::gpu_count() const {
 }
 
 void Exporter::sample_once() {
+    // The kubelet's last answer (its thread asks it; this never waits for it).
+    const std::shared_ptr<const DeviceOwners> owners =
+        pod_resources_ ? pod_resources_->owners() : std::make_shared<const DeviceOwners>();
     for (auto& gpu_ptr : gpus_) {
         Gpu& gpu = *gpu_ptr;
         if (!gpu.reader)
@@ -115,7 +123,7 @@ void Exporter::sample_once() {
                                           std::to_string(energy.code) + ")",
                                       "nvmlDeviceGetTotalEnergyConsumption", energy.code);
             const nvml::Reading<double> power = gpu.device->power_usage_w();
-            ConsumerReading reading = gpu.reader->read();
+            ConsumerReading reading = gpu.reader->read(*owners);
             std::vector<std::string> reader_warnings = gpu.reader->take_warnings();
 
             std::optional<IntervalSplit> split;
@@ -173,6 +181,10 @@ void Exporter::sample_once() {
 
 std::vector<std::string> Exporter::take_warnings() {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (pod_resources_) {
+        for (std::string& w : pod_resources_->take_warnings())
+            warnings_.push_back(std::move(w));
+    }
     return std::exchange(warnings_, {});
 }
 

@@ -13,6 +13,7 @@
 #include "exporter/consumers.h"
 #include "exporter/energy_ledger.h"
 #include "exporter/exposition.h"
+#include "exporter/pod_resources.h"
 #include "nvml/session.h"
 
 namespace migscope::exporter {
@@ -22,6 +23,11 @@ struct ExporterOptions {
     std::optional<double> idle_power_w;  // none: learned while a GPU runs no compute process
     std::string hostname;                // the Hostname label
     std::string proc_root = "/proc";
+    // The kubelet's pod-resources socket, which names the containers holding GPUs and MIG
+    // devices; empty: no names (the command's default is kKubeletPodResourcesSocket).
+    std::string pod_resources_socket;
+    double pod_resources_refresh_s = 5;
+    double pod_resources_deadline_s = 1;
     // Idle intervals whose median board power is the learned idle power.
     size_t idle_window = 30;
 };
@@ -62,6 +68,7 @@ class Exporter {
   private:
     struct Gpu;
     ExporterOptions options_;
+    std::unique_ptr<PodResourcesWatcher> pod_resources_;  // none when the socket option is empty
     std::vector<std::unique_ptr<Gpu>> gpus_;
     mutable std::mutex mutex_;  // guards the Gpu snapshots and warnings_
     std::vector<std::string> warnings_;

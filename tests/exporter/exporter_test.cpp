@@ -11,7 +11,9 @@
 #include <sstream>
 #include <thread>
 
+#include "fake_kubelet.h"
 #include "nvml/fake_nvml_env.h"
+#include "nvml/mig_instances_api.h"
 
 using namespace migscope;
 using namespace migscope::exporter;
@@ -145,10 +147,11 @@ TEST(Exporter, MigInstancesAndProcessesOnTheFakeNvml) {
     EXPECT_NEAR(p2->value / total1, 50.0 / 300, 1e-4);
     EXPECT_NEAR(idle1->value / total1, 100.0 / 300, 1e-4);
     EXPECT_EQ(label(p1->labels, "command"), "trainer");
-    EXPECT_EQ(label(p1->labels, "pod"), "1f0c2d3e-4a5b-6c7d-8e9f-a0b1c2d3e4f5");
-    EXPECT_EQ(label(p1->labels, "container").size(), 64u);
+    EXPECT_EQ(label(p1->labels, "pod_uid"), "1f0c2d3e-4a5b-6c7d-8e9f-a0b1c2d3e4f5");
+    EXPECT_EQ(label(p1->labels, "container_id").size(), 64u);
+    EXPECT_EQ(label(p1->labels, "pod"), "");                  // names come from the kubelet only
     EXPECT_EQ(label(p2->labels, "command"), "evil\"name\\");  // escaped on the wire
-    EXPECT_EQ(label(p2->labels, "pod"), "");
+    EXPECT_EQ(label(p2->labels, "pod_uid"), "");
     const auto info1 = find(f, "migscope_attribution_info", {{"gpu", "1"}});
     EXPECT_EQ(label(info1->labels, "method"), "shared_idle_static_process_sm_util_dynamic");
     EXPECT_EQ(label(info1->labels, "idle_power_source"), "option");
@@ -328,4 +331,221 @@ TEST(Exporter, MigInstancesThatCannotBeListedLeaveTheGpuUp) {
     const std::vector<std::string> warnings = exporter.take_warnings();
     ASSERT_EQ(warnings.size(), 1u);
     EXPECT_NE(warnings[0].find("nvmlDeviceGetGpuInstances"), std::string::npos) << warnings[0];
+}
+
+namespace {
+
+using migscope::testing::FakeKubelet;
+using migscope::testing::ScriptedContainer;
+
+const std::string kGpu1Uuid = "GPU-00000000-fake-h200-0000-0000000e0001";
+const std::string kPodUid = "1f0c2d3e-4a5b-6c7d-8e9f-a0b1c2d3e4f5";
+
+// The UUID of the MIG device of GPU 0's GPU instance `gi_id` (the fake makes them).
+std::string mig_device_uuid(const nvml::Session& session, unsigned gi_id) {
+    for (const nvml::MigDevice& d : nvml::MigInstancesApi(session.device(0)).mig_devices()) {
+        if (d.gpu_instance_id == gi_id)
+            return d.uuid;
+    }
+    throw std::runtime_error("no MIG device on GPU instance " + std::to_string(gi_id));
+}
+
+ExporterOptions kubelet_options(const FakeProc& proc, const std::string& socket) {
+    ExporterOptions options;
+    options.idle_power_w = 100;
+    options.proc_root = proc.root.string();
+    options.pod_resources_socket = socket;
+    options.pod_resources_refresh_s = 0.05;
+    options.pod_resources_deadline_s = 0.3;
+    return options;
+}
+
+Labels names_of(const Labels& labels) {
+    return {{"namespace", label(labels, "namespace")},
+            {"pod", label(labels, "pod")},
+            {"container", label(labels, "container")}};
+}
+
+const Labels kNoNames = {{"namespace", ""}, {"pod", ""}, {"container", ""}};
+
+void expect_sums_whole(const std::vector<MetricFamily>& start, const std::vector<MetricFamily>& f) {
+    for (const std::string gpu : {"0", "1"}) {
+        const double increase_j = board(f, gpu) - board(start, gpu);
+        EXPECT_NEAR(attributed_sum(f, gpu), increase_j, 1e-6 * increase_j + 1e-9) << "GPU " << gpu;
+    }
+}
+
+}  // namespace
+
+// The kubelet names the containers holding GPU 1 (a time-slicing replica) and GPU instance 1's
+// MIG device: the process in a pod and the instance carry namespace, pod and container; the
+// process outside any pod and the unheld instance do not.
+TEST(ExporterKubernetes, NamesOnMigInstancesAndProcessesWhenOneContainerHoldsTheDevice) {
+    FakeNvmlEnv env("exporter-fleet.json");
+    FakeProc proc;
+    nvml::Session session = nvml::Session::open();
+    FakeKubelet kubelet({{"ml", "trainer-0", "main", {kGpu1Uuid + "::0"}},
+                         {"ml", "llm-0", "worker", {mig_device_uuid(session, 1)}},
+                         {"web", "frontend", "nginx", {}}});
+    Exporter exporter(session, kubelet_options(proc, kubelet.socket_path()));
+    exporter.sample_once();
+    const auto start = exporter.metric_families();
+    for (int i = 0; i < 3; ++i) {
+        sleep_s(0.2);
+        exporter.sample_once();
+    }
+    const auto f = exporter.metric_families();
+    EXPECT_TRUE(exporter.take_warnings().empty());
+    expect_sums_whole(start, f);
+
+    const auto p1 = find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"pid", "4001"}});
+    ASSERT_TRUE(p1);
+    EXPECT_EQ(names_of(p1->labels),
+              (Labels{{"namespace", "ml"}, {"pod", "trainer-0"}, {"container", "main"}}));
+    EXPECT_EQ(label(p1->labels, "pod_uid"), kPodUid);
+    EXPECT_EQ(label(p1->labels, "container_id").size(), 64u);
+    EXPECT_GT(p1->value, 0);
+    // 4002 runs on the same GPU but outside any pod (its cgroup): not the container's.
+    const auto p2 = find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"pid", "4002"}});
+    ASSERT_TRUE(p2);
+    EXPECT_EQ(names_of(p2->labels), kNoNames);
+    EXPECT_TRUE(find(f, "migscope_sm_activity_ratio", {{"pid", "4001"}, {"pod", "trainer-0"}}));
+
+    const auto g4 = find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"GPU_I_ID", "1"}});
+    const auto g2 = find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"GPU_I_ID", "2"}});
+    ASSERT_TRUE(g4 && g2);
+    EXPECT_EQ(names_of(g4->labels),
+              (Labels{{"namespace", "ml"}, {"pod", "llm-0"}, {"container", "worker"}}));
+    EXPECT_EQ(label(g4->labels, "GPU_I_PROFILE"), "4g.71gb");
+    EXPECT_GT(g4->value, 0);
+    EXPECT_EQ(names_of(g2->labels), kNoNames);
+    // On the wire too.
+    const std::string text = exporter.metrics_text();
+    EXPECT_NE(text.find("GPU_I_ID=\"1\",namespace=\"ml\",pod=\"llm-0\",container=\"worker\""),
+              std::string::npos)
+        << text;
+}
+
+// Two containers share GPU 1 (time-slicing replicas) and GPU instance 1's MIG device: which one
+// a process or the instance belongs to is not known, so no names; the cgroup's pod UID stays.
+TEST(ExporterKubernetes, NoNamesWhenTwoContainersShareTheDevice) {
+    FakeNvmlEnv env("exporter-fleet.json");
+    FakeProc proc;
+    nvml::Session session = nvml::Session::open();
+    const std::string mig1 = mig_device_uuid(session, 1);
+    FakeKubelet kubelet({{"ml", "trainer-0", "main", {kGpu1Uuid + "::0", mig1 + "::0"}},
+                         {"ml", "trainer-1", "main", {kGpu1Uuid + "::1", mig1 + "::1"}}});
+    Exporter exporter(session, kubelet_options(proc, kubelet.socket_path()));
+    exporter.sample_once();
+    sleep_s(0.2);
+    exporter.sample_once();
+    const auto f = exporter.metric_families();
+    const auto p1 = find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"pid", "4001"}});
+    const auto g4 = find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"GPU_I_ID", "1"}});
+    ASSERT_TRUE(p1 && g4);
+    EXPECT_EQ(names_of(p1->labels), kNoNames);
+    EXPECT_EQ(label(p1->labels, "pod_uid"), kPodUid);
+    EXPECT_EQ(names_of(g4->labels), kNoNames);
+    EXPECT_GT(kubelet.calls(), 0);
+    EXPECT_TRUE(exporter.take_warnings().empty());
+}
+
+// No kubelet socket (not a Kubernetes node, or the mount is missing): the exporter works as
+// without the option, says so once, and labels no names.
+TEST(ExporterKubernetes, AMissingSocketMeansNoNamesAndOneWarning) {
+    FakeNvmlEnv env("exporter-fleet.json");
+    FakeProc proc;
+    nvml::Session session = nvml::Session::open();
+    const std::string path = migscope::testing::fake_kubelet_socket_path();
+    Exporter exporter(session, kubelet_options(proc, path));
+    exporter.sample_once();
+    const auto start = exporter.metric_families();
+    std::vector<std::string> warnings;
+    for (int i = 0; i < 4; ++i) {
+        sleep_s(0.1);
+        exporter.sample_once();
+        for (std::string& w : exporter.take_warnings())
+            warnings.push_back(std::move(w));
+    }
+    const auto f = exporter.metric_families();
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find(path + ": no such socket"), std::string::npos) << warnings[0];
+    for (const std::string gpu : {"0", "1"})
+        EXPECT_EQ(find(f, "migscope_gpu_up", {{"gpu", gpu}})->value, 1);
+    expect_sums_whole(start, f);
+    const auto p1 = find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"pid", "4001"}});
+    ASSERT_TRUE(p1);
+    EXPECT_EQ(names_of(p1->labels), kNoNames);
+    EXPECT_EQ(label(p1->labels, "pod_uid"), kPodUid);
+}
+
+// A kubelet slower than the deadline: the exporter starts within it, samples without waiting
+// for the kubelet, and labels no names.
+TEST(ExporterKubernetes, ASlowKubeletDelaysNeitherStartNorSamples) {
+    FakeNvmlEnv env("exporter-fleet.json");
+    FakeProc proc;
+    nvml::Session session = nvml::Session::open();
+    FakeKubelet kubelet({{"ml", "trainer-0", "main", {kGpu1Uuid}}});
+    kubelet.set_delay_s(5);
+    auto t0 = std::chrono::steady_clock::now();
+    Exporter exporter(session, kubelet_options(proc, kubelet.socket_path()));
+    const auto since = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
+    EXPECT_LT(since(t0), 1.0);  // the constructor's call gave up after 0.3 s
+    exporter.sample_once();
+    for (int i = 0; i < 5; ++i) {
+        sleep_s(0.1);
+        t0 = std::chrono::steady_clock::now();
+        exporter.sample_once();
+        EXPECT_LT(since(t0), 0.1);  // the refresh thread waits, not the sampler
+    }
+    const auto f = exporter.metric_families();
+    const auto p1 = find(f, "migscope_energy_joules_total", {{"gpu", "1"}, {"pid", "4001"}});
+    ASSERT_TRUE(p1);
+    EXPECT_EQ(names_of(p1->labels), kNoNames);
+    const std::vector<std::string> warnings = exporter.take_warnings();
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("DEADLINE_EXCEEDED"), std::string::npos) << warnings[0];
+}
+
+// The kubelet goes away mid-run (a clean stop removes its socket): the next refresh fails, the
+// names go, the named series keep their values (counters never decrease), the sum stays whole
+// and the GPUs stay up.
+TEST(ExporterKubernetes, AKubeletThatGoesAwayLeavesCountersWhole) {
+    FakeNvmlEnv env("exporter-fleet.json");
+    FakeProc proc;
+    nvml::Session session = nvml::Session::open();
+    FakeKubelet kubelet({{"ml", "trainer-0", "main", {kGpu1Uuid}}});
+    Exporter exporter(session, kubelet_options(proc, kubelet.socket_path()));
+    exporter.sample_once();
+    const auto start = exporter.metric_families();
+    sleep_s(0.2);
+    exporter.sample_once();
+    const Labels named = {{"gpu", "1"}, {"pid", "4001"}, {"pod", "trainer-0"}};
+    const auto before = find(exporter.metric_families(), "migscope_energy_joules_total", named);
+    ASSERT_TRUE(before);
+    EXPECT_GT(before->value, 0);
+
+    kubelet.stop();
+    sleep_s(0.3);  // a few refreshes fail meanwhile
+    exporter.sample_once();
+    sleep_s(0.2);
+    exporter.sample_once();
+    const auto f = exporter.metric_families();
+    const auto kept = find(f, "migscope_energy_joules_total", named);
+    ASSERT_TRUE(kept);
+    EXPECT_GE(kept->value, before->value);
+    EXPECT_FALSE(find(f, "migscope_sm_activity_ratio", named));  // no longer a live consumer
+    const auto unnamed = find(f, "migscope_energy_joules_total",
+                              {{"gpu", "1"}, {"pid", "4001"}, {"pod", ""}, {"pod_uid", kPodUid}});
+    ASSERT_TRUE(unnamed);
+    EXPECT_GT(unnamed->value, 0);
+    for (const std::string gpu : {"0", "1"})
+        EXPECT_EQ(find(f, "migscope_gpu_up", {{"gpu", gpu}})->value, 1);
+    expect_sums_whole(start, f);
+    const std::vector<std::string> warnings = exporter.take_warnings();
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find(kubelet.socket_path() + ": no such socket"), std::string::npos)
+        << warnings[0];
 }

@@ -26,6 +26,7 @@ struct ExporterCommandOptions {
     double idle_power_w = -1;  // < 0: learn it
     std::string hostname;
     std::string proc_root = "/proc";
+    std::string pod_resources_socket = exporter::kKubeletPodResourcesSocket;
 };
 
 std::string host_name() {
@@ -48,6 +49,7 @@ int run_exporter(const ExporterCommandOptions& o) {
         options.idle_power_w = o.idle_power_w;
     options.hostname = o.hostname.empty() ? host_name() : o.hostname;
     options.proc_root = o.proc_root;
+    options.pod_resources_socket = o.pod_resources_socket;
 
     nvml::Session session = nvml::Session::open();
     exporter::Exporter exporter(session, options);
@@ -116,6 +118,12 @@ void add_exporter_command(CLI::App& app, Action& action) {
     cmd->add_option("--proc-root", o->proc_root,
                     "Where to read processes' names and cgroups (a container sees the host's "
                     "with hostPID, or a mount such as /host/proc)")
+        ->capture_default_str();
+    cmd->add_option("--pod-resources-socket", o->pod_resources_socket,
+                    "The kubelet's pod-resources socket, asked every 5 s which container holds "
+                    "each GPU and MIG device: their namespace, pod and container names label "
+                    "the consumers; \"\" turns it off (a missing socket means no names, said "
+                    "once)")
         ->capture_default_str();
     cmd->callback([o, &action] { action = [o] { return run_exporter(*o); }; });
 }
