@@ -371,6 +371,17 @@ class Deploy(unittest.TestCase):
         self.assertEqual(node_name["valueFrom"]["fieldRef"]["fieldPath"], "spec.nodeName")
         for v in c.get("volumeMounts", []):
             self.assertTrue(v.get("readOnly", False), v)
+        # The kubelet's pod-resources directory, read-only, where --pod-resources-socket looks;
+        # and no other host path.
+        (mount,) = c["volumeMounts"]
+        (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+        self.assertEqual(len(pod["volumes"]), 1)
+        self.assertEqual(volume["hostPath"]["path"], "/var/lib/kubelet/pod-resources")
+        socket = c["args"][c["args"].index("--pod-resources-socket") + 1]
+        self.assertEqual(os.path.dirname(socket), mount["mountPath"])
+        # Root for the socket's owner check, but no capability and no escalation.
+        self.assertEqual(pod["securityContext"]["runAsUser"], 0)
+        self.assertNotEqual(pod["securityContext"].get("runAsGroup", 0), 0)
 
     def test_daemonset_arguments_parse(self):
         """migscope accepts the DaemonSet's arguments: anything but exit 2 (bad input) will do
