@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -268,6 +270,26 @@ TEST(Examples, PaperQuickIsOneRepetitionOfFourMixesWithBaselines) {
     }
     EXPECT_EQ(cells[1].jobs.size(), 4u);  // the fine-tunes on 3g + 2g + 1g + 1g
     EXPECT_EQ(cells[1].jobs[0].mode, "finetune");
+}
+
+// The study sized for the GPU time (issue 23): every mix has its sequential baseline, the windows
+// the claims rest on run three times, and the GPT-2 LoRA mixes say their rank.
+TEST(Examples, StudyH200RepeatsItsClaimCellsAndKeepsLoraRanks) {
+    const Spec spec = read_spec(std::string(EXAMPLES_DIR) + "/study-h200.toml");
+    const std::vector<Cell> cells = expand(spec, h200());
+    std::map<std::string, int64_t> repetitions;
+    for (const Cell& c : cells) {
+        repetitions[c.section] = c.repetitions;
+        if (c.section.rfind("scale-", 0) != 0)
+            EXPECT_TRUE(c.baseline) << c.section;
+        if (c.section.rfind("lora", 0) == 0) {
+            for (const auto& j : c.jobs)
+                EXPECT_EQ(j.lora_rank.value_or(0), 8) << c.section;
+        }
+    }
+    for (const char* claim : {"mix3-window", "mix4-window", "ft-small-window", "ft-default-window",
+                              "lora2-window", "mix3-equal-work", "mix3-matched-work"})
+        EXPECT_EQ(repetitions[claim], 3) << claim;
 }
 
 // The spec docs/experiments.md shows is one that runs: read from the document itself (it once
