@@ -156,6 +156,17 @@ PY
   rm -f "$csv"
 }
 
+# The seconds a run may take now (what the call has left, less 20 s for copying out); prints
+# "NAME: not started" to stderr and fails when under a minute is left.
+budget_for() {
+  local left=$(($(left_s) - 20))
+  if [ "$left" -lt 60 ]; then
+    echo "$1: not started (${left} s left in this call)" >&2
+    return 1
+  fi
+  echo "$left"
+}
+
 one_run() {  # LABEL, then `migscope run` arguments: one run into reasons.db unless stored already
   local label=$1 want=$1
   shift
@@ -165,11 +176,7 @@ one_run() {  # LABEL, then `migscope run` arguments: one run into reasons.db unl
     return 0
   fi
   local left
-  left=$(($(left_s) - 20))
-  if [ "$left" -lt 60 ]; then
-    echo "  $label: not started (${left} s left in this call)"
-    return 0
-  fi
+  left=$(budget_for "  $label") || return 0
   local dir="reasons-$stamp-${label//[^A-Za-z0-9.-]/_}"
   made+=("$dir")
   local t=$SECONDS
@@ -186,11 +193,7 @@ run_part() {
   sections=$(sections_of "$part")
   if [ -n "$sections" ]; then
     local left
-    left=$(($(left_s) - 20))
-    if [ "$left" -lt 60 ]; then
-      echo "$part: not started (${left} s left in this call)"
-      return 0
-    fi
+    left=$(budget_for "$part") || return 0
     local dir="$part-$stamp"
     made+=("$dir")
     echo "== $part: migscope run $spec --only $sections" >>"$out/log.txt"
