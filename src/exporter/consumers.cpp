@@ -12,6 +12,9 @@
 namespace migscope::exporter {
 namespace {
 
+// The MPS control daemon's server process, as /proc/PID/comm names it.
+constexpr const char* kMpsServerCommand = "nvidia-cuda-mps-server";
+
 std::string read_text(const std::string& path) {
     std::ifstream in(path);
     std::stringstream text;
@@ -265,6 +268,14 @@ ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
         ConsumerActivity c;
         c.consumer = process_consumer(pid, gpu_owner);
         live[pid] = identities_[pid];
+        if (live[pid].command == kMpsServerCommand) {
+            reading.mps_server = true;
+            warn_once("mps-server",
+                      "an MPS server (nvidia-cuda-mps-server, pid " + std::to_string(pid) +
+                          ") serves this GPU: the driver reports its clients' SM use as the "
+                          "server's, so their dynamic energy is charged to the server process, "
+                          "not split per client");
+        }
         // A listed process without a sample in the interval did no measured SM work.
         if (measured)
             c.activity_ratio = ratio.value_or(0.0);

@@ -37,6 +37,9 @@ struct ConsumerReading {
     bool idle = false;
     bool activity_measured = true;  // false: the driver gives no per-consumer activity here
     bool instances_listed = true;   // false: MIG instances could not be listed (no permission)
+    // An MPS server runs on the GPU: the driver reports its clients' SM use as the server's, so
+    // the split charges the server process, not each client.
+    bool mps_server = false;
 };
 
 // Reads a GPU's consumers each interval; keeps what spans intervals (GPM samples, the time of

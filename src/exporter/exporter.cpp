@@ -48,6 +48,7 @@ struct Exporter::Gpu {
     Sharing sharing = Sharing::kShared;
     bool activity_measured = true;
     bool instances_listed = true;
+    bool mps_server = false;
     std::string idle_source = "unknown";
     bool down_reported = false;
 
@@ -61,12 +62,15 @@ double now_s() {
         .count();
 }
 
-std::string method_of(Sharing sharing, bool activity_measured, bool instances_listed) {
+std::string method_of(Sharing sharing, bool activity_measured, bool instances_listed,
+                      bool mps_server) {
     if (sharing == Sharing::kMig && !instances_listed)
         return "mig_unlisted_static_idle_dynamic_unattributed_no_permission";
     if (sharing == Sharing::kMig)
         return activity_measured ? "mig_slices_static_gpm_sm_activity_dynamic"
                                  : "mig_slices_static_dynamic_unattributed_no_gpm";
+    if (activity_measured && mps_server)
+        return "shared_idle_static_mps_server_sm_util_dynamic";
     return activity_measured ? "shared_idle_static_process_sm_util_dynamic"
                              : "shared_idle_static_dynamic_unattributed_no_process_util";
 }
@@ -162,6 +166,7 @@ void Exporter::sample_once() {
             gpu.sharing = reading.sharing;
             gpu.activity_measured = reading.activity_measured;
             gpu.instances_listed = reading.instances_listed;
+            gpu.mps_server = reading.mps_server;
             gpu.idle_source = idle_source;
             gpu.last_energy_j = *energy.value;
             gpu.last_t_s = t_s;
@@ -222,8 +227,10 @@ std::vector<MetricFamily> Exporter::metric_families() const {
         "How each GPU's energy is attributed (value 1). method: mig_slices_static_* = static "
         "power (idle_power_source) split by compute slices, unused slices to idle; shared_idle_"
         "static_* = static power to idle; *_gpm_sm_activity_dynamic / *_process_sm_util_dynamic "
-        "= the rest split by SM activity; *_unattributed_* = the driver gives no per-consumer "
-        "activity, so the rest is unattributed.",
+        "= the rest split by SM activity; *_mps_server_* = the same, but an MPS server runs and "
+        "the driver gives its clients' SM use to it, so the server process is charged; "
+        "*_unattributed_* = the driver gives no per-consumer activity, so the rest is "
+        "unattributed.",
         MetricType::kGauge,
         {}};
 
@@ -257,7 +264,8 @@ std::vector<MetricFamily> Exporter::metric_families() const {
             info.samples.push_back(
                 {{{"gpu", index},
                   {"UUID", gpu.uuid},
-                  {"method", method_of(gpu.sharing, gpu.activity_measured, gpu.instances_listed)},
+                  {"method", method_of(gpu.sharing, gpu.activity_measured, gpu.instances_listed,
+                                       gpu.mps_server)},
                   {"idle_power_source", gpu.idle_source}},
                  1.0});
         }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -158,6 +160,37 @@ TEST(Exporter, MigInstancesAndProcessesOnTheFakeNvml) {
 
     const std::string text = exporter.metrics_text();
     EXPECT_NE(text.find(R"(command="evil\"name\\")"), std::string::npos) << text;
+}
+
+// Under MPS the driver reports the clients' SM use as the server's: the method and one warning
+// say that the server process is charged, not each client.
+TEST(Exporter, AnMpsServerIsNamedInTheMethodAndAWarning) {
+    FakeNvmlEnv env("exporter-fleet.json");
+    FakeProc proc;
+    proc.add(4002, "nvidia-cuda-mps-server", "0::/system.slice\n");
+    nvml::Session session = nvml::Session::open();
+    ExporterOptions options;
+    options.idle_power_w = 100;
+    options.proc_root = proc.root.string();
+    Exporter exporter(session, options);
+    exporter.sample_once();
+    sleep_s(0.2);
+    exporter.sample_once();
+    const auto f = exporter.metric_families();
+    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "1"}})->labels, "method"),
+              "shared_idle_static_mps_server_sm_util_dynamic");
+    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "0"}})->labels, "method"),
+              "mig_slices_static_gpm_sm_activity_dynamic");  // MIG: no processes read
+    const std::vector<std::string> warnings = exporter.take_warnings();
+    ASSERT_EQ(std::count_if(warnings.begin(), warnings.end(),
+                            [](const std::string& w) {
+                                return w.find("MPS server") != std::string::npos;
+                            }),
+              1)
+        << ::testing::PrintToString(warnings);
+    exporter.sample_once();
+    for (const std::string& w : exporter.take_warnings())
+        EXPECT_EQ(w.find("MPS server"), std::string::npos) << "said twice: " << w;
 }
 
 TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
