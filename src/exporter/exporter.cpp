@@ -261,13 +261,12 @@ std::vector<MetricFamily> Exporter::metric_families() const {
                 activity.samples.push_back({consumer_labels(a.consumer), *a.activity_ratio});
         }
         if (gpu.board_energy_j) {
-            info.samples.push_back(
-                {{{"gpu", index},
-                  {"UUID", gpu.uuid},
-                  {"method", method_of(gpu.sharing, gpu.activity_measured, gpu.instances_listed,
-                                       gpu.mps_server)},
-                  {"idle_power_source", gpu.idle_source}},
-                 1.0});
+            info.samples.push_back({{{"gpu", index},
+                                     {"UUID", gpu.uuid},
+                                     {"method", method_of(gpu.sharing, gpu.activity_measured,
+                                                          gpu.instances_listed, gpu.mps_server)},
+                                     {"idle_power_source", gpu.idle_source}},
+                                    1.0});
         }
     }
     return {up, power, board, energy, activity, info};

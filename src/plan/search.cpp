@@ -444,7 +444,7 @@ class Heuristic {
   private:
     struct Slot {
         size_t size = 0;
-        double t = 0, dyn = 0, work = 0;  // sums alone (uncorrected) over its jobs
+        double t = 0, dyn = 0, work = 0;        // sums alone (uncorrected) over its jobs
         double t_startup = 0, dyn_startup = 0;  // of t and dyn: its commands' start-ups
         std::vector<size_t> jobs;
     };
@@ -559,8 +559,9 @@ void improve_shapes(Heuristic& h, const std::vector<Shape>& shapes) {
         const Shape* current = h.shape(g);
         auto on_g = [g](size_t) { return std::vector<size_t>{g}; };
         std::vector<size_t> g_and_soonest = {g};
-        for (size_t other : h.soonest_free(2, Heuristic::kNone)) {
-            if (few_gpus && other != g && g_and_soonest.size() < 2)
+        for (size_t other :
+             few_gpus ? h.soonest_free(2, Heuristic::kNone) : std::vector<size_t>{}) {
+            if (other != g && g_and_soonest.size() < 2)
                 g_and_soonest.push_back(other);
         }
         auto on_g_or_others = [&g_and_soonest](size_t) { return g_and_soonest; };

@@ -182,10 +182,9 @@ TEST(Exporter, AnMpsServerIsNamedInTheMethodAndAWarning) {
     EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "0"}})->labels, "method"),
               "mig_slices_static_gpm_sm_activity_dynamic");  // MIG: no processes read
     const std::vector<std::string> warnings = exporter.take_warnings();
-    ASSERT_EQ(std::count_if(warnings.begin(), warnings.end(),
-                            [](const std::string& w) {
-                                return w.find("MPS server") != std::string::npos;
-                            }),
+    ASSERT_EQ(std::count_if(
+                  warnings.begin(), warnings.end(),
+                  [](const std::string& w) { return w.find("MPS server") != std::string::npos; }),
               1)
         << ::testing::PrintToString(warnings);
     exporter.sample_once();
