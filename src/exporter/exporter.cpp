@@ -1,6 +1,8 @@
 // Sampling every GPU, splitting its board energy among consumers and writing the metrics.
 #include "exporter/exporter.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -57,6 +59,13 @@ struct Exporter::Gpu {
 
 namespace {
 
+std::string host_name() {
+    char name[256] = {};
+    if (gethostname(name, sizeof(name) - 1) != 0)
+        return "unknown";
+    return name;
+}
+
 double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
@@ -83,6 +92,8 @@ Exporter::Exporter(const nvml::Session& session, ExporterOptions options)
         throw input_error("exporter: --interval-s must be > 0");
     if (options_.idle_power_w && !(*options_.idle_power_w >= 0))
         throw input_error("exporter: --idle-power-w must be >= 0");
+    if (options_.hostname.empty())
+        options_.hostname = host_name();
     if (!options_.pod_resources_socket.empty()) {
         pod_resources_ = std::make_unique<PodResourcesWatcher>(
             PodResourcesOptions{options_.pod_resources_socket, options_.pod_resources_refresh_s,

@@ -21,7 +21,7 @@ namespace migscope::exporter {
 struct ExporterOptions {
     double interval_s = 1.0;
     std::optional<double> idle_power_w;  // none: learned while a GPU runs no compute process
-    std::string hostname;                // the Hostname label
+    std::string hostname;                // the Hostname label; empty: this host's name
     std::string proc_root = "/proc";
     // The kubelet's pod-resources socket, which names the containers holding GPUs and MIG
     // devices; empty: no names (the command's default is kKubeletPodResourcesSocket).

@@ -4,8 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -160,6 +161,18 @@ TEST(Exporter, MigInstancesAndProcessesOnTheFakeNvml) {
 
     const std::string text = exporter.metrics_text();
     EXPECT_NE(text.find(R"(command="evil\"name\\")"), std::string::npos) << text;
+}
+
+TEST(Exporter, WithoutAHostnameTheHostsNameLabelsTheSeries) {
+    FakeNvmlEnv env("exporter-fleet.json");
+    nvml::Session session = nvml::Session::open();
+    char name[256] = {};
+    ASSERT_EQ(gethostname(name, sizeof(name) - 1), 0);
+    Exporter exporter(session, ExporterOptions{});
+    exporter.sample_once();
+    EXPECT_EQ(label(find(exporter.metric_families(), "migscope_gpu_up", {{"gpu", "0"}})->labels,
+                    "Hostname"),
+              name);
 }
 
 // Under MPS the driver reports the clients' SM use as the server's: the method and one warning

@@ -1,7 +1,5 @@
 // `migscope exporter`: a read-only Prometheus exporter of board power, the board energy counter
 // and energy attributed to MIG instances and processes, for every GPU of the host.
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -29,13 +27,6 @@ struct ExporterCommandOptions {
     std::string pod_resources_socket = exporter::kKubeletPodResourcesSocket;
 };
 
-std::string host_name() {
-    char name[256] = {};
-    if (gethostname(name, sizeof(name) - 1) != 0)
-        return "unknown";
-    return name;
-}
-
 void print_warnings(exporter::Exporter& e) {
     for (const std::string& w : e.take_warnings())
         std::cerr << "migscope exporter: warning: " << w << '\n';
@@ -47,7 +38,7 @@ int run_exporter(const ExporterCommandOptions& o) {
     options.interval_s = o.interval_s;
     if (o.idle_power_w >= 0)
         options.idle_power_w = o.idle_power_w;
-    options.hostname = o.hostname.empty() ? host_name() : o.hostname;
+    options.hostname = o.hostname;
     options.proc_root = o.proc_root;
     options.pod_resources_socket = o.pod_resources_socket;
 
