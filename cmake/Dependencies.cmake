@@ -24,6 +24,14 @@ if(DEFINED MIGSCOPE_BUNDLE_DIR)
   # The bundle's protoc and grpc_cpp_plugin run with the bundle's libraries: FindProtobuf runs
   # protoc for its version now, the build runs it through MIGSCOPE_PROTOC.
   set(ENV{LD_LIBRARY_PATH} "${MIGSCOPE_BUNDLE_DIR}/usr/lib/x86_64-linux-gnu:$ENV{LD_LIBRARY_PATH}")
+  # gRPC's config finds re2 through Debian's re2.pc, which names /usr/lib (-lre2 there): on a
+  # host without libre2-dev the link fails. The bundle's library as the target it looks for.
+  if(NOT TARGET re2::re2)
+    add_library(re2::re2 SHARED IMPORTED)
+    set_target_properties(re2::re2 PROPERTIES
+      IMPORTED_LOCATION "${MIGSCOPE_BUNDLE_DIR}/usr/lib/x86_64-linux-gnu/libre2.so"
+      INTERFACE_INCLUDE_DIRECTORIES "${MIGSCOPE_BUNDLE_DIR}/usr/include")
+  endif()
 endif()
 find_package(gRPC CONFIG REQUIRED)
 find_program(MIGSCOPE_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
