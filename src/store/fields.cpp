@@ -127,6 +127,8 @@ const std::vector<Field<RunRecord>>& run_fields() {
         field<R>("mig_mode", MIGSCOPE_MEMBER(provenance.mig_mode), "provenance"),
         field<R>("experiment", MIGSCOPE_MEMBER(experiment)),
         field<R>("cell_key", MIGSCOPE_MEMBER(cell_key)),
+        field<R>("gpu_index", MIGSCOPE_MEMBER(gpu_index)),
+        field<R>("host_run_id", MIGSCOPE_MEMBER(host_run_id)),
     };
     return fields;
 }

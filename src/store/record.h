@@ -89,6 +89,11 @@ struct RunRecord {
     // (experiment/expand.h); empty for a run made from the command line.
     std::optional<std::string> experiment;
     std::optional<std::string> cell_key;
+    // A run over several GPUs of one host (runner/host_run.h) is a row per GPU: its NVML index
+    // and the id of the host run's first GPU row, which all its rows share (the first's own id).
+    // Both empty for a one-GPU run.
+    std::optional<int64_t> gpu_index;
+    std::optional<int64_t> host_run_id;
     std::string backend;
     std::string mode;  // duration | work
     std::optional<std::string> layout;

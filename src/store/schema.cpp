@@ -112,6 +112,14 @@ ALTER TABLE jobs ADD COLUMN step_mode TEXT;
 ALTER TABLE runs ADD COLUMN idle_state TEXT;
 ALTER TABLE runs ADD COLUMN deep_idle_power_w REAL;
 )sql",
+    // 4 -> 5: runs over several GPUs of one host (runner/host_run.h). Each GPU's run is a row of
+    // its own (jobs, energy, trace) with the GPU's NVML index; the rows of one host run share
+    // host_run_id, the id of its first GPU's row. Both stay NULL for a one-GPU run.
+    R"sql(
+ALTER TABLE runs ADD COLUMN gpu_index INTEGER;
+ALTER TABLE runs ADD COLUMN host_run_id INTEGER;
+CREATE INDEX runs_host ON runs(host_run_id);
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per version step");
 

@@ -119,6 +119,26 @@ Store Store::open(const std::string& path, OpenMode mode) {
 
 int64_t Store::add_run(const RunRecord& run) {
     Transaction tx(db_);
+    const int64_t id = insert_run(run);
+    tx.commit();
+    return id;
+}
+
+std::vector<int64_t> Store::add_host_run(const std::vector<RunRecord>& gpus) {
+    Transaction tx(db_);
+    std::vector<int64_t> ids;
+    for (const RunRecord& gpu : gpus)
+        ids.push_back(insert_run(gpu));
+    for (const int64_t id : ids) {
+        Statement link(db_, "UPDATE runs SET host_run_id = ? WHERE id = ?");
+        link.bind(1, ids.front()).bind(2, id);
+        link.run();
+    }
+    tx.commit();
+    return ids;
+}
+
+int64_t Store::insert_run(const RunRecord& run) {
     Statement insert_run(db_, "INSERT INTO runs (" + column_list(run_fields(), 1) + ") VALUES (" +
                                   placeholders(run_fields().size() - 1) + ")");
     for (size_t i = 1; i < run_fields().size(); ++i)
@@ -151,7 +171,6 @@ int64_t Store::add_run(const RunRecord& run) {
             .bind(8, t.memory_used_mib);
         insert_sample.run();
     }
-    tx.commit();
     return id;
 }
 

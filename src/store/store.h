@@ -35,6 +35,9 @@ class Store {
 
     // Writes the run, its jobs and its trace in one transaction; returns the run's id.
     int64_t add_run(const RunRecord& run);
+    // Writes the GPU rows of one host run (runner/host_run.h) in one transaction, each with
+    // host_run_id set to the first row's id (whatever `gpus` holds there); returns their ids.
+    std::vector<int64_t> add_host_run(const std::vector<RunRecord>& gpus);
     // Every run in id order, with jobs, without traces.
     std::vector<RunRecord> list_runs();
     std::optional<RunRecord> get_run(int64_t id, TraceLoad trace = TraceLoad::kWithout);
@@ -42,6 +45,7 @@ class Store {
     std::vector<StoredCell> stored_cells(const std::string& experiment);
 
   private:
+    int64_t insert_run(const RunRecord& run);  // within the caller's transaction
     Store(Database db, std::optional<SchemaUpgrade> upgrade)
         : db_(std::move(db)), upgrade_(std::move(upgrade)) {}
     Database db_;

@@ -325,7 +325,7 @@ TEST(Store, AMissingFileOrAForeignDatabaseIsAnInputError) {
     EXPECT_THROW(Store::open(path.string()), Error);
 }
 
-// The full record as a version-1 store holds it: without the fields versions 2 and 3 added.
+// The full record as a version-1 store holds it: without the fields versions 2 to 5 added.
 RunRecord version_one_record() {
     RunRecord old = full_record();
     old.experiment.reset();
@@ -345,9 +345,11 @@ void make_version_one_store(const fs::path& path) {
         Store store = Store::open(path.string());
         store.add_run(version_one_record());
     }
-    // back to version 1: the columns and index versions 2 to 4 added are dropped
+    // back to version 1: the columns and indexes versions 2 to 5 added are dropped
     Database db = Database::open(path.string(), OpenMode::kExisting);
     db.exec(
+        "DROP INDEX runs_host; ALTER TABLE runs DROP COLUMN gpu_index; ALTER TABLE runs DROP "
+        "COLUMN host_run_id; "
         "DROP INDEX runs_cell; ALTER TABLE runs DROP COLUMN experiment; ALTER TABLE runs "
         "DROP COLUMN cell_key; ALTER TABLE jobs DROP COLUMN step_mode; "
         "ALTER TABLE runs DROP COLUMN idle_state; ALTER TABLE runs DROP COLUMN deep_idle_power_w; "
@@ -402,6 +404,26 @@ TEST(Store, AReaderReadsAVersionOneStoreWithoutMigratingIt) {
     EXPECT_EQ(store.stored_cells("anything").size(), 0u);
     EXPECT_EQ(version_in(path), 1);
     EXPECT_FALSE(fs::exists(path.string() + ".schema-v1.bak"));
+}
+
+// A host run's GPU rows: one transaction, each with its GPU index and the first row's id.
+TEST(Store, AHostRunsGpuRowsShareTheFirstRowsId) {
+    const fs::path path = fresh_path("host");
+    Store store = Store::open(path.string());
+    store.add_run(full_record());  // an earlier one-GPU run
+    std::vector<RunRecord> gpus(3, full_record());
+    for (size_t g = 0; g < gpus.size(); ++g)
+        gpus[g].gpu_index = static_cast<int64_t>(g);
+    const std::vector<int64_t> ids = store.add_host_run(gpus);
+    ASSERT_EQ(ids.size(), 3u);
+    for (size_t g = 0; g < ids.size(); ++g) {
+        const std::optional<RunRecord> row = store.get_run(ids[g], TraceLoad::kWith);
+        ASSERT_TRUE(row);
+        EXPECT_EQ(row->gpu_index, static_cast<int64_t>(g));
+        EXPECT_EQ(row->host_run_id, ids.front());
+        EXPECT_EQ(row->trace.size(), full_record().trace.size());
+    }
+    EXPECT_FALSE(store.get_run(1)->host_run_id);
 }
 
 // What --resume skips: finished runs of the experiment, with whether their baseline finished.
