@@ -323,6 +323,8 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
         out.doc["baseline"] = run_json(*out.baseline, baseline_context);
         out.doc["comparison"] = comparison_json(compare_with_baseline(out.run, *out.baseline));
     }
+    out.context = context;
+    out.baseline_context = baseline_context;
     std::ofstream(r.run_dir + "/result.json") << out.doc.dump(2) << '\n';
     write_trace(out.run, r.run_dir + "/trace.csv");
     if (out.baseline)

@@ -96,6 +96,9 @@ struct CellOutcome {
     std::optional<RunResult> baseline;
     nlohmann::json doc;  // result.json: the run, its baseline and the comparison
     std::optional<int64_t> run_id, baseline_id;  // in the store, when there is one
+    // What the store records with the run and its baseline (time, provenance, role), so that a
+    // caller given no store can store them later (host_run.h).
+    RecordContext context, baseline_context;
     bool all_ok() const;                         // every job of the run ended ok
     // The run or its baseline was interrupted (Ctrl-C, SIGTERM, SIGHUP).
     bool interrupted() const { return run.interrupted || (baseline && baseline->interrupted); }

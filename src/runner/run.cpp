@@ -657,6 +657,8 @@ std::string to_string(JobStatus status) {
             return "timed out";
         case JobStatus::kInterrupted:
             return "interrupted";
+        case JobStatus::kGpuFailed:
+            return "gpu failed";
     }
     return "?";
 }

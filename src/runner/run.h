@@ -46,7 +46,9 @@ struct RunSpec {
     std::string run_dir;      // created by the caller; job stderr logs go here
 };
 
-enum class JobStatus { kOk, kOutOfMemory, kCrashed, kFailed, kTimedOut, kInterrupted };
+// kGpuFailed: its GPU failed under it in a multi-GPU run (host_run.h): the GPU's run threw, or
+// NVML lost the GPU during the run.
+enum class JobStatus { kOk, kOutOfMemory, kCrashed, kFailed, kTimedOut, kInterrupted, kGpuFailed };
 std::string to_string(JobStatus status);
 
 // A job's result: the stored measures (store/record.h: throughput, step times, MFU, memory,

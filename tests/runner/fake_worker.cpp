@@ -3,6 +3,8 @@
 // with one thread per job), and fails on purpose when a job's model asks for it (fake-crash,
 // fake-oom, fake-noisy, fake-slow; fake-eager: its CUDA graph capture "fails"). A group job with
 // `after` starts its measured steps when that job has ended, as the real worker's queues.
+// FAKE_LOST_GPU=UUID: a worker whose CUDA_VISIBLE_DEVICES is that GPU dies at step 6, as workers
+// do when their GPU falls off the bus (with the fake NVML's "lost_after_s" on that GPU).
 #include <unistd.h>
 #include <atomic>
 #include <chrono>
@@ -44,6 +46,13 @@ struct Job {
     long after = -1;  // group: the job it queues after
     bool cuda_graph = true;
 };
+
+// This worker runs on the GPU that FAKE_LOST_GPU names.
+bool on_lost_gpu() {
+    const char* lost = std::getenv("FAKE_LOST_GPU");
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    return lost && visible && std::string(lost) == visible;
+}
 
 // Returns the process exit code this job asks for.
 int run_job(const Job& j, size_t index, double step_s) {
@@ -92,6 +101,10 @@ int run_job(const Job& j, size_t index, double step_s) {
         std::this_thread::sleep_for(std::chrono::duration<double>(t));
         if (j.model == "fake-crash" && step == 6)
             std::abort();
+        if (step == 6 && on_lost_gpu()) {
+            std::cerr << "CUDA error: unspecified launch failure (fake: GPU lost)" << std::endl;
+            std::abort();
+        }
         if (j.model == "fake-oom" && step == 6) {
             emit(protocol::ErrorEvent{"CUDA out of memory. Tried to allocate 2 GiB"}, index);
             return 1;
