@@ -34,6 +34,55 @@ CandidateRun candidate_run(const Problem& p, const GpuPlan& g) {
     return a;
 }
 
+std::optional<MeasuredRun> CandidateRunner::run_gpus(const Candidate&, size_t,
+                                                     const std::vector<CandidateRun>&,
+                                                     std::string& why_not) {
+    why_not = "this runner runs one GPU";
+    return std::nullopt;
+}
+
+CandidateRun combined_run(const std::vector<CandidateRun>& runs) {
+    CandidateRun all;
+    for (size_t g = 0; g < runs.size(); ++g) {
+        const CandidateRun& r = runs[g];
+        const size_t first = all.layout.size();
+        const std::string gpu = "GPU " + std::to_string(g) + " ";
+        if (r.layout.empty() && !r.jobs.empty())
+            all.layout.push_back(gpu + "whole");
+        for (const std::string& term : r.layout)
+            all.layout.push_back(gpu + term);
+        for (size_t q = 0; q < r.jobs.size(); ++q) {
+            all.jobs.push_back(r.jobs[q]);
+            all.order.push_back(r.order[q]);
+            all.assign.push_back(first + (r.layout.empty() ? 0 : r.assign[q]));
+        }
+    }
+    return all;
+}
+
+namespace {
+
+// Each GPU's predicted makespan and energy (its jobs'), and what was measured of it.
+std::vector<GpuCheck> gpu_checks(const Candidate& c, const std::optional<MeasuredRun>& m) {
+    std::vector<GpuCheck> out(c.plan.size());
+    for (size_t g = 0; g < out.size(); ++g)
+        out[g].gpu = g;
+    for (const JobPrediction& j : c.prediction.jobs) {
+        GpuCheck& g = out.at(j.gpu);
+        g.predicted_makespan_s = std::max(g.predicted_makespan_s, j.end_s);
+        g.predicted_energy_j += j.energy_j;
+    }
+    if (m) {
+        for (const MeasuredGpu& mg : m->gpus) {
+            if (mg.gpu < out.size())
+                out[mg.gpu].measured = mg;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 std::optional<double> measured_score(Objective objective, const Problem& p,
                                      const CandidateRun& plan, const MeasuredRun& run) {
     if (!(run.makespan_s > 0))
@@ -89,9 +138,15 @@ Verification verify(const Problem& p, const SearchResult& r, Objective objective
     v.objective = objective;
     for (size_t i = 0; i < r.top.size(); ++i) {
         const Candidate& c = r.top[i];
-        const CandidateRun run = candidate_run(p, c.plan.front());
+        std::vector<CandidateRun> runs;
+        for (const GpuPlan& g : c.plan)
+            runs.push_back(candidate_run(p, g));
+        const CandidateRun run = runs.size() == 1 ? runs.front() : combined_run(runs);
         VerifiedCandidate vc{c.name, c.prediction, std::nullopt, "", run.order, std::nullopt};
-        vc.measured = runner.run(c, i, run, vc.skipped);
+        vc.measured = runs.size() == 1 ? runner.run(c, i, run, vc.skipped)
+                                       : runner.run_gpus(c, i, runs, vc.skipped);
+        if (runs.size() > 1)
+            vc.gpus = gpu_checks(c, vc.measured);
         if (vc.measured) {
             v.runs_wall_s += vc.measured->wall_s;
             bool all_ok = true;

@@ -31,6 +31,14 @@ struct MeasuredJob {
     std::optional<double> finish_s;     // when it ended, from the run's common start
 };
 
+// One GPU of a candidate measured on several GPUs (CandidateRunner::run_gpus).
+struct MeasuredGpu {
+    size_t gpu = 0;                  // the plan's GPU index
+    double makespan_s = 0;           // its own, from its start
+    std::optional<double> energy_j;  // its board energy counter over its makespan
+    std::string failure;             // empty: it ran its part
+};
+
 struct MeasuredRun {
     double makespan_s = 0;
     std::optional<double> energy_j;  // board energy counter
@@ -38,6 +46,9 @@ struct MeasuredRun {
     double wall_s = 0;               // 0 when taken from an earlier run
     std::optional<int64_t> stored_run_id;
     bool from_earlier_run = false;
+    // Several GPUs: each GPU's part; makespan_s is then the slowest GPU's and energy_j the host
+    // total (each GPU's energy, plus idle power until the slowest for those done sooner).
+    std::vector<MeasuredGpu> gpus;
 };
 
 // Runs a candidate with fixed work and measures it, or says why it cannot (`why_not`).
@@ -46,6 +57,20 @@ class CandidateRunner {
     virtual ~CandidateRunner() = default;
     virtual std::optional<MeasuredRun> run(const Candidate& candidate, size_t index,
                                            const CandidateRun& run, std::string& why_not) = 0;
+    // A candidate on several GPUs: runs[g] on the plan's GPU g, all at once (a GPU without jobs
+    // has an empty run); the measured jobs in the order of the runs' jobs, one after another.
+    // This default cannot (why_not says so).
+    virtual std::optional<MeasuredRun> run_gpus(const Candidate& candidate, size_t index,
+                                                const std::vector<CandidateRun>& runs,
+                                                std::string& why_not);
+};
+
+// Predicted against measured on one GPU of a several-GPU candidate.
+struct GpuCheck {
+    size_t gpu = 0;
+    double predicted_makespan_s = 0;  // when its last job ends
+    double predicted_energy_j = 0;    // its jobs' predicted energy until then
+    std::optional<MeasuredGpu> measured;
 };
 
 struct VerifiedCandidate {
@@ -57,6 +82,7 @@ struct VerifiedCandidate {
     std::optional<double> score;  // measured objective (lower is better), when comparable
     // Measured as the predictions' throughput and aggregate throughput are (measured_score).
     std::optional<double> throughput, aggregate_throughput;
+    std::vector<GpuCheck> gpus;  // several GPUs: each one's; empty on one GPU
 };
 
 struct Verification {
@@ -76,7 +102,12 @@ struct Verification {
 std::optional<double> measured_score(Objective objective, const Problem& problem,
                                      const CandidateRun& plan, const MeasuredRun& run);
 
-// Runs every top candidate of `result` (one GPU) through `runner` and compares.
+// The runs of a candidate on several GPUs as one (the jobs in GPU order, each whole GPU a
+// partition of its own), for measured_score.
+CandidateRun combined_run(const std::vector<CandidateRun>& runs);
+
+// Runs every top candidate of `result` through `runner` (one GPU: run; several: run_gpus) and
+// compares, in total and, on several GPUs, per GPU.
 Verification verify(const Problem& problem, const SearchResult& result, Objective objective,
                     CandidateRunner& runner);
 

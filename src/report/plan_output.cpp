@@ -40,8 +40,23 @@ json prediction_json(const plan::Problem& p, const plan::Candidate& c) {
                         {"interpolated", jp.interpolated}});
     }
     json gpus = json::array();
-    for (const plan::GpuPlan& g : c.plan)
-        gpus.push_back({{"layout", plan::describe(g)}, {"partitioned", g.layout.has_value()}});
+    for (const plan::GpuPlan& g : c.plan) {
+        json partitions = json::array(), queues = json::array();
+        if (g.layout) {
+            for (const mig::Instance& i : g.layout->instances)
+                partitions.push_back(i.profile + "@" + std::to_string(i.start));
+        }
+        for (const std::vector<size_t>& queue : g.queues) {
+            json names = json::array();
+            for (size_t j : queue)
+                names.push_back(p.jobs[j].request.name);
+            queues.push_back(names);
+        }
+        gpus.push_back({{"layout", plan::describe(g)},
+                        {"partitioned", g.layout.has_value()},
+                        {"partitions", partitions},  // none: the whole GPU, one queue
+                        {"queues", queues}});        // job names in run order, per partition
+    }
     return {{"name", c.name},
             {"partitioned", c.partitioned()},
             {"gpus", gpus},
@@ -206,6 +221,19 @@ json plan_json(const PlanReport& report) {
     doc["objective"] = report.objective;
     doc["gpu_model"] = p.model.key;
     doc["gpus"] = report.gpus;
+    doc["backend"] = report.backend;
+    doc["jobs"] = json::array();  // what `migscope run --plan` runs
+    for (const plan::JobModel& j : p.jobs) {
+        const bool command = j.profile->external();
+        doc["jobs"].push_back(
+            {{"name", j.request.name},
+             {"workload", command ? json(nullptr) : json(j.request.workload)},
+             {"command", j.request.command},
+             {"mode", j.request.mode},
+             {"batch", command ? json(nullptr) : json(j.profile->batch)},
+             {"work_steps", maybe(j.request.work_steps)},
+             {"work_whole_gpu_s", maybe(j.request.work_whole_gpu_s)}});
+    }
     doc["profiles"] = {
         {"source", report.profiles_origin},
         {"measured_from", set.provenance.measured_from},
@@ -244,6 +272,46 @@ json plan_json(const PlanReport& report) {
     return doc;
 }
 
+namespace {
+
+// Several GPUs: each one's predicted and measured makespan and energy.
+json gpu_checks_json(const std::vector<plan::GpuCheck>& gpus) {
+    json out = json::array();
+    for (const plan::GpuCheck& g : gpus) {
+        json entry = {{"gpu", g.gpu},
+                      {"predicted", {{"makespan_s", g.predicted_makespan_s},
+                                     {"energy_j", g.predicted_energy_j}}},
+                      {"measured", nullptr}};
+        if (g.measured)
+            entry["measured"] = {{"makespan_s", g.measured->makespan_s},
+                                 {"energy_j", maybe(g.measured->energy_j)},
+                                 {"failure", g.measured->failure}};
+        out.push_back(entry);
+    }
+    return out;
+}
+
+void print_gpu_checks(const std::vector<plan::GpuCheck>& gpus, std::ostream& out) {
+    for (const plan::GpuCheck& g : gpus) {
+        out << fmt::format("    GPU {}: makespan {:.1f} s predicted", g.gpu,
+                           g.predicted_makespan_s);
+        if (!g.measured) {
+            out << ", not run (no jobs)\n";
+            continue;
+        }
+        const plan::MeasuredGpu& m = *g.measured;
+        out << fmt::format(", {:.1f} s measured ({}); energy {} kJ predicted (its jobs'), ",
+                           m.makespan_s, signed_pct(m.makespan_s, g.predicted_makespan_s),
+                           kj(g.predicted_energy_j));
+        out << (m.energy_j ? fmt::format("{} kJ measured ({})", kj(*m.energy_j),
+                                         signed_pct(*m.energy_j, g.predicted_energy_j))
+                           : std::string("not measured"))
+            << (m.failure.empty() ? "" : "; failed: " + m.failure) << "\n";
+    }
+}
+
+}  // namespace
+
 json verification_json(const plan::Problem& p, const plan::Verification& v) {
     json entries = json::array();
     for (const plan::VerifiedCandidate& c : v.candidates) {
@@ -264,6 +332,8 @@ json verification_json(const plan::Problem& p, const plan::Verification& v) {
                              {"energy_j", maybe(m.energy_j)},
                              {"throughput", maybe(c.throughput)},
                              {"aggregate_throughput", maybe(c.aggregate_throughput)}};
+        if (!c.gpus.empty())
+            entry["gpus"] = gpu_checks_json(c.gpus);
         entry["wall_s"] = m.wall_s;
         entry["from_db"] = m.from_earlier_run;
         entry["jobs"] = json::array();
@@ -311,6 +381,7 @@ void print_verification(const plan::Problem& p, const plan::Verification& v, std
                                c.predicted.throughput, *c.throughput);
         else
             out << "throughput not measured (a job failed)\n";
+        print_gpu_checks(c.gpus, out);
         for (size_t k = 0; k < c.order.size() && k < m.jobs.size(); ++k) {
             const plan::MeasuredJob& mj = m.jobs[k];
             const plan::JobModel& job = p.jobs[c.order[k]];

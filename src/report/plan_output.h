@@ -20,11 +20,14 @@ struct PlanReport {
     std::string profiles_origin;  // the file or store the profiles came from
     std::string objective;
     size_t gpus = 1;
-    double elapsed_ms = 0;  // the search's
+    double elapsed_ms = 0;        // the search's
+    std::string backend = "mig";  // what the partitions are: mig, green or mps
 };
 
 // The recommendation (or "do not partition"), its jobs, its mig-parted config, the baselines,
-// the top candidates and the Pareto front.
+// the top candidates and the Pareto front. The JSON also holds what `migscope run --plan` needs
+// to run a plan: the backend, each job's request (workload, mode, profiled batch, work or a
+// command) and, per GPU of each plan, its partitions and their queues of job names.
 void print_plan(const PlanReport& report, std::ostream& out);
 nlohmann::json plan_json(const PlanReport& report);
 

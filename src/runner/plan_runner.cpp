@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "core/error.h"
 #include "core/text.h"
 #include "partition/job.h"
 
@@ -40,6 +41,45 @@ std::string job_text(const protocol::JobSpec& j) {
     return j.workload + ":" + j.mode + ":" + std::to_string(j.batch.value_or(0));
 }
 
+// A host run's GPUs measured: the host's makespan and energy, each GPU's, and the jobs in GPU
+// order.
+plan::MeasuredRun measured(const std::vector<GpuOutcome>& gpus,
+                           const std::vector<size_t>& plan_gpu) {
+    plan::MeasuredRun m;
+    const HostTotals total = host_totals(gpus);
+    m.makespan_s = total.window_s;
+    m.energy_j = total.energy_j;
+    for (size_t i = 0; i < gpus.size(); ++i) {
+        const plan::MeasuredRun one = measured(gpus[i].run);
+        m.jobs.insert(m.jobs.end(), one.jobs.begin(), one.jobs.end());
+        m.gpus.push_back({plan_gpu[i], one.makespan_s, one.energy_j, gpus[i].failure});
+    }
+    return m;
+}
+
+// A stored host run's GPU rows as the host run's outcome, for what measured() reads.
+GpuOutcome outcome_of(const store::RunRecord& r) {
+    GpuOutcome g;
+    g.gpu = static_cast<unsigned>(r.gpu_index.value_or(0));
+    g.run.mode = r.mode == "work" ? RunMode::kWork : RunMode::kDuration;
+    g.run.window_s = r.window_s;
+    g.run.energy.counter_energy_j = r.counter_energy_j;
+    g.run.idle_power_w = r.idle_power_w;
+    for (const store::JobRecord& j : r.jobs) {
+        JobResult job;
+        job.spec.name = j.name;
+        job.spec.workload = j.workload.value_or("");
+        job.spec.command = j.command;
+        static_cast<store::JobMeasures&>(job) = j;
+        job.status = j.status == "ok" ? JobStatus::kOk : JobStatus::kFailed;
+        job.message = j.status + (j.message.empty() ? "" : ": " + j.message);
+        if (j.status == "gpu failed")
+            g.failure = "GPU " + std::to_string(g.gpu) + " failed";
+        g.run.jobs.push_back(std::move(job));
+    }
+    return g;
+}
+
 }  // namespace
 
 CellCandidateRunner::CellCandidateRunner(const Machine& machine, const Measurement& m,
@@ -53,6 +93,35 @@ CellCandidateRunner::CellCandidateRunner(const Machine& machine, const Measureme
       db_(db),
       run_dir_(std::move(run_dir)),
       hooks_(hooks) {}
+
+std::string CellCandidateRunner::label_of(const plan::Candidate& c,
+                                          const plan::CandidateRun& a) const {
+    std::vector<std::string> assign;
+    for (size_t k : a.assign)
+        assign.push_back(std::to_string(k));
+    std::vector<std::string> jobs;
+    for (const protocol::JobSpec& j : a.jobs)
+        jobs.push_back(job_text(j));
+    return "plan --verify " + c.name + " --jobs " + join(jobs, ",") +
+           (assign.empty() ? "" : " --assign " + join(assign, ",")) + " --work " +
+           std::to_string(work_steps_) +
+           (backend_ == partition::BackendKind::kGreen ? "" : " --backend " + to_string(backend_));
+}
+
+CellRequest CellCandidateRunner::cell_of(const plan::CandidateRun& a) const {
+    CellRequest cell;
+    cell.jobs = a.jobs;
+    cell.work_steps = work_steps_;
+    if (a.layout.empty()) {
+        cell.backend = partition::BackendKind::kSequential;
+    } else {
+        cell.backend = backend_;
+        cell.layout = join(a.layout, "+");
+        if (a.assign.size() > a.layout.size())  // some partition queues jobs
+            cell.assign = a.assign;
+    }
+    return cell;
+}
 
 std::optional<plan::MeasuredRun> CellCandidateRunner::run(const plan::Candidate& c, size_t index,
                                                           const plan::CandidateRun& a,
@@ -71,18 +140,7 @@ std::optional<plan::MeasuredRun> CellCandidateRunner::run(const plan::Candidate&
             "sequential baseline apart (`migscope run --backend sequential` with MIG mode off)";
         return std::nullopt;
     }
-    std::vector<std::string> assign;
-    for (size_t k : a.assign)
-        assign.push_back(std::to_string(k));
-    // The label names what ran, so that a later --verify with the same store resumes.
-    std::vector<std::string> jobs;
-    for (const protocol::JobSpec& j : a.jobs)
-        jobs.push_back(job_text(j));
-    const std::string label =
-        "plan --verify " + c.name + " --jobs " + join(jobs, ",") +
-        (assign.empty() ? "" : " --assign " + join(assign, ",")) + " --work " +
-        std::to_string(work_steps_) +
-        (backend_ == partition::BackendKind::kGreen ? "" : " --backend " + to_string(backend_));
+    const std::string label = label_of(c, a);
     if (db_) {
         for (const store::RunRecord& r : db_->list_runs()) {
             if (r.label == label && r.role == store::RunRole::kRun && !r.interrupted) {
@@ -95,19 +153,9 @@ std::optional<plan::MeasuredRun> CellCandidateRunner::run(const plan::Candidate&
             }
         }
     }
-    CellRequest cell;
-    cell.jobs = a.jobs;
-    cell.work_steps = work_steps_;
+    CellRequest cell = cell_of(a);
     cell.run_dir = run_dir_ + "/" + std::to_string(index + 1);
     cell.label = label;
-    if (a.layout.empty()) {
-        cell.backend = partition::BackendKind::kSequential;
-    } else {
-        cell.backend = backend_;
-        cell.layout = join(a.layout, "+");
-        if (a.assign.size() > a.layout.size())  // some partition queues jobs
-            cell.assign = a.assign;
-    }
     if (hooks_.progress)
         hooks_.progress("verifying " + c.name);
     const auto start = std::chrono::steady_clock::now();
@@ -116,6 +164,75 @@ std::optional<plan::MeasuredRun> CellCandidateRunner::run(const plan::Candidate&
     m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     m.stored_run_id = out.run_id;
     if (out.run.interrupted) {
+        why_not = "interrupted";
+        return std::nullopt;
+    }
+    return m;
+}
+
+std::optional<plan::MeasuredRun> CellCandidateRunner::run_gpus(
+    const plan::Candidate& c, size_t index, const std::vector<plan::CandidateRun>& runs,
+    std::string& why_not) {
+    if (!gpus_)
+        return plan::CandidateRunner::run_gpus(c, index, runs, why_not);
+    if (hooks_.interrupt && *hooks_.interrupt) {
+        why_not = "interrupted";
+        return std::nullopt;
+    }
+    if (work_steps_ <= 0) {
+        why_not = "--verify needs one --work STEPS for every job (as `migscope run`)";
+        return std::nullopt;
+    }
+    HostRequest host;
+    std::vector<size_t> plan_gpu;  // the plan's GPU of each cell
+    std::vector<std::string> parts;
+    for (size_t g = 0; g < runs.size(); ++g) {
+        if (runs[g].jobs.empty())
+            continue;  // a GPU the plan leaves idle
+        host.gpus.push_back({first_gpu_ + static_cast<unsigned>(g), cell_of(runs[g])});
+        plan_gpu.push_back(g);
+        parts.push_back("gpu " + std::to_string(g) + ": " + label_of(c, runs[g]));
+    }
+    host.label = "plan --verify --gpus " + std::to_string(runs.size()) + " " + join(parts, "; ");
+    host.run_dir = run_dir_ + "/" + std::to_string(index + 1);
+    if (db_) {  // measured before: the GPU rows of a host run with this label
+        const std::vector<store::RunRecord> stored = db_->list_runs();
+        for (const store::RunRecord& r : stored) {
+            if (r.label != host.label || r.role != store::RunRole::kRun || r.interrupted ||
+                r.host_run_id != r.id)
+                continue;
+            std::vector<GpuOutcome> gpus;
+            for (const store::RunRecord& row : stored) {
+                if (row.host_run_id == r.id)
+                    gpus.push_back(outcome_of(row));
+            }
+            if (gpus.size() != plan_gpu.size())
+                continue;
+            if (hooks_.progress)
+                hooks_.progress(c.name + ": measured before (runs " + std::to_string(r.id) +
+                                " on)");
+            plan::MeasuredRun m = measured(gpus, plan_gpu);
+            m.stored_run_id = r.id;
+            m.from_earlier_run = true;
+            return m;
+        }
+    }
+    try {
+        check_host(*gpus_, host, measurement_.force);
+    } catch (const Error& e) {  // this candidate cannot run here; the others may
+        why_not = e.what();
+        return std::nullopt;
+    }
+    if (hooks_.progress)
+        hooks_.progress("verifying " + c.name + " on " + std::to_string(host.gpus.size()) +
+                        " GPUs");
+    const auto start = std::chrono::steady_clock::now();
+    const HostOutcome out = run_host(*gpus_, measurement_, host, db_, hooks_);
+    plan::MeasuredRun m = measured(out.run.gpus, plan_gpu);
+    m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!out.run_ids.empty())
+        m.stored_run_id = out.run_ids.front();
+    if (out.interrupted()) {
         why_not = "interrupted";
         return std::nullopt;
     }

@@ -8,6 +8,7 @@
 
 #include "plan/verify.h"
 #include "runner/cell.h"
+#include "runner/host_run.h"
 #include "store/store.h"
 
 namespace migscope::runner {
@@ -22,8 +23,24 @@ class CellCandidateRunner : public plan::CandidateRunner {
     std::optional<plan::MeasuredRun> run(const plan::Candidate& candidate, size_t index,
                                          const plan::CandidateRun& run,
                                          std::string& why_not) override;
+    // Several GPUs: the plan's GPU g on `machines`' GPU first_gpu + g, all at once (host_run.h);
+    // without use_gpus, run_gpus says it cannot.
+    void use_gpus(const HostMachines* machines, unsigned first_gpu) {
+        gpus_ = machines;
+        first_gpu_ = first_gpu;
+    }
+    std::optional<plan::MeasuredRun> run_gpus(const plan::Candidate& candidate, size_t index,
+                                              const std::vector<plan::CandidateRun>& runs,
+                                              std::string& why_not) override;
 
   private:
+    // The label that names what ran, so that a later --verify with the same store resumes.
+    std::string label_of(const plan::Candidate& c, const plan::CandidateRun& a) const;
+    // A candidate's run on one GPU as a cell: the backend on its busy partitions, or
+    // sequential on the whole GPU.
+    CellRequest cell_of(const plan::CandidateRun& a) const;
+    const HostMachines* gpus_ = nullptr;
+    unsigned first_gpu_ = 0;
     const Machine& machine_;
     const Measurement& measurement_;
     partition::BackendKind backend_;  // green, mps or mig

@@ -149,8 +149,6 @@ TEST_F(PlanCommand, BadInputExitsTwoNamingTheJobOrConstraint) {
         // Profiles of one model are never used for another.
         {{"--jobs", "small", "--gpu-model", "a100-80gb"}, "holds profiles of h200, not a100-80gb"},
         {{"--jobs", "small", "--verify", "--backend", "green"}, "--verify runs each candidate's fixed work: give --work STEPS"},
-        {{"--jobs", "small", "--work", "10", "--verify", "--backend", "green", "--gpus", "2"},
-         "give --gpus 1"},
     };
     for (const Case& c : cases) {
         std::vector<std::string> args = {"plan", "--profiles", profiles()};
@@ -431,4 +429,91 @@ TEST_F(PlanCommand, CandidatesAreVerifiedOnMigInstancesMadeForEach) {
     }
     EXPECT_EQ(ran, 2u);
     EXPECT_EQ(baseline, 1u);
+}
+
+// A plan of two GPUs: `migscope run --plan` runs it from its JSON (each GPU at once, with the
+// planner's sequential baseline on two GPUs) and `plan --verify --gpus 2` checks the top
+// candidates per GPU and in total, on a fake NVML of two H200s.
+TEST_F(PlanCommand, APlanOfTwoGpusRunsFromItsJsonAndIsVerifiedPerGpu) {
+    std::ifstream three(fs::path(FAKE_NVML_DIR) / "h200-x3-mixed.json");
+    json nvml = json::parse(three);
+    nvml["devices"].erase(1);  // GPU 1 has MIG mode enabled: keep the two without
+    std::ofstream(dir_ / "nvml.json") << nvml.dump();
+    std::map<std::string, std::string> env = fake_gpu();
+    env["MIGSCOPE_FAKE_NVML_CONFIG"] = (dir_ / "nvml.json").string();
+    const std::vector<std::string> plan_args = {
+        "plan", "--jobs", "small,big,small,big", "--profiles", profiles(), "--work", "20",
+        "--gpus", "2", "--backend", "green", "--objective", "makespan", "--format", "json"};
+    const ProcessResult plan = migscope(plan_args, env);
+    ASSERT_EQ(plan.exit_code, 0) << plan.err;
+    std::ofstream(dir_ / "plan.json") << plan.out;
+    const json p = json::parse(plan.out);
+    EXPECT_EQ(p["backend"], "green");
+    ASSERT_EQ(p["jobs"].size(), 4u);
+    EXPECT_EQ(p["jobs"][1]["work_steps"], 20);
+    ASSERT_EQ(p["recommended"]["gpus"].size(), 2u);
+
+    const std::string db = (dir_ / "run.db").string();
+    const ProcessResult run = migscope(
+        {"run", "--plan", (dir_ / "plan.json").string(), "--baseline", "sequential",
+         "--idle-probe", "0.2", "--marginal-probe", "0", "--format", "json", "--db", db,
+         "--run-dir", (dir_ / "run").string()},
+        env);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const json r = json::parse(run.out);
+    size_t jobs = 0;
+    for (const json& g : r["run"]["per_gpu"]) {
+        EXPECT_EQ(g["status"], "ok") << g.dump(2);
+        EXPECT_GT(g["run"]["energy"]["counter_energy_j"].get<double>(), 0);
+        for (const json& j : g["run"]["jobs"]) {
+            EXPECT_EQ(j["status"], "ok") << j.dump(2);
+            EXPECT_EQ(j["steps"], 20);
+            ++jobs;
+        }
+    }
+    EXPECT_EQ(jobs, 4u);
+    EXPECT_GT(r["run"]["energy_j"].get<double>(), 0);
+    EXPECT_EQ(r["baseline"]["gpus"], 2);  // the jobs spread over both GPUs, one after another
+    EXPECT_EQ(r["baseline"]["per_gpu"][0]["run"]["backend"], "sequential");
+    EXPECT_TRUE(r["comparison"]["energy_change_pct"].is_number());
+    EXPECT_NE(run.err.find("GPU 1: "), std::string::npos) << run.err;
+    // A table too, with the host row.
+    const ProcessResult table = migscope(
+        {"run", "--plan", (dir_ / "plan.json").string(), "--candidate", "1", "--idle-probe",
+         "0", "--marginal-probe", "0", "--run-dir", (dir_ / "table").string()},
+        env);
+    ASSERT_EQ(table.exit_code, 0) << table.err;
+    EXPECT_NE(table.out.find("host"), std::string::npos) << table.out;
+
+    // Bad plans name what is wrong.
+    json bad = p;
+    bad["recommended"]["gpus"][0]["queues"][0].push_back("nobody");
+    std::ofstream(dir_ / "bad.json") << bad.dump();
+    const ProcessResult refused =
+        migscope({"run", "--plan", (dir_ / "bad.json").string(), "--run-dir",
+                  (dir_ / "bad").string()},
+                 env);
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("recommended.gpus[0].queues[0]: job 'nobody'"), std::string::npos)
+        << refused.err;
+
+    std::vector<std::string> verify_args = plan_args;
+    for (const char* a : {"--verify", "--top", "2", "--run-dir"})
+        verify_args.push_back(a);
+    verify_args.push_back((dir_ / "verify").string());
+    const ProcessResult verify = migscope(verify_args, env);
+    ASSERT_EQ(verify.exit_code, 0) << verify.err;
+    const json v = json::parse(verify.out);
+    ASSERT_EQ(v["verify"]["candidates"].size(), 2u);
+    for (const json& c : v["verify"]["candidates"]) {
+        ASSERT_FALSE(c.contains("skipped")) << c.dump(2) << verify.err;
+        EXPECT_GT(c["measured"]["energy_j"].get<double>(), 0) << c.dump(2);
+        ASSERT_EQ(c["gpus"].size(), 2u) << c.dump(2);
+        for (const json& g : c["gpus"]) {
+            EXPECT_GT(g["predicted"]["makespan_s"].get<double>(), 0);
+            EXPECT_GT(g["measured"]["makespan_s"].get<double>(), 0) << g.dump(2);
+        }
+        for (const json& j : c["jobs"])
+            EXPECT_EQ(j["status"], "ok") << c.dump(2);
+    }
 }

@@ -23,6 +23,7 @@
 #include "report/plan_output.h"
 #include "runner/cell.h"
 #include "runner/memory_fit.h"
+#include "runner/plan_jobs.h"
 #include "runner/plan_runner.h"
 #include "runner/profile_source.h"
 #include "store/store.h"
@@ -55,75 +56,13 @@ struct PlanOptions {
     std::string worker;
 };
 
-constexpr double kDefaultWeightS = 60;
-
-// "2000" for every job or "2000,500,..." one per job.
-std::vector<double> per_job(const std::string& option, const std::string& text, size_t jobs) {
-    std::vector<double> out;
-    for (const std::string& item : text::split(text, ',')) {
-        try {
-            size_t used = 0;
-            out.push_back(std::stod(text::trim(item), &used));
-            if (used != text::trim(item).size())
-                throw std::invalid_argument(item);
-        } catch (const std::exception&) {
-            throw input_error(option + ": '" + item + "' is not a number");
-        }
-    }
-    if (out.size() == 1)
-        out.assign(jobs, out.front());
-    if (out.size() != jobs) {
-        throw input_error(option + ": " + std::to_string(out.size()) + " values for " +
-                          std::to_string(jobs) + " jobs (give one, or one per job)");
-    }
-    return out;
-}
-
-// Built-in jobs' work from --work or --weights; an external command's work is one run of it, so
-// a per-job --work list gives it 1 and a per-job --weights list cannot name it.
-std::vector<plan::JobRequest> job_requests(const PlanOptions& o) {
-    if (!o.work.empty() && !o.weights.empty())
-        throw input_error("give --work or --weights, not both");
-    std::vector<plan::JobRequest> out;
-    const std::vector<partition::JobSpec> specs = partition::jobs_from_options(o.jobs, o.jobs_file);
-    const bool work_list = o.work.find(',') != std::string::npos;
-    const std::vector<double> work =
-        o.work.empty() ? std::vector<double>{} : per_job("--work", o.work, specs.size());
-    const std::vector<double> weights = o.weights.empty()
-                                            ? std::vector<double>(specs.size(), kDefaultWeightS)
-                                            : per_job("--weights", o.weights, specs.size());
-    for (size_t i = 0; i < specs.size(); ++i) {
-        plan::JobRequest r;
-        r.name = specs[i].name;
-        r.workload = specs[i].workload;
-        r.mode = specs[i].mode;
-        r.batch = specs[i].batch;
-        r.command = specs[i].command;
-        if (specs[i].external()) {
-            if (work_list && work[i] != 1)
-                throw input_error("--work: job '" + r.name +
-                                  "' is a command: its work is one run of it (give 1)");
-            if (o.weights.find(',') != std::string::npos)
-                throw input_error("--weights: job '" + r.name +
-                                  "' is a command: its work is one run of it; give --work, with "
-                                  "1 for it in a per-job list");
-        } else if (!work.empty()) {
-            if (work[i] != std::floor(work[i]) || work[i] <= 0)
-                throw input_error("--work: steps must be positive whole numbers");
-            r.work_steps = static_cast<int64_t>(work[i]);
-        } else {
-            r.work_whole_gpu_s = weights[i];
-        }
-        out.push_back(r);
-    }
-    return out;
-}
-
 // Runs the top candidates on this machine's GPU (SM partitions of --backend, fixed work).
 plan::Verification verify(const plan::Problem& p, const plan::SearchResult& r, const PlanOptions& o,
                           plan::Objective objective) {
     const runner::Machine machine = runner::open_machine(o.gpu);
     runner::require_gpu(machine, "plan --verify");  // before the store is made
+    // --gpus N: the plan's GPU g on GPU --gpu + g.
+    const runner::HostMachines gpus = runner::open_gpus(o.gpu, o.gpus > 1 ? o.gpus : 0);
     std::optional<store::Store> db;
     if (!o.db.empty())
         db.emplace(store::Store::open(o.db));
@@ -140,15 +79,17 @@ plan::Verification verify(const plan::Problem& p, const plan::SearchResult& r, c
     const bool one_work = !o.work.empty() && o.work.find(',') == std::string::npos;
     runner::CellCandidateRunner runner(
         machine, m, partition::parse_backend(o.backend),
-        one_work ? static_cast<int64_t>(per_job("--work", o.work, 1).front()) : 0,
+        one_work ? static_cast<int64_t>(runner::per_job("--work", o.work, 1).front()) : 0,
         db ? &*db : nullptr, o.run_dir.empty() ? "migscope-runs/plan-verify" : o.run_dir, hooks);
+    runner.use_gpus(&gpus, o.gpu);
     return plan::verify(p, r, objective, runner);
 }
 
 int plan_command(const PlanOptions& o) {
     const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
     const plan::Objective objective = plan::parse_objective(o.objective);
-    const std::vector<plan::JobRequest> requests = job_requests(o);
+    const std::vector<plan::JobRequest> requests =
+        runner::plan_job_requests(o.jobs, o.jobs_file, o.work, o.weights);
     std::string origin;
     // mps partitions get their profiles' SMs (a share of the GPU), as MIG instances do.
     const plan::PartitionKind kind =
@@ -156,8 +97,6 @@ int plan_command(const PlanOptions& o) {
     // Verification measures fixed work: without it, it once ran nothing and exited 0.
     if (o.verify && o.work.empty())
         throw input_error("--verify runs each candidate's fixed work: give --work STEPS");
-    if (o.verify && o.gpus != 1)
-        throw input_error("--verify runs plans of one GPU: give --gpus 1");
     if (o.verify && o.backend == "mig" && !o.apply)
         throw input_error(
             "--verify --backend mig makes each candidate's MIG instances and destroys them "
@@ -222,7 +161,8 @@ int plan_command(const PlanOptions& o) {
         out << mig::write_mig_parted(configs);
         return kExitOk;
     }
-    const report::PlanReport plan{problem, result, set, origin, o.objective, o.gpus, elapsed_ms};
+    const report::PlanReport plan{problem,     result, set,        origin,
+                                  o.objective, o.gpus, elapsed_ms, o.backend};
     if (o.format == "json") {
         nlohmann::json doc = report::plan_json(plan);
         if (o.verify)
@@ -303,13 +243,16 @@ void add_plan_command(CLI::App& app, Action& action) {
         ->capture_default_str();
     cmd->add_flag("--verify", o->verify,
                   "Run the top candidates as `migscope run` would (--backend green, mps, or mig "
-                  "with --apply; --work; queued jobs through --assign) and print predicted against measured, and how far the "
-                  "recommendation is from the best measured; with --db, candidates already "
-                  "measured there are not run again");
+                  "with --apply; --work; queued jobs through --assign) and print predicted "
+                  "against measured, and how far the recommendation is from the best measured; "
+                  "--gpus N: each candidate's GPUs at once, per GPU and in total (tested on a "
+                  "fake NVML only so far); with --db, candidates measured there are not run "
+                  "again");
     cmd->add_flag("--apply", o->apply,
                   "--verify --backend mig: create each candidate's MIG instances and destroy "
                   "them afterwards (root; MIG mode enabled; the whole-GPU baseline is not run)");
-    cmd->add_option("--gpu", o->gpu, "--verify: GPU index (NVML)")->capture_default_str();
+    cmd->add_option("--gpu", o->gpu, "--verify: GPU index (NVML); with --gpus N, the first of N")
+        ->capture_default_str();
     cmd->add_option("--db", o->db, "--verify: also store the runs in this results store");
     cmd->add_option("--run-dir", o->run_dir,
                     "--verify: where the runs' files go (default migscope-runs/plan-verify)");

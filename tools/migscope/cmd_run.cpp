@@ -1,6 +1,6 @@
 // `migscope run`: jobs side by side on partitions of one GPU (or CPU cores), measured over a
-// steady-state window or as the makespan of fixed work, with board energy and attribution; or,
-// given an experiment spec, a sweep of such runs (cmd_sweep.h).
+// steady-state window or as the makespan of fixed work, with board energy and attribution; a
+// plan file's GPUs at once (--plan); or, given an experiment spec, a sweep (cmd_sweep.h).
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -11,14 +11,18 @@
 #include "interrupt.h"
 #include "output_file.h"
 #include "runner/cell.h"
+#include "runner/host_output.h"
+#include "runner/plan_file.h"
 #include "runner/run_output.h"
 
 namespace migscope::cli {
 namespace {
 
 struct RunOptions {
-    std::string spec;     // an experiment spec: a sweep (cmd_sweep.h); empty: one run
-    std::string backend;  // empty: green with a GPU, cpu without
+    std::string spec;      // an experiment spec: a sweep (cmd_sweep.h); empty: one run
+    std::string plan;      // a plan file: its GPUs at once (runner/host_run.h)
+    size_t candidate = 0;  // --plan: 0 the recommendation, k the k-th top candidate
+    std::string backend;   // empty: green with a GPU, cpu without
     std::string layout;
     std::vector<size_t> assign;  // --assign: each job's layout partition
     std::string jobs;
@@ -37,6 +41,56 @@ struct RunOptions {
     std::vector<std::string> only;
     bool dry_run = false;
 };
+
+// The store opens before anything runs: a bad path fails now, not after the run.
+std::optional<store::Store> open_store(const std::string& path) {
+    std::optional<store::Store> db;
+    if (!path.empty())
+        db.emplace(store::Store::open(path));
+    if (db && db->upgrade())
+        std::cerr << "migscope run: " << store::describe(*db->upgrade(), path) << '\n';
+    return db;
+}
+
+runner::RunHooks run_hooks() {
+    runner::RunHooks hooks;
+    hooks.progress = [](const std::string& line) { std::cerr << "migscope run: " << line << '\n'; };
+    hooks.interrupt = install_interrupt_handler();
+    return hooks;
+}
+
+// `migscope run --plan FILE`: each GPU of the plan at once, as the plan places and queues jobs.
+int plan_run_command(const RunOptions& o, const CLI::App& cmd) {
+    for (const char* name :
+         {"--backend", "--layout", "--assign", "--jobs", "--jobs-file", "--duration", "--apply"}) {
+        if (cmd.count(name))
+            throw input_error(std::string(name) +
+                              " does not apply to --plan (the plan says "
+                              "what runs where; MIG instances must exist)");
+    }
+    runner::HostRequest r = runner::read_plan_file(
+        o.plan, {o.candidate, o.work_steps, o.gpu, o.baseline == "sequential"});
+    r.run_dir =
+        o.run_dir.empty() ? "migscope-runs/" + runner::local_time_stamp() + "-plan" : o.run_dir;
+    r.label = o.label;
+    const runner::HostMachines machines = runner::open_gpus(r);
+    runner::check_host(machines, r, o.measurement.force);  // before the store is made
+    std::optional<store::Store> db = open_store(o.db);
+    const runner::RunHooks hooks = run_hooks();
+    const runner::HostOutcome out =
+        runner::run_host(machines, o.measurement, r, db ? &*db : nullptr, hooks);
+    if (!out.run_ids.empty())
+        std::cerr << "migscope run: stored as runs " << out.run_ids.front() << " to "
+                  << out.run_ids.back() << " (one per GPU) in " << o.db << '\n';
+    Output output(o.output);
+    if (o.format == "json")
+        output.stream() << out.doc.dump(2) << '\n';
+    else
+        runner::print_host(out, "migscope run --plan " + o.plan, output.stream());
+    if (out.interrupted() || *hooks.interrupt)
+        return kExitInterrupted;
+    return out.all_ok() ? kExitOk : kExitFailure;
+}
 
 int run_command(RunOptions o) {
     if (o.resume || o.dry_run || !o.only.empty())
@@ -64,16 +118,8 @@ int run_command(RunOptions o) {
     // Refuse what cannot run before the store is opened and anything starts.
     runner::require_fit(runner::check_cell(machine, r), o.measurement.force);
 
-    // The store opens before anything runs: a bad path fails now, not after the run.
-    std::optional<store::Store> db;
-    if (!o.db.empty())
-        db.emplace(store::Store::open(o.db));
-    if (db && db->upgrade())
-        std::cerr << "migscope run: " << store::describe(*db->upgrade(), o.db) << '\n';
-
-    runner::RunHooks hooks;
-    hooks.progress = [](const std::string& line) { std::cerr << "migscope run: " << line << '\n'; };
-    hooks.interrupt = install_interrupt_handler();
+    std::optional<store::Store> db = open_store(o.db);
+    const runner::RunHooks hooks = run_hooks();
     const runner::CellOutcome cell =
         runner::run_cell(machine, o.measurement, r, db ? &*db : nullptr, hooks);
     if (cell.run_id) {
@@ -101,7 +147,7 @@ int run_command(RunOptions o) {
 int spec_command(const RunOptions& o, const CLI::App& cmd) {
     for (const char* name :
          {"--backend", "--layout", "--assign", "--jobs", "--jobs-file", "--duration", "--work",
-          "--baseline", "--label", "--format", "--apply"}) {
+          "--baseline", "--label", "--format", "--apply", "--plan"}) {
         if (cmd.count(name))
             throw input_error(std::string(name) +
                               " does not apply to an experiment spec (the "
@@ -131,6 +177,14 @@ void add_run_command(CLI::App& app, Action& action) {
     cmd->add_option("spec", o->spec,
                     "Experiment spec (TOML): run its sweep; the options naming one run's jobs, "
                     "layout, backend, duration or work and baseline then come from the spec");
+    cmd->add_option("--plan", o->plan,
+                    "Plan file (`migscope plan --format json`, one GPU or several): run each of "
+                    "its GPUs at once, its GPU g on NVML GPU --gpu + g, as it places and queues "
+                    "the jobs (fixed work: the plan's --work, or --work here); --baseline "
+                    "sequential: the planner's sequential baseline on as many GPUs. Several GPUs "
+                    "are tested on a fake NVML only so far");
+    cmd->add_option("--candidate", o->candidate,
+                    "--plan: run the plan's K-th top candidate instead of its recommendation");
     cmd->add_option("--backend", o->backend,
                     "green | mps | mig | timeslice | sequential | cpu (default: green with a GPU, "
                     "cpu without)");
@@ -215,7 +269,9 @@ void add_run_command(CLI::App& app, Action& action) {
     cmd->add_option("--worker", m.worker,
                     "migscope-worker binary (default: found beside migscope)");
     cmd->callback([o, cmd, &action] {
-        if (o->spec.empty())
+        if (!o->plan.empty() && o->spec.empty())
+            action = [o, cmd] { return plan_run_command(*o, *cmd); };
+        else if (o->spec.empty())
             action = [o] { return run_command(*o); };
         else
             action = [o, cmd] { return spec_command(*o, *cmd); };

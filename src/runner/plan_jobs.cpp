@@ -1,0 +1,75 @@
+// The planner's job requests from `migscope plan`'s job and work options.
+#include "runner/plan_jobs.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/error.h"
+#include "core/text.h"
+#include "partition/job.h"
+
+namespace migscope::runner {
+
+std::vector<double> per_job(const std::string& option, const std::string& text, size_t jobs) {
+    std::vector<double> out;
+    for (const std::string& item : text::split(text, ',')) {
+        try {
+            size_t used = 0;
+            out.push_back(std::stod(text::trim(item), &used));
+            if (used != text::trim(item).size())
+                throw std::invalid_argument(item);
+        } catch (const std::exception&) {
+            throw input_error(option + ": '" + item + "' is not a number");
+        }
+    }
+    if (out.size() == 1)
+        out.assign(jobs, out.front());
+    if (out.size() != jobs) {
+        throw input_error(option + ": " + std::to_string(out.size()) + " values for " +
+                          std::to_string(jobs) + " jobs (give one, or one per job)");
+    }
+    return out;
+}
+
+std::vector<plan::JobRequest> plan_job_requests(const std::string& jobs,
+                                                const std::string& jobs_file,
+                                                const std::string& work_text,
+                                                const std::string& weights_text) {
+    if (!work_text.empty() && !weights_text.empty())
+        throw input_error("give --work or --weights, not both");
+    std::vector<plan::JobRequest> out;
+    const std::vector<partition::JobSpec> specs = partition::jobs_from_options(jobs, jobs_file);
+    const bool work_list = work_text.find(',') != std::string::npos;
+    const std::vector<double> work =
+        work_text.empty() ? std::vector<double>{} : per_job("--work", work_text, specs.size());
+    const std::vector<double> weights = weights_text.empty()
+                                            ? std::vector<double>(specs.size(), kDefaultWeightS)
+                                            : per_job("--weights", weights_text, specs.size());
+    for (size_t i = 0; i < specs.size(); ++i) {
+        plan::JobRequest r;
+        r.name = specs[i].name;
+        r.workload = specs[i].workload;
+        r.mode = specs[i].mode;
+        r.batch = specs[i].batch;
+        r.command = specs[i].command;
+        if (specs[i].external()) {
+            if (work_list && work[i] != 1)
+                throw input_error("--work: job '" + r.name +
+                                  "' is a command: its work is one run of it (give 1)");
+            if (weights_text.find(',') != std::string::npos)
+                throw input_error("--weights: job '" + r.name +
+                                  "' is a command: its work is one run of it; give --work, with "
+                                  "1 for it in a per-job list");
+        } else if (!work.empty()) {
+            if (work[i] != std::floor(work[i]) || work[i] <= 0)
+                throw input_error("--work: steps must be positive whole numbers");
+            r.work_steps = static_cast<int64_t>(work[i]);
+        } else {
+            r.work_whole_gpu_s = weights[i];
+        }
+        out.push_back(r);
+    }
+    return out;
+}
+
+}  // namespace migscope::runner
