@@ -26,7 +26,12 @@ std::string status_summary(const store::RunRecord& run) {
 }
 
 std::string role_text(const store::RunRecord& run) {
-    return to_string(run.role) + (run.parent_id ? " of " + std::to_string(*run.parent_id) : "");
+    std::string text =
+        to_string(run.role) + (run.parent_id ? " of " + std::to_string(*run.parent_id) : "");
+    if (run.gpu_index)  // one GPU's row of a run over several GPUs
+        text += ", GPU " + std::to_string(*run.gpu_index) +
+                (run.host_run_id ? " of host run " + std::to_string(*run.host_run_id) : "");
+    return text;
 }
 
 }  // namespace migscope::report

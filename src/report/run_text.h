@@ -9,7 +9,7 @@ namespace migscope::report {
 
 // "2 ok", "1 ok, 1 crashed", plus "interrupted".
 std::string status_summary(const store::RunRecord& run);
-// "run", "baseline of 3".
+// "run", "baseline of 3"; a GPU row of a run over several GPUs adds ", GPU 1 of host run 7".
 std::string role_text(const store::RunRecord& run);
 
 }  // namespace migscope::report

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "nvml/fake_nvml_env.h"
 #include "partition/job.h"
+#include "report/run_text.h"
 
 namespace migscope::runner {
 namespace {
@@ -149,6 +150,8 @@ TEST_F(HostRun, EachGpuRunsItsOwnLayoutAndBackendWithItsEnergyAndTheHostTotal) {
         EXPECT_EQ(row->host_run_id, out.run_ids.front());
         EXPECT_FALSE(row->trace.empty());
         EXPECT_EQ(row->label, "host test");
+        EXPECT_EQ(report::role_text(*row), "run, GPU " + std::to_string(i) + " of host run " +
+                                               std::to_string(out.run_ids.front()));
     }
     const auto base = db.get_run(out.baseline_ids[1]);
     EXPECT_EQ(base->role, store::RunRole::kBaseline);
