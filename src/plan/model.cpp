@@ -171,6 +171,13 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
             } else {
                 on.time_s = job.items / e->items_per_s;
                 on.startup_s = job.profile->external() ? std::min(e->startup_s, on.time_s) : 0;
+                const auto end_of = [&](Spread spread, double& time_s, double& startup_s) {
+                    const Estimate x = *estimate(*job.profile, size.label, size.sms, spread);
+                    time_s = job.items / x.items_per_s;
+                    startup_s = job.profile->external() ? std::min(x.startup_s, time_s) : 0;
+                };
+                end_of(Spread::kFastest, on.fastest_time_s, on.fastest_startup_s);
+                end_of(Spread::kSlowest, on.slowest_time_s, on.slowest_startup_s);
                 on.power_w = e->average_power_w;
                 on.interpolated = e->interpolated;
                 on.speed_fraction =
@@ -249,7 +256,7 @@ Prediction predict(const Problem& problem, const Plan& plan) {
         telemetry::AttributionInput split;
         split.idle_power_w = problem.idle_power_w;
         double gpu_makespan_s = 0;
-        std::vector<double> gpu_alone_j;  // each job's dynamic energy as if alone on its partition
+        std::vector<double> gpu_alone_j;   // each job's dynamic energy as if alone on its partition
         std::vector<bool> alone_in_queue;  // the only job of its partition
         for (size_t k = 0; k < partitions; ++k) {
             const size_t s =
@@ -336,6 +343,22 @@ Prediction predict(const Problem& problem, const Plan& plan) {
     out.edp_js = out.energy_j * out.makespan_s;
     out.throughput = out.makespan_s > 0 ? work_s / out.makespan_s : 0.0;
     return out;
+}
+
+MakespanRange predict_makespan_range(const Problem& problem, const Plan& plan) {
+    Problem end = problem;
+    const auto makespan_at = [&](bool fastest) {
+        for (size_t j = 0; j < end.jobs.size(); ++j) {
+            for (size_t s = 0; s < end.sizes.size(); ++s) {
+                const JobOnSize& from = problem.jobs[j].on[s];
+                JobOnSize& on = end.jobs[j].on[s];
+                on.time_s = fastest ? from.fastest_time_s : from.slowest_time_s;
+                on.startup_s = fastest ? from.fastest_startup_s : from.slowest_startup_s;
+            }
+        }
+        return predict(end, plan).makespan_s;
+    };
+    return {makespan_at(true), makespan_at(false)};
 }
 
 double score(Objective objective, const Prediction& p) {

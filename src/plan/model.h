@@ -50,12 +50,15 @@ struct Size {
 // One job on one size, alone, before the interference correction.
 struct JobOnSize {
     bool usable = false;
-    std::string refusal;        // why not usable: memory, no profile there, too slow
-    double time_s = 0;          // its work alone on a partition of this size
-    double startup_s = 0;       // of time_s, what does not slow down in a mix (a command's start-up)
-    double power_w = 0;         // board power while it runs alone there
+    std::string refusal;   // why not usable: memory, no profile there, too slow
+    double time_s = 0;     // its work alone on a partition of this size
+    double startup_s = 0;  // of time_s, what does not slow down in a mix (a command's start-up)
+    double power_w = 0;    // board power while it runs alone there
     double speed_fraction = 0;  // items/s over its whole-GPU items/s
     bool interpolated = false;  // not measured on this size: interpolated by SMs
+    // time_s and startup_s at the ends of the profile's run-to-run range (Spread).
+    double fastest_time_s = 0, fastest_startup_s = 0;
+    double slowest_time_s = 0, slowest_startup_s = 0;
 };
 
 // A job's time in a mix on its partition: its start-up as alone, the rest ÷ the throughput
@@ -155,6 +158,18 @@ struct Prediction {
 // plus each job's dynamic power (alone-on-partition power − idle, × the power correction in a
 // mix) while it runs.
 Prediction predict(const Problem& problem, const Plan& plan);
+
+// The makespan the plan would have if every job ran as its fastest, and as its slowest, profiled
+// repetition did (speed and a command's start-up), all else as predict: the spread that the
+// profiles' own run-to-run variation puts around the predicted makespan. Equal to it where each
+// size was measured once.
+struct MakespanRange {
+    double fastest_s = 0, slowest_s = 0;
+    bool holds(double makespan_s) const {  // with 0.5 % for rounding
+        return makespan_s >= fastest_s * 0.995 && makespan_s <= slowest_s * 1.005;
+    }
+};
+MakespanRange predict_makespan_range(const Problem& problem, const Plan& plan);
 
 // Lower is better: energy J, −throughput, makespan s, or energy × makespan.
 double score(Objective objective, const Prediction& prediction);

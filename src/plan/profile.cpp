@@ -467,9 +467,9 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         if (!sms_of(j.partition, model))
             continue;  // a partition the model does not know (cores of a CPU run)
         const bool command = !j.workload;
-        JobValues& jv = by_job[command ? std::tuple(std::string(), std::string(), int64_t{0}, j.name)
-                                       : std::tuple(*j.workload, j.mode, *batch_of(j),
-                                                    std::string())];
+        JobValues& jv =
+            by_job[command ? std::tuple(std::string(), std::string(), int64_t{0}, j.name)
+                           : std::tuple(*j.workload, j.mode, *batch_of(j), std::string())];
         jv.step_modes.insert(store::step_mode_of(j));
         if (partition_backend(r.backend))
             jv.backends.insert(r.backend);
@@ -573,10 +573,16 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
     return set;
 }
 
-std::optional<Estimate> estimate(const JobProfile& job, std::string_view partition, unsigned sms) {
-    const auto measured = [](const PartitionProfile& p) {
-        return Estimate{p.items_per_s.value, p.average_power_w.value,
-                        p.startup_s ? p.startup_s->value : 0.0, false};
+std::optional<Estimate> estimate(const JobProfile& job, std::string_view partition, unsigned sms,
+                                 Spread spread) {
+    const auto pick = [spread](const Measured& m, bool more_is_faster) {
+        if (spread == Spread::kMedian)
+            return m.value;
+        return (spread == Spread::kFastest) == more_is_faster ? m.max : m.min;
+    };
+    const auto measured = [&](const PartitionProfile& p) {
+        return Estimate{pick(p.items_per_s, true), p.average_power_w.value,
+                        p.startup_s ? pick(*p.startup_s, false) : 0.0, false};
     };
     const PartitionProfile* below = nullptr;
     const PartitionProfile* above = nullptr;

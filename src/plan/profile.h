@@ -106,9 +106,9 @@ std::string write_profiles_json(const ProfileSet& profiles);
 // profiles, medians over repetitions (a command's runs: fixed work, its run time); runs of
 // several built-in jobs (green, mps, mig, over a steady window) calibrate the correction. A job
 // whose sizes ran on more than one backend, or a command profiled with different argv, is an
-// input error (export stores of one kind). Idle power comes from the runs of one idle state: clocks up when any
-// run recorded it, else idle without a clock, else deep idle, else (runs stored before states)
-// every run. Throws an input error when there are no usable runs or no idle power.
+// input error (export stores of one kind). Idle power comes from the runs of one idle state: clocks
+// up when any run recorded it, else idle without a clock, else deep idle, else (runs stored before
+// states) every run. Throws an input error when there are no usable runs or no idle power.
 ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
                               const mig::GpuModel& model);
 
@@ -128,6 +128,10 @@ struct Estimate {
     double startup_s = 0;  // PartitionProfile::startup_s, 0 where not measured
     bool interpolated = false;
 };
-std::optional<Estimate> estimate(const JobProfile& job, std::string_view partition, unsigned sms);
+// Which values of a profile's repetitions: the medians, or the ends of their run-to-run range
+// (fastest: the most items/s and the least start-up; slowest: the least and the most).
+enum class Spread { kMedian, kFastest, kSlowest };
+std::optional<Estimate> estimate(const JobProfile& job, std::string_view partition, unsigned sms,
+                                 Spread spread = Spread::kMedian);
 
 }  // namespace migscope::plan

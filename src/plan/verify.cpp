@@ -142,7 +142,9 @@ Verification verify(const Problem& p, const SearchResult& r, Objective objective
         for (const GpuPlan& g : c.plan)
             runs.push_back(candidate_run(p, g));
         const CandidateRun run = runs.size() == 1 ? runs.front() : combined_run(runs);
-        VerifiedCandidate vc{c.name, c.prediction, std::nullopt, "", run.order, std::nullopt};
+        VerifiedCandidate vc{c.name,       c.prediction, predict_makespan_range(p, c.plan),
+                             std::nullopt, "",           run.order,
+                             std::nullopt};
         vc.measured = runs.size() == 1 ? runner.run(c, i, run, vc.skipped)
                                        : runner.run_gpus(c, i, runs, vc.skipped);
         if (runs.size() > 1)

@@ -76,6 +76,7 @@ struct GpuCheck {
 struct VerifiedCandidate {
     std::string name;
     Prediction predicted;
+    MakespanRange predicted_range;        // the profiles' run-to-run spread around it
     std::optional<MeasuredRun> measured;  // empty: not run (see skipped)
     std::string skipped;
     std::vector<size_t> order;    // plan job index of each measured job

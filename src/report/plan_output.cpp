@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "report/json_value.h"
-#include "telemetry/idle_baseline.h"
 #include "report/table.h"
+#include "telemetry/idle_baseline.h"
 
 namespace migscope::report {
 namespace {
@@ -131,10 +131,9 @@ void print_plan(const PlanReport& report, std::ostream& out) {
         << set.provenance.driver << ", steps "
         << (set.provenance.steps.empty() ? "not recorded" : set.provenance.steps) << "); idle "
         << fmt::format("{:.0f}", p.idle_power_w) << " W (" << telemetry::state_text(set.idle_state)
-        << "); corrections: throughput "
-        << fmt::format("{:.2f}", p.correction.throughput) << ", dynamic power "
-        << fmt::format("{:.2f}", p.correction.dynamic_power) << " (from " << p.correction.mixes
-        << " measured mixes)\n";
+        << "); corrections: throughput " << fmt::format("{:.2f}", p.correction.throughput)
+        << ", dynamic power " << fmt::format("{:.2f}", p.correction.dynamic_power) << " (from "
+        << p.correction.mixes << " measured mixes)\n";
     out << "search: " << plan::to_string(r.method) << ", " << r.layouts
         << " layouts (the whole GPU included), " << r.evaluated << " plans scored, "
         << fmt::format("{:.1f}", report.elapsed_ms) << " ms\n\n";
@@ -225,14 +224,13 @@ json plan_json(const PlanReport& report) {
     doc["jobs"] = json::array();  // what `migscope run --plan` runs
     for (const plan::JobModel& j : p.jobs) {
         const bool command = j.profile->external();
-        doc["jobs"].push_back(
-            {{"name", j.request.name},
-             {"workload", command ? json(nullptr) : json(j.request.workload)},
-             {"command", j.request.command},
-             {"mode", j.request.mode},
-             {"batch", command ? json(nullptr) : json(j.profile->batch)},
-             {"work_steps", maybe(j.request.work_steps)},
-             {"work_whole_gpu_s", maybe(j.request.work_whole_gpu_s)}});
+        doc["jobs"].push_back({{"name", j.request.name},
+                               {"workload", command ? json(nullptr) : json(j.request.workload)},
+                               {"command", j.request.command},
+                               {"mode", j.request.mode},
+                               {"batch", command ? json(nullptr) : json(j.profile->batch)},
+                               {"work_steps", maybe(j.request.work_steps)},
+                               {"work_whole_gpu_s", maybe(j.request.work_whole_gpu_s)}});
     }
     doc["profiles"] = {
         {"source", report.profiles_origin},
@@ -278,10 +276,11 @@ namespace {
 json gpu_checks_json(const std::vector<plan::GpuCheck>& gpus) {
     json out = json::array();
     for (const plan::GpuCheck& g : gpus) {
-        json entry = {{"gpu", g.gpu},
-                      {"predicted", {{"makespan_s", g.predicted_makespan_s},
-                                     {"energy_j", g.predicted_energy_j}}},
-                      {"measured", nullptr}};
+        json entry = {
+            {"gpu", g.gpu},
+            {"predicted",
+             {{"makespan_s", g.predicted_makespan_s}, {"energy_j", g.predicted_energy_j}}},
+            {"measured", nullptr}};
         if (g.measured)
             entry["measured"] = {{"makespan_s", g.measured->makespan_s},
                                  {"energy_j", maybe(g.measured->energy_j)},
@@ -319,6 +318,7 @@ json verification_json(const plan::Problem& p, const plan::Verification& v) {
             {"name", c.name},
             {"predicted",
              {{"makespan_s", c.predicted.makespan_s},
+              {"makespan_range_s", {c.predicted_range.fastest_s, c.predicted_range.slowest_s}},
               {"energy_j", c.predicted.energy_j},
               {"throughput", c.predicted.throughput},
               {"aggregate_throughput", c.predicted.aggregate_throughput}}}};
@@ -329,6 +329,7 @@ json verification_json(const plan::Problem& p, const plan::Verification& v) {
         }
         const plan::MeasuredRun& m = *c.measured;
         entry["measured"] = {{"makespan_s", m.makespan_s},
+                             {"makespan_within_range", c.predicted_range.holds(m.makespan_s)},
                              {"energy_j", maybe(m.energy_j)},
                              {"throughput", maybe(c.throughput)},
                              {"aggregate_throughput", maybe(c.aggregate_throughput)}};
@@ -367,9 +368,17 @@ void print_verification(const plan::Problem& p, const plan::Verification& v, std
             continue;
         }
         const plan::MeasuredRun& m = *c.measured;
-        out << fmt::format("  {}: makespan {:.1f} s predicted, {:.1f} s measured ({}); ", c.name,
-                           c.predicted.makespan_s, m.makespan_s,
-                           signed_pct(m.makespan_s, c.predicted.makespan_s));
+        const plan::MakespanRange& range = c.predicted_range;
+        out << fmt::format("  {}: makespan {:.1f} s predicted", c.name, c.predicted.makespan_s);
+        if (range.slowest_s > range.fastest_s * 1.005)  // the profiles have a spread
+            out << fmt::format(" ({:.1f}-{:.1f} s over the profiles' fastest and slowest runs)",
+                               range.fastest_s, range.slowest_s);
+        out << fmt::format(
+            ", {:.1f} s measured ({}{}); ", m.makespan_s,
+            signed_pct(m.makespan_s, c.predicted.makespan_s),
+            range.slowest_s > range.fastest_s * 1.005
+                ? (range.holds(m.makespan_s) ? ", inside that range" : ", outside that range")
+                : "");
         if (m.energy_j)
             out << fmt::format("energy {} kJ predicted, {} kJ measured ({}); ",
                                kj(c.predicted.energy_j), kj(*m.energy_j),
@@ -394,11 +403,11 @@ void print_verification(const plan::Problem& p, const plan::Verification& v, std
                                   job.profile->item_unit,
                                   mj.items_per_s ? fmt::format("{:.0f}", *mj.items_per_s)
                                                  : std::string("-"));
-            out << fmt::format("    {}: ends at {:.1f} s predicted, {} measured{}{}\n",
-                               job.request.name, predicted.end_s,
-                               mj.finish_s ? fmt::format("{:.1f} s", *mj.finish_s)
-                                           : std::string("-"),
-                               speed, mj.status == "ok" ? "" : " (" + mj.status + ")");
+            out << fmt::format(
+                "    {}: ends at {:.1f} s predicted, {} measured{}{}\n", job.request.name,
+                predicted.end_s,
+                mj.finish_s ? fmt::format("{:.1f} s", *mj.finish_s) : std::string("-"), speed,
+                mj.status == "ok" ? "" : " (" + mj.status + ")");
         }
     }
     if (v.recommended_gap) {

@@ -61,7 +61,8 @@ TEST(Model, TwoJobsSideBySide) {
 TEST(Model, ACommandsWorkIsOneRunOfItWhateverTheStepsSay) {
     ProfileSet set = two_jobs();
     // "mine" runs 30 s on 1g (160 W) and 12 s alone on the whole GPU (400 W), measured on MPS.
-    JobProfile mine = job_profile("", 0, {{"1g.18gb", {1 / 30.0, 160}}, {"whole GPU", {1 / 12.0, 400}}});
+    JobProfile mine =
+        job_profile("", 0, {{"1g.18gb", {1 / 30.0, 160}}, {"whole GPU", {1 / 12.0, 400}}});
     mine.name = "mine";
     mine.command = {"python3", "train.py"};
     mine.item_unit = "runs";
@@ -92,7 +93,8 @@ TEST(Model, ACommandsStartUpIsNotSlowedDownInAMix) {
     ProfileSet set = two_jobs();
     set.correction = {0.8, 0.5, 3};
     // "mine": 30 s on 1g (160 W), 20 s of them start-up; 12 s on the whole GPU, 8 s start-up.
-    JobProfile mine = job_profile("", 0, {{"1g.18gb", {1 / 30.0, 160}}, {"whole GPU", {1 / 12.0, 400}}});
+    JobProfile mine =
+        job_profile("", 0, {{"1g.18gb", {1 / 30.0, 160}}, {"whole GPU", {1 / 12.0, 400}}});
     mine.name = "mine";
     mine.command = {"python3", "train.py"};
     mine.item_unit = "runs";
@@ -118,6 +120,42 @@ TEST(Model, ACommandsStartUpIsNotSlowedDownInAMix) {
     // Alone on its partition nothing is corrected: its profiled run.
     const Prediction alone = predict(p, {GpuPlan{layout("2g.35gb+1g.18gb"), {{0, 1}, {}}}});
     EXPECT_FALSE(alone.corrected);
+}
+
+TEST(Model, TheMakespanRangeRunsEveryJobAsItsFastestAndSlowestRepetition) {
+    ProfileSet set = two_jobs();
+    set.correction = {0.8, 1, 3};
+    // "mine" on 1g: runs of 25, 30 and 40 s (1/40..1/25 runs/s), start-up 15, 20 and 22 s.
+    JobProfile mine =
+        job_profile("", 0, {{"1g.18gb", {1 / 30.0, 160}}, {"whole GPU", {1 / 12.0, 400}}});
+    mine.name = "mine";
+    mine.command = {"python3", "train.py"};
+    mine.item_unit = "runs";
+    mine.items_per_step = 1;
+    mine.partitions[0].items_per_s = {1 / 30.0, 3, 1 / 40.0, 1 / 25.0};
+    mine.partitions[0].startup_s = Measured{20, 3, 15, 22};
+    mine.partitions[1].startup_s = testing::one(8);
+    set.jobs.push_back(mine);
+    std::vector<JobRequest> jobs = {requests()[0]};
+    JobRequest r;
+    r.name = "mine";
+    r.command = mine.command;
+    jobs.push_back(r);
+    const Problem p = make_problem(jobs, set, mig::builtin_model("h200"), {});
+    const Plan plan = {GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}};
+    const MakespanRange range = predict_makespan_range(p, plan);
+    // mine in the mix: start-up + the rest ÷ 0.8. Fastest 15 + 10 / 0.8; slowest 22 + 18 / 0.8.
+    EXPECT_DOUBLE_EQ(predict(p, plan).makespan_s, 20 + 10 / 0.8);
+    EXPECT_DOUBLE_EQ(range.fastest_s, 15 + 10 / 0.8);
+    EXPECT_DOUBLE_EQ(range.slowest_s, 22 + 18 / 0.8);
+    EXPECT_TRUE(range.holds(30));
+    EXPECT_FALSE(range.holds(26));
+    EXPECT_FALSE(range.holds(45));
+    // On the whole GPU both were measured once: the range is the prediction.
+    const Plan whole = {GpuPlan{std::nullopt, {{0, 1}}}};
+    const MakespanRange once = predict_makespan_range(p, whole);
+    EXPECT_DOUBLE_EQ(once.fastest_s, predict(p, whole).makespan_s);
+    EXPECT_DOUBLE_EQ(once.slowest_s, predict(p, whole).makespan_s);
 }
 
 TEST(Model, QueuedJobsStartWhenThePartitionFrees) {

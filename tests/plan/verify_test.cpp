@@ -55,7 +55,8 @@ Fixture three_candidates() {
     auto set = std::make_unique<ProfileSet>(profile_set(jobs));
     std::vector<JobRequest> requests;
     for (size_t i = 0; i < set->jobs.size(); ++i)
-        requests.push_back({"job" + std::to_string(i), set->jobs[i].workload, "train", {}, 100, {}, {}});
+        requests.push_back(
+            {"job" + std::to_string(i), set->jobs[i].workload, "train", {}, 100, {}, {}});
     Problem problem = make_problem(requests, *set, mig::builtin_model("h200"), {});
     Fixture f{std::move(set), std::move(problem), {}};
     f.result = search(f.problem, {Objective::kEnergy, 1, 3});
@@ -97,6 +98,13 @@ TEST(Verify, GapIsTheRecommendationAgainstTheBestMeasured) {
     ASSERT_TRUE(v.recommended_gap);
     EXPECT_NEAR(*v.recommended_gap, 0.10, 1e-12);
     EXPECT_DOUBLE_EQ(v.runs_wall_s, 6);
+    for (size_t i = 0; i < 3; ++i) {  // each candidate's range, from its own plan
+        const MakespanRange r = predict_makespan_range(f.problem, f.result.top[i].plan);
+        EXPECT_DOUBLE_EQ(v.candidates[i].predicted_range.fastest_s, r.fastest_s);
+        EXPECT_DOUBLE_EQ(v.candidates[i].predicted_range.slowest_s, r.slowest_s);
+        EXPECT_LE(r.fastest_s, v.candidates[i].predicted.makespan_s);
+        EXPECT_GE(r.slowest_s, v.candidates[i].predicted.makespan_s);
+    }
 
     const Verification by_time = verify(f.problem, f.result, Objective::kMakespan, runner);
     EXPECT_EQ(*by_time.best_measured, 2u);
@@ -143,8 +151,8 @@ TEST(Verify, ThroughputsAreTheProfiledWorkOverTheMeasuredTimes) {
 TEST(Verify, ForThroughputTheGapIsHowMuchLessTheRecommendationDid) {
     const Fixture f = three_candidates();
     ScriptedRunner runner;
-    runner.answers = {{0, measured(12, 1000, 3)}, {1, measured(10, 1000, 3)},
-                      {2, measured(11, 1000, 3)}};
+    runner.answers = {
+        {0, measured(12, 1000, 3)}, {1, measured(10, 1000, 3)}, {2, measured(11, 1000, 3)}};
     const Verification v = verify(f.problem, f.result, Objective::kThroughput, runner);
     EXPECT_EQ(*v.best_measured, 1u);
     EXPECT_NEAR(*v.recommended_gap, 1 - 10.0 / 12, 1e-12);  // 1 - its throughput / the best's
