@@ -3,8 +3,8 @@
 # sharing the GPU through time-slicing and MPS; after `./build.sh build`. Two parts:
 #   scripts/gpu-exporter-h200.sh shares  the exporter sampling and scraped every second beside the
 #       runs in MIXES (default: 2 and 4 jobs time-sliced, 3 and 7 on MPS), DURATION s each. Writes
-#       under $OUT: exporter.err, ex.db (the runs), one table per run, pids.txt (each run's worker
-#       pids and argv, which the scrapes' pid labels map to), scrapes.tar.gz (every scrape and each
+#       under $OUT: exporter.err, ex.db (the runs), one table per run, pids.txt (every worker pid
+#       and argv seen during each run, probes included, which the scrapes' pid labels map to), scrapes.tar.gz (every scrape and each
 #       run's result.json) and exporter-cpu.txt (its CPU seconds over the runs).
 #   scripts/gpu-exporter-h200.sh cost    the same time-sliced pair REPS times with and REPS times
 #       without the exporter, alternating, COST_S s windows; prints each run's jobs' throughput
@@ -32,9 +32,12 @@ run_jobs() {  # $1: name, then `migscope run` arguments; snapshots the workers' 
   "$b" run "$@" --db "$out/ex.db" --run-dir "$out/$name" --label "$name" \
     >"$out/$name.txt" 2>"$out/$name.log" &
   local run=$!
-  sleep 15
-  { echo "# $name"; ps -eo pid,args | grep -E 'migscope-worker (train|group)' | grep -v grep; } \
-    >>"$out/pids.txt"
+  # Every 2 s while it runs: the probes without each job and the mix start workers of their own.
+  echo "# $name" >>"$out/pids.txt"
+  while kill -0 "$run" 2>/dev/null; do
+    ps -eo pid,args | grep -E 'migscope-worker (train|group)' | grep -v grep
+    sleep 2
+  done | sort -un >>"$out/pids.txt"
   wait "$run"
   echo "$name: exit $?"
 }
