@@ -372,7 +372,8 @@ bool Group::all_alive_ready_to_open(SteadyTime now) {
         if (spec_.mode == RunMode::kWork ? !j.warm : !c.steady) {
             lagging += (lagging.empty() ? "" : ", ") + job_spec(j).name;
             if (c.cv)
-                lagging += " (step-time CV " + std::to_string(std::lround(*c.cv * 100)) + " %)";
+                lagging += " (step-time CV over " + fmt_s(spec_.steady.min_chunk_s) + " spans " +
+                           std::to_string(std::lround(*c.cv * 100)) + " %)";
         }
     }
     warnings_.push_back("window opened after the warm-up timeout (" +

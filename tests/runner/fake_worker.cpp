@@ -78,6 +78,8 @@ int run_job(const Job& j, size_t index, double step_s) {
     ready.data = "synthetic";
     emit(ready, index);
     long measured = 0;
+    using clock = std::chrono::steady_clock;
+    const auto started = clock::now();
     for (long step = 0;; ++step) {
         const bool warming = step < j.warmup;
         if (!warming) {
@@ -94,8 +96,10 @@ int run_job(const Job& j, size_t index, double step_s) {
                 break;
         }
         double t = step_s;
-        if (j.model == "fake-noisy")
-            t = step % 2 ? step_s : 4 * step_s;
+        if (j.model == "fake-noisy") {  // its rate swings 4x every 0.3 s: never steady
+            const double since = std::chrono::duration<double>(clock::now() - started).count();
+            t = static_cast<long>(since / 0.3) % 2 ? step_s : 4 * step_s;
+        }
         if (j.model == "fake-slow")
             t = 2 * step_s;
         std::this_thread::sleep_for(std::chrono::duration<double>(t));

@@ -428,11 +428,17 @@ TEST_F(RunTest, ACommandThatCannotStartIsAFailedJobNotAFailedRun) {
 TEST_F(RunTest, InterruptionStopsCleanlyAndKeepsPartialResults) {
     RunSpec s = spec_for({"fake", "fake"});
     s.duration_s = 30;
-    std::atomic<bool> stop{false};
+    std::atomic<bool> stop{false}, open{false};
     RunHooks hooks;
     hooks.interrupt = &stop;
-    std::thread t([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    hooks.progress = [&](const std::string& line) {
+        open = open || line.find("all jobs steady") != std::string::npos;
+    };
+    std::thread t([&] {  // interrupt 0.3 s after the window opened (or after 8 s)
+        const auto deadline = SteadyClock::now() + std::chrono::seconds(8);
+        while (!open && SteadyClock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
         stop = true;
     });
     const auto t0 = SteadyClock::now();

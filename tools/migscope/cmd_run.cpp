@@ -215,7 +215,8 @@ void add_run_command(CLI::App& app, Action& action) {
         "Built-in workloads step eagerly: no CUDA graph (by default each captures its "
         "step at warm-up step 2 and replays it; docs/worker-protocol.md)");
     cmd->add_option("--steady-cv", m.steady_cv,
-                    "Steady state: coefficient of variation of the last 5 step times at most this")
+                    "Steady state: coefficient of variation of the job's mean step time over its "
+                    "last 5 spans of >= 0.2 s of steps at most this")
         ->capture_default_str();
     cmd->add_option("--warmup-timeout", m.warmup_timeout_s,
                     "Open the window anyway after this many seconds (with a warning)")
