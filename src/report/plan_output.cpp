@@ -23,6 +23,7 @@ std::string signed_pct(double value, double base) {
 }
 
 json prediction_json(const plan::Problem& p, const plan::Candidate& c) {
+    const plan::MakespanRange range = plan::predict_makespan_range(p, c.plan);
     const plan::Prediction& r = c.prediction;
     json jobs = json::array();
     for (size_t j = 0; j < p.jobs.size(); ++j) {
@@ -61,6 +62,7 @@ json prediction_json(const plan::Problem& p, const plan::Candidate& c) {
             {"partitioned", c.partitioned()},
             {"gpus", gpus},
             {"makespan_s", r.makespan_s},
+            {"makespan_range_s", {range.fastest_s, range.slowest_s}},
             {"energy_j", r.energy_j},
             {"idle_energy_j", r.idle_energy_j},
             {"throughput", r.throughput},
@@ -71,7 +73,19 @@ json prediction_json(const plan::Problem& p, const plan::Candidate& c) {
 }
 
 // One line per candidate: energy, makespan, throughput, and each against a reference.
-void candidates_table(const std::vector<std::pair<std::string, const plan::Candidate*>>& rows,
+// The makespan, with the range the profiles' fastest and slowest repetitions give where they
+// differ.
+std::string makespan_text(const plan::Problem& p, const plan::Candidate& c) {
+    const plan::MakespanRange range = plan::predict_makespan_range(p, c.plan);
+    if (range.slowest_s <= range.fastest_s * 1.005)
+        return fmt::format("{:.1f}", c.prediction.makespan_s);
+    return fmt::format("{:.1f} ({:.1f}-{:.1f})", c.prediction.makespan_s, range.fastest_s,
+                       range.slowest_s);
+}
+
+// One line per candidate: energy, makespan, throughput, and each against a reference.
+void candidates_table(const plan::Problem& p,
+                      const std::vector<std::pair<std::string, const plan::Candidate*>>& rows,
                       const plan::Candidate& reference, std::ostream& out) {
     TextTable t({{"", Align::kLeft},
                  {"layout", Align::kLeft},
@@ -83,9 +97,8 @@ void candidates_table(const std::vector<std::pair<std::string, const plan::Candi
     for (const auto& [label, c] : rows) {
         const plan::Prediction& r = c->prediction;
         t.add_row({label, c->name, kj(r.energy_j),
-                   signed_pct(r.energy_j, reference.prediction.energy_j),
-                   fmt::format("{:.1f}", r.makespan_s), fmt::format("{:.2f}", r.throughput),
-                   fmt::format("{:.2f}", r.edp_js / 1e6)});
+                   signed_pct(r.energy_j, reference.prediction.energy_j), makespan_text(p, *c),
+                   fmt::format("{:.2f}", r.throughput), fmt::format("{:.2f}", r.edp_js / 1e6)});
     }
     t.print(out);
 }
@@ -186,7 +199,7 @@ void print_plan(const PlanReport& report, std::ostream& out) {
         if (base.candidate)
             rows.emplace_back(base.name, &*base.candidate);
     }
-    candidates_table(rows, seq, out);
+    candidates_table(p, rows, seq, out);
     for (const plan::Baseline& base : r.baselines) {
         if (!base.candidate)
             out << "  " << base.name << ": not possible: " << base.why_not << "\n";
@@ -195,13 +208,13 @@ void print_plan(const PlanReport& report, std::ostream& out) {
     rows.clear();
     for (size_t i = 0; i < r.top.size(); ++i)
         rows.emplace_back(std::to_string(i + 1), &r.top[i]);
-    candidates_table(rows, seq, out);
+    candidates_table(p, rows, seq, out);
     out << "\nPareto front, energy vs throughput (each layout's best plans for energy and for "
            "throughput):\n";
     rows.clear();
     for (const plan::Candidate& c : r.pareto)
         rows.emplace_back("", &c);
-    candidates_table(rows, seq, out);
+    candidates_table(p, rows, seq, out);
     if (!p.notes.empty() || b.corrected) {
         out << "\nnotes:\n";
         for (const std::string& n : p.notes)
@@ -209,7 +222,8 @@ void print_plan(const PlanReport& report, std::ostream& out) {
     }
     out << "Model: each job's measured speed and board power alone on its partition size; idle "
            "power for the whole GPU until the last partition frees; SM partitions emulate MIG "
-           "(no L2/bandwidth isolation). See docs/planner.md.\n";
+           "(no L2/bandwidth isolation); a makespan in brackets is its range with every job at "
+           "its fastest and slowest profiled repetition. See docs/planner.md.\n";
 }
 
 json plan_json(const PlanReport& report) {
