@@ -17,8 +17,8 @@ plan::MeasuredRun measured(const store::RunRecord& r) {
     m.makespan_s = r.window_s;
     m.energy_j = r.counter_energy_j;
     for (const store::JobRecord& j : r.jobs)
-        m.jobs.push_back({j.status, j.message,
-                          j.workload ? j.items_per_s : std::optional<double>(), j.finish_s});
+        m.jobs.push_back({j.status, j.message, j.workload ? j.items_per_s : std::optional<double>(),
+                          j.finish_s});
     m.stored_run_id = r.id;
     return m;
 }
@@ -29,8 +29,7 @@ plan::MeasuredRun measured(const RunResult& r) {
     m.energy_j = r.energy.counter_energy_j;
     for (const JobResult& j : r.jobs)
         m.jobs.push_back({to_string(j.status), j.message,
-                          j.spec.external() ? std::optional<double>() : j.items_per_s,
-                          j.finish_s});
+                          j.spec.external() ? std::optional<double>() : j.items_per_s, j.finish_s});
     return m;
 }
 
@@ -123,17 +122,20 @@ CellRequest CellCandidateRunner::cell_of(const plan::CandidateRun& a) const {
     return cell;
 }
 
+bool CellCandidateRunner::can_run(std::string& why_not) const {
+    why_not.clear();
+    if (hooks_.interrupt && *hooks_.interrupt)
+        why_not = "interrupted";
+    else if (work_steps_ <= 0)
+        why_not = "--verify needs one --work STEPS for every job (as `migscope run`)";
+    return why_not.empty();
+}
+
 std::optional<plan::MeasuredRun> CellCandidateRunner::run(const plan::Candidate& c, size_t index,
                                                           const plan::CandidateRun& a,
                                                           std::string& why_not) {
-    if (hooks_.interrupt && *hooks_.interrupt) {
-        why_not = "interrupted";
+    if (!can_run(why_not))
         return std::nullopt;
-    }
-    if (work_steps_ <= 0) {
-        why_not = "--verify needs one --work STEPS for every job (as `migscope run`)";
-        return std::nullopt;
-    }
     if (a.layout.empty() && backend_ == partition::BackendKind::kMig) {
         why_not =
             "the whole GPU needs MIG mode disabled, MIG instances need it enabled: run the "
@@ -175,14 +177,8 @@ std::optional<plan::MeasuredRun> CellCandidateRunner::run_gpus(
     std::string& why_not) {
     if (!gpus_)
         return plan::CandidateRunner::run_gpus(c, index, runs, why_not);
-    if (hooks_.interrupt && *hooks_.interrupt) {
-        why_not = "interrupted";
+    if (!can_run(why_not))
         return std::nullopt;
-    }
-    if (work_steps_ <= 0) {
-        why_not = "--verify needs one --work STEPS for every job (as `migscope run`)";
-        return std::nullopt;
-    }
     HostRequest host;
     std::vector<size_t> plan_gpu;  // the plan's GPU of each cell
     std::vector<std::string> parts;

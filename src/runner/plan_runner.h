@@ -35,6 +35,8 @@ class CellCandidateRunner : public plan::CandidateRunner {
 
   private:
     // The label that names what ran, so that a later --verify with the same store resumes.
+    // Whether a candidate can run now (not interrupted, work given); else says why not.
+    bool can_run(std::string& why_not) const;
     std::string label_of(const plan::Candidate& c, const plan::CandidateRun& a) const;
     // A candidate's run on one GPU as a cell: the backend on its busy partitions, or
     // sequential on the whole GPU.

@@ -26,6 +26,26 @@ std::vector<JobRequest> requests() {
     return {{"a", "a", "train", 10, 100, {}, {}}, {"b", "b", "train", 10, 100, {}, {}}};
 }
 
+// "mine", a command: 30 s on 1g (160 W), 12 s on the whole GPU (400 W) with 8 s of start-up.
+JobProfile command_profile() {
+    JobProfile mine =
+        job_profile("", 0, {{"1g.18gb", {1 / 30.0, 160}}, {"whole GPU", {1 / 12.0, 400}}});
+    mine.name = "mine";
+    mine.command = {"python3", "train.py"};
+    mine.item_unit = "runs";
+    mine.items_per_step = 1;
+    mine.partitions[1].startup_s = testing::one(8);
+    return mine;
+}
+
+// Job "a" of two_jobs() and the command "mine".
+std::vector<JobRequest> a_and_mine() {
+    JobRequest r;
+    r.name = "mine";
+    r.command = command_profile().command;
+    return {requests()[0], r};
+}
+
 mig::Layout layout(const std::string& text) {
     const mig::GpuModel& h200 = mig::builtin_model("h200");
     return *mig::check_layout(mig::parse_layout(text, h200), h200).layout;
@@ -93,21 +113,10 @@ TEST(Model, ACommandsStartUpIsNotSlowedDownInAMix) {
     ProfileSet set = two_jobs();
     set.correction = {0.8, 0.5, 3};
     // "mine": 30 s on 1g (160 W), 20 s of them start-up; 12 s on the whole GPU, 8 s start-up.
-    JobProfile mine =
-        job_profile("", 0, {{"1g.18gb", {1 / 30.0, 160}}, {"whole GPU", {1 / 12.0, 400}}});
-    mine.name = "mine";
-    mine.command = {"python3", "train.py"};
-    mine.item_unit = "runs";
-    mine.items_per_step = 1;
+    JobProfile mine = command_profile();
     mine.partitions[0].startup_s = testing::one(20);
-    mine.partitions[1].startup_s = testing::one(8);
     set.jobs.push_back(mine);
-    std::vector<JobRequest> jobs = {requests()[0]};
-    JobRequest r;
-    r.name = "mine";
-    r.command = mine.command;
-    jobs.push_back(r);
-    const Problem p = make_problem(jobs, set, mig::builtin_model("h200"), {});
+    const Problem p = make_problem(a_and_mine(), set, mig::builtin_model("h200"), {});
     EXPECT_DOUBLE_EQ(p.jobs[1].on[0].startup_s, 20);
     const Prediction mix = predict(p, {GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}});
     // a: 10 s ÷ 0.8 = 12.5 s; mine: 20 s start-up + 10 s ÷ 0.8 = 32.5 s (not 30 ÷ 0.8 = 37.5).
@@ -126,22 +135,11 @@ TEST(Model, TheMakespanRangeRunsEveryJobAsItsFastestAndSlowestRepetition) {
     ProfileSet set = two_jobs();
     set.correction = {0.8, 1, 3};
     // "mine" on 1g: runs of 25, 30 and 40 s (1/40..1/25 runs/s), start-up 15, 20 and 22 s.
-    JobProfile mine =
-        job_profile("", 0, {{"1g.18gb", {1 / 30.0, 160}}, {"whole GPU", {1 / 12.0, 400}}});
-    mine.name = "mine";
-    mine.command = {"python3", "train.py"};
-    mine.item_unit = "runs";
-    mine.items_per_step = 1;
+    JobProfile mine = command_profile();
     mine.partitions[0].items_per_s = {1 / 30.0, 3, 1 / 40.0, 1 / 25.0};
     mine.partitions[0].startup_s = Measured{20, 3, 15, 22};
-    mine.partitions[1].startup_s = testing::one(8);
     set.jobs.push_back(mine);
-    std::vector<JobRequest> jobs = {requests()[0]};
-    JobRequest r;
-    r.name = "mine";
-    r.command = mine.command;
-    jobs.push_back(r);
-    const Problem p = make_problem(jobs, set, mig::builtin_model("h200"), {});
+    const Problem p = make_problem(a_and_mine(), set, mig::builtin_model("h200"), {});
     const Plan plan = {GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}};
     const MakespanRange range = predict_makespan_range(p, plan);
     // mine in the mix: start-up + the rest ÷ 0.8. Fastest 15 + 10 / 0.8; slowest 22 + 18 / 0.8.
