@@ -10,10 +10,12 @@
 #       without the exporter, alternating, COST_S s windows; prints each run's jobs' throughput
 #       into cost.txt (the exporter's effect on training).
 # Durations measured on the H200 (2026-12-02): `migscope run` probes each mix without one job
-# before its window, so a run takes well over DURATION: ts2 95 s, ts4 about 180 s, mps3 about
-# 150 s at DURATION=60 (mps7 untried: expect 5 minutes); split MIXES over device calls. In `cost`
-# a 20 s pair took 36 s per run, but one run of the second pair had not ended 160 s later (its
-# log was not kept: now each run's time and log tail go to cost-runs.txt).
+# before its window, so a run takes well over DURATION: at DURATION=60, ts2 95 s, mps3 about 150 s,
+# ts4 365 s (its first probe waited about 200 s for steady state: the old rule judged single steps
+# of a few ms, which time-slicing makes irregular; steady state is now judged over 0.2 s spans, so
+# expect ts4 near 150 s); mps7 untried (expect 5 minutes). Split MIXES over device calls. In `cost`
+# a 15-20 s run took 35-38 s; two of six did not reach steady state (the old rule) within
+# RUN_LIMIT_S: each run's time and log tail go to cost-runs.txt.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:?usage: $0 shares|cost}
