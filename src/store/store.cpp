@@ -1,6 +1,7 @@
 // The results store: one transaction per run; reads rebuild the plain records.
 #include "store/store.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <type_traits>
@@ -189,11 +190,16 @@ std::vector<StoredCell> Store::stored_cells(const std::string& experiment) {
     Statement s(
         db_,
         "SELECT r.cell_key, EXISTS (SELECT 1 FROM runs b WHERE b.parent_id = r.id AND "
-        "b.role = 'baseline' AND b.interrupted = 0) FROM runs r WHERE r.experiment = ? "
-        "AND r.cell_key IS NOT NULL AND r.role = 'run' AND r.interrupted = 0 ORDER BY r.id");
+        "b.role = 'baseline' AND b.interrupted = 0), "
+        "(SELECT COUNT(*) FROM runs g WHERE g.host_run_id = r.id), "
+        "EXISTS (SELECT 1 FROM jobs j JOIN runs g ON j.run_id = g.id WHERE g.host_run_id = r.id "
+        "AND j.status = 'gpu failed') FROM runs r WHERE r.experiment = ? "
+        "AND r.cell_key IS NOT NULL AND r.role = 'run' AND r.interrupted = 0 "
+        "AND (r.host_run_id IS NULL OR r.host_run_id = r.id) ORDER BY r.id");
     s.bind(1, experiment);
     while (s.step())
-        cells.push_back({s.text_at(0), s.int64_at(1) != 0});
+        cells.push_back({s.text_at(0), s.int64_at(1) != 0, std::max<int64_t>(1, s.int64_at(2)),
+                         s.int64_at(3) != 0});
     return cells;
 }
 

@@ -16,10 +16,12 @@ namespace migscope::store {
 enum class TraceLoad { kWithout, kWith };
 
 // A finished (not interrupted) run of an experiment's cell, and whether its baseline is stored
-// and finished too.
+// and finished too. A host run over several GPUs is one StoredCell (its first GPU's row).
 struct StoredCell {
     std::string cell_key;
     bool has_baseline = false;
+    int64_t gpus = 1;         // a host run's GPU rows; 1 for a one-GPU run
+    bool gpu_failed = false;  // a job of the host run (not its baseline) has "gpu failed"
 };
 
 class Store {
@@ -41,7 +43,8 @@ class Store {
     // Every run in id order, with jobs, without traces.
     std::vector<RunRecord> list_runs();
     std::optional<RunRecord> get_run(int64_t id, TraceLoad trace = TraceLoad::kWithout);
-    // The experiment's finished runs (role run), in id order: what --resume skips.
+    // The experiment's finished runs (role run), in id order, a host run once: what --resume
+    // skips.
     std::vector<StoredCell> stored_cells(const std::string& experiment);
 
   private:

@@ -458,6 +458,40 @@ TEST(Store, StoredCellsAreTheExperimentsFinishedRunsWithTheirBaselines) {
     EXPECT_TRUE(store.stored_cells("z").empty());
 }
 
+// A host run over several GPUs is one stored cell: its GPU count, its baseline (linked to its
+// first row) and whether one of its GPUs failed.
+TEST(Store, AHostRunIsOneStoredCellWithItsGpusAndWhetherOneFailed) {
+    const fs::path path = fresh_path("host-cells");
+    Store store = Store::open(path.string());
+    auto host = [&](const std::string& key, size_t count, RunRole role,
+                    std::optional<int64_t> parent, std::optional<size_t> failed_gpu) {
+        std::vector<RunRecord> gpus(count, full_record());
+        for (size_t g = 0; g < count; ++g) {
+            gpus[g].experiment = "x";
+            gpus[g].cell_key = key;
+            gpus[g].role = role;
+            gpus[g].parent_id = parent;
+            gpus[g].gpu_index = static_cast<int64_t>(g);
+            gpus[g].interrupted = false;
+            for (JobRecord& j : gpus[g].jobs)
+                j.status = failed_gpu == g ? "gpu failed" : "ok";
+        }
+        return store.add_host_run(gpus);
+    };
+    const std::vector<int64_t> a = host("a", 3, RunRole::kRun, std::nullopt, std::nullopt);
+    host("a", 3, RunRole::kBaseline, a.front(), std::nullopt);
+    host("b", 2, RunRole::kRun, std::nullopt, 1);
+    const std::vector<StoredCell> cells = store.stored_cells("x");
+    ASSERT_EQ(cells.size(), 2u);
+    EXPECT_EQ(cells[0].cell_key, "a");
+    EXPECT_EQ(cells[0].gpus, 3);
+    EXPECT_TRUE(cells[0].has_baseline);
+    EXPECT_FALSE(cells[0].gpu_failed);
+    EXPECT_EQ(cells[1].cell_key, "b");
+    EXPECT_EQ(cells[1].gpus, 2);
+    EXPECT_TRUE(cells[1].gpu_failed);
+}
+
 int64_t count_runs(const fs::path& path) {
     Database db = Database::open(path.string(), OpenMode::kExisting);
     Statement s(db, "SELECT count(*) FROM runs");
@@ -682,9 +716,8 @@ TEST(Store, AStoreInAReadOnlyFolderIsRefusedToWritersAndReadByReaders) {
                                             fs::perms::others_read | fs::perms::others_exec);
     EXPECT_EQ(as_unprivileged([&] { return writer_refused(path, OpenMode::kCreate); }), "");
     EXPECT_EQ(as_unprivileged([&] { return reader_lists(path); }), "");
-    EXPECT_EQ(as_unprivileged([&] {
-                  return writer_refused(path.parent_path() / "new.db", OpenMode::kCreate);
-              }),
+    EXPECT_EQ(as_unprivileged(
+                  [&] { return writer_refused(path.parent_path() / "new.db", OpenMode::kCreate); }),
               "");
     fs::permissions(path.parent_path(), fs::perms::owner_all, fs::perm_options::add);
     EXPECT_EQ(file_bytes(path), before);
