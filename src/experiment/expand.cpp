@@ -46,7 +46,9 @@ std::string cell_key(const Cell& c) {
            (c.duration_s > 0 ? ";duration_s=" + number_text(c.duration_s)
                              : ";work_steps=" + std::to_string(c.work_steps)) +
            ";baseline=" + (c.baseline ? "sequential" : "none") +
-           ";rep=" + std::to_string(c.repetition);
+           ";rep=" + std::to_string(c.repetition) +
+           // One GPU keeps the key it had before gpus existed: stores made then resume.
+           (c.gpus > 1 ? ";gpus=" + std::to_string(c.gpus) : "");
 }
 
 // A layout checked against the model, in job order, as canonical text.
@@ -122,6 +124,8 @@ Cell cell_of(const Section& s, partition::BackendKind backend, int64_t repetitio
     c.repetition = repetition;
     c.repetitions = s.repetitions;
     c.cooldown_s = s.cooldown_s;
+    c.gpus = s.gpus;
+    c.gpus_path = s.gpus_path;
     return c;
 }
 

@@ -26,6 +26,9 @@ struct Cell {
     int64_t repetition = 1;  // 1 .. repetitions
     int64_t repetitions = 1;
     double cooldown_s = 0;  // pause after the cell
+    // GPUs the cell runs on at once, each the same layout and jobs (and baseline); 1: one GPU.
+    int64_t gpus = 1;
+    std::string gpus_path;  // the spec field that set gpus, for messages
     // Everything that defines the cell, as text: equal keys mean the same measurement.
     std::string key;
 };

@@ -173,6 +173,8 @@ struct Settings {
     std::optional<WorkSplit> work;
     std::optional<Where> on;
     std::optional<std::vector<partition::BackendKind>> backends;
+    std::optional<int64_t> gpus;
+    std::string gpus_path;
 };
 
 Settings read_settings(Fields& f) {
@@ -203,6 +205,9 @@ Settings read_settings(Fields& f) {
         }
         s.backends = kinds;
     }
+    s.gpus = f.integer("gpus", 1, kMaxGpus);
+    if (s.gpus)
+        s.gpus_path = f.path("gpus");
     return s;
 }
 
@@ -253,7 +258,8 @@ partition::JobSpec read_job(const toml::node& n, const std::string& path) {
     f.finish();
     if (job.item_unit) {
         if (workload)
-            throw input_error(f.path("item_unit") + ": applies to commands only (a built-in "
+            throw input_error(f.path("item_unit") +
+                              ": applies to commands only (a built-in "
                               "workload reports its own unit)");
         partition::check_job_name(*job.item_unit, f.path("item_unit"));
     }
@@ -317,6 +323,8 @@ Section read_section(const toml::node& n, SectionKind kind, const std::string& p
     s.baseline = own.baseline.value_or(defaults.baseline.value_or(Baseline::kNone));
     s.work = own.work.value_or(defaults.work.value_or(WorkSplit::kEqual));
     s.on = own.on.value_or(defaults.on.value_or(Where::kAny));
+    s.gpus = own.gpus.value_or(defaults.gpus.value_or(1));
+    s.gpus_path = own.gpus ? own.gpus_path : defaults.gpus ? defaults.gpus_path : "";
     if (own.backends)
         s.backends = *own.backends;
     else if (defaults.backends)
@@ -340,6 +348,11 @@ Section read_section(const toml::node& n, SectionKind kind, const std::string& p
         if (s.work == WorkSplit::kMatched && !partition::uses_layout(b))
             throw input_error(path + ": work = \"matched\" needs partitions; the " + name +
                               " backend has none");
+        if (b == partition::BackendKind::kCpu && s.gpus > 1)
+            throw input_error(s.gpus_path + ": " + std::to_string(s.gpus) +
+                              " GPUs, but the cpu backend of " + s.path +
+                              " runs on this machine's CPU cores: give the cpu backend its "
+                              "own section without gpus");
         if (b == partition::BackendKind::kMig && s.baseline == Baseline::kSequential)
             throw input_error(path +
                               ": baseline = \"sequential\" cannot run with the mig backend "

@@ -20,6 +20,9 @@ inline constexpr int64_t kMaxRepetitions = 1000;
 inline constexpr double kMaxDurationS = 30.0 * 24 * 3600;
 // The longest experiment or section name: names become parts of file and folder names.
 inline constexpr size_t kMaxNameLength = 128;
+// The most GPUs one cell may run on at once (`gpus`); the GPUs NVML lists are checked when the
+// sweep is planned.
+inline constexpr int64_t kMaxGpus = 64;
 
 enum class SectionKind { kScaling, kMix };   // [[scaling]]: one job per run; [[mix]]: a layout
 enum class Baseline { kNone, kSequential };  // also run the jobs one after another, whole GPU
@@ -42,6 +45,10 @@ struct Section {
     Baseline baseline = Baseline::kNone;
     WorkSplit work = WorkSplit::kEqual;
     Where on = Where::kAny;
+    // Each cell runs on this many GPUs at once (--gpu .. --gpu + gpus - 1), the same layout and
+    // jobs on each, its baseline too; 1: one GPU.
+    int64_t gpus = 1;
+    std::string gpus_path;  // where gpus was set ("mix[0].gpus", "defaults.gpus"); "" for default
 };
 
 struct Spec {

@@ -292,6 +292,33 @@ TEST(Examples, StudyH200RepeatsItsClaimCellsAndKeepsLoraRanks) {
         EXPECT_EQ(repetitions[claim], 3) << claim;
 }
 
+// A section of gpus = N gives each cell N GPUs, in its key; one GPU keeps the key it always had
+// (a store made before gpus existed resumes); the estimate is that of one GPU (they run at once).
+TEST(Expand, GpusAreInEachCellAndInTheKeyOnlyAboveOne) {
+    const std::vector<Cell> one = expand_text(kSpec);
+    std::string text = kSpec;
+    text.replace(text.find("name = \"mixed\""), 14, "name = \"mixed\"\ngpus = 3");
+    const std::vector<Cell> three = expand_text(text);
+    ASSERT_EQ(three.size(), one.size());
+    size_t host_cells = 0;
+    for (size_t i = 0; i < one.size(); ++i) {
+        EXPECT_EQ(one[i].gpus, 1);
+        EXPECT_EQ(one[i].key.find("gpus="), std::string::npos) << one[i].key;
+        if (three[i].section != "mixed") {
+            EXPECT_EQ(three[i].gpus, 1);
+            EXPECT_EQ(three[i].key, one[i].key);
+            continue;
+        }
+        ++host_cells;
+        EXPECT_EQ(three[i].gpus, 3);
+        EXPECT_EQ(three[i].gpus_path, "mix[0].gpus");
+        EXPECT_EQ(three[i].key, one[i].key + ";gpus=3");
+        EXPECT_EQ(three[i].layout, one[i].layout);
+        EXPECT_EQ(estimate(three[i]).seconds, estimate(one[i]).seconds);
+    }
+    EXPECT_EQ(host_cells, 4u);  // 2 layouts x 2 repetitions
+}
+
 // The spec docs/experiments.md shows is one that runs: read from the document itself (it once
 // gave 3 jobs to layouts of 4 partitions).
 TEST(Examples, TheSpecInTheExperimentsDocumentIsValid) {

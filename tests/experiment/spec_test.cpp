@@ -185,6 +185,49 @@ TEST(Spec, BadSpecsAreRefusedNamingTheField) {
         expect_refused(b);
 }
 
+// gpus: a positive integer in [defaults] or a section (the section's wins); 1 when not given.
+TEST(Spec, GpusIsTakenFromTheSectionElseTheDefaultsElseOne) {
+    const std::string head = kHead;
+    const std::string mix = kMix;
+    Spec spec = parse_spec(head + mix + "duration_s = 1\n", "g.toml");
+    EXPECT_EQ(spec.sections[0].gpus, 1);
+    EXPECT_EQ(spec.sections[0].gpus_path, "");
+    spec = parse_spec(head + "[defaults]\ngpus = 3\n" + mix + "duration_s = 1\n" +
+                          "[[mix]]\nname = \"n\"\nbackends = [\"timeslice\"]\njobs = "
+                          "[\"resnet18\"]\nduration_s = 1\ngpus = 2\n",
+                      "g.toml");
+    ASSERT_EQ(spec.sections.size(), 2u);
+    EXPECT_EQ(spec.sections[0].gpus, 3);
+    EXPECT_EQ(spec.sections[0].gpus_path, "defaults.gpus");
+    EXPECT_EQ(spec.sections[1].gpus, 2);
+    EXPECT_EQ(spec.sections[1].gpus_path, "mix[1].gpus");
+}
+
+TEST(Spec, BadGpusAreRefusedNamingTheField) {
+    const std::string head = kHead;
+    const std::string mix = kMix;
+    const std::vector<Bad> cases = {
+        {head + mix + "duration_s = 1\ngpus = 0\n", "mix[0].gpus (line 9): 0 is below 1"},
+        {head + mix + "duration_s = 1\ngpus = -2\n", "mix[0].gpus (line 9): -2 is below 1"},
+        {head + mix + "duration_s = 1\ngpus = 1.5\n",
+         "mix[0].gpus (line 9): expected an integer, got a number"},
+        {head + mix + "duration_s = 1\ngpus = \"2\"\n",
+         "mix[0].gpus (line 9): expected an integer, got a string"},
+        {head + mix + "duration_s = 1\ngpus = 65\n", "mix[0].gpus (line 9): 65 is above 64"},
+        {head + "[defaults]\ngpus = 0\n" + mix + "duration_s = 1\n",
+         "defaults.gpus (line 4): 0 is below 1"},
+        // The cpu backend runs on this machine's cores: several GPUs mean nothing to it.
+        {head + "[[mix]]\nname = \"c\"\nbackends = [\"cpu\"]\njobs = [\"resnet-tiny\"]\n"
+                "duration_s = 1\ngpus = 2\n",
+         "mix[0].gpus: 2 GPUs, but the cpu backend of mix[0]"},
+        {head + "[defaults]\ngpus = 2\n[[mix]]\nname = \"c\"\nbackends = [\"cpu\"]\njobs "
+                "= [\"resnet-tiny\"]\nduration_s = 1\n",
+         "defaults.gpus: 2 GPUs, but the cpu backend of mix[0]"},
+    };
+    for (const Bad& b : cases)
+        expect_refused(b);
+}
+
 TEST(Spec, AMissingFileIsAnInputError) {
     EXPECT_THROW(read_spec("/nonexistent/spec.toml"), Error);
 }
