@@ -1,9 +1,10 @@
-// The sweep of an experiment spec: check every cell, plan what is missing, run it, one
-// transaction per finished run.
+// The sweep of an experiment spec: check every cell, plan what is missing, run it (on one GPU
+// or several at once), one transaction per finished run.
 #include "runner/sweep.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -19,30 +20,41 @@ namespace {
 namespace fs = std::filesystem;
 using experiment::Cell;
 
-// Cell key -> whether its baseline is stored too, for the experiment's cells in a store.
-using StoredCells = std::map<std::string, bool>;
+// Cell key -> its stored runs, for the experiment's cells in a store.
+using StoredCells = std::map<std::string, std::vector<store::StoredCell>>;
 
 StoredCells stored_cells(store::Store& db, const std::string& experiment) {
     StoredCells stored;
-    for (const store::StoredCell& s : db.stored_cells(experiment))
-        stored[s.cell_key] = stored[s.cell_key] || s.has_baseline;
+    for (store::StoredCell& s : db.stored_cells(experiment))
+        stored[s.cell_key].push_back(std::move(s));
     return stored;
 }
 
-// Finished: stored, and with its baseline when it has one.
+// Finished: a run of it stored, with the rows of all its GPUs and none of them failed, and with
+// its baseline when it has one.
 bool is_stored(const Cell& c, const StoredCells& stored) {
     const auto s = stored.find(c.key);
-    return s != stored.end() && (!c.baseline || s->second);
+    if (s == stored.end())
+        return false;
+    return std::any_of(s->second.begin(), s->second.end(), [&](const store::StoredCell& run) {
+        return run.gpus == c.gpus && !run.gpu_failed && (!c.baseline || run.has_baseline);
+    });
 }
 using Clock = std::chrono::steady_clock;
 
-std::string describe(const Cell& c) {
+// "GPUs 2-3" for a cell of two GPUs from GPU 2.
+std::string gpus_text(const Cell& c, unsigned first_gpu) {
+    return fmt::format("GPUs {}-{}", first_gpu, first_gpu + c.gpus - 1);
+}
+
+std::string describe(const Cell& c, unsigned first_gpu) {
     return c.section + ": " + partition::to_string(c.backend) +
            (c.layout.empty() ? "" : " " + c.layout) + ", " + jobs_text(c.jobs) + ", " +
            (c.duration_s > 0 ? fmt::format("{:g} s window", c.duration_s)
                              : fmt::format("{} steps", c.work_steps)) +
            (c.baseline ? " + baseline" : "") + ", repetition " + std::to_string(c.repetition) +
-           "/" + std::to_string(c.repetitions);
+           "/" + std::to_string(c.repetitions) +
+           (c.gpus > 1 ? ", on " + gpus_text(c, first_gpu) + " at once" : "");
 }
 
 CellRequest request_of(const Cell& c, const std::string& experiment) {
@@ -57,6 +69,40 @@ CellRequest request_of(const Cell& c, const std::string& experiment) {
     r.experiment = experiment;
     r.cell_key = c.key;
     return r;
+}
+
+// A cell of several GPUs: the same layout and jobs on each, and its baseline (the jobs one after
+// another on the whole GPU) on each too.
+HostRequest host_request_of(const Cell& c, const std::string& experiment, unsigned first_gpu,
+                            const std::string& run_dir) {
+    HostRequest h;
+    const CellRequest r = request_of(c, experiment);
+    for (int64_t g = 0; g < c.gpus; ++g) {
+        const unsigned gpu = first_gpu + static_cast<unsigned>(g);
+        h.gpus.push_back({gpu, r});
+        if (c.baseline) {
+            CellRequest b = r;
+            b.backend = partition::BackendKind::kSequential;
+            b.layout.clear();
+            h.baseline.push_back({gpu, b});
+        }
+    }
+    h.run_dir = run_dir;
+    h.label = r.label;
+    h.experiment = r.experiment;
+    h.cell_key = r.cell_key;
+    return h;
+}
+
+// The GPUs NVML lists: a cell of several GPUs needs its last one among them.
+void check_gpu_count(const Cell& c, const Machine& machine, unsigned first_gpu) {
+    const unsigned listed = machine.gpu->session ? machine.gpu->session->device_count() : 1;
+    if (first_gpu + c.gpus <= listed)
+        return;
+    throw input_error(c.gpus_path + ": " + std::to_string(c.gpus) + " GPUs from GPU " +
+                      std::to_string(first_gpu) + " (--gpu) are " + gpus_text(c, first_gpu) +
+                      ", but NVML lists " + std::to_string(listed) + " GPU" +
+                      (listed == 1 ? "" : "s") + " here (section " + c.section + ")");
 }
 
 // The GPU model the layouts are checked against: the spec's, which must be this GPU's when
@@ -126,6 +172,7 @@ SweepPlan plan_sweep(const SweepOptions& o, const Machine& machine, bool force) 
     }
 
     // Every cell checked on this machine before anything runs; known memory misfits skipped.
+    std::optional<HostMachines> gpus;  // opened for the first cell of several GPUs
     std::vector<Cell> runnable;
     for (const Cell& c : selected) {
         std::vector<std::string> misfits;
@@ -142,13 +189,24 @@ SweepPlan plan_sweep(const SweepOptions& o, const Machine& machine, bool force) 
             misfits = check_cell(machine, request_of(c, plan.spec.name));
         } catch (const Error& e) {
             const bool no_gpu = e.kind() == ErrorKind::kUnavailable;
-            throw Error(e.kind(), describe(c) + ": " + e.what() +
+            throw Error(e.kind(), describe(c, o.gpu) + ": " + e.what() +
                                       (no_gpu ? " (--dry-run shows the plan without one)" : ""));
         }
-        if (misfits.empty() || force)
-            runnable.push_back(c);
-        else
-            plan.skipped.push_back(describe(c) + ": " + misfits.front());
+        if (!misfits.empty() && !force) {
+            plan.skipped.push_back(describe(c, o.gpu) + ": " + misfits.front());
+            continue;
+        }
+        if (c.gpus > 1) {  // each of its GPUs: there, and suited to the cell (MIG mode, memory)
+            check_gpu_count(c, machine, o.gpu);
+            if (!gpus || gpus->size() < static_cast<size_t>(c.gpus))
+                gpus = open_gpus(o.gpu, static_cast<size_t>(c.gpus));
+            try {
+                check_host(*gpus, host_request_of(c, plan.spec.name, o.gpu, ""), force);
+            } catch (const Error& e) {
+                throw Error(e.kind(), describe(c, o.gpu) + ": " + e.what());
+            }
+        }
+        runnable.push_back(c);
     }
 
     // The store: resume skips the cells it holds, finished and with their baseline.
@@ -161,18 +219,20 @@ SweepPlan plan_sweep(const SweepOptions& o, const Machine& machine, bool force) 
     plan.root = o.run_dir.empty() ? "migscope-runs/" + plan.spec.name + "-" + local_time_stamp()
                                   : o.run_dir;
     plan.resume = o.resume;
+    plan.first_gpu = o.gpu;
     for (const Cell& c : runnable) {
         const bool done = is_stored(c, stored);
         plan.already_stored += done ? 1 : 0;
         if (o.resume && done)
             continue;
-        PlannedCell p{c, experiment::estimate(c), describe(c), ""};
+        PlannedCell p{c, experiment::estimate(c), describe(c, o.gpu), ""};
         p.run_dir = fmt::format("{}/{:03}-{}-{}{}-r{}", plan.root, plan.todo.size() + 1, c.section,
                                 partition::to_string(c.backend),
                                 c.layout.empty() ? "" : "-" + c.layout, c.repetition);
         plan.estimate_s += p.estimate.seconds;
         plan.baselines += c.baseline ? 1 : 0;
         plan.estimate_without_work = plan.estimate_without_work || p.estimate.without_work;
+        plan.max_gpus = std::max(plan.max_gpus, c.gpus);
         plan.todo.push_back(std::move(p));
     }
     return plan;
@@ -185,7 +245,8 @@ SweepResult run_sweep(const SweepPlan& plan, const Machine& machine, const Measu
     const std::string lock_path = plan.db_path + ".sweep-" + text::slug(plan.spec.name) + ".lock";
     const std::optional<FileLock> lock = FileLock::try_lock(lock_path, &holder);
     if (!lock) {
-        throw runtime_error("another migscope" + (holder.empty() ? "" : " (process " + holder + ")") +
+        throw runtime_error("another migscope" +
+                            (holder.empty() ? "" : " (process " + holder + ")") +
                             " is running experiment '" + plan.spec.name + "' on " + plan.db_path +
                             ": wait for it to end, then --resume (lock file " + lock_path + ")");
     }
@@ -193,11 +254,16 @@ SweepResult run_sweep(const SweepPlan& plan, const Machine& machine, const Measu
         const StoredCells stored = stored_cells(db, plan.spec.name);
         for (const PlannedCell& p : plan.todo) {
             if (is_stored(p.cell, stored)) {
-                throw runtime_error("cell " + p.description + " was stored by another sweep after "
+                throw runtime_error("cell " + p.description +
+                                    " was stored by another sweep after "
                                     "this one was planned: run --resume again");
             }
         }
     }
+    // The GPUs of the cells of several GPUs, opened once.
+    const HostMachines gpus = plan.max_gpus > 1
+                                  ? open_gpus(plan.first_gpu, static_cast<size_t>(plan.max_gpus))
+                                  : HostMachines{};
     const auto started = Clock::now();
     double estimated_done_s = 0, estimated_left_s = plan.estimate_s;
     const auto interrupted = [&] { return hooks.interrupt && *hooks.interrupt; };
@@ -208,9 +274,16 @@ SweepResult run_sweep(const SweepPlan& plan, const Machine& machine, const Measu
         const double eta_s = estimated_done_s > 0 ? estimated_left_s * elapsed_s / estimated_done_s
                                                   : estimated_left_s;
         observer.cell_started(i, elapsed_s, eta_s);
-        CellRequest r = request_of(p.cell, plan.spec.name);
-        r.run_dir = p.run_dir;
-        const CellOutcome out = run_cell(machine, m, r, &db, hooks);
+        SweepCellOutcome out;
+        if (p.cell.gpus > 1) {
+            out.host = run_host(gpus, m,
+                                host_request_of(p.cell, plan.spec.name, plan.first_gpu, p.run_dir),
+                                &db, hooks);
+        } else {
+            CellRequest r = request_of(p.cell, plan.spec.name);
+            r.run_dir = p.run_dir;
+            out.cell = run_cell(machine, m, r, &db, hooks);
+        }
         observer.cell_finished(i, out);
         result.all_ok = result.all_ok && out.all_ok();
         estimated_done_s += p.estimate.seconds;

@@ -1,6 +1,7 @@
 // The sweep of an experiment spec: every cell checked on this machine, what the store already
 // holds, what is left with its time estimate (the plan), then the cells run one after another,
-// each stored as it finishes. Callers print; the sweep reports through an observer.
+// each stored as it finishes; a cell of `gpus = N` runs on N GPUs at once (runner/host_run.h).
+// Callers print; the sweep reports through an observer.
 #pragma once
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include "experiment/expand.h"
 #include "experiment/spec.h"
 #include "runner/cell.h"
+#include "runner/host_run.h"
 #include "store/store.h"
 
 namespace migscope::runner {
@@ -24,13 +26,16 @@ struct SweepOptions {
     // Plan only: without a GPU and with only GPU sections selected, the plan is the one a GPU
     // host would run (cells checked against the built-in catalog, not this machine).
     bool dry_run = false;
+    // The first GPU (NVML index, --gpu): a cell of gpus = N runs on GPUs gpu .. gpu + N - 1.
+    unsigned gpu = 0;
 };
 
 struct PlannedCell {
     experiment::Cell cell;
     experiment::Estimate estimate;
-    std::string description;  // "section: backend layout, jobs, window, repetition r/n"
-    std::string run_dir;      // ROOT/NNN-SECTION-BACKEND[-LAYOUT]-rR
+    // "section: backend layout, jobs, window, repetition r/n[, on GPUs 0-1 at once]"
+    std::string description;
+    std::string run_dir;  // ROOT/NNN-SECTION-BACKEND[-LAYOUT]-rR
 };
 
 // What a sweep will do on this machine, before anything runs.
@@ -48,13 +53,28 @@ struct SweepPlan {
     size_t baselines = 0;
     bool estimate_without_work = false;  // fixed-work cells: their own time is not estimated
     std::string db_path;
-    std::string root;  // run directories
-    bool resume = false;  // todo holds only the cells the store lacked
+    std::string root;        // run directories
+    bool resume = false;     // todo holds only the cells the store lacked
+    unsigned first_gpu = 0;  // SweepOptions::gpu
+    int64_t max_gpus = 1;    // the most GPUs a cell of todo runs on
 };
 
 // Reads the spec, expands and checks every cell (errors name the cell; misfits are skipped unless
-// `force`) and sees what the store at the plan's path holds (when it exists).
+// `force`) and sees what the store at the plan's path holds (when it exists). A cell of several
+// GPUs needs that many GPUs from `options.gpu` on in NVML's list (else an input error naming the
+// spec's gpus field) and is checked on each (check_host: layout, memory, MIG mode); a dry run
+// without a GPU checks none of this. A host run's cell counts as stored when its rows of all its
+// GPUs are and none of its jobs has "gpu failed".
+
 SweepPlan plan_sweep(const SweepOptions& options, const Machine& machine, bool force);
+
+// A finished cell: run on one GPU (`cell`) or on several at once (`host`).
+struct SweepCellOutcome {
+    std::optional<CellOutcome> cell;
+    std::optional<HostOutcome> host;
+    bool all_ok() const { return cell ? cell->all_ok() : host->all_ok(); }
+    bool interrupted() const { return cell ? cell->interrupted() : host->interrupted(); }
+};
 
 // Hears about a sweep's progress; the CLI prints it.
 class SweepObserver {
@@ -62,7 +82,7 @@ class SweepObserver {
     virtual ~SweepObserver() = default;
     // Cell `index` of plan.todo starts; `elapsed_s` since the first, `eta_s` for what is left.
     virtual void cell_started(size_t index, double elapsed_s, double eta_s) = 0;
-    virtual void cell_finished(size_t index, const CellOutcome& outcome) = 0;
+    virtual void cell_finished(size_t index, const SweepCellOutcome& outcome) = 0;
     // A cool-down between cells: called about every 100 ms with the seconds left.
     virtual void cooling_down(double left_s) = 0;
 };
@@ -73,7 +93,9 @@ struct SweepResult {
     bool all_ok = true;  // every job of every run ended ok
 };
 
-// Runs plan.todo in order, each cell stored in `db` in its own transactions; stops early when
+// Runs plan.todo in order, each cell stored in `db` in its own transactions (a cell of several
+// GPUs through run_host on GPUs plan.first_gpu on, each the cell's layout and jobs, its
+// baseline on the same GPUs; a GPU that fails keeps the others' rows); stops early when
 // `hooks.interrupt` is set (what finished is stored). One sweep of an experiment per store at a
 // time: it holds the lock file `DB.sweep-NAME.lock` (NAME the spec's name as a slug) and a second
 // one is refused (runtime error naming the holder's process id); a resumed plan whose cells were

@@ -1,4 +1,4 @@
-// A sweep's plan and summary as text.
+// A sweep's plan and summary as text (a row per GPU for cells of several GPUs).
 #include "runner/sweep_output.h"
 
 #include <fmt/format.h>
@@ -8,9 +8,57 @@
 
 #include "report/table.h"
 #include "runner/comparison.h"
+#include "runner/host_output.h"
 #include "runner/run_output.h"
 
 namespace migscope::runner {
+namespace {
+
+bool has_host_cells(const SweepPlan& plan) {
+    return plan.max_gpus > 1;
+}
+
+// The summary's columns: "GPU" after "rep" when some cell runs on several GPUs.
+std::vector<report::TextTable::Column> summary_columns(const SweepPlan& plan) {
+    std::vector<report::TextTable::Column> c = {{"#", report::Align::kRight},
+                                                {"section"},
+                                                {"backend"},
+                                                {"layout"},
+                                                {"jobs"},
+                                                {"rep", report::Align::kRight},
+                                                {"status"},
+                                                {"energy", report::Align::kRight},
+                                                {"norm. tput", report::Align::kRight},
+                                                {"vs baseline", report::Align::kRight},
+                                                {"run id", report::Align::kRight}};
+    if (has_host_cells(plan))
+        c.insert(c.begin() + 6, {"GPU", report::Align::kRight});
+    return c;
+}
+
+// "ok", "2 failed", "interrupted".
+std::string status_text(const RunResult& run) {
+    size_t failed = 0;
+    for (const JobResult& j : run.jobs)
+        failed += j.status == JobStatus::kOk ? 0 : 1;
+    if (run.interrupted)
+        return "interrupted";
+    return failed ? std::to_string(failed) + " failed" : "ok";
+}
+
+std::string energy_text(const std::optional<double>& energy_j) {
+    return energy_j ? fmt::format("{:.0f} J", *energy_j) : "-";
+}
+
+// "12" or "12-14": a host run's GPU rows have consecutive ids.
+std::string ids_text(const std::vector<int64_t>& ids) {
+    if (ids.empty())
+        return "-";
+    return ids.size() == 1 ? std::to_string(ids.front())
+                           : std::to_string(ids.front()) + "-" + std::to_string(ids.back());
+}
+
+}  // namespace
 
 std::string duration_text(double s) {
     const long total = std::lround(std::max(0.0, s));
@@ -40,6 +88,11 @@ void print_sweep_plan(const SweepPlan& p, const std::string& spec_path, bool res
     out << "  to run     " << p.todo.size() << " runs"
         << (p.baselines ? " + " + std::to_string(p.baselines) + " sequential baselines" : "")
         << '\n';
+    if (has_host_cells(p)) {
+        out << "  GPUs       from GPU " << p.first_gpu << " (--gpu): cells of gpus = N run on N "
+            << "GPUs at once, each the cell's layout and jobs (and its baseline); the most is "
+            << p.max_gpus << '\n';
+    }
     out << "  estimate   about " << duration_text(p.estimate_s)
         << " (an estimate: " << experiment::kGpuStartupAllowance_s << " s start-up per run "
         << "and per baseline job on a GPU, " << experiment::kCpuStartupAllowance_s
@@ -50,47 +103,94 @@ void print_sweep_plan(const SweepPlan& p, const std::string& spec_path, bool res
         out << "  skipped    " << s << '\n';
 }
 
-SweepSummary::SweepSummary(const SweepPlan& plan)
-    : plan_(plan),
-      table_({{"#", report::Align::kRight},
-              {"section"},
-              {"backend"},
-              {"layout"},
-              {"jobs"},
-              {"rep", report::Align::kRight},
-              {"status"},
-              {"energy", report::Align::kRight},
-              {"norm. tput", report::Align::kRight},
-              {"vs baseline", report::Align::kRight},
-              {"run id", report::Align::kRight}}) {}
+std::string stored_text(const SweepCellOutcome& o) {
+    if (o.host) {
+        const HostOutcome& h = *o.host;
+        return "stored as runs " + ids_text(h.run_ids) + " (GPUs " +
+               std::to_string(h.run.gpus.front().gpu) + "-" +
+               std::to_string(h.run.gpus.back().gpu) + ")" +
+               (h.baseline_ids.empty() ? "" : ", baselines " + ids_text(h.baseline_ids));
+    }
+    const CellOutcome& c = *o.cell;
+    return "stored as run " + (c.run_id ? std::to_string(*c.run_id) : "-") +
+           (c.baseline_id ? ", baseline " + std::to_string(*c.baseline_id) : "");
+}
 
-void SweepSummary::add(size_t i, const CellOutcome& out) {
+void print_cell(const PlannedCell& p, const SweepCellOutcome& o, std::ostream& out) {
+    if (o.host)
+        print_host(*o.host, p.description, out);
+    else
+        print_run_and_baseline(o.cell->run, o.cell->baseline, p.description, out);
+}
+
+SweepSummary::SweepSummary(const SweepPlan& plan)
+    : plan_(plan), gpu_column_(has_host_cells(plan)), table_(summary_columns(plan)) {}
+
+void SweepSummary::add(size_t i, const SweepCellOutcome& o) {
     const PlannedCell& p = plan_.todo[i];
     const experiment::Cell& c = p.cell;
     if (plan_.todo.size() == 1) {
         std::ostringstream table;
-        print_run_and_baseline(out.run, out.baseline, p.description, table);
+        print_cell(p, o, table);
         single_table_ = table.str();
     }
-    std::string status = out.run.interrupted ? "interrupted" : "ok";
-    size_t failed = 0;
-    for (const JobResult& j : out.run.jobs)
-        failed += j.status == JobStatus::kOk ? 0 : 1;
-    if (failed && !out.run.interrupted)
-        status = std::to_string(failed) + " failed";
+    if (o.host) {
+        add_host(i, *o.host);
+        return;
+    }
+    const CellOutcome& out = *o.cell;
+    const std::string status = status_text(out.run);
     std::string change = "-";
     if (out.baseline) {
         const Comparison cmp = compare_with_baseline(out.run, *out.baseline);
         if (cmp.energy_change_pct)
             change = report::signed_change(*cmp.energy_change_pct, " % energy");
     }
-    const auto& e = out.run.energy.counter_energy_j;
     const auto& norm = out.run.aggregate_normalised_throughput;
-    table_.add_row({std::to_string(i + 1), c.section, partition::to_string(c.backend),
-                    c.layout.empty() ? "-" : c.layout, jobs_text(c.jobs),
-                    std::to_string(c.repetition), status, e ? fmt::format("{:.0f} J", *e) : "-",
-                    norm ? fmt::format("{:.2f}", *norm) : "-", change,
-                    out.run_id ? std::to_string(*out.run_id) : "-"});
+    std::vector<std::string> row = {std::to_string(i + 1),
+                                    c.section,
+                                    partition::to_string(c.backend),
+                                    c.layout.empty() ? "-" : c.layout,
+                                    jobs_text(c.jobs),
+                                    std::to_string(c.repetition),
+                                    status,
+                                    energy_text(out.run.energy.counter_energy_j),
+                                    norm ? fmt::format("{:.2f}", *norm) : "-",
+                                    change,
+                                    out.run_id ? std::to_string(*out.run_id) : "-"};
+    if (gpu_column_)
+        row.insert(row.begin() + 6, "-");
+    table_.add_row(std::move(row));
+}
+
+// A row per GPU (its status, energy and row id), then the host's: the total energy and the
+// change of the total against the baseline's on the same GPUs.
+void SweepSummary::add_host(size_t i, const HostOutcome& h) {
+    const experiment::Cell& c = plan_.todo[i].cell;
+    const auto row = [&](const std::string& gpu, const std::string& status,
+                         const std::optional<double>& energy_j, const std::string& change,
+                         const std::string& id) {
+        table_.add_row({std::to_string(i + 1), c.section, partition::to_string(c.backend),
+                        c.layout.empty() ? "-" : c.layout, jobs_text(c.jobs),
+                        std::to_string(c.repetition), gpu, status, energy_text(energy_j), "-",
+                        change, id});
+    };
+    for (size_t g = 0; g < h.run.gpus.size(); ++g) {
+        const GpuOutcome& gpu = h.run.gpus[g];
+        row(std::to_string(gpu.gpu), gpu.failed() ? "gpu failed" : status_text(gpu.run),
+            gpu.run.energy.counter_energy_j, "-",
+            g < h.run_ids.size() ? std::to_string(h.run_ids[g]) : "-");
+    }
+    std::string change = "-";
+    if (h.doc.contains("comparison") && h.doc["comparison"].contains("energy_change_pct") &&
+        h.doc["comparison"]["energy_change_pct"].is_number())
+        change = report::signed_change(h.doc["comparison"]["energy_change_pct"].get<double>(),
+                                       " % energy");
+    row("all",
+        h.all_ok()        ? "ok"
+        : h.interrupted() ? "interrupted"
+                          : "not all ok",
+        h.run.total.energy_j, change, ids_text(h.run_ids));
 }
 
 void SweepSummary::print(const SweepResult& r, std::ostream& out) const {
@@ -99,6 +199,10 @@ void SweepSummary::print(const SweepResult& r, std::ostream& out) const {
     out << "migscope run: experiment " << plan_.spec.name << ", " << duration_text(r.wall_s)
         << (r.interrupted ? ", interrupted" : "") << '\n';
     table_.print(out);
+    if (gpu_column_)
+        out << "GPU: a cell of several GPUs has a row per GPU (its board's energy) and a row "
+               "'all' (the host's total: a GPU done sooner is charged its idle power until the "
+               "slowest is done)\n";
     out << "energy: the board's over the run's window (or makespan); norm. tput: the jobs' "
            "throughputs over their own alone on the whole device, summed; vs baseline: the "
            "same work one after another\n";

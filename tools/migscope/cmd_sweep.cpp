@@ -13,7 +13,6 @@
 #include "core/folders.h"
 #include "interrupt.h"
 #include "output_file.h"
-#include "runner/run_output.h"
 #include "runner/sweep_output.h"
 
 namespace migscope::cli {
@@ -37,13 +36,11 @@ class Printer : public runner::SweepObserver {
                   << ", ETA " << duration_text(eta_s) << '\n';
     }
 
-    void cell_finished(size_t i, const runner::CellOutcome& out) override {
+    void cell_finished(size_t i, const runner::SweepCellOutcome& out) override {
         const runner::PlannedCell& p = plan_.todo[i];
-        std::cerr << "migscope run: stored as run " << *out.run_id
-                  << (out.baseline_id ? ", baseline " + std::to_string(*out.baseline_id) : "")
-                  << "; " << p.run_dir << '\n';
+        std::cerr << "migscope run: " << runner::stored_text(out) << "; " << p.run_dir << '\n';
         std::ofstream table(p.run_dir + "/table.txt");
-        runner::print_run_and_baseline(out.run, out.baseline, p.description, table);
+        runner::print_cell(p, out, table);
         summary.add(i, out);
     }
 
@@ -71,7 +68,9 @@ class Printer : public runner::SweepObserver {
 
 int sweep_command(const SweepCommand& o) {
     const runner::Machine machine = runner::open_machine(o.gpu);
-    const runner::SweepPlan plan = runner::plan_sweep(o.sweep, machine, o.measurement.force);
+    runner::SweepOptions options = o.sweep;
+    options.gpu = o.gpu;  // a cell of several GPUs starts at --gpu
+    const runner::SweepPlan plan = runner::plan_sweep(options, machine, o.measurement.force);
     if (o.sweep.dry_run) {
         runner::print_sweep_plan(plan, o.sweep.spec_path, o.sweep.resume, std::cout);
         for (size_t i = 0; i < plan.todo.size(); ++i)
