@@ -94,11 +94,15 @@ std::string job_set_of(const store::RunRecord& run) {
 }
 
 std::vector<LayoutComparison> layout_comparisons(const std::vector<store::RunRecord>& runs) {
-    std::map<int64_t, const store::RunRecord*> baseline_of;  // parent id → its latest baseline
+    // (parent id, GPU) → its latest baseline. A run over several GPUs has a row per GPU and so
+    // does its baseline, whose rows name the run's first row: GPU g's run is compared with GPU
+    // g's baseline, and each GPU's pair counts as a repetition of the layout.
+    using Parent = std::pair<int64_t, std::optional<int64_t>>;
+    std::map<Parent, const store::RunRecord*> baseline_of;
     for (const store::RunRecord& r : runs) {
         if (r.role != store::RunRole::kBaseline || !r.parent_id)
             continue;
-        const store::RunRecord*& b = baseline_of[*r.parent_id];
+        const store::RunRecord*& b = baseline_of[{*r.parent_id, r.gpu_index}];
         if (!b || b->id < r.id)
             b = &r;
     }
@@ -106,7 +110,7 @@ std::vector<LayoutComparison> layout_comparisons(const std::vector<store::RunRec
     std::map<Key, LayoutComparison> groups;
     std::map<Key, std::vector<double>> disagreements;
     for (const store::RunRecord& run : runs) {
-        auto base = baseline_of.find(run.id);
+        auto base = baseline_of.find({run.host_run_id.value_or(run.id), run.gpu_index});
         if (run.role != store::RunRole::kRun || base == baseline_of.end())
             continue;
         const std::string job_set = job_set_of(run);

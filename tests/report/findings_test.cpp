@@ -160,6 +160,43 @@ TEST(Findings, LayoutsGroupRepetitionsWithTheirBaselinesAndSpread) {
     EXPECT_EQ(three.repetitions[0].baseline_id, three.repetitions[0].run_id + 1);
 }
 
+// A run over two GPUs (a row per GPU, its baseline too, naming the run's first row): each GPU's
+// run is compared with that GPU's baseline, each pair a repetition.
+TEST(Findings, EachGpuOfAHostRunIsComparedWithItsOwnGpusBaseline) {
+    std::vector<store::RunRecord> runs;
+    std::vector<store::RunRecord> gpus;
+    for (double energy_j : {200.0, 260.0}) {
+        store::RunRecord r =
+            run("green",
+                {job("a", "train", 60, 10, std::nullopt), job("b", "train", 60, 10, std::nullopt)},
+                energy_j);
+        r.layout = "3g.71gb+3g.71gb";
+        r.gpu_index = static_cast<int64_t>(gpus.size());
+        gpus.push_back(r);
+    }
+    for (store::RunRecord& r : gpus)
+        r.host_run_id = gpus[0].id;
+    runs = gpus;
+    // GPU 0's baseline costs 300 J for the work, GPU 1's 400 J.
+    for (size_t g = 0; g < 2; ++g) {
+        const double j_per_item = g == 0 ? 2.0 : 3.0;
+        store::RunRecord b = baseline_of(
+            gpus[0], {job("a", "train", 132, 20, j_per_item), job("b", "train", 132, 20, 1.0)});
+        b.gpu_index = static_cast<int64_t>(g);
+        runs.push_back(b);
+    }
+    const Findings f = analyse(runs);
+    ASSERT_EQ(f.layouts.size(), 1u);
+    const LayoutComparison& c = f.layouts[0];
+    ASSERT_EQ(c.repetitions.size(), 2u);
+    EXPECT_EQ(c.repetitions[0].run_id, gpus[0].id);
+    EXPECT_EQ(c.repetitions[0].baseline_id, runs[2].id);
+    EXPECT_EQ(c.repetitions[1].run_id, gpus[1].id);
+    EXPECT_EQ(c.repetitions[1].baseline_id, runs[3].id);
+    EXPECT_NEAR(*c.repetitions[0].comparison.energy_change_pct, -100.0 * 100 / 300, 1e-9);
+    EXPECT_NEAR(*c.repetitions[1].comparison.energy_change_pct, -100.0 * 140 / 400, 1e-9);
+}
+
 TEST(Findings, EqualAndMatchedFixedWorkAreDifferentComparisons) {
     std::vector<store::RunRecord> runs;
     for (const auto& steps : std::vector<std::vector<int64_t>>{{100, 100}, {97, 24}, {100, 100}}) {
