@@ -319,19 +319,22 @@ TEST(Expand, GpusAreInEachCellAndInTheKeyOnlyAboveOne) {
     EXPECT_EQ(host_cells, 4u);  // 2 layouts x 2 repetitions
 }
 
-// The spec docs/experiments.md shows is one that runs: read from the document itself (it once
-// gave 3 jobs to layouts of 4 partitions).
-TEST(Examples, TheSpecInTheExperimentsDocumentIsValid) {
+// The specs docs/experiments.md shows are ones that run: read from the document itself (one
+// once gave 3 jobs to layouts of 4 partitions); the second is the one of several GPUs.
+TEST(Examples, TheSpecsInTheExperimentsDocumentAreValid) {
     std::ifstream in(std::string(DOCS_DIR) + "/experiments.md");
     std::stringstream text;
     text << in.rdbuf();
     const std::string doc = text.str();
-    const size_t start = doc.find("```toml\n");
-    ASSERT_NE(start, std::string::npos);
-    const size_t end = doc.find("```", start + 8);
-    const Spec spec = parse_spec(doc.substr(start + 8, end - start - 8), "docs/experiments.md");
-    const std::vector<Cell> cells = expand(spec, h200());
-    EXPECT_FALSE(cells.empty());
+    std::vector<Spec> specs;
+    for (size_t start = doc.find("```toml\n"); start != std::string::npos;
+         start = doc.find("```toml\n", start + 8)) {
+        const size_t end = doc.find("```", start + 8);
+        specs.push_back(parse_spec(doc.substr(start + 8, end - start - 8), "docs/experiments.md"));
+        EXPECT_FALSE(expand(specs.back(), h200()).empty());
+    }
+    ASSERT_EQ(specs.size(), 2u);
+    EXPECT_EQ(specs[1].sections[0].gpus, 4);
 }
 
 }  // namespace
