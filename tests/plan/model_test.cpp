@@ -81,12 +81,7 @@ TEST(Model, TwoJobsSideBySide) {
 TEST(Model, ACommandsWorkIsOneRunOfItWhateverTheStepsSay) {
     ProfileSet set = two_jobs();
     // "mine" runs 30 s on 1g (160 W) and 12 s alone on the whole GPU (400 W), measured on MPS.
-    JobProfile mine =
-        job_profile("", 0, {{"1g.18gb", {1 / 30.0, 160}}, {"whole GPU", {1 / 12.0, 400}}});
-    mine.name = "mine";
-    mine.command = {"python3", "train.py"};
-    mine.item_unit = "runs";
-    mine.items_per_step = 1;
+    JobProfile mine = command_profile();
     mine.backend = "mps";
     set.jobs.push_back(mine);
     std::vector<JobRequest> jobs = requests();

@@ -16,6 +16,7 @@
 #include "nvml/fake_nvml_env.h"
 #include "partition/job.h"
 #include "report/run_text.h"
+#include "runner/fake_gpus.h"
 
 namespace migscope::runner {
 namespace {
@@ -26,13 +27,6 @@ using partition::BackendKind;
 
 const char* const kGpu0 = "GPU-00000000-fake-h200-0000-0000000000b0";
 const char* const kGpu2 = "GPU-00000000-fake-h200-0000-0000000000b2";
-
-std::string read_text(const fs::path& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 GpuCell cell(unsigned gpu, BackendKind backend, const std::string& layout,
              const std::string& jobs) {
@@ -45,30 +39,8 @@ GpuCell cell(unsigned gpu, BackendKind backend, const std::string& layout,
     return c;
 }
 
-class HostRun : public ::testing::Test {
+class HostRun : public FakeGpus {
   protected:
-    void SetUp() override {
-        dir_ =
-            fs::path(testing::TempDir()) /
-            ("host-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-        m_.worker = FAKE_WORKER;
-        m_.idle_probe_s = 0.2;
-        m_.marginal_probe_s = 0;
-    }
-    void TearDown() override { unsetenv("FAKE_LOST_GPU"); }
-
-    // The three-GPU config, with `lost_after_s` on GPU 2 when given.
-    std::string config(std::optional<double> gpu2_lost_after_s = std::nullopt) {
-        json c = json::parse(read_text(fs::path(FAKE_NVML_DIR) / "h200-x3-mixed.json"));
-        if (gpu2_lost_after_s)
-            c["devices"][2]["lost_after_s"] = *gpu2_lost_after_s;
-        const fs::path path = dir_ / "nvml.json";
-        std::ofstream(path) << c.dump();
-        return path.string();
-    }
-
     // GPU 0: green 3g+1g; GPU 1 (MIG enabled): its existing 4g and 1g instances; GPU 2:
     // sequential on the whole GPU.
     HostRequest mixed() {
@@ -80,9 +52,6 @@ class HostRun : public ::testing::Test {
         r.label = "host test";
         return r;
     }
-
-    fs::path dir_;
-    Measurement m_;
 };
 
 TEST_F(HostRun, EachGpuRunsItsOwnLayoutAndBackendWithItsEnergyAndTheHostTotal) {

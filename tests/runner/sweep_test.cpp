@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "nvml/fake_nvml_env.h"
+#include "runner/fake_gpus.h"
 #include "runner/sweep_output.h"
 
 namespace migscope::runner {
@@ -24,13 +25,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const char* const kGpu2 = "GPU-00000000-fake-h200-0000-0000000000b2";
-
-std::string read_text(const fs::path& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 // A cell of three GPUs (green, two jobs, with its baseline) and one of one GPU.
 constexpr const char* kSpec = R"toml(
@@ -63,31 +57,11 @@ class Recorder : public SweepObserver {
     std::vector<std::pair<size_t, SweepCellOutcome>> finished;
 };
 
-class Sweep : public ::testing::Test {
+class Sweep : public FakeGpus {
   protected:
-    void SetUp() override {
-        dir_ =
-            fs::path(testing::TempDir()) /
-            ("sweep-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-        m_.worker = FAKE_WORKER;
-        m_.idle_probe_s = 0.2;
-        m_.marginal_probe_s = 0;
-    }
-    void TearDown() override { unsetenv("FAKE_LOST_GPU"); }
-
-    // Three H200s with MIG mode disabled (GPU 1 of the mixed config replaced by GPU 0's twin),
-    // GPU 2 lost after `gpu2_lost_after_s` when given.
+    // MIG mode disabled on all three GPUs; GPU 2 lost after `gpu2_lost_after_s` when given.
     std::string config(std::optional<double> gpu2_lost_after_s = std::nullopt) {
-        json c = json::parse(read_text(fs::path(FAKE_NVML_DIR) / "h200-x3-mixed.json"));
-        c["devices"][1] = c["devices"][0];
-        c["devices"][1]["uuid"] = "GPU-00000000-fake-h200-0000-0000000000b1";
-        if (gpu2_lost_after_s)
-            c["devices"][2]["lost_after_s"] = *gpu2_lost_after_s;
-        const fs::path path = dir_ / "nvml.json";
-        std::ofstream(path) << c.dump();
-        return path.string();
+        return FakeGpus::config(gpu2_lost_after_s, true);
     }
 
     SweepOptions options(const std::string& spec, bool resume = false) {
@@ -106,8 +80,6 @@ class Sweep : public ::testing::Test {
         return run_sweep(plan, machine, m_, db, {}, recorder);
     }
 
-    fs::path dir_;
-    Measurement m_;
     int sweeps_ = 0;
 };
 
