@@ -168,6 +168,7 @@ struct MakespanRange {
     bool holds(double makespan_s) const {  // with 0.5 % for rounding
         return makespan_s >= fastest_s * 0.995 && makespan_s <= slowest_s * 1.005;
     }
+    bool spread() const { return slowest_s > fastest_s * 1.005; }  // the repetitions differ
 };
 MakespanRange predict_makespan_range(const Problem& problem, const Plan& plan);
 

@@ -77,7 +77,7 @@ json prediction_json(const plan::Problem& p, const plan::Candidate& c) {
 // differ.
 std::string makespan_text(const plan::Problem& p, const plan::Candidate& c) {
     const plan::MakespanRange range = plan::predict_makespan_range(p, c.plan);
-    if (range.slowest_s <= range.fastest_s * 1.005)
+    if (!range.spread())
         return fmt::format("{:.1f}", c.prediction.makespan_s);
     return fmt::format("{:.1f} ({:.1f}-{:.1f})", c.prediction.makespan_s, range.fastest_s,
                        range.slowest_s);
@@ -384,15 +384,14 @@ void print_verification(const plan::Problem& p, const plan::Verification& v, std
         const plan::MeasuredRun& m = *c.measured;
         const plan::MakespanRange& range = c.predicted_range;
         out << fmt::format("  {}: makespan {:.1f} s predicted", c.name, c.predicted.makespan_s);
-        if (range.slowest_s > range.fastest_s * 1.005)  // the profiles have a spread
+        if (range.spread())
             out << fmt::format(" ({:.1f}-{:.1f} s over the profiles' fastest and slowest runs)",
                                range.fastest_s, range.slowest_s);
-        out << fmt::format(
-            ", {:.1f} s measured ({}{}); ", m.makespan_s,
-            signed_pct(m.makespan_s, c.predicted.makespan_s),
-            range.slowest_s > range.fastest_s * 1.005
-                ? (range.holds(m.makespan_s) ? ", inside that range" : ", outside that range")
-                : "");
+        out << fmt::format(", {:.1f} s measured ({}{}); ", m.makespan_s,
+                           signed_pct(m.makespan_s, c.predicted.makespan_s),
+                           range.spread() ? (range.holds(m.makespan_s) ? ", inside that range"
+                                                                       : ", outside that range")
+                                          : "");
         if (m.energy_j)
             out << fmt::format("energy {} kJ predicted, {} kJ measured ({}); ",
                                kj(c.predicted.energy_j), kj(*m.energy_j),

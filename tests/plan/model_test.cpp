@@ -144,11 +144,13 @@ TEST(Model, TheMakespanRangeRunsEveryJobAsItsFastestAndSlowestRepetition) {
     EXPECT_TRUE(range.holds(30));
     EXPECT_FALSE(range.holds(26));
     EXPECT_FALSE(range.holds(45));
+    EXPECT_TRUE(range.spread());
     // On the whole GPU both were measured once: the range is the prediction.
     const Plan whole = {GpuPlan{std::nullopt, {{0, 1}}}};
     const MakespanRange once = predict_makespan_range(p, whole);
     EXPECT_DOUBLE_EQ(once.fastest_s, predict(p, whole).makespan_s);
     EXPECT_DOUBLE_EQ(once.slowest_s, predict(p, whole).makespan_s);
+    EXPECT_FALSE(once.spread());
 }
 
 TEST(Model, QueuedJobsStartWhenThePartitionFrees) {
