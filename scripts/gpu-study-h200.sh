@@ -39,16 +39,18 @@
 # Other: `plan` (the dry run of every study part; any machine, runs nothing), `table` (the
 # tables of the stores found; any machine with a built migscope).
 #
-# Stores: STUDY_IN (default gpu-in/, git-ignored) may hold study.db and reasons.db from earlier
-# calls; the script works on its own copies in STUDY_HOME (default build/gpu-study/, kept on a
-# warm machine between calls) and takes the STUDY_IN copy when that holds more runs. At the end
-# it copies the stores to $OUT. Files under $OUT (at most 8): study.db, reasons.db, summary.txt
-# (the tables, also printed), log.txt (every command's stderr), runs.tar.gz (this call's run
-# directories: result.json, table.txt, trace.csv with temperature, job logs), build.log (when it
-# built), and a store's -wal only when a killed writer left one (copy it along with its store).
-# A device call, with the stores carried from the previous one:
-#   here:   mkdir -p gpu-in && cp FILES_AT/study.db FILES_AT/reasons.db gpu-in/   (what came back)
-#   device: run(command="bash scripts/gpu-study-h200.sh mix3", carry=["gpu-in"])
+# Stores: STUDY_IN (default data/study-h200/, committed: the stores measured so far travel with
+# the checkout) may hold study.db and reasons.db from earlier calls; the script works on its own
+# copies in STUDY_HOME (default build/gpu-study/, kept on a warm machine between calls) and takes
+# the STUDY_IN copy when that holds more runs. At the end it copies the stores to $OUT. Files
+# under $OUT (at most 8): study.db, reasons.db, summary.txt (the tables, also printed), log.txt
+# (every command's stderr), runs.tar.gz (this call's run directories: result.json, table.txt,
+# trace.csv with temperature, job logs), build.log (when it built), and a store's -wal only when
+# a killed writer left one (copy it along with its store).
+# After each call, here: cp FILES_AT/study.db FILES_AT/reasons.db data/study-h200/, keep
+# FILES_AT/runs.tar.gz there as runs-DATE-callN.tar.gz, append summary.txt and log.txt to the
+# day's files, and commit, so that the next call (or session) goes on from them:
+#   device: run(command="bash scripts/gpu-study-h200.sh mix3")
 # Every part stops itself before CALL_BUDGET_S (default 560 s) of the call has passed: the run
 # in progress is stored as interrupted and the next call's --resume measures it again.
 set -uo pipefail
@@ -56,7 +58,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
 [ $# -gt 0 ] || { sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 2; }
 out=${OUT:-$root/gpu-study-out}
-in=${STUDY_IN:-$root/gpu-in}
+in=${STUDY_IN:-$root/data/study-h200}
 home=${STUDY_HOME:-$root/build/gpu-study}
 b=${MIGSCOPE:-${MIGSCOPE_BUILD_DIR:-$root/build}/tools/migscope/migscope}
 spec=examples/study-h200.toml
@@ -311,7 +313,7 @@ for name in study.db reasons.db; do
   if [ -s "$home/$name-wal" ]; then  # a killed writer: the WAL holds its last commits
     # (readers leave an empty one behind, which holds nothing)
     cp "$home/$name-wal" "$out/$name-wal"
-    echo "warning: $name-wal was left beside $name: both copied (copy both into gpu-in/)"
+    echo "warning: $name-wal was left beside $name: both copied (copy both into data/study-h200/)"
   fi
 done
 dirs=()
