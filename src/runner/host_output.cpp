@@ -40,7 +40,7 @@ void print_phase(const HostPhase& phase, const std::string& title, std::ostream&
                         out);
         out << '\n';
     }
-    const bool work = phase.total.mode == RunMode::kWork;
+    const bool work = phase.total.mode == report::HostMode::kWork;
     report::TextTable t({{"GPU", Align::kRight},
                          {"backend", Align::kLeft},
                          {"layout", Align::kLeft},
@@ -80,9 +80,9 @@ json host_phase_json(const HostPhase& phase) {
                         {"run", run_json(g.run, g.context)}});
     }
     return {{"gpus", phase.gpus.size()},
-            {"mode", t.mode == RunMode::kWork ? "work" : "duration"},
+            {"mode", t.mode == report::HostMode::kWork ? "work" : "duration"},
             {"window_s", t.window_s},
-            {"window_meaning", t.mode == RunMode::kWork
+            {"window_meaning", t.mode == report::HostMode::kWork
                                    ? "the slowest GPU's makespan"
                                    : "the longest GPU window (each GPU measured in its own)"},
             {"energy_j", report::maybe(t.energy_j)},
@@ -118,7 +118,7 @@ void print_host(const HostOutcome& o, const std::string& title, std::ostream& ou
         << (c["energy_change_pct"].is_null()
                 ? std::string("not comparable")
                 : report::signed_change(c["energy_change_pct"].get<double>(), "%"))
-        << ", " << (o.run.total.mode == RunMode::kWork ? "makespan " : "window ")
+        << ", " << (o.run.total.mode == report::HostMode::kWork ? "makespan " : "window ")
         << (c["window_change_pct"].is_null()
                 ? std::string("not comparable")
                 : report::signed_change(c["window_change_pct"].get<double>(), "%"))

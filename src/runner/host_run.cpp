@@ -162,39 +162,23 @@ HostMachines open_gpus(const HostRequest& request) {
 }
 
 HostTotals host_totals(const std::vector<GpuOutcome>& gpus) {
-    HostTotals t;
-    if (gpus.empty())
-        return t;
-    t.mode = gpus.front().run.mode;
-    for (const GpuOutcome& g : gpus)
-        t.window_s = std::max(t.window_s, g.run.window_s);
-    bool known = true;
+    std::vector<report::HostGpu> figures;
     for (const GpuOutcome& g : gpus) {
-        const std::string name = gpu_name(g.gpu);
-        if (!g.run.energy.counter_energy_j) {
-            known = false;
-            t.warnings.push_back(name + ": board energy not measured" +
-                                 (g.failed() ? " (it failed)" : "") +
-                                 ": the host's total energy is not given");
-            continue;
-        }
-        t.measured_energy_j += *g.run.energy.counter_energy_j;
-        const double wait_s = t.mode == RunMode::kWork ? t.window_s - g.run.window_s : 0;
-        if (wait_s <= 0)
-            continue;
-        if (!g.run.idle_power_w) {
-            known = false;
-            t.warnings.push_back(name + ": idle power not measured (--idle-probe 0?): its " +
-                                 std::to_string(wait_s) +
-                                 " s waiting for the slowest GPU cannot be charged; the host's "
-                                 "total energy is not given");
-            continue;
-        }
-        t.idle_tail_j += *g.run.idle_power_w * wait_s;
+        report::HostGpu f;
+        f.gpu = g.gpu;
+        f.window_s = g.run.window_s;
+        f.energy_j = g.run.energy.counter_energy_j;
+        f.idle_power_w = g.run.idle_power_w;
+        f.failed = g.failed();
+        f.jobs = static_cast<int64_t>(g.run.jobs.size());
+        for (const JobResult& j : g.run.jobs)
+            f.jobs_ok += j.status == JobStatus::kOk ? 1 : 0;
+        figures.push_back(f);
     }
-    if (known)
-        t.energy_j = t.measured_energy_j + t.idle_tail_j;
-    return t;
+    return report::host_totals(!gpus.empty() && gpus.front().run.mode == RunMode::kWork
+                                   ? report::HostMode::kWork
+                                   : report::HostMode::kDuration,
+                               figures);
 }
 
 bool HostPhase::interrupted() const {

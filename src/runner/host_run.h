@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "report/host_total.h"
 #include "runner/cell.h"
 #include "store/store.h"
 
@@ -55,18 +56,10 @@ struct GpuOutcome {
     bool failed() const { return !failure.empty(); }
 };
 
-// The host's figures over its GPUs. kWork: the host makespan is the slowest GPU's, and a GPU done
-// sooner is charged its own measured idle power until then (the planner's model: every GPU draws
-// idle power until the makespan); kDuration: every GPU's window has the same length, no tail.
-struct HostTotals {
-    RunMode mode = RunMode::kDuration;
-    double window_s = 0;             // the longest GPU window (kWork: the host makespan)
-    std::optional<double> energy_j;  // measured_energy_j + idle_tail_j; empty when some GPU's
-                                     // energy (or, for a tail, its idle power) is unknown
-    double measured_energy_j = 0;    // the GPUs' board energy counters over their own windows
-    double idle_tail_j = 0;          // GPUs done before the makespan: idle power × the wait
-    std::vector<std::string> warnings;
-};
+// The host's figures over its GPUs (report/host_total.h, the one computation that the stored
+// GPU rows' totals use too): energy summed, the longest window, a GPU done sooner charged its idle
+// power until the slowest is done (fixed work), failed GPUs named.
+using HostTotals = report::HostTotals;
 HostTotals host_totals(const std::vector<GpuOutcome>& gpus);
 
 struct HostPhase {
