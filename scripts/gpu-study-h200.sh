@@ -5,19 +5,18 @@
 # migscope: about 2.5 minutes on a fresh machine):
 #   scripts/gpu-study-h200.sh PART [PART...]
 # Study parts (sections of examples/study-h200.toml; `--only` picks whole sections, so the spec
-# cuts them to fit). Minutes: first what the runs' measured rates give (the spec's header says
-# how), then the dry run's own estimate (`plan`), whose 30 s allowance per start is about twice
-# too long:
-#   mix3        mix3-window (x3), mix3-window-alt, mix4-window-alt        ~7    (dry run 14 min 25 s)
-#   mix4        mix4-window (x3), mix4-equal-work, mix4-matched-work      ~7    (15 min 25 s + work)
-#   work3       mix3-equal-work (x3), mix3-matched-work (x3)              ~7    (12 min 30 s + work)
-#   ft-small    ft-small-window (x3)                                      ~5    (10 min 15 s)
-#   ft-default  ft-default-window (x3)                                    ~5.5  (10 min 15 s)
-#   lora        lora2-window (x3), lora4-window                           ~6    (9 min 40 s)
-#   scale-1     scale-train-cnn, scale-train-gpt2 (22 runs)               ~6.5  (13 min 12 s)
-#   scale-2     scale-train-tf, scale-train-xl8 (22 runs)                 ~6    (13 min 12 s)
-#   scale-3     scale-ft-cnn, scale-ft-gpt2 (22 runs)                     ~6.5  (13 min 12 s)
-#   scale-4     scale-ft-tf (24 runs)                                     ~7    (14 min 24 s)
+# cuts them to fit). Minutes: the dry run's estimate (`plan`; its start-up allowances were
+# measured in session 1), then what sessions took (mix3 redid one run a call's end cut off):
+#   mix3        mix3-window (x3), mix3-window-alt, mix4-window-alt        8 min 49 s   took 8.7
+#   mix4        mix4-window (x3), mix4-equal-work, mix4-matched-work      8 min 25 s   took 6.8
+#   work3       mix3-equal-work (x3), mix3-matched-work (x3)              6 min 12 s + work
+#   ft-small    ft-small-window (x3)                                      6 min 03 s
+#   ft-default  ft-default-window (x3)                                    6 min 03 s
+#   lora        lora2-window (x3), lora4-window                           6 min 10 s
+#   scale-1     scale-train-cnn, scale-train-gpt2 (22 runs)               5 min 30 s
+#   scale-2     scale-train-tf, scale-train-xl8 (22 runs)                 5 min 30 s
+#   scale-3     scale-ft-cnn, scale-ft-gpt2 (22 runs)                     5 min 30 s
+#   scale-4     scale-ft-tf (24 runs)                                     6 min 00 s
 # They run `migscope run examples/study-h200.toml --only SECTIONS --db study.db --resume
 # --marginal-probe 0` (MARGINAL_PROBE_S to change: each probe costs ~10 s per job of a mix).
 # Reasons parts (single runs of `migscope run`, into reasons.db, each labelled; a label already

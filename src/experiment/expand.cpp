@@ -237,13 +237,15 @@ std::vector<Cell> select_cells(const Spec& spec, const std::vector<Cell>& cells,
 }
 
 Estimate estimate(const Cell& cell) {
-    const double startup_s = cell.backend == partition::BackendKind::kCpu ? kCpuStartupAllowance_s
-                                                                          : kGpuStartupAllowance_s;
-    const double one_s = startup_s + cell.duration_s;  // duration_s is 0 for fixed work
+    const bool cpu = cell.backend == partition::BackendKind::kCpu;
+    const double job_startup_s = cpu ? kCpuStartupAllowance_s : kGpuJobStartupAllowance_s;
+    const double run_startup_s =
+        cpu || cell.jobs.size() < 2 ? job_startup_s : kGpuMixStartupAllowance_s;
+    // duration_s is 0 for fixed work
     Estimate e;
-    e.seconds = one_s + cell.cooldown_s;
+    e.seconds = run_startup_s + cell.duration_s + cell.cooldown_s;
     if (cell.baseline)
-        e.seconds += static_cast<double>(cell.jobs.size()) * one_s;
+        e.seconds += static_cast<double>(cell.jobs.size()) * (job_startup_s + cell.duration_s);
     e.without_work = cell.work_steps > 0;
     return e;
 }

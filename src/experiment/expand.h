@@ -46,14 +46,18 @@ std::vector<Cell> select_cells(const Spec& spec, const std::vector<Cell>& cells,
                                const std::vector<std::string>& only, bool have_gpu);
 
 // A rough duration, for the plan and the ETA before anything has run: a start-up allowance per
-// process start (worker start, warm-up, steady state), the window, the baseline's jobs each alone,
-// and the cool-down. Fixed-work cells count no time for the work itself (unknown before it runs).
+// run (worker starts, warm-up, steady state, idle probes), the window, the baseline's jobs each
+// alone, and the cool-down. Fixed-work cells count no time for the work itself (unknown before it
+// runs).
 struct Estimate {
     double seconds = 0;
     bool without_work = false;  // true: fixed work not included
 };
 Estimate estimate(const Cell& cell);
-inline constexpr double kGpuStartupAllowance_s = 30;
-inline constexpr double kCpuStartupAllowance_s = 5;
+// The allowances come from the H200 (docs/results-h200.md §4): a run of several jobs spent 30–37 s
+// outside its window, a run of one job 7–17 s (median 8–9 s), each job of a baseline about 7.5 s.
+inline constexpr double kGpuMixStartupAllowance_s = 30;  // a run of several jobs on a GPU
+inline constexpr double kGpuJobStartupAllowance_s = 9;   // a run of one job, each baseline job
+inline constexpr double kCpuStartupAllowance_s = 5;       // any run or baseline job on CPUs
 
 }  // namespace migscope::experiment

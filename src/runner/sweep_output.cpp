@@ -94,8 +94,9 @@ void print_sweep_plan(const SweepPlan& p, const std::string& spec_path, bool res
             << p.max_gpus << '\n';
     }
     out << "  estimate   about " << duration_text(p.estimate_s)
-        << " (an estimate: " << experiment::kGpuStartupAllowance_s << " s start-up per run "
-        << "and per baseline job on a GPU, " << experiment::kCpuStartupAllowance_s
+        << " (an estimate: " << experiment::kGpuMixStartupAllowance_s
+        << " s start-up per run of several jobs on a GPU, " << experiment::kGpuJobStartupAllowance_s
+        << " s per run of one job and per baseline job, " << experiment::kCpuStartupAllowance_s
         << " s on CPUs, plus windows and cool-downs"
         << (p.estimate_without_work ? "; the fixed work's own time is not included" : "") << ")\n";
     out << "  results    " << p.db_path << " (store), " << p.root << "/ (run directories)\n";

@@ -207,13 +207,26 @@ TEST(Expand, EstimateCountsStartupWindowBaselineAndCooldown) {
     c.jobs.resize(2);
     c.duration_s = 10;
     c.cooldown_s = 5;
-    EXPECT_EQ(estimate(c).seconds, kGpuStartupAllowance_s + 10 + 5);
-    c.baseline = true;
-    EXPECT_EQ(estimate(c).seconds, 3 * (kGpuStartupAllowance_s + 10) + 5);
+    EXPECT_EQ(estimate(c).seconds, kGpuMixStartupAllowance_s + 10 + 5);
+    c.baseline = true;  // each job alone, with a single job's start-up
+    EXPECT_EQ(estimate(c).seconds,
+              kGpuMixStartupAllowance_s + 10 + 2 * (kGpuJobStartupAllowance_s + 10) + 5);
     EXPECT_FALSE(estimate(c).without_work);
     c.duration_s = 0;
     c.work_steps = 100;
     EXPECT_TRUE(estimate(c).without_work);
+}
+
+TEST(Expand, EstimateGivesARunOfOneJobASingleStartup) {
+    Cell c;
+    c.backend = partition::BackendKind::kGreen;
+    c.jobs.resize(1);
+    c.duration_s = 6;
+    EXPECT_EQ(estimate(c).seconds, kGpuJobStartupAllowance_s + 6);
+    c.backend = partition::BackendKind::kCpu;
+    c.jobs.resize(3);
+    c.baseline = true;
+    EXPECT_EQ(estimate(c).seconds, 4 * (kCpuStartupAllowance_s + 6));
 }
 
 TEST(Examples, QuickstartRunsOneCellOnAGpuAndOneOnACpu) {
