@@ -824,7 +824,10 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
                 result.torch_version = s.torch_version;
         }
         if (!g.open_time || !g.close_time) {
-            result.warnings.push_back("no measurement window: no job reached steady state");
+            result.warnings.push_back(g.interrupted ? "no measurement window: the run was "
+                                                      "interrupted before it opened"
+                                                    : "no measurement window: no job reached "
+                                                      "steady state");
             continue;
         }
         const double window_s = seconds_between(*g.open_time, *g.close_time);

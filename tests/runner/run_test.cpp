@@ -451,6 +451,28 @@ TEST_F(RunTest, InterruptionStopsCleanlyAndKeepsPartialResults) {
     EXPECT_TRUE(r.energy.counter_energy_j);
 }
 
+TEST_F(RunTest, AnInterruptionBeforeTheWindowSaysSoRatherThanBlameSteadyState) {
+    RunSpec s = spec_for({"fake", "fake"});
+    s.duration_s = 30;
+    std::atomic<bool> stop{false};
+    RunHooks hooks;
+    hooks.interrupt = &stop;
+    hooks.progress = [&](const std::string& line) {  // as soon as the jobs are started
+        if (line.find("starting") != std::string::npos)
+            stop = true;
+    };
+    const RunResult r = run(s, partition::BackendKind::kTimeslice, hooks);
+    EXPECT_TRUE(r.interrupted);
+    EXPECT_EQ(r.window_s, 0);
+    const auto said = [&](const std::string& text) {
+        return std::any_of(r.warnings.begin(), r.warnings.end(), [&](const std::string& w) {
+            return w.find(text) != std::string::npos;
+        });
+    };
+    EXPECT_TRUE(said("interrupted before it opened"));
+    EXPECT_FALSE(said("no job reached steady state"));
+}
+
 TEST_F(RunTest, NoPowerSourceLeavesEnergyEmptyWithAWarning) {
     partition::BackendOptions o;
     o.worker_path = FAKE_WORKER;
