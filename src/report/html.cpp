@@ -10,6 +10,7 @@
 #include <set>
 
 #include "report/chart_data.h"
+#include "report/host_total.h"
 #include "report/run_text.h"
 #include "report/table.h"
 #include "telemetry/idle_baseline.h"
@@ -35,7 +36,7 @@ figure.plot{margin:1em 0;max-width:860px}figure.plot canvas{width:100%;display:b
 #missing{background:#fff6e0;border-left:4px solid #e0a000;padding:.3em 1em}
 #verdict h2,#missing h2{border:0;margin-top:.6em}
 code{overflow-wrap:anywhere}
-figcaption{font-size:13px;color:#333}.front{font-weight:600}
+figcaption{font-size:13px;color:#333}.front{font-weight:600}.host td{font-weight:600;border-top:1px solid #999}
 )";
 
 // The page's canvas for a figure: its plot's name is a slug already; "plot-" keeps it apart.
@@ -428,6 +429,8 @@ void write_runs(const ReportInput& in, std::ostream& out) {
     Table t({"id", "started (UTC)", "role", "backend", "layout", "mode", "jobs", "window (s)",
              "energy (J, counter)", "trace energy (J)", "samples", "disagreement (%)",
              "average power (W)", "status", "label", "warnings"});
+    // A host run's total (report/host_total.h) follows its last GPU row.
+    const auto hosts = host_runs(in.runs);
     for (const store::RunRecord& r : in.runs) {
         std::string jobs;
         for (const store::JobRecord& j : r.jobs)
@@ -439,6 +442,17 @@ void write_runs(const ReportInput& in, std::ostream& out) {
                optional_html(r.disagreement_pct), optional_html(r.average_power_w),
                html_escape(status_summary(r)), html_escape(r.label), notes_html(r.warnings)},
               {0, 7, 8, 9, 10, 11, 12});
+        for (const auto& [host_id, rows] : hosts) {
+            if (host_id != r.host_run_id || rows.back().id != r.id)
+                continue;
+            const HostTotals total = host_totals(rows);
+            t.row({"", "", html_escape(host_total_role(host_id, total)), "", "",
+                   html_escape(r.mode), std::to_string(total.jobs) + " jobs (summed)",
+                   number(total.window_s), optional_html(total.energy_j), kMissing, "", kMissing,
+                   kMissing, html_escape(status_summary(rows)), "",
+                   html_escape(host_total_note(total))},
+                  {0, 7, 8, 9, 10, 11, 12}, "host");
+        }
     }
     out << t.html() << "</section>\n";
 }

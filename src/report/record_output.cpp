@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "core/text.h"
+#include "report/host_total.h"
 #include "report/json_value.h"
 #include "report/run_text.h"
 #include "report/table.h"
@@ -186,16 +187,35 @@ void print_runs_table(const std::vector<store::RunRecord>& runs, std::ostream& o
                  {"energy", Align::kRight},
                  {"status"},
                  {"label"}});
+    const auto kj = [](const std::optional<double>& j) {
+        return cell_number(j ? std::optional<double>(*j / 1e3) : std::nullopt, 2, "kJ");
+    };
+    // A host run's total follows its last GPU row.
+    std::map<int64_t, int64_t> last_row;  // host_run_id -> the id of its last row
+    const auto hosts = host_runs(runs);
+    for (const auto& [host_id, rows] : hosts)
+        last_row[host_id] = rows.back().id;
+    std::vector<std::string> notes;
     for (const store::RunRecord& r : runs) {
         t.add_row({std::to_string(r.id), r.started_at, role_text(r), r.backend,
                    r.layout.value_or("-"), std::to_string(r.jobs.size()),
-                   cell_number(r.window_s, 2, "s"),
-                   cell_number(r.counter_energy_j ? std::optional<double>(*r.counter_energy_j / 1e3)
-                                                  : std::nullopt,
-                               2, "kJ"),
-                   status_summary(r), r.label});
+                   cell_number(r.window_s, 2, "s"), kj(r.counter_energy_j), status_summary(r),
+                   r.label});
+        if (!r.host_run_id || last_row[*r.host_run_id] != r.id)
+            continue;
+        for (const auto& [host_id, rows] : hosts) {
+            if (host_id != *r.host_run_id)
+                continue;
+            const HostTotals total = host_totals(rows);
+            t.add_row({"", "", host_total_role(host_id, total), "", "", std::to_string(total.jobs),
+                       cell_number(total.window_s, 2, "s"), kj(total.energy_j),
+                       status_summary(rows), ""});
+            notes.push_back(host_total_role(host_id, total) + ": " + host_total_note(total));
+        }
     }
     t.print(out);
+    for (const std::string& n : notes)
+        out << n << '\n';
 }
 
 void print_runs_csv(const std::vector<store::RunRecord>& runs, std::ostream& out) {
@@ -226,7 +246,8 @@ void print_job_table(const std::vector<store::JobRecord>& jobs, std::ostream& ou
     }
 }
 
-void print_run_record(const store::RunRecord& r, std::ostream& out) {
+void print_run_record(const store::RunRecord& r, const std::vector<store::RunRecord>& host_rows,
+                      std::ostream& out) {
     const store::Provenance& p = r.provenance;
     out << "run " << r.id << " (" << role_text(r) << "), " << r.started_at << ", " << r.backend
         << (r.layout ? " " + *r.layout : "") << (r.label.empty() ? "" : ", label: " + r.label)
@@ -255,6 +276,18 @@ void print_run_record(const store::RunRecord& r, std::ostream& out) {
         out << "  warning: " << w << '\n';
     if (r.interrupted)
         out << "  interrupted: partial results\n";
+    if (!r.host_run_id || host_rows.empty())
+        return;
+    const HostTotals total = host_totals(host_rows);
+    std::vector<std::string> ids;
+    for (const store::RunRecord& row : host_rows)
+        ids.push_back(std::to_string(row.id) + " (GPU " + std::to_string(row.gpu_index.value_or(0)) +
+                      ")");
+    out << host_total_role(*r.host_run_id, total) << " (runs " << text::join(ids, ", ")
+        << "): " << (total.mode == HostMode::kWork ? "makespan " : "window ")
+        << cell_number(total.window_s, 2, "s") << ", energy "
+        << cell_number(total.energy_j, 0, "J") << ", " << total.jobs << " jobs ("
+        << status_summary(host_rows) << ")\n  " << host_total_note(total) << '\n';
 }
 
 void print_jobs_csv(const std::vector<store::RunRecord>& runs, std::ostream& out) {

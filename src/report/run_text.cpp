@@ -25,6 +25,15 @@ std::string status_summary(const store::RunRecord& run) {
     return text;
 }
 
+std::string status_summary(const std::vector<store::RunRecord>& rows) {
+    store::RunRecord all;
+    for (const store::RunRecord& r : rows) {
+        all.jobs.insert(all.jobs.end(), r.jobs.begin(), r.jobs.end());
+        all.interrupted = all.interrupted || r.interrupted;
+    }
+    return status_summary(all);
+}
+
 std::string role_text(const store::RunRecord& run) {
     std::string text =
         to_string(run.role) + (run.parent_id ? " of " + std::to_string(*run.parent_id) : "");

@@ -185,6 +185,18 @@ std::vector<RunRecord> Store::list_runs() {
     return runs;
 }
 
+std::vector<RunRecord> Store::host_run(int64_t host_run_id) {
+    std::vector<RunRecord> runs;
+    Statement s(db_, "SELECT " + column_list(run_fields()) +
+                         " FROM runs WHERE host_run_id = ? ORDER BY id");
+    s.bind(1, host_run_id);
+    while (s.step())
+        runs.push_back(read_row(s, run_fields()));
+    for (RunRecord& r : runs)
+        read_jobs(db_, r);
+    return runs;
+}
+
 std::vector<StoredCell> Store::stored_cells(const std::string& experiment) {
     std::vector<StoredCell> cells;
     Statement s(

@@ -43,6 +43,9 @@ class Store {
     // Every run in id order, with jobs, without traces.
     std::vector<RunRecord> list_runs();
     std::optional<RunRecord> get_run(int64_t id, TraceLoad trace = TraceLoad::kWithout);
+    // The GPU rows of the host run `host_run_id` (rows with that host_run_id), in id order, with
+    // jobs, without traces; empty for none.
+    std::vector<RunRecord> host_run(int64_t host_run_id);
     // The experiment's finished runs (role run), in id order, a host run once: what --resume
     // skips.
     std::vector<StoredCell> stored_cells(const std::string& experiment);

@@ -424,6 +424,16 @@ TEST(Store, AHostRunsGpuRowsShareTheFirstRowsId) {
         EXPECT_EQ(row->trace.size(), full_record().trace.size());
     }
     EXPECT_FALSE(store.get_run(1)->host_run_id);
+    // Store::host_run: the host run's rows in id order with their jobs, no trace; none for a
+    // one-GPU run's id.
+    const std::vector<RunRecord> host = store.host_run(ids.front());
+    ASSERT_EQ(host.size(), 3u);
+    for (size_t g = 0; g < host.size(); ++g) {
+        EXPECT_EQ(host[g].id, ids[g]);
+        EXPECT_EQ(host[g].jobs.size(), full_record().jobs.size());
+        EXPECT_TRUE(host[g].trace.empty());
+    }
+    EXPECT_TRUE(store.host_run(1).empty());
 }
 
 // What --resume skips: finished runs of the experiment, with whether their baseline finished.

@@ -8,11 +8,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/file_lock.h"
@@ -344,6 +347,105 @@ TEST_F(SweepCommand, BadSpecsAndOptionsAreRefusedBeforeAnythingRuns) {
         {MIGSCOPE_BINARY, "run", "--jobs", "a", "--duration", "1", "--resume"}, fake_gpu_env());
     EXPECT_EQ(flags.exit_code, 2);
     EXPECT_NE(flags.err.find("apply to experiment specs"), std::string::npos) << flags.err;
+}
+
+// A spec of `gpus = 3` end to end through the binary on the fake NVML of three H200s (MIG mode
+// disabled on each): a row per GPU for the run and for its baseline, the summary's row per GPU
+// and the host's total, and `results list` and `show` with the host total of the stored rows.
+TEST_F(SweepCommand, ACellOfThreeGpusStoresARowPerGpuAndPrintsTheHostTotal) {
+    std::ifstream mixed(std::string(FAKE_NVML_DIR) + "/h200-x3-mixed.json");
+    nlohmann::json nvml = nlohmann::json::parse(mixed);
+    nvml["devices"][1] = nvml["devices"][0];
+    nvml["devices"][1]["uuid"] = "GPU-00000000-fake-h200-0000-0000000000b1";
+    const std::string nvml_path = (dir_ / "nvml.json").string();
+    std::ofstream(nvml_path) << nvml.dump();
+    std::map<std::string, std::string> env = fake_gpu_env();
+    env["MIGSCOPE_FAKE_NVML_CONFIG"] = nvml_path;
+
+    const ProcessResult r = run_process(argv(write_spec(R"toml(
+version = 1
+name = "host"
+[[mix]]
+name = "triple"
+backends = ["green"]
+layouts = ["3g.71gb+1g.18gb"]
+jobs = ["resnet18:32", "bert-base:4"]
+duration_s = 0.3
+baseline = "sequential"
+gpus = 3
+)toml"),
+                                            {}),
+                                       env);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+
+    // The store: the run's three GPU rows share the first's id, the baseline's three theirs.
+    const std::vector<RunRecord> stored = runs();
+    ASSERT_EQ(stored.size(), 6u);
+    double run_energy_j = 0;
+    for (size_t i = 0; i < stored.size(); ++i) {
+        const RunRecord& row = stored[i];
+        const bool run = i < 3;
+        EXPECT_EQ(row.role, run ? RunRole::kRun : RunRole::kBaseline);
+        EXPECT_EQ(row.gpu_index, static_cast<int64_t>(i % 3));
+        EXPECT_EQ(row.host_run_id, stored[run ? 0 : 3].id);
+        EXPECT_EQ(row.experiment, "host");
+        EXPECT_EQ(row.provenance.gpu_uuid, nvml["devices"][i % 3]["uuid"].get<std::string>());
+        if (!run) {
+            EXPECT_EQ(row.parent_id, stored[0].id);
+            continue;
+        }
+        EXPECT_EQ(row.jobs.size(), 2u);
+        for (const migscope::store::JobRecord& j : row.jobs)
+            EXPECT_EQ(j.status, "ok") << j.message;
+        ASSERT_TRUE(row.counter_energy_j);
+        run_energy_j += *row.counter_energy_j;
+    }
+    ASSERT_GT(run_energy_j, 0);
+
+    // The summary: a row per GPU, then 'all' with the host's total energy (their sum).
+    const auto line_with = [](const std::string& text, const std::string& what) {
+        const size_t at = text.find(what);
+        if (at == std::string::npos)
+            return std::string();
+        const size_t start = text.rfind('\n', at) + 1;
+        return text.substr(start, text.find('\n', at) - start);
+    };
+    const std::string all = line_with(r.out, "  all  ");
+    ASSERT_FALSE(all.empty()) << r.out;
+    char joules[32];
+    std::snprintf(joules, sizeof joules, " %.0f J ", run_energy_j);
+    EXPECT_NE(all.find(joules), std::string::npos) << all;
+    EXPECT_NE(all.find("  ok  "), std::string::npos) << all;
+    for (const char* gpu : {"  0  ok  ", "  1  ok  ", "  2  ok  "})
+        EXPECT_NE(r.out.find(gpu), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("a row 'all' (the host's total"), std::string::npos) << r.out;
+
+    // `results list`: the host's row after its last GPU's, and what it includes.
+    const std::string id = std::to_string(stored[0].id);
+    const ProcessResult list =
+        run_process({MIGSCOPE_BINARY, "results", "list", "--db", db_}, env);
+    ASSERT_EQ(list.exit_code, 0) << list.err;
+    const std::string host = line_with(list.out, "host run " + id + ", 3 GPUs ");
+    ASSERT_FALSE(host.empty()) << list.out;
+    char kj[32];
+    std::snprintf(kj, sizeof kj, "%.2f kJ", run_energy_j / 1e3);
+    EXPECT_NE(host.find(kj), std::string::npos) << host;
+    EXPECT_NE(host.find("6 ok"), std::string::npos) << host;
+    EXPECT_LT(list.out.find("GPU 2 of host run " + id), list.out.find("host run " + id + ", 3"));
+    EXPECT_NE(list.out.find("host total of 3 GPUs: energy the sum of each GPU's board energy"),
+              std::string::npos)
+        << list.out;
+    EXPECT_NE(list.out.find("host run " + std::to_string(stored[3].id) + ", 3 GPUs"),
+              std::string::npos)
+        << list.out;  // the baseline's total too
+
+    // `results show` of GPU 1's row ends with the host total.
+    const ProcessResult show = run_process(
+        {MIGSCOPE_BINARY, "results", "show", std::to_string(stored[1].id), "--db", db_}, env);
+    ASSERT_EQ(show.exit_code, 0) << show.err;
+    EXPECT_NE(show.out.find("host run " + id + ", 3 GPUs (runs " + id), std::string::npos)
+        << show.out;
+    EXPECT_NE(show.out.find(", 6 jobs (6 ok)"), std::string::npos) << show.out;
 }
 
 }  // namespace
