@@ -631,15 +631,15 @@ telemetry::EnergySummary combine(const std::vector<telemetry::EnergySummary>& pa
     return total;
 }
 
-// SM clock readings of the samples inside [from, to].
-std::vector<double> sm_clocks_in(const std::vector<Sample>& samples, SteadyTime from,
-                                 SteadyTime to) {
-    std::vector<double> clocks;
+// The readings of one sample field (the SM clock, memory utilisation) inside [from, to].
+std::vector<double> readings_in(const std::vector<Sample>& samples, SteadyTime from, SteadyTime to,
+                                std::optional<unsigned> Sample::*field) {
+    std::vector<double> readings;
     for (const Sample& s : samples) {
-        if (s.sm_clock_mhz && s.time >= from && s.time <= to)
-            clocks.push_back(*s.sm_clock_mhz);
+        if (s.*field && s.time >= from && s.time <= to)
+            readings.push_back(*(s.*field));
     }
-    return clocks;
+    return readings;
 }
 
 }  // namespace
@@ -837,10 +837,15 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         if (!power)
             continue;
         const std::vector<Sample> trace = sampler->all();
-        const std::vector<double> clocks = sm_clocks_in(trace, *g.open_time, *g.close_time);
+        const std::vector<double> clocks =
+            readings_in(trace, *g.open_time, *g.close_time, &Sample::sm_clock_mhz);
+        const std::vector<double> memory_busy =
+            readings_in(trace, *g.open_time, *g.close_time, &Sample::memory_utilization_pct);
         window_clocks_mhz.insert(window_clocks_mhz.end(), clocks.begin(), clocks.end());
-        for (const JobState& s : g.jobs)
+        for (const JobState& s : g.jobs) {
             jobs[s.index].sm_clock_mhz = percentile(clocks, 0.5);
+            jobs[s.index].memory_utilization_pct = percentile(memory_busy, 0.5);
+        }
         const telemetry::EnergySummary e =
             telemetry::summarize_window(trace, *g.open_sample, *g.close_sample);
         summaries.push_back(e);

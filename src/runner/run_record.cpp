@@ -76,7 +76,8 @@ store::RunRecord to_run_record(const RunResult& run, const RecordContext& contex
     for (const telemetry::Sample& s : run.trace) {
         r.trace.push_back({seconds_between(run.trace_origin, s.time), s.power_instant_w,
                            s.power_average_w, s.energy_j, maybe_double(s.sm_clock_mhz),
-                           s.memory_used_mib});
+                           s.memory_used_mib, maybe_double(s.gpu_utilization_pct),
+                           maybe_double(s.memory_utilization_pct)});
     }
     return r;
 }

@@ -43,6 +43,9 @@ struct JobMeasures {
     std::optional<double> energy_per_item_j;
     std::optional<double> normalised_throughput;  // items_per_s / whole-GPU items_per_s
     std::optional<double> sm_clock_mhz;           // median SM clock in the job's window
+    // Median of NVML's memory-controller busy % in the job's window: the board's, so the job's
+    // own only when it ran alone.
+    std::optional<double> memory_utilization_pct;
     // Built-in workloads: "cuda-graph" (the step captured once and replayed) or "eager", as the
     // worker reported; none for external commands and for stores from before it was recorded.
     std::optional<std::string> step_mode;
@@ -77,6 +80,8 @@ struct TraceSample {
     std::optional<double> energy_j;  // board counter, absolute
     std::optional<double> sm_clock_mhz;
     std::optional<double> memory_used_mib;
+    std::optional<double> gpu_utilization_pct;     // NVML: time a kernel ran, last period
+    std::optional<double> memory_utilization_pct;  // NVML: time memory was read or written
 };
 
 struct RunRecord {

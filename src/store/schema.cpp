@@ -120,6 +120,15 @@ ALTER TABLE runs ADD COLUMN gpu_index INTEGER;
 ALTER TABLE runs ADD COLUMN host_run_id INTEGER;
 CREATE INDEX runs_host ON runs(host_run_id);
 )sql",
+    // 5 -> 6: memory intensity. NVML's memory-controller busy % (and the GPU's busy %) in the
+    // trace, and its median in each job's window: a job alone on a partition is what that figure
+    // measures, and sharing memory bandwidth is what slows jobs side by side (docs/planner.md,
+    // "What the correction stands for").
+    R"sql(
+ALTER TABLE jobs ADD COLUMN memory_utilization_pct REAL;
+ALTER TABLE power_samples ADD COLUMN gpu_utilization_pct REAL;
+ALTER TABLE power_samples ADD COLUMN memory_utilization_pct REAL;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per version step");
 

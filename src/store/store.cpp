@@ -96,11 +96,13 @@ void read_jobs(const Database& db, RunRecord& run) {
 void read_trace(const Database& db, RunRecord& run) {
     Statement s(db,
                 "SELECT t_s, power_instant_w, power_average_w, energy_j, sm_clock_mhz, "
-                "memory_used_mib FROM power_samples WHERE run_id = ? ORDER BY position");
+                "memory_used_mib, gpu_utilization_pct, memory_utilization_pct FROM power_samples "
+                "WHERE run_id = ? ORDER BY position");
     s.bind(1, run.id);
     while (s.step()) {
         run.trace.push_back({s.double_at(0), s.maybe_double_at(1), s.maybe_double_at(2),
-                             s.maybe_double_at(3), s.maybe_double_at(4), s.maybe_double_at(5)});
+                             s.maybe_double_at(3), s.maybe_double_at(4), s.maybe_double_at(5),
+                             s.maybe_double_at(6), s.maybe_double_at(7)});
     }
 }
 
@@ -158,8 +160,9 @@ int64_t Store::insert_run(const RunRecord& run) {
 
     Statement insert_sample(db_,
                             "INSERT INTO power_samples (run_id, position, t_s, power_instant_w, "
-                            "power_average_w, energy_j, sm_clock_mhz, memory_used_mib) VALUES "
-                            "(?, ?, ?, ?, ?, ?, ?, ?)");
+                            "power_average_w, energy_j, sm_clock_mhz, memory_used_mib, "
+                            "gpu_utilization_pct, memory_utilization_pct) VALUES "
+                            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (size_t i = 0; i < run.trace.size(); ++i) {
         const TraceSample& t = run.trace[i];
         insert_sample.bind(1, id)
@@ -169,7 +172,9 @@ int64_t Store::insert_run(const RunRecord& run) {
             .bind(5, t.power_average_w)
             .bind(6, t.energy_j)
             .bind(7, t.sm_clock_mhz)
-            .bind(8, t.memory_used_mib);
+            .bind(8, t.memory_used_mib)
+            .bind(9, t.gpu_utilization_pct)
+            .bind(10, t.memory_utilization_pct);
         insert_sample.run();
     }
     return id;

@@ -118,6 +118,12 @@ TEST_F(HostRun, EachGpuRunsItsOwnLayoutAndBackendWithItsEnergyAndTheHostTotal) {
         EXPECT_EQ(row->gpu_index, static_cast<int64_t>(i));
         EXPECT_EQ(row->host_run_id, out.run_ids.front());
         EXPECT_FALSE(row->trace.empty());
+        // NVML's memory-controller busy % (the fake's 40 %; GPU 1's NVML gives none), in the
+        // trace and as the median of each job's window
+        const std::optional<double> busy_pct = i == 1 ? std::nullopt : std::optional(40.0);
+        EXPECT_EQ(row->trace.back().memory_utilization_pct, busy_pct);
+        for (const store::JobRecord& j : row->jobs)
+            EXPECT_EQ(j.memory_utilization_pct, busy_pct) << j.name;
         EXPECT_EQ(row->label, "host test");
         EXPECT_EQ(report::role_text(*row), "run, GPU " + std::to_string(i) + " of host run " +
                                                std::to_string(out.run_ids.front()));

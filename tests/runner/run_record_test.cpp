@@ -67,6 +67,8 @@ RunResult sample_run() {
     a.energy_j = 1e6;
     a.sm_clock_mhz = 1700;
     a.memory_used_mib = 2048;
+    a.gpu_utilization_pct = 97;
+    a.memory_utilization_pct = 43;
     telemetry::Sample b;
     b.time = run.trace_origin + std::chrono::milliseconds(350);
     run.trace = {a, b};
@@ -153,9 +155,12 @@ TEST(RunRecord, CarriesEveryFieldAndTheCallersContext) {
     EXPECT_EQ(r.trace[0].energy_j, 1e6);
     EXPECT_EQ(r.trace[0].sm_clock_mhz, 1700);
     EXPECT_EQ(r.trace[0].memory_used_mib, 2048);
+    EXPECT_EQ(r.trace[0].gpu_utilization_pct, 97);
+    EXPECT_EQ(r.trace[0].memory_utilization_pct, 43);
     EXPECT_NEAR(r.trace[1].t_s, 0.35, 1e-9);
     EXPECT_FALSE(r.trace[1].power_instant_w);
     EXPECT_FALSE(r.trace[1].sm_clock_mhz);
+    EXPECT_FALSE(r.trace[1].memory_utilization_pct);
 }
 
 TEST(RunRecord, NoLayoutIsNullAndTimeIsUtcIso8601) {

@@ -87,6 +87,7 @@ RunRecord full_record() {
     j.normalised_throughput = 0.61;
     j.sm_clock_mhz = 1740;
     j.step_mode = "cuda-graph";
+    j.memory_utilization_pct = 37.5;
     JobRecord e;  // an external command: most optionals empty
     e.name = "mine";
     e.command = {"python3", "train.py", "--lr", "1e-3"};
@@ -95,9 +96,10 @@ RunRecord full_record() {
     e.status = "crashed";
     e.message = "exit status 1";
     r.jobs = {j, e};
-    r.trace = {{0.0, 100.5, 101.0, 5000.0, 1755.0, 2048.0},
-               {0.1, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt},
-               {0.2, 300.25, 290.0, 5030.0, 1740.0, 4096.0}};
+    r.trace = {{0.0, 100.5, 101.0, 5000.0, 1755.0, 2048.0, 99.0, 41.0},
+               {0.1, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                std::nullopt, std::nullopt},
+               {0.2, 300.25, 290.0, 5030.0, 1740.0, 4096.0, 100.0, 12.0}};
     return r;
 }
 
@@ -128,6 +130,7 @@ void expect_same_job(const JobRecord& a, const JobRecord& b) {
     EXPECT_EQ(a.normalised_throughput, b.normalised_throughput);
     EXPECT_EQ(a.sm_clock_mhz, b.sm_clock_mhz);
     EXPECT_EQ(a.step_mode, b.step_mode);
+    EXPECT_EQ(a.memory_utilization_pct, b.memory_utilization_pct);
 }
 
 void expect_same_run(const RunRecord& a, const RunRecord& b) {
@@ -193,6 +196,8 @@ TEST(Store, AFullRecordRoundTripsWithItsJobsAndTrace) {
         EXPECT_EQ(read->trace[i].energy_j, written.trace[i].energy_j);
         EXPECT_EQ(read->trace[i].sm_clock_mhz, written.trace[i].sm_clock_mhz);
         EXPECT_EQ(read->trace[i].memory_used_mib, written.trace[i].memory_used_mib);
+        EXPECT_EQ(read->trace[i].gpu_utilization_pct, written.trace[i].gpu_utilization_pct);
+        EXPECT_EQ(read->trace[i].memory_utilization_pct, written.trace[i].memory_utilization_pct);
     }
     EXPECT_TRUE(store.get_run(written.id)->trace.empty());  // without the trace by default
 }
@@ -332,8 +337,14 @@ RunRecord version_one_record() {
     old.cell_key.reset();
     old.idle_state.reset();
     old.deep_idle_power_w.reset();
-    for (JobRecord& j : old.jobs)
+    for (JobRecord& j : old.jobs) {
         j.step_mode.reset();
+        j.memory_utilization_pct.reset();
+    }
+    for (TraceSample& t : old.trace) {
+        t.gpu_utilization_pct.reset();
+        t.memory_utilization_pct.reset();
+    }
     return old;
 }
 
@@ -345,9 +356,12 @@ void make_version_one_store(const fs::path& path) {
         Store store = Store::open(path.string());
         store.add_run(version_one_record());
     }
-    // back to version 1: the columns and indexes versions 2 to 5 added are dropped
+    // back to version 1: the columns and indexes versions 2 to 6 added are dropped
     Database db = Database::open(path.string(), OpenMode::kExisting);
     db.exec(
+        "ALTER TABLE jobs DROP COLUMN memory_utilization_pct; ALTER TABLE power_samples DROP "
+        "COLUMN gpu_utilization_pct; ALTER TABLE power_samples DROP COLUMN "
+        "memory_utilization_pct; "
         "DROP INDEX runs_host; ALTER TABLE runs DROP COLUMN gpu_index; ALTER TABLE runs DROP "
         "COLUMN host_run_id; "
         "DROP INDEX runs_cell; ALTER TABLE runs DROP COLUMN experiment; ALTER TABLE runs "
