@@ -85,8 +85,7 @@ HostTotals host_totals(const std::vector<store::RunRecord>& rows) {
         gpus.push_back(g);
     }
     HostTotals t = host_totals(
-        !rows.empty() && rows.front().mode == "work" ? HostMode::kWork : HostMode::kDuration,
-        gpus);
+        !rows.empty() && rows.front().mode == "work" ? HostMode::kWork : HostMode::kDuration, gpus);
     t.interrupted = interrupted;
     return t;
 }
@@ -119,16 +118,17 @@ std::string host_total_note(const HostTotals& t) {
     std::string s = "host total of " + std::to_string(t.gpus) + " GPUs: ";
     if (t.energy_j) {
         s += "energy the sum of each GPU's board energy over its own " +
-                std::string(work ? "makespan" : "window");
+             std::string(work ? "makespan" : "window");
         if (t.idle_tail_j > 0)
-            s += fmt::format(" ({:.2f} kJ) + {:.2f} kJ idle of GPUs done sooner, until the "
-                                "slowest (each at its measured idle power)",
-                                t.measured_energy_j / 1e3, t.idle_tail_j / 1e3);
+            s += fmt::format(
+                " ({:.2f} kJ) + {:.2f} kJ idle of GPUs done sooner, until the "
+                "slowest (each at its measured idle power)",
+                t.measured_energy_j / 1e3, t.idle_tail_j / 1e3);
     } else {
         s += "no total energy (" + text::join(t.warnings, "; ") + ")";
     }
     s += std::string("; ") + (work ? "makespan the slowest GPU's" : "window the longest GPU's") +
-            fmt::format(" ({:.2f} s); jobs summed ({} of {} ok)", t.window_s, t.jobs_ok, t.jobs);
+         fmt::format(" ({:.2f} s); jobs summed ({} of {} ok)", t.window_s, t.jobs_ok, t.jobs);
     if (!t.failed_gpus.empty())
         s += "; includes " + gpu_list(t.failed_gpus) + ", which failed: its board energy until " +
              "the failure" + (work ? " then its idle power until the slowest was done" : "") +

@@ -446,12 +446,12 @@ void write_runs(const ReportInput& in, std::ostream& out) {
             if (host_id != r.host_run_id || rows.back().id != r.id)
                 continue;
             const HostTotals total = host_totals(rows);
-            t.row({"", "", html_escape(host_total_role(host_id, total)), "", "",
-                   html_escape(r.mode), std::to_string(total.jobs) + " jobs (summed)",
-                   number(total.window_s), optional_html(total.energy_j), kMissing, "", kMissing,
-                   kMissing, html_escape(status_summary(rows)), "",
-                   html_escape(host_total_note(total))},
-                  {0, 7, 8, 9, 10, 11, 12}, "host");
+            t.row(
+                {"", "", html_escape(host_total_role(host_id, total)), "", "", html_escape(r.mode),
+                 std::to_string(total.jobs) + " jobs (summed)", number(total.window_s),
+                 optional_html(total.energy_j), kMissing, "", kMissing, kMissing,
+                 html_escape(status_summary(rows)), "", html_escape(host_total_note(total))},
+                {0, 7, 8, 9, 10, 11, 12}, "host");
         }
     }
     out << t.html() << "</section>\n";

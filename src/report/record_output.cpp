@@ -281,13 +281,13 @@ void print_run_record(const store::RunRecord& r, const std::vector<store::RunRec
     const HostTotals total = host_totals(host_rows);
     std::vector<std::string> ids;
     for (const store::RunRecord& row : host_rows)
-        ids.push_back(std::to_string(row.id) + " (GPU " + std::to_string(row.gpu_index.value_or(0)) +
-                      ")");
+        ids.push_back(std::to_string(row.id) + " (GPU " +
+                      std::to_string(row.gpu_index.value_or(0)) + ")");
     out << host_total_role(*r.host_run_id, total) << " (runs " << text::join(ids, ", ")
         << "): " << (total.mode == HostMode::kWork ? "makespan " : "window ")
-        << cell_number(total.window_s, 2, "s") << ", energy "
-        << cell_number(total.energy_j, 0, "J") << ", " << total.jobs << " jobs ("
-        << status_summary(host_rows) << ")\n  " << host_total_note(total) << '\n';
+        << cell_number(total.window_s, 2, "s") << ", energy " << cell_number(total.energy_j, 0, "J")
+        << ", " << total.jobs << " jobs (" << status_summary(host_rows) << ")\n  "
+        << host_total_note(total) << '\n';
 }
 
 void print_jobs_csv(const std::vector<store::RunRecord>& runs, std::ostream& out) {

@@ -374,8 +374,8 @@ duration_s = 0.3
 baseline = "sequential"
 gpus = 3
 )toml"),
-                                            {}),
-                                       env);
+                                             {}),
+                                        env);
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
 
     // The store: the run's three GPU rows share the first's id, the baseline's three theirs.
@@ -422,8 +422,7 @@ gpus = 3
 
     // `results list`: the host's row after its last GPU's, and what it includes.
     const std::string id = std::to_string(stored[0].id);
-    const ProcessResult list =
-        run_process({MIGSCOPE_BINARY, "results", "list", "--db", db_}, env);
+    const ProcessResult list = run_process({MIGSCOPE_BINARY, "results", "list", "--db", db_}, env);
     ASSERT_EQ(list.exit_code, 0) << list.err;
     const std::string host = line_with(list.out, "host run " + id + ", 3 GPUs ");
     ASSERT_FALSE(host.empty()) << list.out;

@@ -51,9 +51,10 @@ int show_command(const ResultsOptions& o) {
     if (o.format == "json")
         out.stream() << report::record_json(*run).dump(2) << '\n';
     else
-        report::print_run_record(*run, run->host_run_id ? db.host_run(*run->host_run_id)
-                                                        : std::vector<store::RunRecord>{},
-                                 out.stream());
+        report::print_run_record(
+            *run,
+            run->host_run_id ? db.host_run(*run->host_run_id) : std::vector<store::RunRecord>{},
+            out.stream());
     return kExitOk;
 }
 
