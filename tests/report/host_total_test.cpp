@@ -44,6 +44,14 @@ std::vector<store::RunRecord> three_gpus_one_failed() {
             gpu_row(9, 2, 30, 15000, "gpu failed")};
 }
 
+// A run of one GPU (no host run): id 10.
+store::RunRecord one_gpu_run(double energy_j) {
+    store::RunRecord r = gpu_row(10, 0, 5, energy_j, "ok");
+    r.host_run_id.reset();
+    r.gpu_index.reset();
+    return r;
+}
+
 TEST(HostTotal, SumsEnergyAndJobsTakesTheSlowestMakespanAndNamesAFailedGpu) {
     const HostTotals t = host_totals(three_gpus_one_failed());
     EXPECT_EQ(t.mode, HostMode::kWork);
@@ -88,10 +96,7 @@ TEST(HostTotal, AFailedGpuWithoutEnergyLeavesNoTotalAndSaysWhy) {
 
 TEST(HostTotal, HostRunsGroupRowsByHostRunIdLeavingOneGpuRunsOut) {
     std::vector<store::RunRecord> runs = three_gpus_one_failed();
-    store::RunRecord single = gpu_row(10, 0, 5, 100, "ok");
-    single.host_run_id.reset();
-    single.gpu_index.reset();
-    runs.push_back(single);
+    runs.push_back(one_gpu_run(100));
     std::vector<store::RunRecord> baseline = three_gpus_one_failed();
     for (size_t i = 0; i < baseline.size(); ++i) {
         baseline[i].id = 11 + static_cast<int64_t>(i);
@@ -110,9 +115,7 @@ TEST(HostTotal, HostRunsGroupRowsByHostRunIdLeavingOneGpuRunsOut) {
 
 TEST(HostTotal, ResultsListHasTheHostRowAfterItsLastGpuAndSaysWhatItIncludes) {
     std::vector<store::RunRecord> runs = three_gpus_one_failed();
-    store::RunRecord single = gpu_row(10, 0, 5, 1000, "ok");
-    single.host_run_id.reset();
-    single.gpu_index.reset();
+    const store::RunRecord single = one_gpu_run(1000);
     runs.push_back(single);
     std::ostringstream out;
     print_runs_table(runs, out);
