@@ -90,9 +90,8 @@ HostTotals host_totals(const std::vector<store::RunRecord>& rows) {
     return t;
 }
 
-std::vector<std::pair<int64_t, std::vector<store::RunRecord>>> host_runs(
-    const std::vector<store::RunRecord>& runs) {
-    std::vector<std::pair<int64_t, std::vector<store::RunRecord>>> hosts;
+HostRuns host_runs(const std::vector<store::RunRecord>& runs) {
+    HostRuns hosts;
     std::map<int64_t, size_t> index;
     for (const store::RunRecord& r : runs) {
         if (!r.host_run_id)
@@ -103,6 +102,14 @@ std::vector<std::pair<int64_t, std::vector<store::RunRecord>>> host_runs(
         hosts[it->second].second.push_back(r);
     }
     return hosts;
+}
+
+const HostRuns::value_type* host_run_ending_at(const HostRuns& hosts, const store::RunRecord& row) {
+    for (const auto& host : hosts) {
+        if (host.first == row.host_run_id && host.second.back().id == row.id)
+            return &host;
+    }
+    return nullptr;
 }
 
 std::string host_total_role(int64_t host_run_id, const HostTotals& t) {

@@ -54,8 +54,10 @@ HostTotals host_totals(const std::vector<store::RunRecord>& rows);
 
 // The host runs among `runs` (rows with a host_run_id), each its rows in the order given, keyed
 // by host_run_id, in the order of their first rows.
-std::vector<std::pair<int64_t, std::vector<store::RunRecord>>> host_runs(
-    const std::vector<store::RunRecord>& runs);
+using HostRuns = std::vector<std::pair<int64_t, std::vector<store::RunRecord>>>;
+HostRuns host_runs(const std::vector<store::RunRecord>& runs);
+// The host run whose last row is `row` (where a table puts its total), or null.
+const HostRuns::value_type* host_run_ending_at(const HostRuns& hosts, const store::RunRecord& row);
 
 // What a total is: "host run 7: 3 GPUs (GPU 2 failed)". The role cell of the host's row.
 std::string host_total_role(int64_t host_run_id, const HostTotals& t);

@@ -430,7 +430,7 @@ void write_runs(const ReportInput& in, std::ostream& out) {
              "energy (J, counter)", "trace energy (J)", "samples", "disagreement (%)",
              "average power (W)", "status", "label", "warnings"});
     // A host run's total (report/host_total.h) follows its last GPU row.
-    const auto hosts = host_runs(in.runs);
+    const HostRuns hosts = host_runs(in.runs);
     for (const store::RunRecord& r : in.runs) {
         std::string jobs;
         for (const store::JobRecord& j : r.jobs)
@@ -442,9 +442,8 @@ void write_runs(const ReportInput& in, std::ostream& out) {
                optional_html(r.disagreement_pct), optional_html(r.average_power_w),
                html_escape(status_summary(r)), html_escape(r.label), notes_html(r.warnings)},
               {0, 7, 8, 9, 10, 11, 12});
-        for (const auto& [host_id, rows] : hosts) {
-            if (host_id != r.host_run_id || rows.back().id != r.id)
-                continue;
+        if (const auto* host = host_run_ending_at(hosts, r)) {
+            const auto& [host_id, rows] = *host;
             const HostTotals total = host_totals(rows);
             t.row(
                 {"", "", html_escape(host_total_role(host_id, total)), "", "", html_escape(r.mode),

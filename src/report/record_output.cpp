@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <map>
 
 #include <cmath>
 #include <functional>
@@ -191,27 +190,22 @@ void print_runs_table(const std::vector<store::RunRecord>& runs, std::ostream& o
         return cell_number(j ? std::optional<double>(*j / 1e3) : std::nullopt, 2, "kJ");
     };
     // A host run's total follows its last GPU row.
-    std::map<int64_t, int64_t> last_row;  // host_run_id -> the id of its last row
-    const auto hosts = host_runs(runs);
-    for (const auto& [host_id, rows] : hosts)
-        last_row[host_id] = rows.back().id;
+    const HostRuns hosts = host_runs(runs);
     std::vector<std::string> notes;
     for (const store::RunRecord& r : runs) {
         t.add_row({std::to_string(r.id), r.started_at, role_text(r), r.backend,
                    r.layout.value_or("-"), std::to_string(r.jobs.size()),
                    cell_number(r.window_s, 2, "s"), kj(r.counter_energy_j), status_summary(r),
                    r.label});
-        if (!r.host_run_id || last_row[*r.host_run_id] != r.id)
+        const auto* host = host_run_ending_at(hosts, r);
+        if (!host)
             continue;
-        for (const auto& [host_id, rows] : hosts) {
-            if (host_id != *r.host_run_id)
-                continue;
-            const HostTotals total = host_totals(rows);
-            t.add_row({"", "", host_total_role(host_id, total), "", "", std::to_string(total.jobs),
-                       cell_number(total.window_s, 2, "s"), kj(total.energy_j),
-                       status_summary(rows), ""});
-            notes.push_back(host_total_role(host_id, total) + ": " + host_total_note(total));
-        }
+        const auto& [host_id, rows] = *host;
+        const HostTotals total = host_totals(rows);
+        t.add_row({"", "", host_total_role(host_id, total), "", "", std::to_string(total.jobs),
+                   cell_number(total.window_s, 2, "s"), kj(total.energy_j), status_summary(rows),
+                   ""});
+        notes.push_back(host_total_role(host_id, total) + ": " + host_total_note(total));
     }
     t.print(out);
     for (const std::string& n : notes)
