@@ -48,7 +48,10 @@
 # a killed writer left one (copy it along with its store).
 # After each call, here: cp FILES_AT/study.db FILES_AT/reasons.db data/study-h200/, keep
 # FILES_AT/runs.tar.gz there as runs-DATE-callN.tar.gz, append summary.txt and log.txt to the
-# day's files, and commit, so that the next call (or session) goes on from them:
+# day's files, and commit, so that the next call (or session) goes on from them. A call that finds
+# a fresh machine starts from the committed stores: when an earlier call's stores were not
+# committed first, bring its runs in with `migscope results merge --db data/study-h200/study.db
+# FILES_AT/study.db` (the same for reasons.db; runs held already are not copied twice):
 #   device: run(command="bash scripts/gpu-study-h200.sh mix3")
 # Every part stops itself before CALL_BUDGET_S (default 560 s) of the call has passed: the run
 # in progress is stored as interrupted and the next call's --resume measures it again.

@@ -212,6 +212,51 @@ TEST_F(ResultsCommand, BadInputExitsTwoNamingIt) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find("not-a-db.txt"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(dir_ / "run2"));
+
+    // merge: a source that is not a store is refused, naming it; the target keeps its run.
+    r = migscope({"results", "merge", "--db", db_, (dir_ / "not-a-db.txt").string()});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("not-a-db.txt"), std::string::npos) << r.err;
+    r = migscope({"results", "merge", "--db", db_, (dir_ / "missing.db").string()});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(lines(migscope({"results", "list", "--db", db_, "--format", "csv"}).out).size(), 2u);
+}
+
+TEST_F(ResultsCommand, MergeBringsTwoStoresRunsTogetherOnceEach) {
+    // Two machines start from one carried store, then each measures a run of its own.
+    auto run_into = [&](const std::string& db, const std::string& label) {
+        const ProcessResult r = migscope(
+            {"run", "--run-dir", (dir_ / label).string(), "--backend", "timeslice", "--jobs", "a",
+             "--duration", "0.2", "--baseline", "sequential", "--idle-probe", "0", "--db", db,
+             "--label", label});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+    };
+    run_into(db_, "shared");
+    const std::string other = (dir_ / "other.db").string();
+    fs::copy_file(db_, other);
+    run_into(db_, "here");
+    run_into(other, "there");
+
+    const ProcessResult merged = migscope({"results", "merge", "--db", db_, other});
+    ASSERT_EQ(merged.exit_code, 0) << merged.err;
+    EXPECT_NE(merged.out.find("2 runs added, 2 held already"), std::string::npos) << merged.out;
+    EXPECT_NE(merged.out.find(": 6 runs"), std::string::npos) << merged.out;
+
+    const json runs =
+        json::parse(migscope({"results", "list", "--db", db_, "--format", "json"}).out);
+    ASSERT_EQ(runs.size(), 6u);
+    EXPECT_EQ(runs[4]["label"], "there");
+    EXPECT_EQ(runs[5]["role"], "baseline");
+    EXPECT_EQ(runs[5]["parent_id"], runs[4]["id"]);
+
+    // Again: nothing new. Into a new file: everything, in the source's order.
+    EXPECT_NE(migscope({"results", "merge", "--db", db_, other}).out.find("0 runs added"),
+              std::string::npos);
+    const std::string fresh = (dir_ / "fresh.db").string();
+    const ProcessResult into_new = migscope({"results", "merge", "--db", fresh, db_});
+    ASSERT_EQ(into_new.exit_code, 0) << into_new.err;
+    EXPECT_NE(into_new.out.find("6 runs added, 0 held already"), std::string::npos)
+        << into_new.out;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "output_file.h"
 #include "report/record_output.h"
+#include "store/merge.h"
 #include "store/store.h"
 
 namespace migscope::cli {
@@ -18,6 +19,7 @@ struct ResultsOptions {
     std::string output;
     int64_t id = 0;
     bool trace = false;
+    std::vector<std::string> sources;  // merge: stores to copy runs from
 };
 
 void print_runs_json(const std::vector<store::RunRecord>& runs, std::ostream& out) {
@@ -70,6 +72,17 @@ int export_command(const ResultsOptions& o) {
     return kExitOk;
 }
 
+int merge_command(const ResultsOptions& o) {
+    store::Store target = store::Store::open(o.db, store::OpenMode::kCreate);
+    for (const std::string& path : o.sources) {
+        store::Store source = store::Store::open(path, store::OpenMode::kRead);
+        const store::MergeCount n = store::merge_store(target, source);
+        std::cout << path << ": " << n.added << " runs added, " << n.already << " held already\n";
+    }
+    std::cout << o.db << ": " << target.list_runs().size() << " runs\n";
+    return kExitOk;
+}
+
 void add_db_option(CLI::App* cmd, ResultsOptions& o) {
     cmd->add_option("--db", o.db, "Results store (SQLite) written by `migscope run --db`")
         ->required();
@@ -79,7 +92,8 @@ void add_db_option(CLI::App* cmd, ResultsOptions& o) {
 
 void add_results_command(CLI::App& app, Action& action) {
     CLI::App* results = app.add_subcommand(
-        "results", "List, show and export runs kept in a results store (migscope run --db FILE).");
+        "results",
+        "List, show, export and merge runs kept in a results store (migscope run --db FILE).");
     results->require_subcommand(1);
 
     auto list = std::make_shared<ResultsOptions>();
@@ -115,6 +129,17 @@ void add_results_command(CLI::App& app, Action& action) {
         ->required();
     export_cmd->add_option("-o,--output", exp->output, "Write here instead of stdout");
     export_cmd->callback([exp, &action] { action = [exp] { return export_command(*exp); }; });
+
+    auto merge = std::make_shared<ResultsOptions>();
+    CLI::App* merge_cmd = results->add_subcommand(
+        "merge",
+        "Copy into --db (created if missing) every run of FROM it does not hold, with new "
+        "ids (a run is held when its start, role, label, cell and GPU match)");
+    add_db_option(merge_cmd, *merge);
+    merge_cmd->add_option("from", merge->sources, "Stores to copy runs from")
+        ->required()
+        ->check(CLI::ExistingFile);
+    merge_cmd->callback([merge, &action] { action = [merge] { return merge_command(*merge); }; });
 }
 
 }  // namespace migscope::cli
