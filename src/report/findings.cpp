@@ -17,6 +17,11 @@ void add_note(std::vector<std::string>& notes, const std::string& note) {
 }
 
 // "run 7: <its warnings>", or what is missing when the run gave no reason.
+void add_if(std::vector<double>& values, const std::optional<double>& v) {
+    if (v)
+        values.push_back(*v);
+}
+
 std::string missing_note(const store::RunRecord& run, const std::string& what) {
     std::string note = "run " + std::to_string(run.id) + ": " + what;
     for (size_t i = 0; i < run.warnings.size(); ++i)
@@ -60,7 +65,8 @@ std::vector<ScalingSeries> scaling_series(const std::vector<store::RunRecord>& r
             p.point.sms = *sms;
             p.point.backend = run.backend;
             p.point.partition = job.partition;
-            p.point.run_ids.push_back(run.id);
+            if (p.point.run_ids.empty() || p.point.run_ids.back() != run.id)
+                p.point.run_ids.push_back(run.id);  // once for a job set holding it twice
             p.items_per_s.push_back(*job.items_per_s);
             p.measured_s.push_back(job.busy_s);
             if (job.energy_per_item_j)
@@ -106,6 +112,9 @@ std::vector<LayoutComparison> layout_comparisons(const std::vector<store::RunRec
         if (!b || b->id < r.id)
             b = &r;
     }
+    std::map<int64_t, const store::RunRecord*> run_by_id;
+    for (const store::RunRecord& r : runs)
+        run_by_id[r.id] = &r;
     using Key = std::tuple<std::string, std::string, std::string, std::string>;
     std::map<Key, LayoutComparison> groups;
     std::map<Key, std::vector<double>> disagreements;
@@ -146,8 +155,15 @@ std::vector<LayoutComparison> layout_comparisons(const std::vector<store::RunRec
     std::vector<LayoutComparison> out;
     for (auto& [key, g] : groups) {
         std::vector<double> change, speedup, run_j, base_j, window;
+        std::vector<double> run_w, base_w, run_mhz, base_mhz;
         for (const Repetition& r : g.repetitions) {
             const Comparison& c = r.comparison;
+            const store::RunRecord& run = *run_by_id.at(r.run_id);
+            const store::RunRecord& base = *run_by_id.at(r.baseline_id);
+            add_if(run_w, run.average_power_w);
+            add_if(base_w, base.average_power_w);
+            add_if(run_mhz, run.sm_clock_mhz);
+            add_if(base_mhz, base.sm_clock_mhz);
             if (c.energy_change_pct) {
                 change.push_back(*c.energy_change_pct);
                 run_j.push_back(*c.run_energy_j);
@@ -164,6 +180,10 @@ std::vector<LayoutComparison> layout_comparisons(const std::vector<store::RunRec
         g.baseline_energy_j = spread_of(base_j);
         g.window_s = spread_of(window);
         g.disagreement_pct = spread_of(disagreements[key]);
+        g.run_power_w = spread_of(run_w);
+        g.baseline_power_w = spread_of(base_w);
+        g.run_sm_clock_mhz = spread_of(run_mhz);
+        g.baseline_sm_clock_mhz = spread_of(base_mhz);
         out.push_back(std::move(g));
     }
     return out;

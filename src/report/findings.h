@@ -70,6 +70,12 @@ struct LayoutComparison {
     std::optional<Spread> baseline_energy_j;
     std::optional<Spread> window_s;
     std::optional<Spread> disagreement_pct;  // board counter vs integrated trace
+    // The board's average power and median SM clock in the run's window and in its baseline's:
+    // what the power cap leaves a board that is busier side by side than one job at a time.
+    std::optional<Spread> run_power_w;
+    std::optional<Spread> baseline_power_w;
+    std::optional<Spread> run_sm_clock_mhz;
+    std::optional<Spread> baseline_sm_clock_mhz;
     std::vector<std::string> notes;
 };
 

@@ -55,22 +55,13 @@ std::string embedded_script(const char* text) {
 
 const std::string kMissing = "<span class=\"na\">–</span>";
 
-// 1234 → "1234", 12.345 → "12.3", 0.012345 → "0.0123".
-std::string number(double v) {
-    if (std::fabs(v) >= 100)
-        return fmt::format("{:.0f}", v);
-    return fmt::format("{:.3g}", v);
-}
 std::string percent(double v) {
     return signed_change(v);
-}
-std::string times(double v) {
-    return fmt::format("{:.2f}×", v);
 }
 
 // "median (n 3: min–max)"; "–" when nothing was measured.
 std::string spread_html(const std::optional<Spread>& s,
-                        const std::function<std::string(double)>& format = number) {
+                        const std::function<std::string(double)>& format = short_number) {
     if (!s)
         return kMissing;
     std::string text = format(s->median) + " <span class=\"spread\">(n " + std::to_string(s->n);
@@ -80,7 +71,7 @@ std::string spread_html(const std::optional<Spread>& s,
 }
 
 std::string optional_html(const std::optional<double>& v) {
-    return v ? number(*v) : kMissing;
+    return v ? short_number(*v) : kMissing;
 }
 
 std::string ids_text(const std::vector<int64_t>& ids) {
@@ -160,7 +151,7 @@ void write_verdict(const ReportInput& in, std::ostream& out) {
             continue;
         }
         const std::string figure =
-            throughput ? spread_html(v.figure, times) : spread_html(v.figure, percent) + " energy";
+            throughput ? spread_html(v.figure, times_text) : spread_html(v.figure, percent) + " energy";
         if (v.tie) {
             out << "<b>no difference</b>: the best layout, " << html_escape(v.best_layout)
                 << ", gives " << figure
@@ -252,13 +243,13 @@ void write_summary(const ReportInput& in, std::ostream& out) {
         out << "<li>Jobs <b>" << html_escape(g.job_set) << "</b> on <b>"
             << html_escape(comparison_label(g)) << "</b> against one after another on the "
             << "whole GPU, for the same work: energy " << spread_html(g.energy_change_pct, percent)
-            << ", throughput " << spread_html(g.speedup, times) << ".</li>\n";
+            << ", throughput " << spread_html(g.speedup, times_text) << ".</li>\n";
     }
     for (const ParetoPoint& p : in.findings.pareto) {
         if (p.on_front && p.label != "sequential baseline") {
             out << "<li>On the throughput–energy Pareto front of <b>" << html_escape(p.job_set)
-                << "</b>: " << html_escape(p.label) << " (median " << times(p.relative_throughput)
-                << " throughput, " << times(p.relative_energy) << " energy).</li>\n";
+                << "</b>: " << html_escape(p.label) << " (median " << times_text(p.relative_throughput)
+                << " throughput, " << times_text(p.relative_energy) << " energy).</li>\n";
         }
     }
     for (const ScalingSeries& s : in.findings.scaling) {
@@ -380,8 +371,9 @@ void write_layouts(const ReportInput& in, std::ostream& out) {
         return;
     }
     Table t({"jobs", "backend", "layout", "mode", "runs (baselines)", "energy change", "speedup",
-             "energy (J)", "baseline energy, same work (J)", "window (s)", "counter vs trace (%)",
-             "attribution", "notes"});
+             "energy (J)", "baseline energy, same work (J)", "window (s)",
+             "average power (W): run / baseline", "SM clock (MHz): run / baseline",
+             "counter vs trace (%)", "attribution", "notes"});
     for (const LayoutComparison& g : in.findings.layouts) {
         std::string ids;
         for (const Repetition& r : g.repetitions) {
@@ -390,11 +382,14 @@ void write_layouts(const ReportInput& in, std::ostream& out) {
         }
         t.row({html_escape(g.job_set), html_escape(g.backend), html_escape(g.layout),
                html_escape(g.run_mode == "work" ? "fixed work: " + g.work : g.run_mode), ids,
-               spread_html(g.energy_change_pct, percent), spread_html(g.speedup, times),
+               spread_html(g.energy_change_pct, percent), spread_html(g.speedup, times_text),
                spread_html(g.run_energy_j), spread_html(g.baseline_energy_j),
-               spread_html(g.window_s), spread_html(g.disagreement_pct),
-               html_escape(g.attribution_method), notes_html(g.notes)},
-              {5, 6, 7, 8, 9, 10});
+               spread_html(g.window_s),
+               spread_html(g.run_power_w) + " / " + spread_html(g.baseline_power_w),
+               spread_html(g.run_sm_clock_mhz) + " / " + spread_html(g.baseline_sm_clock_mhz),
+               spread_html(g.disagreement_pct), html_escape(g.attribution_method),
+               notes_html(g.notes)},
+              {5, 6, 7, 8, 9, 10, 11, 12});
     }
     out << t.html() << "</section>\n";
 }
@@ -409,8 +404,8 @@ void write_pareto(const ReportInput& in, std::ostream& out) {
     Table t({"jobs", "layout", "throughput vs sequential (median)",
              "energy vs sequential, same work (median)", "on the front"});
     for (const ParetoPoint& p : in.findings.pareto) {
-        t.row({html_escape(p.job_set), html_escape(p.label), times(p.relative_throughput),
-               times(p.relative_energy), p.on_front ? "yes" : "no"},
+        t.row({html_escape(p.job_set), html_escape(p.label), times_text(p.relative_throughput),
+               times_text(p.relative_energy), p.on_front ? "yes" : "no"},
               {2, 3}, p.on_front ? "front" : "");
     }
     out << t.html() << "</section>\n";
@@ -437,7 +432,7 @@ void write_runs(const ReportInput& in, std::ostream& out) {
             jobs += (jobs.empty() ? "" : "<br>") + html_escape(j.name + " on " + j.partition);
         t.row({std::to_string(r.id), html_escape(r.started_at), html_escape(role_text(r)),
                html_escape(r.backend), r.layout ? html_escape(*r.layout) : "–", html_escape(r.mode),
-               jobs, number(r.window_s), optional_html(r.counter_energy_j),
+               jobs, short_number(r.window_s), optional_html(r.counter_energy_j),
                optional_html(r.trace_energy_j), std::to_string(r.power_samples),
                optional_html(r.disagreement_pct), optional_html(r.average_power_w),
                html_escape(status_summary(r)), html_escape(r.label), notes_html(r.warnings)},
@@ -447,7 +442,7 @@ void write_runs(const ReportInput& in, std::ostream& out) {
             const HostTotals total = host_totals(rows);
             t.row(
                 {"", "", html_escape(host_total_role(host_id, total)), "", "", html_escape(r.mode),
-                 std::to_string(total.jobs) + " jobs (summed)", number(total.window_s),
+                 std::to_string(total.jobs) + " jobs (summed)", short_number(total.window_s),
                  optional_html(total.energy_j), kMissing, "", kMissing, kMissing,
                  html_escape(status_summary(rows)), "", html_escape(host_total_note(total))},
                 {0, 7, 8, 9, 10, 11, 12}, "host");

@@ -56,6 +56,16 @@ std::string signed_change(double v, const std::string& unit) {
     return fmt::format("{:+.1f}", v) + unit;
 }
 
+std::string short_number(double v) {
+    if (std::abs(v) >= 100)
+        return fmt::format("{:.0f}", v);
+    return fmt::format("{:.3g}", v);
+}
+
+std::string times_text(double v) {
+    return fmt::format("{:.2f}×", v);
+}
+
 std::string cell_si(const std::optional<double>& v) {
     if (!v)
         return "-";

@@ -32,5 +32,10 @@ std::string cell_si(const std::optional<double>& v);
 // A signed change with one decimal and `unit`: "+4.5 %", "-3.0 %"; a change that rounds to zero
 // is "+0.0 %", never "-0.0 %".
 std::string signed_change(double v, const std::string& unit = " %");
+// Three significant digits, no exponent for large values: 1234 -> "1234", 12.345 -> "12.3",
+// 0.012345 -> "0.0123".
+std::string short_number(double v);
+// A ratio: 1.0712 -> "1.07×".
+std::string times_text(double v);
 
 }  // namespace migscope::report

@@ -160,6 +160,37 @@ TEST(Findings, LayoutsGroupRepetitionsWithTheirBaselinesAndSpread) {
     EXPECT_EQ(three.repetitions[0].baseline_id, three.repetitions[0].run_id + 1);
 }
 
+// The board's power and SM clock of each repetition and of its baseline: what the power cap left.
+TEST(Findings, LayoutsKeepTheRunsAndBaselinesPowerAndClockWithSpread) {
+    std::vector<store::RunRecord> runs;
+    const std::vector<double> run_w = {690, 700, 695}, run_mhz = {1785, 1800, 1830};
+    for (size_t i = 0; i < 3; ++i) {
+        store::RunRecord r = run("green", {job("a", "train", 60, 10, std::nullopt)}, 200);
+        r.layout = "3g.71gb";
+        r.average_power_w = run_w[i];
+        r.sm_clock_mhz = run_mhz[i];
+        runs.push_back(r);
+        store::RunRecord b = baseline_of(r, {job("a", "train", 132, 20, 2.0)});
+        if (i != 1) {  // one baseline without readings: the spread is over the other two
+            b.average_power_w = 600 + 10 * static_cast<double>(i);
+            b.sm_clock_mhz = 1980;
+        }
+        runs.push_back(b);
+    }
+    const Findings f = analyse(runs);
+    ASSERT_EQ(f.layouts.size(), 1u);
+    const LayoutComparison& g = f.layouts[0];
+    ASSERT_TRUE(g.run_power_w && g.baseline_power_w && g.run_sm_clock_mhz &&
+                g.baseline_sm_clock_mhz);
+    EXPECT_EQ(g.run_power_w->n, 3);
+    EXPECT_DOUBLE_EQ(g.run_power_w->median, 695);
+    EXPECT_DOUBLE_EQ(g.run_sm_clock_mhz->min, 1785);
+    EXPECT_DOUBLE_EQ(g.run_sm_clock_mhz->max, 1830);
+    EXPECT_EQ(g.baseline_power_w->n, 2);
+    EXPECT_DOUBLE_EQ(g.baseline_power_w->max, 620);
+    EXPECT_DOUBLE_EQ(g.baseline_sm_clock_mhz->median, 1980);
+}
+
 // A run over two GPUs (a row per GPU, its baseline too, naming the run's first row): each GPU's
 // run is compared with that GPU's baseline, each pair a repetition.
 TEST(Findings, EachGpuOfAHostRunIsComparedWithItsOwnGpusBaseline) {

@@ -154,6 +154,29 @@ TEST_F(ReportCommand, BadInputExitsTwoNamingTheProblem) {
     EXPECT_NE(r.out.find("gnuplot"), std::string::npos);
 }
 
+TEST_F(ReportCommand, MarkdownWritesTheTablesWithoutGnuplotAndRefusesPlots) {
+    migscope::test::write_report_fixture(db_);
+    const fs::path md = dir_ / "results.md";
+    ProcessResult r = migscope({"report", db_, "--format", "markdown", "-o", md.string()},
+                               {{"PATH", (dir_ / "empty-path").string()}});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, md.string() + "\n");
+    std::ifstream in(md);
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_NE(text.str().find("## Verdict"), std::string::npos);
+    EXPECT_NE(text.str().find("| jobs | layout | work |"), std::string::npos);
+    EXPECT_EQ(text.str().find("<canvas"), std::string::npos);
+
+    r = migscope({"report", db_, "--format", "markdown", "--plots-dir", (dir_ / "p").string()});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--plots-dir"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "p"));
+    r = migscope({"report", db_, "--format", "pdf"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("pdf"), std::string::npos) << r.err;
+}
+
 TEST_F(ReportCommand, ExportWithoutGnuplotExitsThreeNamingThePackageAndLeavesNoPage) {
     migscope::test::write_report_fixture(db_);
     const ProcessResult r = migscope(

@@ -1,9 +1,10 @@
-// `migscope report`: one self-contained HTML page with the findings and plots of a results store.
+// `migscope report`: one self-contained HTML page (or Markdown tables) of a results store's findings.
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
 #include "core/error.h"
+#include "report/markdown.h"
 #include "report/report_page.h"
 
 namespace migscope::cli {
@@ -11,13 +12,22 @@ namespace {
 
 struct ReportOptions {
     std::string db;
-    std::string output = "report.html";
+    std::string output;     // empty: report.html or report.md
+    std::string format = "html";
     std::string plots_dir;  // empty: no SVG/PNG export
 };
 
-int report_command(const ReportOptions& o) {
-    report::write_report(o.db, {o.output, o.plots_dir},
-                         [](const std::string& line) { std::cerr << "report: " << line << '\n'; });
+int report_command(ReportOptions o) {
+    const auto progress = [](const std::string& line) { std::cerr << "report: " << line << '\n'; };
+    if (o.format == "markdown") {
+        if (!o.plots_dir.empty())
+            throw input_error("--plots-dir: plots are part of the HTML report (--format html)");
+        o.output = o.output.empty() ? "report.md" : o.output;
+        report::write_markdown_report(o.db, o.output, progress);
+    } else {
+        o.output = o.output.empty() ? "report.html" : o.output;
+        report::write_report(o.db, {o.output, o.plots_dir}, progress);
+    }
     std::cerr << "report: wrote " << o.output << '\n';
     std::cout << o.output << '\n';
     return kExitOk;
@@ -31,10 +41,15 @@ void add_report_command(CLI::App& app, Action& action) {
         "report",
         "Write one self-contained HTML report (verdict, findings, tables, plots) from a results\n"
         "store. The page draws its plots with Chart.js, embedded in it: it opens offline.\n"
-        "--plots-dir also exports them as SVG and PNG through gnuplot (Debian gnuplot-nox).");
+        "--plots-dir also exports them as SVG and PNG through gnuplot (Debian gnuplot-nox).\n"
+        "--format markdown writes the verdict, layout and scaling tables as Markdown instead.");
     cmd->add_option("db", o->db, "Results store (SQLite) written by `migscope run --db`")
         ->required();
-    cmd->add_option("-o,--output", o->output, "The HTML file to write")->capture_default_str();
+    cmd->add_option("-o,--output", o->output,
+                    "The file to write (default: report.html, or report.md for markdown)");
+    cmd->add_option("--format", o->format, "html or markdown")
+        ->check(CLI::IsMember({"html", "markdown"}))
+        ->capture_default_str();
     cmd->add_option("--plots-dir", o->plots_dir,
                     "Also export the plots there as SVG and PNG, with their data and gnuplot "
                     "scripts (needs gnuplot; default: no export)");
