@@ -206,6 +206,12 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
     return jobs;
 }
 
+std::string job_text(const JobSpec& j) {
+    if (j.external())
+        return j.name;
+    return j.workload + ":" + j.mode + (j.batch ? ":" + std::to_string(*j.batch) : "");
+}
+
 std::vector<JobSpec> jobs_from_options(std::string_view list, const std::string& file) {
     if (list.empty() && file.empty())
         throw input_error("give --jobs, --jobs-file or both");

@@ -30,6 +30,10 @@ void check_job_name(const std::string& name, const std::string& where);
 // Throws an input error naming `where` unless `workload` is one of builtin_workload_names().
 void check_builtin_workload(const std::string& workload, const std::string& where);
 
+// How a job is named in progress lines: WORKLOAD:MODE[:BATCH] for a built-in one (as --jobs
+// takes it), its name for a command.
+std::string job_text(const JobSpec& job);
+
 // Gives repeated names a "#2", "#3" suffix so that every job can be named in outputs.
 void make_names_unique(std::vector<JobSpec>& jobs);
 

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/statistics.h"
 #include "core/text.h"
+#include "store/store.h"
 #include "telemetry/idle_baseline.h"
 
 namespace migscope::plan {
@@ -608,6 +609,27 @@ std::optional<Estimate> estimate(const JobProfile& job, std::string_view partiti
     const Estimate b = measured(*below), a = measured(*above);
     return Estimate{mix(b.items_per_s, a.items_per_s), mix(b.average_power_w, a.average_power_w),
                     mix(b.startup_s, a.startup_s), true};
+}
+
+ProfileSet profiles_from_stores(const std::vector<std::string>& db_paths,
+                                const mig::GpuModel& model) {
+    std::vector<store::RunRecord> runs;
+    std::string command = "migscope profile export", source;
+    for (const std::string& path : db_paths) {
+        store::Store db = store::Store::open(path, store::OpenMode::kRead);
+        std::string ids;
+        for (store::RunRecord& r : db.list_runs()) {
+            if (used_for_profiles(r))
+                ids += (ids.empty() ? "runs " : ", ") + std::to_string(r.id);
+            runs.push_back(std::move(r));
+        }
+        command += " --db " + path;
+        source += (source.empty() ? "" : "; ") + path + ": " + (ids.empty() ? "none" : ids);
+    }
+    ProfileSet set = profiles_from_runs(runs, model);
+    set.provenance.command = command + " --gpu-model " + model.key;
+    set.provenance.source = source;
+    return set;
 }
 
 }  // namespace migscope::plan

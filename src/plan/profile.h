@@ -112,6 +112,12 @@ std::string write_profiles_json(const ProfileSet& profiles);
 ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
                               const mig::GpuModel& model);
 
+// profiles_from_runs over every run of the stores at `db_paths` together (profiles from one,
+// calibration mixes from another), with the provenance's command and source naming each store
+// and the runs used from it.
+ProfileSet profiles_from_stores(const std::vector<std::string>& db_paths,
+                                const mig::GpuModel& model);
+
 // Whether profiles_from_runs uses a run: a single-job run it profiles from or a mix it calibrates
 // from (its provenance lists these).
 bool used_for_profiles(const store::RunRecord& run);

@@ -17,7 +17,6 @@
 #include "plan/profile.h"
 #include "runner/profile_runs.h"
 #include "runner/run_output.h"
-#include "store/store.h"
 
 namespace migscope::cli {
 namespace {
@@ -42,18 +41,13 @@ struct ExportOptions {
     std::string output;
 };
 
-std::string job_text(const partition::JobSpec& j) {
-    if (j.external())
-        return j.name;
-    return j.workload + ":" + j.mode + (j.batch ? ":" + std::to_string(*j.batch) : "");
-}
-
 class Printer : public runner::ProfileObserver {
   public:
     Printer(const runner::ProfileRequest& r) : r_(r) {}
     void cell_started(size_t i, size_t count, const runner::ProfileCell& c) override {
         std::cerr << "migscope profile: [" << i + 1 << "/" << count << "] "
-                  << job_text(r_.jobs[c.job]) << " on " << c.where() << ", rep " << c.repetition << ", "
+                  << partition::job_text(r_.jobs[c.job]) << " on " << c.where() << ", rep "
+                  << c.repetition << ", "
                   << (r_.jobs[c.job].external() ? std::string("one run of its command")
                                                 : fmt::format("{:g} s", r_.duration_s))
                   << '\n';
@@ -66,9 +60,9 @@ class Printer : public runner::ProfileObserver {
                                        table);
         if (out.all_ok())
             return;
-        std::cerr << "migscope profile: " << job_text(r_.jobs[c.job]) << " on " << c.where()
-                  << " failed (" << runner::failed_jobs_text(out.run) << "; logs in " << dir
-                  << "); the planner will not use that size for it\n";
+        std::cerr << "migscope profile: " << partition::job_text(r_.jobs[c.job]) << " on "
+                  << c.where() << " failed (" << runner::failed_jobs_text(out.run) << "; logs in "
+                  << dir << "); the planner will not use that size for it\n";
     }
 
   private:
@@ -108,24 +102,7 @@ int profile_command(const ProfileOptions& o) {
 
 int export_command(const ExportOptions& o) {
     const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
-    // Every store's runs together (profiles from one, calibration mixes from another); the
-    // provenance names the runs used from each.
-    std::vector<store::RunRecord> runs;
-    std::string command = "migscope profile export", source;
-    for (const std::string& path : o.dbs) {
-        store::Store db = store::Store::open(path, store::OpenMode::kRead);
-        std::string ids;
-        for (store::RunRecord& r : db.list_runs()) {
-            if (plan::used_for_profiles(r))
-                ids += (ids.empty() ? "runs " : ", ") + std::to_string(r.id);
-            runs.push_back(std::move(r));
-        }
-        command += " --db " + path;
-        source += (source.empty() ? "" : "; ") + path + ": " + (ids.empty() ? "none" : ids);
-    }
-    plan::ProfileSet set = plan::profiles_from_runs(runs, model);
-    set.provenance.command = command + " --gpu-model " + model.key;
-    set.provenance.source = source;
+    const plan::ProfileSet set = plan::profiles_from_stores(o.dbs, model);
     const std::string text = plan::write_profiles_json(set);
     if (o.output.empty()) {
         std::cout << text;
