@@ -235,4 +235,21 @@ std::optional<plan::MeasuredRun> CellCandidateRunner::run_gpus(
     return m;
 }
 
+plan::Verification verify_on_gpus(const plan::Problem& problem, const plan::SearchResult& result,
+                                  plan::Objective objective, const VerifyRequest& request,
+                                  const RunHooks& hooks) {
+    const Machine machine = open_machine(request.first_gpu);
+    require_gpu(machine, "plan --verify");  // before the store is made
+    const HostMachines gpus = open_gpus(request.first_gpu, request.gpus > 1 ? request.gpus : 0);
+    std::optional<store::Store> db;
+    if (!request.db.empty())
+        db.emplace(store::Store::open(request.db));
+    if (db && db->upgrade() && hooks.progress)
+        hooks.progress(store::describe(*db->upgrade(), request.db));
+    CellCandidateRunner runner(machine, request.measurement, request.backend, request.work_steps,
+                               db ? &*db : nullptr, request.run_dir, hooks);
+    runner.use_gpus(&gpus, request.first_gpu);
+    return plan::verify(problem, result, objective, runner);
+}
+
 }  // namespace migscope::runner

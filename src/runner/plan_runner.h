@@ -52,4 +52,21 @@ class CellCandidateRunner : public plan::CandidateRunner {
     const RunHooks& hooks_;
 };
 
+// What `plan --verify` runs the candidates with on this host.
+struct VerifyRequest {
+    unsigned first_gpu = 0;  // the plan's GPU g runs on GPU first_gpu + g
+    size_t gpus = 1;
+    partition::BackendKind backend = partition::BackendKind::kGreen;  // green, mps or mig
+    int64_t work_steps = 0;  // measured steps of every job (0: cannot verify, each run says why)
+    std::string db;          // results store the runs go to and resume from; empty: none
+    std::string run_dir = "migscope-runs/plan-verify";
+    Measurement measurement;
+};
+
+// Opens the GPUs (an unavailable error without one, before the store is made) and the store (a
+// migration of an older one reported through hooks.progress), then runs plan::verify.
+plan::Verification verify_on_gpus(const plan::Problem& problem, const plan::SearchResult& result,
+                                  plan::Objective objective, const VerifyRequest& request,
+                                  const RunHooks& hooks);
+
 }  // namespace migscope::runner

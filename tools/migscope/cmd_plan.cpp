@@ -21,12 +21,10 @@
 #include "plan/verify.h"
 #include "report/deploy_output.h"
 #include "report/plan_output.h"
-#include "runner/cell.h"
 #include "runner/memory_fit.h"
 #include "runner/plan_jobs.h"
 #include "runner/plan_runner.h"
 #include "runner/profile_source.h"
-#include "store/store.h"
 
 namespace migscope::cli {
 namespace {
@@ -56,33 +54,25 @@ struct PlanOptions {
     std::string worker;
 };
 
-// Runs the top candidates on this machine's GPU (SM partitions of --backend, fixed work).
+// Runs the top candidates on this machine's GPUs (partitions of --backend, fixed work).
 plan::Verification verify(const plan::Problem& p, const plan::SearchResult& r, const PlanOptions& o,
                           plan::Objective objective) {
-    const runner::Machine machine = runner::open_machine(o.gpu);
-    runner::require_gpu(machine, "plan --verify");  // before the store is made
-    // --gpus N: the plan's GPU g on GPU --gpu + g.
-    const runner::HostMachines gpus = runner::open_gpus(o.gpu, o.gpus > 1 ? o.gpus : 0);
-    std::optional<store::Store> db;
-    if (!o.db.empty())
-        db.emplace(store::Store::open(o.db));
-    if (db && db->upgrade())
-        std::cerr << "migscope plan: " << store::describe(*db->upgrade(), o.db) << '\n';
-    runner::Measurement m;
-    m.worker = o.worker;
-    m.apply = o.apply;
+    runner::VerifyRequest v;
+    v.first_gpu = o.gpu;
+    v.gpus = o.gpus;
+    v.backend = partition::parse_backend(o.backend);
+    if (!o.work.empty() && o.work.find(',') == std::string::npos)  // one --work for every job
+        v.work_steps = static_cast<int64_t>(runner::per_job("--work", o.work, 1).front());
+    v.db = o.db;
+    v.run_dir = o.run_dir.empty() ? v.run_dir : o.run_dir;
+    v.measurement.worker = o.worker;
+    v.measurement.apply = o.apply;
     runner::RunHooks hooks;
     hooks.progress = [](const std::string& line) {
         std::cerr << "migscope plan: " << line << '\n';
     };
     hooks.interrupt = install_interrupt_handler();
-    const bool one_work = !o.work.empty() && o.work.find(',') == std::string::npos;
-    runner::CellCandidateRunner runner(
-        machine, m, partition::parse_backend(o.backend),
-        one_work ? static_cast<int64_t>(runner::per_job("--work", o.work, 1).front()) : 0,
-        db ? &*db : nullptr, o.run_dir.empty() ? "migscope-runs/plan-verify" : o.run_dir, hooks);
-    runner.use_gpus(&gpus, o.gpu);
-    return plan::verify(p, r, objective, runner);
+    return runner::verify_on_gpus(p, r, objective, v, hooks);
 }
 
 int plan_command(const PlanOptions& o) {
