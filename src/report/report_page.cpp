@@ -10,14 +10,24 @@
 #include "report/findings.h"
 #include "report/gnuplot.h"
 #include "report/html.h"
+#include "report/markdown.h"
 #include "store/store.h"
 
 namespace migscope::report {
 
 namespace fs = std::filesystem;
 
-void write_report(const std::string& db_path, const ReportFiles& o,
-                  const std::function<void(const std::string&)>& progress) {
+std::string write_report(const std::string& db_path, const ReportFiles& files,
+                         const std::function<void(const std::string&)>& progress) {
+    ReportFiles o = files;
+    if (o.format == ReportFormat::kMarkdown) {
+        if (!o.plots_dir.empty())
+            throw input_error("--plots-dir: plots are part of the HTML report, not the Markdown");
+        o.path = o.path.empty() ? "report.md" : o.path;
+        write_markdown_report(db_path, o.path, progress);
+        return o.path;
+    }
+    o.path = o.path.empty() ? "report.html" : o.path;
     store::Store db = store::Store::open(db_path, store::OpenMode::kRead);
     ReportInput input;
     input.source = db_path;
@@ -28,10 +38,10 @@ void write_report(const std::string& db_path, const ReportFiles& o,
              std::to_string(input.findings.scaling.size()) + " scaling series, " +
              std::to_string(input.findings.layouts.size()) + " layouts with a sequential baseline");
 
-    const fs::path html_path = fs::absolute(o.html_path);
+    const fs::path html_path = fs::absolute(o.path);
     std::ofstream html(html_path);  // opened first: a bad path fails before any drawing
     if (!html)
-        throw input_error("cannot write " + o.html_path);
+        throw input_error("cannot write " + o.path);
     try {  // no half-written page is left behind
         std::vector<store::RunRecord> traced;
         for (int64_t id : traced_run_ids(input.findings)) {
@@ -71,13 +81,14 @@ void write_report(const std::string& db_path, const ReportFiles& o,
         write_html(input, html);
         html.close();
         if (!html)
-            throw runtime_error("cannot write " + o.html_path);
+            throw runtime_error("cannot write " + o.path);
     } catch (...) {
         html.close();
         std::error_code ec;
         fs::remove(html_path, ec);
         throw;
     }
+    return o.path;
 }
 
 }  // namespace migscope::report

@@ -1,10 +1,10 @@
-// `migscope report`: one self-contained HTML page (or Markdown tables) of a results store's findings.
+// `migscope report`: one self-contained HTML page (or Markdown tables) of a results store's
+// findings.
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
 #include "core/error.h"
-#include "report/markdown.h"
 #include "report/report_page.h"
 
 namespace migscope::cli {
@@ -12,24 +12,19 @@ namespace {
 
 struct ReportOptions {
     std::string db;
-    std::string output;     // empty: report.html or report.md
+    std::string output;  // empty: report.html or report.md
     std::string format = "html";
     std::string plots_dir;  // empty: no SVG/PNG export
 };
 
-int report_command(ReportOptions o) {
-    const auto progress = [](const std::string& line) { std::cerr << "report: " << line << '\n'; };
-    if (o.format == "markdown") {
-        if (!o.plots_dir.empty())
-            throw input_error("--plots-dir: plots are part of the HTML report (--format html)");
-        o.output = o.output.empty() ? "report.md" : o.output;
-        report::write_markdown_report(o.db, o.output, progress);
-    } else {
-        o.output = o.output.empty() ? "report.html" : o.output;
-        report::write_report(o.db, {o.output, o.plots_dir}, progress);
-    }
-    std::cerr << "report: wrote " << o.output << '\n';
-    std::cout << o.output << '\n';
+int report_command(const ReportOptions& o) {
+    const std::string written = report::write_report(
+        o.db,
+        {o.output, o.plots_dir,
+         o.format == "markdown" ? report::ReportFormat::kMarkdown : report::ReportFormat::kHtml},
+        [](const std::string& line) { std::cerr << "report: " << line << '\n'; });
+    std::cerr << "report: wrote " << written << '\n';
+    std::cout << written << '\n';
     return kExitOk;
 }
 

@@ -132,9 +132,7 @@ void add_results_command(CLI::App& app, Action& action) {
 
     auto merge = std::make_shared<ResultsOptions>();
     CLI::App* merge_cmd = results->add_subcommand(
-        "merge",
-        "Copy into --db (created if missing) every run of FROM it does not hold, with new "
-        "ids (a run is held when its start, role, label, cell and GPU match)");
+        "merge", "Copy into --db (made if missing) the runs of FROM it does not hold, new ids");
     add_db_option(merge_cmd, *merge);
     merge_cmd->add_option("from", merge->sources, "Stores to copy runs from")
         ->required()
