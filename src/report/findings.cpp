@@ -272,6 +272,13 @@ std::vector<Verdict> layout_verdicts(const std::vector<LayoutComparison>& layout
 
 }  // namespace
 
+std::string spread_range_text(const Spread& s, const std::function<std::string(double)>& format) {
+    std::string text = "(n " + std::to_string(s.n);
+    if (s.n > 1)
+        text += ": " + format(s.min) + " – " + format(s.max);
+    return text + ")";
+}
+
 std::optional<Spread> spread_of(const std::vector<double>& values) {
     if (values.empty())
         return std::nullopt;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct Spread {
     double max = 0;
 };
 std::optional<Spread> spread_of(const std::vector<double>& values);  // empty for no values
+// "(n 3: min – max)", "(n 1)" for one value: how tables show a median's spread, each value
+// written by `format`.
+std::string spread_range_text(const Spread& s, const std::function<std::string(double)>& format);
 
 // One partition size of a scaling series: the job alone on `sms` SMs, over its repetitions.
 struct ScalingPoint {

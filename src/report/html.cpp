@@ -64,10 +64,8 @@ std::string spread_html(const std::optional<Spread>& s,
                         const std::function<std::string(double)>& format = short_number) {
     if (!s)
         return kMissing;
-    std::string text = format(s->median) + " <span class=\"spread\">(n " + std::to_string(s->n);
-    if (s->n > 1)
-        text += ": " + format(s->min) + " – " + format(s->max);
-    return text + ")</span>";
+    return format(s->median) + " <span class=\"spread\">" +
+           html_escape(spread_range_text(*s, format)) + "</span>";
 }
 
 std::string optional_html(const std::optional<double>& v) {

@@ -22,10 +22,7 @@ std::string spread_text(const std::optional<Spread>& s,
                         const std::function<std::string(double)>& format = short_number) {
     if (!s)
         return kMissing;
-    std::string text = format(s->median) + " (n " + std::to_string(s->n);
-    if (s->n > 1)
-        text += ": " + format(s->min) + " – " + format(s->max);
-    return text + ")";
+    return format(s->median) + " " + spread_range_text(*s, format);
 }
 
 std::string percent_text(double v) {
