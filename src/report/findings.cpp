@@ -16,12 +16,12 @@ void add_note(std::vector<std::string>& notes, const std::string& note) {
         notes.push_back(note);
 }
 
-// "run 7: <its warnings>", or what is missing when the run gave no reason.
 void add_if(std::vector<double>& values, const std::optional<double>& v) {
     if (v)
         values.push_back(*v);
 }
 
+// "run 7: <its warnings>", or what is missing when the run gave no reason.
 std::string missing_note(const store::RunRecord& run, const std::string& what) {
     std::string note = "run " + std::to_string(run.id) + ": " + what;
     for (size_t i = 0; i < run.warnings.size(); ++i)

@@ -148,8 +148,8 @@ void write_verdict(const ReportInput& in, std::ostream& out) {
                 << " measured (" << html_escape(v.missing) << ").</li>\n";
             continue;
         }
-        const std::string figure =
-            throughput ? spread_html(v.figure, times_text) : spread_html(v.figure, percent) + " energy";
+        const std::string figure = throughput ? spread_html(v.figure, times_text)
+                                              : spread_html(v.figure, percent) + " energy";
         if (v.tie) {
             out << "<b>no difference</b>: the best layout, " << html_escape(v.best_layout)
                 << ", gives " << figure
@@ -246,8 +246,9 @@ void write_summary(const ReportInput& in, std::ostream& out) {
     for (const ParetoPoint& p : in.findings.pareto) {
         if (p.on_front && p.label != "sequential baseline") {
             out << "<li>On the throughput–energy Pareto front of <b>" << html_escape(p.job_set)
-                << "</b>: " << html_escape(p.label) << " (median " << times_text(p.relative_throughput)
-                << " throughput, " << times_text(p.relative_energy) << " energy).</li>\n";
+                << "</b>: " << html_escape(p.label) << " (median "
+                << times_text(p.relative_throughput) << " throughput, "
+                << times_text(p.relative_energy) << " energy).</li>\n";
         }
     }
     for (const ScalingSeries& s : in.findings.scaling) {
@@ -378,16 +379,16 @@ void write_layouts(const ReportInput& in, std::ostream& out) {
             ids += (ids.empty() ? "" : ", ") + std::to_string(r.run_id) + " (" +
                    std::to_string(r.baseline_id) + ")";
         }
-        t.row({html_escape(g.job_set), html_escape(g.backend), html_escape(g.layout),
-               html_escape(g.run_mode == "work" ? "fixed work: " + g.work : g.run_mode), ids,
-               spread_html(g.energy_change_pct, percent), spread_html(g.speedup, times_text),
-               spread_html(g.run_energy_j), spread_html(g.baseline_energy_j),
-               spread_html(g.window_s),
-               spread_html(g.run_power_w) + " / " + spread_html(g.baseline_power_w),
-               spread_html(g.run_sm_clock_mhz) + " / " + spread_html(g.baseline_sm_clock_mhz),
-               spread_html(g.disagreement_pct), html_escape(g.attribution_method),
-               notes_html(g.notes)},
-              {5, 6, 7, 8, 9, 10, 11, 12});
+        t.row(
+            {html_escape(g.job_set), html_escape(g.backend), html_escape(g.layout),
+             html_escape(g.run_mode == "work" ? "fixed work: " + g.work : g.run_mode), ids,
+             spread_html(g.energy_change_pct, percent), spread_html(g.speedup, times_text),
+             spread_html(g.run_energy_j), spread_html(g.baseline_energy_j), spread_html(g.window_s),
+             spread_html(g.run_power_w) + " / " + spread_html(g.baseline_power_w),
+             spread_html(g.run_sm_clock_mhz) + " / " + spread_html(g.baseline_sm_clock_mhz),
+             spread_html(g.disagreement_pct), html_escape(g.attribution_method),
+             notes_html(g.notes)},
+            {5, 6, 7, 8, 9, 10, 11, 12});
     }
     out << t.html() << "</section>\n";
 }
