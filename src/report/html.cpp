@@ -458,12 +458,13 @@ void write_provenance(const ReportInput& in, std::ostream& out) {
         groups[{p.migscope_version, p.migscope_commit, p.gpu_name.value_or("–"),
                 p.gpu_uuid.value_or("–"), p.driver_version.value_or("–"),
                 p.cuda_driver_version.value_or("–"), p.torch_version.value_or("–"),
-                p.mig_mode.value_or("–")}]
+                p.mig_mode.value_or("–"),
+                p.power_limit_w ? short_number(*p.power_limit_w) + " W" : "–"}]
             .push_back(r.id);
     }
     out << "<section id=\"provenance\"><h2>Provenance</h2>\n";
-    Table t(
-        {"runs", "migscope", "commit", "GPU", "GPU UUID", "driver", "CUDA", "torch", "MIG mode"});
+    Table t({"runs", "migscope", "commit", "GPU", "GPU UUID", "driver", "CUDA", "torch", "MIG mode",
+             "power limit"});
     for (const auto& [fields, ids] : groups) {
         std::vector<std::string> cells = {ids_text(ids)};
         for (const std::string& f : fields)

@@ -250,7 +250,7 @@ void print_run_record(const store::RunRecord& r, const std::vector<store::RunRec
         << p.gpu_name.value_or("-") << " " << p.gpu_uuid.value_or("") << ", driver "
         << p.driver_version.value_or("-") << ", CUDA " << p.cuda_driver_version.value_or("-")
         << ", torch " << p.torch_version.value_or("-") << ", MIG " << p.mig_mode.value_or("-")
-        << '\n';
+        << ", power limit " << cell_number(p.power_limit_w, 0, "W") << '\n';
     print_job_table(r.jobs, out);
     out << "  " << (r.mode == "duration" ? "window" : "makespan") << " "
         << cell_number(r.window_s, 2, "s") << "; energy " << cell_number(r.counter_energy_j, 0, "J")

@@ -73,6 +73,7 @@ store::Provenance provenance_of(const Gpu* gpu) {
     p.gpu_name = gpu->device->name().value;
     p.gpu_uuid = gpu->uuid;
     p.driver_version = gpu->session->driver_version();
+    p.power_limit_w = gpu->device->power_limit_w().value;
     if (const std::optional<int> cuda = gpu->session->cuda_driver_version())
         p.cuda_driver_version =
             std::to_string(*cuda / 1000) + "." + std::to_string(*cuda % 1000 / 10);

@@ -24,6 +24,10 @@ struct Provenance {
     std::optional<std::string> cuda_driver_version;  // e.g. "13.0"
     std::optional<std::string> torch_version;        // empty: not known to the CLI
     std::optional<std::string> mig_mode;             // enabled | disabled | unsupported
+    // NVML's enforced board power limit when the run started: the cap that pulls the SM clock
+    // down on a busy board (700 W on an H200 SXM, 600 W on an NVL). Empty: CPU run, unreadable,
+    // or stored before schema 7.
+    std::optional<double> power_limit_w;
 };
 
 // What was measured of a job: the runner fills these on its results (runner::JobResult) and the

@@ -129,6 +129,11 @@ ALTER TABLE jobs ADD COLUMN memory_utilization_pct REAL;
 ALTER TABLE power_samples ADD COLUMN gpu_utilization_pct REAL;
 ALTER TABLE power_samples ADD COLUMN memory_utilization_pct REAL;
 )sql",
+    // 6 -> 7: the board's enforced power limit, the cap behind a busy board's lower SM clock
+    // (docs/results-h200.md): results say under which cap they were measured.
+    R"sql(
+ALTER TABLE runs ADD COLUMN power_limit_w REAL;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per version step");
 

@@ -92,6 +92,7 @@ TEST(Html, ReportFromAStoredFixture) {
               std::string::npos);
     EXPECT_NE(html.find("(n 3: "), std::string::npos);  // median (n 3: min – max)
     EXPECT_NE(html.find("580.82.07"), std::string::npos);
+    EXPECT_NE(html.find("<td>700 W</td>"), std::string::npos);  // the power limit
     EXPECT_NE(html.find("abc1234"), std::string::npos);
     EXPECT_NE(html.find("green 4g.71gb+3g.71gb"), std::string::npos);
     // The run without energy: "–" and its warning, not 0.

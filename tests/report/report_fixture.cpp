@@ -47,6 +47,7 @@ store::RunRecord run_record(const std::string& backend, std::optional<std::strin
     r.sm_clock_mhz = 1755;
     r.provenance = {"0.4.0",     "abc1234", "NVIDIA H200", "GPU-1234-abcd",
                     "580.82.07", "13.0",    std::nullopt,  "disabled"};
+    r.provenance.power_limit_w = 700;
     return r;
 }
 

@@ -78,6 +78,7 @@ TEST_F(ResultsCommand, StoresARunWithItsBaselineAndListsShowsAndExportsThem) {
     EXPECT_EQ(stored["attribution_method"], measured["run"]["attribution_method"]);
     EXPECT_EQ(stored["provenance"]["gpu_name"], "NVIDIA H200");
     EXPECT_EQ(stored["provenance"]["mig_mode"], "disabled");
+    EXPECT_EQ(stored["provenance"]["power_limit_w"], 700.0);       // the fake NVML's h200.json
     EXPECT_EQ(stored["provenance"]["torch_version"], "0.0-fake");  // from the workers' ready
     EXPECT_FALSE(stored["provenance"]["migscope_version"].get<std::string>().empty());
     ASSERT_EQ(stored["jobs"].size(), 2u);
@@ -99,6 +100,8 @@ TEST_F(ResultsCommand, StoresARunWithItsBaselineAndListsShowsAndExportsThem) {
     EXPECT_EQ(baseline["role"], "baseline");
     EXPECT_EQ(baseline["parent_id"], 1);
     EXPECT_EQ(baseline["backend"], "sequential");
+    const ProcessResult shown = migscope({"results", "show", "1", "--db", db_});
+    EXPECT_NE(shown.out.find("MIG disabled, power limit 700 W"), std::string::npos) << shown.out;
 
     // list: a table, JSON and CSV.
     const ProcessResult table = migscope({"results", "list", "--db", db_});
