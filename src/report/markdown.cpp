@@ -1,16 +1,10 @@
 // The Markdown report: verdict, layouts against one after another, scaling, from the findings.
 #include "report/markdown.h"
 
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <set>
-#include <sstream>
 
-#include "core/error.h"
-#include "core/version.h"
 #include "report/table.h"
-#include "store/store.h"
 
 namespace migscope::report {
 namespace {
@@ -177,35 +171,6 @@ void write_markdown(const Findings& findings, const std::string& source,
     write_verdicts(findings, out);
     write_layouts(findings, out);
     write_scaling(findings, out);
-}
-
-void write_markdown_report(const std::string& db_path, const std::string& path,
-                           const std::function<void(const std::string&)>& progress) {
-    store::Store db = store::Store::open(db_path, store::OpenMode::kRead);
-    const std::vector<store::RunRecord> runs = db.list_runs();
-    const Findings findings = analyse(runs);
-    progress(std::to_string(runs.size()) + " runs in " + db_path + ": " +
-             std::to_string(findings.scaling.size()) + " scaling series, " +
-             std::to_string(findings.layouts.size()) + " layouts with a sequential baseline");
-    std::ostringstream text;
-    write_markdown(findings, db_path, std::string("migscope ") + kVersion + " (" + kGitCommit + ")",
-                   text);
-    // Written beside the target and renamed over it: a failed write leaves no half file.
-    const std::filesystem::path target = std::filesystem::absolute(path);
-    const std::filesystem::path part = target.string() + ".part";
-    std::error_code ec;
-    {
-        std::ofstream file(part);
-        if (!(file << text.str()) || !(file.flush())) {
-            std::filesystem::remove(part, ec);
-            throw input_error("cannot write " + path);
-        }
-    }
-    std::filesystem::rename(part, target, ec);
-    if (ec) {
-        std::filesystem::remove(part, ec);
-        throw input_error("cannot write " + path + ": " + ec.message());
-    }
 }
 
 }  // namespace migscope::report

@@ -3,7 +3,6 @@
 // partition size, every figure a median with n and its range.
 #pragma once
 
-#include <functional>
 #include <ostream>
 #include <string>
 
@@ -15,11 +14,6 @@ namespace migscope::report {
 // store `source` and `generator`, "migscope 0.4.0 (abc1234)"). Missing figures are "–", never 0.
 void write_markdown(const Findings& findings, const std::string& source,
                     const std::string& generator, std::ostream& out);
-
-// Reads the store at `db_path` and writes its Markdown report to `path`, whole or not at all;
-// `progress` hears one line.
-void write_markdown_report(const std::string& db_path, const std::string& path,
-                           const std::function<void(const std::string&)>& progress);
 
 // Text as Markdown shows it literally inside a paragraph, list item or table cell: characters
 // that would start emphasis, code, links, HTML or entities, or end a table cell, are escaped;

@@ -20,14 +20,11 @@ namespace fs = std::filesystem;
 std::string write_report(const std::string& db_path, const ReportFiles& files,
                          const std::function<void(const std::string&)>& progress) {
     ReportFiles o = files;
-    if (o.format == ReportFormat::kMarkdown) {
-        if (!o.plots_dir.empty())
-            throw input_error("--plots-dir: plots are part of the HTML report, not the Markdown");
-        o.path = o.path.empty() ? "report.md" : o.path;
-        write_markdown_report(db_path, o.path, progress);
-        return o.path;
-    }
-    o.path = o.path.empty() ? "report.html" : o.path;
+    const bool markdown = o.format == ReportFormat::kMarkdown;
+    if (markdown && !o.plots_dir.empty())
+        throw input_error("--plots-dir: plots are part of the HTML report, not the Markdown");
+    if (o.path.empty())
+        o.path = markdown ? "report.md" : "report.html";
     store::Store db = store::Store::open(db_path, store::OpenMode::kRead);
     ReportInput input;
     input.source = db_path;
@@ -38,11 +35,18 @@ std::string write_report(const std::string& db_path, const ReportFiles& files,
              std::to_string(input.findings.scaling.size()) + " scaling series, " +
              std::to_string(input.findings.layouts.size()) + " layouts with a sequential baseline");
 
-    const fs::path html_path = fs::absolute(o.path);
-    std::ofstream html(html_path);  // opened first: a bad path fails before any drawing
-    if (!html)
+    const fs::path out_path = fs::absolute(o.path);
+    std::ofstream out(out_path);  // opened first: a bad path fails before any drawing
+    if (!out)
         throw input_error("cannot write " + o.path);
     try {  // no half-written page is left behind
+        if (markdown) {
+            write_markdown(input.findings, input.source, input.generator, out);
+            out.close();
+            if (!out)
+                throw runtime_error("cannot write " + o.path);
+            return o.path;
+        }
         std::vector<store::RunRecord> traced;
         for (int64_t id : traced_run_ids(input.findings)) {
             if (std::optional<store::RunRecord> run = db.get_run(id, store::TraceLoad::kWith))
@@ -67,25 +71,25 @@ std::string write_report(const std::string& db_path, const ReportFiles& files,
             for (ReportFigure& f : input.figures) {
                 const PlotFiles files = render_plot(f.figure.plot, plots_dir.string());
                 f.svg_link =
-                    fs::path(files.svg_path).lexically_relative(html_path.parent_path()).string();
+                    fs::path(files.svg_path).lexically_relative(out_path.parent_path()).string();
                 f.png_link =
-                    fs::path(files.png_path).lexically_relative(html_path.parent_path()).string();
+                    fs::path(files.png_path).lexically_relative(out_path.parent_path()).string();
             }
             input.export_note =
                 "SVG and PNG copies of the plots, with their data and gnuplot "
                 "scripts, are in " +
-                plots_dir.lexically_relative(html_path.parent_path()).string() +
+                plots_dir.lexically_relative(out_path.parent_path()).string() +
                 "/ beside the page.";
         }
         progress(std::to_string(figures.size()) + " plots in the page");
-        write_html(input, html);
-        html.close();
-        if (!html)
+        write_html(input, out);
+        out.close();
+        if (!out)
             throw runtime_error("cannot write " + o.path);
     } catch (...) {
-        html.close();
+        out.close();
         std::error_code ec;
-        fs::remove(html_path, ec);
+        fs::remove(out_path, ec);
         throw;
     }
     return o.path;

@@ -1,5 +1,6 @@
-// Tests of src/report/markdown.cpp: the stored fixture as Markdown tables (verdict, layouts with
-// spread, scaling), hostile names kept literal, and a file written whole or not at all.
+// Tests of src/report/markdown.cpp (through report_page.h's write_report for the file): the stored
+// fixture as Markdown tables (verdict, layouts with spread, scaling), hostile names kept literal,
+// and a file written whole or not at all.
 #include "report/markdown.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 
 #include "core/error.h"
 #include "report/report_fixture.h"
+#include "report/report_page.h"
 #include "store/store.h"
 
 namespace migscope::report {
@@ -45,8 +47,8 @@ TEST(Markdown, TheFixturesVerdictLayoutsAndScalingAsTables) {
     const fs::path dir = fixture_store("fixture");
     const std::string md_path = (dir / "results.md").string();
     std::vector<std::string> heard;
-    write_markdown_report((dir / "results.db").string(), md_path,
-                          [&](const std::string& line) { heard.push_back(line); });
+    write_report((dir / "results.db").string(), {md_path, "", ReportFormat::kMarkdown},
+                 [&](const std::string& line) { heard.push_back(line); });
     ASSERT_EQ(heard.size(), 1u);
     EXPECT_NE(heard[0].find("2 layouts with a sequential baseline"), std::string::npos);
     std::ifstream in(md_path);
@@ -133,7 +135,8 @@ TEST(Markdown, AFileThatCannotBeWrittenIsAnInputErrorAndLeavesNothing) {
     const fs::path dir = fixture_store("unwritable");
     const std::string bad = (dir / "no-such-folder" / "results.md").string();
     try {
-        write_markdown_report((dir / "results.db").string(), bad, [](const std::string&) {});
+        write_report((dir / "results.db").string(), {bad, "", ReportFormat::kMarkdown},
+                     [](const std::string&) {});
         FAIL() << "wrote into a missing folder";
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::kInput);
