@@ -2,7 +2,9 @@
 #include "plan/model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -110,6 +112,11 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
     Problem p;
     p.model = model;
     p.idle_power_w = profiles.idle_power_w.value;
+    p.power_limit_w = profiles.power_limit_w;
+    if (p.power_limit_w && !(*p.power_limit_w > p.idle_power_w)) {
+        throw input_error(format("profiles: power limit %.0f W is not above the idle power %.0f W",
+                                 *p.power_limit_w, p.idle_power_w));
+    }
     p.correction = profiles.correction;
     p.constraints = constraints;
     double whole_memory_gib = 0;
@@ -233,12 +240,79 @@ std::string describe(const GpuPlan& gpu) {
     return gpu.layout ? mig::to_string(*gpu.layout) : "whole GPU (not partitioned)";
 }
 
+double cap_clock_ratio(double idle_w, double dynamic_w, std::optional<double> limit_w) {
+    if (!limit_w || dynamic_w <= 0 || idle_w + dynamic_w <= *limit_w)
+        return 1.0;
+    // make_problem refuses a limit at or below the idle power.
+    return std::pow(std::max(0.0, *limit_w - idle_w) / dynamic_w, 1.0 / kCapClockExponent);
+}
+
+void simulate_gpu(const std::vector<std::vector<QueuedJob>>& queues, bool partitioned,
+                  const Correction& correction, double idle_w, std::optional<double> limit_w,
+                  GpuTimeline& out) {
+    const size_t partitions = queues.size();
+    out.end_s.resize(partitions);
+    out.makespan_s = out.dynamic_j = 0;
+    // Per partition: its running job, and what is left of that job's start-up and rest (rest in
+    // seconds as alone).
+    std::vector<size_t> at(partitions, 0);
+    std::vector<double> startup_left(partitions, 0), rest_left(partitions, 0);
+    for (size_t k = 0; k < partitions; ++k) {
+        out.end_s[k].assign(queues[k].size(), 0);
+        if (!queues[k].empty()) {
+            startup_left[k] = queues[k][0].startup_s;
+            rest_left[k] = queues[k][0].rest_s;
+        }
+    }
+    double t = 0;
+    while (true) {
+        size_t busy = 0;
+        double wanted_w = 0;
+        for (size_t k = 0; k < partitions; ++k) {
+            while (at[k] < queues[k].size() && startup_left[k] <= 0 && rest_left[k] <= 0) {
+                out.end_s[k][at[k]++] = t;  // done: the next job of the queue starts
+                if (at[k] < queues[k].size()) {
+                    startup_left[k] = queues[k][at[k]].startup_s;
+                    rest_left[k] = queues[k][at[k]].rest_s;
+                }
+            }
+            if (at[k] < queues[k].size()) {
+                ++busy;
+                wanted_w += queues[k][at[k]].dynamic_w;
+            }
+        }
+        if (busy == 0)
+            break;
+        const bool mix = partitioned && busy >= 2;
+        const double dynamic_w = wanted_w * (mix ? correction.dynamic_power : 1.0);
+        const double clock = cap_clock_ratio(idle_w, dynamic_w, limit_w);
+        const double speed = (mix ? correction.throughput : 1.0) * clock;
+        double dt = std::numeric_limits<double>::infinity();
+        for (size_t k = 0; k < partitions; ++k) {
+            if (at[k] < queues[k].size())
+                dt = std::min(dt, startup_left[k] > 0 ? startup_left[k] : rest_left[k] / speed);
+        }
+        for (size_t k = 0; k < partitions; ++k) {
+            if (at[k] >= queues[k].size())
+                continue;
+            // The phase that ends first ends exactly; others within rounding of it end too.
+            double& left = startup_left[k] > 0 ? startup_left[k] : rest_left[k];
+            const double step = &left == &startup_left[k] ? dt : dt * speed;
+            left = left <= step * (1 + 1e-12) ? 0.0 : left - step;
+        }
+        out.dynamic_j += dynamic_w * (clock < 1 ? std::pow(clock, kCapClockExponent) : 1.0) * dt;
+        t += dt;
+    }
+    out.makespan_s = t;
+}
+
 Prediction predict(const Problem& problem, const Plan& plan) {
     Prediction out;
     out.jobs.resize(problem.jobs.size());
     std::vector<int> seen(problem.jobs.size(), 0);
     const Correction& c = problem.correction;
     double dynamic_j = 0, charged_j = 0, work_s = 0;
+    GpuTimeline timeline, without;
     for (size_t g = 0; g < plan.size(); ++g) {
         const GpuPlan& gpu = plan[g];
         const size_t partitions = gpu.layout ? gpu.layout->instances.size() : 1;
@@ -250,80 +324,87 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                                           [](const auto& q) { return !q.empty(); });
         const bool mix = gpu.layout && busy >= 2;
         out.corrected = out.corrected || (mix && (c.throughput != 1 || c.dynamic_power != 1));
-        // This GPU's jobs as `migscope run` attributes them (telemetry/attribution.h), with the
-        // mix without each job predicted from the profiles like the mix itself.
-        std::vector<size_t> gpu_jobs;
-        telemetry::AttributionInput split;
-        split.idle_power_w = problem.idle_power_w;
-        double gpu_makespan_s = 0;
-        std::vector<double> gpu_alone_j;   // each job's dynamic energy as if alone on its partition
-        std::vector<bool> alone_in_queue;  // the only job of its partition
+        std::vector<std::vector<QueuedJob>> queues(partitions);
+        std::vector<size_t> size_of(partitions);
         for (size_t k = 0; k < partitions; ++k) {
-            const size_t s =
+            size_of[k] =
                 gpu.layout ? problem.size_index(gpu.layout->instances[k].profile) : problem.whole();
-            const Size& size = problem.sizes[s];
-            double t = 0, whole_work_s = 0;
-            const size_t queue_start = gpu_jobs.size();
+            const Size& size = problem.sizes[size_of[k]];
             for (size_t j : gpu.queues[k]) {
                 if (j >= problem.jobs.size() || seen[j]++)
                     throw input_error("plan: job " + std::to_string(j) +
                                       " placed twice or unknown");
                 const JobModel& job = problem.jobs[j];
-                const JobOnSize& on = job.on[s];
+                const JobOnSize& on = job.on[size_of[k]];
                 if (!on.usable) {
                     throw input_error("plan: job '" + job.request.name + "' cannot run on " +
                                       size.label + ": " + on.refusal);
                 }
-                const double time_s = mix ? mix_time_s(on, c.throughput) : on.time_s;
-                const double alone_dynamic_w = std::max(0.0, on.power_w - problem.idle_power_w);
+                queues[k].push_back({on.startup_s, on.time_s - on.startup_s,
+                                     std::max(0.0, on.power_w - problem.idle_power_w)});
+            }
+        }
+        simulate_gpu(queues, gpu.layout.has_value(), c, problem.idle_power_w, problem.power_limit_w,
+                     timeline);
+        // This GPU's jobs as `migscope run` attributes them (telemetry/attribution.h), with the
+        // GPU without each job simulated like the GPU itself.
+        std::vector<size_t> gpu_jobs;
+        std::vector<std::pair<size_t, size_t>> place;  // partition, place in its queue
+        telemetry::AttributionInput split;
+        split.idle_power_w = problem.idle_power_w;
+        for (size_t k = 0; k < partitions; ++k) {
+            const Size& size = problem.sizes[size_of[k]];
+            const double partition_end_s = timeline.end_s[k].empty() ? 0 : timeline.end_s[k].back();
+            double start_s = 0, whole_work_s = 0;
+            for (size_t q = 0; q < gpu.queues[k].size(); ++q) {
+                const size_t j = gpu.queues[k][q];
+                const JobModel& job = problem.jobs[j];
+                const double end_s = timeline.end_s[k][q], time_s = end_s - start_s;
                 JobPrediction& jp = out.jobs[j];
                 jp.gpu = g;
                 jp.partition = k;
                 jp.partition_label = size.label;
-                jp.start_s = t;
-                jp.end_s = t + time_s;
-                jp.items_per_s = job.items / time_s;
-                jp.speed_fraction = job.on[problem.whole()].time_s / time_s;
-                jp.interpolated = on.interpolated;
-                gpu_alone_j.push_back(alone_dynamic_w * time_s);
+                jp.start_s = start_s;
+                jp.end_s = end_s;
+                jp.items_per_s = time_s > 0 ? job.items / time_s : 0.0;
+                jp.speed_fraction = time_s > 0 ? job.on[problem.whole()].time_s / time_s : 0.0;
+                jp.interpolated = job.on[size_of[k]].interpolated;
                 gpu_jobs.push_back(j);
+                place.emplace_back(k, q);
                 split.partition_sms.push_back(size.sms);
                 split.busy_s.push_back(time_s);
+                // Jobs queued on one partition share its idle power by time.
+                split.partition_share.push_back(partition_end_s > 0 ? time_s / partition_end_s
+                                                                    : 1.0);
                 whole_work_s += job.on[problem.whole()].time_s;
-                t += time_s;
+                start_s = end_s;
             }
-            for (size_t q = queue_start; q < gpu_jobs.size(); ++q) {  // jobs queued here share it
-                split.partition_share.push_back(t > 0 ? split.busy_s[q] / t : 1.0);
-                alone_in_queue.push_back(gpu.queues[k].size() == 1);
-            }
-            if (t > 0)
-                out.aggregate_throughput += whole_work_s / t;
+            if (partition_end_s > 0)
+                out.aggregate_throughput += whole_work_s / partition_end_s;
             work_s += whole_work_s;
-            gpu_makespan_s = std::max(gpu_makespan_s, t);
         }
         if (gpu_jobs.empty())
             continue;
-        const auto mix_dynamic_j = [&](double alone_j, size_t busy_partitions) {
-            return alone_j * (gpu.layout && busy_partitions >= 2 ? c.dynamic_power : 1.0);
-        };
-        const double alone_j = std::accumulate(gpu_alone_j.begin(), gpu_alone_j.end(), 0.0);
-        const double gpu_dynamic_j = mix_dynamic_j(alone_j, busy);
+        const double gpu_makespan_s = timeline.makespan_s;
         split.duration_s = gpu_makespan_s;
-        split.energy_j = problem.idle_power_w * gpu_makespan_s + gpu_dynamic_j;
-        // The mix without a job: one busy partition fewer when it was alone on its partition.
-        // attribute_energy takes its power such that the job's marginal power × its time is
-        // this GPU's dynamic energy minus that mix's. Partitions with a queue get none, as
-        // `migscope run` probes no mix then (the mix changes as queues advance): the dynamic
-        // energy is split by partition size × busy seconds. The whole GPU keeps them: there each
-        // job's margin is its own energy, as a sequential run measures it.
+        split.energy_j = problem.idle_power_w * gpu_makespan_s + timeline.dynamic_j;
+        // A job's marginal dynamic energy: this GPU's minus that of the GPU without it, simulated
+        // alike; attribute_energy takes the mix-without power such that the job's marginal power
+        // × its time is that. Partitions with a queue get none, as `migscope run` probes no mix
+        // then (the mix changes as queues advance): the dynamic energy is split by partition size
+        // × busy seconds. The whole GPU keeps them: there each job's margin is its own energy, as
+        // a sequential run measures it.
         const bool queued = gpu.layout && std::any_of(gpu.queues.begin(), gpu.queues.end(),
                                                       [](const auto& q) { return q.size() > 1; });
         for (size_t q = 0; q < gpu_jobs.size() && !queued; ++q) {
-            const double without_j =
-                mix_dynamic_j(alone_j - gpu_alone_j[q], busy - (alone_in_queue[q] ? 1 : 0));
-            const double marginal_j = std::max(0.0, gpu_dynamic_j - without_j);
+            std::vector<std::vector<QueuedJob>> others = queues;
+            auto& queue = others[place[q].first];
+            queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(place[q].second));
+            simulate_gpu(others, gpu.layout.has_value(), c, problem.idle_power_w,
+                         problem.power_limit_w, without);
+            const double marginal_j = std::max(0.0, timeline.dynamic_j - without.dynamic_j);
             split.without_dynamic_w.push_back(
-                gpu_dynamic_j / gpu_makespan_s -
+                timeline.dynamic_j / gpu_makespan_s -
                 (split.busy_s[q] > 0 ? marginal_j / split.busy_s[q] : 0.0));
         }
         const telemetry::Attribution a = telemetry::attribute_energy(split);
@@ -331,7 +412,7 @@ Prediction predict(const Problem& problem, const Plan& plan) {
             out.jobs[gpu_jobs[q]].energy_j = a.energy_j[q];
             charged_j += a.energy_j[q];
         }
-        dynamic_j += gpu_dynamic_j;
+        dynamic_j += timeline.dynamic_j;
         out.makespan_s = std::max(out.makespan_s, gpu_makespan_s);
     }
     for (size_t j = 0; j < seen.size(); ++j) {

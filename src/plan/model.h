@@ -67,6 +67,38 @@ inline double mix_time_s(const JobOnSize& on, double throughput_correction) {
     return on.startup_s + (on.time_s - on.startup_s) / throughput_correction;
 }
 
+// The board's power above the limit slows the SM clock: at clock ratio r the jobs' dynamic power
+// is × r^kCapClockExponent and their work (beyond start-ups) takes 1/r longer. Fitted on the H200
+// (docs/planner.md, "What the correction stands for": seven `mlp` on 7 × 1g.18gb wanted 1,250 W
+// of dynamic power × the power correction and ran at 1410 of 1980 MHz under 700 W).
+inline constexpr double kCapClockExponent = 2.09;
+
+// The clock ratio a board settles at when its jobs want `dynamic_w` above `idle_w`: 1 at or under
+// the limit (or with none), else r with idle + dynamic × r^kCapClockExponent = limit.
+double cap_clock_ratio(double idle_w, double dynamic_w, std::optional<double> limit_w);
+
+// One job of a partition's queue, as alone on that partition: its start-up (which runs at the
+// same speed beside other jobs), the rest of its time, and its dynamic power (board − idle).
+struct QueuedJob {
+    double startup_s = 0;
+    double rest_s = 0;
+    double dynamic_w = 0;
+};
+
+// When each queued job ends and what the GPU draws, over time: each partition runs its queue in
+// order; while two or more partitions of a layout are busy, the jobs' rest runs at the throughput
+// correction and their dynamic power is × the power correction (the correction was calibrated on
+// windows where every partition was busy, so a job that outlives its neighbours runs as alone);
+// when idle + that power exceeds the power limit, every job runs at cap_clock_ratio.
+struct GpuTimeline {
+    std::vector<std::vector<double>> end_s;  // per partition, per queued job
+    double makespan_s = 0;
+    double dynamic_j = 0;  // the board's energy above idle until the makespan
+};
+void simulate_gpu(const std::vector<std::vector<QueuedJob>>& queues, bool partitioned,
+                  const Correction& correction, double idle_w, std::optional<double> limit_w,
+                  GpuTimeline& out);
+
 struct JobModel {
     JobRequest request;
     const JobProfile* profile = nullptr;  // into the ProfileSet, which outlives the Problem
@@ -81,6 +113,7 @@ struct Problem {
                               // by increasing SMs, then the whole GPU (last)
     std::vector<JobModel> jobs;
     double idle_power_w = 0;
+    std::optional<double> power_limit_w;  // the board's (ProfileSet::power_limit_w)
     Correction correction;
     Constraints constraints;
     std::vector<std::string> notes;  // interpolated sizes, jobs confined to the whole GPU

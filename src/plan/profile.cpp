@@ -291,6 +291,9 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
         prov.check_keys();
         set.idle_power_w = read_measured(top.child("idle_power_w"), "idle_power_w");
         set.idle_state = top.optional<std::string>("idle_state").value_or("");
+        set.power_limit_w = top.optional<double>("power_limit_w");
+        if (set.power_limit_w && !(*set.power_limit_w > 0))
+            throw input_error("power_limit_w: must be positive watts");
         if (!set.idle_state.empty() && !telemetry::parse_idle_state(set.idle_state))
             throw input_error("idle_state: \"" + set.idle_state +
                               "\" is not clocks-up, deep or no-clock");
@@ -391,6 +394,7 @@ std::string write_profiles_json(const ProfileSet& set) {
                    {"steps", p.steps}}},
                  {"idle_power_w", measured_json(set.idle_power_w)},
                  {"idle_state", set.idle_state},
+                 {"power_limit_w", set.power_limit_w ? ojson(*set.power_limit_w) : ojson(nullptr)},
                  {"correction",
                   {{"throughput", set.correction.throughput},
                    {"dynamic_power", set.correction.dynamic_power},
@@ -443,6 +447,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
     std::map<std::tuple<std::string, std::string, int64_t, std::string>, JobValues> by_job;
     std::map<std::string, std::vector<double>> idle_by_state;  // "" for runs without a state
     std::set<std::string> gpus, drivers, builds, step_modes;
+    std::set<double> limits_w;  // the boards' power limits, where runs recorded them
     std::set<int64_t> ids;
     std::string first, last;
     for (const store::RunRecord& r : runs) {
@@ -454,6 +459,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
             gpus.insert(*r.provenance.gpu_name);
         if (r.provenance.driver_version)
             drivers.insert(*r.provenance.driver_version);
+        if (r.provenance.power_limit_w)
+            limits_w.insert(*r.provenance.power_limit_w);
         builds.insert(r.provenance.migscope_version + " (" + r.provenance.migscope_commit + ")");
         ids.insert(r.id);
         for (const store::JobRecord& j : r.jobs) {
@@ -524,8 +531,17 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         }
     }
 
+    if (limits_w.size() > 1) {
+        std::string listed;
+        for (double w : limits_w)
+            listed += (listed.empty() ? "" : ", ") + std::to_string(std::lround(w));
+        throw input_error("the runs were made under different board power limits (" + listed +
+                          " W): export stores of one limit, which the planner models");
+    }
     ProfileSet set;
     set.gpu_model = model.key;
+    if (!limits_w.empty())
+        set.power_limit_w = *limits_w.begin();
     for (const char* state : {"clocks-up", "no-clock", "deep", ""}) {
         if (const auto it = idle_by_state.find(state); it != idle_by_state.end()) {
             set.idle_power_w = measured_of(it->second);

@@ -83,6 +83,10 @@ struct ProfileSet {
     // the runs had ("no-clock", "deep"); empty in files from before states were recorded.
     Measured idle_power_w;
     std::string idle_state;
+    // The board's enforced power limit (NVML) the runs had, their median; empty when the runs
+    // did not record it (stores before schema 7) and no one wrote it in the file. Empty: the
+    // planner does not model the cap (a busy board's lower clock).
+    std::optional<double> power_limit_w;
     Correction correction;
     std::vector<JobProfile> jobs;
 

@@ -47,26 +47,25 @@ std::vector<Shape> all_shapes(const Problem& p) {
     return shapes;
 }
 
-// Per job and size: time and dynamic energy alone and in a mix (corrected), usability, and the
-// job's whole-GPU time (its work in seconds of whole-GPU time).
+// Per job and size: time and dynamic energy alone, the job as a queue entry for simulate_gpu,
+// usability, and the job's whole-GPU time (its work in seconds of whole-GPU time).
 struct Tables {
     size_t sizes = 0;
-    std::vector<double> t, dyn, t_mix, dyn_mix;  // [job * sizes + size]
+    std::vector<double> t, dyn;                  // [job * sizes + size]
     std::vector<double> t_startup, dyn_startup;  // of t and dyn: a command's start-up
+    std::vector<QueuedJob> queued;
     std::vector<char> usable;
     std::vector<double> whole_s;
     double work_s = 0;        // every job's whole-GPU time: the work
     std::vector<size_t> lpt;  // jobs by decreasing whole-GPU time
 
     explicit Tables(const Problem& p) : sizes(p.sizes.size()) {
-        const Correction& c = p.correction;
         for (const JobModel& j : p.jobs) {
             for (const JobOnSize& on : j.on) {
                 const double dyn_w = std::max(0.0, on.power_w - p.idle_power_w);
                 t.push_back(on.time_s);
                 dyn.push_back(dyn_w * on.time_s);
-                t_mix.push_back(mix_time_s(on, c.throughput));
-                dyn_mix.push_back(dyn_w * t_mix.back() * c.dynamic_power);
+                queued.push_back({on.startup_s, on.time_s - on.startup_s, dyn_w});
                 t_startup.push_back(on.startup_s);
                 dyn_startup.push_back(dyn_w * on.startup_s);
                 usable.push_back(on.usable);
@@ -109,26 +108,56 @@ using Queues = std::vector<std::vector<size_t>>;
 
 // Branch and bound over the assignments of every job to the partitions of one shape on one GPU,
 // every partition busy (a plan with an idle partition is the same plan on a smaller layout).
+// Each queue runs its jobs longest first; a complete assignment is scored by simulate_gpu, as
+// predict() does; partial ones are cut by bounds on each job's least time and dynamic energy.
 class Exhaustive {
   public:
     Exhaustive(const Problem& p, const Tables& tab, const Shape& shape, Objective o)
         : o_(o),
           idle_w_(p.idle_power_w),
+          limit_w_(p.power_limit_w),
+          correction_(p.correction),
+          partitioned_(shape.layout.has_value()),
           work_s_(tab.work_s),
           n_(p.jobs.size()),
           k_(shape.sizes.size()),
           order_(tab.lpt) {
         const bool mix = shape.layout && k_ >= 2;
+        const Correction& c = p.correction;
         t_.assign(n_ * k_, 0);
         d_.assign(n_ * k_, 0);
         ok_.assign(n_ * k_, 0);
+        q_.assign(n_ * k_, {});
         w_ = tab.whole_s;
+        // The lowest clock the power limit can set here: every partition running its most
+        // power-hungry job.
+        double most_w = 0;
+        for (size_t k = 0; k < k_; ++k) {
+            double partition_w = 0;
+            for (size_t j = 0; j < n_; ++j) {
+                const size_t a = tab.at(j, shape.sizes[k]);
+                partition_w = std::max(partition_w, tab.usable[a] ? tab.queued[a].dynamic_w : 0);
+            }
+            most_w += partition_w;
+        }
+        const double clock = cap_clock_ratio(
+            idle_w_, most_w * (mix ? std::max(1.0, c.dynamic_power) : 1.0), limit_w_);
+        // A job's rest runs beside others (× the corrections) or alone, at a clock ≥ `clock`.
+        const double fastest = mix ? std::max(1.0, c.throughput) : 1.0;
+        const double least_startup_power =
+            (mix ? std::min(1.0, c.dynamic_power) : 1.0) * std::pow(clock, kCapClockExponent);
+        const double least_rest_energy =
+            (mix ? std::min(1.0, c.dynamic_power / c.throughput) : 1.0) *
+            std::pow(clock, kCapClockExponent - 1);
         for (size_t j = 0; j < n_; ++j) {
             for (size_t k = 0; k < k_; ++k) {
                 const size_t a = tab.at(j, shape.sizes[k]);
+                const QueuedJob& q = tab.queued[a];
+                q_[j * k_ + k] = q;
                 ok_[j * k_ + k] = tab.usable[a];
-                t_[j * k_ + k] = mix ? tab.t_mix[a] : tab.t[a];
-                d_[j * k_ + k] = mix ? tab.dyn_mix[a] : tab.dyn[a];
+                t_[j * k_ + k] = q.startup_s + q.rest_s / fastest;
+                d_[j * k_ + k] = q.dynamic_w *
+                                 (q.startup_s * least_startup_power + q.rest_s * least_rest_energy);
             }
         }
         same_prev_.assign(k_, 0);
@@ -212,12 +241,17 @@ class Exhaustive {
 
     void leaf() {
         ++evaluated;
-        double m = 0, thr = 0;
-        for (size_t k = 0; k < k_; ++k) {
-            m = std::max(m, busy_[k]);
-            thr += work_[k] / busy_[k];
-        }
-        const double s = score_of(o_, m, dyn_, thr, work_s_, idle_w_);
+        queues_.resize(k_);
+        for (auto& q : queues_)
+            q.clear();
+        for (size_t j : order_)
+            queues_[assign_[j]].push_back(q_[j * k_ + assign_[j]]);
+        simulate_gpu(queues_, partitioned_, correction_, idle_w_, limit_w_, timeline_);
+        double thr = 0;
+        for (size_t k = 0; k < k_; ++k)
+            thr += work_[k] / timeline_.end_s[k].back();
+        const double s =
+            score_of(o_, timeline_.makespan_s, timeline_.dynamic_j, thr, work_s_, idle_w_);
         if (s < best_) {
             best_ = s;
             best_assign_ = assign_;
@@ -251,10 +285,16 @@ class Exhaustive {
 
     Objective o_;
     double idle_w_;
+    std::optional<double> limit_w_;
+    Correction correction_;
+    bool partitioned_;
     double work_s_;  // every job's whole-GPU time
     size_t n_, k_;
     std::vector<size_t> order_;
-    std::vector<double> t_, d_, w_;
+    // [job * partitions + partition]: least time, least dynamic energy, the job as simulated
+    std::vector<double> t_, d_;
+    std::vector<QueuedJob> q_;
+    std::vector<double> w_;
     std::vector<char> ok_, same_prev_;
     std::vector<double> rem_t_, rem_d_, rem_max_t_, rem_rate_;
     bool feasible_ = true;
@@ -264,6 +304,8 @@ class Exhaustive {
     double dyn_ = 0, best_ = kInf;
     size_t empty_ = 0;
     bool found_ = false;
+    std::vector<std::vector<QueuedJob>> queues_;  // the leaf's, reused
+    GpuTimeline timeline_;
 };
 
 // Several GPUs: how many of the best uniform plans the layout changes start from.
@@ -483,13 +525,22 @@ class Heuristic {
         return false;
     }
 
-    // Recomputes GPU g's figures (corrected when two or more partitions are busy) and the totals.
+    // Recomputes GPU g's figures and the totals. A guide, cheaper than simulate_gpu: while two
+    // or more partitions are busy every job counts as in a mix for its whole time (time beyond
+    // start-ups ÷ the throughput correction, dynamic power × its own), all at the clock the power
+    // limit sets for the partitions' average powers together. Candidates are scored by predict().
     void summarise(size_t g) {
         Gpu& gpu = gpus_[g];
         const bool mix = gpu.shape && gpu.shape->layout && gpu.busy >= 2;
-        // In a mix, time beyond start-ups ÷ the throughput correction, dynamic power × its own.
-        const double ft = mix ? 1.0 / p_.correction.throughput : 1.0;
         const double fd = mix ? p_.correction.dynamic_power : 1.0;
+        double wanted_w = 0;
+        for (const Slot& s : gpu.slots) {
+            if (s.t > s.t_startup)
+                wanted_w += (s.dyn - s.dyn_startup) / (s.t - s.t_startup);
+        }
+        const double clock = cap_clock_ratio(p_.idle_power_w, wanted_w * fd, p_.power_limit_w);
+        const double slower = (mix ? 1.0 / p_.correction.throughput : 1.0) / clock;
+        const double power = fd * (clock < 1 ? std::pow(clock, kCapClockExponent) : 1.0);
         const double old_makespan = gpu.makespan;
         dynamic_ -= gpu.dynamic;
         throughput_ -= gpu.throughput;
@@ -497,9 +548,9 @@ class Heuristic {
         for (const Slot& s : gpu.slots) {
             if (s.jobs.empty())
                 continue;
-            const double t = s.t_startup + (s.t - s.t_startup) * ft;
+            const double t = s.t_startup + (s.t - s.t_startup) * slower;
             gpu.makespan = std::max(gpu.makespan, t);
-            gpu.dynamic += (s.dyn_startup + (s.dyn - s.dyn_startup) * ft) * fd;
+            gpu.dynamic += (s.dyn_startup + (s.dyn - s.dyn_startup) * slower) * power;
             gpu.throughput += s.work / t;
         }
         dynamic_ += gpu.dynamic;
@@ -669,7 +720,9 @@ std::vector<std::pair<double, Candidate>> heuristic(const Problem& p, const Tabl
             fill_uniform(h, shapes[order[r].second], tab, 3);
         else
             fill_uniform(h, shapes[order[r].second], tab, gpus == 1 ? 3 : 0);
-        insert_sorted(best, h.score(), candidate_of(p, h.plan()), order.size());
+        Candidate c = candidate_of(p, h.plan());
+        const double s = score(o, c.prediction);
+        insert_sorted(best, s, std::move(c), order.size());
     }
     // From each of the best few uniform plans, let each GPU take another shape and move jobs.
     std::vector<Plan> starts;
@@ -696,9 +749,10 @@ std::vector<std::pair<double, Candidate>> heuristic(const Problem& p, const Tabl
                 break;
         }
         Candidate c = candidate_of(p, h.plan());
+        const double s = score(o, c.prediction);
         if (std::none_of(best.begin(), best.end(),
                          [&](const auto& e) { return e.second.name == c.name; }))
-            insert_sorted(best, h.score(), std::move(c), best.size() + 1);
+            insert_sorted(best, s, std::move(c), best.size() + 1);
     }
     evaluated += h.scored;
     if (best.size() > keep)

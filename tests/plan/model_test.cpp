@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/error.h"
 #include "fixture.h"
 #include "telemetry/attribution.h"
@@ -107,20 +109,24 @@ TEST(Model, ACommandsWorkIsOneRunOfItWhateverTheStepsSay) {
 TEST(Model, ACommandsStartUpIsNotSlowedDownInAMix) {
     ProfileSet set = two_jobs();
     set.correction = {0.8, 0.5, 3};
-    // "mine": 30 s on 1g (160 W), 20 s of them start-up; 12 s on the whole GPU, 8 s start-up.
+    // "mine": 30 s on 1g (160 W), 5 s of them start-up; 12 s on the whole GPU, 8 s start-up.
     JobProfile mine = command_profile();
-    mine.partitions[0].startup_s = testing::one(20);
+    mine.partitions[0].startup_s = testing::one(5);
     set.jobs.push_back(mine);
     const Problem p = make_problem(a_and_mine(), set, mig::builtin_model("h200"), {});
-    EXPECT_DOUBLE_EQ(p.jobs[1].on[0].startup_s, 20);
+    EXPECT_DOUBLE_EQ(p.jobs[1].on[0].startup_s, 5);
     const Prediction mix = predict(p, {GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}});
-    // a: 10 s ÷ 0.8 = 12.5 s; mine: 20 s start-up + 10 s ÷ 0.8 = 32.5 s (not 30 ÷ 0.8 = 37.5).
-    EXPECT_DOUBLE_EQ(mix.jobs[1].end_s, 32.5);
-    EXPECT_DOUBLE_EQ(mix.makespan_s, 32.5);
-    EXPECT_DOUBLE_EQ(mix.jobs[1].speed_fraction, 12 / 32.5);
-    EXPECT_DOUBLE_EQ(p.jobs[1].on[0].speed_fraction, 12 / 32.5);
-    // Dynamic power × the power correction over each job's time in the mix.
-    EXPECT_DOUBLE_EQ(mix.energy_j, 100 * 32.5 + 100 * 0.5 * 12.5 + 60 * 0.5 * 32.5);
+    // a: 10 s ÷ 0.8 = 12.5 s. mine: its 5 s start-up as alone, then 7.5 s at 0.8 (6 s of its
+    // rest), then alone once a is done: the other 19 s; 31.5 s (not 5 + 25 ÷ 0.8 = 36.25 s, nor
+    // 30 ÷ 0.8 = 37.5 s).
+    EXPECT_DOUBLE_EQ(mix.jobs[0].end_s, 12.5);
+    EXPECT_DOUBLE_EQ(mix.jobs[1].end_s, 31.5);
+    EXPECT_DOUBLE_EQ(mix.makespan_s, 31.5);
+    EXPECT_DOUBLE_EQ(mix.jobs[1].speed_fraction, 12 / 31.5);
+    // The min-speed constraint counts its whole rest as in a mix.
+    EXPECT_DOUBLE_EQ(p.jobs[1].on[0].speed_fraction, 12 / 36.25);
+    // Dynamic power × the power correction while both run, alone after.
+    EXPECT_DOUBLE_EQ(mix.energy_j, 100 * 31.5 + (100 + 60) * 0.5 * 12.5 + 60 * 19);
     // Alone on its partition nothing is corrected: its profiled run.
     const Prediction alone = predict(p, {GpuPlan{layout("2g.35gb+1g.18gb"), {{0, 1}, {}}}});
     EXPECT_FALSE(alone.corrected);
@@ -129,18 +135,20 @@ TEST(Model, ACommandsStartUpIsNotSlowedDownInAMix) {
 TEST(Model, TheMakespanRangeRunsEveryJobAsItsFastestAndSlowestRepetition) {
     ProfileSet set = two_jobs();
     set.correction = {0.8, 1, 3};
-    // "mine" on 1g: runs of 25, 30 and 40 s (1/40..1/25 runs/s), start-up 15, 20 and 22 s.
+    // "mine" on 1g: runs of 25, 30 and 40 s (1/40..1/25 runs/s), start-up 4, 5 and 8 s.
     JobProfile mine = command_profile();
     mine.partitions[0].items_per_s = {1 / 30.0, 3, 1 / 40.0, 1 / 25.0};
-    mine.partitions[0].startup_s = Measured{20, 3, 15, 22};
+    mine.partitions[0].startup_s = Measured{5, 3, 4, 8};
     set.jobs.push_back(mine);
     const Problem p = make_problem(a_and_mine(), set, mig::builtin_model("h200"), {});
     const Plan plan = {GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}};
     const MakespanRange range = predict_makespan_range(p, plan);
-    // mine in the mix: start-up + the rest ÷ 0.8. Fastest 15 + 10 / 0.8; slowest 22 + 18 / 0.8.
-    EXPECT_DOUBLE_EQ(predict(p, plan).makespan_s, 20 + 10 / 0.8);
-    EXPECT_DOUBLE_EQ(range.fastest_s, 15 + 10 / 0.8);
-    EXPECT_DOUBLE_EQ(range.slowest_s, 22 + 18 / 0.8);
+    // mine: its start-up, its rest at 0.8 until a ends at 12.5 s, then the rest alone.
+    // Median 5 + 6 of 25 s by 12.5 s + 19; fastest 4 + 6.8 of 21 + 14.2; slowest 8 + 3.6 of 32
+    // + 28.4.
+    EXPECT_DOUBLE_EQ(predict(p, plan).makespan_s, 12.5 + 19);
+    EXPECT_DOUBLE_EQ(range.fastest_s, 12.5 + 14.2);
+    EXPECT_DOUBLE_EQ(range.slowest_s, 12.5 + 28.4);
     EXPECT_TRUE(range.holds(30));
     EXPECT_FALSE(range.holds(26));
     EXPECT_FALSE(range.holds(45));
@@ -193,19 +201,46 @@ TEST(Model, CorrectionsApplyOnlyWhenTwoPartitionsAreBusy) {
     set.correction = {0.8, 0.5, 3};
     const Problem p = make_problem(requests(), set, mig::builtin_model("h200"), {});
     const Prediction mix = predict(p, {GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}});
-    // a: 12.5 s at 100 × 0.5 W dynamic; b: 25 s at 50 × 0.5 W.
-    EXPECT_DOUBLE_EQ(mix.makespan_s, 25);
-    EXPECT_DOUBLE_EQ(mix.energy_j, 100 * 25 + 50 * 12.5 + 25 * 25);
+    // Both busy: a's 10 s take 12.5 s, b does 10 of its 20 s; then b alone: 10 s more.
+    // Dynamic power (100 + 50) × 0.5 W while both run, b's 50 W after.
+    EXPECT_DOUBLE_EQ(mix.jobs[0].end_s, 12.5);
+    EXPECT_DOUBLE_EQ(mix.makespan_s, 22.5);
+    EXPECT_DOUBLE_EQ(mix.energy_j, 100 * 22.5 + 150 * 0.5 * 12.5 + 50 * 10);
     EXPECT_TRUE(mix.corrected);
-    // As `migscope run` attributes it: the mix draws 1250 J dynamic (half of 2500 J alone), as
-    // much as each job's partner alone, so neither has a margin and the 1250 J are split by
-    // time (12.5 : 25 s).
-    EXPECT_NEAR(mix.jobs[0].energy_j, 2500.0 * 32 / 48 + 1250.0 / 3, 1e-9);
-    EXPECT_NEAR(mix.jobs[1].energy_j, 2500.0 * 16 / 48 + 2500.0 / 3, 1e-9);
+    // As `migscope run` attributes it: idle by partition size (32 : 16 SMs); each job's margin
+    // is the GPU's 1437.5 J of dynamic energy minus the 1000 J its partner alone draws; the
+    // 562.5 J left by time (12.5 : 22.5 s).
+    EXPECT_NEAR(mix.jobs[0].energy_j, 2250.0 * 32 / 48 + 437.5 + 562.5 * 12.5 / 35, 1e-9);
+    EXPECT_NEAR(mix.jobs[1].energy_j, 2250.0 * 16 / 48 + 437.5 + 562.5 * 22.5 / 35, 1e-9);
     EXPECT_NEAR(mix.jobs[0].energy_j + mix.jobs[1].energy_j, mix.energy_j, 1e-9);
     const Prediction alone = predict(p, {GpuPlan{layout("2g.35gb+1g.18gb"), {{0, 1}, {}}}});
     EXPECT_DOUBLE_EQ(alone.makespan_s, 22.5);
     EXPECT_FALSE(alone.corrected);
+}
+
+TEST(Model, ABoardAboveItsPowerLimitRunsEveryJobAtALowerClock) {
+    ProfileSet set = two_jobs();
+    set.power_limit_w = 200;
+    const Problem p = make_problem(requests(), set, mig::builtin_model("h200"), {});
+    const Plan plan = {GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}};
+    // Together they want 100 + 150 W dynamic: the clock falls to r with 100 + 150 × r^k = 200.
+    const double r = std::pow(100.0 / 150.0, 1 / kCapClockExponent);
+    EXPECT_DOUBLE_EQ(cap_clock_ratio(100, 150, 200), r);
+    EXPECT_DOUBLE_EQ(cap_clock_ratio(100, 100, 200), 1);
+    EXPECT_DOUBLE_EQ(cap_clock_ratio(100, 150, std::nullopt), 1);
+    // a's 10 s take 10 / r; b does 10 of its 20 s by then and the rest alone, under the limit.
+    const Prediction capped = predict(p, plan);
+    EXPECT_NEAR(capped.jobs[0].end_s, 10 / r, 1e-9);
+    EXPECT_NEAR(capped.makespan_s, 10 / r + 10, 1e-9);
+    // The board draws its limit while both run.
+    EXPECT_NEAR(capped.energy_j, 200 * 10 / r + (100 + 50) * 10, 1e-9);
+    set.power_limit_w.reset();
+    EXPECT_DOUBLE_EQ(
+        predict(make_problem(requests(), set, mig::builtin_model("h200"), {}), plan).makespan_s,
+        20);
+    // A limit at or below the idle power is not a board's.
+    set.power_limit_w = 100;
+    EXPECT_THROW(make_problem(requests(), set, mig::builtin_model("h200"), {}), Error);
 }
 
 TEST(Model, WeightsAreSecondsOfWholeGpuWork) {

@@ -91,6 +91,24 @@ TEST(Profiles, FromRunsTakesMediansOfSingleJobRunsAndCalibratesFromMixes) {
     EXPECT_EQ(set.provenance.gpu, "NVIDIA H200");
     EXPECT_EQ(set.provenance.measured_from, "2026-12-01T10:00:01Z");
     EXPECT_EQ(set.provenance.steps, "eager");  // no step mode recorded: runs from before graphs
+    EXPECT_FALSE(set.power_limit_w);           // none recorded (stores before schema 7)
+}
+
+TEST(Profiles, FromRunsTakesTheBoardsPowerLimitAndRefusesTwo) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    std::vector<store::RunRecord> runs = {single_run(1, "green", "2g.35gb", 100, 200, 90),
+                                          single_run(2, "sequential", "whole GPU", 300, 400, 90),
+                                          single_run(3, "green", "1g.18gb", 50, 150, 90)};
+    runs[0].provenance.power_limit_w = 700;
+    runs[1].provenance.power_limit_w = 700;  // run 3: stored before limits were recorded
+    EXPECT_EQ(profiles_from_runs(runs, h200).power_limit_w, 700);
+    runs[2].provenance.power_limit_w = 600;
+    try {
+        profiles_from_runs(runs, h200);
+        FAIL() << "a profile from runs under two power limits";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("(600, 700 W)"), std::string::npos) << e.what();
+    }
 }
 
 TEST(Profiles, FromRunsRefusesToMixEagerAndCudaGraphRunsOfOneJob) {
@@ -246,8 +264,12 @@ TEST(Profiles, JsonRoundTripsAndRejectsUnknownKeysWithTheirPath) {
     set.provenance.command = "migscope profile export";
     set.provenance.steps = "cuda-graph";
     set.idle_state = "clocks-up";
+    set.power_limit_w = 700;
     const ProfileSet back = parse_profiles_json(write_profiles_json(set), "x.json");
     EXPECT_EQ(write_profiles_json(back), write_profiles_json(set));
+    EXPECT_EQ(back.power_limit_w, 700);
+    set.power_limit_w.reset();  // written as null, read as none
+    EXPECT_FALSE(parse_profiles_json(write_profiles_json(set), "x.json").power_limit_w);
     EXPECT_EQ(back.provenance.steps, "cuda-graph");
     EXPECT_EQ(back.idle_state, "clocks-up");
     EXPECT_DOUBLE_EQ(back.correction.dynamic_power, 0.8);
