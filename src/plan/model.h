@@ -61,8 +61,8 @@ struct JobOnSize {
     double slowest_time_s = 0, slowest_startup_s = 0;
 };
 
-// A job's time in a mix on its partition: its start-up as alone, the rest ÷ the throughput
-// correction.
+// A job's time on its partition with neighbours busy for all of it: its start-up as alone, the
+// rest ÷ the throughput correction (the min-speed constraint's measure).
 inline double mix_time_s(const JobOnSize& on, double throughput_correction) {
     return on.startup_s + (on.time_s - on.startup_s) / throughput_correction;
 }
@@ -185,11 +185,9 @@ struct Prediction {
 };
 
 // Predicts a plan. Every job must appear exactly once; throws an input error otherwise.
-// Model (docs/planner.md): a job on a partition takes time_s (beyond its start-up ÷ the
-// throughput correction when two or more partitions of its GPU are busy); a GPU draws idle
-// power until the makespan
-// plus each job's dynamic power (alone-on-partition power − idle, × the power correction in a
-// mix) while it runs.
+// Model (docs/planner.md): each GPU's queues run as simulate_gpu says; a GPU draws idle power
+// until the makespan plus the running jobs' dynamic power; each job's energy is attributed as
+// `migscope run` does, its margin from the GPU simulated without it.
 Prediction predict(const Problem& problem, const Plan& plan);
 
 // The makespan the plan would have if every job ran as its fastest, and as its slowest, profiled

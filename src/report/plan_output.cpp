@@ -144,7 +144,10 @@ void print_plan(const PlanReport& report, std::ostream& out) {
         << set.provenance.driver << ", steps "
         << (set.provenance.steps.empty() ? "not recorded" : set.provenance.steps) << "); idle "
         << fmt::format("{:.0f}", p.idle_power_w) << " W (" << telemetry::state_text(set.idle_state)
-        << "); corrections: throughput " << fmt::format("{:.2f}", p.correction.throughput)
+        << "); "
+        << (p.power_limit_w ? fmt::format("board power limit {:.0f} W", *p.power_limit_w)
+                            : std::string("board power limit unknown (the cap is not modelled)"))
+        << "; corrections: throughput " << fmt::format("{:.2f}", p.correction.throughput)
         << ", dynamic power " << fmt::format("{:.2f}", p.correction.dynamic_power) << " (from "
         << p.correction.mixes << " measured mixes)\n";
     out << "search: " << plan::to_string(r.method) << ", " << r.layouts
@@ -254,6 +257,7 @@ json plan_json(const PlanReport& report) {
         {"driver", set.provenance.driver},
         {"steps", set.provenance.steps.empty() ? json(nullptr) : json(set.provenance.steps)},
         {"idle_power_w", p.idle_power_w},
+        {"power_limit_w", p.power_limit_w ? json(*p.power_limit_w) : json(nullptr)},
         {"idle_state", set.idle_state.empty() ? json(nullptr) : json(set.idle_state)},
         {"correction",
          {{"throughput", p.correction.throughput},
