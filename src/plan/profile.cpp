@@ -350,6 +350,10 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
                 pp.window_s = pf.get<double>("window_s");
                 if (pf.has("startup_s"))
                     pp.startup_s = read_measured(pf.child("startup_s"), ppath + ".startup_s");
+                if (pf.has("memory_utilization_pct")) {
+                    pp.memory_utilization_pct = read_measured(pf.child("memory_utilization_pct"),
+                                                              ppath + ".memory_utilization_pct");
+                }
                 pf.check_keys();
                 if (pp.items_per_s.value <= 0 || pp.sms == 0)
                     throw input_error(ppath + ": items_per_s and sms must be positive");
@@ -410,6 +414,8 @@ std::string write_profiles_json(const ProfileSet& set) {
                              {"window_s", pp.window_s}});
             if (pp.startup_s)
                 parts.back()["startup_s"] = measured_json(*pp.startup_s);
+            if (pp.memory_utilization_pct)
+                parts.back()["memory_utilization_pct"] = measured_json(*pp.memory_utilization_pct);
         }
         ojson job = j.external()
                         ? ojson{{"name", j.name}, {"command", j.command}}
@@ -433,6 +439,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
     struct Values {
         std::vector<double> items_per_s, power_w, window_s;
         std::vector<double> startup_s;  // a command's runs that reported steps
+        std::vector<double> memory_pct;  // the runs that recorded it
     };
     struct JobValues {
         std::string item_unit;
@@ -500,6 +507,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
             v.startup_s.push_back(std::max(0.0, *j.finish_s - j.busy_s));
         v.power_w.push_back(*r.average_power_w);
         v.window_s.push_back(r.window_s);
+        if (j.memory_utilization_pct)
+            v.memory_pct.push_back(*j.memory_utilization_pct);
     }
     if (by_job.empty()) {
         throw input_error(
@@ -580,6 +589,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
             pp.window_s = *percentile(v.window_s, 0.5);
             if (!v.startup_s.empty() && v.startup_s.size() == v.items_per_s.size())
                 pp.startup_s = measured_of(v.startup_s);
+            if (!v.memory_pct.empty())
+                pp.memory_utilization_pct = measured_of(v.memory_pct);
             job.partitions.push_back(pp);
         }
         std::sort(job.partitions.begin(), job.partitions.end(),

@@ -32,6 +32,10 @@ struct PartitionProfile {
     // A command that reported its steps: the seconds of its run outside them (start-up, imports,
     // building the model, its first step, exit), which do not slow down beside other jobs.
     std::optional<Measured> startup_s;
+    // NVML's memory utilisation (% of time the memory was read or written) while the job ran
+    // alone here: the memory traffic its neighbours would share. From runs stored since store
+    // schema 6 (the runs that recorded it; reps says how many); not used by the model yet.
+    std::optional<Measured> memory_utilization_pct;
 };
 
 // Every partition size one job was measured on: a built-in job (workload, mode, batch) or an

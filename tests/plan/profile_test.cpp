@@ -92,6 +92,28 @@ TEST(Profiles, FromRunsTakesMediansOfSingleJobRunsAndCalibratesFromMixes) {
     EXPECT_EQ(set.provenance.measured_from, "2026-12-01T10:00:01Z");
     EXPECT_EQ(set.provenance.steps, "eager");  // no step mode recorded: runs from before graphs
     EXPECT_FALSE(set.power_limit_w);           // none recorded (stores before schema 7)
+    EXPECT_FALSE(j.partitions[0].memory_utilization_pct);  // none recorded (before schema 6)
+}
+
+TEST(Profiles, FromRunsKeepsEachSizesMemoryUtilisationWhereRunsRecordedIt) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    std::vector<store::RunRecord> runs = {single_run(1, "green", "2g.35gb", 100, 200, 90),
+                                          single_run(2, "green", "2g.35gb", 120, 220, 90),
+                                          single_run(3, "green", "2g.35gb", 110, 210, 90),
+                                          single_run(4, "sequential", "whole GPU", 300, 400, 90)};
+    runs[0].jobs[0].memory_utilization_pct = 14;
+    runs[1].jobs[0].memory_utilization_pct = 18;  // run 3: stored before it was recorded
+    runs[3].jobs[0].memory_utilization_pct = 35;
+    const ProfileSet set = profiles_from_runs(runs, h200);
+    const auto& on_2g = set.jobs[0].partitions[0].memory_utilization_pct;
+    ASSERT_TRUE(on_2g);
+    EXPECT_DOUBLE_EQ(on_2g->value, 16);
+    EXPECT_EQ(on_2g->reps, 2);
+    EXPECT_DOUBLE_EQ(on_2g->min, 14);
+    EXPECT_DOUBLE_EQ(set.jobs[0].partitions[1].memory_utilization_pct->value, 35);
+    const ProfileSet back = parse_profiles_json(write_profiles_json(set), "x.json");
+    EXPECT_EQ(write_profiles_json(back), write_profiles_json(set));
+    EXPECT_DOUBLE_EQ(back.jobs[0].partitions[0].memory_utilization_pct->max, 18);
 }
 
 TEST(Profiles, FromRunsTakesTheBoardsPowerLimitAndRefusesTwo) {
