@@ -292,13 +292,17 @@ void simulate_gpu(const std::vector<std::vector<QueuedJob>>& queues, bool partit
             if (at[k] < queues[k].size())
                 dt = std::min(dt, startup_left[k] > 0 ? startup_left[k] : rest_left[k] / speed);
         }
+        // The phase that ends first ends exactly; others within rounding of it end too.
+        const auto advance = [](double& left, double step) {
+            left = left <= step * (1 + 1e-12) ? 0.0 : left - step;
+        };
         for (size_t k = 0; k < partitions; ++k) {
             if (at[k] >= queues[k].size())
                 continue;
-            // The phase that ends first ends exactly; others within rounding of it end too.
-            double& left = startup_left[k] > 0 ? startup_left[k] : rest_left[k];
-            const double step = &left == &startup_left[k] ? dt : dt * speed;
-            left = left <= step * (1 + 1e-12) ? 0.0 : left - step;
+            if (startup_left[k] > 0)
+                advance(startup_left[k], dt);
+            else
+                advance(rest_left[k], dt * speed);
         }
         out.dynamic_j += dynamic_w * (clock < 1 ? std::pow(clock, kCapClockExponent) : 1.0) * dt;
         t += dt;
