@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <set>
 #include <tuple>
 
