@@ -42,8 +42,30 @@ struct SeriesValues {
 
 using SeriesKey = std::tuple<std::string, std::string, std::optional<int64_t>, bool>;
 
+// Sets each point's speed_of_whole and energy_per_item_of_whole against the series' point on
+// `whole_sms` with the most runs.
+void relate_to_whole_gpu(ScalingSeries& series, int64_t whole_sms) {
+    const ScalingPoint* whole = nullptr;
+    for (const ScalingPoint& p : series.points) {
+        if (p.sms == whole_sms && p.items_per_s &&
+            (!whole || p.items_per_s->n > whole->items_per_s->n))
+            whole = &p;
+    }
+    if (!whole || whole->items_per_s->median <= 0)
+        return;
+    const Spread items = *whole->items_per_s;
+    const std::optional<Spread> energy = whole->energy_per_item_j;
+    for (ScalingPoint& p : series.points) {
+        if (p.items_per_s)
+            p.speed_of_whole = p.items_per_s->median / items.median;
+        if (p.energy_per_item_j && energy && energy->median > 0)
+            p.energy_per_item_of_whole = p.energy_per_item_j->median / energy->median;
+    }
+}
+
 std::vector<ScalingSeries> scaling_series(const std::vector<store::RunRecord>& runs) {
     std::map<SeriesKey, SeriesValues> all;
+    int64_t whole_sms = 0;  // the SMs of the store's "whole GPU" jobs
     for (const store::RunRecord& run : runs) {
         // A job ran alone when it is the run's only job or the run is sequential.
         if (run.jobs.size() != 1 && run.backend != "sequential")
@@ -52,6 +74,8 @@ std::vector<ScalingSeries> scaling_series(const std::vector<store::RunRecord>& r
             const std::optional<int64_t> sms = job.sms ? job.sms : job.sms_requested;
             if (job.status != "ok" || !job.items_per_s || !sms)
                 continue;
+            if (job.partition == "whole GPU")
+                whole_sms = std::max(whole_sms, *sms);
             const std::string workload = job.workload.value_or(job.name);
             const bool graph = replayed_cuda_graph(job);
             SeriesValues& s = all[{workload, job.mode, job.batch, graph}];
@@ -83,6 +107,7 @@ std::vector<ScalingSeries> scaling_series(const std::vector<store::RunRecord>& r
             p.point.measured_s = spread_of(p.measured_s);
             s.series.points.push_back(std::move(p.point));
         }
+        relate_to_whole_gpu(s.series, whole_sms);
         series.push_back(std::move(s.series));
     }
     return series;

@@ -35,6 +35,11 @@ struct ScalingPoint {
     std::optional<Spread> energy_per_item_j;
     std::optional<Spread> measured_s;  // the job's seconds in steps inside its window
     std::vector<std::string> notes;    // why a figure is missing (the runs' warnings)
+    // This point's medians over its series' whole-GPU point (on the SMs the store's "whole GPU"
+    // jobs had; of several there, the one with the most runs): the speed the job keeps here and
+    // the energy per item it pays. Empty when the series has no whole-GPU point or no energy.
+    std::optional<double> speed_of_whole;
+    std::optional<double> energy_per_item_of_whole;
 };
 
 // A workload in one mode and batch, alone on partitions of growing size.

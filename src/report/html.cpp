@@ -72,6 +72,11 @@ std::string optional_html(const std::optional<double>& v) {
     return v ? short_number(*v) : kMissing;
 }
 
+// "0.21×"; "–" when missing.
+std::string ratio_html(const std::optional<double>& ratio) {
+    return ratio ? times_text(*ratio) : kMissing;
+}
+
 std::string ids_text(const std::vector<int64_t>& ids) {
     std::string text;
     for (int64_t id : ids)
@@ -301,7 +306,8 @@ void write_idle_states(const ReportInput& in, std::ostream& out) {
             << html_escape(text) << ", " << range(s) << " (runs " << ids_text(s.ids) << ")</li>\n";
     }
     if (!deep.ids.empty()) {
-        out << "<li><b>Deep idle</b> (SM clock down, seen in the idle probes): " << range(deep) << " (runs " << ids_text(deep.ids) << ")</li>\n";
+        out << "<li><b>Deep idle</b> (SM clock down, seen in the idle probes): " << range(deep)
+            << " (runs " << ids_text(deep.ids) << ")</li>\n";
     }
 }
 
@@ -345,16 +351,18 @@ void write_scaling(const ReportInput& in, std::ostream& out) {
         return;
     }
     Table t({"workload", "mode", "batch", "SMs", "partition", "backend", "runs",
-             "throughput (items/s)", "energy per item (J)", "measured (s)", "notes"});
+             "throughput (items/s)", "energy per item (J)", "speed of whole GPU's",
+             "energy per item of whole GPU's", "measured (s)", "notes"});
     for (const ScalingSeries& s : in.findings.scaling) {
         for (const ScalingPoint& p : s.points) {
-            t.row(
-                {html_escape(s.workload), html_escape(s.mode + ", " + step_label(s.cuda_graph)),
-                 s.batch ? std::to_string(*s.batch) : "default", std::to_string(p.sms),
-                 html_escape(p.partition), html_escape(p.backend), ids_text(p.run_ids),
-                 spread_html(p.items_per_s) + " " + html_escape(s.item_unit) + "/s",
-                 spread_html(p.energy_per_item_j), spread_html(p.measured_s), notes_html(p.notes)},
-                {3, 7, 8, 9});
+            t.row({html_escape(s.workload), html_escape(s.mode + ", " + step_label(s.cuda_graph)),
+                   s.batch ? std::to_string(*s.batch) : "default", std::to_string(p.sms),
+                   html_escape(p.partition), html_escape(p.backend), ids_text(p.run_ids),
+                   spread_html(p.items_per_s) + " " + html_escape(s.item_unit) + "/s",
+                   spread_html(p.energy_per_item_j), ratio_html(p.speed_of_whole),
+                   ratio_html(p.energy_per_item_of_whole), spread_html(p.measured_s),
+                   notes_html(p.notes)},
+                  {3, 7, 8, 9, 10, 11});
         }
     }
     out << t.html() << "<p class=\"meta\">measured: the job's seconds in steps inside its window."

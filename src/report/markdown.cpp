@@ -23,6 +23,11 @@ std::string percent_text(double v) {
     return signed_change(v);
 }
 
+// "0.21×"; "–" when missing.
+std::string ratio_text(std::optional<double> ratio) {
+    return ratio ? times_text(*ratio) : kMissing;
+}
+
 std::string kilojoules(double j) {
     return short_number(j / 1000);
 }
@@ -108,8 +113,9 @@ void write_scaling(const Findings& f, std::ostream& out) {
         return;
     }
     table_head({"workload", "mode", "batch", "steps", "SMs", "partition", "backend", "runs",
-                "throughput (items/s)", "energy per item (J)"},
-               {2, 4, 8, 9}, out);
+                "throughput (items/s)", "energy per item (J)", "speed of whole GPU's",
+                "energy per item of whole GPU's"},
+               {2, 4, 8, 9, 10, 11}, out);
     for (const ScalingSeries& s : f.scaling) {
         for (const ScalingPoint& p : s.points) {
             std::string ids;
@@ -120,7 +126,8 @@ void write_scaling(const Findings& f, std::ostream& out) {
                  s.batch ? std::to_string(*s.batch) : "default", step_label(s.cuda_graph),
                  std::to_string(p.sms), markdown_escape(p.partition), markdown_escape(p.backend),
                  ids, spread_text(p.items_per_s) + " " + markdown_escape(s.item_unit) + "/s",
-                 spread_text(p.energy_per_item_j)},
+                 spread_text(p.energy_per_item_j), ratio_text(p.speed_of_whole),
+                 ratio_text(p.energy_per_item_of_whole)},
                 out);
         }
     }

@@ -86,6 +86,34 @@ TEST(Findings, ScalingSeriesFromJobsAloneGroupedBySmsWithSpread) {
     EXPECT_EQ(train.item_unit, "images");
 }
 
+TEST(Findings, ScalingPointsRelateToTheirSeriesWholeGpuPointWithTheMostRuns) {
+    const std::vector<store::RunRecord> runs = {
+        run("green", {job("resnet50", "train", 16, 150, 3.0)}),
+        // Two 132-SM points: a green context over the whole GPU once, sequential twice.
+        run("green", {job("resnet50", "train", 132, 500, 1.0)}),
+        run("sequential", {job("resnet50", "train", 132, 600, 1.5)}),
+        run("sequential", {job("resnet50", "train", 132, 600, 1.5)}),
+        // A series without a whole-GPU point, and one without energy there.
+        run("green", {job("vit", "train", 16, 80, 3.0)}),
+        run("green", {job("bert", "train", 16, 40, 2.0)}),
+        run("sequential", {job("bert", "train", 132, 200, std::nullopt)}),
+    };
+    const Findings f = analyse(runs);
+    ASSERT_EQ(f.scaling.size(), 3u);  // bert, resnet50, vit
+    const ScalingSeries& resnet = f.scaling[1];
+    ASSERT_EQ(resnet.points.size(), 3u);
+    EXPECT_DOUBLE_EQ(*resnet.points[0].speed_of_whole, 0.25);  // 150 of the sequential 600
+    EXPECT_DOUBLE_EQ(*resnet.points[0].energy_per_item_of_whole, 2.0);
+    EXPECT_DOUBLE_EQ(*resnet.points[1].speed_of_whole, 500.0 / 600);  // the green 132-SM point
+    EXPECT_DOUBLE_EQ(*resnet.points[2].speed_of_whole, 1.0);
+    const ScalingSeries& bert = f.scaling[0];
+    EXPECT_DOUBLE_EQ(*bert.points[0].speed_of_whole, 0.2);
+    EXPECT_FALSE(bert.points[0].energy_per_item_of_whole);
+    const ScalingSeries& vit = f.scaling[2];
+    EXPECT_FALSE(vit.points[0].speed_of_whole);
+    EXPECT_FALSE(vit.points[0].energy_per_item_of_whole);
+}
+
 TEST(Findings, CudaGraphAndEagerRunsOfAJobAreSeparateSeriesAndJobSets) {
     store::RunRecord graph = run("green", {job("resnet18", "train", 16, 200, 1.0)});
     graph.jobs[0].step_mode = "cuda-graph";

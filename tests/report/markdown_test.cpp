@@ -93,6 +93,29 @@ TEST(Markdown, TheFixturesVerdictLayoutsAndScalingAsTables) {
     }
     EXPECT_EQ(layout_rows, static_cast<size_t>(ReportFixture::kLayouts));
     EXPECT_NE(md.find("| 16 | "), std::string::npos);  // a scaling row on 16 SMs
+    // Each scaling row ends with its speed and energy per item over the whole GPU's: below 1 and
+    // above 1 on 16 SMs (the fixture's jobs keep (16/132)^0.85 of their speed), 1 on the whole GPU.
+    size_t small = 0, whole = 0;
+    for (const std::string& l : lines) {
+        const bool on_16 = l.find("| 16 | 1g.18gb | green |") != std::string::npos;
+        const bool on_whole = l.find("| whole GPU | sequential |") != std::string::npos;
+        if (!on_16 && !on_whole)
+            continue;
+        const size_t energy_at = l.rfind(" | ", l.size() - 3),
+                     speed_at = l.rfind(" | ", energy_at - 1);
+        const double speed = std::stod(l.substr(speed_at + 3)),
+                     energy = std::stod(l.substr(energy_at + 3));
+        if (on_16) {
+            ++small;
+            EXPECT_LT(speed, 0.3) << l;
+            EXPECT_GT(energy, 1.0) << l;
+        } else {
+            ++whole;
+            EXPECT_EQ(l.substr(speed_at), " | 1.00× | 1.00× |") << l;
+        }
+    }
+    EXPECT_GT(small, 0u);
+    EXPECT_GT(whole, 0u);
 }
 
 TEST(Markdown, HostileNamesStayLiteralText) {
