@@ -58,8 +58,8 @@ seed() {  # seed TARGET: fills the target's corpus folder with its seeds (kept a
       { grep -ohE '\{"(event|device|jobs)"[^`]*\}' "$root"/docs/worker-protocol.md || true; } |
         awk -v dir="$dir" '{ print > (dir "/doc-line-" NR) }' ;;
     store)
-      # A small store: the shipped example store with two runs left, in 512-byte pages.
-      python3 - "$root/data/results-h200.db" "$dir/small.db" <<'PY'
+      # A small store: the study's store with two runs left, in 512-byte pages.
+      python3 - "$root/data/study-h200/study.db" "$dir/small.db" <<'PY'
 import shutil, sqlite3, sys
 shutil.copy(sys.argv[1], sys.argv[2])
 db = sqlite3.connect(sys.argv[2])
