@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Checks how well the fixed interference correction, a 700 W power-cap clock model and a neighbour term
-predict the job speeds and board power of the measured H200 mixes (docs/planner.md, "What the correction
+"""Checks how well the fixed interference correction, a 700 W power-cap clock model, a neighbour term and
+the planner's model (correction, cap and memory-bandwidth sharing) predict the job speeds and board power of the measured H200 mixes (docs/planner.md, "What the correction
 stands for"), on the committed stores only.
 
 Reads data/profiles-h200.json, data/profiles-h200-own-jobs.json, data/profiles-h200/mixes.db,
 data/profiles-h200-own-jobs/mps-mixes.db, data/study-h200/study.db, data/study-h200/reasons.db and
 data/own-jobs-h200/verify.db (read-only); prints the tables to stdout. Python 3 standard library only.
-Usage: python3 scripts/interference-eval.py > data/interference-eval-2026-12-02.txt
+Usage: python3 scripts/interference-eval.py > data/interference-eval-2026-12-03.txt
 """
 import json
 import math
@@ -17,6 +17,7 @@ import statistics
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 POWER_CAP_W = 700.0        # H200 SXM board power limit
+PLANNER_EXPONENT = 2.09    # plan::kCapClockExponent (src/plan/model.h)
 MAX_SM_CLOCK_MHZ = 1980.0  # H200 maximum SM clock: the clock the profiles ran at
 WHOLE_GPU_SMS = 132
 # SMs of each size: MIG's counts (used as is by MPS, rounded for green contexts, see green_sms)
@@ -28,6 +29,8 @@ REASONS_DB = 'data/study-h200/reasons.db'
 CALIB_GREEN_DB = 'data/profiles-h200/mixes.db'
 CALIB_MPS_DB = 'data/profiles-h200-own-jobs/mps-mixes.db'
 VERIFY_DB = 'data/own-jobs-h200/verify.db'
+# Group C: the study's mix3/mix4 steady windows (the fine-tune and LoRA windows have jobs without profiles)
+C_LABELS = "('mix3-window', 'mix3-window-alt', 'mix4-window', 'mix4-window-alt')"
 
 
 def query(db, sql, *args):
@@ -55,28 +58,31 @@ class Profiles:
             self.jobs[label] = [dict(partition=p['partition'], sms=p['sms'],
                                      items_per_s=p['items_per_s']['value'],
                                      power_w=p['average_power_w']['value'],
-                                     startup_s=(p.get('startup_s') or {}).get('value', 0.0))
+                                     startup_s=(p.get('startup_s') or {}).get('value', 0.0),
+                                     memory_pct=(p.get('memory_utilization_pct') or {}).get('value'))
                                 for p in job['partitions']]
 
 
 def alone_on(sizes, partition, green):
-    """(items/s, power W) alone on the partition: measured there, or at the same SMs, or
-    interpolated linearly in SMs between the two nearest measured sizes (as the planner does)."""
+    """(items/s, power W, memory utilisation % or None) alone on the partition: measured there, or
+    at the same SMs, or interpolated linearly in SMs between the two nearest measured sizes (memory
+    only between two sizes that have it), as the planner does."""
     points = []
     for size in sizes:
         if size['partition'] == partition:
-            return size['items_per_s'], size['power_w']
+            return size['items_per_s'], size['power_w'], size.get('memory_pct')
         sms = green_sms(size['sms']) if green and size['partition'] != 'whole GPU' else size['sms']
-        points.append((sms, size['items_per_s'], size['power_w']))
+        points.append((sms, size['items_per_s'], size['power_w'], size.get('memory_pct')))
     sms = green_sms(PARTITION_SMS[partition]) if green else PARTITION_SMS[partition]
     for point in points:
         if point[0] == sms:
-            return point[1], point[2]
-    points.sort()
+            return point[1:]
+    points.sort(key=lambda point: point[0])
     for low, high in zip(points, points[1:]):
         if low[0] < sms < high[0]:
             t = (sms - low[0]) / (high[0] - low[0])
-            return low[1] + t * (high[1] - low[1]), low[2] + t * (high[2] - low[2])
+            memory = None if low[3] is None or high[3] is None else low[3] + t * (high[3] - low[3])
+            return low[1] + t * (high[1] - low[1]), low[2] + t * (high[2] - low[2]), memory
     raise ValueError(f'no estimate on {partition}')
 
 
@@ -89,7 +95,8 @@ def cap_clock_ratio(idle_w, dynamic_w, exponent):
 
 
 def median_of(runs, column):
-    return statistics.median(run[column] for run in runs)
+    values = [run[column] for run in runs if run[column] is not None]
+    return statistics.median(values) if values else None
 
 
 # --- The clock exponent, fitted on the mlp clock runs (mlp alone on 1g.18gb; seven on 7 x 1g.18gb).
@@ -116,7 +123,7 @@ OWN = Profiles('data/profiles-h200-own-jobs.json')
 # training profile ((P_size - idle) / (P_whole - idle)).
 def baseline_power_w(name):
     rows = query(STUDY_DB, "select j.energy_per_item_j * j.items_per_s from jobs j join runs r on "
-                 "r.id = j.run_id where r.role = 'baseline' and j.name = ? and r.label like '%window%'",
+                 "r.id = j.run_id where r.role = 'baseline' and j.name = ? and r.label in " + C_LABELS,
                  name)
     return statistics.median(row[0] for row in rows)
 
@@ -147,12 +154,22 @@ def evaluate_mix(group, mix, jobs, measured_power_w, measured_clock_mhz, profile
     alone = []
     for label, partition, measured in jobs:
         sizes = profiles.jobs.get(label) or proxies[label]
-        items_per_s, power_w = alone_on(sizes, partition, green)
+        items_per_s, power_w, memory_pct = alone_on(sizes, partition, green)
         builtin = label in profiles.jobs and not sizes[0]['startup_s']
-        alone.append((label, partition, measured, items_per_s, max(0.0, power_w - profiles.idle_w), builtin))
+        alone.append((label, partition, measured, items_per_s, max(0.0, power_w - profiles.idle_w), builtin,
+                      memory_pct or 0.0))
     dynamic_w = sum(a[4] for a in alone)
     clock_ratio = cap_clock_ratio(profiles.idle_w, dynamic_w, EXPONENT)
-    for i, (label, partition, measured, items_per_s, own_w, builtin) in enumerate(alone):
+    # The planner's model (plan::simulate_gpu, every job busy throughout): the cap's clock follows from
+    # the corrected dynamic power; jobs that together want more than 100 % of the memory bandwidth run
+    # no faster than 100 % / their demand of their speed alone.
+    memory_pct = sum(a[6] for a in alone)
+    planner_w = profiles.dynamic_correction * dynamic_w
+    planner_clock = cap_clock_ratio(profiles.idle_w, planner_w, PLANNER_EXPONENT)
+    planner_speed = profiles.throughput_correction * planner_clock
+    if memory_pct > 100:
+        planner_speed = min(planner_speed, 100 / memory_pct)
+    for i, (label, partition, measured, items_per_s, own_w, builtin, _) in enumerate(alone):
         if not builtin:
             continue
         if overlap is None:
@@ -163,7 +180,8 @@ def evaluate_mix(group, mix, jobs, measured_power_w, measured_clock_mhz, profile
                              alone=items_per_s, throughput_correction=profiles.throughput_correction,
                              dynamic_correction=profiles.dynamic_correction, idle_w=profiles.idle_w,
                              cap_ratio=clock_ratio, measured_clock_ratio=measured_clock_mhz / MAX_SM_CLOCK_MHZ,
-                             neighbours_w=neighbours_w, dynamic_w=dynamic_w))
+                             neighbours_w=neighbours_w, dynamic_w=dynamic_w, memory_pct=memory_pct,
+                             planner=items_per_s * planner_speed))
     if measured_power_w:
         mix_rows.append(dict(group=group, mix=mix, measured_w=measured_power_w,
                              fixed_w=profiles.idle_w + profiles.dynamic_correction * dynamic_w,
@@ -171,6 +189,7 @@ def evaluate_mix(group, mix, jobs, measured_power_w, measured_clock_mhz, profile
                              cap_w=min(POWER_CAP_W, profiles.idle_w + dynamic_w),
                              cap_after_dynamic_correction_w=min(
                                  POWER_CAP_W, profiles.idle_w + profiles.dynamic_correction * dynamic_w),
+                             planner_w=profiles.idle_w + planner_w * planner_clock ** PLANNER_EXPONENT,
                              cap_ratio=clock_ratio, measured_clock_mhz=measured_clock_mhz))
 
 
@@ -194,7 +213,7 @@ for run_id, label, layout, power_w, clock, in measured_runs(CALIB_MPS_DB):
     evaluate_mix('B', f'mps-mixes.db#{run_id} {layout}',
                  [(j[0], j[2], j[3]) for j in jobs_of(CALIB_MPS_DB, run_id)], power_w, clock, OWN, False)
 # C: the study's steady-state windows of mix3, mix3-alt, mix4, mix4-alt (green)
-for run_id, label, layout, power_w, clock, in measured_runs(STUDY_DB, "label like '%window%'"):
+for run_id, label, layout, power_w, clock, in measured_runs(STUDY_DB, 'label in ' + C_LABELS):
     evaluate_mix('C', f'study.db#{run_id} {label}',
                  [(j[0], j[2], j[3]) for j in jobs_of(STUDY_DB, run_id)], power_w, clock, GREEN, True,
                  proxies=STUDY_PROXIES)
@@ -208,14 +227,16 @@ for run_id, label, layout, power_w, clock, in measured_runs(REASONS_DB, "label l
 # and power alone are the 1g.18gb runs of the same store. mlp is in-sample (the exponent was fitted on it).
 class StoreProfile(Profiles):
     def __init__(self, alone_label):
-        runs = query(REASONS_DB, 'select j.items_per_s, r.average_power_w, r.idle_power_w from jobs j '
+        runs = query(REASONS_DB, 'select j.items_per_s, r.average_power_w, r.idle_power_w, '
+                                 'j.memory_utilization_pct from jobs j '
                                  'join runs r on r.id = j.run_id where r.label like ?', alone_label)
         self.path = f'{REASONS_DB} {alone_label}'
         self.idle_w = median_of(runs, 2)
         self.throughput_correction = GREEN.throughput_correction
         self.dynamic_correction = GREEN.dynamic_correction
         self.jobs = {'alone': [dict(partition='1g.18gb', sms=16, items_per_s=median_of(runs, 0),
-                                    power_w=median_of(runs, 1), startup_s=0.0)]}
+                                    power_w=median_of(runs, 1), startup_s=0.0,
+                                    memory_pct=median_of(runs, 3))]}
 
 
 for group, alone_label, seven_label in [("D' mlp", 'clock mlp 1g%', 'clock mlp 7x1g%'),
@@ -261,6 +282,7 @@ MODELS = {
     'cap x neighbours': lambda r: r['alone'] * r['cap_ratio'] * (1 - NEIGHBOUR_COEFFICIENT * r['neighbours_w']),
     'cap(dyn corr) x residual': lambda r: r['alone'] * r['throughput_correction'] * cap_clock_ratio(
         r['idle_w'], r['dynamic_correction'] * r['dynamic_w'], EXPONENT_AFTER_DYNAMIC_CORRECTION),
+    'planner': lambda r: r['planner'],
 }
 
 
@@ -318,7 +340,7 @@ print(f'neighbour term: residual = 1 - b x (the neighbours\' alone dynamic power
       f'({1 - NEIGHBOUR_COEFFICIENT * 300:.3f} kept beside 300 W)')
 
 table_models = ['fixed', 'uncorrected', 'power-cap', 'cap x residual', 'clock-oracle', 'cap x neighbours',
-                'cap(dyn corr) x residual']
+                'cap(dyn corr) x residual', 'planner']
 print_table('Per-job throughput: |measured / predicted - 1|, median / worst %',
             ['data', 'jobs'] + table_models,
             [[name, len(rows_of(group))] + [summary(job_errors(rows_of(group), m)) for m in table_models]
@@ -332,7 +354,8 @@ def power_rows(profiled):
 
 
 power_models = [('fixed', 'fixed_w'), ('uncorrected', 'uncorrected_w'), ('power-cap', 'cap_w'),
-                ('power-cap after the dynamic correction', 'cap_after_dynamic_correction_w')]
+                ('power-cap after the dynamic correction', 'cap_after_dynamic_correction_w'),
+                ('planner', 'planner_w')]
 print_table('Per-mix board power: |measured / predicted - 1|, median / worst %',
             ['mixes', 'n'] + [m for m, _ in power_models],
             [[name, len(power_rows(p))] + [summary([error(r['measured_w'], r[key]) for r in power_rows(p)])

@@ -185,6 +185,7 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
                 end_of(Spread::kFastest, on.fastest_time_s, on.fastest_startup_s);
                 end_of(Spread::kSlowest, on.slowest_time_s, on.slowest_startup_s);
                 on.power_w = e->average_power_w;
+                on.memory_pct = e->memory_utilization_pct.value_or(0);
                 on.interpolated = e->interpolated;
                 on.speed_fraction =
                     job.items / alone->items_per_s /
@@ -266,7 +267,7 @@ void simulate_gpu(const std::vector<std::vector<QueuedJob>>& queues, bool partit
     double t = 0;
     while (true) {
         size_t busy = 0;
-        double wanted_w = 0;
+        double wanted_w = 0, memory_pct = 0;  // what the running jobs want (memory: in their rest)
         for (size_t k = 0; k < partitions; ++k) {
             while (at[k] < queues[k].size() && startup_left[k] <= 0 && rest_left[k] <= 0) {
                 out.end_s[k][at[k]++] = t;  // done: the next job of the queue starts
@@ -278,6 +279,8 @@ void simulate_gpu(const std::vector<std::vector<QueuedJob>>& queues, bool partit
             if (at[k] < queues[k].size()) {
                 ++busy;
                 wanted_w += queues[k][at[k]].dynamic_w;
+                if (startup_left[k] <= 0)
+                    memory_pct += queues[k][at[k]].memory_pct;
             }
         }
         if (busy == 0)
@@ -285,7 +288,11 @@ void simulate_gpu(const std::vector<std::vector<QueuedJob>>& queues, bool partit
         const bool mix = partitioned && busy >= 2;
         const double dynamic_w = wanted_w * (mix ? correction.dynamic_power : 1.0);
         const double clock = cap_clock_ratio(idle_w, dynamic_w, limit_w);
-        const double speed = (mix ? correction.throughput : 1.0) * clock;
+        // Jobs that want more than the whole memory bandwidth share it: none runs faster than
+        // 100 % / their summed demand of its speed alone, whatever the clock.
+        double speed = (mix ? correction.throughput : 1.0) * clock;
+        if (memory_pct > 100)
+            speed = std::min(speed, 100 / memory_pct);
         double dt = std::numeric_limits<double>::infinity();
         for (size_t k = 0; k < partitions; ++k) {
             if (at[k] < queues[k].size())
@@ -344,7 +351,8 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                                       size.label + ": " + on.refusal);
                 }
                 queues[k].push_back({on.startup_s, on.time_s - on.startup_s,
-                                     std::max(0.0, on.power_w - problem.idle_power_w)});
+                                     std::max(0.0, on.power_w - problem.idle_power_w),
+                                     on.memory_pct});
             }
         }
         simulate_gpu(queues, gpu.layout.has_value(), c, problem.idle_power_w, problem.power_limit_w,

@@ -50,10 +50,11 @@ struct Size {
 // One job on one size, alone, before the interference correction.
 struct JobOnSize {
     bool usable = false;
-    std::string refusal;   // why not usable: memory, no profile there, too slow
-    double time_s = 0;     // its work alone on a partition of this size
-    double startup_s = 0;  // of time_s, what does not slow down in a mix (a command's start-up)
-    double power_w = 0;    // board power while it runs alone there
+    std::string refusal;    // why not usable: memory, no profile there, too slow
+    double time_s = 0;      // its work alone on a partition of this size
+    double startup_s = 0;   // of time_s, what does not slow down in a mix (a command's start-up)
+    double power_w = 0;     // board power while it runs alone there
+    double memory_pct = 0;  // the board's NVML memory utilisation then (0: not measured)
     double speed_fraction = 0;  // items/s over its whole-GPU items/s
     bool interpolated = false;  // not measured on this size: interpolated by SMs
     // time_s and startup_s at the ends of the profile's run-to-run range (Spread).
@@ -83,13 +84,16 @@ struct QueuedJob {
     double startup_s = 0;
     double rest_s = 0;
     double dynamic_w = 0;
+    double memory_pct = 0;  // of the memory bandwidth, while its rest runs alone (0: unknown)
 };
 
 // When each queued job ends and what the GPU draws, over time: each partition runs its queue in
 // order; while two or more partitions of a layout are busy, the jobs' rest runs at the throughput
 // correction and their dynamic power is × the power correction (the correction was calibrated on
 // windows where every partition was busy, so a job that outlives its neighbours runs as alone);
-// when idle + that power exceeds the power limit, every job runs at cap_clock_ratio.
+// when idle + that power exceeds the power limit, every job runs at cap_clock_ratio; while the
+// jobs in their rest want more than 100 % of the memory bandwidth together (their memory_pct),
+// none runs faster than 100 % / that sum.
 struct GpuTimeline {
     std::vector<std::vector<double>> end_s;  // per partition, per queued job
     double makespan_s = 0;

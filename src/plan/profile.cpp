@@ -609,8 +609,11 @@ std::optional<Estimate> estimate(const JobProfile& job, std::string_view partiti
         return (spread == Spread::kFastest) == more_is_faster ? m.max : m.min;
     };
     const auto measured = [&](const PartitionProfile& p) {
+        std::optional<double> memory_pct;
+        if (p.memory_utilization_pct)
+            memory_pct = p.memory_utilization_pct->value;
         return Estimate{pick(p.items_per_s, true), p.average_power_w.value,
-                        p.startup_s ? pick(*p.startup_s, false) : 0.0, false};
+                        p.startup_s ? pick(*p.startup_s, false) : 0.0, false, memory_pct};
     };
     const PartitionProfile* below = nullptr;
     const PartitionProfile* above = nullptr;
@@ -634,8 +637,11 @@ std::optional<Estimate> estimate(const JobProfile& job, std::string_view partiti
         above->sms == below->sms ? 0.0 : double(sms - below->sms) / double(above->sms - below->sms);
     auto mix = [f](double a, double b) { return a + f * (b - a); };
     const Estimate b = measured(*below), a = measured(*above);
+    std::optional<double> memory_pct;
+    if (b.memory_utilization_pct && a.memory_utilization_pct)
+        memory_pct = mix(*b.memory_utilization_pct, *a.memory_utilization_pct);
     return Estimate{mix(b.items_per_s, a.items_per_s), mix(b.average_power_w, a.average_power_w),
-                    mix(b.startup_s, a.startup_s), true};
+                    mix(b.startup_s, a.startup_s), true, memory_pct};
 }
 
 ProfileSet profiles_from_stores(const std::vector<std::string>& db_paths,

@@ -141,6 +141,9 @@ struct Estimate {
     double average_power_w = 0;
     double startup_s = 0;  // PartitionProfile::startup_s, 0 where not measured
     bool interpolated = false;
+    // PartitionProfile::memory_utilization_pct (interpolated only between two sizes that have
+    // it); empty where not measured.
+    std::optional<double> memory_utilization_pct;
 };
 // Which values of a profile's repetitions: the medians, or the ends of their run-to-run range
 // (fastest: the most items/s and the least start-up; slowest: the least and the most).

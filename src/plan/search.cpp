@@ -65,7 +65,7 @@ struct Tables {
                 const double dyn_w = std::max(0.0, on.power_w - p.idle_power_w);
                 t.push_back(on.time_s);
                 dyn.push_back(dyn_w * on.time_s);
-                queued.push_back({on.startup_s, on.time_s - on.startup_s, dyn_w});
+                queued.push_back({on.startup_s, on.time_s - on.startup_s, dyn_w, on.memory_pct});
                 t_startup.push_back(on.startup_s);
                 dyn_startup.push_back(dyn_w * on.startup_s);
                 usable.push_back(on.usable);

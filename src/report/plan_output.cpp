@@ -83,6 +83,14 @@ std::string makespan_text(const plan::Problem& p, const plan::Candidate& c) {
                        range.slowest_s);
 }
 
+// Jobs whose profile records the memory utilisation on some size they can run on.
+size_t jobs_with_memory_utilization(const plan::Problem& p) {
+    return std::count_if(p.jobs.begin(), p.jobs.end(), [](const plan::JobModel& j) {
+        return std::any_of(j.on.begin(), j.on.end(),
+                           [](const plan::JobOnSize& on) { return on.usable && on.memory_pct > 0; });
+    });
+}
+
 // One line per candidate: energy, makespan, throughput, and each against a reference.
 void candidates_table(const plan::Problem& p,
                       const std::vector<std::pair<std::string, const plan::Candidate*>>& rows,
@@ -149,7 +157,9 @@ void print_plan(const PlanReport& report, std::ostream& out) {
                             : std::string("board power limit unknown (the cap is not modelled)"))
         << "; corrections: throughput " << fmt::format("{:.2f}", p.correction.throughput)
         << ", dynamic power " << fmt::format("{:.2f}", p.correction.dynamic_power) << " (from "
-        << p.correction.mixes << " measured mixes)\n";
+        << p.correction.mixes << " measured mixes); memory utilisation in "
+        << jobs_with_memory_utilization(p) << " of " << p.jobs.size()
+        << " jobs' profiles (the memory bandwidth's sharing sees only those)\n";
     out << "search: " << plan::to_string(r.method) << ", " << r.layouts
         << " layouts (the whole GPU included), " << r.evaluated << " plans scored, "
         << fmt::format("{:.1f}", report.elapsed_ms) << " ms\n\n";

@@ -243,6 +243,34 @@ TEST(Model, ABoardAboveItsPowerLimitRunsEveryJobAtALowerClock) {
     EXPECT_THROW(make_problem(requests(), set, mig::builtin_model("h200"), {}), Error);
 }
 
+TEST(Model, JobsWantingMoreThanTheMemoryBandwidthShareIt) {
+    ProfileSet set = two_jobs();
+    set.correction = {0.8, 0.5, 3};
+    set.jobs[0].partitions[0].memory_utilization_pct = testing::one(70);  // a on 2g.35gb
+    set.jobs[1].partitions[0].memory_utilization_pct = testing::one(80);  // b on 1g.18gb
+    const Plan plan = {GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}};
+    const auto predicted = [&] {
+        return predict(make_problem(requests(), set, mig::builtin_model("h200"), {}), plan);
+    };
+    // Together they want 150 % of the bandwidth: both run at 100/150 of their speed alone, below
+    // the correction's 0.8. a's 10 s take 15 s; b does 10 of its 20 s by then and the rest alone
+    // (80 %: no sharing) in 10 s. The power is the correction's: memory-bound jobs still draw it.
+    const Prediction shared = predicted();
+    EXPECT_NEAR(shared.jobs[0].end_s, 15, 1e-9);
+    EXPECT_NEAR(shared.makespan_s, 25, 1e-9);
+    EXPECT_NEAR(shared.energy_j, 100 * 25 + 150 * 0.5 * 15 + 50 * 10, 1e-9);
+    // A job whose memory use was not measured counts as none: 80 % alone shares nothing, and the
+    // plan is the correction's alone (CorrectionsApplyOnlyWhenTwoPartitionsAreBusy).
+    set.jobs[0].partitions[0].memory_utilization_pct.reset();
+    EXPECT_DOUBLE_EQ(predicted().makespan_s, 22.5);
+    // Under a power limit that slows the clock further, the clock decides: 100 + 75 × r^k = 150.
+    set.jobs[0].partitions[0].memory_utilization_pct = testing::one(70);
+    set.power_limit_w = 150;
+    const double r = std::pow(50.0 / 75, 1 / kCapClockExponent);
+    ASSERT_LT(0.8 * r, 100.0 / 150);
+    EXPECT_NEAR(predicted().jobs[0].end_s, 10 / (0.8 * r), 1e-9);
+}
+
 TEST(Model, WeightsAreSecondsOfWholeGpuWork) {
     const ProfileSet set = two_jobs();
     const Problem p =

@@ -332,6 +332,14 @@ TEST(Profiles, EstimateIsMeasuredInterpolatedBySmsOrRefusedOutsideTheRange) {
     EXPECT_TRUE(between->interpolated);
     EXPECT_NEAR(between->items_per_s, 100 + 140.0 * 16 / 44, 1e-9);
     EXPECT_NEAR(between->average_power_w, 150 + 140.0 * 16 / 44, 1e-9);
+    EXPECT_FALSE(between->memory_utilization_pct);  // measured on neither side
+    JobProfile memory = j;
+    memory.partitions[0].memory_utilization_pct = testing::one(10);
+    EXPECT_FALSE(estimate(memory, "2g.35gb", 32)->memory_utilization_pct);  // on one side only
+    memory.partitions[1].memory_utilization_pct = testing::one(32);
+    EXPECT_NEAR(*estimate(memory, "2g.35gb", 32)->memory_utilization_pct, 10 + 22.0 * 16 / 44,
+                1e-9);
+    EXPECT_DOUBLE_EQ(*estimate(memory, "1g.18gb", 16)->memory_utilization_pct, 10);
     const JobProfile no_small =
         job_profile("b", 8, {{"3g.71gb", {240, 290}}, {"whole GPU", {500, 400}}});
     EXPECT_FALSE(estimate(no_small, "1g.18gb", 16));

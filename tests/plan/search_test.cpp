@@ -163,6 +163,7 @@ void make_first_a_command(ProfileSet& set, std::vector<JobRequest>& work) {
 }
 
 TEST(Search, ExhaustiveMatchesBruteForceOnTinyInstances) {
+    bool sharing_changed_an_answer = false;  // the memory bandwidth's sharing, on some seed
     for (unsigned seed = 1; seed <= 6; ++seed) {
         ProfileSet set = random_profiles(seed % 2 ? 3 : 2, seed);
         std::vector<JobRequest> work = random_work(set, seed);
@@ -172,6 +173,15 @@ TEST(Search, ExhaustiveMatchesBruteForceOnTinyInstances) {
         }
         if (seed % 2 == 0)
             set.power_limit_w = 350;  // the mixes of the biggest jobs slow to fit
+        if (seed >= 3) {  // memory-hungry jobs: two or three together want more than 100 %
+            const Problem unshared = make_problem(work, set, h200(), {seed % 3 * 0.15});
+            for (JobProfile& j : set.jobs)
+                for (PartitionProfile& pp : j.partitions)
+                    pp.memory_utilization_pct = testing::one(40 + 50.0 * pp.sms / 132);
+            const Problem shared = make_problem(work, set, h200(), {seed % 3 * 0.15});
+            for (Objective o : kObjectives)
+                sharing_changed_an_answer |= brute_force(shared, o) != brute_force(unshared, o);
+        }
         const Problem p = make_problem(work, set, h200(), {seed % 3 * 0.15});
         if (set.power_limit_w) {  // the limit changes some answer
             set.power_limit_w.reset();
@@ -189,6 +199,7 @@ TEST(Search, ExhaustiveMatchesBruteForceOnTinyInstances) {
                 << "seed " << seed << " " << to_string(o);
         }
     }
+    EXPECT_TRUE(sharing_changed_an_answer);
 }
 
 TEST(Search, TopCandidatesAreSortedDistinctLayoutsAndBaselinesAreThere) {

@@ -37,6 +37,11 @@ std::string fixture_profiles() {
                     {"item_unit", "images"}, {"items_per_step", 32}, {"peak_memory_gib", peak},
                     {"partitions", parts}};
     };
+    // "small" records its memory utilisation (5 %: seven side by side do not fill the bandwidth).
+    json small_parts = {part("1g.18gb", 16, 500, 150), part("2g.35gb", 32, 700, 170),
+                        part("4g.71gb", 64, 900, 200), part("whole GPU", 132, 1000, 250)};
+    for (json& p : small_parts)
+        p["memory_utilization_pct"] = m(5);
     json doc = {
         {"format", "migscope-profiles"},
         {"version", 1},
@@ -53,9 +58,7 @@ std::string fixture_profiles() {
         {"idle_power_w", m(100)},
         {"correction", {{"throughput", 1.0}, {"dynamic_power", 1.0}, {"mixes", 0}}},
         {"jobs",
-         {job("small", 2,
-              {part("1g.18gb", 16, 500, 150), part("2g.35gb", 32, 700, 170),
-               part("4g.71gb", 64, 900, 200), part("whole GPU", 132, 1000, 250)}),
+         {job("small", 2, small_parts),
           job("big", 2,
               {part("1g.18gb", 16, 121.2, 160.6), part("2g.35gb", 32, 242.4, 221.2),
                part("4g.71gb", 64, 484.8, 342.4), part("whole GPU", 132, 1000, 600)}),
@@ -115,6 +118,14 @@ TEST_F(PlanCommand, SevenSmallJobsArePartitionedAndSequentialWinsForBigOnes) {
         {"plan", "--jobs", "big,big:train:32", "--profiles", profiles(), "--weights", "30,60"});
     ASSERT_EQ(big.exit_code, 0) << big.err;
     EXPECT_NE(big.out.find("Recommendation: do not partition"), std::string::npos) << big.out;
+    // "big" records no memory utilisation: the output says the bandwidth's sharing cannot see it.
+    EXPECT_NE(big.out.find("memory utilisation in 0 of 2 jobs' profiles"), std::string::npos)
+        << big.out;
+    const ProcessResult mixed =
+        migscope({"plan", "--jobs", "small,big", "--profiles", profiles(), "--work", "1000"});
+    ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+    EXPECT_NE(mixed.out.find("memory utilisation in 1 of 2 jobs' profiles"), std::string::npos)
+        << mixed.out;
     EXPECT_NE(big.out.find("Baselines:"), std::string::npos);
     EXPECT_NE(big.out.find("all-balanced"), std::string::npos);
 }
