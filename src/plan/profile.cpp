@@ -601,6 +601,29 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
     return set;
 }
 
+namespace {
+
+// A command's start-up over every size it was measured on (Estimate); empty when none has it.
+std::optional<double> pooled_startup_s(const JobProfile& job, Spread spread) {
+    std::vector<double> values;
+    for (const PartitionProfile& p : job.partitions) {
+        if (!p.startup_s)
+            continue;
+        values.push_back(spread == Spread::kMedian    ? p.startup_s->value
+                         : spread == Spread::kFastest ? p.startup_s->min
+                                                      : p.startup_s->max);
+    }
+    if (values.empty())
+        return std::nullopt;
+    if (spread == Spread::kFastest)
+        return *std::min_element(values.begin(), values.end());
+    if (spread == Spread::kSlowest)
+        return *std::max_element(values.begin(), values.end());
+    return *percentile(values, 0.5);
+}
+
+}  // namespace
+
 std::optional<Estimate> estimate(const JobProfile& job, std::string_view partition, unsigned sms,
                                  Spread spread) {
     const auto pick = [spread](const Measured& m, bool more_is_faster) {
@@ -608,12 +631,17 @@ std::optional<Estimate> estimate(const JobProfile& job, std::string_view partiti
             return m.value;
         return (spread == Spread::kFastest) == more_is_faster ? m.max : m.min;
     };
+    const std::optional<double> startup_s = pooled_startup_s(job, spread);
     const auto measured = [&](const PartitionProfile& p) {
         std::optional<double> memory_pct;
         if (p.memory_utilization_pct)
             memory_pct = p.memory_utilization_pct->value;
-        return Estimate{pick(p.items_per_s, true), p.average_power_w.value,
-                        p.startup_s ? pick(*p.startup_s, false) : 0.0, false, memory_pct};
+        double items_per_s = pick(p.items_per_s, true);
+        if (p.startup_s && startup_s)  // its run less its own start-up, plus the job's
+            items_per_s =
+                1 / std::max(1e-9, 1 / items_per_s - pick(*p.startup_s, false) + *startup_s);
+        return Estimate{items_per_s, p.average_power_w.value,
+                        p.startup_s ? startup_s.value_or(0) : 0.0, false, memory_pct};
     };
     const PartitionProfile* below = nullptr;
     const PartitionProfile* above = nullptr;

@@ -34,7 +34,8 @@ struct PartitionProfile {
     std::optional<Measured> startup_s;
     // NVML's memory utilisation (% of time the memory was read or written) while the job ran
     // alone here: the memory traffic its neighbours would share. From runs stored since store
-    // schema 6 (the runs that recorded it; reps says how many); not used by the model yet.
+    // schema 6 (the runs that recorded it; reps says how many). The model shares the bandwidth
+    // among jobs that want more than 100 % together (plan::simulate_gpu).
     std::optional<Measured> memory_utilization_pct;
 };
 
@@ -136,10 +137,14 @@ inline constexpr std::string_view kWholeGpu = "whole GPU";
 // A job's throughput and power alone on a partition of `sms` SMs named `partition`: measured
 // when profiled there or on another partition of the same SMs, else interpolated linearly in SMs
 // between the nearest measured sizes (never extrapolated: empty outside the measured range).
+// A command's start-up is CPU and disk work (imports, loading a model), not the partition's: it
+// is taken over every size it was measured on (the median of their medians; the spread's ends:
+// the least minimum, the largest maximum), and its time on a size is that size's run time less
+// the size's own start-up, plus this one.
 struct Estimate {
     double items_per_s = 0;
     double average_power_w = 0;
-    double startup_s = 0;  // PartitionProfile::startup_s, 0 where not measured
+    double startup_s = 0;  // a command's start-up over every size; 0 where not measured
     bool interpolated = false;
     // PartitionProfile::memory_utilization_pct (interpolated only between two sizes that have
     // it); empty where not measured.

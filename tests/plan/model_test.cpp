@@ -109,9 +109,10 @@ TEST(Model, ACommandsWorkIsOneRunOfItWhateverTheStepsSay) {
 TEST(Model, ACommandsStartUpIsNotSlowedDownInAMix) {
     ProfileSet set = two_jobs();
     set.correction = {0.8, 0.5, 3};
-    // "mine": 30 s on 1g (160 W), 5 s of them start-up; 12 s on the whole GPU, 8 s start-up.
+    // "mine": 30 s on 1g (160 W) and 12 s on the whole GPU, 5 s of each start-up.
     JobProfile mine = command_profile();
     mine.partitions[0].startup_s = testing::one(5);
+    mine.partitions[1].startup_s = testing::one(5);
     set.jobs.push_back(mine);
     const Problem p = make_problem(a_and_mine(), set, mig::builtin_model("h200"), {});
     EXPECT_DOUBLE_EQ(p.jobs[1].on[0].startup_s, 5);
@@ -132,6 +133,22 @@ TEST(Model, ACommandsStartUpIsNotSlowedDownInAMix) {
     EXPECT_FALSE(alone.corrected);
 }
 
+TEST(Model, ACommandsStartUpIsTakenOverEverySizeItWasMeasuredOn) {
+    ProfileSet set = two_jobs();
+    // "mine": 30 s on 1g with 5 s of start-up, 12 s on the whole GPU with 8 s: its start-up is
+    // the median of both, 6.5 s, and its rest each size's own (25 and 4 s).
+    JobProfile mine = command_profile();
+    mine.partitions[0].startup_s = testing::one(5);
+    set.jobs.push_back(mine);
+    const Problem p = make_problem(a_and_mine(), set, mig::builtin_model("h200"), {});
+    const JobOnSize& on_1g = p.jobs[1].on[0];
+    const JobOnSize& whole = p.jobs[1].on[p.whole()];
+    EXPECT_DOUBLE_EQ(on_1g.startup_s, 6.5);
+    EXPECT_DOUBLE_EQ(on_1g.time_s, 25 + 6.5);
+    EXPECT_DOUBLE_EQ(whole.startup_s, 6.5);
+    EXPECT_DOUBLE_EQ(whole.time_s, 4 + 6.5);
+}
+
 TEST(Model, TheMakespanRangeRunsEveryJobAsItsFastestAndSlowestRepetition) {
     ProfileSet set = two_jobs();
     set.correction = {0.8, 1, 3};
@@ -139,6 +156,7 @@ TEST(Model, TheMakespanRangeRunsEveryJobAsItsFastestAndSlowestRepetition) {
     JobProfile mine = command_profile();
     mine.partitions[0].items_per_s = {1 / 30.0, 3, 1 / 40.0, 1 / 25.0};
     mine.partitions[0].startup_s = Measured{5, 3, 4, 8};
+    mine.partitions[1].startup_s = testing::one(5);  // on the whole GPU: one 12 s run, 5 s of it
     set.jobs.push_back(mine);
     const Problem p = make_problem(a_and_mine(), set, mig::builtin_model("h200"), {});
     const Plan plan = {GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}};
@@ -153,12 +171,13 @@ TEST(Model, TheMakespanRangeRunsEveryJobAsItsFastestAndSlowestRepetition) {
     EXPECT_FALSE(range.holds(26));
     EXPECT_FALSE(range.holds(45));
     EXPECT_TRUE(range.spread());
-    // On the whole GPU both were measured once: the range is the prediction.
+    // On the whole GPU both were measured once, but mine's start-up (4-8 s over both sizes)
+    // spreads: a's 5 s, then mine's 7 s of rest and its start-up.
     const Plan whole = {GpuPlan{std::nullopt, {{0, 1}}}};
     const MakespanRange once = predict_makespan_range(p, whole);
-    EXPECT_DOUBLE_EQ(once.fastest_s, predict(p, whole).makespan_s);
-    EXPECT_DOUBLE_EQ(once.slowest_s, predict(p, whole).makespan_s);
-    EXPECT_FALSE(once.spread());
+    EXPECT_DOUBLE_EQ(predict(p, whole).makespan_s, 5 + 7 + 5);
+    EXPECT_DOUBLE_EQ(once.fastest_s, 5 + 7 + 4);
+    EXPECT_DOUBLE_EQ(once.slowest_s, 5 + 7 + 8);
 }
 
 TEST(Model, QueuedJobsStartWhenThePartitionFrees) {

@@ -227,7 +227,13 @@ TEST(Profiles, ACommandsProfileIsItsRunTimeOnEachSizeAndSaysItsBackend) {
     ASSERT_TRUE(mine.partitions[0].startup_s);  // the run outside its reported steps
     EXPECT_DOUBLE_EQ(mine.partitions[0].startup_s->value, 0.25 * 45);
     EXPECT_DOUBLE_EQ(mine.partitions[0].startup_s->min, 0.25 * 40);
-    EXPECT_DOUBLE_EQ(estimate(mine, "whole GPU", 132)->startup_s, 0.25 * 10);
+    // The estimate takes the start-up over both sizes (the median of 11.25 and 2.5 s) and each
+    // size's run less its own start-up.
+    const Estimate whole = *estimate(mine, "whole GPU", 132);
+    EXPECT_DOUBLE_EQ(whole.startup_s, (0.25 * 45 + 0.25 * 10) / 2);
+    EXPECT_DOUBLE_EQ(1 / whole.items_per_s, 10 - 0.25 * 10 + whole.startup_s);
+    EXPECT_DOUBLE_EQ(estimate(mine, "whole GPU", 132, Spread::kFastest)->startup_s, 0.25 * 10);
+    EXPECT_DOUBLE_EQ(estimate(mine, "1g.18gb", 16, Spread::kSlowest)->startup_s, 0.25 * 50);
     EXPECT_EQ(set.require("r", "resnet18", "train", 32).backend, "mps");
     EXPECT_THROW(set.require("mine", "mine", "train", std::nullopt), Error);  // not a workload
 
