@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks how well the fixed interference correction, a 700 W power-cap clock model, a neighbour term and
-the planner's model (correction, cap and memory-bandwidth sharing) predict the job speeds and board power of the measured H200 mixes (docs/planner.md, "What the correction
-stands for"), on the committed stores only.
+the planner's model (correction, cap and memory-bandwidth sharing) predict the job speeds and board
+power of the measured H200 mixes (docs/planner.md, "What the correction stands for"), on the
+committed stores only.
 
 Reads data/profiles-h200.json, data/profiles-h200-own-jobs.json, data/profiles-h200/mixes.db,
 data/profiles-h200-own-jobs/mps-mixes.db, data/study-h200/study.db, data/study-h200/reasons.db and

@@ -54,8 +54,9 @@ struct Estimate {
     bool without_work = false;  // true: fixed work not included
 };
 Estimate estimate(const Cell& cell);
-// The allowances come from the H200 (docs/results-h200.md, "Measuring it again"): a run of several jobs spent 30–37 s
-// outside its window, a run of one job 7–17 s (median 8–9 s), each job of a baseline about 7.5 s.
+// The allowances come from the H200 (docs/results-h200.md, "Measuring it again"): a run of
+// several jobs spent 30–37 s outside its window, a run of one job 7–17 s (median 8–9 s), each
+// job of a baseline about 7.5 s.
 inline constexpr double kGpuMixStartupAllowance_s = 30;  // a run of several jobs on a GPU
 inline constexpr double kGpuJobStartupAllowance_s = 9;   // a run of one job, each baseline job
 inline constexpr double kCpuStartupAllowance_s = 5;       // any run or baseline job on CPUs

@@ -86,8 +86,9 @@ std::string makespan_text(const plan::Problem& p, const plan::Candidate& c) {
 // Jobs whose profile records the memory utilisation on some size they can run on.
 size_t jobs_with_memory_utilization(const plan::Problem& p) {
     return std::count_if(p.jobs.begin(), p.jobs.end(), [](const plan::JobModel& j) {
-        return std::any_of(j.on.begin(), j.on.end(),
-                           [](const plan::JobOnSize& on) { return on.usable && on.memory_pct > 0; });
+        return std::any_of(j.on.begin(), j.on.end(), [](const plan::JobOnSize& on) {
+            return on.usable && on.memory_pct > 0;
+        });
     });
 }
 

@@ -19,6 +19,7 @@ out=$(env -u MIGSCOPE_DATA_DIR "$tmp/moved/bin/migscope" plan --jobs resnet18:32
 grep -q "\"$tmp/moved/share/migscope/profiles-h200.json\"" <<<"$out" ||
   { echo "FAIL: the plan did not read the moved install's profiles:" >&2; echo "$out" | head -20 >&2; exit 1; }
 # The study's store is installed whole: the moved install lists its runs.
-runs=$("$tmp/moved/bin/migscope" results list --db "$tmp/moved/share/migscope/study-h200.db" --format csv | wc -l)
+runs=$("$tmp/moved/bin/migscope" results list --db "$tmp/moved/share/migscope/study-h200.db" \
+       --format csv | wc -l)
 [ "$runs" -gt 100 ] || { echo "FAIL: the installed study store lists $runs lines" >&2; exit 1; }
 echo "ok: installed, moved and planned from $tmp/moved/share/migscope"
