@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "core/statistics.h"
@@ -238,8 +239,9 @@ std::vector<ParetoPoint> pareto_points(const std::vector<LayoutComparison>& layo
     return points;
 }
 
-// The job set's layout with the best median figure for `objective`, against one after another.
-Verdict verdict_for(const std::string& job_set, Objective objective,
+// The job set's layout with the best median figure for `objective` among its steady-window or
+// its fixed-work comparisons, against one after another.
+Verdict verdict_for(const std::string& job_set, bool fixed_work, Objective objective,
                     const std::vector<LayoutComparison>& layouts) {
     const bool throughput = objective == Objective::kThroughput;
     const auto figure = [&](const LayoutComparison& c) {
@@ -250,9 +252,10 @@ Verdict verdict_for(const std::string& job_set, Objective objective,
     Verdict v;
     v.job_set = job_set;
     v.objective = objective;
+    v.fixed_work = fixed_work;
     std::vector<std::string> notes;
     for (const LayoutComparison& c : layouts) {
-        if (c.job_set != job_set)
+        if (c.job_set != job_set || (c.run_mode == "work") != fixed_work)
             continue;
         const std::optional<Spread> f = figure(c);
         if (!f) {
@@ -281,21 +284,35 @@ Verdict verdict_for(const std::string& job_set, Objective objective,
     return v;
 }
 
-// For each job set (in the layouts' order): its throughput verdict, then its energy verdict.
+// For each job set (in the layouts' order), from its steady windows, then from its fixed work
+// (where it has them): its throughput verdict, then its energy verdict.
 std::vector<Verdict> layout_verdicts(const std::vector<LayoutComparison>& layouts) {
     std::vector<Verdict> out;
+    std::set<std::string> seen;
     for (const LayoutComparison& g : layouts) {
-        const bool seen = std::any_of(out.begin(), out.end(),
-                                      [&](const Verdict& v) { return v.job_set == g.job_set; });
-        if (seen)
+        if (!seen.insert(g.job_set).second)
             continue;
-        out.push_back(verdict_for(g.job_set, Objective::kThroughput, layouts));
-        out.push_back(verdict_for(g.job_set, Objective::kEnergy, layouts));
+        for (const bool fixed_work : {false, true}) {
+            const bool measured = std::any_of(layouts.begin(), layouts.end(), [&](const auto& c) {
+                return c.job_set == g.job_set && (c.run_mode == "work") == fixed_work;
+            });
+            if (!measured)
+                continue;
+            out.push_back(verdict_for(g.job_set, fixed_work, Objective::kThroughput, layouts));
+            out.push_back(verdict_for(g.job_set, fixed_work, Objective::kEnergy, layouts));
+        }
     }
     return out;
 }
 
 }  // namespace
+
+std::string verdict_goal(const Verdict& v) {
+    return std::string("for the most ") +
+           (v.objective == Objective::kThroughput ? "throughput" : "energy savings") +
+           (v.fixed_work ? " (fixed work: all of it done)"
+                         : " (steady windows: a stream of such jobs)");
+}
 
 std::string spread_range_text(const Spread& s, const std::function<std::string(double)>& format) {
     std::string text = "(n " + std::to_string(s.n);

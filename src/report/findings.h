@@ -108,6 +108,9 @@ enum class Objective { kThroughput, kEnergy };
 struct Verdict {
     std::string job_set;
     Objective objective = Objective::kThroughput;
+    // Whose runs: steady windows (the rate for a stream of such jobs) or fixed work (all of it
+    // done: the makespan), never both in one verdict.
+    bool fixed_work = false;
     // The layout with the best median figure; empty when no layout has the figure.
     std::string best_layout;
     std::optional<Spread> figure;  // its speedup (×) or energy change (%)
@@ -117,8 +120,13 @@ struct Verdict {
     std::string missing;           // why there is no figure (the runs' warnings)
 };
 
+// What a verdict answers: "for the most throughput (steady windows: a stream of such jobs)",
+// "for the most energy savings (fixed work: all of it done)", ...
+std::string verdict_goal(const Verdict& v);
+
 struct Findings {
-    std::vector<Verdict> verdicts;  // per job set with a baseline: throughput, then energy
+    // Per job set with a baseline, steady windows then fixed work: throughput, then energy.
+    std::vector<Verdict> verdicts;
     std::vector<ScalingSeries> scaling;
     std::vector<LayoutComparison> layouts;
     std::vector<ParetoPoint> pareto;  // grouped by job set, the baseline first

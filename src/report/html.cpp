@@ -146,8 +146,8 @@ void write_verdict(const ReportInput& in, std::ostream& out) {
     out << "<ul>\n";
     for (const Verdict& v : in.findings.verdicts) {
         const bool throughput = v.objective == Objective::kThroughput;
-        out << "<li>Jobs <b>" << html_escape(v.job_set) << "</b>, for the most "
-            << (throughput ? "throughput" : "energy savings") << ": ";
+        out << "<li>Jobs <b>" << html_escape(v.job_set) << "</b>, " << html_escape(verdict_goal(v))
+            << ": ";
         if (!v.figure) {
             out << "<b>no verdict</b>: " << (throughput ? "no speedup" : "no energy")
                 << " measured (" << html_escape(v.missing) << ").</li>\n";

@@ -57,8 +57,7 @@ void write_verdicts(const Findings& f, std::ostream& out) {
     }
     for (const Verdict& v : f.verdicts) {
         const bool throughput = v.objective == Objective::kThroughput;
-        out << "- **" << markdown_escape(v.job_set) << "**, for the most "
-            << (throughput ? "throughput" : "energy savings") << ": ";
+        out << "- **" << markdown_escape(v.job_set) << "**, " << verdict_goal(v) << ": ";
         if (!v.figure) {
             out << "no verdict: " << (throughput ? "no speedup" : "no energy") << " measured ("
                 << markdown_escape(v.missing) << ").\n";

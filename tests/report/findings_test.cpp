@@ -381,6 +381,35 @@ TEST(Verdict, DoNotPartitionWhenOneAfterAnotherWins) {
     EXPECT_FALSE(f.verdicts[1].partition);
 }
 
+TEST(Verdict, SteadyWindowsAndFixedWorkGetTheirOwnVerdicts) {
+    // Steady windows: 4g 1.5x at -20 %. Fixed work of the same job on 4g: 80 items in 10 s, 8 s
+    // alone (0.8x), 110 J against 80 J alone (+37.5 %).
+    std::vector<store::RunRecord> runs = two_layouts(15, 120, 12, 84);
+    store::RunRecord fixed = run("green", {job("a", "train", 60, 8, 1.1)}, 110);
+    fixed.layout = "4g.71gb";
+    fixed.mode = "work";
+    fixed.jobs[0].steps = 10;
+    fixed.jobs[0].items = 80;
+    runs.push_back(fixed);
+    runs.push_back(baseline_of(fixed, {job("a", "train", 132, 10, 1.0)}));
+    const Findings f = analyse(runs);
+    ASSERT_EQ(f.verdicts.size(), 4u);
+    EXPECT_FALSE(f.verdicts[0].fixed_work);
+    EXPECT_TRUE(f.verdicts[0].partition);  // the stream: partition
+    EXPECT_NEAR(f.verdicts[0].figure->median, 1.5, 1e-9);
+    EXPECT_EQ(verdict_goal(f.verdicts[0]),
+              "for the most throughput (steady windows: a stream of such jobs)");
+    const Verdict& finish = f.verdicts[2];
+    EXPECT_TRUE(finish.fixed_work);
+    EXPECT_EQ(finish.objective, Objective::kThroughput);
+    EXPECT_FALSE(finish.partition);  // this work done soonest: one after another
+    EXPECT_NEAR(finish.figure->median, 0.8, 1e-9);
+    EXPECT_EQ(verdict_goal(f.verdicts[3]),
+              "for the most energy savings (fixed work: all of it done)");
+    EXPECT_NEAR(f.verdicts[3].figure->median, 37.5, 1e-9);
+    EXPECT_FALSE(f.verdicts[3].partition);
+}
+
 TEST(Verdict, WithoutEnergyTheThroughputVerdictStaysAndEnergySaysWhy) {
     store::RunRecord r = run("green", {job("a", "train", 60, 15, std::nullopt)});
     r.layout = "4g.71gb";
