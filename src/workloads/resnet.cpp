@@ -2,12 +2,40 @@
 // (stride on the 3x3 convolution, "v1.5"), global average pool, linear classifier.
 #include "workloads/resnet.h"
 
+#include <iterator>
+
+#include "workloads/fused_batch_norm.h"
+
 namespace migscope::workloads {
 namespace {
 
 torch::nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride) {
     return torch::nn::Conv2d(
         torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
+}
+
+// Runs a sequence of convolutions, batch norms, ReLUs and pooling with each batch norm fused with
+// the ReLU right after it (batch_norm_add_relu); a batch norm that ends the sequence also adds
+// `residual` (may be undefined) and applies ReLU when `final_relu`.
+torch::Tensor forward_fused(torch::nn::Sequential& layers, torch::Tensor x,
+                            const torch::Tensor& residual, bool final_relu) {
+    for (auto layer = layers->begin(); layer != layers->end(); ++layer) {
+        auto* norm = layer->ptr()->as<torch::nn::BatchNorm2d>();
+        if (norm == nullptr) {
+            x = layer->forward(x);
+            continue;
+        }
+        const auto next = std::next(layer);
+        if (next == layers->end()) {
+            x = batch_norm_add_relu(x, *norm, residual, final_relu);
+        } else if (next->ptr()->as<torch::nn::ReLU>() != nullptr) {
+            x = batch_norm_add_relu(x, *norm, torch::Tensor(), true);
+            layer = next;
+        } else {
+            x = batch_norm_add_relu(x, *norm, torch::Tensor(), false);
+        }
+    }
+    return x;
 }
 
 int64_t expansion(const ResNetConfig& c) {
@@ -35,8 +63,9 @@ struct ResidualBlockImpl : torch::nn::Module {
         }
     }
     torch::Tensor forward(const torch::Tensor& x) {
-        torch::Tensor identity = shortcut.is_empty() ? x : shortcut->forward(x);
-        return torch::relu(body->forward(x) + identity);
+        const torch::Tensor identity =
+            shortcut.is_empty() ? x : forward_fused(shortcut, x, torch::Tensor(), false);
+        return forward_fused(body, x, identity, true);
     }
     torch::nn::Sequential body{nullptr};
     torch::nn::Sequential shortcut{nullptr};
@@ -65,7 +94,7 @@ struct ResNetImpl : torch::nn::Module {
         features = in;
     }
     torch::Tensor forward(torch::Tensor x) {
-        x = stem->forward(x);
+        x = forward_fused(stem, x, torch::Tensor(), false);
         for (auto& stage : stages)
             x = stage->forward(x);
         return fc(torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1));

@@ -11,8 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
-#include <string>
+
+#include "workloads/bf16_vectors.cuh"
 
 namespace migscope::workloads::kernels {
 namespace {
@@ -21,47 +21,6 @@ constexpr int64_t kRowBlocks = 264;  // blocks of rows with column sums: two per
 // Threads of all blocks of the layer norm's backward (its column sums need few blocks; narrower
 // rows get more of them): two 224-thread blocks an SM of an H200 for GPT-2 XL's 1,600 columns.
 constexpr int64_t kLayerNormBackwardThreads = 264 * 224;
-
-void check_launch(const char* what) {
-    const cudaError_t error = cudaGetLastError();
-    if (error != cudaSuccess)
-        throw std::runtime_error(std::string(what) +
-                                 " kernel launch failed: " + cudaGetErrorString(error));
-}
-
-// bf16 is the upper half of an fp32: widening is a shift or a mask. Done on the words of the
-// uint4, not through bf16-pair views of it, so that the compiler keeps one 16-byte load (through
-// the views it split each vector into four 4-byte loads).
-__device__ __forceinline__ void unpack8(const uint4& raw, float out[8]) {
-    const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        out[2 * i] = __uint_as_float(words[i] << 16);
-        out[2 * i + 1] = __uint_as_float(words[i] & 0xffff0000u);
-    }
-}
-
-__device__ __forceinline__ void load8(const Bf16Bits* p, float out[8]) {
-    unpack8(*reinterpret_cast<const uint4*>(p), out);
-}
-
-__device__ __forceinline__ void store8(Bf16Bits* p, const float in[8]) {
-    uint4 raw;
-    auto* pairs = reinterpret_cast<__nv_bfloat162*>(&raw);
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-        pairs[i] = __floats2bfloat162_rn(in[2 * i], in[2 * i + 1]);
-    *reinterpret_cast<uint4*>(p) = raw;
-}
-
-__device__ __forceinline__ void store8(float* p, const float in[8]) {
-    reinterpret_cast<float4*>(p)[0] = make_float4(in[0], in[1], in[2], in[3]);
-    reinterpret_cast<float4*>(p)[1] = make_float4(in[4], in[5], in[6], in[7]);
-}
-
-__device__ __forceinline__ float round_bf16(float x) {
-    return __bfloat162float(__float2bfloat16_rn(x));
-}
 
 // Sums each of v[0..N) over the block (all threads call it; blockDim.x a multiple of 32), in
 // place. Consecutive calls must alternate between two buffers: then one barrier a call is enough.
@@ -87,14 +46,6 @@ __device__ __forceinline__ void block_sum(float (&v)[N], float (*buffer)[N]) {
         for (int i = 0; i < N; ++i)
             v[i] += buffer[w][i];
     }
-}
-
-// Rows [first, last) of block `index` when `rows` are split into `row_blocks` equal blocks.
-__device__ __forceinline__ void row_range(int64_t rows, int64_t row_blocks, int64_t index,
-                                          int64_t& first, int64_t& last) {
-    const int64_t per_block = (rows + row_blocks - 1) / row_blocks;
-    first = index * per_block;
-    last = first + per_block < rows ? first + per_block : rows;
 }
 
 // ---- layer norm ------------------------------------------------------------------------------

@@ -1,0 +1,176 @@
+// GPU check of the fused batch norm (fused_batch_norm.h): its CUDA kernels' values, gradients and
+// running statistics against an fp32 reference computed by ATen from the same bf16 inputs, and
+// whole ResNets with the kernels against the same ResNets without them. Labelled gpu: run on the
+// GPU host (ctest -L gpu).
+#include "workloads/fused_batch_norm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "workloads/autocast.h"
+#include "workloads/fused_ops.h"
+#include "workloads/registry.h"
+
+using namespace migscope::workloads;
+
+namespace {
+
+torch::Tensor channels_last_bf16(const torch::Tensor& t) {
+    return t.to(torch::kBFloat16).contiguous(torch::MemoryFormat::ChannelsLast);
+}
+
+torch::Tensor leaf(const torch::Tensor& t) {
+    return t.detach().clone(torch::MemoryFormat::Preserve).set_requires_grad(true);
+}
+
+// max |actual - expected| within rtol * max |expected| (bf16 results: ~3 digits).
+void expect_close(const torch::Tensor& actual, const torch::Tensor& expected, const char* what,
+                  double rtol = 1.5e-2) {
+    ASSERT_TRUE(actual.defined()) << what;
+    ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
+    const torch::Tensor a = actual.to(torch::kFloat32), e = expected.to(torch::kFloat32);
+    const double scale = e.abs().max().item<double>();
+    const double error = (a - e).abs().max().item<double>();
+    EXPECT_LE(error, rtol * scale + 1e-6)
+        << what << ": max error " << error << " against scale " << scale;
+}
+
+// ||actual - expected|| / ||expected||: for gradients behind a ReLU, where a value within
+// rounding of zero may fall on the other side of the mask in the reference.
+void expect_near_in_norm(const torch::Tensor& actual, const torch::Tensor& expected,
+                         const char* what, double rtol = 1e-2) {
+    ASSERT_TRUE(actual.defined()) << what;
+    const torch::Tensor a = actual.to(torch::kFloat32), e = expected.to(torch::kFloat32);
+    const double distance = ((a - e).norm() / e.norm()).item<double>();
+    EXPECT_LT(distance, rtol) << what;
+}
+
+class FusedBatchNormGpu : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ASSERT_TRUE(torch::cuda::is_available()) << "a GPU check: run it on a machine with a GPU";
+        ASSERT_TRUE(fused_kernels_enabled());
+        torch::manual_seed(0);
+    }
+    void TearDown() override { set_fused_kernels_enabled(true); }
+};
+
+TEST_F(FusedBatchNormGpu, MatchesTheFp32NormAddAndReluInValuesGradientsAndRunningStatistics) {
+    // [N, C, H, W]: every tile width (8 to 2,048 channels, then two column blocks), few rows and
+    // many (1,056 row blocks), and a mean far from zero against the spread (the shifted sums).
+    struct Shape {
+        std::vector<int64_t> sizes;
+        double offset;
+    };
+    for (const Shape& shape : std::vector<Shape>{{{2, 8, 5, 5}, 0.0},
+                                                 {{4, 64, 9, 11}, 0.0},
+                                                 {{32, 64, 56, 56}, 0.0},
+                                                 {{8, 256, 14, 14}, 20.0},
+                                                 {{3, 2048, 7, 7}, 0.0},
+                                                 {{2, 4096, 3, 3}, 0.0}}) {
+        const int64_t channels = shape.sizes[1];
+        for (bool with_residual : {true, false}) {
+            for (bool relu : {true, false}) {
+                SCOPED_TRACE(std::to_string(shape.sizes[0]) + "x" + std::to_string(channels) + "x" +
+                             std::to_string(shape.sizes[2]) + "x" + std::to_string(shape.sizes[3]) +
+                             (with_residual ? ", residual" : "") + (relu ? ", relu" : ""));
+                torch::nn::BatchNorm2d norm(channels), reference(channels);
+                norm->to(torch::kCUDA);
+                reference->to(torch::kCUDA);
+                {
+                    torch::NoGradGuard no_grad;
+                    norm->weight.normal_(1.0, 0.3);
+                    norm->bias.normal_(0.0, 0.3);
+                    norm->running_mean.normal_();
+                    norm->running_var.uniform_(0.5, 2.0);
+                    for (const char* name : {"weight", "bias"})
+                        reference->named_parameters()[name].copy_(norm->named_parameters()[name]);
+                    reference->running_mean.copy_(norm->running_mean);
+                    reference->running_var.copy_(norm->running_var);
+                }
+                const torch::Tensor x = leaf(channels_last_bf16(
+                    torch::randn(shape.sizes, torch::kCUDA) * 2.0 + shape.offset));
+                const torch::Tensor residual =
+                    leaf(channels_last_bf16(torch::randn(shape.sizes, torch::kCUDA)));
+                const torch::Tensor dy =
+                    channels_last_bf16(torch::randn(shape.sizes, torch::kCUDA));
+                const torch::Tensor y =
+                    batch_norm_add_relu(x, *norm, with_residual ? residual : torch::Tensor(), relu);
+                ASSERT_EQ(y.scalar_type(), torch::kBFloat16);
+                ASSERT_TRUE(y.is_contiguous(torch::MemoryFormat::ChannelsLast));
+                y.backward(dy);
+
+                const torch::Tensor rx = leaf(x.to(torch::kFloat32)),
+                                    rr = leaf(residual.to(torch::kFloat32));
+                torch::Tensor ry = reference(rx);
+                if (with_residual)
+                    ry = ry + rr;
+                if (relu)
+                    ry = torch::relu(ry);
+                ry.backward(dy.to(torch::kFloat32));
+
+                expect_close(y, ry, "y");
+                expect_near_in_norm(x.grad(), rx.grad(), "dx");
+                EXPECT_EQ(residual.grad().defined(), with_residual);
+                if (with_residual) {
+                    expect_near_in_norm(residual.grad(), rr.grad(), "d residual");
+                }
+                expect_close(norm->weight.grad(), reference->weight.grad(), "d gamma");
+                expect_close(norm->bias.grad(), reference->bias.grad(), "d beta");
+                expect_close(norm->running_mean, reference->running_mean, "running mean", 1e-3);
+                expect_close(norm->running_var, reference->running_var, "running var", 1e-3);
+                EXPECT_EQ(norm->num_batches_tracked.item<int64_t>(), 1);
+            }
+        }
+    }
+}
+
+// Whole ResNets as the trainer runs them on CUDA (fp32 parameters, channels-last, bf16 autocast),
+// with and without the kernels: the same loss, gradients and running statistics up to bf16
+// rounding.
+TEST_F(FusedBatchNormGpu, ResNetsGiveTheSameLossGradientsAndStatisticsWithAndWithoutTheKernels) {
+    for (const char* name : {"resnet-tiny", "resnet18", "resnet50"}) {
+        SCOPED_TRACE(name);
+        std::vector<double> losses;
+        std::vector<std::vector<torch::Tensor>> gradients, buffers;
+        for (bool fused : {true, false}) {
+            set_fused_kernels_enabled(fused);
+            torch::manual_seed(0);
+            std::unique_ptr<Model> model = make_model(name);
+            model->to_device(torch::kCUDA);
+            torch::manual_seed(1);
+            const Batch batch = model->synthetic_batch(4, torch::kCUDA);
+            torch::Tensor loss;
+            {
+                Bf16Autocast autocast(at::kCUDA);
+                loss = model->loss(batch);
+            }
+            loss.backward();
+            losses.push_back(loss.item<double>());
+            std::vector<torch::Tensor> grads, stats;
+            for (const torch::Tensor& p : model->module().parameters()) {
+                ASSERT_TRUE(p.grad().defined());
+                grads.push_back(p.grad().to(torch::kFloat32));
+            }
+            for (const torch::Tensor& b : model->module().buffers())
+                stats.push_back(b.to(torch::kFloat64));
+            gradients.push_back(grads);
+            buffers.push_back(stats);
+        }
+        EXPECT_NEAR(losses[0], losses[1], 1e-2 * std::abs(losses[1]));
+        double apart = 0, size = 0;
+        for (size_t i = 0; i < gradients[0].size(); ++i) {
+            apart += (gradients[0][i] - gradients[1][i]).pow(2).sum().item<double>();
+            size += gradients[1][i].pow(2).sum().item<double>();
+        }
+        EXPECT_LT(std::sqrt(apart / size), 3e-2) << "relative distance of all gradients";
+        ASSERT_EQ(buffers[0].size(), buffers[1].size());
+        for (size_t i = 0; i < buffers[0].size(); ++i)
+            expect_close(buffers[0][i], buffers[1][i], "running statistics", 2e-2);
+    }
+}
+
+}  // namespace
