@@ -76,6 +76,7 @@ void* stream() {
     return at::cuda::getCurrentCUDAStream().stream();
 }
 
+// `residual` is an empty tensor when there is none (a custom function's inputs must be defined).
 struct BatchNormAddReluFunction : torch::autograd::Function<BatchNormAddReluFunction> {
     static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
                                  const torch::Tensor& residual, const torch::Tensor& gamma,
@@ -91,14 +92,15 @@ struct BatchNormAddReluFunction : torch::autograd::Function<BatchNormAddReluFunc
             static_cast<float>(momentum), floats(running_mean), floats(running_var),
             count.data_ptr<int64_t>(), floats(partials), floats(stats), stream());
         torch::Tensor y = torch::empty_like(x);
-        kernels::batch_norm_apply(bits(x), bits(residual), floats(stats), relu, rows, channels,
-                                  bits(y), stream());
+        const bool has_residual = residual.numel() != 0;
+        kernels::batch_norm_apply(bits(x), has_residual ? bits(residual) : nullptr, floats(stats),
+                                  relu, rows, channels, bits(y), stream());
         // With a residual, the ReLU's mask comes from y (the next layer keeps y anyway); without,
         // it is recomputed from x.
-        const bool mask_from_output = relu && residual.defined();
+        const bool mask_from_output = relu && has_residual;
         ctx->save_for_backward({x, stats, gamma, mask_from_output ? y : torch::Tensor()});
         ctx->saved_data["relu"] = relu;
-        ctx->saved_data["residual"] = residual.defined();
+        ctx->saved_data["residual"] = has_residual;
         return y;
     }
 
@@ -137,8 +139,9 @@ torch::Tensor batch_norm_add_relu(const torch::Tensor& x, torch::nn::BatchNorm2d
 #ifdef MIGSCOPE_CUDA_KERNELS
     if (kernels_apply(x, norm, residual)) {
         return BatchNormAddReluFunction::apply(
-            x, residual, norm.weight, norm.bias, norm.running_mean, norm.running_var,
-            norm.num_batches_tracked, norm.options.eps(), *norm.options.momentum(), relu);
+            x, residual.defined() ? residual : torch::empty({0}, x.options()), norm.weight,
+            norm.bias, norm.running_mean, norm.running_var, norm.num_batches_tracked,
+            norm.options.eps(), *norm.options.momentum(), relu);
     }
 #endif
     torch::Tensor y = norm.forward(x);
