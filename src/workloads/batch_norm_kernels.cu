@@ -109,8 +109,8 @@ __device__ void channel_totals(const float* partials, int64_t row_blocks, int64_
 // Sums of x - x[row 0] and of its squares: shifting by a value of the channel keeps the
 // variance's E[d^2] - E[d]^2 from cancelling when the mean is large against the spread.
 __global__ void __launch_bounds__(kThreads)
-    statistics_kernel(const Bf16Bits* __restrict__ x, int64_t rows, int64_t channels,
-                      float* __restrict__ partials) {
+    batch_norm_statistics_kernel(const Bf16Bits* __restrict__ x, int64_t rows, int64_t channels,
+                                 float* __restrict__ partials) {
     const Tile t = tile_of(channels);
     const Position p = position(t);
     float shift[8], sum[8] = {}, squares[8] = {};
@@ -131,12 +131,11 @@ __global__ void __launch_bounds__(kThreads)
     write_lane_sums(sum, squares, t, p, channels, partials);
 }
 
-__global__ void statistics_finish_kernel(const float* __restrict__ partials, int64_t row_blocks,
-                                         const Bf16Bits* __restrict__ x, int64_t rows,
-                                         int64_t channels, const float* __restrict__ gamma,
-                                         const float* __restrict__ beta, float eps, float momentum,
-                                         float* running_mean, float* running_var,
-                                         int64_t* batches_tracked, float* __restrict__ stats) {
+__global__ void batch_norm_statistics_finish_kernel(
+    const float* __restrict__ partials, int64_t row_blocks, const Bf16Bits* __restrict__ x,
+    int64_t rows, int64_t channels, const float* __restrict__ gamma, const float* __restrict__ beta,
+    float eps, float momentum, float* running_mean, float* running_var, int64_t* batches_tracked,
+    float* __restrict__ stats) {
     const int64_t c = static_cast<int64_t>(blockIdx.x) * 32 + threadIdx.x;
     float sum, squares;
     channel_totals(partials, row_blocks, channels, c, sum, squares);
@@ -162,9 +161,9 @@ __global__ void statistics_finish_kernel(const float* __restrict__ partials, int
 
 template <bool kResidual, bool kRelu>
 __global__ void __launch_bounds__(kThreads)
-    apply_kernel(const Bf16Bits* __restrict__ x, const Bf16Bits* __restrict__ residual,
-                 const float* __restrict__ stats, int64_t rows, int64_t channels,
-                 Bf16Bits* __restrict__ y) {
+    batch_norm_apply_kernel(const Bf16Bits* __restrict__ x, const Bf16Bits* __restrict__ residual,
+                            const float* __restrict__ stats, int64_t rows, int64_t channels,
+                            Bf16Bits* __restrict__ y) {
     const Tile t = tile_of(channels);
     const Position p = position(t);
     float scale[8], shift[8];
@@ -193,10 +192,12 @@ __global__ void __launch_bounds__(kThreads)
 // Sums of g and g * (x - mean), g = dy with the ReLU's mask.
 template <ReluMask kMask>
 __global__ void __launch_bounds__(kThreads)
-    backward_reduce_kernel(const Bf16Bits* __restrict__ dy, const Bf16Bits* __restrict__ x,
-                           const Bf16Bits* __restrict__ y, const float* __restrict__ stats,
-                           int64_t rows, int64_t channels, Bf16Bits* __restrict__ masked,
-                           float* __restrict__ partials) {
+    batch_norm_backward_reduce_kernel(const Bf16Bits* __restrict__ dy,
+                                      const Bf16Bits* __restrict__ x,
+                                      const Bf16Bits* __restrict__ y,
+                                      const float* __restrict__ stats, int64_t rows,
+                                      int64_t channels, Bf16Bits* __restrict__ masked,
+                                      float* __restrict__ partials) {
     const Tile t = tile_of(channels);
     const Position p = position(t);
     float mean[8], scale[8] = {}, shift[8] = {}, sum[8] = {}, products[8] = {};
@@ -234,12 +235,10 @@ __global__ void __launch_bounds__(kThreads)
 
 // d_gamma, d_beta and the input gradient's coefficients [3][channels]: gamma * rstd, mean(g),
 // rstd^2 * mean(g * (x - mean)).
-__global__ void backward_finish_kernel(const float* __restrict__ partials, int64_t row_blocks,
-                                       int64_t rows, int64_t channels,
-                                       const float* __restrict__ stats,
-                                       const float* __restrict__ gamma, float* __restrict__ d_gamma,
-                                       float* __restrict__ d_beta,
-                                       float* __restrict__ coefficients) {
+__global__ void batch_norm_backward_finish_kernel(
+    const float* __restrict__ partials, int64_t row_blocks, int64_t rows, int64_t channels,
+    const float* __restrict__ stats, const float* __restrict__ gamma, float* __restrict__ d_gamma,
+    float* __restrict__ d_beta, float* __restrict__ coefficients) {
     const int64_t c = static_cast<int64_t>(blockIdx.x) * 32 + threadIdx.x;
     float sum, products;
     channel_totals(partials, row_blocks, channels, c, sum, products);
@@ -256,9 +255,11 @@ __global__ void backward_finish_kernel(const float* __restrict__ partials, int64
 // dx = gamma * rstd * (g - mean(g) - (x - mean) * rstd^2 * mean(g * (x - mean))).
 template <bool kMaskFromInput>
 __global__ void __launch_bounds__(kThreads)
-    backward_apply_kernel(const Bf16Bits* __restrict__ g_in, const Bf16Bits* __restrict__ x,
-                          const float* __restrict__ stats, const float* __restrict__ coefficients,
-                          int64_t rows, int64_t channels, Bf16Bits* __restrict__ dx) {
+    batch_norm_backward_apply_kernel(const Bf16Bits* __restrict__ g_in,
+                                     const Bf16Bits* __restrict__ x,
+                                     const float* __restrict__ stats,
+                                     const float* __restrict__ coefficients, int64_t rows,
+                                     int64_t channels, Bf16Bits* __restrict__ dx) {
     const Tile t = tile_of(channels);
     const Position p = position(t);
     float mean[8], scale[8] = {}, shift[8] = {}, a[8], mean_g[8], k[8];
@@ -320,9 +321,9 @@ void batch_norm_statistics(const Bf16Bits* x, int64_t rows, int64_t channels, co
                            float* stats, void* stream) {
     const auto s = static_cast<cudaStream_t>(stream);
     const dim3 grid = grid_of(rows, channels);
-    statistics_kernel<<<grid, kThreads, 0, s>>>(x, rows, channels, partials);
+    batch_norm_statistics_kernel<<<grid, kThreads, 0, s>>>(x, rows, channels, partials);
     check_launch("batch-norm statistics");
-    statistics_finish_kernel<<<finish_blocks(channels), dim3(32, 32), 0, s>>>(
+    batch_norm_statistics_finish_kernel<<<finish_blocks(channels), dim3(32, 32), 0, s>>>(
         partials, grid.y, x, rows, channels, gamma, beta, eps, momentum, running_mean, running_var,
         batches_tracked, stats);
     check_launch("batch-norm statistics finish");
@@ -330,8 +331,10 @@ void batch_norm_statistics(const Bf16Bits* x, int64_t rows, int64_t channels, co
 
 void batch_norm_apply(const Bf16Bits* x, const Bf16Bits* residual, const float* stats, bool relu,
                       int64_t rows, int64_t channels, Bf16Bits* y, void* stream) {
-    const auto launch = residual ? (relu ? apply_kernel<true, true> : apply_kernel<true, false>)
-                                 : (relu ? apply_kernel<false, true> : apply_kernel<false, false>);
+    const auto launch =
+        residual
+            ? (relu ? batch_norm_apply_kernel<true, true> : batch_norm_apply_kernel<true, false>)
+            : (relu ? batch_norm_apply_kernel<false, true> : batch_norm_apply_kernel<false, false>);
     launch<<<grid_of(rows, channels), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
         x, residual, stats, rows, channels, y);
     check_launch("batch-norm apply");
@@ -343,21 +346,21 @@ void batch_norm_backward(const Bf16Bits* dy, const Bf16Bits* x, const Bf16Bits* 
                          float* d_beta, float* partials, float* coefficients, void* stream) {
     const auto s = static_cast<cudaStream_t>(stream);
     const dim3 grid = grid_of(rows, channels);
-    const auto reduce = mask == ReluMask::kNone ? backward_reduce_kernel<ReluMask::kNone>
+    const auto reduce = mask == ReluMask::kNone ? batch_norm_backward_reduce_kernel<ReluMask::kNone>
                         : mask == ReluMask::kFromInput
-                            ? backward_reduce_kernel<ReluMask::kFromInput>
-                            : backward_reduce_kernel<ReluMask::kFromOutput>;
+                            ? batch_norm_backward_reduce_kernel<ReluMask::kFromInput>
+                            : batch_norm_backward_reduce_kernel<ReluMask::kFromOutput>;
     reduce<<<grid, kThreads, 0, s>>>(dy, x, y, stats, rows, channels, masked, partials);
     check_launch("batch-norm backward reduction");
-    backward_finish_kernel<<<finish_blocks(channels), dim3(32, 32), 0, s>>>(
+    batch_norm_backward_finish_kernel<<<finish_blocks(channels), dim3(32, 32), 0, s>>>(
         partials, grid.y, rows, channels, stats, gamma, d_gamma, d_beta, coefficients);
     check_launch("batch-norm backward finish");
     if (dx == nullptr)
         return;
     // With the mask from the output, the reduction wrote the masked gradient: read that.
     const Bf16Bits* const g = mask == ReluMask::kFromOutput ? masked : dy;
-    const auto apply =
-        mask == ReluMask::kFromInput ? backward_apply_kernel<true> : backward_apply_kernel<false>;
+    const auto apply = mask == ReluMask::kFromInput ? batch_norm_backward_apply_kernel<true>
+                                                    : batch_norm_backward_apply_kernel<false>;
     apply<<<grid, kThreads, 0, s>>>(g, x, stats, coefficients, rows, channels, dx);
     check_launch("batch-norm backward apply");
 }
