@@ -39,7 +39,7 @@ CNN_KINDS = [
     ("convolution", r"conv(?!ert)|fprop|dgrad|wgrad|implicit|cudnn|nhwcToNchw|nchwToNhwc"),
     ("pooling", r"pool"),
     ("fc + loss", r"gemm|nvjet|cublas|splitK|softmax|nll_loss|cross_entropy"),
-    ("relu/add", r"relu|threshold|add"),
+    ("relu/add", r"relu|threshold|add|clamp"),
     ("copy/cast", r"copy|cast|convert"),
 ]
 KIND_SETS = {"transformer": KINDS, "cnn": CNN_KINDS}
