@@ -31,8 +31,9 @@ KINDS = [  # first match wins; patterns are searched in the kernel name
     ("elementwise", r"elementwise|vectorized"),
 ]
 
-# For ResNets, from cuDNN's, ATen's and TorchInductor's kernel names (Inductor's `triton_*` names
-# list the operators they fuse, so batch norm goes before relu/add and those before copy/cast).
+# For ResNets, from cuDNN's, ATen's (its forward ReLU is a clamp), TorchInductor's and migscope's
+# (`batch_norm_*`) kernel names (Inductor's `triton_*` names list the operators they fuse, so batch
+# norm goes before relu/add and those before copy/cast).
 CNN_KINDS = [
     ("optimizer", r"adam|multi_tensor"),
     ("batch norm", r"batch_norm|batchnorm|bn_fw|bn_bw|welford"),

@@ -73,6 +73,8 @@ class TraceSummaryTest(unittest.TestCase):
             "triton_per_fused_native_batch_norm_backward_threshold_backward_7": "batch norm",
             "triton_poi_fused_add_relu_threshold_backward_3": "relu/add",
             "void at::native::vectorized_elementwise_kernel<4, at::native::threshold_kernel_impl": "relu/add",
+            "void at::native::vectorized_elementwise_kernel<8, at::native::launch_clamp_scalar": "relu/add",
+            "void migscope::workloads::kernels::(anonymous namespace)::batch_norm_apply_kernel<true, true>": "batch norm",
             "triton_poi_fused__to_copy_convert_element_type_1": "copy/cast",
             "void at::native::(anonymous namespace)::max_pool_forward_nhwc<c10::BFloat16>": "pooling",
             "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNN": "fc + loss",
