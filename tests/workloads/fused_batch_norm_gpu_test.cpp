@@ -15,29 +15,16 @@
 #include "workloads/autocast.h"
 #include "workloads/fused_ops.h"
 #include "workloads/registry.h"
+#include "tensor_checks.h"
 
 using namespace migscope::workloads;
+using migscope::workloads::testing::expect_close;
+using migscope::workloads::testing::leaf;
 
 namespace {
 
 torch::Tensor channels_last_bf16(const torch::Tensor& t) {
     return t.to(torch::kBFloat16).contiguous(torch::MemoryFormat::ChannelsLast);
-}
-
-torch::Tensor leaf(const torch::Tensor& t) {
-    return t.detach().clone(torch::MemoryFormat::Preserve).set_requires_grad(true);
-}
-
-// max |actual - expected| within rtol * max |expected| (bf16 results: ~3 digits).
-void expect_close(const torch::Tensor& actual, const torch::Tensor& expected, const char* what,
-                  double rtol = 1.5e-2) {
-    ASSERT_TRUE(actual.defined()) << what;
-    ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
-    const torch::Tensor a = actual.to(torch::kFloat32), e = expected.to(torch::kFloat32);
-    const double scale = e.abs().max().item<double>();
-    const double error = (a - e).abs().max().item<double>();
-    EXPECT_LE(error, rtol * scale + 1e-6)
-        << what << ": max error " << error << " against scale " << scale;
 }
 
 // ||actual - expected|| / ||expected||: for gradients behind a ReLU, where a value within
@@ -50,15 +37,7 @@ void expect_near_in_norm(const torch::Tensor& actual, const torch::Tensor& expec
     EXPECT_LT(distance, rtol) << what;
 }
 
-class FusedBatchNormGpu : public ::testing::Test {
-  protected:
-    void SetUp() override {
-        ASSERT_TRUE(torch::cuda::is_available()) << "a GPU check: run it on a machine with a GPU";
-        ASSERT_TRUE(fused_kernels_enabled());
-        torch::manual_seed(0);
-    }
-    void TearDown() override { set_fused_kernels_enabled(true); }
-};
+using FusedBatchNormGpu = migscope::workloads::testing::FusedKernelsGpu;
 
 TEST_F(FusedBatchNormGpu, MatchesTheFp32NormAddAndReluInValuesGradientsAndRunningStatistics) {
     // [N, C, H, W]: every tile width (8 to 2,048 channels, then two column blocks), few rows and

@@ -13,8 +13,11 @@
 
 #include "workloads/autocast.h"
 #include "workloads/registry.h"
+#include "tensor_checks.h"
 
 using namespace migscope::workloads;
+using migscope::workloads::testing::expect_close;
+using migscope::workloads::testing::leaf;
 
 namespace {
 
@@ -22,31 +25,7 @@ torch::Tensor bf16_randn(at::IntArrayRef sizes, double scale = 1.0) {
     return (torch::randn(sizes, torch::kCUDA) * scale).to(torch::kBFloat16);
 }
 
-torch::Tensor leaf(const torch::Tensor& t) {
-    return t.detach().clone().set_requires_grad(true);
-}
-
-// max |actual - expected| within a tolerance of rtol * max|expected| (bf16 results: ~3 digits).
-void expect_close(const torch::Tensor& actual, const torch::Tensor& expected, const char* what,
-                  double rtol = 1.5e-2) {
-    ASSERT_TRUE(actual.defined()) << what;
-    ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
-    const torch::Tensor a = actual.to(torch::kFloat32), e = expected.to(torch::kFloat32);
-    const double scale = e.abs().max().item<double>();
-    const double error = (a - e).abs().max().item<double>();
-    EXPECT_LE(error, rtol * scale + 1e-6)
-        << what << ": max error " << error << " against scale " << scale;
-}
-
-class FusedOpsGpu : public ::testing::Test {
-  protected:
-    void SetUp() override {
-        ASSERT_TRUE(torch::cuda::is_available()) << "a GPU check: run it on a machine with a GPU";
-        ASSERT_TRUE(fused_kernels_enabled());
-        torch::manual_seed(0);
-    }
-    void TearDown() override { set_fused_kernels_enabled(true); }
-};
+using FusedOpsGpu = migscope::workloads::testing::FusedKernelsGpu;
 
 TEST_F(FusedOpsGpu, AddLayerNormMatchesTheFp32CompositionInValuesAndGradients) {
     // (rows, cols): few rows a block of the backward, and many (its staged copies reused).
