@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <string>
 
 #include "partition/job.h"
 #include "workloads/registry.h"
@@ -33,6 +35,48 @@ TEST(ParameterCounts, FormulasMatchBuiltModules) {
     EXPECT_EQ(parameter_count(make_bert(bert)->module()), bert_parameter_count(bert));
     const Gpt2Config gpt2{300, 64, 48, 3, 4, 64};
     EXPECT_EQ(parameter_count(make_gpt2(gpt2)->module()), gpt2_parameter_count(gpt2));
+}
+
+namespace {
+
+std::shared_ptr<torch::nn::SequentialImpl> sequential(
+    const std::shared_ptr<torch::nn::Module>& module) {
+    return std::dynamic_pointer_cast<torch::nn::SequentialImpl>(module);
+}
+
+// A ResNet's logits computed from its modules as torchvision composes them: the stem, each block's
+// relu(body(x) + shortcut(x) or x), the pooled head.
+torch::Tensor reference_resnet_logits(torch::nn::Module& net, torch::Tensor x) {
+    auto children = net.named_children();
+    x = sequential(children["stem"])->forward(x);
+    for (int s = 1; children.contains("stage" + std::to_string(s)); ++s) {
+        for (const auto& block : children["stage" + std::to_string(s)]->children()) {
+            auto parts = block->named_children();
+            const torch::Tensor identity =
+                parts.contains("shortcut") ? sequential(parts["shortcut"])->forward(x) : x;
+            x = torch::relu(sequential(parts["body"])->forward(x) + identity);
+        }
+    }
+    auto fc = std::dynamic_pointer_cast<torch::nn::LinearImpl>(children["fc"]);
+    return fc->forward(torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1));
+}
+
+}  // namespace
+
+// The ResNet's forward walks its layers fusing each batch norm with the ReLU and residual add after
+// it (fused_batch_norm.h): it must compute what the layers compose to, for both block types.
+TEST(ResNet, ForwardIsWhatItsLayersComposeTo) {
+    const ResNetConfig basic{ResNetConfig::BlockType::kBasic, {1, 2}, 8, 10, 32};
+    const ResNetConfig bottleneck{ResNetConfig::BlockType::kBottleneck, {1, 2}, 8, 7, 32};
+    for (const ResNetConfig& config : {basic, bottleneck}) {
+        torch::manual_seed(4);
+        std::unique_ptr<Model> model = make_resnet(config);
+        const Batch batch = model->synthetic_batch(3, torch::kCPU);
+        const torch::Tensor loss = model->loss(batch);
+        const torch::Tensor expected = torch::cross_entropy_loss(
+            reference_resnet_logits(model->module(), batch.inputs), batch.targets);
+        EXPECT_NEAR(loss.item<double>(), expected.item<double>(), 1e-6);
+    }
 }
 
 TEST(Flops, ResNetForwardMatchesTorchvision) {
