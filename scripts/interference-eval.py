@@ -4,7 +4,8 @@ the planner's model (correction, cap and memory-bandwidth sharing) predict the j
 power of the measured H200 mixes (docs/planner.md, "What the correction stands for"), on the
 committed stores only.
 
-Reads data/profiles-h200.json, data/profiles-h200-own-jobs.json, data/profiles-h200/mixes.db,
+Reads data/profiles-h200-2026-12-01/ (the green profiles and calibration mixes of the unfused
+ResNets, which the study's mixes ran), data/profiles-h200-own-jobs.json,
 data/profiles-h200-own-jobs/mps-mixes.db, data/study-h200/study.db, data/study-h200/reasons.db and
 data/own-jobs-h200/verify.db (read-only); prints the tables to stdout. Python 3 standard library only.
 Usage: python3 scripts/interference-eval.py > data/interference-eval-2026-12-03.txt
@@ -27,7 +28,7 @@ PARTITION_SMS = {'1g.18gb': 16, '1g.35gb': 26, '2g.35gb': 32, '3g.71gb': 60, '4g
 
 STUDY_DB = 'data/study-h200/study.db'
 REASONS_DB = 'data/study-h200/reasons.db'
-CALIB_GREEN_DB = 'data/profiles-h200/mixes.db'
+CALIB_GREEN_DB = 'data/profiles-h200-2026-12-01/mixes.db'
 CALIB_MPS_DB = 'data/profiles-h200-own-jobs/mps-mixes.db'
 VERIFY_DB = 'data/own-jobs-h200/verify.db'
 # Group C: the study's mix3/mix4 steady windows (the fine-tune and LoRA windows have jobs without profiles)
@@ -115,7 +116,7 @@ def fit_exponent(dynamic_scale=1.0):
 
 EXPONENT, MLP_ALONE_W, MLP_IDLE_W, MLP_SEVEN_DYNAMIC_W, MLP_CLOCK_RATIO = fit_exponent()
 
-GREEN = Profiles('data/profiles-h200.json')
+GREEN = Profiles('data/profiles-h200-2026-12-01/profiles-h200.json')
 OWN = Profiles('data/profiles-h200-own-jobs.json')
 
 
@@ -205,7 +206,7 @@ def jobs_of(db, run_id):
                  run_id)
 
 
-# A: the green calibration mixes of data/profiles-h200.json (resnet18:32 x 4 and x 3)
+# A: the green calibration mixes of data/profiles-h200-2026-12-01/ (resnet18:32 x 4 and x 3)
 for run_id, label, layout, power_w, clock, in measured_runs(CALIB_GREEN_DB):
     evaluate_mix('A', f'mixes.db#{run_id} {layout}',
                  [(j[0], j[2], j[3]) for j in jobs_of(CALIB_GREEN_DB, run_id)], power_w, clock, GREEN, True)
