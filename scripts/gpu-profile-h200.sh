@@ -6,12 +6,13 @@
 #   scripts/gpu-profile-h200.sh transformers  bert-base:4, gpt2-medium:2, vit-b16:16
 #   scripts/gpu-profile-h200.sh mixes         the two calibration mixes (the corrections)
 #   scripts/gpu-profile-h200.sh export DB...  the profile file from the parts' stores (any machine)
+#   scripts/gpu-profile-h200.sh verify        docs/planner.md's checked plan, run with --verify
 # Each job runs alone on green partitions of 16, 32 and 64 SMs (1g.18gb, 2g.35gb, 3g.71gb) and on
 # the whole GPU, a steady window of PROFILE_S seconds (default 6) each, with idle probes before and
 # after (their idle state goes into the file).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-what=${1:?usage: $0 cnn|transformers|mixes|export DB...}
+what=${1:?usage: $0 cnn|transformers|mixes|export DB...|verify}
 out=${OUT:-$PWD/gpu-profile-out}
 b=${MIGSCOPE:-${MIGSCOPE_BUILD_DIR:-$root/build}/tools/migscope/migscope}
 window=${PROFILE_S:-6}
@@ -39,5 +40,10 @@ case "$what" in
     args=()
     for db in "$@"; do args+=(--db "$db"); done
     "$b" profile export "${args[@]}" --gpu-model h200 -o "$root/data/profiles-h200.json" ;;
+  verify)
+    "$b" plan --jobs resnet18:32,resnet50:32,bert-base:4 --work 1500 --backend green \
+      --objective energy --top 2 --verify --db "$out/verify.db" >"$out/verify.log" 2>&1
+    echo "verify: exit $?"
+    tail -n 12 "$out/verify.log" ;;
   *) echo "unknown part '$what'" >&2; exit 2 ;;
 esac
