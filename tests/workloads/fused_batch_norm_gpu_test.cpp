@@ -191,8 +191,8 @@ TEST_F(FusedBatchNormGpu, ResNetsInBf16AreAsCloseToFp32WithTheKernelsAsWithout) 
     }
 }
 
-// `steps` training steps of `name` at `batch` as the worker runs them: seeded, then the model and
-// one synthetic batch, on a stream of its own; bf16 autocast, fused AdamW, the step replayed as a
+// `steps` training steps of `name` at `batch` as the worker runs them (seeded, the model, its
+// trainer, one synthetic batch), on a stream of its own; bf16 autocast, fused AdamW, the step replayed as a
 // CUDA graph. Returns each step's loss, and the caching allocator's peaks over the run (bytes
 // allocated and reserved).
 struct TrainingRun {
