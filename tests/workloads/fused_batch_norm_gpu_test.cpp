@@ -192,9 +192,9 @@ TEST_F(FusedBatchNormGpu, ResNetsInBf16AreAsCloseToFp32WithTheKernelsAsWithout) 
 }
 
 // `steps` training steps of `name` at `batch` as the worker runs them (seeded, the model, its
-// trainer, one synthetic batch), on a stream of its own; bf16 autocast, fused AdamW, the step replayed as a
-// CUDA graph. Returns each step's loss, and the caching allocator's peaks over the run (bytes
-// allocated and reserved).
+// trainer, one synthetic batch), on a stream of its own; bf16 autocast, fused AdamW, the step
+// replayed as a CUDA graph. Returns each step's loss, and the caching allocator's peaks over the
+// run (bytes allocated and reserved).
 struct TrainingRun {
     std::vector<double> losses;
     int64_t peak_allocated_bytes = 0, peak_reserved_bytes = 0;
