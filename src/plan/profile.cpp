@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "core/statistics.h"
 #include "core/text.h"
 #include "store/store.h"
@@ -24,63 +25,6 @@ using nlohmann::json;
 
 constexpr const char* kFormat = "migscope-profiles";
 constexpr int kVersion = 1;
-
-// Strict access to one JSON object: required and optional keys of a given type; check_keys()
-// rejects anything not asked for (keys starting with '_' are comments).
-class Fields {
-  public:
-    Fields(const json& j, std::string path) : j_(j), path_(std::move(path)) {
-        if (!j_.is_object())
-            throw input_error(path_ + ": expected an object");
-    }
-    template <typename T>
-    T get(const std::string& key) {
-        if (!j_.contains(key))
-            throw input_error(at(key) + ": missing");
-        return as<T>(key);
-    }
-    template <typename T>
-    std::optional<T> optional(const std::string& key) {
-        if (!j_.contains(key) || j_[key].is_null()) {
-            seen_.insert(key);
-            return std::nullopt;
-        }
-        return as<T>(key);
-    }
-    bool has(const std::string& key) {  // present and not null (a null is an absent value)
-        seen_.insert(key);
-        return j_.contains(key) && !j_[key].is_null();
-    }
-    const json& child(const std::string& key) {
-        if (!j_.contains(key))
-            throw input_error(at(key) + ": missing");
-        seen_.insert(key);
-        return j_[key];
-    }
-    std::string at(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-    void check_keys() const {
-        for (const auto& [key, value] : j_.items()) {
-            if (!seen_.count(key) && key.rfind('_', 0) != 0)
-                throw input_error(at(key) + ": unknown key");
-        }
-    }
-
-  private:
-    template <typename T>
-    T as(const std::string& key) {
-        seen_.insert(key);
-        const json& v = j_[key];
-        const bool ok = std::is_same_v<T, std::string>
-                            ? v.is_string()
-                            : (std::is_integral_v<T> ? v.is_number_integer() : v.is_number());
-        if (!ok)
-            throw input_error(at(key) + ": wrong type (" + v.type_name() + ")");
-        return v.get<T>();
-    }
-    const json& j_;
-    std::string path_;
-    std::set<std::string> seen_;
-};
 
 Measured read_measured(const json& j, const std::string& path) {
     Fields f(j, path);
@@ -114,16 +58,6 @@ std::optional<unsigned> sms_of(const std::string& label, const mig::GpuModel& mo
     return p ? p->sms : std::nullopt;
 }
 
-// The batch a job ran at: as given, or for image workloads run at their default batch, the
-// images per step (token workloads at their default batch stay unknown).
-std::optional<int64_t> batch_of(const store::JobRecord& j) {
-    if (j.batch)
-        return j.batch;
-    if (j.item_unit == "images" && j.steps > 0 && j.items > 0)
-        return static_cast<int64_t>(std::llround(j.items / double(j.steps)));
-    return std::nullopt;
-}
-
 bool partition_backend(const std::string& backend) {
     return backend == "green" || backend == "mps" || backend == "mig";
 }
@@ -138,7 +72,7 @@ bool usable_single_job(const store::RunRecord& r) {
         !(partition_backend(r.backend) || r.backend == "sequential"))
         return false;
     const store::JobRecord& j = r.jobs[0];
-    return command_run(j, r) || (j.workload && batch_of(j) && j.items_per_s);
+    return command_run(j, r) || (j.workload && stored_batch(j) && j.items_per_s);
 }
 
 bool usable_mix(const store::RunRecord& r) {
@@ -146,7 +80,7 @@ bool usable_mix(const store::RunRecord& r) {
         !partition_backend(r.backend))
         return false;
     return std::all_of(r.jobs.begin(), r.jobs.end(), [](const store::JobRecord& j) {
-        return j.status == "ok" && j.workload && batch_of(j) && j.items_per_s;
+        return j.status == "ok" && j.workload && stored_batch(j) && j.items_per_s;
     });
 }
 
@@ -171,7 +105,7 @@ Correction calibrate(const ProfileSet& set, const std::vector<store::RunRecord>&
             const JobProfile* profile = nullptr;
             for (const JobProfile& p : set.jobs) {
                 if (!p.external() && p.workload == *j.workload && p.mode == j.mode &&
-                    p.batch == *batch_of(j))
+                    p.batch == *stored_batch(j))
                     profile = &p;
             }
             const auto e = profile && sms ? estimate(*profile, j.partition, *sms) : std::nullopt;
@@ -195,6 +129,14 @@ Correction calibrate(const ProfileSet& set, const std::vector<store::RunRecord>&
 }
 
 }  // namespace
+
+std::optional<int64_t> stored_batch(const store::JobRecord& j) {
+    if (j.batch)
+        return j.batch;
+    if (j.item_unit == "images" && j.steps > 0 && j.items > 0)
+        return static_cast<int64_t>(std::llround(j.items / double(j.steps)));
+    return std::nullopt;
+}
 
 Measured measured_of(std::vector<double> values) {
     if (values.empty())
@@ -484,7 +426,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         const bool command = !j.workload;
         JobValues& jv =
             by_job[command ? std::tuple(std::string(), std::string(), int64_t{0}, j.name)
-                           : std::tuple(*j.workload, j.mode, *batch_of(j), std::string())];
+                           : std::tuple(*j.workload, j.mode, *stored_batch(j), std::string())];
         jv.step_modes.insert(store::step_mode_of(j));
         if (partition_backend(r.backend))
             jv.backends.insert(r.backend);
@@ -501,7 +443,10 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
             const double gib = static_cast<double>(*j.peak_memory_bytes) / (1024.0 * 1024 * 1024);
             jv.peak_memory_gib = std::max(jv.peak_memory_gib.value_or(0.0), gib);
         }
-        Values& v = jv.partitions[j.partition];
+        // An instance of every compute slice (7g.141gb) is the whole GPU.
+        const mig::Profile* full = model.find(j.partition);
+        const bool whole = full && full->compute_slices == model.compute_slices;
+        Values& v = jv.partitions[whole ? std::string(kWholeGpu) : j.partition];
         v.items_per_s.push_back(command ? 1 / *j.finish_s : *j.items_per_s);
         if (command && j.steps > 0 && j.busy_s > 0)  // it reported steps: the rest is start-up
             v.startup_s.push_back(std::max(0.0, *j.finish_s - j.busy_s));

@@ -127,6 +127,10 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
 ProfileSet profiles_from_stores(const std::vector<std::string>& db_paths,
                                 const mig::GpuModel& model);
 
+// The batch a stored job ran at: as given, or for image workloads run at their default batch,
+// the images per step (token workloads at their default batch stay unknown).
+std::optional<int64_t> stored_batch(const store::JobRecord& job);
+
 // Whether profiles_from_runs uses a run: a single-job run it profiles from or a mix it calibrates
 // from (its provenance lists these).
 bool used_for_profiles(const store::RunRecord& run);
