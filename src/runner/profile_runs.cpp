@@ -1,6 +1,7 @@
 // Profiling for the planner: a sweep of single-job run cells, one per (job, size, repetition).
 #include "runner/profile_runs.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/error.h"
@@ -50,6 +51,37 @@ CellRequest profile_cell_request(const ProfileRequest& r, const ProfileCell& c) 
     return cell;
 }
 
+void ProfilePace::record(const ProfileRequest& r, const ProfileCell& c, double wall_s) {
+    if (r.jobs.at(c.job).external()) {
+        double& longest = command_run_s[c.job];
+        longest = std::max(longest, wall_s);
+        return;
+    }
+    overhead_s = (overhead_s * double(builtin_runs) + std::max(0.0, wall_s - r.duration_s)) /
+                 double(builtin_runs + 1);
+    ++builtin_runs;
+}
+
+ProfileTimeLeft profile_time_left(const ProfileRequest& r, const std::vector<ProfileCell>& cells,
+                                  size_t next, const ProfilePace& pace, const Measurement& m) {
+    ProfileTimeLeft left;
+    const double overhead_s =
+        pace.builtin_runs > 0 ? pace.overhead_s : kProfileRunStartS + 2 * m.idle_probe_s;
+    for (size_t i = next; i < cells.size(); ++i) {
+        ++left.runs;
+        const size_t job = cells[i].job;
+        if (!r.jobs.at(job).external()) {
+            left.seconds += r.duration_s + overhead_s;
+        } else if (const auto known = pace.command_run_s.find(job);
+                   known != pace.command_run_s.end()) {
+            left.seconds += known->second;
+        } else {
+            ++left.unknown_command_runs;
+        }
+    }
+    return left;
+}
+
 ProfileResult run_profile(const ProfileRequest& r, const Machine& machine, const Measurement& m,
                           const std::string& db_path, const RunHooks& hooks,
                           ProfileObserver& observer) {
@@ -76,6 +108,7 @@ ProfileResult run_profile(const ProfileRequest& r, const Machine& machine, const
     store::Store db = store::Store::open(db_path);
     if (db.upgrade() && hooks.progress)
         hooks.progress(store::describe(*db.upgrade(), db_path));
+    observer.profile_started(cells);
     ProfileResult result;
     const auto start = std::chrono::steady_clock::now();
     for (size_t i = 0; i < cells.size() && !(hooks.interrupt && *hooks.interrupt); ++i) {

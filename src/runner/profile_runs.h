@@ -5,6 +5,7 @@
 // (its work is its whole run, start-up included).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,10 +47,37 @@ std::vector<ProfileCell> profile_cells(const ProfileRequest& request,
 // (its command's one run) for an external command.
 CellRequest profile_cell_request(const ProfileRequest& request, const ProfileCell& cell);
 
+// How long profile runs take, learnt as they run: a built-in job's run is its window plus what a
+// run adds around it (the worker's start, warm-up and CUDA-graph capture, the idle probes),
+// kProfileRunStartS + both idle probes until runs here have measured it; a command's run is as
+// long as its longest run so far, unknown before its first.
+// kProfileRunStartS: on the H200, 16 runs of 6 s windows with 2 s idle probes took 4.5 min
+// (docs/planner.md, "The shipped profiles"): 17 s each, 7 s beyond the window and the probes.
+inline constexpr double kProfileRunStartS = 7;
+struct ProfilePace {
+    double overhead_s = 0;     // measured: mean seconds of a built-in run beyond its window
+    size_t builtin_runs = 0;   // measured so far
+    std::map<size_t, double> command_run_s;  // per job index: its longest run so far
+    // Learns from a finished run that took `wall_s` of wall time.
+    void record(const ProfileRequest& request, const ProfileCell& cell, double wall_s);
+};
+
+// What is left of `cells` from `next` on, roughly, at `pace`.
+struct ProfileTimeLeft {
+    size_t runs = 0;
+    double seconds = 0;               // of the runs whose length is known
+    size_t unknown_command_runs = 0;  // runs of commands that have not run once yet
+};
+ProfileTimeLeft profile_time_left(const ProfileRequest& request,
+                                  const std::vector<ProfileCell>& cells, size_t next,
+                                  const ProfilePace& pace, const Measurement& m);
+
 // Hears about each profile run; the CLI prints.
 class ProfileObserver {
   public:
     virtual ~ProfileObserver() = default;
+    // Every run about to be made, in order, once the request has been checked.
+    virtual void profile_started(const std::vector<ProfileCell>& cells) = 0;
     virtual void cell_started(size_t index, size_t count, const ProfileCell& cell) = 0;
     virtual void cell_finished(size_t index, const ProfileCell& cell,
                                const CellOutcome& outcome) = 0;

@@ -44,6 +44,34 @@ TEST(ProfileRuns, EachJobOnTheWholeGpuThenItsSizesForEveryRepetition) {
     EXPECT_EQ(cells[6].repetition, 2u);
 }
 
+// Built-in runs take their window plus a start until runs have measured it; a command's run
+// is unknown until its first, then as long as its longest.
+TEST(ProfileRuns, TimeLeftLearnsFromTheRunsMade) {
+    ProfileRequest r = two_jobs();
+    r.duration_s = 10;
+    partition::JobSpec mine;
+    mine.name = "mine";
+    mine.command = {"python3", "train.py"};
+    r.jobs.push_back(mine);
+    const std::vector<ProfileCell> cells = profile_cells(r, {"1g.18gb"});  // 3 jobs × 2 × 2
+    ASSERT_EQ(cells.size(), 12u);
+    Measurement m;
+    m.idle_probe_s = 2;
+    ProfilePace pace;
+    ProfileTimeLeft left = profile_time_left(r, cells, 0, pace, m);
+    EXPECT_EQ(left.runs, 12u);
+    EXPECT_EQ(left.unknown_command_runs, 4u);
+    EXPECT_DOUBLE_EQ(left.seconds, 8 * (10 + kProfileRunStartS + 4));
+    pace.record(r, cells[0], 25);  // a built-in run: 15 s beyond its window
+    pace.record(r, cells[1], 21);  // 11 s: 13 on average
+    pace.record(r, {2, "", 1}, 40);
+    pace.record(r, {2, "1g.18gb", 1}, 55);
+    left = profile_time_left(r, cells, 6, pace, m);  // the second repetition
+    EXPECT_EQ(left.runs, 6u);
+    EXPECT_EQ(left.unknown_command_runs, 0u);
+    EXPECT_DOUBLE_EQ(left.seconds, 4 * (10 + 13) + 2 * 55);
+}
+
 TEST(ProfileRuns, AWholeGpuCellIsSequentialAndASizeIsOneGreenPartition) {
     const ProfileRequest r = two_jobs();
     const CellRequest whole = profile_cell_request(r, {0, "", 1});
