@@ -97,7 +97,7 @@ std::vector<mig::Layout> Problem::layouts() const {
 
 Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& profiles,
                      const mig::GpuModel& model, const Constraints& constraints,
-                     PartitionKind kind) {
+                     PartitionKind kind, WholeGpuProfile whole_profile) {
     if (constraints.min_speed_fraction < 0 || constraints.min_speed_fraction > 1) {
         throw input_error(
             format("impossible constraint: min speed %.2f of the whole-GPU speed "
@@ -150,7 +150,7 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
                                         : &profiles.require_command(r.name, r.command);
         const Size& whole = p.sizes.back();
         const auto alone = estimate(*job.profile, kWholeGpu, whole.sms);
-        if (!alone) {
+        if (!alone && (whole_profile == WholeGpuProfile::kRequired || !r.work_steps)) {
             throw input_error("job '" + r.name +
                               "': no whole-GPU profile (needed to normalise its speed; "
                               "measure it with `migscope profile`)");
@@ -159,7 +159,7 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
             job.items = 1;  // one run of its command, whatever the work options say
         else if (r.work_steps)
             job.items = double(*r.work_steps) * job.profile->items_per_step;
-        else if (r.work_whole_gpu_s)
+        else if (r.work_whole_gpu_s && alone)
             job.items = *r.work_whole_gpu_s * alone->items_per_s;
         if (!(job.items > 0))
             throw input_error("job '" + r.name + "': its work must be positive");
@@ -188,8 +188,10 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
                 on.memory_pct = e->memory_utilization_pct.value_or(0);
                 on.interpolated = e->interpolated;
                 on.speed_fraction =
-                    job.items / alone->items_per_s /
-                    (partitioned ? mix_time_s(on, p.correction.throughput) : on.time_s);
+                    !alone ? 0.0
+                           : job.items / alone->items_per_s /
+                                 (partitioned ? mix_time_s(on, p.correction.throughput)
+                                              : on.time_s);
                 if (on.speed_fraction + 1e-12 < min_speed) {
                     on.refusal = format(
                         "keeps %.2f of its whole-GPU speed, below the min speed "
@@ -201,7 +203,7 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
             }
             job.on.push_back(on);
         }
-        if (!job.on.back().usable) {
+        if (!job.on.back().usable && alone) {
             throw input_error("job '" + r.name + "' fits no partition: on the whole GPU it " +
                               job.on.back().refusal);
         }
@@ -247,11 +249,28 @@ double cap_clock_ratio(double idle_w, double dynamic_w, std::optional<double> li
     return std::pow(std::max(0.0, *limit_w - idle_w) / dynamic_w, 1.0 / kCapClockExponent);
 }
 
+PhaseRate phase_rate(size_t busy, bool partitioned, double wanted_w, double memory_pct,
+                     const Correction& correction, double idle_w, std::optional<double> limit_w) {
+    PhaseRate r;
+    r.mix = partitioned && busy >= 2;
+    const double dynamic_w = wanted_w * (r.mix ? correction.dynamic_power : 1.0);
+    r.clock = cap_clock_ratio(idle_w, dynamic_w, limit_w);
+    // Jobs that want more than the whole memory bandwidth share it: none runs faster than
+    // 100 % / their summed demand of its speed alone, whatever the clock.
+    r.speed = (r.mix ? correction.throughput : 1.0) * r.clock;
+    if (memory_pct > 100)
+        r.speed = std::min(r.speed, 100 / memory_pct);
+    r.dynamic_w = dynamic_w * (r.clock < 1 ? std::pow(r.clock, kCapClockExponent) : 1.0);
+    return r;
+}
+
 void simulate_gpu(const std::vector<std::vector<QueuedJob>>& queues, bool partitioned,
                   const Correction& correction, double idle_w, std::optional<double> limit_w,
                   GpuTimeline& out) {
     const size_t partitions = queues.size();
     out.end_s.resize(partitions);
+    out.mix_s.resize(partitions);
+    out.capped_s.resize(partitions);
     out.makespan_s = out.dynamic_j = 0;
     // Per partition: its running job, and what is left of that job's start-up and rest (rest in
     // seconds as alone).
@@ -259,6 +278,8 @@ void simulate_gpu(const std::vector<std::vector<QueuedJob>>& queues, bool partit
     std::vector<double> startup_left(partitions, 0), rest_left(partitions, 0);
     for (size_t k = 0; k < partitions; ++k) {
         out.end_s[k].assign(queues[k].size(), 0);
+        out.mix_s[k].assign(queues[k].size(), 0);
+        out.capped_s[k].assign(queues[k].size(), 0);
         if (!queues[k].empty()) {
             startup_left[k] = queues[k][0].startup_s;
             rest_left[k] = queues[k][0].rest_s;
@@ -285,18 +306,13 @@ void simulate_gpu(const std::vector<std::vector<QueuedJob>>& queues, bool partit
         }
         if (busy == 0)
             break;
-        const bool mix = partitioned && busy >= 2;
-        const double dynamic_w = wanted_w * (mix ? correction.dynamic_power : 1.0);
-        const double clock = cap_clock_ratio(idle_w, dynamic_w, limit_w);
-        // Jobs that want more than the whole memory bandwidth share it: none runs faster than
-        // 100 % / their summed demand of its speed alone, whatever the clock.
-        double speed = (mix ? correction.throughput : 1.0) * clock;
-        if (memory_pct > 100)
-            speed = std::min(speed, 100 / memory_pct);
+        const PhaseRate rate =
+            phase_rate(busy, partitioned, wanted_w, memory_pct, correction, idle_w, limit_w);
         double dt = std::numeric_limits<double>::infinity();
         for (size_t k = 0; k < partitions; ++k) {
             if (at[k] < queues[k].size())
-                dt = std::min(dt, startup_left[k] > 0 ? startup_left[k] : rest_left[k] / speed);
+                dt = std::min(dt,
+                              startup_left[k] > 0 ? startup_left[k] : rest_left[k] / rate.speed);
         }
         // The phase that ends first ends exactly; others within rounding of it end too.
         const auto advance = [](double& left, double step) {
@@ -305,15 +321,100 @@ void simulate_gpu(const std::vector<std::vector<QueuedJob>>& queues, bool partit
         for (size_t k = 0; k < partitions; ++k) {
             if (at[k] >= queues[k].size())
                 continue;
+            if (rate.mix)
+                out.mix_s[k][at[k]] += dt;
+            if (rate.clock < 1)
+                out.capped_s[k][at[k]] += dt;
             if (startup_left[k] > 0)
                 advance(startup_left[k], dt);
             else
-                advance(rest_left[k], dt * speed);
+                advance(rest_left[k], dt * rate.speed);
         }
-        out.dynamic_j += dynamic_w * (clock < 1 ? std::pow(clock, kCapClockExponent) : 1.0) * dt;
+        out.dynamic_j += rate.dynamic_w * dt;
         t += dt;
     }
     out.makespan_s = t;
+}
+
+namespace {
+
+// A job's situation from its share of mix and capped seconds in its run (most of it counts).
+JobSituation situation_of(double time_s, double mix_s, double capped_s, unsigned sms,
+                          bool queued) {
+    JobSituation s;
+    s.mix = time_s > 0 && mix_s >= 0.5 * time_s;
+    s.capped = time_s > 0 && capped_s >= 0.5 * time_s;
+    s.sms = sms;
+    s.queued = queued;
+    return s;
+}
+
+// The jobs of one GPU's plan as simulate_gpu's queues, and each partition's size index.
+std::vector<std::vector<QueuedJob>> queues_of(const Problem& problem, const GpuPlan& gpu, size_t g,
+                                              std::vector<size_t>& size_of,
+                                              std::vector<int>& seen) {
+    const size_t partitions = gpu.layout ? gpu.layout->instances.size() : 1;
+    if (gpu.queues.size() != partitions)
+        throw input_error("plan: GPU " + std::to_string(g) + " has " +
+                          std::to_string(gpu.queues.size()) + " queues for " +
+                          std::to_string(partitions) + " partitions");
+    std::vector<std::vector<QueuedJob>> queues(partitions);
+    size_of.assign(partitions, 0);
+    for (size_t k = 0; k < partitions; ++k) {
+        size_of[k] =
+            gpu.layout ? problem.size_index(gpu.layout->instances[k].profile) : problem.whole();
+        const Size& size = problem.sizes[size_of[k]];
+        for (size_t j : gpu.queues[k]) {
+            if (j >= problem.jobs.size() || seen[j]++)
+                throw input_error("plan: job " + std::to_string(j) + " placed twice or unknown");
+            const JobModel& job = problem.jobs[j];
+            const JobOnSize& on = job.on[size_of[k]];
+            if (!on.usable) {
+                throw input_error("plan: job '" + job.request.name + "' cannot run on " +
+                                  size.label + ": " + on.refusal);
+            }
+            queues[k].push_back({on.startup_s, on.time_s - on.startup_s,
+                                 std::max(0.0, on.power_w - problem.idle_power_w), on.memory_pct});
+        }
+    }
+    return queues;
+}
+
+}  // namespace
+
+SteadyWindow predict_steady_window(const Problem& problem, const GpuPlan& gpu) {
+    std::vector<size_t> size_of;
+    std::vector<int> seen(problem.jobs.size(), 0);
+    const std::vector<std::vector<QueuedJob>> queues = queues_of(problem, gpu, 0, size_of, seen);
+    SteadyWindow w;
+    w.items_per_s.assign(problem.jobs.size(), 0);
+    w.situation.assign(problem.jobs.size(), {});
+    size_t busy = 0;
+    double wanted_w = 0, memory_pct = 0;
+    for (const auto& q : queues) {
+        if (q.empty())
+            continue;
+        ++busy;
+        wanted_w += q.front().dynamic_w;
+        memory_pct += q.front().memory_pct;
+    }
+    const PhaseRate rate = phase_rate(busy, gpu.layout.has_value(), wanted_w, memory_pct,
+                                      problem.correction, problem.idle_power_w,
+                                      problem.power_limit_w);
+    for (size_t k = 0; k < queues.size(); ++k) {
+        if (gpu.queues[k].empty())
+            continue;
+        const size_t j = gpu.queues[k].front();
+        const JobOnSize& on = problem.jobs[j].on[size_of[k]];
+        w.items_per_s[j] = problem.jobs[j].items / (on.time_s - on.startup_s) * rate.speed;
+        w.situation[j] = situation_of(1, rate.mix ? 1 : 0, rate.clock < 1 ? 1 : 0,
+                                      problem.sizes[size_of[k]].sms, gpu.queues[k].size() > 1);
+    }
+    w.mix = rate.mix;
+    w.clock = rate.clock;
+    w.dynamic_w = rate.dynamic_w;
+    w.board_power_w = problem.idle_power_w + rate.dynamic_w;
+    return w;
 }
 
 Prediction predict(const Problem& problem, const Plan& plan) {
@@ -325,36 +426,15 @@ Prediction predict(const Problem& problem, const Plan& plan) {
     GpuTimeline timeline, without;
     for (size_t g = 0; g < plan.size(); ++g) {
         const GpuPlan& gpu = plan[g];
-        const size_t partitions = gpu.layout ? gpu.layout->instances.size() : 1;
-        if (gpu.queues.size() != partitions)
-            throw input_error("plan: GPU " + std::to_string(g) + " has " +
-                              std::to_string(gpu.queues.size()) + " queues for " +
-                              std::to_string(partitions) + " partitions");
+        std::vector<size_t> size_of;
+        const std::vector<std::vector<QueuedJob>> queues =
+            queues_of(problem, gpu, g, size_of, seen);
+        const size_t partitions = queues.size();
         const size_t busy = std::count_if(gpu.queues.begin(), gpu.queues.end(),
                                           [](const auto& q) { return !q.empty(); });
         const bool mix = gpu.layout && busy >= 2;
+        out.mix = out.mix || mix;
         out.corrected = out.corrected || (mix && (c.throughput != 1 || c.dynamic_power != 1));
-        std::vector<std::vector<QueuedJob>> queues(partitions);
-        std::vector<size_t> size_of(partitions);
-        for (size_t k = 0; k < partitions; ++k) {
-            size_of[k] =
-                gpu.layout ? problem.size_index(gpu.layout->instances[k].profile) : problem.whole();
-            const Size& size = problem.sizes[size_of[k]];
-            for (size_t j : gpu.queues[k]) {
-                if (j >= problem.jobs.size() || seen[j]++)
-                    throw input_error("plan: job " + std::to_string(j) +
-                                      " placed twice or unknown");
-                const JobModel& job = problem.jobs[j];
-                const JobOnSize& on = job.on[size_of[k]];
-                if (!on.usable) {
-                    throw input_error("plan: job '" + job.request.name + "' cannot run on " +
-                                      size.label + ": " + on.refusal);
-                }
-                queues[k].push_back({on.startup_s, on.time_s - on.startup_s,
-                                     std::max(0.0, on.power_w - problem.idle_power_w),
-                                     on.memory_pct});
-            }
-        }
         simulate_gpu(queues, gpu.layout.has_value(), c, problem.idle_power_w, problem.power_limit_w,
                      timeline);
         // This GPU's jobs as `migscope run` attributes them (telemetry/attribution.h), with the
@@ -380,6 +460,8 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                 jp.items_per_s = time_s > 0 ? job.items / time_s : 0.0;
                 jp.speed_fraction = time_s > 0 ? job.on[problem.whole()].time_s / time_s : 0.0;
                 jp.interpolated = job.on[size_of[k]].interpolated;
+                jp.situation = situation_of(time_s, timeline.mix_s[k][q], timeline.capped_s[k][q],
+                                            size.sms, gpu.queues[k].size() > 1);
                 gpu_jobs.push_back(j);
                 place.emplace_back(k, q);
                 split.partition_sms.push_back(size.sms);
@@ -435,22 +517,6 @@ Prediction predict(const Problem& problem, const Plan& plan) {
     out.edp_js = out.energy_j * out.makespan_s;
     out.throughput = out.makespan_s > 0 ? work_s / out.makespan_s : 0.0;
     return out;
-}
-
-MakespanRange predict_makespan_range(const Problem& problem, const Plan& plan) {
-    Problem end = problem;
-    const auto makespan_at = [&](bool fastest) {
-        for (size_t j = 0; j < end.jobs.size(); ++j) {
-            for (size_t s = 0; s < end.sizes.size(); ++s) {
-                const JobOnSize& from = problem.jobs[j].on[s];
-                JobOnSize& on = end.jobs[j].on[s];
-                on.time_s = fastest ? from.fastest_time_s : from.slowest_time_s;
-                on.startup_s = fastest ? from.fastest_startup_s : from.slowest_startup_s;
-            }
-        }
-        return predict(end, plan).makespan_s;
-    };
-    return {makespan_at(true), makespan_at(false)};
 }
 
 double score(Objective objective, const Prediction& p) {

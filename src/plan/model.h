@@ -96,9 +96,25 @@ struct QueuedJob {
 // none runs faster than 100 % / that sum.
 struct GpuTimeline {
     std::vector<std::vector<double>> end_s;  // per partition, per queued job
+    // Per partition, per queued job: the seconds of its run with two or more partitions busy (a
+    // mix), and with the clock below 1 (the power cap).
+    std::vector<std::vector<double>> mix_s, capped_s;
     double makespan_s = 0;
     double dynamic_j = 0;  // the board's energy above idle until the makespan
 };
+
+// One phase of simulate_gpu: while `busy` partitions run jobs that want `wanted_w` of dynamic
+// power alone, and those in their rest `memory_pct` of the memory bandwidth: their speed (× each
+// one's rest alone), the SM clock ratio and the board's dynamic power.
+struct PhaseRate {
+    bool mix = false;  // partitioned and two or more busy: the correction applies
+    double speed = 1;
+    double clock = 1;
+    double dynamic_w = 0;
+};
+PhaseRate phase_rate(size_t busy, bool partitioned, double wanted_w, double memory_pct,
+                     const Correction& correction, double idle_w, std::optional<double> limit_w);
+
 void simulate_gpu(const std::vector<std::vector<QueuedJob>>& queues, bool partitioned,
                   const Correction& correction, double idle_w, std::optional<double> limit_w,
                   GpuTimeline& out);
@@ -141,12 +157,18 @@ unsigned green_context_sms(const mig::GpuModel& model, unsigned sms);
 // The profiles with every partition's SMs as a green context gets them (green_context_sms).
 ProfileSet on_green_contexts(ProfileSet profiles, const mig::GpuModel& model);
 
+// Whether every job needs a whole-GPU profile: to plan, yes (its speeds are fractions of it, its
+// work may be given in its seconds); to predict measured mixes of its partitions (residuals.h),
+// no: such a job just cannot use the whole GPU.
+enum class WholeGpuProfile { kRequired, kOptional };
+
 // Builds the problem. Input errors name the job or the constraint: unknown workload or batch,
 // a job that fits no partition (memory), a min speed above 1, no whole-GPU profile. With kGreen
 // the sizes get green-context SMs; give it profiles from on_green_contexts.
 Problem make_problem(const std::vector<JobRequest>& jobs, const ProfileSet& profiles,
                      const mig::GpuModel& model, const Constraints& constraints,
-                     PartitionKind kind = PartitionKind::kMig);
+                     PartitionKind kind = PartitionKind::kMig,
+                     WholeGpuProfile whole = WholeGpuProfile::kRequired);
 
 // One GPU of a plan: a layout and a queue of jobs per partition (in layout order), or no layout
 // (the whole GPU, not partitioned) and one queue.
@@ -157,6 +179,16 @@ struct GpuPlan {
 using Plan = std::vector<GpuPlan>;
 
 std::string describe(const GpuPlan& gpu);  // "4g.71gb@0+3g.71gb@4" or "whole GPU (not partitioned)"
+
+// What drives the model's error for a job where a plan puts it (docs/planner.md, "How sure"):
+// beside other jobs or alone, its partition's SMs, a capped clock, a queue. Each names the group
+// of measured residuals its interval comes from (model_error.h).
+struct JobSituation {
+    bool mix = false;     // two or more partitions busy for most of its run
+    unsigned sms = 0;     // its partition's
+    bool capped = false;  // the power cap slows the clock for most of its run
+    bool queued = false;  // its partition runs other jobs before or after it
+};
 
 struct JobPrediction {
     size_t gpu = 0;
@@ -170,6 +202,7 @@ struct JobPrediction {
     // dynamic power alone there × its time, and a time share of the mix's interaction.
     double energy_j = 0;
     bool interpolated = false;
+    JobSituation situation;
 };
 
 struct Prediction {
@@ -185,6 +218,7 @@ struct Prediction {
     double aggregate_throughput = 0;
     double edp_js = 0;                // energy × makespan
     bool corrected = false;           // the interference correction applied (some GPU ran a mix)
+    bool mix = false;                 // some GPU runs two or more partitions at once
     std::vector<JobPrediction> jobs;  // per job index
 };
 
@@ -194,18 +228,18 @@ struct Prediction {
 // `migscope run` does, its margin from the GPU simulated without it.
 Prediction predict(const Problem& problem, const Plan& plan);
 
-// The makespan the plan would have if every job ran as its fastest, and as its slowest, profiled
-// repetition did (speed and a command's start-up), all else as predict: the spread that the
-// profiles' own run-to-run variation puts around the predicted makespan. Equal to it where each
-// size was measured once.
-struct MakespanRange {
-    double fastest_s = 0, slowest_s = 0;
-    bool holds(double makespan_s) const {  // with 0.5 % for rounding
-        return makespan_s >= fastest_s * 0.995 && makespan_s <= slowest_s * 1.005;
-    }
-    bool spread() const { return slowest_s > fastest_s * 1.005; }  // the repetitions differ
+// A steady window of one GPU's mix: every partition of `gpu` runs its first job, all in their
+// rest at once (simulate_gpu's first phase without start-ups): each job's items/s (per problem
+// job; 0 for jobs not on the GPU), the board's power and the clock ratio.
+struct SteadyWindow {
+    std::vector<double> items_per_s;
+    std::vector<JobSituation> situation;  // per problem job
+    double board_power_w = 0;
+    double dynamic_w = 0;
+    double clock = 1;
+    bool mix = false;
 };
-MakespanRange predict_makespan_range(const Problem& problem, const Plan& plan);
+SteadyWindow predict_steady_window(const Problem& problem, const GpuPlan& gpu);
 
 // Lower is better: energy J, −throughput, makespan s, or energy × makespan.
 double score(Objective objective, const Prediction& prediction);

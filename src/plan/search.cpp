@@ -903,6 +903,91 @@ std::optional<Candidate> best_on_layout(const Problem& p, const mig::Layout& lay
     return candidate_of(p, h.plan());
 }
 
+std::string to_string(Verdict verdict) {
+    switch (verdict) {
+        case Verdict::kNotPartitioned:
+            return "not-partitioned";
+        case Verdict::kClearGain:
+            return "clear-gain";
+        case Verdict::kInsideError:
+            return "inside-error";
+        case Verdict::kErrorUnknown:
+            return "error-unknown";
+        case Verdict::kPointsOnly:
+            return "points-only";
+    }
+    return "?";
+}
+
+namespace {
+
+bool overlap(const Bounds& a, const Bounds& b) {
+    return a.lo <= b.hi && b.lo <= a.hi;
+}
+
+// Every candidate's interval, then the recommendation (Decision) moved to the front of the top.
+void decide(const Problem& p, const SearchOptions& o, SearchResult& r) {
+    const auto with_interval = [&](Candidate& c) {
+        c.interval = predict_interval(p, c.plan, c.prediction, o.error);
+    };
+    for (Candidate& c : r.top)
+        with_interval(c);
+    for (Candidate& c : r.pareto)
+        with_interval(c);
+    for (Baseline& b : r.baselines) {
+        if (b.candidate)
+            with_interval(*b.candidate);
+    }
+    const Candidate& sequential = *r.baselines.front().candidate;
+    Decision& d = r.decision;
+    const auto part = std::find_if(r.top.begin(), r.top.end(),
+                                   [](const Candidate& c) { return c.partitioned(); });
+    if (part != r.top.end()) {
+        d.best_partitioned = part->name;
+        const double mine = score(o.objective, part->prediction);
+        const double theirs = score(o.objective, sequential.prediction);
+        d.gain = theirs != 0 ? (theirs - mine) / std::abs(theirs) : 0.0;
+        d.partitioned = score_bounds(o.objective, part->interval);
+        d.not_partitioned = score_bounds(o.objective, sequential.interval);
+    }
+    bool recommend_sequential = false;
+    if (!o.error) {
+        d.verdict = Verdict::kPointsOnly;
+    } else if (!r.top.front().partitioned()) {
+        d.verdict = Verdict::kNotPartitioned;
+    } else if (!r.top.front().interval.known || !sequential.interval.known) {
+        d.verdict = Verdict::kErrorUnknown;
+        d.unknown_why = !r.top.front().interval.known ? r.top.front().interval.unknown_why
+                                                      : sequential.interval.unknown_why;
+        recommend_sequential = true;
+    } else if (d.partitioned.hi < d.not_partitioned.lo) {
+        d.verdict = Verdict::kClearGain;
+    } else {
+        d.verdict = Verdict::kInsideError;
+        recommend_sequential = true;
+    }
+    if (recommend_sequential) {
+        const auto at = std::find_if(r.top.begin(), r.top.end(),
+                                     [](const Candidate& c) { return !c.partitioned(); });
+        if (at != r.top.end())
+            std::rotate(r.top.begin(), at, at + 1);
+        else
+            r.top.insert(r.top.begin(), sequential);
+    }
+    if (!o.error)
+        return;
+    const Candidate& chosen = r.top.front();
+    const Bounds mine = score_bounds(o.objective, chosen.interval);
+    for (size_t i = 1; i < r.top.size(); ++i) {
+        const Candidate& c = r.top[i];
+        if (!c.interval.known || !chosen.interval.known ||
+            overlap(mine, score_bounds(o.objective, c.interval)))
+            d.indistinguishable.push_back(c.name);
+    }
+}
+
+}  // namespace
+
 SearchResult search(const Problem& p, const SearchOptions& o) {
     if (o.gpus == 0)
         throw input_error("plan: --gpus must be at least 1");
@@ -988,6 +1073,7 @@ SearchResult search(const Problem& p, const SearchOptions& o) {
         }
     }
     r.baselines.push_back(std::move(single));
+    decide(p, o, r);
     return r;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plan/model.h"
+#include "plan/model_error.h"
 
 namespace migscope::plan {
 
@@ -21,14 +22,43 @@ struct SearchOptions {
     Method method = Method::kAuto;
     // kAuto: exhaustive on one GPU up to this many jobs, the heuristic beyond.
     size_t exhaustive_job_limit = 9;
+    // The model's measured residuals, for every candidate's interval and the recommendation;
+    // null: none (points are compared, and the result says so).
+    const ModelError* error = nullptr;
 };
 
 struct Candidate {
     std::string name;  // the layout, or "N× layout + M× layout" on several GPUs
     Plan plan;
     Prediction prediction;
+    PredictionInterval interval;
     bool partitioned() const;  // some GPU has a layout (not the whole GPU)
 };
+
+// Why the recommendation is what it is. A partitioned plan is recommended over not partitioning
+// only when its interval for the objective is clear of not partitioning's (docs/planner.md,
+// "How sure").
+enum class Verdict {
+    kNotPartitioned,  // not partitioning is the best predicted plan
+    kClearGain,       // the best partitioned plan's interval is clear of not partitioning's
+    kInsideError,     // its gain lies inside the model's error: do not partition
+    kErrorUnknown,    // too few residuals for its interval: do not partition
+    kPointsOnly,      // no residuals at all: the best predicted plan, its points compared
+};
+struct Decision {
+    Verdict verdict = Verdict::kPointsOnly;
+    std::string best_partitioned;  // the best partitioned candidate by its prediction; "": none
+    // Its predicted gain over not partitioning for the objective, as a fraction of not
+    // partitioning's (> 0: better), and both objective intervals in score order (lower is
+    // better: the throughputs negated).
+    double gain = 0;
+    Bounds partitioned, not_partitioned;
+    std::string unknown_why;  // kErrorUnknown: which residuals are missing
+    // Other top candidates whose objective interval overlaps the recommendation's (or is
+    // unknown): the model cannot tell them from it.
+    std::vector<std::string> indistinguishable;
+};
+std::string to_string(Verdict verdict);
 
 struct Baseline {
     // "sequential whole GPU", "7x1g" (one 1g per compute slice), "all-balanced", "best single
@@ -40,7 +70,11 @@ struct Baseline {
 
 struct SearchResult {
     Method method = Method::kExhaustive;  // what ran
-    std::vector<Candidate> top;           // best first, each a different layout (mix)
+    // The recommendation first (Decision), then the best predicted, each a different layout
+    // (mix): the top K by the objective, and not partitioning ahead of them when the
+    // recommendation is not to partition and it was not among them.
+    std::vector<Candidate> top;
+    Decision decision;
     std::vector<Candidate> pareto;        // energy vs throughput, by increasing energy
     std::vector<Baseline> baselines;
     uint64_t evaluated = 0;  // complete assignments scored
@@ -49,7 +83,8 @@ struct SearchResult {
 };
 
 // Plans the problem's jobs on `gpus` GPUs. The whole GPU running the jobs one after another is
-// always a candidate. One GPU with at most exhaustive_job_limit jobs: every valid layout × every
+// always a candidate, and the recommendation unless a partitioned plan beats it by more than the
+// model's error (Decision). One GPU with at most exhaustive_job_limit jobs: every valid layout × every
 // assignment (identical partitions are symmetric; branch and bound on the objective). Otherwise
 // the heuristic (docs/planner.md): each layout on every GPU filled longest job first with local
 // search, then each GPU's layout changed where that helps, then jobs moved between GPUs.

@@ -24,6 +24,7 @@ CandidateRun candidate_run(const Problem& p, const GpuPlan& g) {
             if (!job.profile->external()) {
                 spec.mode = job.request.mode;
                 spec.batch = job.profile->batch;
+                spec.steps = job.request.work_steps;
             }
             a.jobs.push_back(std::move(spec));
             a.order.push_back(j);
@@ -83,6 +84,25 @@ std::vector<GpuCheck> gpu_checks(const Candidate& c, const std::optional<Measure
 
 }  // namespace
 
+std::vector<std::optional<double>> measured_end_times(const std::vector<CandidateRun>& runs,
+                                                      const MeasuredRun& run) {
+    std::vector<std::optional<double>> out;
+    for (const CandidateRun& r : runs) {
+        std::optional<double> whole_s = 0.0;  // a whole GPU's windows so far
+        for (size_t q = 0; q < r.jobs.size() && out.size() < run.jobs.size(); ++q) {
+            const std::optional<double>& finish_s = run.jobs[out.size()].finish_s;
+            if (!r.layout.empty()) {
+                out.push_back(finish_s);
+                continue;
+            }
+            whole_s = whole_s && finish_s ? std::optional<double>(*whole_s + *finish_s)
+                                          : std::nullopt;
+            out.push_back(whole_s);
+        }
+    }
+    return out;
+}
+
 std::optional<double> measured_score(Objective objective, const Problem& p,
                                      const CandidateRun& plan, const MeasuredRun& run) {
     if (!(run.makespan_s > 0))
@@ -136,21 +156,32 @@ Verification verify(const Problem& p, const SearchResult& r, Objective objective
                     CandidateRunner& runner) {
     Verification v;
     v.objective = objective;
-    for (size_t i = 0; i < r.top.size(); ++i) {
-        const Candidate& c = r.top[i];
+    std::vector<const Candidate*> candidates;
+    for (const Candidate& c : r.top)
+        candidates.push_back(&c);
+    const bool has_sequential = std::any_of(r.top.begin(), r.top.end(),
+                                            [](const Candidate& c) { return !c.partitioned(); });
+    if (!has_sequential && !r.baselines.empty() && r.baselines.front().candidate)
+        candidates.push_back(&*r.baselines.front().candidate);
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        const Candidate& c = *candidates[i];
         std::vector<CandidateRun> runs;
         for (const GpuPlan& g : c.plan)
             runs.push_back(candidate_run(p, g));
         const CandidateRun run = runs.size() == 1 ? runs.front() : combined_run(runs);
-        VerifiedCandidate vc{c.name,       c.prediction, predict_makespan_range(p, c.plan),
-                             std::nullopt, "",           run.order,
-                             std::nullopt};
+        VerifiedCandidate vc;
+        vc.name = c.name;
+        vc.baseline = i >= r.top.size();
+        vc.predicted = c.prediction;
+        vc.interval = c.interval;
+        vc.order = run.order;
         vc.measured = runs.size() == 1 ? runner.run(c, i, run, vc.skipped)
                                        : runner.run_gpus(c, i, runs, vc.skipped);
         if (runs.size() > 1)
             vc.gpus = gpu_checks(c, vc.measured);
         if (vc.measured) {
             v.runs_wall_s += vc.measured->wall_s;
+            vc.end_s = measured_end_times(runs, *vc.measured);
             bool all_ok = true;
             for (const MeasuredJob& j : vc.measured->jobs)
                 all_ok = all_ok && j.status == "ok";

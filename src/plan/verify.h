@@ -14,8 +14,8 @@
 namespace migscope::plan {
 
 // What one candidate on one GPU runs: jobs in queue order (built-in ones at their profiled
-// batch), the busy partitions as a layout ("3g.71gb@4", none for the whole GPU) and each job's
-// partition in it.
+// batch and, with steps of their own, those steps), the busy partitions as a layout ("3g.71gb@4",
+// none for the whole GPU) and each job's partition in it.
 struct CandidateRun {
     std::vector<protocol::JobSpec> jobs;
     std::vector<size_t> order;  // plan job index of each run job
@@ -28,7 +28,10 @@ struct MeasuredJob {
     std::string status;  // "ok" or why not
     std::string message;
     std::optional<double> items_per_s;  // built-in jobs (a command's own units are not the plan's)
-    std::optional<double> finish_s;     // when it ended, from the run's common start
+    // When it ended, from the start of its window: the run's common start on partitions (a queued
+    // job's end counts its queue), its own window on a whole GPU (the sequential backend measures
+    // each job alone, one window after another).
+    std::optional<double> finish_s;
 };
 
 // One GPU of a candidate measured on several GPUs (CandidateRunner::run_gpus).
@@ -75,11 +78,15 @@ struct GpuCheck {
 
 struct VerifiedCandidate {
     std::string name;
+    bool baseline = false;  // not among the top: the sequential baseline, measured beside them
     Prediction predicted;
-    MakespanRange predicted_range;        // the profiles' run-to-run spread around it
+    PredictionInterval interval;          // where the model expects the measurement
     std::optional<MeasuredRun> measured;  // empty: not run (see skipped)
     std::string skipped;
     std::vector<size_t> order;    // plan job index of each measured job
+    // Per measured job, when it ended from the candidate's start, like the predicted end_s: on a
+    // whole GPU the jobs' windows added up in order (measured_end_times).
+    std::vector<std::optional<double>> end_s;
     std::optional<double> score;  // measured objective (lower is better), when comparable
     // Measured as the predictions' throughput and aggregate throughput are (measured_score).
     std::optional<double> throughput, aggregate_throughput;
@@ -88,7 +95,8 @@ struct VerifiedCandidate {
 
 struct Verification {
     Objective objective = Objective::kEnergy;
-    std::vector<VerifiedCandidate> candidates;  // the search's top, in its order
+    // The search's top, in its order, then the sequential baseline when the top lacks it.
+    std::vector<VerifiedCandidate> candidates;
     std::optional<size_t> best_measured;        // index of the best measured score
     // How much worse the recommendation measured than the best: energy, makespan, EDP: its score
     // / the best's - 1; throughputs: 1 - its / the best's. 0 when it was the best.
@@ -107,8 +115,15 @@ std::optional<double> measured_score(Objective objective, const Problem& problem
 // partition of its own), for measured_score.
 CandidateRun combined_run(const std::vector<CandidateRun>& runs);
 
-// Runs every top candidate of `result` through `runner` (one GPU: run; several: run_gpus) and
-// compares, in total and, on several GPUs, per GPU.
+// Each measured job's end from the start of the candidate, as JobPrediction::end_s counts it:
+// finish_s on partitions, and on each whole GPU of `runs` the sum of its jobs' windows up to
+// and including the job's (empty from a job without finish_s on). Jobs in combined_run order.
+std::vector<std::optional<double>> measured_end_times(const std::vector<CandidateRun>& runs,
+                                                      const MeasuredRun& run);
+
+// Runs every top candidate of `result`, and the sequential baseline when none of them is
+// unpartitioned, through `runner` (one GPU: run; several: run_gpus) and compares, in total and,
+// on several GPUs, per GPU.
 Verification verify(const Problem& problem, const SearchResult& result, Objective objective,
                     CandidateRunner& runner);
 

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
+#include "core/text.h"
 #include "report/json_value.h"
 #include "report/table.h"
 #include "telemetry/idle_baseline.h"
@@ -22,8 +24,29 @@ std::string signed_pct(double value, double base) {
     return base > 0 ? signed_change(100 * (value - base) / base, "%") : "-";
 }
 
+json bounds_json(const plan::Bounds& b) {
+    return json::array({b.lo, b.hi});
+}
+
+json band_json(const plan::ErrorBand& b) {
+    if (!b.known())
+        return nullptr;
+    return {{"lo", b.lo}, {"hi", b.hi}, {"residuals", b.n}, {"group", b.group}};
+}
+
+// A prediction's interval: each figure's bounds, and whether every band came from residuals.
+json interval_json(const plan::PredictionInterval& iv) {
+    return {{"known", iv.known},
+            {"unknown_why", iv.known ? json(nullptr) : json(iv.unknown_why)},
+            {"makespan_s", bounds_json(iv.makespan_s)},
+            {"energy_j", bounds_json(iv.energy_j)},
+            {"throughput", bounds_json(iv.throughput)},
+            {"aggregate_throughput", bounds_json(iv.aggregate_throughput)},
+            {"edp_js", bounds_json(iv.edp_js)},
+            {"dynamic_energy_band", band_json(iv.dynamic_energy)}};
+}
+
 json prediction_json(const plan::Problem& p, const plan::Candidate& c) {
-    const plan::MakespanRange range = plan::predict_makespan_range(p, c.plan);
     const plan::Prediction& r = c.prediction;
     json jobs = json::array();
     for (size_t j = 0; j < p.jobs.size(); ++j) {
@@ -38,7 +61,11 @@ json prediction_json(const plan::Problem& p, const plan::Candidate& c) {
                         {"item_unit", p.jobs[j].profile->item_unit},
                         {"speed_fraction", jp.speed_fraction},
                         {"energy_j", jp.energy_j},
-                        {"interpolated", jp.interpolated}});
+                        {"interpolated", jp.interpolated},
+                        {"error_group", plan::speed_group(jp.situation)},
+                        {"speed_band", j < c.interval.job_speed.size()
+                                           ? band_json(c.interval.job_speed[j])
+                                           : json(nullptr)}});
     }
     json gpus = json::array();
     for (const plan::GpuPlan& g : c.plan) {
@@ -62,25 +89,47 @@ json prediction_json(const plan::Problem& p, const plan::Candidate& c) {
             {"partitioned", c.partitioned()},
             {"gpus", gpus},
             {"makespan_s", r.makespan_s},
-            {"makespan_range_s", {range.fastest_s, range.slowest_s}},
             {"energy_j", r.energy_j},
             {"idle_energy_j", r.idle_energy_j},
             {"throughput", r.throughput},
             {"aggregate_throughput", r.aggregate_throughput},
             {"edp_js", r.edp_js},
             {"corrected", r.corrected},
+            {"interval", interval_json(c.interval)},
             {"jobs", jobs}};
 }
 
-// One line per candidate: energy, makespan, throughput, and each against a reference.
-// The makespan, with the range the profiles' fastest and slowest repetitions give where they
-// differ.
-std::string makespan_text(const plan::Problem& p, const plan::Candidate& c) {
-    const plan::MakespanRange range = plan::predict_makespan_range(p, c.plan);
-    if (!range.spread())
-        return fmt::format("{:.1f}", c.prediction.makespan_s);
-    return fmt::format("{:.1f} ({:.1f}-{:.1f})", c.prediction.makespan_s, range.fastest_s,
-                       range.slowest_s);
+// A figure with its interval: "12.18 (11.90-12.61)", "12.18 (?)" where some band is unknown, the
+// figure alone with no residuals at all. `scale` divides all three.
+std::string with_interval(double value, const plan::Bounds& b, const plan::PredictionInterval& iv,
+                          bool residuals, int digits, double scale = 1) {
+    const std::string v = fmt::format("{:.{}f}", value / scale, digits);
+    if (!residuals)
+        return v;
+    if (!iv.known)
+        return v + " (?)";
+    return fmt::format("{} ({:.{}f}-{:.{}f})", v, b.lo / scale, digits, b.hi / scale, digits);
+}
+
+// The objective's interval in its own units (score_bounds negates the throughputs).
+plan::Bounds objective_units(plan::Objective o, const plan::Bounds& score) {
+    const bool higher_is_better =
+        o == plan::Objective::kThroughput || o == plan::Objective::kAggregateThroughput;
+    return higher_is_better ? plan::Bounds{-score.hi, -score.lo} : score;
+}
+
+std::string objective_interval_text(plan::Objective o, const plan::Bounds& score) {
+    const plan::Bounds b = objective_units(o, score);
+    switch (o) {
+        case plan::Objective::kEnergy:
+            return fmt::format("{:.2f}-{:.2f} kJ", b.lo / 1e3, b.hi / 1e3);
+        case plan::Objective::kMakespan:
+            return fmt::format("{:.1f}-{:.1f} s", b.lo, b.hi);
+        case plan::Objective::kEdp:
+            return fmt::format("{:.2f}-{:.2f} MJ·s", b.lo / 1e6, b.hi / 1e6);
+        default:
+            return fmt::format("{:.2f}-{:.2f}", b.lo, b.hi);
+    }
 }
 
 // Jobs whose profile records the memory utilisation on some size they can run on.
@@ -92,10 +141,10 @@ size_t jobs_with_memory_utilization(const plan::Problem& p) {
     });
 }
 
-// One line per candidate: energy, makespan, throughput, and each against a reference.
-void candidates_table(const plan::Problem& p,
-                      const std::vector<std::pair<std::string, const plan::Candidate*>>& rows,
-                      const plan::Candidate& reference, std::ostream& out) {
+// One line per candidate: energy, makespan, throughput and EDP, each with its interval, and the
+// energy against a reference.
+void candidates_table(const std::vector<std::pair<std::string, const plan::Candidate*>>& rows,
+                      const plan::Candidate& reference, bool residuals, std::ostream& out) {
     TextTable t({{"", Align::kLeft},
                  {"layout", Align::kLeft},
                  {"energy kJ", Align::kRight},
@@ -105,9 +154,12 @@ void candidates_table(const plan::Problem& p,
                  {"EDP MJ·s", Align::kRight}});
     for (const auto& [label, c] : rows) {
         const plan::Prediction& r = c->prediction;
-        t.add_row({label, c->name, kj(r.energy_j),
-                   signed_pct(r.energy_j, reference.prediction.energy_j), makespan_text(p, *c),
-                   fmt::format("{:.2f}", r.throughput), fmt::format("{:.2f}", r.edp_js / 1e6)});
+        const plan::PredictionInterval& iv = c->interval;
+        t.add_row({label, c->name, with_interval(r.energy_j, iv.energy_j, iv, residuals, 2, 1e3),
+                   signed_pct(r.energy_j, reference.prediction.energy_j),
+                   with_interval(r.makespan_s, iv.makespan_s, iv, residuals, 1),
+                   with_interval(r.throughput, iv.throughput, iv, residuals, 2),
+                   with_interval(r.edp_js, iv.edp_js, iv, residuals, 2, 1e6)});
     }
     t.print(out);
 }
@@ -140,6 +192,62 @@ mig::MigPartedConfig plan_mig_parted_config(const std::string& name, const plan:
     return config;
 }
 
+namespace {
+
+// The recommendation and why (plan::Decision): a partitioned plan only when its interval for the
+// objective is clear of not partitioning's.
+void print_recommendation(const PlanReport& report, std::ostream& out) {
+    const plan::SearchResult& r = report.result;
+    const plan::Decision& d = r.decision;
+    const plan::Objective o = plan::parse_objective(report.objective);
+    const std::string gain = fmt::format("{:.1f} %", 100 * d.gain);
+    const auto intervals = [&] {
+        return fmt::format("{} {}, not partitioning {}", d.best_partitioned,
+                           objective_interval_text(o, d.partitioned),
+                           objective_interval_text(o, d.not_partitioned));
+    };
+    switch (d.verdict) {
+        case plan::Verdict::kClearGain:
+            out << "Recommendation: " << r.top.front().name << "\n  It beats not partitioning by "
+                << gain << " for " << report.objective
+                << ", more than the model's error (" << intervals() << ").\n";
+            break;
+        case plan::Verdict::kInsideError: {
+            const plan::Bounds b = d.partitioned;
+            const double point = (b.lo + b.hi) / 2;
+            const double half = point != 0 ? (b.hi - b.lo) / 2 / std::abs(point) : 0.0;
+            out << "Recommendation: do not partition: the best partitioned plan's gain (" << gain
+                << ") is inside the model's error (± " << fmt::format("{:.1f} %", 100 * half)
+                << "): " << intervals() << ".\n";
+            break;
+        }
+        case plan::Verdict::kErrorUnknown:
+            out << "Recommendation: do not partition: the best partitioned plan ("
+                << d.best_partitioned << ", " << gain << " better predicted) has no known error: "
+                << d.unknown_why << ".\n";
+            break;
+        case plan::Verdict::kNotPartitioned:
+        case plan::Verdict::kPointsOnly:
+            if (r.sequential_wins())
+                out << "Recommendation: do not partition. Run the jobs one after another on the "
+                       "whole GPU: no layout beats it for "
+                    << report.objective << ".\n";
+            else
+                out << "Recommendation: " << r.top.front().name << "\n";
+            if (d.verdict == plan::Verdict::kPointsOnly)
+                out << "  (no residuals of the model: predicted points are compared without "
+                       "their error)\n";
+            break;
+    }
+    if (!d.indistinguishable.empty()) {
+        out << "  Within the model's error these " << d.indistinguishable.size()
+            << " plans are indistinguishable from it: " << text::join(d.indistinguishable, "; ")
+            << ".\n";
+    }
+}
+
+}  // namespace
+
 void print_plan(const PlanReport& report, std::ostream& out) {
     const plan::Problem& p = report.problem;
     const plan::SearchResult& r = report.result;
@@ -161,23 +269,26 @@ void print_plan(const PlanReport& report, std::ostream& out) {
         << p.correction.mixes << " measured mixes); memory utilisation in "
         << jobs_with_memory_utilization(p) << " of " << p.jobs.size()
         << " jobs' profiles (the memory bandwidth's sharing sees only those)\n";
+    out << "model error: "
+        << (report.model_error_origin.empty() ? std::string("none given (no intervals)")
+                                              : report.model_error_origin)
+        << "\n";
     out << "search: " << plan::to_string(r.method) << ", " << r.layouts
         << " layouts (the whole GPU included), " << r.evaluated << " plans scored, "
         << fmt::format("{:.1f}", report.elapsed_ms) << " ms\n\n";
-    if (r.sequential_wins()) {
-        out << "Recommendation: do not partition. Run the jobs one after another on the whole "
-               "GPU: no layout beats it for "
-            << report.objective << ".\n";
-    } else {
-        out << "Recommendation: " << best.name << "\n";
-    }
+    print_recommendation(report, out);
     const plan::Prediction& b = best.prediction;
+    const plan::PredictionInterval& iv = best.interval;
+    const bool residuals = !report.model_error_origin.empty();
     out << fmt::format(
-        "  energy {} kJ ({} vs sequential), makespan {:.1f} s ({}), throughput {:.2f} "
-        "(sequential {:.2f}), aggregate throughput {:.2f}\n\n",
-        kj(b.energy_j), signed_pct(b.energy_j, seq.prediction.energy_j), b.makespan_s,
-        signed_pct(b.makespan_s, seq.prediction.makespan_s), b.throughput,
-        seq.prediction.throughput, b.aggregate_throughput);
+        "  energy {} kJ ({} vs sequential), makespan {} s ({}), throughput {} (sequential "
+        "{:.2f}), aggregate throughput {}\n\n",
+        with_interval(b.energy_j, iv.energy_j, iv, residuals, 2, 1e3),
+        signed_pct(b.energy_j, seq.prediction.energy_j),
+        with_interval(b.makespan_s, iv.makespan_s, iv, residuals, 1),
+        signed_pct(b.makespan_s, seq.prediction.makespan_s),
+        with_interval(b.throughput, iv.throughput, iv, residuals, 2), seq.prediction.throughput,
+        with_interval(b.aggregate_throughput, iv.aggregate_throughput, iv, residuals, 2));
     TextTable jobs({{"job", Align::kLeft},
                     {"GPU", Align::kRight},
                     {"partition", Align::kLeft},
@@ -213,7 +324,7 @@ void print_plan(const PlanReport& report, std::ostream& out) {
         if (base.candidate)
             rows.emplace_back(base.name, &*base.candidate);
     }
-    candidates_table(p, rows, seq, out);
+    candidates_table(rows, seq, residuals, out);
     for (const plan::Baseline& base : r.baselines) {
         if (!base.candidate)
             out << "  " << base.name << ": not possible: " << base.why_not << "\n";
@@ -222,13 +333,13 @@ void print_plan(const PlanReport& report, std::ostream& out) {
     rows.clear();
     for (size_t i = 0; i < r.top.size(); ++i)
         rows.emplace_back(std::to_string(i + 1), &r.top[i]);
-    candidates_table(p, rows, seq, out);
+    candidates_table(rows, seq, residuals, out);
     out << "\nPareto front, energy vs throughput (each layout's best plans for energy and for "
            "throughput):\n";
     rows.clear();
     for (const plan::Candidate& c : r.pareto)
         rows.emplace_back("", &c);
-    candidates_table(p, rows, seq, out);
+    candidates_table(rows, seq, residuals, out);
     if (!p.notes.empty() || b.corrected) {
         out << "\nnotes:\n";
         for (const std::string& n : p.notes)
@@ -236,8 +347,15 @@ void print_plan(const PlanReport& report, std::ostream& out) {
     }
     out << "Model: each job's measured speed and board power alone on its partition size; idle "
            "power for the whole GPU until the last partition frees; SM partitions emulate MIG "
-           "(no L2/bandwidth isolation); a makespan in brackets is its range with every job at "
-           "its fastest and slowest profiled repetition. See docs/planner.md.\n";
+           "(no L2/bandwidth isolation). "
+        << (residuals
+                ? "Figures in brackets are their interval: the model's measured residuals ("
+                      + report.model_error_origin +
+                      ") by what drives them, and the profiles' run-to-run range; (?) where a "
+                      "group has too few residuals. "
+                : "No residuals of the model were given (--model-error): the figures are points "
+                  "without their error. ")
+        << "See docs/planner.md.\n";
 }
 
 json plan_json(const PlanReport& report) {
@@ -278,6 +396,22 @@ json plan_json(const PlanReport& report) {
                      {"layouts", r.layouts},
                      {"plans_scored", r.evaluated},
                      {"report.elapsed_ms", report.elapsed_ms}};
+    doc["model_error"] = report.model_error_origin.empty() ? json(nullptr)
+                                                          : json(report.model_error_origin);
+    const plan::Decision& d = r.decision;
+    const plan::Objective objective = plan::parse_objective(report.objective);
+    doc["decision"] = {
+        {"verdict", plan::to_string(d.verdict)},
+        {"best_partitioned", d.best_partitioned.empty() ? json(nullptr) : json(d.best_partitioned)},
+        {"gain", d.best_partitioned.empty() ? json(nullptr) : json(d.gain)},
+        {"partitioned_interval", d.best_partitioned.empty()
+                                     ? json(nullptr)
+                                     : bounds_json(objective_units(objective, d.partitioned))},
+        {"not_partitioned_interval",
+         d.best_partitioned.empty() ? json(nullptr)
+                                    : bounds_json(objective_units(objective, d.not_partitioned))},
+        {"unknown_why", d.unknown_why.empty() ? json(nullptr) : json(d.unknown_why)},
+        {"indistinguishable", d.indistinguishable}};
     doc["sequential_wins"] = r.sequential_wins();
     doc["recommended"] = prediction_json(p, r.top.front());
     doc["mig_parted"] = mig::write_mig_parted(std::vector<mig::MigPartedConfig>{
@@ -343,25 +477,36 @@ void print_gpu_checks(const std::vector<plan::GpuCheck>& gpus, std::ostream& out
 json verification_json(const plan::Problem& p, const plan::Verification& v) {
     json entries = json::array();
     for (const plan::VerifiedCandidate& c : v.candidates) {
-        json entry = {
-            {"name", c.name},
-            {"predicted",
-             {{"makespan_s", c.predicted.makespan_s},
-              {"makespan_range_s", {c.predicted_range.fastest_s, c.predicted_range.slowest_s}},
-              {"energy_j", c.predicted.energy_j},
-              {"throughput", c.predicted.throughput},
-              {"aggregate_throughput", c.predicted.aggregate_throughput}}}};
+        json entry = {{"name", c.name},
+                      {"baseline", c.baseline},
+                      {"predicted",
+                       {{"makespan_s", c.predicted.makespan_s},
+                        {"energy_j", c.predicted.energy_j},
+                        {"throughput", c.predicted.throughput},
+                        {"aggregate_throughput", c.predicted.aggregate_throughput},
+                        {"edp_js", c.predicted.edp_js},
+                        {"interval", interval_json(c.interval)}}}};
         if (!c.measured) {
             entry["skipped"] = c.skipped;
             entries.push_back(entry);
             continue;
         }
         const plan::MeasuredRun& m = *c.measured;
-        entry["measured"] = {{"makespan_s", m.makespan_s},
-                             {"makespan_within_range", c.predicted_range.holds(m.makespan_s)},
-                             {"energy_j", maybe(m.energy_j)},
-                             {"throughput", maybe(c.throughput)},
-                             {"aggregate_throughput", maybe(c.aggregate_throughput)}};
+        const plan::PredictionInterval& iv = c.interval;
+        // Each measured figure, and whether it fell inside its predicted interval.
+        json figures = {{"makespan_s", m.makespan_s}}, inside = json::object();
+        const auto add = [&](const char* key, const plan::Bounds& b, std::optional<double> v) {
+            figures[key] = v ? json(*v) : json(nullptr);
+            inside[key] = v ? json(b.contains(*v)) : json(nullptr);
+        };
+        add("makespan_s", iv.makespan_s, m.makespan_s);
+        add("energy_j", iv.energy_j, m.energy_j);
+        add("throughput", iv.throughput, c.throughput);
+        add("aggregate_throughput", iv.aggregate_throughput, c.aggregate_throughput);
+        add("edp_js", iv.edp_js,
+            m.energy_j ? std::optional<double>(*m.energy_j * m.makespan_s) : std::nullopt);
+        figures["inside"] = inside;
+        entry["measured"] = figures;
         if (!c.gpus.empty())
             entry["gpus"] = gpu_checks_json(c.gpus);
         entry["wall_s"] = m.wall_s;
@@ -373,7 +518,7 @@ json verification_json(const plan::Problem& p, const plan::Verification& v) {
                                      {"predicted_items_per_s", c.predicted.jobs[j].items_per_s},
                                      {"measured_items_per_s", maybe(m.jobs[k].items_per_s)},
                                      {"predicted_end_s", c.predicted.jobs[j].end_s},
-                                     {"measured_finish_s", maybe(m.jobs[k].finish_s)},
+                                     {"measured_end_s", k < c.end_s.size() ? maybe(c.end_s[k]) : json()},
                                      {"status", m.jobs[k].status},
                                      {"message", m.jobs[k].message}});
         }
@@ -397,25 +542,32 @@ void print_verification(const plan::Problem& p, const plan::Verification& v, std
             continue;
         }
         const plan::MeasuredRun& m = *c.measured;
-        const plan::MakespanRange& range = c.predicted_range;
-        out << fmt::format("  {}: makespan {:.1f} s predicted", c.name, c.predicted.makespan_s);
-        if (range.spread())
-            out << fmt::format(" ({:.1f}-{:.1f} s over the profiles' fastest and slowest runs)",
-                               range.fastest_s, range.slowest_s);
-        out << fmt::format(", {:.1f} s measured ({}{}); ", m.makespan_s,
+        const plan::PredictionInterval& iv = c.interval;
+        // "inside" / "outside" its interval, or nothing where no interval is known.
+        const auto where = [&](const plan::Bounds& b, double v) {
+            return iv.known ? (b.contains(v) ? ", inside" : ", outside") : "";
+        };
+        const auto bounds = [&](const plan::Bounds& b, int digits, double scale) {
+            return iv.known ? fmt::format(" ({:.{}f}-{:.{}f})", b.lo / scale, digits,
+                                          b.hi / scale, digits)
+                            : std::string();
+        };
+        out << fmt::format("  {}{}: makespan {:.1f} s predicted{}, {:.1f} s measured ({}{}); ",
+                           c.name, c.baseline ? " (the sequential baseline)" : "",
+                           c.predicted.makespan_s, bounds(iv.makespan_s, 1, 1), m.makespan_s,
                            signed_pct(m.makespan_s, c.predicted.makespan_s),
-                           range.spread() ? (range.holds(m.makespan_s) ? ", inside that range"
-                                                                       : ", outside that range")
-                                          : "");
+                           where(iv.makespan_s, m.makespan_s));
         if (m.energy_j)
-            out << fmt::format("energy {} kJ predicted, {} kJ measured ({}); ",
-                               kj(c.predicted.energy_j), kj(*m.energy_j),
-                               signed_pct(*m.energy_j, c.predicted.energy_j));
+            out << fmt::format("energy {} kJ predicted{}, {} kJ measured ({}{}); ",
+                               kj(c.predicted.energy_j), bounds(iv.energy_j, 2, 1e3),
+                               kj(*m.energy_j), signed_pct(*m.energy_j, c.predicted.energy_j),
+                               where(iv.energy_j, *m.energy_j));
         else
             out << "energy not measured; ";
         if (c.throughput)
-            out << fmt::format("throughput {:.2f} predicted, {:.2f} measured\n",
-                               c.predicted.throughput, *c.throughput);
+            out << fmt::format("throughput {:.2f} predicted{}, {:.2f} measured{}\n",
+                               c.predicted.throughput, bounds(iv.throughput, 2, 1),
+                               *c.throughput, where(iv.throughput, *c.throughput));
         else
             out << "throughput not measured (a job failed)\n";
         print_gpu_checks(c.gpus, out);
@@ -434,7 +586,9 @@ void print_verification(const plan::Problem& p, const plan::Verification& v, std
             out << fmt::format(
                 "    {}: ends at {:.1f} s predicted, {} measured{}{}\n", job.request.name,
                 predicted.end_s,
-                mj.finish_s ? fmt::format("{:.1f} s", *mj.finish_s) : std::string("-"), speed,
+                k < c.end_s.size() && c.end_s[k] ? fmt::format("{:.1f} s", *c.end_s[k])
+                                                 : std::string("-"),
+                speed,
                 mj.status == "ok" ? "" : " (" + mj.status + ")");
         }
     }

@@ -22,6 +22,7 @@ struct PlanReport {
     size_t gpus = 1;
     double elapsed_ms = 0;        // the search's
     std::string backend = "mig";  // what the partitions are: mig, green or mps
+    std::string model_error_origin;  // the residuals file the intervals come from; "": none
 };
 
 // The recommendation (or "do not partition"), its jobs, its mig-parted config, the baselines,

@@ -1,6 +1,7 @@
 // Plan verification's runner: candidates as run cells, earlier runs taken from the store.
 #include "runner/plan_runner.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/error.h"
@@ -101,9 +102,13 @@ std::string CellCandidateRunner::label_of(const plan::Candidate& c,
     std::vector<std::string> jobs;
     for (const protocol::JobSpec& j : a.jobs)
         jobs.push_back(job_text(j));
+    // One --work for every job as given; else each job's own steps (a command's one run).
+    std::vector<std::string> steps;
+    for (const protocol::JobSpec& j : a.jobs)
+        steps.push_back(std::to_string(j.external() ? 1 : j.steps.value_or(work_steps_)));
     return "plan --verify " + c.name + " --jobs " + join(jobs, ",") +
            (assign.empty() ? "" : " --assign " + join(assign, ",")) + " --work " +
-           std::to_string(work_steps_) +
+           (work_steps_ > 0 ? std::to_string(work_steps_) : join(steps, ",")) +
            (backend_ == partition::BackendKind::kGreen ? "" : " --backend " + to_string(backend_));
 }
 
@@ -111,6 +116,8 @@ CellRequest CellCandidateRunner::cell_of(const plan::CandidateRun& a) const {
     CellRequest cell;
     cell.jobs = a.jobs;
     cell.work_steps = work_steps_;
+    for (const protocol::JobSpec& j : a.jobs)  // each job's own steps: the cell's is a default
+        cell.work_steps = std::max(cell.work_steps, j.steps.value_or(0));
     if (a.layout.empty()) {
         cell.backend = partition::BackendKind::kSequential;
     } else {
@@ -122,19 +129,23 @@ CellRequest CellCandidateRunner::cell_of(const plan::CandidateRun& a) const {
     return cell;
 }
 
-bool CellCandidateRunner::can_run(std::string& why_not) const {
+bool CellCandidateRunner::can_run(const plan::CandidateRun& a, std::string& why_not) const {
     why_not.clear();
+    const bool every_job_has_work =
+        work_steps_ > 0 || std::all_of(a.jobs.begin(), a.jobs.end(), [](const auto& j) {
+            return j.external() || j.steps.value_or(0) > 0;
+        });
     if (hooks_.interrupt && *hooks_.interrupt)
         why_not = "interrupted";
-    else if (work_steps_ <= 0)
-        why_not = "--verify needs one --work STEPS for every job (as `migscope run`)";
+    else if (!every_job_has_work)
+        why_not = "--verify needs --work STEPS for every job (one for all, or one per job)";
     return why_not.empty();
 }
 
 std::optional<plan::MeasuredRun> CellCandidateRunner::run(const plan::Candidate& c, size_t index,
                                                           const plan::CandidateRun& a,
                                                           std::string& why_not) {
-    if (!can_run(why_not))
+    if (!can_run(a, why_not))
         return std::nullopt;
     if (a.layout.empty() && backend_ == partition::BackendKind::kMig) {
         why_not =
@@ -177,7 +188,7 @@ std::optional<plan::MeasuredRun> CellCandidateRunner::run_gpus(
     std::string& why_not) {
     if (!gpus_)
         return plan::CandidateRunner::run_gpus(c, index, runs, why_not);
-    if (!can_run(why_not))
+    if (!can_run(plan::combined_run(runs), why_not))
         return std::nullopt;
     HostRequest host;
     std::vector<size_t> plan_gpu;  // the plan's GPU of each cell

@@ -15,7 +15,7 @@ namespace migscope::runner {
 
 class CellCandidateRunner : public plan::CandidateRunner {
   public:
-    // `work_steps`: measured steps of every job (0: cannot verify, say why); `db` may be null
+    // `work_steps`: measured steps of every job (0: each job's own, JobSpec::steps); `db` may be null
     // (nothing stored, nothing resumed); candidate i's files go to `run_dir`/i+1.
     CellCandidateRunner(const Machine& machine, const Measurement& m,
                         partition::BackendKind backend, int64_t work_steps, store::Store* db,
@@ -36,7 +36,7 @@ class CellCandidateRunner : public plan::CandidateRunner {
   private:
     // The label that names what ran, so that a later --verify with the same store resumes.
     // Whether a candidate can run now (not interrupted, work given); else says why not.
-    bool can_run(std::string& why_not) const;
+    bool can_run(const plan::CandidateRun& a, std::string& why_not) const;
     std::string label_of(const plan::Candidate& c, const plan::CandidateRun& a) const;
     // A candidate's run on one GPU as a cell: the backend on its busy partitions, or
     // sequential on the whole GPU.
@@ -57,7 +57,7 @@ struct VerifyRequest {
     unsigned first_gpu = 0;  // the plan's GPU g runs on GPU first_gpu + g
     size_t gpus = 1;
     partition::BackendKind backend = partition::BackendKind::kGreen;  // green, mps or mig
-    int64_t work_steps = 0;  // measured steps of every job (0: cannot verify, each run says why)
+    int64_t work_steps = 0;  // measured steps of every job (0: each job's own steps from the plan)
     std::string db;          // results store the runs go to and resume from; empty: none
     std::string run_dir = "migscope-runs/plan-verify";
     Measurement measurement;

@@ -57,4 +57,21 @@ plan::ProfileSet load_profiles(const std::string& given, const mig::GpuModel& mo
     return set;
 }
 
+std::optional<plan::ModelError> load_model_error(const std::string& given,
+                                                 const mig::GpuModel& model, std::string& origin) {
+    origin.clear();
+    if (given == "none")
+        return std::nullopt;
+    const std::string shipped = data_dir() + "/model-error-" + model.key + ".json";
+    if (given.empty() && !std::ifstream(shipped))
+        return std::nullopt;
+    const std::string path = given.empty() ? shipped : given;
+    plan::ModelError error = plan::read_model_error_file(path);
+    if (error.gpu_model != model.key)
+        throw input_error(path + " holds residuals of " + error.gpu_model + ", not " + model.key +
+                          " (--gpu-model)");
+    origin = path;
+    return error;
+}
+
 }  // namespace migscope::runner

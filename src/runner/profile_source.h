@@ -2,9 +2,11 @@
 // file shipped for the GPU model, with measured peak memory filled in.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "mig/catalog.h"
+#include "plan/model_error.h"
 #include "plan/profile.h"
 
 namespace migscope::runner {
@@ -15,5 +17,11 @@ namespace migscope::runner {
 // a missing shipped file and for profiles of another model.
 plan::ProfileSet load_profiles(const std::string& given, const mig::GpuModel& model,
                                std::string& origin);
+
+// The model's residuals for the plan's intervals: `given` (a model-error file, or "none" for no
+// intervals); empty: the shipped data/model-error-MODEL.json when there is one. `origin` says
+// what was read ("" for none). Input errors for an unreadable file and for another model's.
+std::optional<plan::ModelError> load_model_error(const std::string& given,
+                                                 const mig::GpuModel& model, std::string& origin);
 
 }  // namespace migscope::runner

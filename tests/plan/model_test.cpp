@@ -149,37 +149,6 @@ TEST(Model, ACommandsStartUpIsTakenOverEverySizeItWasMeasuredOn) {
     EXPECT_DOUBLE_EQ(whole.time_s, 4 + 6.5);
 }
 
-TEST(Model, TheMakespanRangeRunsEveryJobAsItsFastestAndSlowestRepetition) {
-    ProfileSet set = two_jobs();
-    set.correction = {0.8, 1, 3};
-    // "mine" on 1g: runs of 25, 30 and 40 s (1/40..1/25 runs/s), start-up 4, 5 and 8 s.
-    JobProfile mine = command_profile();
-    mine.partitions[0].items_per_s = {1 / 30.0, 3, 1 / 40.0, 1 / 25.0};
-    mine.partitions[0].startup_s = Measured{5, 3, 4, 8};
-    mine.partitions[1].startup_s = testing::one(5);  // on the whole GPU: one 12 s run, 5 s of it
-    set.jobs.push_back(mine);
-    const Problem p = make_problem(a_and_mine(), set, mig::builtin_model("h200"), {});
-    const Plan plan = {GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}};
-    const MakespanRange range = predict_makespan_range(p, plan);
-    // mine: its start-up, its rest at 0.8 until a ends at 12.5 s, then the rest alone.
-    // Median 5 + 6 of 25 s by 12.5 s + 19; fastest 4 + 6.8 of 21 + 14.2; slowest 8 + 3.6 of 32
-    // + 28.4.
-    EXPECT_DOUBLE_EQ(predict(p, plan).makespan_s, 12.5 + 19);
-    EXPECT_DOUBLE_EQ(range.fastest_s, 12.5 + 14.2);
-    EXPECT_DOUBLE_EQ(range.slowest_s, 12.5 + 28.4);
-    EXPECT_TRUE(range.holds(30));
-    EXPECT_FALSE(range.holds(26));
-    EXPECT_FALSE(range.holds(45));
-    EXPECT_TRUE(range.spread());
-    // On the whole GPU both were measured once, but mine's start-up (4-8 s over both sizes)
-    // spreads: a's 5 s, then mine's 7 s of rest and its start-up.
-    const Plan whole = {GpuPlan{std::nullopt, {{0, 1}}}};
-    const MakespanRange once = predict_makespan_range(p, whole);
-    EXPECT_DOUBLE_EQ(predict(p, whole).makespan_s, 5 + 7 + 5);
-    EXPECT_DOUBLE_EQ(once.fastest_s, 5 + 7 + 4);
-    EXPECT_DOUBLE_EQ(once.slowest_s, 5 + 7 + 8);
-}
-
 TEST(Model, QueuedJobsStartWhenThePartitionFrees) {
     const ProfileSet set = two_jobs();
     const Problem p = make_problem(requests(), set, mig::builtin_model("h200"), {});

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -91,24 +92,67 @@ TEST(Verify, GapIsTheRecommendationAgainstTheBestMeasured) {
     runner.answers = {
         {0, measured(10, 1100, 3)}, {1, measured(12, 1000, 3)}, {2, measured(9, 1200, 3)}};
     const Verification v = verify(f.problem, f.result, Objective::kEnergy, runner);
-    ASSERT_EQ(v.candidates.size(), 3u);
-    EXPECT_EQ(runner.ran.size(), 3u);
+    ASSERT_EQ(v.candidates.size(), 4u);  // the top lacks the whole GPU: its baseline comes last
+    EXPECT_EQ(runner.ran.size(), 4u);
+    EXPECT_TRUE(v.candidates[3].baseline);
+    EXPECT_EQ(v.candidates[3].skipped, "not scripted");
     ASSERT_TRUE(v.best_measured);
     EXPECT_EQ(*v.best_measured, 1u);
     ASSERT_TRUE(v.recommended_gap);
     EXPECT_NEAR(*v.recommended_gap, 0.10, 1e-12);
     EXPECT_DOUBLE_EQ(v.runs_wall_s, 6);
-    for (size_t i = 0; i < 3; ++i) {  // each candidate's range, from its own plan
-        const MakespanRange r = predict_makespan_range(f.problem, f.result.top[i].plan);
-        EXPECT_DOUBLE_EQ(v.candidates[i].predicted_range.fastest_s, r.fastest_s);
-        EXPECT_DOUBLE_EQ(v.candidates[i].predicted_range.slowest_s, r.slowest_s);
-        EXPECT_LE(r.fastest_s, v.candidates[i].predicted.makespan_s);
-        EXPECT_GE(r.slowest_s, v.candidates[i].predicted.makespan_s);
+    for (size_t i = 0; i < 3; ++i) {  // each candidate's interval, from the search
+        const PredictionInterval& iv = v.candidates[i].interval;
+        EXPECT_DOUBLE_EQ(iv.makespan_s.lo, f.result.top[i].interval.makespan_s.lo);
+        EXPECT_DOUBLE_EQ(iv.energy_j.hi, f.result.top[i].interval.energy_j.hi);
+        EXPECT_TRUE(iv.makespan_s.contains(v.candidates[i].predicted.makespan_s));
+        EXPECT_FALSE(v.candidates[i].baseline);
     }
 
     const Verification by_time = verify(f.problem, f.result, Objective::kMakespan, runner);
     EXPECT_EQ(*by_time.best_measured, 2u);
     EXPECT_NEAR(*by_time.recommended_gap, 10.0 / 9 - 1, 1e-12);
+}
+
+// The top without the whole GPU: the sequential baseline is measured beside it, last.
+TEST(Verify, TheSequentialBaselineIsMeasuredWhenTheTopLacksIt) {
+    const Fixture f = three_candidates();
+    ASSERT_TRUE(std::all_of(f.result.top.begin(), f.result.top.end(),
+                            [](const Candidate& c) { return c.partitioned(); }));
+    ScriptedRunner runner;
+    runner.answers = {{0, measured(10, 1100, 3)}, {1, measured(12, 1000, 3)},
+                      {2, measured(9, 1200, 3)}, {3, measured(15, 900, 3)}};
+    const Verification v = verify(f.problem, f.result, Objective::kEnergy, runner);
+    ASSERT_EQ(v.candidates.size(), 4u);
+    EXPECT_FALSE(v.candidates[2].baseline);
+    EXPECT_TRUE(v.candidates[3].baseline);
+    EXPECT_EQ(v.candidates[3].name, f.result.baselines.front().candidate->name);
+    EXPECT_TRUE(runner.ran[3].layout.empty());  // one after another on the whole GPU
+    EXPECT_EQ(*v.best_measured, 3u);
+    EXPECT_NEAR(*v.recommended_gap, 1100.0 / 900 - 1, 1e-12);
+
+    // With the whole GPU among the top, nothing is added.
+    Fixture with_whole = three_candidates();
+    with_whole.result.top.back() = *with_whole.result.baselines.front().candidate;
+    ScriptedRunner again;
+    EXPECT_EQ(verify(with_whole.problem, with_whole.result, Objective::kEnergy, again)
+                  .candidates.size(),
+              3u);
+}
+
+// Jobs with work of their own run it: each job's steps travel with its spec.
+TEST(Verify, EachJobsOwnStepsTravelWithIt) {
+    std::vector<JobProfile> jobs;
+    for (int i = 0; i < 2; ++i)
+        jobs.push_back(scaling_job("small" + std::to_string(i), 1000, 300, 0.4, 0.6, 100));
+    const ProfileSet set = profile_set(jobs);
+    const Problem p = make_problem({{"a", "small0", "train", {}, 100, {}, {}},
+                                    {"b", "small1", "train", {}, 250, {}, {}}},
+                                   set, mig::builtin_model("h200"), {});
+    const CandidateRun run = candidate_run(p, GpuPlan{std::nullopt, {{1, 0}}});
+    ASSERT_EQ(run.jobs.size(), 2u);
+    EXPECT_EQ(run.jobs[0].steps, 250);
+    EXPECT_EQ(run.jobs[1].steps, 100);
 }
 
 TEST(Verify, FailedJobsMissingEnergyAndUnrunCandidatesAreNotCompared) {
@@ -158,6 +202,50 @@ TEST(Verify, ForThroughputTheGapIsHowMuchLessTheRecommendationDid) {
     EXPECT_NEAR(*v.recommended_gap, 1 - 10.0 / 12, 1e-12);  // 1 - its throughput / the best's
     ASSERT_TRUE(v.candidates[0].throughput);
     EXPECT_LT(*v.candidates[0].throughput, *v.candidates[1].throughput);
+}
+
+// Measured ends count from the candidate's start, as the predicted ones do: a queued job's
+// finish already does; on a whole GPU each job ran in its own window, so its end is the sum of
+// the windows up to its own.
+TEST(Verify, MeasuredEndsCountFromTheCandidatesStartAsPredictedOnes) {
+    const Fixture f = three_candidates();
+    ScriptedRunner runner;
+    for (size_t i = 0; i <= f.result.top.size(); ++i) {  // the sequential baseline last
+        MeasuredRun m = measured(9, 1000, 3);
+        m.jobs[0].finish_s = 2;
+        m.jobs[1].finish_s = 3;
+        m.jobs[2].finish_s = 4;
+        runner.answers[i] = m;
+    }
+    const Verification v = verify(f.problem, f.result, Objective::kEnergy, runner);
+    bool saw_whole = false, saw_partitioned = false;
+    for (size_t i = 0; i < v.candidates.size(); ++i) {
+        const VerifiedCandidate& c = v.candidates[i];
+        ASSERT_EQ(c.end_s.size(), 3u) << c.name;
+        const bool partitioned = !c.baseline && f.result.top[i].partitioned();
+        const std::vector<double> expected =
+            partitioned ? std::vector<double>{2, 3, 4} : std::vector<double>{2, 5, 9};
+        (partitioned ? saw_partitioned : saw_whole) = true;
+        for (size_t k = 0; k < 3; ++k)
+            EXPECT_DOUBLE_EQ(c.end_s[k].value_or(-1), expected[k]) << c.name << " job " << k;
+    }
+    EXPECT_TRUE(saw_whole);
+    EXPECT_TRUE(saw_partitioned);
+
+    // A whole GPU's end is unknown from the first job without one; a partition's are its own.
+    CandidateRun whole, split;
+    whole.jobs.resize(2);
+    split.jobs.resize(1);
+    split.layout = {"7g.141gb@0"};
+    MeasuredRun m = measured(9, 1000, 3);
+    m.jobs[0].finish_s.reset();
+    m.jobs[1].finish_s = 3;
+    m.jobs[2].finish_s = 4;
+    const auto ends = measured_end_times({whole, split}, m);
+    ASSERT_EQ(ends.size(), 3u);
+    EXPECT_FALSE(ends[0]);
+    EXPECT_FALSE(ends[1]);
+    EXPECT_EQ(ends[2], 4);
 }
 
 }  // namespace

@@ -39,6 +39,7 @@ struct PlanOptions {
     std::string backend = "mig";  // what the partitions are: mig instances, green contexts or mps
     size_t gpus = 1;
     std::string profiles;  // JSON file or results store; default data/profiles-MODEL.json
+    std::string model_error;  // residuals file, "none"; default data/model-error-MODEL.json
     double min_speed = 0;
     size_t top = 3;
     std::string method = "auto";
@@ -48,6 +49,7 @@ struct PlanOptions {
     std::string job_namespace = "default";  // --format k8s: the Jobs' namespace
     bool verify = false;
     bool apply = false;  // --verify --backend mig: make each candidate's instances
+    double idle_probe_s = 2;  // --verify: idle power sampled before and after each run
     unsigned gpu = 0;  // --verify: GPU index
     std::string db;    // --verify: store the runs here
     std::string run_dir;
@@ -67,6 +69,7 @@ plan::Verification verify(const plan::Problem& p, const plan::SearchResult& r, c
     v.run_dir = o.run_dir.empty() ? v.run_dir : o.run_dir;
     v.measurement.worker = o.worker;
     v.measurement.apply = o.apply;
+    v.measurement.idle_probe_s = o.idle_probe_s;
     runner::RunHooks hooks;
     hooks.progress = [](const std::string& line) {
         std::cerr << "migscope plan: " << line << '\n';
@@ -110,7 +113,11 @@ int plan_command(const PlanOptions& o) {
     if (kind == plan::PartitionKind::kGreen)
         set = plan::on_green_contexts(std::move(set), model);
     const plan::Problem problem = plan::make_problem(requests, set, model, {o.min_speed}, kind);
+    std::string error_origin;
+    const std::optional<plan::ModelError> error =
+        runner::load_model_error(o.model_error, model, error_origin);
     plan::SearchOptions so;
+    so.error = error ? &*error : nullptr;
     so.objective = objective;
     so.gpus = o.gpus;
     so.top_k = o.top;
@@ -151,8 +158,8 @@ int plan_command(const PlanOptions& o) {
         out << mig::write_mig_parted(configs);
         return kExitOk;
     }
-    const report::PlanReport plan{problem,     result, set,        origin,
-                                  o.objective, o.gpus, elapsed_ms, o.backend};
+    const report::PlanReport plan{problem, result,     set,       origin,      o.objective,
+                                  o.gpus,  elapsed_ms, o.backend, error_origin};
     if (o.format == "json") {
         nlohmann::json doc = report::plan_json(plan);
         if (o.verify)
@@ -209,6 +216,10 @@ void add_plan_command(CLI::App& app, Action& action) {
     cmd->add_option("--profiles", o->profiles,
                     "Profile file (JSON) or results store (SQLite) (default: the shipped "
                     "data/profiles-MODEL.json)");
+    cmd->add_option("--model-error", o->model_error,
+                    "The model's measured residuals, for every figure's interval and the "
+                    "recommendation (a file from `migscope profile residuals`, or none; default: "
+                    "the shipped data/model-error-MODEL.json)");
     cmd->add_option("--min-speed", o->min_speed,
                     "Each job keeps at least this fraction of its whole-GPU speed (0 to 1)")
         ->capture_default_str();
@@ -242,6 +253,11 @@ void add_plan_command(CLI::App& app, Action& action) {
                   "--verify --backend mig: create each candidate's MIG instances and destroy "
                   "them afterwards (root; MIG mode enabled; the whole-GPU baseline is not run)");
     cmd->add_option("--gpu", o->gpu, "--verify: GPU index (NVML); with --gpus N, the first of N")
+        ->capture_default_str();
+    cmd->add_option("--idle-probe", o->idle_probe_s,
+                    "--verify: seconds of idle board power sampled before and after each run "
+                    "(each job's attributed energy needs it; 0: none)")
+        ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
     cmd->add_option("--db", o->db, "--verify: also store the runs in this results store");
     cmd->add_option("--run-dir", o->run_dir,

@@ -3,6 +3,7 @@
 // such a store.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -15,8 +16,11 @@
 #include "mig/catalog.h"
 #include "partition/job.h"
 #include "plan/profile.h"
+#include "plan/residuals.h"
 #include "runner/profile_runs.h"
+#include "runner/profile_source.h"
 #include "runner/run_output.h"
+#include "runner/run_record.h"
 
 namespace migscope::cli {
 namespace {
@@ -35,25 +39,62 @@ struct ProfileOptions {
     runner::Measurement measurement;
 };
 
+struct ResidualsOptions {
+    std::string profiles;
+    std::string correction_from;
+    std::vector<std::string> dbs;
+    std::string gpu_model = "h200";
+    std::string add_to;
+    std::string output;
+};
+
 struct ExportOptions {
     std::vector<std::string> dbs;
     std::string gpu_model = "h200";
     std::string output;
 };
 
+// "about 7 min", "about 40 s", with the runs whose length is not known yet.
+std::string time_left_text(const runner::ProfileTimeLeft& left) {
+    std::string text = left.seconds >= 120 ? fmt::format("about {:.0f} min", left.seconds / 60)
+                                            : fmt::format("about {:.0f} s", left.seconds);
+    if (left.unknown_command_runs > 0)
+        text += fmt::format(" + {} run{} of commands not timed yet", left.unknown_command_runs,
+                            left.unknown_command_runs == 1 ? "" : "s");
+    return text;
+}
+
 class Printer : public runner::ProfileObserver {
   public:
-    Printer(const runner::ProfileRequest& r) : r_(r) {}
+    Printer(const runner::ProfileRequest& r, const runner::Measurement& m) : r_(r), m_(m) {}
+    void profile_started(const std::vector<runner::ProfileCell>& cells) override {
+        cells_ = cells;
+        size_t commands = 0;
+        for (const runner::ProfileCell& c : cells)
+            commands += r_.jobs[c.job].external() ? 1 : 0;
+        std::cerr << "migscope profile: " << cells.size() << " runs (" << r_.jobs.size()
+                  << " jobs × " << cells.size() / r_.jobs.size() / r_.repetitions
+                  << " sizes, the whole GPU included, × " << r_.repetitions << " repetitions"
+                  << (commands ? fmt::format("; {} of them one run of a command each", commands)
+                               : std::string())
+                  << "): " << time_left_text(runner::profile_time_left(r_, cells, 0, pace_, m_))
+                  << '\n';
+    }
     void cell_started(size_t i, size_t count, const runner::ProfileCell& c) override {
+        started_ = std::chrono::steady_clock::now();
         std::cerr << "migscope profile: [" << i + 1 << "/" << count << "] "
                   << partition::job_text(r_.jobs[c.job]) << " on " << c.where() << ", rep "
                   << c.repetition << ", "
                   << (r_.jobs[c.job].external() ? std::string("one run of its command")
                                                 : fmt::format("{:g} s", r_.duration_s))
-                  << '\n';
+                  << "; " << time_left_text(runner::profile_time_left(r_, cells_, i, pace_, m_))
+                  << " left\n";
     }
     void cell_finished(size_t, const runner::ProfileCell& c,
                        const runner::CellOutcome& out) override {
+        pace_.record(r_, c,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - started_)
+                         .count());
         const std::string dir = runner::profile_cell_request(r_, c).run_dir;
         std::ofstream table(dir + "/table.txt");
         runner::print_run_and_baseline(out.run, out.baseline, "migscope profile: " + c.where(),
@@ -67,6 +108,10 @@ class Printer : public runner::ProfileObserver {
 
   private:
     const runner::ProfileRequest& r_;
+    const runner::Measurement& m_;
+    std::vector<runner::ProfileCell> cells_;
+    runner::ProfilePace pace_;
+    std::chrono::steady_clock::time_point started_;
 };
 
 int profile_command(const ProfileOptions& o) {
@@ -87,7 +132,7 @@ int profile_command(const ProfileOptions& o) {
         std::cerr << "migscope profile: " << line << '\n';
     };
     hooks.interrupt = install_interrupt_handler();
-    Printer printer(r);
+    Printer printer(r, o.measurement);
     const runner::ProfileResult result =
         runner::run_profile(r, machine, o.measurement, o.db, hooks, printer);
     if (result.interrupted)
@@ -114,6 +159,35 @@ int export_command(const ExportOptions& o) {
         std::cerr << "migscope profile export: " << set.jobs.size() << " job profiles written to "
                   << o.output << '\n';
     }
+    return kExitOk;
+}
+
+int residuals_command(const ResidualsOptions& o) {
+    const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
+    std::string origin;
+    plan::ProfileSet profiles = runner::load_profiles(o.profiles, model, origin);
+    if (!o.correction_from.empty()) {
+        profiles.correction = plan::read_profiles_file(o.correction_from).correction;
+        origin += " (corrections of " + o.correction_from + ")";
+    }
+    plan::ModelError error;
+    if (!o.add_to.empty())
+        error = plan::read_model_error_file(o.add_to);
+    plan::add_store_residuals(error, profiles, origin, o.dbs, model);
+    error.created_at = runner::utc_now_iso8601();
+    const std::string text = plan::write_model_error_json(error);
+    if (o.output.empty()) {
+        std::cout << text;
+    } else {
+        std::ofstream out(o.output);
+        if (!out)
+            throw input_error("cannot write " + o.output);
+        out << text;
+    }
+    for (const std::string& line : error.sources)
+        std::cerr << "migscope profile residuals: " << line << '\n';
+    std::cerr << "migscope profile residuals: " << error.residuals.size() << " residuals"
+              << (o.output.empty() ? "" : " written to " + o.output) << '\n';
     return kExitOk;
 }
 
@@ -173,8 +247,32 @@ void add_profile_command(CLI::App& app, Action& action) {
     exp->add_option("-o,--output", e->output, "Write here instead of stdout");
     exp->callback([e, &action] { action = [e] { return export_command(*e); }; });
 
-    cmd->callback([o, cmd, exp, &action] {
-        if (cmd->got_subcommand(exp))
+    auto res = std::make_shared<ResidualsOptions>();
+    CLI::App* resid = cmd->add_subcommand(
+        "residuals",
+        "Write the model's residuals (JSON, format migscope-model-error v1): every run of "
+        "several jobs, sequential baseline and fixed-work run in the stores, predicted from "
+        "--profiles and set against what it measured; `migscope plan --model-error` makes its "
+        "intervals from them (docs/planner.md, \"How sure\")");
+    resid->add_option("--profiles", res->profiles,
+                      "The profiles of the build that measured the stores' runs: a profile file "
+                      "or a results store")
+        ->required();
+    resid->add_option("--correction-from", res->correction_from,
+                      "Take the interference corrections from this profile file instead (the "
+                      "planner's of the time, when --profiles is a store whose own mixes would "
+                      "calibrate them in-sample)");
+    resid->add_option("--db", res->dbs, "Results store whose runs to use; repeat it")->required();
+    resid->add_option("--gpu-model", res->gpu_model, "GPU model of the runs")
+        ->capture_default_str();
+    resid->add_option("--add-to", res->add_to,
+                      "A residuals file to add to: its residuals from these stores are replaced, "
+                      "the others kept (stores measured with other profiles)");
+    resid->add_option("-o,--output", res->output, "Write here instead of stdout");
+    resid->callback([res, &action] { action = [res] { return residuals_command(*res); }; });
+
+    cmd->callback([o, cmd, exp, resid, &action] {
+        if (cmd->got_subcommand(exp) || cmd->got_subcommand(resid))
             return;
         if ((o->jobs.empty() && o->jobs_file.empty()) || o->db.empty())
             throw input_error(

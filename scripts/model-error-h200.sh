@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Writes data/model-error-h200.json: the planner's residuals on every measured H200 mix the
+# project keeps (docs/planner.md, "How sure"), each store predicted with the profiles and
+# corrections of the build that measured it. Any machine with a built migscope; reads only.
+#   scripts/model-error-h200.sh [OUT]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+b=${MIGSCOPE:-${MIGSCOPE_BUILD_DIR:-$root/build}/tools/migscope/migscope}
+out=${1:-data/model-error-h200.json}
+old=data/profiles-h200-2026-12-01/profiles-h200.json  # the unfused ResNets' profiles and corrections
+rm -f "$out"
+add() { "$b" profile residuals "$@" $([ -f "$out" ] && echo --add-to "$out") -o "$out"; }
+# Today's profiles and their calibration mixes (in-sample for the corrections).
+add --profiles data/profiles-h200.json --db data/profiles-h200/mixes.db
+# The same two mixes with the unfused ResNets, on that day's profiles.
+add --profiles "$old" --db data/profiles-h200-2026-12-01/mixes.db
+# The study's mixes, fixed work and sequential baselines: profiles from its own scaling runs
+# (the fine-tunes are in no profile file), the corrections the planner had then.
+add --profiles data/study-h200/study.db --correction-from "$old" --db data/study-h200/study.db
+# The reasons' clock and bandwidth runs (mlp, mlp:64, bert-base:4 on 7 x 1g.18gb), likewise.
+add --profiles data/study-h200/reasons.db --correction-from "$old" --db data/study-h200/reasons.db
+# The own-jobs measurements on MPS: calibration mixes, the verified plans (queues, commands),
+# sequential baselines, seven resnet18:32 on MPS, repeated runs.
+add --profiles data/profiles-h200-own-jobs.json --db data/profiles-h200-own-jobs/mps-mixes.db \
+  --db data/own-jobs-h200/verify.db --db data/own-jobs-h200/sequential.db \
+  --db data/own-jobs-h200/sequential-0428utc.db --db data/own-jobs-h200/backends.db \
+  --db data/own-jobs-h200/repeat.db

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""The planner scored on mixes it never saw (docs/planner.md, "Held-out evaluation").
+
+A seeded generator draws job mixes from a profile file's built-in jobs (3-7 jobs, each with its
+own work: 0.4-2.5 s alone on the whole GPU, every objective in turn); `run` plans each with
+`migscope plan --verify --top 3` on green partitions (the top three candidates and the sequential
+baseline, measured), `report` scores the plans from the JSON those calls wrote: per mix, the
+recommendation's regret against the best measured candidate and whether each measured figure
+(makespan, energy, throughput, aggregate throughput, EDP) fell inside its predicted interval.
+None of these mixes calibrates anything: the residuals behind the intervals come from other
+stores (data/model-error-h200.json).
+
+  scripts/plan-eval.py mixes  [--seed S] [--count N]          the mixes, one line each
+  scripts/plan-eval.py run    --out DIR [--first I] [--last J] [--budget-s S]
+                              measures mixes I..J (a GPU host, after ./build.sh build), each
+                              into DIR/mix-K.json and DIR/eval.db; a mix already in DIR is
+                              skipped, so a later call goes on
+  scripts/plan-eval.py report DIR...                          the table, from the mix-K.json files
+
+Python 3 standard library only.
+"""
+import argparse
+import json
+import os
+import pathlib
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+OBJECTIVES = ['energy', 'throughput', 'makespan', 'edp', 'aggregate-throughput']
+# The figure each objective is measured by, in the JSON of `plan --verify`, and its direction.
+FIGURES = ['makespan_s', 'energy_j', 'throughput', 'aggregate_throughput', 'edp_js']
+
+
+def profiled_jobs(profiles_path):
+    """The built-in jobs of a profile file: (WORKLOAD:BATCH, whole-GPU steps per second)."""
+    doc = json.loads(pathlib.Path(profiles_path).read_text())
+    jobs = []
+    for j in doc['jobs']:
+        if 'workload' not in j:
+            continue
+        whole = next(p for p in j['partitions'] if p['partition'] == 'whole GPU')
+        jobs.append((f"{j['workload']}:{j['batch']}",
+                     whole['items_per_s']['value'] / j['items_per_step']))
+    return sorted(jobs)
+
+
+def mixes(seed, count, profiles_path):
+    """`count` mixes drawn from `seed`: (id, objective, jobs, steps per job)."""
+    rng = random.Random(seed)
+    jobs = profiled_jobs(profiles_path)
+    out = []
+    for i in range(count):
+        n = rng.randint(3, 7)
+        chosen = [rng.choice(jobs) for _ in range(n)]
+        steps = [max(20, round(rng.uniform(0.4, 2.5) * rate)) for _, rate in chosen]
+        out.append((i + 1, OBJECTIVES[i % len(OBJECTIVES)], [name for name, _ in chosen], steps))
+    return out
+
+
+def plan_command(migscope, mix, out_dir):
+    i, objective, jobs, steps = mix
+    return [migscope, 'plan', '--jobs', ','.join(jobs), '--work', ','.join(map(str, steps)),
+            '--backend', 'green', '--objective', objective, '--top', '3', '--verify',
+            '--idle-probe', '1',
+            '--db', str(out_dir / 'eval.db'), '--run-dir', str(out_dir / 'runs' / f'mix-{i}'),
+            '--format', 'json', '-o', str(out_dir / f'mix-{i}.json')]
+
+
+def run(args):
+    out_dir = pathlib.Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    build = os.environ.get('MIGSCOPE_BUILD_DIR', str(REPO / 'build'))
+    migscope = os.environ.get('MIGSCOPE', build + '/tools/migscope/migscope')
+    start = time.monotonic()
+    log = open(out_dir / 'log.txt', 'a')
+    for mix in mixes(args.seed, args.count, args.profiles):
+        i = mix[0]
+        if i < args.first or i > args.last or (out_dir / f'mix-{i}.json').exists():
+            continue
+        if time.monotonic() - start > args.budget_s:
+            print(f'mix {i}: not started, the budget of {args.budget_s:.0f} s is spent')
+            break
+        command = plan_command(migscope, mix, out_dir)
+        log.write('$ ' + ' '.join(command) + '\n')
+        log.flush()
+        t0 = time.monotonic()
+        done = subprocess.run(command, stderr=log, stdout=log)
+        print(f'mix {i} ({mix[1]}, {len(mix[2])} jobs): exit {done.returncode} '
+              f'in {time.monotonic() - t0:.0f} s', flush=True)
+        if done.returncode != 0:
+            (out_dir / f'mix-{i}.json').unlink(missing_ok=True)
+
+
+def score(objective, figures):
+    """Lower is better, as plan::score."""
+    value = figures.get(objective_figure(objective))
+    if value is None:
+        return None
+    return -value if objective in ('throughput', 'aggregate-throughput') else value
+
+
+def objective_figure(objective):
+    return {'energy': 'energy_j', 'throughput': 'throughput', 'makespan': 'makespan_s',
+            'edp': 'edp_js', 'aggregate-throughput': 'aggregate_throughput'}[objective]
+
+
+def report(args):
+    rows, regrets, inside, outside = [], [], 0, 0
+    misses = []
+    for d in args.dirs:
+        for path in sorted(pathlib.Path(d).glob('mix-*.json'), key=lambda p: int(p.stem[4:])):
+            doc = json.loads(path.read_text())
+            verify = doc['verify']
+            objective = doc['objective']
+            decision = doc['decision']
+            measured = [c for c in verify['candidates'] if 'measured' in c]
+            scores = [(score(objective, c['measured']), c['name']) for c in measured]
+            scores = [s for s in scores if s[0] is not None]
+            if not scores:
+                rows.append((path.stem, objective, len(doc['jobs']), '-', '-', '-', '-', '-'))
+                continue
+            best = min(scores)
+            mine = score(objective, verify['candidates'][0].get('measured', {}))
+            regret = None
+            if mine is not None:
+                regret = (mine / best[0] - 1) if best[0] > 0 else (1 - mine / best[0])
+                regrets.append(regret)
+            n_in = n_all = 0
+            for c in measured:
+                for figure in FIGURES:
+                    flag = c['measured']['inside'].get(figure)
+                    if flag is None:
+                        continue
+                    n_all += 1
+                    n_in += bool(flag)
+                    if not flag:
+                        lo, hi = c['predicted']['interval'][figure]
+                        misses.append(f"{path.stem} {c['name']} {figure}: measured "
+                                      f"{c['measured'][figure]:.4g}, interval {lo:.4g}-{hi:.4g}")
+            inside += n_in
+            outside += n_all - n_in
+            rec = verify['candidates'][0]['name']
+            gain = decision.get('gain')
+            rows.append((path.stem, objective, len(doc['jobs']),
+                         ('do not partition' if rec.startswith('whole GPU') else rec) +
+                         f" ({decision['verdict']})",
+                         '-' if gain is None else f'{100 * gain:+.1f} %', best[1],
+                         '-' if regret is None else f'{100 * regret:.2f} %', f'{n_in}/{n_all}'))
+    print('| mix | objective | jobs | recommendation (verdict) | best partitioned plan\'s '
+          'predicted gain | best measured | regret | measured figures inside their interval |')
+    print('|---|---|---|---|---|---|---|---|')
+    for r in rows:
+        print('| ' + ' | '.join(str(x) for x in r) + ' |')
+    if regrets:
+        print(f'\n{len(regrets)} mixes: regret median {100 * statistics.median(regrets):.2f} %, '
+              f'worst {100 * max(regrets):.2f} %; {inside} of {inside + outside} measured figures '
+              f'inside their interval ({100 * inside / max(1, inside + outside):.0f} %)')
+    if misses:
+        print('\noutside their interval:')
+        for m in misses:
+            print('  ' + m)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    sub = parser.add_subparsers(dest='what', required=True)
+    for name in ('mixes', 'run'):
+        p = sub.add_parser(name)
+        p.add_argument('--seed', type=int, default=20261204)
+        p.add_argument('--count', type=int, default=12)
+        p.add_argument('--profiles', default=str(REPO / 'data/profiles-h200.json'))
+    r = sub.choices['run']
+    r.add_argument('--out', required=True)
+    r.add_argument('--first', type=int, default=1)
+    r.add_argument('--last', type=int, default=1000)
+    r.add_argument('--budget-s', type=float, default=480)
+    rep = sub.add_parser('report')
+    rep.add_argument('dirs', nargs='+')
+    args = parser.parse_args()
+    if args.what == 'mixes':
+        for i, objective, jobs, steps in mixes(args.seed, args.count, args.profiles):
+            print(f'mix {i}: --objective {objective} --jobs {",".join(jobs)} '
+                  f'--work {",".join(map(str, steps))}')
+    elif args.what == 'run':
+        run(args)
+    else:
+        report(args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,241 @@
+// The model's residuals: the versioned file, the groups, the bands and a plan's interval.
+#include "plan/model_error.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/json_fields.h"
+#include "core/statistics.h"
+
+namespace migscope::plan {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kFormat = "migscope-model-error";
+constexpr int kVersion = 1;
+// Partitions up to this many SMs count as small (1g and 2g profiles of an H200).
+constexpr unsigned kSmallPartitionSms = 32;
+// From this many residuals on, a band spans their 5th to 95th percentile, not all of them.
+constexpr size_t kPercentileBandResiduals = 20;
+
+std::optional<ResidualKind> parse_kind(const std::string& text) {
+    if (text == "speed")
+        return ResidualKind::kSpeed;
+    if (text == "dynamic-energy")
+        return ResidualKind::kDynamicEnergy;
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::string to_string(ResidualKind kind) {
+    return kind == ResidualKind::kSpeed ? "speed" : "dynamic-energy";
+}
+
+ModelError parse_model_error_json(std::string_view text, const std::string& origin) {
+    const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded())
+        throw input_error(origin + ": not valid JSON");
+    try {
+        Fields top(doc, "");
+        const std::string format = top.get<std::string>("format");
+        const int version = top.get<int>("version");
+        if (format != kFormat || version != kVersion)
+            throw input_error("expected format \"" + std::string(kFormat) + "\" version " +
+                              std::to_string(kVersion) + ", got \"" + format + "\" version " +
+                              std::to_string(version));
+        ModelError e;
+        e.gpu_model = top.get<std::string>("gpu_model");
+        e.created_at = top.get<std::string>("created_at");
+        const json& sources = top.child("sources");
+        if (!sources.is_array())
+            throw input_error("sources: expected an array of strings");
+        for (const json& s : sources) {
+            if (!s.is_string())
+                throw input_error("sources: expected an array of strings");
+            e.sources.push_back(s.get<std::string>());
+        }
+        const json& residuals = top.child("residuals");
+        if (!residuals.is_array())
+            throw input_error("residuals: expected an array");
+        for (size_t i = 0; i < residuals.size(); ++i) {
+            const std::string path = "residuals[" + std::to_string(i) + "]";
+            Fields f(residuals[i], path);
+            Residual r;
+            const std::string kind = f.get<std::string>("kind");
+            const auto k = parse_kind(kind);
+            if (!k)
+                throw input_error(path + ".kind: \"" + kind + "\" is not speed or dynamic-energy");
+            r.kind = *k;
+            r.group = f.get<std::string>("group");
+            r.ratio = f.get<double>("ratio");
+            if (!(r.ratio > 0))
+                throw input_error(path + ".ratio: must be positive (measured / predicted)");
+            r.source = f.get<std::string>("source");
+            r.subject = f.get<std::string>("subject");
+            r.backend = f.get<std::string>("backend");
+            f.check_keys();
+            e.residuals.push_back(std::move(r));
+        }
+        top.check_keys();
+        return e;
+    } catch (const Error& err) {
+        throw input_error(origin + ": " + err.what());
+    }
+}
+
+ModelError read_model_error_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in)
+        throw input_error("cannot read model-error file " + path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return parse_model_error_json(text.str(), path);
+}
+
+std::string write_model_error_json(const ModelError& e) {
+    nlohmann::ordered_json doc;
+    doc["format"] = kFormat;
+    doc["version"] = kVersion;
+    doc["gpu_model"] = e.gpu_model;
+    doc["created_at"] = e.created_at;
+    doc["sources"] = e.sources;
+    doc["residuals"] = nlohmann::ordered_json::array();
+    for (const Residual& r : e.residuals) {
+        doc["residuals"].push_back({{"kind", to_string(r.kind)},
+                                    {"group", r.group},
+                                    {"ratio", r.ratio},
+                                    {"source", r.source},
+                                    {"subject", r.subject},
+                                    {"backend", r.backend}});
+    }
+    return doc.dump(1) + "\n";
+}
+
+std::string speed_group(const JobSituation& s) {
+    if (!s.mix)
+        return "alone";
+    return std::string("mix/") + (s.sms <= kSmallPartitionSms ? "small" : "large") +
+           (s.capped ? "/capped" : s.queued ? "/queued" : "/plain");
+}
+
+std::string energy_group(bool mix, bool capped) {
+    return !mix ? "alone" : capped ? "mix/capped" : "mix/plain";
+}
+
+std::vector<std::string> group_chain(const std::string& group) {
+    std::vector<std::string> chain{group};
+    for (size_t slash = group.rfind('/'); slash != std::string::npos;
+         slash = group.rfind('/', slash - 1)) {
+        chain.push_back(group.substr(0, slash));
+        if (slash == 0)
+            break;
+    }
+    return chain;
+}
+
+ErrorBand error_band(const ModelError& error, ResidualKind kind,
+                     const std::vector<std::string>& chain) {
+    for (const std::string& group : chain) {
+        std::vector<double> ratios;
+        for (const Residual& r : error.residuals) {
+            const bool in_group = r.group == group || r.group.rfind(group + "/", 0) == 0;
+            if (r.kind == kind && in_group)
+                ratios.push_back(r.ratio);
+        }
+        if (ratios.size() < kMinGroupResiduals)
+            continue;
+        ErrorBand b;
+        b.n = ratios.size();
+        b.group = group;
+        if (ratios.size() >= kPercentileBandResiduals) {
+            b.lo = *percentile(ratios, 0.05);
+            b.hi = *percentile(ratios, 0.95);
+        } else {
+            b.lo = *std::min_element(ratios.begin(), ratios.end());
+            b.hi = *std::max_element(ratios.begin(), ratios.end());
+        }
+        return b;
+    }
+    return {};
+}
+
+PredictionInterval predict_interval(const Problem& p, const Plan& plan, const Prediction& point,
+                                    const ModelError* error) {
+    PredictionInterval iv;
+    iv.known = error != nullptr;
+    if (!error)
+        iv.unknown_why = "no residuals of the model (give --model-error)";
+    const auto unknown = [&](const std::string& why) {
+        if (iv.known)
+            iv.unknown_why = why;
+        iv.known = false;
+    };
+    Problem fast = p, slow = p;
+    bool capped = false;
+    for (size_t j = 0; j < p.jobs.size(); ++j) {
+        const JobSituation& s = point.jobs.at(j).situation;
+        capped = capped || (s.mix && s.capped);
+        ErrorBand band;
+        if (error) {
+            const std::string group = speed_group(s);
+            band = error_band(*error, ResidualKind::kSpeed, group_chain(group));
+            if (!band.known())
+                unknown("fewer than " + std::to_string(kMinGroupResiduals) +
+                        " speed residuals for jobs " + group + " (job '" +
+                        p.jobs[j].request.name + "')");
+        }
+        iv.job_speed.push_back(band);
+        const double hi = band.known() ? band.hi : 1.0, lo = band.known() ? band.lo : 1.0;
+        for (size_t k = 0; k < p.sizes.size(); ++k) {
+            const JobOnSize& from = p.jobs[j].on[k];
+            JobOnSize& f = fast.jobs[j].on[k];
+            f.startup_s = from.fastest_startup_s;
+            f.time_s = f.startup_s + (from.fastest_time_s - from.fastest_startup_s) / hi;
+            JobOnSize& w = slow.jobs[j].on[k];
+            w.startup_s = from.slowest_startup_s;
+            w.time_s = w.startup_s + (from.slowest_time_s - from.slowest_startup_s) / lo;
+        }
+    }
+    if (error) {
+        const std::string group = energy_group(point.mix, capped);
+        iv.dynamic_energy = error_band(*error, ResidualKind::kDynamicEnergy, group_chain(group));
+        if (!iv.dynamic_energy.known())
+            unknown("fewer than " + std::to_string(kMinGroupResiduals) +
+                    " dynamic-energy residuals for " + group + " runs");
+    }
+    const Prediction f = predict(fast, plan), w = predict(slow, plan);
+    const double idle_w = double(plan.size()) * p.idle_power_w;
+    const double dynamic_j = point.energy_j - idle_w * point.makespan_s;
+    const ErrorBand& e = iv.dynamic_energy;
+    iv.makespan_s = {f.makespan_s, w.makespan_s};
+    iv.energy_j = {idle_w * f.makespan_s + dynamic_j * (e.known() ? e.lo : 1.0),
+                   idle_w * w.makespan_s + dynamic_j * (e.known() ? e.hi : 1.0)};
+    iv.throughput = {w.throughput, f.throughput};
+    iv.aggregate_throughput = {std::min(w.aggregate_throughput, f.aggregate_throughput),
+                               std::max(w.aggregate_throughput, f.aggregate_throughput)};
+    iv.edp_js = {iv.energy_j.lo * iv.makespan_s.lo, iv.energy_j.hi * iv.makespan_s.hi};
+    return iv;
+}
+
+Bounds score_bounds(Objective objective, const PredictionInterval& iv) {
+    switch (objective) {
+        case Objective::kEnergy:
+            return iv.energy_j;
+        case Objective::kThroughput:
+            return {-iv.throughput.hi, -iv.throughput.lo};
+        case Objective::kAggregateThroughput:
+            return {-iv.aggregate_throughput.hi, -iv.aggregate_throughput.lo};
+        case Objective::kMakespan:
+            return iv.makespan_s;
+        case Objective::kEdp:
+            return iv.edp_js;
+    }
+    return iv.energy_j;
+}
+
+}  // namespace migscope::plan
