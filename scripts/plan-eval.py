@@ -65,7 +65,7 @@ def plan_command(migscope, mix, out_dir):
     i, objective, jobs, steps = mix
     return [migscope, 'plan', '--jobs', ','.join(jobs), '--work', ','.join(map(str, steps)),
             '--backend', 'green', '--objective', objective, '--top', '3', '--verify',
-            '--idle-probe', '1',
+            '--idle-probe', '1', '--marginal-probe', '0',
             '--db', str(out_dir / 'eval.db'), '--run-dir', str(out_dir / 'runs' / f'mix-{i}'),
             '--format', 'json', '-o', str(out_dir / f'mix-{i}.json')]
 

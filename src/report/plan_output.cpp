@@ -240,9 +240,11 @@ void print_recommendation(const PlanReport& report, std::ostream& out) {
             break;
     }
     if (!d.indistinguishable.empty()) {
-        out << "  Within the model's error these " << d.indistinguishable.size()
-            << " plans are indistinguishable from it: " << text::join(d.indistinguishable, "; ")
-            << ".\n";
+        out << "  Within the model's error "
+            << (d.indistinguishable.size() == 1
+                    ? std::string("this plan is")
+                    : fmt::format("these {} plans are", d.indistinguishable.size()))
+            << " indistinguishable from it: " << text::join(d.indistinguishable, "; ") << ".\n";
     }
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run_process.h"
+#include "store/store.h"
 
 namespace {
 
@@ -94,6 +95,127 @@ class PlanCommand : public ::testing::Test {
     std::string profiles() const { return (dir_ / "profiles.json").string(); }
     fs::path dir_;
 };
+
+// A residuals file of `n` residuals per group, ratios spread evenly over lo..hi.
+std::string model_error(const std::vector<std::tuple<const char*, const char*, double, double>>&
+                            groups,
+                        int n = 8) {
+    json residuals = json::array();
+    for (const auto& [kind, group, lo, hi] : groups) {
+        for (int i = 0; i < n; ++i)
+            residuals.push_back({{"kind", kind},
+                                 {"group", group},
+                                 {"ratio", lo + (hi - lo) * i / (n - 1)},
+                                 {"source", "hand-made"},
+                                 {"subject", "small"},
+                                 {"backend", "green"}});
+    }
+    return json{{"format", "migscope-model-error"},
+                {"version", 1},
+                {"gpu_model", "h200"},
+                {"created_at", "t"},
+                {"sources", {"hand-made"}},
+                {"residuals", residuals}}
+        .dump();
+}
+
+// Seven small jobs gain from partitions by their points; whether the plan says so depends on the
+// model's error: clear of it, inside it, unknown, or not given at all.
+TEST_F(PlanCommand, APartitionedPlanIsRecommendedOnlyWhenItsGainIsClearOfTheModelsError) {
+    const std::vector<std::string> args = {"plan",       "--jobs",  "small,small,small,small",
+                                           "--profiles", profiles(), "--work",
+                                           "1000",       "--top",    "2",
+                                           "--model-error"};
+    const auto plan = [&](const std::string& name, const std::string& residuals) {
+        const std::string file = (dir_ / (name + ".json")).string();
+        std::ofstream(file) << residuals;
+        std::vector<std::string> a = args;
+        a.push_back(file);
+        ProcessResult table = migscope(a);
+        a.insert(a.end(), {"--format", "json"});
+        const ProcessResult doc = migscope(a);
+        EXPECT_EQ(doc.exit_code, 0) << doc.err;
+        return std::pair(table, json::parse(doc.out));
+    };
+    const auto [tight_text, tight] =
+        plan("tight", model_error({{"speed", "mix", 0.99, 1.01}, {"speed", "alone", 0.99, 1.01},
+                                   {"dynamic-energy", "mix", 0.99, 1.01},
+                                   {"dynamic-energy", "alone", 0.99, 1.01}}));
+    EXPECT_EQ(tight["decision"]["verdict"], "clear-gain") << tight["decision"].dump();
+    EXPECT_TRUE(tight["recommended"]["partitioned"].get<bool>());
+    EXPECT_GT(tight["decision"]["gain"].get<double>(), 0.1);
+    const json& iv = tight["recommended"]["interval"];
+    EXPECT_TRUE(iv["known"].get<bool>());
+    EXPECT_LE(iv["energy_j"][0].get<double>(), tight["recommended"]["energy_j"].get<double>());
+    EXPECT_GE(iv["energy_j"][1].get<double>(), tight["recommended"]["energy_j"].get<double>());
+    EXPECT_NE(tight_text.out.find("It beats not partitioning by"), std::string::npos)
+        << tight_text.out;
+
+    const auto [wide_text, wide] =
+        plan("wide", model_error({{"speed", "mix", 0.3, 1.7}, {"speed", "alone", 0.99, 1.01},
+                                  {"dynamic-energy", "mix", 0.5, 2.0},
+                                  {"dynamic-energy", "alone", 0.99, 1.01}}));
+    EXPECT_EQ(wide["decision"]["verdict"], "inside-error") << wide["decision"].dump();
+    EXPECT_FALSE(wide["recommended"]["partitioned"].get<bool>());
+    EXPECT_GT(wide["decision"]["gain"].get<double>(), 0.1);  // the same gain, now inside the error
+    EXPECT_NE(wide_text.out.find("Recommendation: do not partition: the best partitioned plan's "
+                                 "gain ("),
+              std::string::npos)
+        << wide_text.out;
+    EXPECT_NE(wide_text.out.find("is inside the model's error"), std::string::npos);
+
+    const auto [unknown_text, unknown] =
+        plan("alone-only", model_error({{"speed", "alone", 0.99, 1.01},
+                                        {"dynamic-energy", "alone", 0.99, 1.01}}));
+    EXPECT_EQ(unknown["decision"]["verdict"], "error-unknown");
+    EXPECT_FALSE(unknown["recommended"]["partitioned"].get<bool>());
+    EXPECT_NE(unknown_text.out.find("has no known error: fewer than 8 speed residuals for jobs "
+                                    "mix/small/plain"),
+              std::string::npos)
+        << unknown_text.out;
+    EXPECT_NE(unknown_text.out.find("(?)"), std::string::npos);
+
+    // Without residuals (this data folder has none): points, and the output says so.
+    const ProcessResult none = migscope({"plan", "--jobs", "small,small,small,small", "--profiles",
+                                         profiles(), "--work", "1000"});
+    ASSERT_EQ(none.exit_code, 0) << none.err;
+    EXPECT_NE(none.out.find("model error: none given (no intervals)"), std::string::npos);
+    EXPECT_NE(none.out.find("predicted points are compared without their error"),
+              std::string::npos)
+        << none.out;
+    // A residuals file of another model is refused, naming it.
+    const std::string other = (dir_ / "a100.json").string();
+    json a100 = json::parse(model_error({{"speed", "mix", 1, 1}}));
+    a100["gpu_model"] = "a100-80gb";
+    std::ofstream(other) << a100.dump();
+    std::vector<std::string> a = args;
+    a.push_back(other);
+    const ProcessResult refused = migscope(a);
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("holds residuals of a100-80gb"), std::string::npos) << refused.err;
+}
+
+// --work, one per job: each candidate runs each job's own steps, and says so in its label.
+TEST_F(PlanCommand, VerifyRunsEachJobsOwnWork) {
+    const std::string db = (dir_ / "verify.db").string();
+    const ProcessResult plan = migscope(
+        {"plan", "--jobs", "small,big", "--profiles", profiles(), "--work", "12,30", "--verify",
+         "--backend", "green", "--top", "1", "--idle-probe", "0", "--marginal-probe", "0",
+         "--format", "json", "--db", db, "--run-dir", (dir_ / "verify").string()});
+    ASSERT_EQ(plan.exit_code, 0) << plan.err;
+    const json p = json::parse(plan.out);
+    EXPECT_GE(p["verify"]["candidates"].size(), 1u);
+    const std::vector<migscope::store::RunRecord> runs =
+        migscope::store::Store::open(db).list_runs();
+    ASSERT_EQ(runs.size(), p["verify"]["candidates"].size());
+    for (const migscope::store::RunRecord& r : runs) {
+        for (const migscope::store::JobRecord& j : r.jobs)
+            EXPECT_EQ(j.steps, j.name == "small" ? 12 : 30) << r.label;
+        EXPECT_TRUE(r.label.find(" --work 12,30") != std::string::npos ||
+                    r.label.find(" --work 30,12") != std::string::npos)
+            << r.label;  // each job's, in the order they ran
+    }
+}
 
 TEST_F(PlanCommand, SevenSmallJobsArePartitionedAndSequentialWinsForBigOnes) {
     const ProcessResult small =
@@ -278,6 +400,33 @@ TEST_F(PlanCommand, ProfileExportPlanAndVerifyWithTheStandInWorker) {
     const json q = json::parse(again.out);
     EXPECT_EQ(q["verify"]["summary"]["runs_wall_s"].get<double>(), 0.0);
     EXPECT_EQ(q["verify"]["summary"]["best_measured"], summary["best_measured"]);
+
+    // The model's residuals on the mix and on every verified candidate, with the profiles that
+    // planned them; added to again, the same stores replace their own.
+    const std::string residuals = (dir_ / "residuals.json").string();
+    ProcessResult res = migscope({"profile", "residuals", "--profiles", both, "--db", mixes,
+                                  "--db", verify_db, "-o", residuals});
+    ASSERT_EQ(res.exit_code, 0) << res.err;
+    const json r = json::parse(read_text(residuals));
+    EXPECT_EQ(r["format"], "migscope-model-error");
+    ASSERT_EQ(r["sources"].size(), 2u);
+    EXPECT_NE(r["sources"][1].get<std::string>().find(std::to_string(candidates.size()) +
+                                                      " of " + std::to_string(candidates.size()) +
+                                                      " runs used"),
+              std::string::npos)
+        << r["sources"];
+    size_t speeds = 0, energies = 0;
+    for (const json& x : r["residuals"]) {
+        speeds += x["kind"] == "speed";
+        energies += x["kind"] == "dynamic-energy";
+        EXPECT_GT(x["ratio"].get<double>(), 0) << x;
+    }
+    EXPECT_EQ(speeds, 2 + 2 * candidates.size());   // every job of every run
+    EXPECT_EQ(energies, 1 + candidates.size());     // every run
+    res = migscope({"profile", "residuals", "--profiles", both, "--db", mixes, "--add-to",
+                    residuals, "-o", residuals});
+    ASSERT_EQ(res.exit_code, 0) << res.err;
+    EXPECT_EQ(json::parse(read_text(residuals))["residuals"].size(), r["residuals"].size());
 }
 
 // The shipped profiles of examples/own-job plan those commands without a GPU, as the README says.

@@ -50,6 +50,7 @@ struct PlanOptions {
     bool verify = false;
     bool apply = false;  // --verify --backend mig: make each candidate's instances
     double idle_probe_s = 2;  // --verify: idle power sampled before and after each run
+    double marginal_probe_s = 3;  // --verify: each job's marginal power probe (no queues)
     unsigned gpu = 0;  // --verify: GPU index
     std::string db;    // --verify: store the runs here
     std::string run_dir;
@@ -70,6 +71,7 @@ plan::Verification verify(const plan::Problem& p, const plan::SearchResult& r, c
     v.measurement.worker = o.worker;
     v.measurement.apply = o.apply;
     v.measurement.idle_probe_s = o.idle_probe_s;
+    v.measurement.marginal_probe_s = o.marginal_probe_s;
     runner::RunHooks hooks;
     hooks.progress = [](const std::string& line) {
         std::cerr << "migscope plan: " << line << '\n';
@@ -257,6 +259,12 @@ void add_plan_command(CLI::App& app, Action& action) {
     cmd->add_option("--idle-probe", o->idle_probe_s,
                     "--verify: seconds of idle board power sampled before and after each run "
                     "(each job's attributed energy needs it; 0: none)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    cmd->add_option("--marginal-probe", o->marginal_probe_s,
+                    "--verify: seconds the mix without each job first runs, in a run without "
+                    "queues, so that each job's energy is attributed by what it adds (0: by "
+                    "partition size x busy seconds; docs/runs.md)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
     cmd->add_option("--db", o->db, "--verify: also store the runs in this results store");
