@@ -56,23 +56,6 @@ std::string to_string(Objective objective) {
     return "?";
 }
 
-unsigned green_context_sms(const mig::GpuModel& model, unsigned sms) {
-    if (!model.green_granularity)
-        throw input_error("GPU model " + model.key +
-                          ": how green contexts group its SMs is unknown");
-    const auto rounded =
-        static_cast<unsigned>(rounded_sm_count(static_cast<int>(sms), *model.green_granularity));
-    return model.sm_count ? std::min(rounded, *model.sm_count) : rounded;
-}
-
-ProfileSet on_green_contexts(ProfileSet profiles, const mig::GpuModel& model) {
-    for (JobProfile& job : profiles.jobs) {
-        for (PartitionProfile& p : job.partitions)
-            p.sms = green_context_sms(model, p.sms);
-    }
-    return profiles;
-}
-
 size_t Problem::size_index(std::string_view label) const {
     for (size_t i = 0; i < sizes.size(); ++i) {
         if (sizes[i].label == label)
@@ -125,15 +108,15 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
         if (prof.media_extensions || prof.compute_slices >= model.compute_slices || !prof.sms ||
             !prof.memory_gib)
             continue;
-        const unsigned sms =
-            kind == PartitionKind::kGreen ? green_context_sms(model, *prof.sms) : *prof.sms;
-        p.sizes.push_back({prof.name, sms, *prof.memory_gib});
+        p.sizes.push_back({prof.name, *prof.sms, *prof.memory_gib});
     }
     if (kind == PartitionKind::kGreen) {
         p.notes.push_back(
-            "green contexts: each partition gets its SMs rounded up to the GPU's granularity "
-            "(e.g. 1g.35gb runs on as many SMs as 2g.35gb, 3g.71gb as 4g.71gb on Hopper); "
-            "layouts that give the jobs the same SMs are one candidate");
+            "green contexts: each partition gets its MIG profile's SMs, except that the driver "
+            "rounds the first split of a layout (its largest partition) up to the GPU's "
+            "granularity (H200: a 3g.71gb or 1g.35gb that is the largest runs on 64 or 32 SMs), "
+            "which the model does not count: such a plan runs up to 1.07x (3g) faster than "
+            "predicted");
     }
     std::sort(p.sizes.begin(), p.sizes.end(), [](const Size& a, const Size& b) {
         return std::tie(a.sms, a.memory_gib, a.label) < std::tie(b.sms, b.memory_gib, b.label);

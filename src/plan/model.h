@@ -145,17 +145,12 @@ struct Problem {
     std::vector<mig::Layout> layouts() const;
 };
 
-// What the partitions are: MIG instances (each gets its profile's SMs) or green contexts, which
-// round each up to the GPU's granularity (green_context_sms): on an H200, 1g.35gb (26 SMs) runs
-// on 32 like 2g.35gb, and 3g.71gb (60) on 64 like 4g.71gb.
+// What the partitions are: MIG instances or green contexts. Both get their MIG profile's SMs:
+// the worker splits a green context's SMs off what the partitions before it left, and the driver
+// grants such a split exactly (H200: 1g.35gb 26, 3g.71gb 60); only the first split, from the
+// whole device, is rounded up to the granularity (docs/planner.md, "Green contexts' SMs"), which
+// the model does not count. kGreen adds that note to the plan.
 enum class PartitionKind { kMig, kGreen };
-
-// The SMs a green context of at least `sms` SMs gets on this model (its green_granularity), at
-// most the whole GPU. Input error when the model's granularity is unknown.
-unsigned green_context_sms(const mig::GpuModel& model, unsigned sms);
-
-// The profiles with every partition's SMs as a green context gets them (green_context_sms).
-ProfileSet on_green_contexts(ProfileSet profiles, const mig::GpuModel& model);
 
 // Whether every job needs a whole-GPU profile: to plan, yes (its speeds are fractions of it, its
 // work may be given in its seconds); to predict measured mixes of its partitions (residuals.h),
@@ -163,8 +158,7 @@ ProfileSet on_green_contexts(ProfileSet profiles, const mig::GpuModel& model);
 enum class WholeGpuProfile { kRequired, kOptional };
 
 // Builds the problem. Input errors name the job or the constraint: unknown workload or batch,
-// a job that fits no partition (memory), a min speed above 1, no whole-GPU profile. With kGreen
-// the sizes get green-context SMs; give it profiles from on_green_contexts.
+// a job that fits no partition (memory), a min speed above 1, no whole-GPU profile.
 Problem make_problem(const std::vector<JobRequest>& jobs, const ProfileSet& profiles,
                      const mig::GpuModel& model, const Constraints& constraints,
                      PartitionKind kind = PartitionKind::kMig,

@@ -101,7 +101,10 @@ Correction calibrate(const ProfileSet& set, const std::vector<store::RunRecord>&
         double predicted_dynamic_w = 0;
         bool complete = true;
         for (const store::JobRecord& j : r.jobs) {
-            const auto sms = sms_of(j.partition, model);
+            // The SMs it ran on: a green context's as granted, else its profile's.
+            const auto sms = r.backend == "green" && j.sms
+                                 ? std::optional<unsigned>(static_cast<unsigned>(*j.sms))
+                                 : sms_of(j.partition, model);
             const JobProfile* profile = nullptr;
             for (const JobProfile& p : set.jobs) {
                 if (!p.external() && p.workload == *j.workload && p.mode == j.mode &&
@@ -382,6 +385,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         std::vector<double> items_per_s, power_w, window_s;
         std::vector<double> startup_s;  // a command's runs that reported steps
         std::vector<double> memory_pct;  // the runs that recorded it
+        std::vector<double> granted_sms;  // green contexts: the SMs the worker was granted
     };
     struct JobValues {
         std::string item_unit;
@@ -454,6 +458,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         v.window_s.push_back(r.window_s);
         if (j.memory_utilization_pct)
             v.memory_pct.push_back(*j.memory_utilization_pct);
+        if (r.backend == "green" && j.sms)
+            v.granted_sms.push_back(double(*j.sms));
     }
     if (by_job.empty()) {
         throw input_error(
@@ -528,7 +534,11 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         for (const auto& [label, v] : jv.partitions) {
             PartitionProfile pp;
             pp.partition = label;
-            pp.sms = *sms_of(label, model);
+            // A green context may get more than its profile's SMs (the first split of a
+            // layout is rounded up): what it ran on is what it measured.
+            pp.sms = v.granted_sms.empty()
+                         ? *sms_of(label, model)
+                         : static_cast<unsigned>(std::lround(*percentile(v.granted_sms, 0.5)));
             pp.items_per_s = measured_of(v.items_per_s);
             pp.average_power_w = measured_of(v.power_w);
             pp.window_s = *percentile(v.window_s, 0.5);
@@ -591,11 +601,11 @@ std::optional<Estimate> estimate(const JobProfile& job, std::string_view partiti
     const PartitionProfile* below = nullptr;
     const PartitionProfile* above = nullptr;
     for (const PartitionProfile& p : job.partitions) {
-        if (p.partition == partition)
+        if (p.partition == partition && p.sms == sms)
             return measured(p);
     }
     for (const PartitionProfile& p : job.partitions) {
-        if (p.sms == sms)  // another profile with the same SMs (or green-rounded to them)
+        if (p.sms == sms)  // another size measured on the same SMs (a green context's granted)
             return measured(p);
     }
     for (const PartitionProfile& p : job.partitions) {

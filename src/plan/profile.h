@@ -25,7 +25,9 @@ Measured measured_of(std::vector<double> values);  // input error for no values
 // One job alone on one partition size.
 struct PartitionProfile {
     std::string partition;  // MIG profile name ("2g.35gb") or "whole GPU"
-    unsigned sms = 0;       // of the profile in the GPU model's catalog (whole GPU: all)
+    // The SMs it ran on: the profile's in the GPU model's catalog (whole GPU: all), or what a
+    // green context was granted where that differed (H200: 3g.71gb alone ran on 64).
+    unsigned sms = 0;
     Measured items_per_s;
     Measured average_power_w;  // board power while the job ran alone on this partition
     double window_s = 0;       // median measurement window of one repetition
@@ -139,8 +141,9 @@ bool used_for_profiles(const store::RunRecord& run);
 inline constexpr std::string_view kWholeGpu = "whole GPU";
 
 // A job's throughput and power alone on a partition of `sms` SMs named `partition`: measured
-// when profiled there or on another partition of the same SMs, else interpolated linearly in SMs
-// between the nearest measured sizes (never extrapolated: empty outside the measured range).
+// when profiled there on those SMs or on another partition of the same SMs, else interpolated
+// linearly in SMs between the nearest measured sizes (never extrapolated: empty outside the
+// measured range).
 // A command's start-up is CPU and disk work (imports, loading a model), not the partition's: it
 // is taken over every size it was measured on (the median of their medians; the spread's ends:
 // the least minimum, the largest maximum), and its time on a size is that size's run time less

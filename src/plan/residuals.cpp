@@ -72,9 +72,7 @@ Rebuilt rebuild(const store::RunRecord& r, const ProfileSet& profiles,
     }
     const bool green = r.backend == "green";
     const PartitionKind kind = green ? PartitionKind::kGreen : PartitionKind::kMig;
-    Rebuilt out{make_problem(requests, green ? on_green_contexts(profiles, model) : profiles, model,
-                             {}, kind, WholeGpuProfile::kOptional),
-                {}};
+    Rebuilt out{make_problem(requests, profiles, model, {}, kind, WholeGpuProfile::kOptional), {}};
     for (const JobModel& j : out.problem.jobs) {  // partitions of one kind: MPS caps, green fixes
         if (partition_backend(r.backend) && !j.profile->backend.empty() &&
             j.profile->backend != r.backend)

@@ -287,42 +287,37 @@ TEST(Model, SizesAreTheModelsProfilesThenTheWholeGpu) {
         EXPECT_NE(mig::to_string(l), "7g.141gb@0");
 }
 
-TEST(Model, GreenContextsRoundSmsUpToTheGranularity) {
-    const mig::GpuModel& h200 = mig::builtin_model("h200");
-    EXPECT_EQ(green_context_sms(h200, 16), 16u);
-    EXPECT_EQ(green_context_sms(h200, 26), 32u);  // 1g.35gb
-    EXPECT_EQ(green_context_sms(h200, 60), 64u);  // 3g.71gb
-    EXPECT_EQ(green_context_sms(h200, 132), 132u);
-    EXPECT_EQ(green_context_sms(h200, 3), 8u);
-    const mig::GpuModel& a100 = mig::builtin_model("a100-80gb");
-    EXPECT_EQ(green_context_sms(a100, 14), 14u);
-    EXPECT_EQ(green_context_sms(a100, 3), 4u);
-    mig::GpuModel unknown = h200;
-    unknown.green_granularity.reset();
-    EXPECT_THROW(green_context_sms(unknown, 16), Error);
-
-    // On green contexts 1g.35gb is as fast as the measured 2g.35gb and 4g.71gb as 3g.71gb.
-    const ProfileSet set =
-        on_green_contexts(profile_set({job_profile("a", 10,
-                                                   {{"1g.18gb", {50, 150}},
-                                                    {"2g.35gb", {80, 180}},
-                                                    {"3g.71gb", {120, 220}},
-                                                    {"whole GPU", {200, 300}}})}),
-                          mig::builtin_model("h200"));
+// Green contexts get their MIG profile's SMs (the driver grants a split off a green context
+// exactly: 1g.35gb runs on 26, between the measured 1g.18gb and 2g.35gb); a size measured on a
+// green context granted more (3g.71gb alone: 64) serves the size with those SMs (4g.71gb).
+TEST(Model, GreenContextsGetTheirProfilesSmsAndAProfileCountsWhatItRanOn) {
+    ProfileSet set = profile_set({job_profile("a", 10,
+                                              {{"1g.18gb", {50, 150}},
+                                               {"2g.35gb", {80, 180}},
+                                               {"3g.71gb", {120, 220}},
+                                               {"whole GPU", {200, 300}}})});
+    set.jobs[0].partitions[2].sms = 64;  // 3g.71gb, measured as a layout's first split
     const Problem p = make_problem({{"a", "a", "train", 10, 100, {}, {}}}, set,
                                    mig::builtin_model("h200"), {}, PartitionKind::kGreen);
     std::vector<unsigned> sms;
     for (const Size& s : p.sizes)
         sms.push_back(s.sms);
-    EXPECT_EQ(sms, (std::vector<unsigned>{16, 32, 32, 64, 64, 132}));
+    EXPECT_EQ(sms, (std::vector<unsigned>{16, 26, 32, 60, 64, 132}));
     const JobModel& a = p.jobs[0];
-    EXPECT_DOUBLE_EQ(a.on[p.size_index("1g.35gb")].time_s, a.on[p.size_index("2g.35gb")].time_s);
+    // 1g.35gb: 26 SMs, 10/16 of the way from 50 to 80 items/s.
+    EXPECT_TRUE(a.on[p.size_index("1g.35gb")].interpolated);
+    EXPECT_DOUBLE_EQ(a.on[p.size_index("1g.35gb")].time_s, 1000.0 / (50 + 30 * 10.0 / 16));
+    // 4g.71gb: the 64 SMs 3g.71gb ran on; 3g.71gb itself (60): between 32 and 64.
     EXPECT_FALSE(a.on[p.size_index("4g.71gb")].interpolated);
     EXPECT_DOUBLE_EQ(a.on[p.size_index("4g.71gb")].time_s, 1000.0 / 120);
+    EXPECT_TRUE(a.on[p.size_index("3g.71gb")].interpolated);
+    EXPECT_DOUBLE_EQ(a.on[p.size_index("3g.71gb")].time_s, 1000.0 / (80 + 40 * 28.0 / 32));
     std::string notes;
     for (const std::string& n : p.notes)
         notes += n + "\n";
-    EXPECT_NE(notes.find("green contexts"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("green contexts: each partition gets its MIG profile's SMs"),
+              std::string::npos)
+        << notes;
 }
 
 TEST(Model, BadInputNamesTheJobOrTheConstraint) {

@@ -164,8 +164,10 @@ class Kubernetes(unittest.TestCase):
                                  "--objective", objective])
 
     def test_partitions_and_queues(self):
+        # The best predicted plan, whatever the model's error says of its gain (what is deployed
+        # is the recommendation; the decision has tests of its own).
         text, plan = self.check_plan(["--jobs", MIX, "--work", "2000", "--gpus", "2",
-                                      "--objective", "makespan"])
+                                      "--objective", "makespan", "--model-error", "none"])
         self.assertTrue(any(g["partitioned"] for g in plan["gpus"]), "the case partitions")
         self.assertIn("suspend: true", text, "the case has queued jobs")
 

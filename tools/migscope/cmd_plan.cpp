@@ -111,9 +111,7 @@ int plan_command(const PlanOptions& o) {
                               "' is a command, which green contexts cannot hold (they live in "
                               "migscope's worker): give --backend mps or mig");
     }
-    plan::ProfileSet set = runner::load_profiles(o.profiles, model, origin);
-    if (kind == plan::PartitionKind::kGreen)
-        set = plan::on_green_contexts(std::move(set), model);
+    const plan::ProfileSet set = runner::load_profiles(o.profiles, model, origin);
     const plan::Problem problem = plan::make_problem(requests, set, model, {o.min_speed}, kind);
     std::string error_origin;
     const std::optional<plan::ModelError> error =
