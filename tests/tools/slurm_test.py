@@ -40,7 +40,8 @@ JOBS = [
     {"workload": "vit-b16", "name": "vit"},
 ]
 PLAN_ARGS = ["--work", "1000", "--gpus", "1", "--objective", "makespan"]
-JOB_SECONDS = 2  # how long each stand-in job runs
+JOB_SECONDS = 3  # how long each stand-in job runs
+DEADLINE_S = 100  # then the test stops its daemons and fails (CTest's TIMEOUT is 120)
 # The stand-in for `migscope` inside the jobs: records its argv, the job's GRES and its times.
 STUB = r"""#!/bin/bash
 out="$RECORD_DIR/$SLURM_JOB_ID"
@@ -237,8 +238,15 @@ class Cluster:
         return state
 
     def stop(self):
-        subprocess.run(["scancel", "--full", "--user", "root"], env=self.env,
-                       capture_output=True, timeout=10)
+        """Cancels the jobs, waits a little for them to end, then stops the daemons."""
+        try:
+            subprocess.run(["scancel", "--full", "--user", "root"], env=self.env,
+                           capture_output=True, timeout=10)
+            wait_for("the jobs to be cancelled", lambda: not subprocess.run(
+                ["squeue", "-h"], env=self.env, capture_output=True, text=True,
+                timeout=5).stdout.strip(), 10)
+        except (subprocess.SubprocessError, OSError, TimeoutError):
+            pass
         for name, p in reversed(self.procs):
             if p.poll() is None:
                 try:
@@ -405,13 +413,27 @@ def run_test(root):
             print(cluster.tail(name, 40), file=sys.stderr)
         raise
     finally:
+        signal.alarm(0)
         cluster.stop()
+
+
+class Deadline(Exception):
+    pass
+
+
+def on_signal(signum, _frame):
+    # An exception, so that the finally blocks stop the daemons.
+    raise Deadline(f"signal {signum}" if signum != signal.SIGALRM else
+                   f"still running after {DEADLINE_S} s")
 
 
 def main():
     global MIGSCOPE, SOURCE
     MIGSCOPE, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     started = time.monotonic()
+    for signum in (signal.SIGALRM, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, on_signal)
+    signal.alarm(DEADLINE_S)
     try:
         if os.geteuid() != 0:
             raise Skip("needs root to start slurmd and munged (CI runs as root)")
