@@ -24,8 +24,11 @@ debian_packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-de
 # PNG export (`migscope report --plots-dir`), clang with its runtimes (libFuzzer, ASan, UBSan)
 # builds the fuzz targets and the sanitizer build; kubernetes-client (kubectl) and python3-yaml
 # check the Kubernetes manifests of deploy/ and `plan --format k8s` offline; prometheus (with
-# promtool) scrapes `migscope exporter` in its tests.
-test_packages=(gnuplot-nox chromium clang libclang-rt-dev kubernetes-client python3-yaml prometheus)
+# promtool) scrapes `migscope exporter` in its tests; slurm-wlm and munge run the scripts of
+# `plan --format slurm` on a real Slurm (tests/tools/slurm_test.py starts its own daemons; where
+# systemd runs, installing them also starts Debian's munge service).
+test_packages=(gnuplot-nox chromium clang libclang-rt-dev kubernetes-client python3-yaml prometheus
+               slurm-wlm munge)
 if [ -n "$for_tests" ]; then debian_packages+=("${test_packages[@]}"); fi
 cmake_args=()
 

@@ -1,4 +1,5 @@
-// A plan as Kubernetes (GPU Operator) and Slurm deployment files; YAML through yaml-cpp's emitter.
+// A plan as Kubernetes (GPU Operator) deployment files, and the planned jobs every deployment
+// runs; YAML through yaml-cpp's emitter.
 #include "report/deploy_output.h"
 
 #include <yaml-cpp/yaml.h>
@@ -49,62 +50,10 @@ std::string cut(std::string text, size_t limit) {
     return text;
 }
 
-// The profiles of a layout with their counts, largest (first placed) first.
-std::vector<std::pair<std::string, unsigned>> profile_counts(const mig::Layout& layout) {
-    std::vector<std::pair<std::string, unsigned>> out;
-    for (const mig::Instance& i : layout.instances) {
-        auto it = std::find_if(out.begin(), out.end(),
-                               [&](const auto& p) { return p.first == i.profile; });
-        if (it == out.end())
-            out.emplace_back(i.profile, 1);
-        else
-            ++it->second;
-    }
-    return out;
-}
-
 std::string format_count(double value) {
     std::ostringstream s;
     s << static_cast<int64_t>(value);
     return s.str();
-}
-
-// One argument as the shell reads it back unchanged: in single quotes unless plainly safe.
-std::string shell_quote(const std::string& arg) {
-    const bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
-        return alnum(c) || std::string_view("@%+=:,./-_").find(c) != std::string_view::npos;
-    });
-    if (plain)
-        return arg;
-    std::string out = "'";
-    for (const char c : arg)
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-// A comment's text: control characters (none pass check_job_name, but this is output) as '?'.
-std::string comment_text(std::string_view text) {
-    std::string out(text);
-    for (char& c : out) {
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-            c = '?';
-    }
-    return out;
-}
-
-// The distinct configs of a plan, in order of their first GPU, with the GPUs of each.
-std::vector<std::pair<std::string, std::vector<size_t>>> configs_of(const plan::Plan& plan) {
-    std::vector<std::pair<std::string, std::vector<size_t>>> out;
-    for (size_t g = 0; g < plan.size(); ++g) {
-        const std::string name = layout_config_name(plan[g]);
-        auto it =
-            std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.first == name; });
-        if (it == out.end())
-            out.push_back({name, {g}});
-        else
-            it->second.push_back(g);
-    }
-    return out;
 }
 
 std::string gpu_list(const std::vector<size_t>& gpus) {
@@ -114,36 +63,9 @@ std::string gpu_list(const std::vector<size_t>& gpus) {
     return text::join(items, ", ");
 }
 
-// The mig-parted document: one config per distinct layout, for every GPU of a node, and
-// all-disabled (the operator's default label) whether the plan uses it or not.
-std::string mig_parted_document(const plan::Plan& plan) {
-    std::vector<mig::MigPartedConfig> configs;
-    auto layouts = configs_of(plan);
-    if (std::none_of(layouts.begin(), layouts.end(),
-                     [](const auto& c) { return c.first == kMigDisabled; })) {
-        mig::MigPartedEntry off;
-        configs.push_back({kMigDisabled, {off}});
-    }
-    for (const auto& [name, gpus] : layouts) {
-        mig::MigPartedEntry entry;  // devices: all
-        const plan::GpuPlan& gpu = plan[gpus.front()];
-        entry.mig_enabled = gpu.layout.has_value();
-        if (gpu.layout) {
-            for (const auto& [profile, count] : profile_counts(*gpu.layout))
-                entry.mig_devices[profile] = count;
-        }
-        configs.push_back({name, {entry}});
-    }
-    return mig::write_mig_parted(configs);
-}
-
 // What a job's node offers it: "nvidia.com/mig-3g.71gb" (mixed strategy) or "nvidia.com/gpu".
 std::string k8s_resource(const DeployJob& job) {
     return job.profile.empty() ? "nvidia.com/gpu" : "nvidia.com/mig-" + job.profile;
-}
-
-std::string slurm_gres(const DeployJob& job) {
-    return job.profile.empty() ? "gpu:1" : "gpu:" + job.profile + ":1";
 }
 
 void emit_job(YAML::Emitter& out, const DeployJob& job, const KubernetesOptions& o) {
@@ -203,6 +125,54 @@ void emit_job(YAML::Emitter& out, const DeployJob& job, const KubernetesOptions&
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, unsigned>> profile_counts(const mig::Layout& layout) {
+    std::vector<std::pair<std::string, unsigned>> out;
+    for (const mig::Instance& i : layout.instances) {
+        auto it = std::find_if(out.begin(), out.end(),
+                               [&](const auto& p) { return p.first == i.profile; });
+        if (it == out.end())
+            out.emplace_back(i.profile, 1);
+        else
+            ++it->second;
+    }
+    return out;
+}
+
+std::vector<std::pair<std::string, std::vector<size_t>>> configs_of(const plan::Plan& plan) {
+    std::vector<std::pair<std::string, std::vector<size_t>>> out;
+    for (size_t g = 0; g < plan.size(); ++g) {
+        const std::string name = layout_config_name(plan[g]);
+        auto it =
+            std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.first == name; });
+        if (it == out.end())
+            out.push_back({name, {g}});
+        else
+            it->second.push_back(g);
+    }
+    return out;
+}
+
+std::string mig_parted_document(const plan::Plan& plan) {
+    std::vector<mig::MigPartedConfig> configs;
+    auto layouts = configs_of(plan);
+    if (std::none_of(layouts.begin(), layouts.end(),
+                     [](const auto& c) { return c.first == kMigDisabled; })) {
+        mig::MigPartedEntry off;
+        configs.push_back({kMigDisabled, {off}});
+    }
+    for (const auto& [name, gpus] : layouts) {
+        mig::MigPartedEntry entry;  // devices: all
+        const plan::GpuPlan& gpu = plan[gpus.front()];
+        entry.mig_enabled = gpu.layout.has_value();
+        if (gpu.layout) {
+            for (const auto& [profile, count] : profile_counts(*gpu.layout))
+                entry.mig_devices[profile] = count;
+        }
+        configs.push_back({name, {entry}});
+    }
+    return mig::write_mig_parted(configs);
+}
 
 std::string dns_label(std::string_view text) {
     std::string out = cut(text::slug(text), kMaxLabel);
@@ -341,77 +311,6 @@ std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate&
         doc << "---\n" << out.c_str() << "\n";
     }
     return doc.str();
-}
-
-std::string plan_slurm(const plan::Problem& problem, const plan::Candidate& c,
-                       const std::vector<protocol::JobSpec>& specs) {
-    const std::vector<DeployJob> jobs = deploy_jobs(problem, c, specs);
-    const auto configs = configs_of(c.plan);
-    std::ostringstream out;
-    out << "# migscope plan for Slurm: " << c.name << "\n"
-        << "# Sections open with \"#### migscope: FILE\"; split them with\n"
-        << "#   csplit -z -f part- PLAN '/^#### migscope: /' '{*}'\n";
-    out << "#### migscope: gres.conf\n"
-        << "# On each GPU node: slurmd finds the MIG devices through NVML.\n"
-        << "AutoDetect=nvml\n";
-    out << "#### migscope: slurm.conf\n"
-        << "# Replace each NODES_n with the nodes that get that layout (every GPU of a node\n"
-        << "# gets it); the types must be the names `slurmd -G` prints for the MIG devices.\n"
-        << "# The feature is the layout: each script asks for it (--constraint), so that a\n"
-        << "# whole-GPU job (gpu:1) never gets a MIG device of another node.\n"
-        << "GresTypes=gpu\n";
-    for (size_t i = 0; i < configs.size(); ++i) {
-        const plan::GpuPlan& gpu = c.plan[configs[i].second.front()];
-        std::vector<std::string> gres;
-        if (gpu.layout) {
-            for (const auto& [profile, count] : profile_counts(*gpu.layout))
-                gres.push_back("gpu:" + profile + ":" + std::to_string(count));
-        } else {
-            gres.push_back("gpu:1");
-        }
-        out << "# " << configs[i].first << ": planned GPU"
-            << (configs[i].second.size() > 1 ? "s " : " ") << gpu_list(configs[i].second) << "\n"
-            << "NodeName=NODES_" << i + 1 << " Feature=" << configs[i].first
-            << " Gres=" << text::join(gres, ",") << "\n";
-    }
-    out << "#### migscope: mig-parted.yaml\n"
-        << "# On the nodes of each NodeName line, before slurmd starts:\n"
-        << "#   nvidia-mig-parted apply -f mig-parted.yaml -c CONFIG\n"
-        << mig_parted_document(c.plan);
-    for (size_t i = 0; i < jobs.size(); ++i) {
-        const DeployJob& job = jobs[i];
-        out << "#### migscope: " << job.name << ".sbatch\n"
-            << "#!/bin/bash\n"
-            << "#SBATCH --job-name=" << job.name << "\n"
-            << "#SBATCH --gres=" << slurm_gres(job) << "\n"
-            << "#SBATCH --constraint=" << job.config << "\n"
-            << "#SBATCH --nodes=1\n"
-            << "#SBATCH --ntasks=1\n"
-            << "# job " << shell_quote(comment_text(job.original_name)) << ": planned GPU "
-            << job.gpu << ", partition " << job.partition << " ("
-            << (job.profile.empty() ? std::string("whole GPU") : job.profile) << " on "
-            << job.config << "), queue position " << job.position << " of " << job.queue_length
-            << "\n"
-            << "exec";
-        for (const std::string& arg : job.argv)
-            out << " " << shell_quote(arg);
-        out << "\n";
-    }
-    out << "#### migscope: submit.sh\n"
-        << "#!/bin/bash\n"
-        << "# Submits every job; a queue's later jobs start after the one before them ends.\n"
-        << "set -euo pipefail\n";
-    for (const DeployJob& job : jobs) {
-        const std::string var = "job_" + std::to_string(&job - jobs.data() + 1);
-        out << var << "=$(sbatch --parsable";
-        if (!job.after.empty()) {
-            const auto prev = std::find_if(jobs.begin(), jobs.end(),
-                                           [&](const DeployJob& j) { return j.name == job.after; });
-            out << " --dependency=afterany:${job_" << (prev - jobs.begin()) + 1 << "%%;*}";
-        }
-        out << " " << job.name << ".sbatch)\n";
-    }
-    return out.str();
 }
 
 }  // namespace migscope::report

@@ -1,10 +1,12 @@
 // A plan as deployment files: what NVIDIA's GPU Operator needs (the mig-parted ConfigMap, the
-// nvidia.com/mig.config node labels, one batch/v1 Job per job) and what Slurm needs (the GRES
-// lines of gres.conf and slurm.conf, one batch script per job).
+// nvidia.com/mig.config node labels, one batch/v1 Job per job), and what every deployment shares
+// (the planned jobs with their commands, the layouts' config names). Slurm's files:
+// slurm_output.h.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "plan/search.h"
@@ -22,6 +24,18 @@ std::string dns_label(std::string_view text);
 // characters of [A-Za-z0-9._-], alphanumeric at both ends (a longer name keeps its start and ends
 // in a hash of the whole).
 std::string layout_config_name(const plan::GpuPlan& gpu);
+
+// The profiles of a layout with their counts, largest (first placed) first.
+std::vector<std::pair<std::string, unsigned>> profile_counts(const mig::Layout& layout);
+
+// The distinct configs (layout_config_name) of a plan, in order of their first GPU, with the
+// GPUs of each.
+std::vector<std::pair<std::string, std::vector<size_t>>> configs_of(const plan::Plan& plan);
+
+// The mig-parted document of a plan: one config per distinct layout, for every GPU of a node
+// (devices: all), and all-disabled (the GPU Operator's default label) whether the plan uses it
+// or not.
+std::string mig_parted_document(const plan::Plan& plan);
 
 // One planned job as it is deployed.
 struct DeployJob {
@@ -64,13 +78,5 @@ struct KubernetesOptions {
 std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate& plan,
                             const KubernetesOptions& options,
                             const std::vector<protocol::JobSpec>& specs = {});
-
-// One text document of sections, each opening with a line "#### migscope: FILE": gres.conf
-// (`AutoDetect=nvml`), slurm.conf's GresTypes and NodeName lines (one per distinct layout, its
-// config name as the nodes' feature), the mig-parted config to apply on those nodes, one sbatch
-// script per job (`#SBATCH --gres=gpu:PROFILE:1 --constraint=CONFIG`) and submit.sh, which
-// submits them keeping each queue's order with --dependency=afterany.
-std::string plan_slurm(const plan::Problem& problem, const plan::Candidate& plan,
-                       const std::vector<protocol::JobSpec>& specs = {});
 
 }  // namespace migscope::report

@@ -207,14 +207,8 @@ class Kubernetes(unittest.TestCase):
             self.assertEqual(tuned[tuned.index("--lora-rank") + 1], "16")
             self.assertEqual(tuned[tuned.index("--steps") + 1], "100")
             # The same argv through the sbatch script's shell quoting.
-            parts = sections(run(*args, "--format", "slurm").stdout)
-            argvs = []
-            for name, body in parts.items():
-                if name.endswith(".sbatch"):
-                    line = [l for l in body.splitlines() if l.startswith("exec ")][0]
-                    argvs.append(subprocess.run(
-                        ["bash", "-c", 'printf "%s\\0" ' + line[len("exec "):]],
-                        capture_output=True, text=True).stdout.split("\0")[:-1])
+            parts = slurm_files(args[1:], folder)
+            argvs = [exec_argv(body) for name, body in parts.items() if name.endswith(".sbatch")]
             self.assertCountEqual(argvs, list(commands.values()))
 
     def test_refusals(self):
@@ -241,44 +235,73 @@ class Kubernetes(unittest.TestCase):
             self.assertFalse(os.path.exists(target))
 
 
-def sections(text):
-    """'#### migscope: FILE' sections of the slurm document."""
-    out, name = {}, None
-    for line in text.splitlines(keepends=True):
-        m = re.match(r"^#### migscope: (\S+)$", line.rstrip("\n"))
-        if m:
-            name = m.group(1)
-            assert name not in out, name
-            out[name] = ""
-        elif name:
-            out[name] += line
+def slurm_files(plan_args, folder, *extra):
+    """The files `plan --format slurm -o DIR` writes, by name."""
+    out_dir = tempfile.mkdtemp(dir=folder)
+    run("plan", *plan_args, "--format", "slurm", "-o", out_dir, *extra)
+    out = {}
+    for name in os.listdir(out_dir):
+        with open(os.path.join(out_dir, name)) as f:
+            out[name] = f.read()
     return out
 
 
+def exec_argv(script):
+    """The argv of a script's `exec` line, as bash reads it."""
+    (line,) = [l for l in script.splitlines() if l.startswith("exec ")]
+    return subprocess.run(["bash", "-c", 'printf "%s\\0" ' + line[len("exec "):]],
+                          capture_output=True, text=True).stdout.split("\0")[:-1]
+
+
 class Slurm(unittest.TestCase):
-    def check_plan(self, plan_args):
+    def check_plan(self, plan_args, *extra, prefix="nvidia_h200_"):
         plan = json.loads(run("plan", *plan_args, "--format", "json").stdout)["recommended"]
-        parts = sections(run("plan", *plan_args, "--format", "slurm").stdout)
+        with tempfile.TemporaryDirectory() as folder:
+            parts = slurm_files(plan_args, folder, *extra)
         self.assertIn("AutoDetect=nvml", parts["gres.conf"].splitlines())
         slurm_conf = parts["slurm.conf"]
         self.assertIn("GresTypes=gpu", slurm_conf.splitlines())
         lines = [l for l in slurm_conf.splitlines() if l.startswith("NodeName=")]
-        layouts = []
+        layouts, by_node = [], {}
         features = set()
         for line in lines:
             counts = {}
+            node = line.split()[0]
             features.add(re.search(r" Feature=(\S+) ", line).group(1))
             for item in line.split(" Gres=")[1].split(","):
                 fields = item.split(":")
                 self.assertEqual(fields[0], "gpu")
                 if len(fields) == 3:
-                    counts[fields[1]] = int(fields[2])
+                    # The MIG types as slurmd's NVML autodetection names them.
+                    self.assertTrue(fields[1].startswith(prefix), fields[1])
+                    counts[fields[1][len(prefix):]] = int(fields[2])
             layouts.append(counts)
+            by_node[node] = counts
         for g in plan["gpus"]:
             self.assertIn(layout_counts(g["layout"]), layouts)
+        # gres-explicit.conf: the same devices, each with its files.
+        explicit = {}
+        for line in parts["gres-explicit.conf"].splitlines():
+            if line.startswith("#"):
+                continue
+            node = line.split()[0]
+            self.assertIn(node, by_node)
+            if " Type=" in line:
+                self.assertRegex(line, r" MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/\S+,"
+                                       r"/dev/nvidia-caps/\S+$")
+                profile = re.search(r" Type=(\S+) ", line).group(1)[len(prefix):]
+                explicit.setdefault(node, {}).setdefault(profile, 0)
+                explicit[node][profile] += 1
+            else:
+                self.assertTrue(line.endswith(" Name=gpu File=/dev/nvidia0"), line)
+                explicit.setdefault(node, {})
+        self.assertEqual(explicit, by_node)
         yaml.safe_load(parts["mig-parted.yaml"])
         scripts = {k: v for k, v in parts.items() if k.endswith(".sbatch")}
         self.assertEqual(len(scripts), len(plan["jobs"]))
+        self.assertEqual(set(parts) - set(scripts), {"gres.conf", "gres-explicit.conf",
+                                                     "slurm.conf", "mig-parted.yaml",
+                                                     "submit.sh"})
         for name, body in scripts.items():
             self.assertRegex(name[:-len(".sbatch")], DNS_LABEL)
             self.assertTrue(body.startswith("#!/bin/bash\n"))
@@ -288,7 +311,7 @@ class Slurm(unittest.TestCase):
             fields = gres[0].split(":")
             if len(fields) == 3:
                 self.assertEqual(fields[2], "1")
-                self.assertTrue(any(fields[1] in c for c in layouts))
+                self.assertTrue(any(fields[1][len(prefix):] in c for c in layouts))
             else:
                 self.assertEqual(gres[0], "gpu:1")
             # The script is valid shell (bash -n) and runs one command.
@@ -296,6 +319,8 @@ class Slurm(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
         submit = parts["submit.sh"]
         self.assertEqual(submit.count("sbatch --parsable"), len(scripts))
+        for name in scripts:
+            self.assertIn(f" {name})\n", submit)
         p = subprocess.run(["bash", "-n"], input=submit, text=True, capture_output=True)
         self.assertEqual(p.returncode, 0, p.stderr)
         return parts
@@ -305,6 +330,12 @@ class Slurm(unittest.TestCase):
             with self.subTest(objective=objective):
                 self.check_plan(["--jobs", MIX, "--work", "2000", "--gpus", "2",
                                  "--objective", objective])
+
+    def test_gres_type_naming(self):
+        args = ["--jobs", MIX, "--work", "2000", "--gpus", "2", "--objective", "makespan"]
+        self.check_plan(args, "--slurm-gres-type", "site_{profile}", prefix="site_")
+        self.check_plan(args, "--slurm-gres-type", "nvidia_h200_nvl_{profile}",
+                        prefix="nvidia_h200_nvl_")
 
     def test_hostile_names_stay_arguments(self):
         with tempfile.TemporaryDirectory() as folder:
@@ -316,6 +347,49 @@ class Slurm(unittest.TestCase):
                     self.assertEqual(len([l for l in body.splitlines()
                                           if not l.startswith("#")]), 1, body)
 
+    def test_hostile_argument_stays_one_argument(self):
+        """An argument that holds a section header, a script and command substitutions: each
+        script is valid shell, runs its command with the argument whole, and runs nothing else."""
+        hostile = ("/d/x\n#### migscope: evil.sbatch\n#!/bin/bash\ntouch \"$MARK\"\n"
+                   "$(touch MARK2)`touch MARK3`'; touch MARK4; '\n")
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "jobs.json")
+            with open(path, "w") as f:
+                json.dump({"jobs": [
+                    {"workload": "resnet18", "batch": 32, "name": "a$(touch MARK5)'",
+                     "data": hostile},
+                    {"workload": "resnet50", "batch": 32, "name": "b", "checkpoint": hostile}]},
+                    f)
+            parts = self.check_plan(["--jobs-file", path, "--work", "10",
+                                     "--objective", "throughput"])
+            self.assertNotIn("evil.sbatch", parts)
+            bin_dir, marks = os.path.join(folder, "bin"), os.path.join(folder, "marks")
+            os.makedirs(bin_dir)
+            os.makedirs(marks)
+            stub = os.path.join(bin_dir, "migscope")
+            with open(stub, "w") as f:
+                f.write('#!/bin/bash\nprintf "%s\\0" "$@" > "$ARGV_FILE"\n')
+            os.chmod(stub, 0o755)
+            argvs = []
+            for name, body in sorted(parts.items()):
+                if not name.endswith(".sbatch"):
+                    continue
+                self.assertNotIn("evil", "".join(l for l in body.splitlines(keepends=True)
+                                                 if not l.startswith("exec ")))
+                argv_file = os.path.join(folder, name + ".argv")
+                env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"],
+                           MARK=os.path.join(marks, "MARK"), ARGV_FILE=argv_file)
+                p = subprocess.run(["bash", "-c", body], env=env, cwd=marks,
+                                   capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                with open(argv_file) as f:
+                    argvs.append(f.read().split("\0")[:-1])
+                self.assertEqual(exec_argv(body)[1:], argvs[-1])
+            self.assertEqual(os.listdir(marks), [], "nothing but the command ran")
+            self.assertEqual(sorted(a[a.index(opt) + 1] for a in argvs
+                                    for opt in ("--data", "--checkpoint") if opt in a),
+                             [hostile, hostile])
+
     def test_own_job_commands_round_trip_through_the_shell(self):
         jobs_file = os.path.join(SOURCE, "examples", "own-job", "jobs.json")
         parts = self.check_plan(["--jobs-file", jobs_file, "--work", "1", "--profiles",
@@ -324,10 +398,24 @@ class Slurm(unittest.TestCase):
         with open(jobs_file) as f:
             commands = [j["command"] for j in json.load(f)["jobs"]]
         for body in (v for k, v in parts.items() if k.endswith(".sbatch")):
-            line = [l for l in body.splitlines() if l.startswith("exec ")][0]
-            argv = subprocess.run(["bash", "-c", 'printf "%s\\0" ' + line[len("exec "):]],
-                                  capture_output=True, text=True).stdout.split("\0")[:-1]
-            self.assertIn(argv, commands)
+            self.assertIn(exec_argv(body), commands)
+
+    def test_refusals(self):
+        with tempfile.TemporaryDirectory() as folder:
+            # One file per script: no single stream to split.
+            p = run("plan", "--jobs", MIX, "--work", "2000", "--format", "slurm", check=False)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("-o DIR", p.stderr)
+            self.assertEqual(p.stdout, "")
+            # A naming that is no GRES type, or gives two sizes one type: no folder made.
+            for naming in ("{profile}:x", "{nope}", "mig", "a\n{profile}"):
+                target = os.path.join(folder, "out")
+                p = run("plan", "--jobs", MIX, "--work", "2000", "--objective", "makespan",
+                        "--format", "slurm", "-o", target, "--slurm-gres-type", naming,
+                        check=False)
+                self.assertEqual(p.returncode, 2, naming)
+                self.assertIn("--slurm-gres-type", p.stderr)
+                self.assertFalse(os.path.exists(target))
 
 
 def manifests():

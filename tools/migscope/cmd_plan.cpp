@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/folders.h"
 #include "core/text.h"
 #include "interrupt.h"
 #include "mig/mig_parted.h"
@@ -21,6 +24,7 @@
 #include "plan/verify.h"
 #include "report/deploy_output.h"
 #include "report/plan_output.h"
+#include "report/slurm_output.h"
 #include "runner/memory_fit.h"
 #include "runner/plan_jobs.h"
 #include "runner/plan_runner.h"
@@ -47,6 +51,7 @@ struct PlanOptions {
     std::string output;
     std::string image;                   // --format k8s: the Jobs' container image
     std::string job_namespace = "default";  // --format k8s: the Jobs' namespace
+    std::string slurm_gres_type = "nvml";   // --format slurm: how MIG GRES types are named
     bool verify = false;
     bool apply = false;  // --verify --backend mig: make each candidate's instances
     double idle_probe_s = 2;  // --verify: idle power sampled before and after each run
@@ -56,6 +61,30 @@ struct PlanOptions {
     std::string run_dir;
     std::string worker;
 };
+
+// Writes a deployment's files into `folder` (made if missing): each whole, or an input error
+// naming it.
+void write_files(const std::string& folder, const std::vector<report::DeployFile>& files) {
+    create_folder(folder, "-o");
+    for (const report::DeployFile& f : files) {
+        const std::filesystem::path path = std::filesystem::path(folder) / f.name;
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out << f.text;
+        out.close();
+        if (!out)
+            throw input_error("cannot write " + path.string());
+        if (f.executable) {
+            std::error_code ec;
+            std::filesystem::permissions(path,
+                                         std::filesystem::perms::owner_exec |
+                                             std::filesystem::perms::group_exec |
+                                             std::filesystem::perms::others_exec,
+                                         std::filesystem::perm_options::add, ec);
+            if (ec)
+                throw input_error("cannot make " + path.string() + " executable: " + ec.message());
+        }
+    }
+}
 
 // Runs the top candidates on this machine's GPUs (partitions of --backend, fixed work).
 plan::Verification verify(const plan::Problem& p, const plan::SearchResult& r, const PlanOptions& o,
@@ -105,6 +134,12 @@ int plan_command(const PlanOptions& o) {
     if ((o.format == "k8s" || o.format == "slurm") && o.verify)
         throw input_error("--format " + o.format +
                           " writes deployment files; run --verify separately");
+    // One file per script: a single stream of them could only be split by text that the
+    // user's arguments might also hold.
+    if (o.format == "slurm" && o.output.empty())
+        throw input_error(
+            "--format slurm writes a folder of files (gres.conf, slurm.conf lines, an sbatch "
+            "script per job, submit.sh): give -o DIR");
     for (const plan::JobRequest& r : requests) {
         if (o.verify && !r.command.empty() && o.backend == "green")
             throw input_error("--verify: job '" + r.name +
@@ -135,15 +170,22 @@ int plan_command(const PlanOptions& o) {
         // The specs again, for what the planner does not keep: data, checkpoint, LoRA rank.
         const std::vector<partition::JobSpec> specs =
             partition::jobs_from_options(o.jobs, o.jobs_file);
-        std::string text;
-        if (o.format == "k8s") {
-            report::KubernetesOptions ko;
-            ko.image = o.image;
-            ko.job_namespace = o.job_namespace;
-            text = report::plan_kubernetes(problem, result.top.front(), ko, specs);
-        } else {
-            text = report::plan_slurm(problem, result.top.front(), specs);
+        if (o.format == "slurm") {
+            report::SlurmOptions so;
+            so.gres_type = o.slurm_gres_type;
+            const std::vector<report::DeployFile> files =
+                report::plan_slurm(problem, result.top.front(), so, specs);
+            write_files(o.output, files);
+            std::cerr << "migscope plan: " << files.size() << " files in " << o.output
+                      << "; submit with "
+                      << (std::filesystem::path(o.output) / "submit.sh").string()
+                      << " (docs/deploy.md)\n";
+            return kExitOk;
         }
+        report::KubernetesOptions ko;
+        ko.image = o.image;
+        ko.job_namespace = o.job_namespace;
+        const std::string text = report::plan_kubernetes(problem, result.top.front(), ko, specs);
         Output output(o.output);
         output.stream() << text;
         return kExitOk;
@@ -231,16 +273,24 @@ void add_plan_command(CLI::App& app, Action& action) {
     cmd->add_option("--format", o->format,
                     "table, json, yaml (the top layouts as a mig-parted config), k8s (the "
                     "recommendation for NVIDIA's GPU Operator: mig-parted ConfigMap, node labels, "
-                    "a Job per job; needs --image) or slurm (gres.conf, slurm.conf lines, an "
-                    "sbatch script per job, submit.sh); k8s and slurm: --backend mig only "
-                    "(docs/deploy.md)")
+                    "a Job per job; needs --image) or slurm (a folder, -o DIR: gres.conf with "
+                    "AutoDetect=nvml or every device's files, slurm.conf lines, an sbatch script "
+                    "per job, submit.sh); k8s and slurm: --backend mig only (docs/deploy.md)")
         ->check(CLI::IsMember({"table", "json", "yaml", "k8s", "slurm"}))
         ->capture_default_str();
-    cmd->add_option("-o,--output", o->output, "Write here instead of stdout");
+    cmd->add_option("-o,--output", o->output,
+                    "Write here instead of stdout (--format slurm: the folder of its files)");
     cmd->add_option("--image", o->image,
                     "--format k8s: the container image of every Job (no default: there is no "
                     "image that holds your jobs; built-in jobs need migscope in it)");
     cmd->add_option("--namespace", o->job_namespace, "--format k8s: the Jobs' namespace")
+        ->capture_default_str();
+    cmd->add_option("--slurm-gres-type", o->slurm_gres_type,
+                    "--format slurm: the MIG devices' GRES types, as slurmd names them: nvml "
+                    "(Slurm 23.02.6 and later: nvidia_h200_3g.71gb), nvml-legacy (21.08 to "
+                    "23.02.5: nvidia_h200_3g.70gb, the memory in GiB), or a template of text, "
+                    "{gpu} (nvidia_h200), {profile} (3g.71gb) and {size} (3g.70gb), e.g. "
+                    "nvidia_h200_nvl_{profile} for H200 NVL boards")
         ->capture_default_str();
     cmd->add_flag("--verify", o->verify,
                   "Run the top candidates as `migscope run` would (--backend green, mps, or mig "
