@@ -14,6 +14,7 @@
 #include "core/text.h"
 #include "interrupt.h"
 #include "mig/catalog.h"
+#include "output_file.h"
 #include "partition/job.h"
 #include "plan/profile.h"
 #include "plan/residuals.h"
@@ -148,17 +149,10 @@ int profile_command(const ProfileOptions& o) {
 int export_command(const ExportOptions& o) {
     const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
     const plan::ProfileSet set = plan::profiles_from_stores(o.dbs, model);
-    const std::string text = plan::write_profiles_json(set);
-    if (o.output.empty()) {
-        std::cout << text;
-    } else {
-        std::ofstream out(o.output);
-        if (!out)
-            throw input_error("cannot write " + o.output);
-        out << text;
+    Output(o.output).stream() << plan::write_profiles_json(set);
+    if (!o.output.empty())
         std::cerr << "migscope profile export: " << set.jobs.size() << " job profiles written to "
                   << o.output << '\n';
-    }
     return kExitOk;
 }
 
@@ -175,15 +169,7 @@ int residuals_command(const ResidualsOptions& o) {
         error = plan::read_model_error_file(o.add_to);
     plan::add_store_residuals(error, profiles, origin, o.dbs, model);
     error.created_at = runner::utc_now_iso8601();
-    const std::string text = plan::write_model_error_json(error);
-    if (o.output.empty()) {
-        std::cout << text;
-    } else {
-        std::ofstream out(o.output);
-        if (!out)
-            throw input_error("cannot write " + o.output);
-        out << text;
-    }
+    Output(o.output).stream() << plan::write_model_error_json(error);  // after --add-to is read
     for (const std::string& line : error.sources)
         std::cerr << "migscope profile residuals: " << line << '\n';
     std::cerr << "migscope profile residuals: " << error.residuals.size() << " residuals"
