@@ -24,6 +24,7 @@ import json
 import os
 import pathlib
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -166,6 +167,7 @@ def report(args):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `report | head` ends quietly
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     sub = parser.add_subparsers(dest='what', required=True)
     for name in ('mixes', 'run'):

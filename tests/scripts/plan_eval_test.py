@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Tests of scripts/plan-eval.py: the seeded mixes and the report's regret and coverage."""
+import contextlib
+import importlib.util
+import io
+import json
+import pathlib
+import tempfile
+import unittest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location('plan_eval', REPO / 'scripts' / 'plan-eval.py')
+plan_eval = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(plan_eval)
+PROFILES = REPO / 'data' / 'profiles-h200.json'
+
+
+def report_text(*dirs):
+    args = type('Args', (), {'dirs': [str(d) for d in dirs]})()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        plan_eval.report(args)
+    return out.getvalue()
+
+
+def candidate(name, figures, inside, baseline=False):
+    interval = {k: [0, 1] for k in plan_eval.FIGURES}
+    return {'name': name, 'baseline': baseline, 'predicted': {'interval': interval},
+            'measured': dict(figures, inside=inside)}
+
+
+class Mixes(unittest.TestCase):
+    def test_a_seed_draws_the_same_mixes_every_objective_in_turn(self):
+        first = plan_eval.mixes(7, 10, PROFILES)
+        self.assertEqual(first, plan_eval.mixes(7, 10, PROFILES))
+        self.assertNotEqual(first, plan_eval.mixes(8, 10, PROFILES))
+        known = {name for name, _ in plan_eval.profiled_jobs(PROFILES)}
+        for i, objective, jobs, steps in first:
+            self.assertEqual(objective, plan_eval.OBJECTIVES[(i - 1) % 5])
+            self.assertTrue(3 <= len(jobs) <= 7)
+            self.assertEqual(len(steps), len(jobs))
+            self.assertTrue(set(jobs) <= known)
+            self.assertTrue(all(s >= 20 for s in steps))
+
+
+class Report(unittest.TestCase):
+    def test_the_shipped_evaluation_scores_as_documented(self):
+        text = report_text(REPO / 'data' / 'plan-eval-h200-2026-12-04')
+        self.assertIn('11 mixes: regret median 0.00 %, worst 12.57 %; 136 of 195 measured '
+                      'figures inside their interval (70 %)', text)
+        self.assertIn('| mix-3 | makespan | 6 | 4g.71gb@0+2g.35gb@4+1g.35gb@6 (clear-gain) |', text)
+
+    def test_regret_is_against_the_best_measured_in_each_direction(self):
+        with tempfile.TemporaryDirectory() as d:
+            doc = {'objective': 'throughput', 'jobs': [1, 2, 3],
+                   'decision': {'verdict': 'inside-error', 'gain': 0.05},
+                   'verify': {'candidates': [
+                       candidate('whole GPU (not partitioned)', {'throughput': 1.0, 'makespan_s': 10},
+                                 {'throughput': True, 'makespan_s': False}),
+                       candidate('4g.71gb@0+3g.71gb@4', {'throughput': 1.25, 'makespan_s': 8},
+                                 {'throughput': True, 'makespan_s': None})]}}
+            (pathlib.Path(d) / 'mix-1.json').write_text(json.dumps(doc))
+            doc['objective'] = 'energy'
+            doc['verify']['candidates'][0]['measured']['energy_j'] = 900
+            doc['verify']['candidates'][1]['measured']['energy_j'] = 1000
+            (pathlib.Path(d) / 'mix-2.json').write_text(json.dumps(doc))
+            text = report_text(d)
+        self.assertIn('| mix-1 | throughput | 3 | do not partition (inside-error) | +5.0 % | '
+                      '4g.71gb@0+3g.71gb@4 | 20.00 % | 2/3 |', text)
+        self.assertIn('| mix-2 | energy | 3 | do not partition (inside-error) | +5.0 % | '
+                      'whole GPU (not partitioned) | 0.00 % | 2/3 |', text)
+        self.assertIn('2 mixes: regret median 10.00 %, worst 20.00 %; 4 of 6', text)
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
