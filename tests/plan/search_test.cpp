@@ -114,6 +114,48 @@ TEST(Search, ThroughputIsTheWorkOverTheMakespanAndTheAggregateIsItsOwnObjective)
     EXPECT_GT(partitioned.makespan_s, by_work.top.front().prediction.makespan_s);
 }
 
+// `n` residuals of every group and kind, ratios lo..hi.
+ModelError uniform_error(double lo, double hi, size_t n = 8) {
+    ModelError e;
+    for (const ResidualKind kind : {ResidualKind::kSpeed, ResidualKind::kDynamicEnergy}) {
+        for (const char* group : {"alone", "mix"}) {
+            for (size_t i = 0; i < n; ++i)
+                e.residuals.push_back(
+                    {kind, group, lo + (hi - lo) * double(i) / double(n - 1), "t", "t", "green"});
+        }
+    }
+    return e;
+}
+
+// On two GPUs as on one: small jobs gain from partitions by their points; that gain is the
+// recommendation only while the model's error is smaller than it.
+TEST(Search, OnSeveralGpusAPartitionedPlanIsRecommendedOnlyClearOfTheModelsError) {
+    std::vector<JobProfile> jobs;
+    for (int i = 0; i < 6; ++i)
+        jobs.push_back(scaling_job("small" + std::to_string(i), 1000, 300, 0.3, 0.5, 100));
+    const ProfileSet set = profile_set(jobs);
+    const Problem p = make_problem(equal_work(set, 60), set, h200(), {});
+    const ModelError tight = uniform_error(0.99, 1.01), wide = uniform_error(0.4, 1.6);
+    SearchOptions o{Objective::kEnergy, 2, 3};
+    o.error = &tight;
+    const SearchResult clear = search(p, o);
+    EXPECT_EQ(clear.decision.verdict, Verdict::kClearGain);
+    EXPECT_TRUE(clear.top.front().partitioned());
+    EXPECT_GT(clear.decision.gain, 0.05);
+    EXPECT_LT(clear.decision.partitioned.hi, clear.decision.not_partitioned.lo);
+    o.error = &wide;
+    const SearchResult inside = search(p, o);
+    EXPECT_EQ(inside.decision.verdict, Verdict::kInsideError);
+    EXPECT_FALSE(inside.top.front().partitioned());  // the sequential baseline, first
+    EXPECT_EQ(inside.top.front().name, inside.baselines.front().candidate->name);
+    EXPECT_DOUBLE_EQ(inside.decision.gain, clear.decision.gain);
+    EXPECT_FALSE(inside.decision.indistinguishable.empty());
+    // The same plans were searched: only the answer moved.
+    EXPECT_EQ(inside.top.size(), clear.top.size() + 1);
+    o.error = nullptr;
+    EXPECT_EQ(search(p, o).decision.verdict, Verdict::kPointsOnly);
+}
+
 TEST(Search, SevenSmallJobsGoOnSevenSmallPartitions) {
     // Seven equal jobs that keep 45% of their speed on 1g and draw little power there.
     std::vector<JobProfile> jobs;
