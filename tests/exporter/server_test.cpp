@@ -226,6 +226,20 @@ TEST(MetricsServer, ASlowRequestHeadIsCutAtTheDeadlineWhileOthersAreAnswered) {
     close(slow);
 }
 
+// Found by fuzz/exporter_http_fuzz.cpp: in libmicrohttpd's epoll mode the end of a stream that
+// came with its last bytes went unseen, so a client that sent part of a head and shut its side
+// held the connection until the deadline. The server polls (level-triggered) and sees it at once.
+TEST(MetricsServer, AClientThatShutsItsSideMidHeadIsClosedAtOnce) {
+    Served s;  // the 5 s deadline
+    const int fd = connect_to(s.port);
+    send_all(fd, "GET `ttp://a:9401-@etrTHyyyPOST /metrics HT\377TPy/");
+    shutdown(fd, SHUT_WR);
+    const double closed_s = closed_after(fd, 3.0);
+    EXPECT_GE(closed_s, 0);
+    EXPECT_LE(closed_s, 0.5);
+    close(fd);
+}
+
 TEST(MetricsServer, ARequestHeadOverTheConnectionMemoryIsRefused) {
     Served s;
     const std::string answer =
