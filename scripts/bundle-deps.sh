@@ -11,13 +11,15 @@ out=${1:-$root/deps/bundle}
 # libtomlplusplus3 (Debian builds toml++ as a shared library, not header-only).
 packages=(libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libyaml-cpp0.7 libfmt-dev libfmt9
           libsqlite3-dev libsqlite3-0 libtomlplusplus-dev libtomlplusplus3 libgtest-dev libgmock-dev
-          libbenchmark-dev libbenchmark1debian libjs-chart.js
+          libbenchmark-dev libbenchmark1debian libjs-chart.js libmicrohttpd-dev libmicrohttpd12
           libcpp-httplib-dev libcpp-httplib0.11 libssl-dev zlib1g-dev libbrotli-dev libbrotli1
           libgrpc++-dev libgrpc++1.51 libgrpc-dev libgrpc29 libprotobuf-dev libprotobuf32
           libprotobuf-lite32 libprotoc32 protobuf-compiler protobuf-compiler-grpc
           libabsl-dev libabsl20220623 libre2-dev libre2-9 libc-ares-dev libc-ares2)
-# cpp-httplib (migscope exporter) was built with TLS, zlib and brotli: its header includes their
-# headers, and libcpp-httplib.so needs libssl3 and zlib1g (on every Debian host) and libbrotli1.
+# libmicrohttpd (migscope exporter's /metrics) needs libgnutls30, which every Debian host has (apt
+# uses it). cpp-httplib (the exporter tests' HTTP client) was built with TLS, zlib and brotli: its
+# header includes their headers, and libcpp-httplib.so needs libssl3 and zlib1g (on every Debian
+# host) and libbrotli1.
 # gRPC (the exporter's client of the kubelet's pod-resources API) with what its CMake config
 # finds (protobuf, absl, re2, c-ares) and their shared libraries; protoc and grpc_cpp_plugin
 # generate the client at build time and run with the bundle's libraries (cmake/Dependencies.cmake).

@@ -4,7 +4,7 @@
 # report or error that is not an input error (exit 2). docs/fuzzing.md says more.
 #   scripts/fuzz.sh BUILD_DIR [--seconds S | --runs N] [TARGET...]
 # Default: 5 seconds per target, every target (spec mig_parted layout jobs profiles
-# worker_protocol store exporter). Each target keeps its corpus in BUILD_DIR/fuzz-corpus/TARGET
+# worker_protocol store exporter exporter_http). Each target keeps its corpus in BUILD_DIR/fuzz-corpus/TARGET
 # and what failed in BUILD_DIR/fuzz-artifacts/.
 set -euo pipefail
 
@@ -17,7 +17,8 @@ case "${1:-}" in
   --runs) limit=(-runs="$2"); shift 2 ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(spec mig_parted layout jobs profiles worker_protocol store exporter)
+[ ${#targets[@]} -gt 0 ] || targets=(spec mig_parted layout jobs profiles worker_protocol store exporter
+                                    exporter_http)
 
 corpus_root="$build_dir/fuzz-corpus"
 artifacts="$build_dir/fuzz-artifacts"
@@ -95,6 +96,27 @@ PY
       # that tries to break the exposition.
       printf 'python-\xe8\xae\xad\xe7' > "$dir/comm-cut-utf8"
       printf 'evil"}\n# TYPE x gauge\\' > "$dir/comm-escapes" ;;
+    exporter_http)
+      # Requests as Prometheus, the kubelet's probe and curl send them, and the hostile ones of
+      # tests/tools/exporter_hostile_test.py: pipelined keep-alive, HEAD, bodies within and over
+      # the limit, chunked, Expect: 100-continue, a folded header, an absolute and an escaped URL.
+      printf 'GET /metrics HTTP/1.1\r\nHost: 10.0.0.7:9401\r\nUser-Agent: Prometheus/2.42.0\r\nAccept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1\r\nAccept-Encoding: gzip\r\nX-Prometheus-Scrape-Timeout-Seconds: 10\r\n\r\n' \
+        > "$dir/prometheus-scrape"
+      printf 'GET /metrics HTTP/1.1\r\nHost: 10.0.0.7:9401\r\nUser-Agent: kube-probe/1.29\r\nAccept: */*\r\nConnection: close\r\n\r\n' \
+        > "$dir/kubelet-probe"
+      printf 'GET /metrics HTTP/1.1\r\nHost: a\r\n\r\nHEAD /metrics HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\nGET /x HTTP/1.0\r\n\r\n' \
+        > "$dir/pipelined"
+      printf 'GET /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhelloDELETE /metrics HTTP/1.1\r\nHost: a\r\n\r\n' \
+        > "$dir/small-body-then-delete"
+      printf 'POST /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: 100000000\r\n\r\nxxxxxxxx' > "$dir/big-body"
+      printf 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n' \
+        > "$dir/chunked"
+      printf 'PUT /metrics HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n' \
+        > "$dir/expect-continue"
+      printf 'GET /metrics HTTP/1.1\r\nHost: a\r\nX-Folded: one\r\n two\r\n\r\n' > "$dir/folded-header"
+      printf 'GET http://a:9401/metrics?name[]=x HTTP/1.1\r\nHost: a\r\n\r\n' > "$dir/absolute-url"
+      printf 'GET /%%6detrics?a=%%zz&b HTTP/1.1\r\nHost: a\r\n\r\n' > "$dir/escaped-url"
+      printf 'GET /metrics HTTP/1.1\r\nHost: a\r\nX-Slow: ' > "$dir/slow-head" ;;
     *) echo "fuzz.sh: unknown target '$target'" >&2; exit 2 ;;
   esac
 }

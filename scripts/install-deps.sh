@@ -13,13 +13,15 @@ nvml_dev_version=13.0.87
 bundle_dir=${MIGSCOPE_BUNDLE_DIR:-$root/deps/bundle}
 for_tests=$(case "${1:-}" in test|sanitize|fuzz) echo yes ;; esac)
 # The build and the main job: libjs-chart.js is Chart.js, which the build embeds in migscope to
-# draw the report's plots in the page; libcpp-httplib-dev serves `migscope exporter`'s /metrics;
-# gRPC and protobuf (the compilers generate the client) ask the kubelet's pod-resources API which
-# container holds each GPU, for the exporter's pod names.
+# draw the report's plots in the page; libmicrohttpd-dev serves `migscope exporter`'s /metrics
+# (libcpp-httplib-dev is the exporter tests' HTTP client); gRPC and protobuf (the compilers
+# generate the client) ask the kubelet's pod-resources API which container holds each GPU, for
+# the exporter's pod names.
 debian_packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
                  libfmt-dev libsqlite3-dev libtomlplusplus-dev libgtest-dev libgmock-dev
-                 libbenchmark-dev python3 python3-pip libjs-chart.js libcpp-httplib-dev
-                 libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler)
+                 libbenchmark-dev python3 python3-pip libjs-chart.js libmicrohttpd-dev
+                 libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
+                 protobuf-compiler)
 # Only the tests: chromium checks the report page (headless), gnuplot-nox draws the plots' SVG and
 # PNG export (`migscope report --plots-dir`), clang with its runtimes (libFuzzer, ASan, UBSan)
 # builds the fuzz targets and the sanitizer build; kubernetes-client (kubectl) and python3-yaml

@@ -1,8 +1,10 @@
 // Backends: partitions from layouts, the processes each backend starts, the MPS daemon's life.
 #include <gtest/gtest.h>
 
-#include <algorithm>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -37,13 +39,19 @@ class BackendTest : public ::testing::Test {
                ("migscope-backend-test-" + std::to_string(::getpid()) + "-" +
                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::create_directories(dir_);
-        // A stand-in for nvidia-cuda-mps-control: -d "starts" (a marker file), "quit" on stdin
-        // stops, "get_server_list" succeeds only while running.
+        // A stand-in for nvidia-cuda-mps-control: -d "starts" (a marker file, a line in
+        // control.log), "quit" on stdin stops, "get_server_list" succeeds only while running.
+        // Like the real one it fails, naming nothing but its socket, when the socket's path
+        // ($CUDA_MPS_PIPE_DIRECTORY/control) is over the 107 bytes of a UNIX socket path.
         control_ = (dir_ / "fake-mps-control").string();
         std::ofstream(control_) << "#!/bin/sh\n"
-                                   "marker=\"$CUDA_MPS_PIPE_DIRECTORY/running\"\n"
+                                   "pipe=\"$CUDA_MPS_PIPE_DIRECTORY\"\n"
+                                   "if [ ${#pipe} -gt 99 ]; then echo \"$pipe/control\" >&2; "
+                                   "exit 1; fi\n"
+                                   "marker=\"$pipe/running\"\n"
                                    "if [ \"$1\" = -d ]; then echo \"$CUDA_VISIBLE_DEVICES\" > "
-                                   "\"$marker\"; exit 0; fi\n"
+                                   "\"$marker\"; echo started > "
+                                   "\"$CUDA_MPS_LOG_DIRECTORY/control.log\"; exit 0; fi\n"
                                    "read cmd\n"
                                    "case \"$cmd\" in quit) rm -f \"$marker\";;\n"
                                    "get_server_list) [ -f \"$marker\" ] || exit 1;; esac\n";
@@ -59,6 +67,28 @@ class BackendTest : public ::testing::Test {
     }
     fs::path dir_;
     std::string control_;
+};
+
+// XDG_RUNTIME_DIR set to a short new directory for the test's life, then restored.
+struct ScopedRuntimeDir {
+    fs::path path;
+    std::string saved;
+    bool was_set;
+    explicit ScopedRuntimeDir(const std::string& name)
+        : path("/tmp/migscope-" + name + "-" + std::to_string(::getpid())) {
+        const char* before = std::getenv("XDG_RUNTIME_DIR");
+        was_set = before != nullptr;
+        saved = before ? before : "";
+        fs::create_directories(path);
+        setenv("XDG_RUNTIME_DIR", path.c_str(), 1);
+    }
+    ~ScopedRuntimeDir() {
+        if (was_set)
+            setenv("XDG_RUNTIME_DIR", saved.c_str(), 1);
+        else
+            unsetenv("XDG_RUNTIME_DIR");
+        fs::remove_all(path);
+    }
 };
 
 std::vector<JobSpec> two_jobs() {
@@ -262,15 +292,112 @@ TEST_F(BackendTest, CpuPinsCoresAndSetsThreads) {
 
 TEST_F(BackendTest, MpsDaemonIsPrivateAndAlwaysStopped) {
     const std::string mps_dir = (dir_ / "mps").string();
+    std::string pipe_dir;
     {
         MpsDaemon daemon(mps_dir, "GPU-1", control_);
-        EXPECT_TRUE(fs::exists(mps_dir + "/pipe/running"));
         const auto env = daemon.client_env();
-        EXPECT_EQ(env[0].second, mps_dir + "/pipe");
-        EXPECT_EQ(env[1].second, mps_dir + "/log");
-    }  // destructor: quit
-    EXPECT_FALSE(fs::exists(mps_dir + "/pipe/running"));
+        ASSERT_EQ(env[0].first, "CUDA_MPS_PIPE_DIRECTORY");
+        pipe_dir = env[0].second;
+        EXPECT_TRUE(fs::exists(pipe_dir + "/running"));
+        EXPECT_EQ(env[1].second, fs::path(pipe_dir).parent_path().string() + "/log");
+        // Private: its own directory, mode 0700; its path kept in the run for a kill -9.
+        EXPECT_EQ(fs::status(fs::path(pipe_dir).parent_path()).permissions() & fs::perms::all,
+                  fs::perms::owner_all);
+        std::ifstream recorded(mps_dir + "/pipe-directory");
+        std::string line;
+        std::getline(recorded, line);
+        EXPECT_EQ(line, pipe_dir);
+    }                                                            // destructor: quit
+    EXPECT_FALSE(fs::exists(fs::path(pipe_dir).parent_path()));  // removed
+    EXPECT_TRUE(fs::exists(mps_dir + "/control.log"));           // the daemon's log kept
+    EXPECT_FALSE(fs::exists(mps_dir + "/pipe-directory"));
     EXPECT_THROW(MpsDaemon(mps_dir, "GPU-1", (dir_ / "no-such-control").string()), Error);
+}
+
+// FACTS.md: the real daemon failed from a run directory of 90 characters. Its pipes now live in a
+// short private directory whatever the run directory's length.
+TEST_F(BackendTest, MpsStartsFromARunDirectoryOf200Characters) {
+    fs::path run = dir_;
+    while (run.string().size() < 200)
+        run /= "a-long-run-directory-name";
+    run = run.string().substr(0, 200);
+    ASSERT_EQ(run.string().size(), 200u);
+    BackendOptions o = options();
+    o.run_dir = run.string();
+    o.mps_control = control_;
+    auto b = make_backend(BackendKind::kMps, o, "GPU-1");
+    const auto parts =
+        layout_partitions(mig::parse_layout("1g.18gb+4g.71gb", h200()), h200(), 2, "GPU-1");
+    const std::string pipe_dir =
+        env_of(b->launches(two_jobs(), parts, {})[0].child, "CUDA_MPS_PIPE_DIRECTORY");
+    EXPECT_LE(pipe_dir.size(), kMpsPipeDirMaxBytes) << pipe_dir;
+    EXPECT_EQ(pipe_dir.rfind("/tmp/migscope-mps-", 0), 0u) << pipe_dir;  // no XDG_RUNTIME_DIR here
+    EXPECT_TRUE(fs::exists(pipe_dir + "/running"));
+    EXPECT_TRUE(b->release().empty());
+    EXPECT_FALSE(fs::exists(fs::path(pipe_dir).parent_path()));
+    EXPECT_TRUE(fs::exists(run / "mps" / "control.log"));
+}
+
+TEST_F(BackendTest, MpsPipesGoUnderXdgRuntimeDirWhenItIsShort) {
+    ScopedRuntimeDir runtime("xdg");
+    std::string short_pipe;
+    {
+        MpsDaemon daemon((dir_ / "mps").string(), "", control_);
+        short_pipe = daemon.client_env()[0].second;
+    }
+    EXPECT_EQ(short_pipe.rfind(runtime.path.string() + "/migscope-mps-", 0), 0u) << short_pipe;
+    EXPECT_TRUE(fs::is_empty(runtime.path));  // removed after
+    // One too long for the daemon's sockets is passed over for /tmp.
+    const fs::path long_runtime = dir_ / std::string(80, 'x');
+    fs::create_directories(long_runtime);
+    setenv("XDG_RUNTIME_DIR", long_runtime.c_str(), 1);
+    MpsDaemon daemon((dir_ / "mps").string(), "", control_);
+    EXPECT_EQ(daemon.client_env()[0].second.rfind("/tmp/migscope-mps-", 0), 0u);
+}
+
+TEST_F(BackendTest, TwoMpsDaemonsGetTheirOwnPipes) {
+    MpsDaemon first((dir_ / "a").string(), "GPU-1", control_);
+    MpsDaemon second((dir_ / "b").string(), "GPU-2", control_);
+    EXPECT_NE(first.client_env()[0].second, second.client_env()[0].second);
+}
+
+// A daemon that does not come up: its output and log in the error, the private directory gone.
+TEST_F(BackendTest, AFailedMpsStartQuotesTheDaemonsLogAndRemovesItsPipes) {
+    const std::string failing = (dir_ / "failing-mps-control").string();
+    std::ofstream(failing) << "#!/bin/sh\n"
+                              "echo \"$CUDA_MPS_PIPE_DIRECTORY\" > "
+                           << (dir_ / "seen").string()
+                           << "\n"
+                              "echo 'cannot bind the control socket' > "
+                              "\"$CUDA_MPS_LOG_DIRECTORY/control.log\"\n"
+                              "echo 'mps: failed' >&2; exit 1\n";
+    fs::permissions(failing, fs::perms::owner_all);
+    try {
+        MpsDaemon daemon((dir_ / "mps").string(), "GPU-1", failing);
+        FAIL() << "a daemon that exits 1 was taken as started";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kRuntime);
+        const std::string what = e.what();
+        EXPECT_NE(what.find("-d failed (exit 1)"), std::string::npos) << what;
+        EXPECT_NE(what.find("start.stderr: 'mps: failed'"), std::string::npos) << what;
+        EXPECT_NE(what.find("control.log: 'cannot bind the control socket'"), std::string::npos)
+            << what;
+    }
+    std::ifstream seen(dir_ / "seen");
+    std::string pipe_dir;
+    std::getline(seen, pipe_dir);
+    ASSERT_FALSE(pipe_dir.empty());
+    EXPECT_FALSE(fs::exists(fs::path(pipe_dir).parent_path()));
+    EXPECT_TRUE(fs::exists(dir_ / "mps" / "control.log"));  // kept for the user
+    // A binary that is not there: unavailable, and nothing left behind either.
+    ScopedRuntimeDir runtime("xdg-missing");
+    try {
+        MpsDaemon daemon((dir_ / "mps").string(), "GPU-1", (dir_ / "missing").string());
+        FAIL() << "a missing control binary was taken as started";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kUnavailable) << e.what();
+    }
+    EXPECT_TRUE(fs::is_empty(runtime.path));
 }
 
 TEST_F(BackendTest, MpsClientsGetTheirSmShareAndMemoryLimit) {
@@ -284,10 +411,11 @@ TEST_F(BackendTest, MpsClientsGetTheirSmShareAndMemoryLimit) {
     EXPECT_EQ(env_of(launches[0].child, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "12");  // 16/132
     EXPECT_EQ(env_of(launches[1].child, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "48");  // 64/132
     EXPECT_EQ(env_of(launches[0].child, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=16384M");
-    EXPECT_EQ(env_of(launches[0].child, "CUDA_MPS_PIPE_DIRECTORY"), dir_.string() + "/mps/pipe");
-    EXPECT_TRUE(fs::exists(dir_ / "mps/pipe/running"));
+    const std::string pipe_dir = env_of(launches[0].child, "CUDA_MPS_PIPE_DIRECTORY");
+    EXPECT_EQ(env_of(launches[1].child, "CUDA_MPS_PIPE_DIRECTORY"), pipe_dir);
+    EXPECT_TRUE(fs::exists(pipe_dir + "/running"));
     EXPECT_TRUE(b->release().empty());
-    EXPECT_FALSE(fs::exists(dir_ / "mps/pipe/running"));
+    EXPECT_FALSE(fs::exists(pipe_dir));
 }
 
 TEST_F(BackendTest, MpsStopReturnsNoProblemsWhenTheDaemonQuits) {

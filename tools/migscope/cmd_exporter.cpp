@@ -47,27 +47,22 @@ int run_exporter(const ExporterCommandOptions& o) {
     exporter.sample_once();  // a baseline before the first scrape
     print_warnings(exporter);
 
-    // A scraper that hangs up mid-answer must not end the exporter: Debian's cpp-httplib sends
-    // without MSG_NOSIGNAL, so the write would raise SIGPIPE.
+    // A scraper that hangs up mid-answer must not end the exporter (libmicrohttpd sends with
+    // MSG_NOSIGNAL; this also covers anything else that writes to a closed socket).
     std::signal(SIGPIPE, SIG_IGN);
     exporter::MetricsServer server([&exporter] { return exporter.metrics_text(); });
     const int port = server.bind(address);
     const std::atomic<bool>* interrupted = install_interrupt_handler();
-    std::atomic<bool> serving{true};
-    std::thread http([&] {
-        server.serve();
-        serving = false;
-    });
+    server.start();
     std::cerr << "migscope exporter: " << exporter.gpu_count() << " GPU(s), serving http://"
-              << (address.host.find(':') != std::string::npos ? "[" + address.host + "]"
-                                                              : address.host)
-              << ':' << port << "/metrics every " << o.interval_s << " s (Ctrl-C stops)\n";
+              << exporter::address_text(address.host, port) << "/metrics every " << o.interval_s
+              << " s (Ctrl-C stops)\n";
     // Samples on this thread at a fixed rate; scrapes read the last sample on the server's.
     using clock = std::chrono::steady_clock;
     const auto interval =
         std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.interval_s));
     auto next = clock::now() + interval;
-    while (!*interrupted && serving) {
+    while (!*interrupted) {
         if (clock::now() >= next) {
             exporter.sample_once();
             print_warnings(exporter);
@@ -78,8 +73,7 @@ int run_exporter(const ExporterCommandOptions& o) {
         std::this_thread::sleep_for(
             std::min<clock::duration>(std::chrono::milliseconds(50), next - clock::now()));
     }
-    server.stop();
-    http.join();
+    server.stop();  // closes every connection at once, whatever its client does
     std::cerr << "migscope exporter: stopped\n";
     return kExitOk;
 }
