@@ -30,7 +30,9 @@ Inductor declined to capture). A mode that fails (out of memory, unsupported) is
 error and the others go on. Compile cost: `--cell-modes WORKLOAD[:BATCH]=MODE,...` picks modes per
 cell; `--compile-timeout-s S` bounds each compile (a compile cannot be interrupted, so past S
 seconds the process records the timeout and exits 75; the same command with `--resume` keeps the
-finished cells, skips that mode and goes on). Every measured step is timed to the loss's
+finished cells, skips that mode and goes on); `--compile-budget-s B` bounds all of a process's
+compiles the same way, so that the measurement keeps its time (a mode with no time left is
+skipped and reported as not measured). Every measured step is timed to the loss's
 read-back after `--warmup` steps. `--profile-steps N` then records N steps of each side with the
 PyTorch profiler (the worker's `--profile-trace`) and sums the CUDA kernels by kind
 (bench/trace_summary.py).
@@ -418,19 +420,35 @@ def modes_of_cell(args, name, batch):
     return args.compile_modes
 
 
+def compile_time_left(args):
+    """Seconds the next compile may take: --compile-timeout-s, cut to what --compile-budget-s has
+    left of this process's compiles; None without either bound."""
+    bounds = [args.compile_timeout_s] if args.compile_timeout_s else []
+    if args.compile_deadline is not None:
+        bounds.append(args.compile_deadline - time.monotonic())
+    return min(bounds) if bounds else None
+
+
 def compile_mode(args, pt, mode, order, write):
     """Compiles one mode under the watchdog and writes its record; True when it compiled."""
+    timeout_s = compile_time_left(args)
+    if timeout_s is not None and timeout_s < 1:
+        note = f"not compiled: --compile-budget-s {args.compile_budget_s:g} s was spent by the compiles before it"
+        print(f"{mode}: {note}", file=sys.stderr)
+        write({"record": "compile", "side": "compile", "mode": mode, "order": order, "skipped": note})
+        return False
+
     def expire():
         write({"record": "compile", "side": "compile", "mode": mode, "order": order, "timed_out": True,
-               "error": f"compile ran past --compile-timeout-s {args.compile_timeout_s:g} s; the process "
-                        f"ended (exit {EXIT_COMPILE_TIMEOUT}), --resume goes on without this mode"})
-        print(f"compile of {mode} ran past {args.compile_timeout_s:g} s: exiting {EXIT_COMPILE_TIMEOUT}",
+               "error": f"compile ran past {timeout_s:.0f} s (--compile-timeout-s, or what --compile-budget-s "
+                        f"had left); the process ended (exit {EXIT_COMPILE_TIMEOUT}), --resume goes on without it"})
+        print(f"compile of {mode} ran past {timeout_s:.0f} s: exiting {EXIT_COMPILE_TIMEOUT}",
               file=sys.stderr, flush=True)
         os._exit(EXIT_COMPILE_TIMEOUT)
 
     before = compile_counters()
     try:
-        with CompileWatchdog(args.compile_timeout_s, expire):
+        with CompileWatchdog(timeout_s, expire):
             times = pt.compile(mode, args.compile_steps)
     except Exception as e:  # report and go on with the other modes
         write({"record": "compile", "side": "compile", "mode": mode, "order": order, "error": str(e)[:300]})
@@ -825,6 +843,9 @@ def parse_args(argv=None):
     parser.add_argument("--compile-timeout-s", type=float,
                         help=f"a compile running longer ends the process with exit {EXIT_COMPILE_TIMEOUT} after "
                              "recording it; run the same command with --resume to go on without that mode")
+    parser.add_argument("--compile-budget-s", type=float,
+                        help="seconds for all compiles of this process from its start: a compile gets what "
+                             "is left (ending as --compile-timeout-s does), a mode with none left is skipped")
     parser.add_argument("--resume", action="store_true",
                         help="keep the finished cells of --out and the compile timeouts recorded there, do the rest")
     parser.add_argument("--reps", type=int, help="repetitions of each side (default 3; cpu: 1)")
@@ -853,6 +874,8 @@ def parse_args(argv=None):
         parser.error(f"--workloads: {','.join(unknown)} unknown")
     args.compile_modes = parse_modes(args.compile_modes, parser, "--compile-modes")
     args.cell_modes = parse_cell_modes(args.cell_modes, parser)
+    args.compile_deadline = (time.monotonic() + args.compile_budget_s if args.compile_budget_s is not None
+                             else None)
     if args.compile_steps < 1:
         parser.error("--compile-steps: at least 1 (the compiling step)")
     if args.sms and not os.environ.get("CUDA_MPS_PIPE_DIRECTORY"):

@@ -304,9 +304,9 @@ class FakeSide:
 
 
 class MeasureLoopTest(unittest.TestCase):
-    def run_cell(self, device, modes, failing=None, sides="eager,compile"):
+    def run_cell(self, device, modes, failing=None, sides="eager,compile", extra=()):
         FakeSide.failing = failing or {}
-        args = cp.parse_args(["--device", device, "--sides", sides, "--compile-modes", modes, "--reps", "2"])
+        args = cp.parse_args(["--device", device, "--sides", sides, "--compile-modes", modes, "--reps", "2", *extra])
         log = io.StringIO()
         saved = cp.PyTorchSide, cp.compile_counters
         cp.PyTorchSide, cp.compile_counters = FakeSide, lambda: {"fx_graph_cache_hits": 0}
@@ -331,6 +331,20 @@ class MeasureLoopTest(unittest.TestCase):
         failed = [r for r in records if r["record"] == "measurement" and "error" in r]
         self.assertEqual({cp.side_label(r) for r in failed}, {"max-autotune-no-cudagraphs"})
         self.assertEqual(records[-1]["record"], "done")
+
+    def test_a_spent_compile_budget_skips_the_modes_and_keeps_the_measurement(self):
+        records, err = self.run_cell("cuda", "default,reduce-overhead", extra=["--compile-budget-s", "0"])
+        skipped = [r["mode"] for r in records if r.get("skipped")]
+        self.assertEqual(skipped, ["default", "reduce-overhead"])
+        self.assertIn("--compile-budget-s 0 s was spent", err)
+        self.assertEqual([cp.side_label(r) for r in records if r["record"] == "measurement"], ["eager", "eager"])
+        self.assertRegex(report(records), r"resnet18:32 whole GPU\s+reduce-overhead\s+-.*not compiled: --compile-budget-s")
+
+    def test_a_compile_gets_the_smaller_of_its_timeout_and_the_budget_left(self):
+        args = cp.parse_args(["--compile-timeout-s", "300", "--compile-budget-s", "100"])
+        self.assertTrue(99 < cp.compile_time_left(args) <= 100)
+        self.assertEqual(cp.compile_time_left(cp.parse_args(["--compile-timeout-s", "30", "--compile-budget-s", "100"])), 30)
+        self.assertIsNone(cp.compile_time_left(cp.parse_args([])))
 
     def test_cpu_skips_the_cuda_graph_modes_with_a_note(self):
         records, err = self.run_cell("cpu", ",".join(cp.MODES))
