@@ -226,7 +226,7 @@ def compile_counters():
 def graph_pool_bytes(torch):
     """Bytes the caching allocator holds in private pools: the CUDA graphs' memory (cudagraph
     trees keep one pool per device, shared by every mode that replays graphs)."""
-    return sum(s["total_size"] for s in torch.cuda.memory_snapshot()
+    return sum(s["total_size"] for s in torch.cuda.memory_snapshot(include_traces=False)
                if tuple(s.get("segment_pool_id") or (0, 0)) != (0, 0))
 
 
