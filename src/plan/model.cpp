@@ -186,6 +186,7 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
             }
             job.on.push_back(on);
         }
+        job.whole_gpu_s = job.on.back().usable ? job.on.back().time_s : 0.0;
         if (!job.on.back().usable && alone) {
             throw input_error("job '" + r.name + "' fits no partition: on the whole GPU it " +
                               job.on.back().refusal);
@@ -441,7 +442,7 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                 jp.start_s = start_s;
                 jp.end_s = end_s;
                 jp.items_per_s = time_s > 0 ? job.items / time_s : 0.0;
-                jp.speed_fraction = time_s > 0 ? job.on[problem.whole()].time_s / time_s : 0.0;
+                jp.speed_fraction = time_s > 0 ? job.whole_gpu_s / time_s : 0.0;
                 jp.interpolated = job.on[size_of[k]].interpolated;
                 jp.situation = situation_of(time_s, timeline.mix_s[k][q], timeline.capped_s[k][q],
                                             size.sms, gpu.queues[k].size() > 1);
@@ -452,7 +453,7 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                 // Jobs queued on one partition share its idle power by time.
                 split.partition_share.push_back(partition_end_s > 0 ? time_s / partition_end_s
                                                                     : 1.0);
-                whole_work_s += job.on[problem.whole()].time_s;
+                whole_work_s += job.whole_gpu_s;
                 start_s = end_s;
             }
             if (partition_end_s > 0)

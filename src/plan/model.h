@@ -123,6 +123,9 @@ struct JobModel {
     JobRequest request;
     const JobProfile* profile = nullptr;  // into the ProfileSet, which outlives the Problem
     double items = 0;                     // the work, in the workload's unit
+    // The work as seconds of the job alone on the whole GPU (its whole-GPU time; 0 without a
+    // whole-GPU profile): what throughputs and speed fractions are counted in.
+    double whole_gpu_s = 0;
     std::vector<JobOnSize> on;            // per Problem::sizes
 };
 

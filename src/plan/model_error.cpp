@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -29,22 +28,6 @@ std::optional<ResidualKind> parse_kind(const std::string& text) {
     if (text == "dynamic-energy")
         return ResidualKind::kDynamicEnergy;
     return std::nullopt;
-}
-
-// Prediction::aggregate_throughput of `prediction`, a plan of `p`'s jobs whose times changed:
-// each busy partition's work (its jobs' whole-GPU seconds in `p`) over when its last job ends.
-double aggregate_throughput(const Problem& p, const Prediction& prediction) {
-    std::map<std::pair<size_t, size_t>, std::pair<double, double>> partitions;  // work, end
-    for (size_t j = 0; j < prediction.jobs.size(); ++j) {
-        const JobPrediction& jp = prediction.jobs[j];
-        auto& [work_s, end_s] = partitions[{jp.gpu, jp.partition}];
-        work_s += p.jobs[j].on[p.whole()].time_s;
-        end_s = std::max(end_s, jp.end_s);
-    }
-    double sum = 0;
-    for (const auto& [key, work_end] : partitions)
-        sum += work_end.second > 0 ? work_end.first / work_end.second : 0.0;
-    return sum;
 }
 
 }  // namespace
@@ -232,11 +215,10 @@ PredictionInterval predict_interval(const Problem& p, const Plan& plan, const Pr
     iv.makespan_s = {f.makespan_s, w.makespan_s};
     iv.energy_j = {idle_w * f.makespan_s + dynamic_j * (e.known() ? e.lo : 1.0),
                    idle_w * w.makespan_s + dynamic_j * (e.known() ? e.hi : 1.0)};
-    // The work stays the point's (each job's seconds alone on the whole GPU, as profiled).
-    iv.throughput = {point.throughput * point.makespan_s / w.makespan_s,
-                     point.throughput * point.makespan_s / f.makespan_s};
-    const double agg_w = aggregate_throughput(p, w), agg_f = aggregate_throughput(p, f);
-    iv.aggregate_throughput = {std::min(agg_w, agg_f), std::max(agg_w, agg_f)};
+    // The work (JobModel::whole_gpu_s) stays the point's: only the times move.
+    iv.throughput = {w.throughput, f.throughput};
+    iv.aggregate_throughput = {std::min(w.aggregate_throughput, f.aggregate_throughput),
+                               std::max(w.aggregate_throughput, f.aggregate_throughput)};
     iv.edp_js = {iv.energy_j.lo * iv.makespan_s.lo, iv.energy_j.hi * iv.makespan_s.hi};
     return iv;
 }

@@ -70,7 +70,7 @@ struct Tables {
                 dyn_startup.push_back(dyn_w * on.startup_s);
                 usable.push_back(on.usable);
             }
-            whole_s.push_back(j.on[p.whole()].time_s);
+            whole_s.push_back(j.whole_gpu_s);
             work_s += whole_s.back();
         }
         lpt.resize(p.jobs.size());

@@ -109,7 +109,7 @@ std::optional<double> measured_score(Objective objective, const Problem& p,
         return std::nullopt;
     // The work: every job's seconds alone on the whole GPU, from its profile (as predicted).
     const auto work_s = [&](size_t run_job) {
-        return p.jobs[plan.order.at(run_job)].on[p.whole()].time_s;
+        return p.jobs[plan.order.at(run_job)].whole_gpu_s;
     };
     switch (objective) {
         case Objective::kMakespan:
