@@ -164,6 +164,47 @@ def report(args):
         print('\noutside their interval:')
         for m in misses:
             print('  ' + m)
+    gains = gain_residuals(args.dirs)
+    if gains:
+        print('\nthe gain over not partitioning, measured / predicted (each partitioned candidate '
+              'against the sequential baseline of its own mix):')
+        for figure, ratios in gains.items():
+            ratios.sort()
+            print(f'  {figure:<21} {len(ratios)} candidates: median {ratios[len(ratios) // 2]:.3f}, '
+                  f'5-95 % {quantile(ratios, 0.05):.3f}-{quantile(ratios, 0.95):.3f}')
+
+
+def quantile(sorted_values, q):
+    """The q-quantile of sorted values, by linear interpolation."""
+    position = q * (len(sorted_values) - 1)
+    low = int(position)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
+
+
+def gain_residuals(dirs):
+    """Per figure, (measured candidate / measured baseline) / (predicted / predicted) of every
+    measured partitioned candidate of a mix whose sequential baseline was measured too: how far the
+    model's gain of partitioning was off, with what the mix's candidates share taken out."""
+    out = {}
+    for d in dirs:
+        for path in pathlib.Path(d).glob('mix-*.json'):
+            measured = [c for c in json.loads(path.read_text())['verify']['candidates']
+                        if 'measured' in c]
+            baseline = next((c for c in measured if c['name'].startswith('whole GPU')), None)
+            if baseline is None:
+                continue
+            for c in measured:
+                if c is baseline:
+                    continue
+                for figure in FIGURES:
+                    values = (c['measured'].get(figure), baseline['measured'].get(figure),
+                              c['predicted'].get(figure), baseline['predicted'].get(figure))
+                    if None in values or 0 in values:
+                        continue
+                    out.setdefault(figure, []).append(
+                        (values[0] / values[1]) / (values[2] / values[3]))
+    return out
 
 
 def main():
