@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "partition/job.h"
+#include "report/slurm_output.h"
 #include "runner/cell.h"
 #include "runner/memory_fit.h"
 #include "store/store.h"
@@ -23,12 +24,39 @@ bool is_sqlite(const std::string& path) {
 
 }  // namespace
 
+std::string profile_commands(const PlannedJobs& request, const mig::GpuModel& model) {
+    const std::string db = "profiles-" + model.key + ".db";
+    const std::string file = "profiles-" + model.key + ".json";
+    std::string profile = "  migscope profile";
+    if (!request.jobs.empty())
+        profile += " --jobs " + report::shell_quote(request.jobs);
+    if (!request.jobs_file.empty())
+        profile += " --jobs-file " + report::shell_quote(request.jobs_file);
+    if (request.jobs.empty() && request.jobs_file.empty())
+        profile += " --jobs JOBS";
+    const bool commands = !request.jobs_file.empty();
+    std::string note;
+    if (request.backend == "mig") {
+        profile += " --backend mig --apply";
+        note = "   # as root, MIG mode on; --backend green measures SM partitions without it";
+    }
+    else if (request.backend == "mps" || commands)
+        profile += " --backend mps";
+    else
+        profile += " --backend green";
+    return profile + " --db " + db + note + "\n  migscope profile export --db " + db + " -o " +
+           file + "\n  migscope plan ... --profiles " + file;
+}
+
 plan::ProfileSet load_profiles(const std::string& given, const mig::GpuModel& model,
-                               std::string& origin) {
+                               std::string& origin, const PlannedJobs& request) {
     origin = given.empty() ? data_dir() + "/profiles-" + model.key + ".json" : given;
     if (given.empty() && !std::ifstream(origin)) {
         throw input_error("no shipped profiles for " + model.key + " (" + origin +
-                          "): pass --profiles FILE|DB (`migscope profile` measures them)");
+                          "): measure them on an " + model.description +
+                          " (each job alone on each partition size; minutes per job and size) "
+                          "and plan with --profiles:\n" +
+                          profile_commands(request, model));
     }
     plan::ProfileSet set;
     if (is_sqlite(origin)) {

@@ -11,12 +11,25 @@
 
 namespace migscope::runner {
 
+// What a plan asks profiles for, to say how to measure them where none are shipped.
+struct PlannedJobs {
+    std::string jobs;       // --jobs as given
+    std::string jobs_file;  // --jobs-file as given
+    std::string backend;    // the plan's partitions: mig, green or mps
+};
+
+// The commands that measure `request`'s profiles on a GPU of `model` and write the file that
+// `plan --profiles` reads: `profile` on the plan's kind of partitions (mps for commands, which
+// green contexts cannot hold; mig with --apply), then `profile export`. Arguments shell-quoted.
+std::string profile_commands(const PlannedJobs& request, const mig::GpuModel& model);
+
 // `given`: a results store (SQLite, profiles made from its runs) or a profile file; empty: the
 // shipped data/profiles-MODEL.json. Jobs without a measured peak get one from
 // data/peak-memory-MODEL.json where it has them. `origin` says what was read. Input errors for
-// a missing shipped file and for profiles of another model.
+// a missing shipped file (with profile_commands for `request`) and for profiles of another
+// model.
 plan::ProfileSet load_profiles(const std::string& given, const mig::GpuModel& model,
-                               std::string& origin);
+                               std::string& origin, const PlannedJobs& request = {});
 
 // The model's residuals for the plan's intervals: `given` (a model-error file, or "none" for no
 // intervals); empty: the shipped data/model-error-MODEL.json when there is one. `origin` says

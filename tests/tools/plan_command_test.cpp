@@ -297,6 +297,24 @@ TEST_F(PlanCommand, BadInputExitsTwoNamingTheJobOrConstraint) {
     const ProcessResult other = migscope({"plan", "--jobs", "resnet18:32", "--gpu-model", "b200"});
     EXPECT_EQ(other.exit_code, 2);
     EXPECT_NE(other.err.find("no shipped profiles for b200"), std::string::npos) << other.err;
+    // ... and is told the exact commands that measure them, for the plan's kind of partitions.
+    EXPECT_NE(other.err.find("  migscope profile --jobs resnet18:32 --backend mig --apply --db "
+                             "profiles-b200.db"),
+              std::string::npos)
+        << other.err;
+    EXPECT_NE(other.err.find("  migscope profile export --db profiles-b200.db -o "
+                             "profiles-b200.json"),
+              std::string::npos)
+        << other.err;
+    // Commands are profiled on MPS, and a path with a space stays one argument.
+    const fs::path jobs_file = dir_ / "my jobs.json";
+    std::ofstream(jobs_file) << R"({"jobs": [{"command": ["python3", "train.py"], "name": "t"}]})";
+    const ProcessResult own = migscope({"plan", "--jobs-file", jobs_file.string(), "--gpu-model",
+                                        "b200", "--backend", "green"});
+    EXPECT_EQ(own.exit_code, 2) << own.err;
+    EXPECT_NE(own.err.find("--jobs-file '" + jobs_file.string() + "' --backend mps --db"),
+              std::string::npos)
+        << own.err;
 }
 
 TEST_F(PlanCommand, HugeJobStaysOffSmallPartitionsAndTheNoteSaysWhy) {

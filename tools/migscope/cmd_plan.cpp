@@ -146,7 +146,8 @@ int plan_command(const PlanOptions& o) {
                               "' is a command, which green contexts cannot hold (they live in "
                               "migscope's worker): give --backend mps or mig");
     }
-    const plan::ProfileSet set = runner::load_profiles(o.profiles, model, origin);
+    const plan::ProfileSet set =
+        runner::load_profiles(o.profiles, model, origin, {o.jobs, o.jobs_file, o.backend});
     const plan::Problem problem = plan::make_problem(requests, set, model, {o.min_speed}, kind);
     std::string error_origin;
     const std::optional<plan::ModelError> error =
