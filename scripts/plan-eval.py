@@ -16,6 +16,9 @@ stores (data/model-error-h200.json).
                               into DIR/mix-K.json and DIR/eval.db; a mix already in DIR is
                               skipped, so a later call goes on
   scripts/plan-eval.py report DIR...                          the table, from the mix-K.json files
+  scripts/plan-eval.py rescore DIR --seed S --model-error F   each measured mix decided again with
+                              the residuals F (no GPU: the candidates are ranked as before, only
+                              the decision can change), scored against what DIR measured
 
 Python 3 standard library only.
 """
@@ -62,20 +65,29 @@ def mixes(seed, count, profiles_path):
     return out
 
 
-def plan_command(migscope, mix, out_dir):
-    i, objective, jobs, steps = mix
+def plan_args(migscope, mix):
+    _, objective, jobs, steps = mix
     return [migscope, 'plan', '--jobs', ','.join(jobs), '--work', ','.join(map(str, steps)),
-            '--backend', 'green', '--objective', objective, '--top', '3', '--verify',
-            '--idle-probe', '1', '--marginal-probe', '0',
-            '--db', str(out_dir / 'eval.db'), '--run-dir', str(out_dir / 'runs' / f'mix-{i}'),
-            '--format', 'json', '-o', str(out_dir / f'mix-{i}.json')]
+            '--backend', 'green', '--objective', objective, '--top', '3', '--format', 'json']
+
+
+def plan_command(migscope, mix, out_dir):
+    i = mix[0]
+    return plan_args(migscope, mix) + [
+        '--verify', '--idle-probe', '1', '--marginal-probe', '0',
+        '--db', str(out_dir / 'eval.db'), '--run-dir', str(out_dir / 'runs' / f'mix-{i}'),
+        '-o', str(out_dir / f'mix-{i}.json')]
+
+
+def migscope_binary():
+    build = os.environ.get('MIGSCOPE_BUILD_DIR', str(REPO / 'build'))
+    return os.environ.get('MIGSCOPE', build + '/tools/migscope/migscope')
 
 
 def run(args):
     out_dir = pathlib.Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    build = os.environ.get('MIGSCOPE_BUILD_DIR', str(REPO / 'build'))
-    migscope = os.environ.get('MIGSCOPE', build + '/tools/migscope/migscope')
+    migscope = migscope_binary()
     start = time.monotonic()
     log = open(out_dir / 'log.txt', 'a')
     for mix in mixes(args.seed, args.count, args.profiles):
@@ -207,6 +219,45 @@ def gain_residuals(dirs):
     return out
 
 
+def rescore(args):
+    """Each measured mix of args.dir decided again with args.model_error: the recommendation's
+    regret against the best measured candidate, as report scores it."""
+    regrets = []
+    print('| mix | objective | verdict | predicted gain | corrected gain (5-95 %) | recommendation '
+          '| regret |')
+    print('|---|---|---|---|---|---|---|')
+    for mix in mixes(args.seed, args.count, args.profiles):
+        path = pathlib.Path(args.dir) / f'mix-{mix[0]}.json'
+        if not path.exists():
+            continue
+        measured = {c['name']: c for c in json.loads(path.read_text())['verify']['candidates']
+                    if 'measured' in c}
+        command = plan_args(migscope_binary(), mix) + ['--model-error', args.model_error,
+                                                      '--profiles', args.profiles]
+        doc = json.loads(subprocess.run(command, check=True, capture_output=True,
+                                        text=True).stdout)
+        d = doc['decision']
+        chosen = doc['top'][0]['name']
+        scores = [s for s in ((score(mix[1], c['measured']), n) for n, c in measured.items())
+                  if s[0] is not None]
+        regret = None
+        if chosen in measured and scores:
+            best = min(scores)[0]
+            mine = score(mix[1], measured[chosen]['measured'])
+            regret = (mine / best - 1) if best > 0 else (1 - mine / best)
+            regrets.append(regret)
+        corrected = ('-' if d.get('corrected_gain') is None else
+                     f"{100 * d['corrected_gain']:+.1f} % ({100 * d['gain_range'][0]:+.1f} to "
+                     f"{100 * d['gain_range'][1]:+.1f} %)")
+        gain = '-' if d['gain'] is None else f"{100 * d['gain']:+.1f} %"
+        print(f"| {mix[0]} | {mix[1]} | {d['verdict']} | {gain} | {corrected} | "
+              f"{'do not partition' if chosen.startswith('whole GPU') else chosen} | "
+              f"{'not measured' if regret is None else f'{100 * regret:.2f} %'} |")
+    if regrets:
+        print(f'\n{len(regrets)} mixes: regret median {100 * statistics.median(regrets):.2f} %, '
+              f'worst {100 * max(regrets):.2f} %')
+
+
 def main():
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `report | head` ends quietly
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -223,6 +274,12 @@ def main():
     r.add_argument('--budget-s', type=float, default=480)
     rep = sub.add_parser('report')
     rep.add_argument('dirs', nargs='+')
+    again = sub.add_parser('rescore')
+    again.add_argument('dir')
+    again.add_argument('--seed', type=int, required=True)
+    again.add_argument('--count', type=int, default=12)
+    again.add_argument('--profiles', default=str(REPO / 'data/profiles-h200.json'))
+    again.add_argument('--model-error', required=True)
     args = parser.parse_args()
     if args.what == 'mixes':
         for i, objective, jobs, steps in mixes(args.seed, args.count, args.profiles):
@@ -230,6 +287,8 @@ def main():
                   f'--work {",".join(map(str, steps))}')
     elif args.what == 'run':
         run(args)
+    elif args.what == 'rescore':
+        rescore(args)
     else:
         report(args)
 

@@ -27,13 +27,23 @@ std::optional<ResidualKind> parse_kind(const std::string& text) {
         return ResidualKind::kSpeed;
     if (text == "dynamic-energy")
         return ResidualKind::kDynamicEnergy;
+    if (text == "gain")
+        return ResidualKind::kGain;
     return std::nullopt;
 }
 
 }  // namespace
 
 std::string to_string(ResidualKind kind) {
-    return kind == ResidualKind::kSpeed ? "speed" : "dynamic-energy";
+    switch (kind) {
+        case ResidualKind::kSpeed:
+            return "speed";
+        case ResidualKind::kDynamicEnergy:
+            return "dynamic-energy";
+        case ResidualKind::kGain:
+            return "gain";
+    }
+    return "?";
 }
 
 ModelError parse_model_error_json(std::string_view text, const std::string& origin) {
@@ -69,7 +79,7 @@ ModelError parse_model_error_json(std::string_view text, const std::string& orig
             const std::string kind = f.get<std::string>("kind");
             const auto k = parse_kind(kind);
             if (!k)
-                throw input_error(path + ".kind: \"" + kind + "\" is not speed or dynamic-energy");
+                throw input_error(path + ".kind: \"" + kind + "\" is not speed, dynamic-energy or gain");
             r.kind = *k;
             r.group = f.get<std::string>("group");
             r.ratio = f.get<double>("ratio");
@@ -152,6 +162,7 @@ ErrorBand error_band(const ModelError& error, ResidualKind kind,
         ErrorBand b;
         b.n = ratios.size();
         b.group = group;
+        b.median = *percentile(ratios, 0.5);
         if (ratios.size() >= kPercentileBandResiduals) {
             b.lo = *percentile(ratios, 0.05);
             b.hi = *percentile(ratios, 0.95);
@@ -162,6 +173,10 @@ ErrorBand error_band(const ModelError& error, ResidualKind kind,
         return b;
     }
     return {};
+}
+
+ErrorBand gain_band(const ModelError& error, Objective objective) {
+    return error_band(error, ResidualKind::kGain, {to_string(objective)});
 }
 
 PredictionInterval predict_interval(const Problem& p, const Plan& plan, const Prediction& point,

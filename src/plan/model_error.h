@@ -12,9 +12,11 @@
 
 namespace migscope::plan {
 
-// What a residual measures: a built-in job's items/s, or a run's dynamic energy (board energy
-// above the profiles' idle power) for its work.
-enum class ResidualKind { kSpeed, kDynamicEnergy };
+// What a residual measures: a built-in job's items/s, a run's dynamic energy (board energy above
+// the profiles' idle power) for its work, or the gain of partitioning: a fixed-work run's
+// objective figure over the sequential baseline's of the same jobs and work, measured in the
+// same store (group: the objective, "energy", "makespan", ...).
+enum class ResidualKind { kSpeed, kDynamicEnergy, kGain };
 std::string to_string(ResidualKind kind);
 
 // One measured figure against the model's prediction for the same jobs on the same partitions,
@@ -57,6 +59,7 @@ std::vector<std::string> group_chain(const std::string& group);
 // percentile from 20 residuals on, their least to largest below. n = 0: none known.
 struct ErrorBand {
     double lo = 1, hi = 1;
+    double median = 1;
     size_t n = 0;
     std::string group;  // the group it came from
     bool known() const { return n > 0; }
@@ -67,6 +70,10 @@ inline constexpr size_t kMinGroupResiduals = 8;
 // when none has them.
 ErrorBand error_band(const ModelError& error, ResidualKind kind,
                      const std::vector<std::string>& chain);
+
+// The band of the model's gain of partitioning for `objective`: (measured partitioned /
+// measured sequential) / (predicted / predicted) of its figure, over every verified pair.
+ErrorBand gain_band(const ModelError& error, Objective objective);
 
 // lo..hi; a figure and its interval, inclusive.
 struct Bounds {

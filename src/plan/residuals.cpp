@@ -197,9 +197,90 @@ void sequential_windows(const store::RunRecord& r, const Rebuilt& b, const std::
             "whole GPU", r.backend);
 }
 
-// Fixed work: each job's items/s and the run's dynamic energy against predict().
-void fixed_work(const store::RunRecord& r, const Rebuilt& b, const std::string& source,
-                StoreResiduals& out) {
+// A fixed-work run's figures, measured and predicted, to pair with a sequential baseline of the
+// same jobs and work (gain residuals).
+struct FixedWorkFigures {
+    std::string jobs;  // its jobs and their steps, sorted: what a baseline must match
+    bool sequential = false;
+    int64_t id = 0;
+    std::string layout, backend;
+    Prediction measured, predicted;  // the figures only
+};
+
+std::string jobs_signature(const store::RunRecord& r) {
+    std::vector<std::string> jobs;
+    for (const store::JobRecord& j : r.jobs)
+        jobs.push_back(subject_of(j).substr(0, subject_of(j).rfind(" on ")) + " x" +
+                       std::to_string(j.steps));
+    std::sort(jobs.begin(), jobs.end());
+    std::string out;
+    for (const std::string& j : jobs)
+        out += j + ";";
+    return out;
+}
+
+// What the run measured as the prediction counts it: the makespan, the board energy, the work
+// (the jobs' whole-GPU seconds, predicted) over the makespan, and each partition's work over when
+// its last job ended (sequential: the throughput).
+std::optional<Prediction> measured_figures(const store::RunRecord& r, const Rebuilt& b,
+                                           const Prediction& predicted) {
+    if (!r.counter_energy_j || r.window_s <= 0)
+        return std::nullopt;
+    Prediction m;
+    m.makespan_s = r.window_s;
+    m.energy_j = *r.counter_energy_j;
+    m.edp_js = m.energy_j * m.makespan_s;
+    m.throughput = predicted.throughput * predicted.makespan_s / m.makespan_s;
+    if (!b.gpu.layout) {
+        m.aggregate_throughput = m.throughput;
+        return m;
+    }
+    for (const auto& queue : b.gpu.queues) {
+        double work_s = 0, end_s = 0;
+        for (size_t i : queue) {
+            if (!r.jobs[i].finish_s)
+                return std::nullopt;
+            work_s += b.problem.jobs[i].whole_gpu_s;
+            end_s = std::max(end_s, *r.jobs[i].finish_s);
+        }
+        if (!queue.empty() && end_s > 0)
+            m.aggregate_throughput += work_s / end_s;
+    }
+    return m;
+}
+
+// Each partitioned fixed-work run against the sequential baseline of the same jobs and work in
+// the same store (the nearest by run id): per objective, (measured / measured) / (predicted /
+// predicted) of its figure.
+void gain_residuals(const std::vector<FixedWorkFigures>& runs, const std::string& source,
+                    StoreResiduals& out) {
+    for (const FixedWorkFigures& part : runs) {
+        if (part.sequential)
+            continue;
+        const FixedWorkFigures* base = nullptr;
+        for (const FixedWorkFigures& s : runs) {
+            if (s.sequential && s.jobs == part.jobs &&
+                (!base || std::llabs(s.id - part.id) < std::llabs(base->id - part.id)))
+                base = &s;
+        }
+        if (!base)
+            continue;
+        for (Objective o : {Objective::kEnergy, Objective::kThroughput,
+                            Objective::kAggregateThroughput, Objective::kMakespan,
+                            Objective::kEdp}) {
+            const double measured = score(o, part.measured) / score(o, base->measured);
+            const double predicted = score(o, part.predicted) / score(o, base->predicted);
+            add(out, ResidualKind::kGain, to_string(o), measured / predicted,
+                source + " run " + std::to_string(part.id) + " vs run " + std::to_string(base->id),
+                part.layout, part.backend);
+        }
+    }
+}
+
+// Fixed work: each job's items/s and the run's dynamic energy against predict(); its figures for
+// gain_residuals.
+std::optional<FixedWorkFigures> fixed_work(const store::RunRecord& r, const Rebuilt& b,
+                                           const std::string& source, StoreResiduals& out) {
     const Prediction p = predict(b.problem, {b.gpu});
     bool capped = false;
     for (size_t i = 0; i < r.jobs.size(); ++i) {
@@ -215,6 +296,17 @@ void fixed_work(const store::RunRecord& r, const Rebuilt& b, const std::string& 
         add(out, ResidualKind::kDynamicEnergy, energy_group(p.mix, capped),
             (*r.counter_energy_j - b.problem.idle_power_w * r.window_s) / predicted_j, source,
             r.layout.value_or("whole GPU"), r.backend);
+    const std::optional<Prediction> m = measured_figures(r, b, p);
+    if (!m)
+        return std::nullopt;
+    Prediction predicted;
+    predicted.makespan_s = p.makespan_s;
+    predicted.energy_j = p.energy_j;
+    predicted.edp_js = p.edp_js;
+    predicted.throughput = p.throughput;
+    predicted.aggregate_throughput = p.aggregate_throughput;
+    return FixedWorkFigures{jobs_signature(r), !b.gpu.layout, r.id,
+                            r.layout.value_or("whole GPU"), r.backend, *m, predicted};
 }
 
 }  // namespace
@@ -223,6 +315,7 @@ StoreResiduals residuals_from_runs(const std::vector<store::RunRecord>& runs,
                                    const ProfileSet& profiles, const mig::GpuModel& model,
                                    const std::string& source) {
     StoreResiduals out;
+    std::vector<FixedWorkFigures> fixed;
     for (const store::RunRecord& r : runs) {
         const bool ok = std::all_of(r.jobs.begin(), r.jobs.end(), [](const store::JobRecord& j) {
             return j.status == "ok" && (!j.workload || j.items_per_s);
@@ -259,9 +352,10 @@ StoreResiduals residuals_from_runs(const std::vector<store::RunRecord>& runs,
         }
         try {
             const Rebuilt b = rebuild(r, profiles, model);
-            if (work)
-                fixed_work(r, b, where, out);
-            else if (partitioned)
+            if (work) {
+                if (auto f = fixed_work(r, b, where, out))
+                    fixed.push_back(std::move(*f));
+            } else if (partitioned)
                 steady_mix(r, b, where, out);
             else
                 sequential_windows(r, b, where, out);
@@ -271,6 +365,7 @@ StoreResiduals residuals_from_runs(const std::vector<store::RunRecord>& runs,
                                   e.what());
         }
     }
+    gain_residuals(fixed, source, out);
     return out;
 }
 

@@ -949,6 +949,16 @@ void decide(const Problem& p, const SearchOptions& o, SearchResult& r) {
         d.gain = theirs != 0 ? (theirs - mine) / std::abs(theirs) : 0.0;
         d.partitioned = score_bounds(o.objective, part->interval);
         d.not_partitioned = score_bounds(o.objective, sequential.interval);
+        const ErrorBand band = o.error ? gain_band(*o.error, o.objective) : ErrorBand{};
+        if (band.known() && theirs != 0) {
+            // The score ratio is the figure ratio (throughputs: both negated); a gain of k × it.
+            const double ratio = mine / theirs, sign = theirs > 0 ? 1.0 : -1.0;
+            const auto gain_at = [&](double k) { return sign * (1 - ratio * k); };
+            d.gain_pairs = band.n;
+            d.corrected_gain = gain_at(band.median);
+            d.gain_range = {std::min(gain_at(band.lo), gain_at(band.hi)),
+                            std::max(gain_at(band.lo), gain_at(band.hi))};
+        }
     }
     bool recommend_sequential = false;
     if (!o.error) {
@@ -960,7 +970,8 @@ void decide(const Problem& p, const SearchOptions& o, SearchResult& r) {
         d.unknown_why = !r.top.front().interval.known ? r.top.front().interval.unknown_why
                                                       : sequential.interval.unknown_why;
         recommend_sequential = true;
-    } else if (d.partitioned.hi < d.not_partitioned.lo) {
+    } else if (d.gain_pairs > 0 ? d.gain_range.lo > 0
+                                : d.partitioned.hi < d.not_partitioned.lo) {
         d.verdict = Verdict::kClearGain;
     } else {
         d.verdict = Verdict::kInsideError;

@@ -36,11 +36,12 @@ struct Candidate {
 };
 
 // Why the recommendation is what it is. A partitioned plan is recommended over not partitioning
-// only when its interval for the objective is clear of not partitioning's (docs/planner.md,
-// "How sure").
+// only when its gain is clear of the model's error: the measured range of the model's gains where
+// the residuals have them, else its interval for the objective clear of not partitioning's
+// (docs/planner.md, "How sure").
 enum class Verdict {
     kNotPartitioned,  // not partitioning is the best predicted plan
-    kClearGain,       // the best partitioned plan's interval is clear of not partitioning's
+    kClearGain,       // the best partitioned plan's gain (or interval) is clear of the error
     kInsideError,     // its gain lies inside the model's error: do not partition
     kErrorUnknown,    // too few residuals for its interval: do not partition
     kPointsOnly,      // no residuals at all: the best predicted plan, its points compared
@@ -53,6 +54,13 @@ struct Decision {
     // better: the throughputs negated).
     double gain = 0;
     Bounds partitioned, not_partitioned;
+    // Where the residuals hold the model's gain of partitioning on verified plans for the
+    // objective (gain_band, at least kMinGroupResiduals pairs), the gain judges: corrected by
+    // their median, with their 5-95 % range (fractions as `gain`), and a partitioned plan is
+    // recommended only when that range is above 0. gain_pairs = 0: the intervals judge.
+    size_t gain_pairs = 0;
+    double corrected_gain = 0;
+    Bounds gain_range;
     std::string unknown_why;  // kErrorUnknown: which residuals are missing
     // Other top candidates whose objective interval overlaps the recommendation's (or is
     // unknown): the model cannot tell them from it.

@@ -60,6 +60,23 @@ TEST(ModelError, ABandComesFromTheMostSpecificGroupWithEnoughResiduals) {
     EXPECT_TRUE(error_band(e, ResidualKind::kDynamicEnergy, group_chain("alone")).known());
 }
 
+TEST(ModelError, TheGainBandIsTheObjectivesOwnWithItsMedian) {
+    ModelError e;
+    add_speeds(e, "makespan", 9, 1.00, 0.01, ResidualKind::kGain);  // 1.00..1.08
+    add_speeds(e, "energy", 7, 1.00, 0.01, ResidualKind::kGain);    // too few
+    add_speeds(e, "edp", 9, 2.00, 0.0);                             // speeds, not gains
+    const ErrorBand makespan = gain_band(e, Objective::kMakespan);
+    EXPECT_EQ(makespan.n, 9u);
+    EXPECT_DOUBLE_EQ(makespan.median, 1.04);
+    EXPECT_DOUBLE_EQ(makespan.hi, 1.08);
+    EXPECT_FALSE(gain_band(e, Objective::kEnergy).known());
+    EXPECT_FALSE(gain_band(e, Objective::kEdp).known());
+    // "throughput" is not "aggregate-throughput"'s group, nor the other way round.
+    add_speeds(e, "aggregate-throughput", 9, 0.9, 0.0, ResidualKind::kGain);
+    EXPECT_FALSE(gain_band(e, Objective::kThroughput).known());
+    EXPECT_TRUE(gain_band(e, Objective::kAggregateThroughput).known());
+}
+
 TEST(ModelError, FromTwentyResidualsABandSpansTheirFifthToNinetyFifthPercentile) {
     ModelError e;
     add_speeds(e, "alone", 21, 0.80, 0.01);  // 0.80..1.00

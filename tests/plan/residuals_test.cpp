@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "fixture.h"
 
 namespace migscope::plan {
@@ -112,6 +114,43 @@ TEST(Residuals, FixedWorkFollowsTheQueuesOfAPlanVerifyLabel) {
     EXPECT_EQ(s.residuals[2].group, "alone");  // c ran after a had finished
     EXPECT_NEAR(s.residuals[3].ratio, 0.9, 1e-12);
     EXPECT_EQ(s.residuals[3].kind, ResidualKind::kDynamicEnergy);
+}
+
+TEST(Residuals, APartitionedRunAndTheSequentialBaselineOfItsWorkGiveTheGainsResiduals) {
+    // a (1000 items) on 2g, b (1000) on 1g: predicted 10 and 20 s, 20 s in all, 2000 J idle +
+    // 100 W · 10 s + 50 W · 20 s = 4000 J. One after another: 5 + 10 = 15 s, 1500 J idle +
+    // 200 W · 5 s + 150 W · 10 s = 4000 J.
+    store::JobRecord a = job("a", "2g.35gb", 1000.0 / 11), b = job("b", "1g.18gb", 1000.0 / 22);
+    a.finish_s = 11;
+    b.finish_s = 22;
+    store::RunRecord part = run(5, "green", "work", "2g.35gb@0+1g.18gb@2", {a, b});
+    part.window_s = 22;  // measured 1.1 of the predicted ratio to the baseline below
+    part.counter_energy_j = 4400;
+    store::RunRecord seq = run(6, "sequential", "work", std::nullopt,
+                               {job("b", "whole GPU", 100), job("a", "whole GPU", 200)});
+    seq.window_s = 15;
+    seq.counter_energy_j = 4000;
+    // Another job set's baseline is no baseline of this one.
+    store::RunRecord other = run(7, "sequential", "work", std::nullopt,
+                                 {job("a", "whole GPU", 200, 50), job("b", "whole GPU", 100)});
+    other.counter_energy_j = 3000;
+    const StoreResiduals s =
+        residuals_from_runs({part, seq, other}, two_jobs(), mig::builtin_model("h200"), "v.db");
+    std::map<std::string, double> gain;
+    for (const Residual& r : s.residuals) {
+        if (r.kind == ResidualKind::kGain) {
+            gain[r.group] = r.ratio;
+            EXPECT_EQ(r.source, "v.db run 5 vs run 6");
+        }
+    }
+    ASSERT_EQ(gain.size(), 5u);
+    EXPECT_NEAR(gain["makespan"], 1.1, 1e-9);
+    EXPECT_NEAR(gain["throughput"], 1 / 1.1, 1e-9);
+    EXPECT_NEAR(gain["energy"], 1.1, 1e-9);
+    EXPECT_NEAR(gain["edp"], 1.21, 1e-9);
+    // Each partition's work over its end: 5 / 11 + 10 / 22 measured against 5 / 10 + 10 / 20;
+    // the baseline's, its throughput, as predicted.
+    EXPECT_NEAR(gain["aggregate-throughput"], 10.0 / 11, 1e-9);
 }
 
 TEST(Residuals, RunsItCannotPredictAreSkippedWithWhyAndProfileRunsAreNotUsed) {

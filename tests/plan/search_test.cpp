@@ -156,6 +156,46 @@ TEST(Search, OnSeveralGpusAPartitionedPlanIsRecommendedOnlyClearOfTheModelsError
     EXPECT_EQ(search(p, o).decision.verdict, Verdict::kPointsOnly);
 }
 
+// Where the residuals hold measured gains of partitioning for the objective, they judge: the
+// predicted gain corrected by their median, recommended only when their whole range keeps it
+// above 0, however narrow the intervals.
+TEST(Search, MeasuredGainsOfPartitioningJudgeWhereTheResidualsHaveThem) {
+    std::vector<JobProfile> jobs;
+    for (int i = 0; i < 6; ++i)
+        jobs.push_back(scaling_job("small" + std::to_string(i), 1000, 300, 0.3, 0.5, 100));
+    const ProfileSet set = profile_set(jobs);
+    const Problem p = make_problem(equal_work(set, 60), set, h200(), {});
+    SearchOptions o{Objective::kEnergy, 1, 3};
+    ModelError e = uniform_error(0.99, 1.01);
+    o.error = &e;
+    const SearchResult by_intervals = search(p, o);
+    ASSERT_EQ(by_intervals.decision.verdict, Verdict::kClearGain);
+    EXPECT_EQ(by_intervals.decision.gain_pairs, 0u);
+    const double gain = by_intervals.decision.gain;
+    ASSERT_GT(gain, 0.1);
+    // Partitioned plans measured (energy ratio to sequential) 1.0-1.1 of their predicted ratio,
+    // median 1.05: the corrected gain is 1 - (1 - gain) × 1.05, its range from 1.0 and 1.1.
+    for (int i = 0; i <= 10; ++i)
+        e.residuals.push_back({ResidualKind::kGain, "energy", 1.0 + 0.01 * i, "t", "t", "green"});
+    const SearchResult modest = search(p, o);
+    EXPECT_EQ(modest.decision.gain_pairs, 11u);
+    EXPECT_NEAR(modest.decision.corrected_gain, 1 - (1 - gain) * 1.05, 1e-9);
+    EXPECT_NEAR(modest.decision.gain_range.lo, 1 - (1 - gain) * 1.1, 1e-9);
+    EXPECT_NEAR(modest.decision.gain_range.hi, gain, 1e-9);
+    EXPECT_EQ(modest.decision.verdict, Verdict::kClearGain);
+    // Gains measured at up to 1 / (1 - gain) of predicted take all of it: do not partition.
+    for (int i = 0; i < 20; ++i)  // enough that the 95th percentile is that high
+        e.residuals.push_back({ResidualKind::kGain, "energy", 1.0 / (1 - gain) + 0.01, "t", "t",
+                               "green"});
+    const SearchResult none = search(p, o);
+    EXPECT_LT(none.decision.gain_range.lo, 0);
+    EXPECT_EQ(none.decision.verdict, Verdict::kInsideError);
+    EXPECT_FALSE(none.top.front().partitioned());
+    // Another objective's gains say nothing of this one's: the intervals judge it.
+    o.objective = Objective::kMakespan;
+    EXPECT_EQ(search(p, o).decision.gain_pairs, 0u);
+}
+
 TEST(Search, SevenSmallJobsGoOnSevenSmallPartitions) {
     // Seven equal jobs that keep 45% of their speed on 1g and draw little power there.
     std::vector<JobProfile> jobs;
