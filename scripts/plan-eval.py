@@ -92,7 +92,7 @@ def run(args):
     log = open(out_dir / 'log.txt', 'a')
     for mix in mixes(args.seed, args.count, args.profiles):
         i = mix[0]
-        if i < args.first or i > args.last or (out_dir / f'mix-{i}.json').exists():
+        if i < args.first or i > args.last or read_mix(out_dir / f'mix-{i}.json') is not None:
             continue
         if time.monotonic() - start > args.budget_s:
             print(f'mix {i}: not started, the budget of {args.budget_s:.0f} s is spent')
@@ -106,6 +106,28 @@ def run(args):
               f'in {time.monotonic() - t0:.0f} s', flush=True)
         if done.returncode != 0:
             (out_dir / f'mix-{i}.json').unlink(missing_ok=True)
+
+
+def read_mix(path):
+    """A mix's plan JSON; None where it is missing, or empty or cut short (a call that ended
+    while its plan ran)."""
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def mix_files(d):
+    """The measured mixes of `d` in order, as (path, plan JSON); files cut short are named on
+    stderr and left out."""
+    out = []
+    for path in sorted(pathlib.Path(d).glob('mix-*.json'), key=lambda p: int(p.stem[4:])):
+        doc = read_mix(path)
+        if doc is None:
+            print(f'{path}: empty or cut short, left out', file=sys.stderr)
+        else:
+            out.append((path, doc))
+    return out
 
 
 def score(objective, figures):
@@ -125,8 +147,7 @@ def report(args):
     rows, regrets, inside, outside = [], [], 0, 0
     misses = []
     for d in args.dirs:
-        for path in sorted(pathlib.Path(d).glob('mix-*.json'), key=lambda p: int(p.stem[4:])):
-            doc = json.loads(path.read_text())
+        for path, doc in mix_files(d):
             verify = doc['verify']
             objective = doc['objective']
             decision = doc['decision']
@@ -200,9 +221,8 @@ def gain_residuals(dirs):
     model's gain of partitioning was off, with what the mix's candidates share taken out."""
     out = {}
     for d in dirs:
-        for path in pathlib.Path(d).glob('mix-*.json'):
-            measured = [c for c in json.loads(path.read_text())['verify']['candidates']
-                        if 'measured' in c]
+        for _, doc in mix_files(d):
+            measured = [c for c in doc['verify']['candidates'] if 'measured' in c]
             baseline = next((c for c in measured if c['name'].startswith('whole GPU')), None)
             if baseline is None:
                 continue
@@ -227,11 +247,10 @@ def rescore(args):
           '| regret |')
     print('|---|---|---|---|---|---|---|')
     for mix in mixes(args.seed, args.count, args.profiles):
-        path = pathlib.Path(args.dir) / f'mix-{mix[0]}.json'
-        if not path.exists():
+        doc = read_mix(pathlib.Path(args.dir) / f'mix-{mix[0]}.json')
+        if doc is None:
             continue
-        measured = {c['name']: c for c in json.loads(path.read_text())['verify']['candidates']
-                    if 'measured' in c}
+        measured = {c['name']: c for c in doc['verify']['candidates'] if 'measured' in c}
         command = plan_args(migscope_binary(), mix) + ['--model-error', args.model_error,
                                                       '--profiles', args.profiles]
         doc = json.loads(subprocess.run(command, check=True, capture_output=True,

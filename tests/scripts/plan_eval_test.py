@@ -73,6 +73,16 @@ class Report(unittest.TestCase):
         self.assertEqual(list(gains), ['makespan_s'])
         self.assertAlmostEqual(gains['makespan_s'][0], 1.125)
 
+    def test_a_mix_cut_short_is_left_out_and_run_again(self):
+        with tempfile.TemporaryDirectory() as d:
+            (pathlib.Path(d) / 'mix-2.json').write_text('')  # its call ended while it ran
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                text = report_text(d)
+            self.assertIn('mix-2.json: empty or cut short, left out', err.getvalue())
+            self.assertNotIn('| mix-2 |', text)
+            self.assertIsNone(plan_eval.read_mix(pathlib.Path(d) / 'mix-2.json'))
+
     def test_regret_is_against_the_best_measured_in_each_direction(self):
         with tempfile.TemporaryDirectory() as d:
             doc = {'objective': 'throughput', 'jobs': [1, 2, 3],
