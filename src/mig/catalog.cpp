@@ -217,11 +217,25 @@ const Profile* GpuModel::find(std::string_view name) const {
 const Profile& GpuModel::require(std::string_view name) const {
     if (const Profile* p = find(name))
         return *p;
-    std::string known;
+    std::vector<std::string> names;
     for (const Profile& p : profiles)
-        known += (known.empty() ? "" : ", ") + p.name;
+        names.push_back(p.name);
+    // "3g.71gb,4g.71gb": profiles joined as a list, not as a layout.
+    const std::vector<std::string> parts = text::split(name, ',');
+    const bool comma_list = parts.size() > 1 && std::all_of(parts.begin(), parts.end(), [&](auto& t) {
+        return find(text::trim(t)) != nullptr;
+    });
+    if (comma_list) {
+        std::vector<std::string> trimmed;
+        for (const std::string& t : parts)
+            trimmed.push_back(text::trim(t));
+        throw input_error("unknown MIG profile '" + std::string(name) + "' for " + key +
+                          ": a layout joins its profiles with '+' (" + text::join(trimmed, "+") +
+                          ")");
+    }
     throw input_error("unknown MIG profile '" + std::string(name) + "' for " + key +
-                      " (known: " + known + ")");
+                      text::did_you_mean(name, names) + " (known: " + text::join(names, ", ") +
+                      ")");
 }
 
 const std::vector<GpuModel>& builtin_catalog() {

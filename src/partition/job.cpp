@@ -69,7 +69,9 @@ void check_builtin_workload(const std::string& workload, const std::string& wher
     } catch (const Error&) {
         shown = "(not printable)";
     }
-    throw input_error(where + ": unknown workload '" + shown + "' (known: " + list + ")");
+    throw input_error(where + ": unknown workload '" + shown + "'" +
+                      (shown == workload ? text::did_you_mean(workload, known) : "") +
+                      " (known: " + list + ")");
 }
 
 void make_names_unique(std::vector<JobSpec>& jobs) {

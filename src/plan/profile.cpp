@@ -190,8 +190,14 @@ const JobProfile& ProfileSet::require(const std::string& who, const std::string&
             same.push_back(&p);
     }
     if (same.empty()) {
+        std::vector<std::string> names;
+        for (const JobProfile& p : jobs) {
+            if (!p.external())
+                names.push_back(p.workload);
+        }
         throw input_error("job '" + who + "': no profile for workload '" + workload + "' (" + mode +
-                          ") on " + gpu_model + "; profiled: " + joined(workloads) +
+                          ") on " + gpu_model + text::did_you_mean(workload, names) +
+                          "; profiled: " + joined(workloads) +
                           " (measure it with `migscope profile`)");
     }
     std::string batches;

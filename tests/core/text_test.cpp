@@ -31,3 +31,18 @@ TEST(Text, LowerAndStartsWith) {
     EXPECT_TRUE(starts_with("me.all", "me"));
     EXPECT_FALSE(starts_with("m", "me"));
 }
+
+TEST(Text, ClosestOffersTheNearestKnownWordForATypo) {
+    const std::vector<std::string> known = {"resnet18", "resnet50", "bert-base", "--jobs",
+                                            "--objective"};
+    EXPECT_EQ(closest("resnet81", known), "resnet18");  // two neighbours swapped: one edit
+    EXPECT_EQ(closest("--job", known), "--jobs");
+    EXPECT_EQ(closest("--objectiv", known), "--objective");
+    EXPECT_EQ(closest("bert_base", known), "bert-base");
+    EXPECT_FALSE(closest("resnet18", known));   // known already: nothing to suggest
+    EXPECT_FALSE(closest("--frobnicate", known));  // too far from everything
+    EXPECT_FALSE(closest("", known));
+    EXPECT_FALSE(closest("x", {"yy"}));  // one character may change one, not two
+    EXPECT_EQ(did_you_mean("resnet5", known), " (did you mean 'resnet50'?)");
+    EXPECT_EQ(did_you_mean("gpt", known), "");
+}

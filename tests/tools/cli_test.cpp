@@ -115,6 +115,29 @@ TEST(CliExitCodes, WithoutAGpuMatchTheTable) {
     EXPECT_EQ(migscope({"gpus", "--format", "yaml"}, kNoNvml).exit_code, 2);
 }
 
+// A typo gets the nearest name: of an option of the command, a workload, a MIG profile; a layout
+// written as a list gets the '+' form.
+TEST(CliHints, TyposGetTheNearestNameAndCommasGetAPlus) {
+    const ProcessResult option = migscope({"plan", "--job", "resnet18:32"}, kNoNvml);
+    EXPECT_EQ(option.exit_code, 2);
+    EXPECT_NE(option.err.find("(did you mean '--jobs'?)"), std::string::npos) << option.err;
+    const ProcessResult workload = migscope({"plan", "--jobs", "resnet81:32"}, kNoNvml);
+    EXPECT_EQ(workload.exit_code, 2);
+    EXPECT_NE(workload.err.find("(did you mean 'resnet18'?)"), std::string::npos) << workload.err;
+    const ProcessResult profile =
+        migscope({"layouts", "--gpu", "h200", "--check", "4g.72gb+3g.71gb"}, kNoNvml);
+    EXPECT_EQ(profile.exit_code, 2);
+    EXPECT_NE(profile.err.find("(did you mean '4g.71gb'?)"), std::string::npos) << profile.err;
+    const ProcessResult commas =
+        migscope({"layouts", "--gpu", "h200", "--check", "4g.71gb,3g.71gb"}, kNoNvml);
+    EXPECT_EQ(commas.exit_code, 2);
+    EXPECT_NE(commas.err.find("joins its profiles with '+' (4g.71gb+3g.71gb)"), std::string::npos)
+        << commas.err;
+    const ProcessResult far = migscope({"plan", "--frobnicate", "1"}, kNoNvml);
+    EXPECT_EQ(far.exit_code, 2);
+    EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
+}
+
 TEST(CliGpus, OnAMachineWithoutTheDriver) {
     void* real = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (real != nullptr) {

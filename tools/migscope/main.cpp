@@ -1,8 +1,10 @@
 // migscope: command-line entry point. Parses the subcommand, runs it, maps errors to exit codes.
+#include <algorithm>
 #include <iostream>
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "core/version.h"
 
 namespace {
@@ -16,6 +18,30 @@ void require_finite_numbers(CLI::App& app) {
     }
     for (CLI::App* sub : app.get_subcommands({}))
         require_finite_numbers(*sub);
+}
+
+// " (did you mean '--jobs'?)" for the first argument that looks like a long option the command
+// lacks, against the options of the deepest command the parse reached; "" when none is near.
+std::string option_hint(CLI::App& app, int argc, char** argv) {
+    CLI::App* at = &app;
+    for (auto subs = at->get_subcommands(); !subs.empty(); subs = at->get_subcommands())
+        at = subs.front();
+    std::vector<std::string> names;
+    for (const CLI::Option* option : at->get_options()) {
+        for (const std::string& name : option->get_lnames())
+            names.push_back("--" + name);
+    }
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg(argv[i]);
+        if (arg == "--")
+            break;  // what follows is a command's own (monitor -- CMD)
+        if (arg.rfind("--", 0) != 0)
+            continue;
+        const std::string name = arg.substr(0, arg.find('='));
+        if (std::find(names.begin(), names.end(), name) == names.end())
+            return migscope::text::did_you_mean(name, names);
+    }
+    return "";
 }
 
 }  // namespace
@@ -53,7 +79,7 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::cerr << "migscope: " << e.what() << " (see --help)\n";
+        std::cerr << "migscope: " << e.what() << option_hint(app, argc, argv) << " (see --help)\n";
         return kExitBadInput;
     } catch (const Error& e) {  // raised while validating options
         std::cerr << "migscope: " << e.what() << '\n';
