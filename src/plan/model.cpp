@@ -24,38 +24,6 @@ std::string format(const char* pattern, double a, double b = 0) {
 
 }  // namespace
 
-Objective parse_objective(std::string_view text) {
-    const std::string t = text::lower(text);
-    if (t == "energy")
-        return Objective::kEnergy;
-    if (t == "throughput")
-        return Objective::kThroughput;
-    if (t == "aggregate-throughput")
-        return Objective::kAggregateThroughput;
-    if (t == "makespan")
-        return Objective::kMakespan;
-    if (t == "edp")
-        return Objective::kEdp;
-    throw input_error("unknown objective '" + std::string(text) +
-                      "' (energy, throughput, aggregate-throughput, makespan or edp)");
-}
-
-std::string to_string(Objective objective) {
-    switch (objective) {
-        case Objective::kEnergy:
-            return "energy";
-        case Objective::kThroughput:
-            return "throughput";
-        case Objective::kAggregateThroughput:
-            return "aggregate-throughput";
-        case Objective::kMakespan:
-            return "makespan";
-        case Objective::kEdp:
-            return "edp";
-    }
-    return "?";
-}
-
 size_t Problem::size_index(std::string_view label) const {
     for (size_t i = 0; i < sizes.size(); ++i) {
         if (sizes[i].label == label)
@@ -501,22 +469,6 @@ Prediction predict(const Problem& problem, const Plan& plan) {
     out.edp_js = out.energy_j * out.makespan_s;
     out.throughput = out.makespan_s > 0 ? work_s / out.makespan_s : 0.0;
     return out;
-}
-
-double score(Objective objective, const Prediction& p) {
-    switch (objective) {
-        case Objective::kEnergy:
-            return p.energy_j;
-        case Objective::kThroughput:
-            return -p.throughput;
-        case Objective::kAggregateThroughput:
-            return -p.aggregate_throughput;
-        case Objective::kMakespan:
-            return p.makespan_s;
-        case Objective::kEdp:
-            return p.edp_js;
-    }
-    return p.energy_j;
 }
 
 }  // namespace migscope::plan

@@ -19,9 +19,8 @@ namespace migscope::plan {
 // aggregate-throughput: the most aggregate normalised throughput, the rate a layout sustains for
 // a continuous stream of jobs like these; makespan: all work done soonest; edp: least energy ×
 // makespan.
+// Each described in plan/objective.h.
 enum class Objective { kEnergy, kThroughput, kAggregateThroughput, kMakespan, kEdp };
-Objective parse_objective(std::string_view text);  // input error listing the five
-std::string to_string(Objective objective);
 
 // A job to plan. Its work is a number of training steps (× the profile's items per step), or a
 // weight: seconds of its run alone on the whole GPU; an external command's work is one run of it.
@@ -237,8 +236,5 @@ struct SteadyWindow {
     bool mix = false;
 };
 SteadyWindow predict_steady_window(const Problem& problem, const GpuPlan& gpu);
-
-// Lower is better: energy J, −throughput, makespan s, or energy × makespan.
-double score(Objective objective, const Prediction& prediction);
 
 }  // namespace migscope::plan

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/statistics.h"
+#include "plan/objective.h"
 
 namespace migscope::plan {
 namespace {
@@ -236,22 +237,6 @@ PredictionInterval predict_interval(const Problem& p, const Plan& plan, const Pr
                                std::max(w.aggregate_throughput, f.aggregate_throughput)};
     iv.edp_js = {iv.energy_j.lo * iv.makespan_s.lo, iv.energy_j.hi * iv.makespan_s.hi};
     return iv;
-}
-
-Bounds score_bounds(Objective objective, const PredictionInterval& iv) {
-    switch (objective) {
-        case Objective::kEnergy:
-            return iv.energy_j;
-        case Objective::kThroughput:
-            return {-iv.throughput.hi, -iv.throughput.lo};
-        case Objective::kAggregateThroughput:
-            return {-iv.aggregate_throughput.hi, -iv.aggregate_throughput.lo};
-        case Objective::kMakespan:
-            return iv.makespan_s;
-        case Objective::kEdp:
-            return iv.edp_js;
-    }
-    return iv.energy_j;
 }
 
 }  // namespace migscope::plan

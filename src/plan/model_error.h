@@ -97,7 +97,4 @@ struct PredictionInterval {
 PredictionInterval predict_interval(const Problem& problem, const Plan& plan,
                                     const Prediction& point, const ModelError* error);
 
-// The objective's interval as plan::score orders it (lower is better: the throughputs negated).
-Bounds score_bounds(Objective objective, const PredictionInterval& interval);
-
 }  // namespace migscope::plan

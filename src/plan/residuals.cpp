@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "mig/layout.h"
+#include "plan/objective.h"
 #include "store/store.h"
 
 namespace migscope::plan {
@@ -265,12 +266,12 @@ void gain_residuals(const std::vector<FixedWorkFigures>& runs, const std::string
         }
         if (!base)
             continue;
-        for (Objective o : {Objective::kEnergy, Objective::kThroughput,
-                            Objective::kAggregateThroughput, Objective::kMakespan,
-                            Objective::kEdp}) {
-            const double measured = score(o, part.measured) / score(o, base->measured);
-            const double predicted = score(o, part.predicted) / score(o, base->predicted);
-            add(out, ResidualKind::kGain, to_string(o), measured / predicted,
+        for (const ObjectiveInfo& o : objectives()) {
+            const double measured =
+                score(o.objective, part.measured) / score(o.objective, base->measured);
+            const double predicted =
+                score(o.objective, part.predicted) / score(o.objective, base->predicted);
+            add(out, ResidualKind::kGain, std::string(o.name), measured / predicted,
                 source + " run " + std::to_string(part.id) + " vs run " + std::to_string(base->id),
                 part.layout, part.backend);
         }

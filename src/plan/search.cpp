@@ -81,23 +81,17 @@ struct Tables {
     size_t at(size_t job, size_t size) const { return job * sizes + size; }
 };
 
-// As plan::score: `aggregate` is the aggregate throughput, `work_s` every job's whole-GPU time.
+// plan::score of the figures these make: `aggregate` is the aggregate throughput, `work_s` every
+// job's whole-GPU time.
 double score_of(Objective o, double makespan_s, double dynamic_j, double aggregate, double work_s,
                 double idle_w) {
-    const double energy_j = idle_w * makespan_s + dynamic_j;
-    switch (o) {
-        case Objective::kEnergy:
-            return energy_j;
-        case Objective::kThroughput:
-            return makespan_s > 0 ? -work_s / makespan_s : 0.0;
-        case Objective::kAggregateThroughput:
-            return -aggregate;
-        case Objective::kMakespan:
-            return makespan_s;
-        case Objective::kEdp:
-            return energy_j * makespan_s;
-    }
-    return energy_j;
+    Prediction figures;
+    figures.makespan_s = makespan_s;
+    figures.energy_j = idle_w * makespan_s + dynamic_j;
+    figures.throughput = makespan_s > 0 ? work_s / makespan_s : 0.0;
+    figures.aggregate_throughput = aggregate;
+    figures.edp_js = figures.energy_j * makespan_s;
+    return score(o, figures);
 }
 
 bool better(double a, double b) {
@@ -260,27 +254,19 @@ class Exhaustive {
     }
 
     // A lower bound on the score of every completion of this partial assignment.
+    // Each figure at its best: the aggregate at most every partition's best rate, the makespan at
+    // least the longest queue, the mean load and the longest job left, the energy at least its
+    // idle power over that plus the dynamic energy so far and left.
     double bound(size_t idx) const {
-        if (o_ == Objective::kAggregateThroughput) {
-            double ub = 0;
-            for (size_t k = 0; k < k_; ++k) {
-                const double rate = count_[k] ? work_[k] / busy_[k] : 0.0;
-                ub += std::max(rate, rem_rate_[idx * k_ + k]);
-            }
-            return -ub;
-        }
-        double m = 0, sum = 0;
+        double aggregate = 0, m = 0, sum = 0;
         for (size_t k = 0; k < k_; ++k) {
+            const double rate = count_[k] ? work_[k] / busy_[k] : 0.0;
+            aggregate += std::max(rate, rem_rate_[idx * k_ + k]);
             m = std::max(m, busy_[k]);
             sum += busy_[k];
         }
         m = std::max({m, (sum + rem_t_[idx]) / double(k_), rem_max_t_[idx]});
-        const double energy_j = idle_w_ * m + dyn_ + rem_d_[idx];
-        if (o_ == Objective::kMakespan)
-            return m;
-        if (o_ == Objective::kThroughput)
-            return -work_s_ / m;
-        return o_ == Objective::kEnergy ? energy_j : energy_j * m;
+        return score_of(o_, m, dyn_ + rem_d_[idx], aggregate, work_s_, idle_w_);
     }
 
     Objective o_;

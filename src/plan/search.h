@@ -9,6 +9,7 @@
 
 #include "plan/model.h"
 #include "plan/model_error.h"
+#include "plan/objective.h"
 
 namespace migscope::plan {
 

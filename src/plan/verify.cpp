@@ -3,6 +3,8 @@
 #include "plan/verify.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace migscope::plan {
 
@@ -107,49 +109,33 @@ std::optional<double> measured_score(Objective objective, const Problem& p,
                                      const CandidateRun& plan, const MeasuredRun& run) {
     if (!(run.makespan_s > 0))
         return std::nullopt;
+    constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
     // The work: every job's seconds alone on the whole GPU, from its profile (as predicted).
-    const auto work_s = [&](size_t run_job) {
-        return p.jobs[plan.order.at(run_job)].whole_gpu_s;
-    };
-    switch (objective) {
-        case Objective::kMakespan:
-            return run.makespan_s;
-        case Objective::kThroughput: {
-            double work = 0;
-            for (size_t q = 0; q < plan.order.size(); ++q)
-                work += work_s(q);
-            return -work / run.makespan_s;
+    double work_s = 0;
+    for (size_t q = 0; q < plan.order.size(); ++q)
+        work_s += p.jobs[plan.order.at(q)].whole_gpu_s;
+    Prediction figures;
+    figures.makespan_s = run.makespan_s;
+    figures.energy_j = run.energy_j.value_or(kUnknown);
+    figures.edp_js = figures.energy_j * run.makespan_s;
+    figures.throughput = work_s / run.makespan_s;
+    // Each partition's jobs' work over when its last job ended; the whole GPU is one partition,
+    // busy for the makespan.
+    figures.aggregate_throughput = figures.throughput;
+    if (!plan.assign.empty()) {
+        std::vector<double> work(plan.layout.size(), 0), busy_s(plan.layout.size(), 0);
+        figures.aggregate_throughput = 0;
+        for (size_t q = 0; q < plan.order.size() && q < run.jobs.size(); ++q) {
+            const size_t k = plan.assign[q];
+            work[k] += p.jobs[plan.order.at(q)].whole_gpu_s;
+            busy_s[k] = run.jobs[q].finish_s ? std::max(busy_s[k], *run.jobs[q].finish_s)
+                                             : kUnknown;
         }
-        case Objective::kAggregateThroughput: {
-            if (plan.assign.empty()) {  // the whole GPU: one partition, busy for the makespan
-                double work = 0;
-                for (size_t q = 0; q < plan.order.size(); ++q)
-                    work += work_s(q);
-                return -work / run.makespan_s;
-            }
-            // Each partition: its jobs' work over when its last job ended.
-            std::vector<double> work(plan.layout.size(), 0), busy_s(plan.layout.size(), 0);
-            for (size_t q = 0; q < plan.order.size() && q < run.jobs.size(); ++q) {
-                if (!run.jobs[q].finish_s)
-                    return std::nullopt;
-                work[plan.assign[q]] += work_s(q);
-                busy_s[plan.assign[q]] = std::max(busy_s[plan.assign[q]], *run.jobs[q].finish_s);
-            }
-            double aggregate = 0;
-            for (size_t k = 0; k < work.size(); ++k) {
-                if (!(busy_s[k] > 0))
-                    return std::nullopt;
-                aggregate += work[k] / busy_s[k];
-            }
-            return -aggregate;
-        }
-        case Objective::kEnergy:
-            return run.energy_j;
-        case Objective::kEdp:
-            return run.energy_j ? std::optional<double>(*run.energy_j * run.makespan_s)
-                                : std::nullopt;
+        for (size_t k = 0; k < work.size(); ++k)  // an idle partition or an unknown end: unknown
+            figures.aggregate_throughput += busy_s[k] > 0 ? work[k] / busy_s[k] : kUnknown;
     }
-    return std::nullopt;
+    const double s = score(objective, figures);
+    return std::isnan(s) ? std::nullopt : std::optional<double>(s);
 }
 
 Verification verify(const Problem& p, const SearchResult& r, Objective objective,

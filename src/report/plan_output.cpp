@@ -111,25 +111,12 @@ std::string with_interval(double value, const plan::Bounds& b, const plan::Predi
     return fmt::format("{} ({:.{}f}-{:.{}f})", v, b.lo / scale, digits, b.hi / scale, digits);
 }
 
-// The objective's interval in its own units (score_bounds negates the throughputs).
-plan::Bounds objective_units(plan::Objective o, const plan::Bounds& score) {
-    const bool higher_is_better =
-        o == plan::Objective::kThroughput || o == plan::Objective::kAggregateThroughput;
-    return higher_is_better ? plan::Bounds{-score.hi, -score.lo} : score;
-}
-
 std::string objective_interval_text(plan::Objective o, const plan::Bounds& score) {
-    const plan::Bounds b = objective_units(o, score);
-    switch (o) {
-        case plan::Objective::kEnergy:
-            return fmt::format("{:.2f}-{:.2f} kJ", b.lo / 1e3, b.hi / 1e3);
-        case plan::Objective::kMakespan:
-            return fmt::format("{:.1f}-{:.1f} s", b.lo, b.hi);
-        case plan::Objective::kEdp:
-            return fmt::format("{:.2f}-{:.2f} MJ·s", b.lo / 1e6, b.hi / 1e6);
-        default:
-            return fmt::format("{:.2f}-{:.2f}", b.lo, b.hi);
-    }
+    const plan::Bounds b = plan::figure_bounds(o, score);
+    const plan::ObjectiveInfo& info = plan::info(o);
+    return fmt::format("{:.{}f}-{:.{}f}{}{}", b.lo / info.unit_scale, info.digits,
+                       b.hi / info.unit_scale, info.digits, info.unit.empty() ? "" : " ",
+                       info.unit);
 }
 
 // Jobs whose profile records the memory utilisation on some size they can run on.
@@ -422,10 +409,10 @@ json plan_json(const PlanReport& report) {
         {"gain", d.best_partitioned.empty() ? json(nullptr) : json(d.gain)},
         {"partitioned_interval", d.best_partitioned.empty()
                                      ? json(nullptr)
-                                     : bounds_json(objective_units(objective, d.partitioned))},
+                                     : bounds_json(plan::figure_bounds(objective, d.partitioned))},
         {"not_partitioned_interval",
          d.best_partitioned.empty() ? json(nullptr)
-                                    : bounds_json(objective_units(objective, d.not_partitioned))},
+                                    : bounds_json(plan::figure_bounds(objective, d.not_partitioned))},
         {"gain_pairs", d.gain_pairs},
         {"corrected_gain", d.gain_pairs == 0 ? json(nullptr) : json(d.corrected_gain)},
         {"gain_range", d.gain_pairs == 0 ? json(nullptr) : bounds_json(d.gain_range)},
@@ -612,8 +599,7 @@ void print_verification(const plan::Problem& p, const plan::Verification& v, std
         }
     }
     if (v.recommended_gap) {
-        const bool higher_is_better = v.objective == plan::Objective::kThroughput ||
-                                      v.objective == plan::Objective::kAggregateThroughput;
+        const bool higher_is_better = plan::info(v.objective).higher_is_better;
         out << fmt::format(
             "  Measured {}: the recommendation ({}) is {:.1f} % {} the best measured "
             "candidate ({}); {} candidates, runs took {:.0f} s of wall time here.\n",

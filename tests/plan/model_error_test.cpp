@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "fixture.h"
+#include "plan/objective.h"
 
 namespace migscope::plan {
 namespace {
