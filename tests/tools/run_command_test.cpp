@@ -276,7 +276,7 @@ TEST_F(RunCommand, AnUnknownWorkloadIsBadInputWithTheBuiltInWorker) {
         std::map<std::string, std::string>{
             {"MIGSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
     EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_NE(r.err.find("job 'resnt50': unknown workload 'resnt50' (known: "), std::string::npos)
+    EXPECT_NE(r.err.find("job 'resnt50': unknown workload 'resnt50' (did you mean 'resnet50'?) (known: "), std::string::npos)
         << r.err;
     EXPECT_FALSE(fs::exists(dir_));  // refused before the run directory was made
 }
