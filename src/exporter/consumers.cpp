@@ -301,7 +301,8 @@ ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
     reading.process_signal_missing =
         measured && !reading.consumers.empty() && !any_process_sample_ && !reading.mps_server;
     // Said once it lasts: a process's first interval may end before its first sample.
-    intervals_without_samples_ = reading.process_signal_missing ? intervals_without_samples_ + 1 : 0;
+    intervals_without_samples_ =
+        reading.process_signal_missing ? intervals_without_samples_ + 1 : 0;
     if (intervals_without_samples_ >= kIntervalsBeforeNoSampleWarning)
         warn_once("no-process-samples",
                   "compute processes run but the driver has given no per-process SM utilization "

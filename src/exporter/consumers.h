@@ -79,8 +79,8 @@ class ConsumerReader {
     std::map<unsigned, std::unique_ptr<nvml::GpmSampleBuffer>> gpm_previous_;  // by GI id
     unsigned long long last_process_sample_us_ = 0;
     bool process_utilization_supported_ = true;
-    bool any_process_sample_ = false;  // a process has given a utilization sample
-    int intervals_without_samples_ = 0;  // in a row, with processes and no sample ever
+    bool any_process_sample_ = false;                 // a process has given a utilization sample
+    int intervals_without_samples_ = 0;               // in a row, with processes and no sample ever
     std::map<unsigned, ProcessIdentity> identities_;  // live pids
     void warn_once(const std::string& kind, const std::string& text);
     std::vector<std::string> warnings_;

@@ -141,7 +141,8 @@ void Exporter::sample_once() {
             ConsumerReading reading = gpu.reader->read(*owners);
             std::vector<std::string> reader_warnings = gpu.reader->take_warnings();
 
-            // The SM clock names the idle state an idle interval teaches (telemetry/idle_baseline.h).
+            // The SM clock names the idle state an idle interval teaches
+            // (telemetry/idle_baseline.h).
             const std::optional<unsigned> sm_clock_mhz = gpu.device->clocks().sm_mhz;
             gpu.idle.observe_clock(sm_clock_mhz);
 
@@ -281,13 +282,13 @@ std::vector<MetricFamily> Exporter::metric_families() const {
                 activity.samples.push_back({consumer_labels(a.consumer), *a.activity_ratio});
         }
         if (gpu.board_energy_j) {
-            info.samples.push_back({{{"gpu", index},
-                                     {"UUID", gpu.uuid},
-                                     {"method", method_of(gpu.sharing, gpu.activity_measured,
-                                                          gpu.instances_listed, gpu.mps_server,
-                                                          gpu.process_signal_missing)},
-                                     {"idle_power_source", gpu.idle_source}},
-                                    1.0});
+            info.samples.push_back(
+                {{{"gpu", index},
+                  {"UUID", gpu.uuid},
+                  {"method", method_of(gpu.sharing, gpu.activity_measured, gpu.instances_listed,
+                                       gpu.mps_server, gpu.process_signal_missing)},
+                  {"idle_power_source", gpu.idle_source}},
+                 1.0});
         }
     }
     return {up, power, board, energy, activity, info};

@@ -1,6 +1,6 @@
-// Energy attribution: static power by partition size (or of the GPU's capacity, or to idle), dynamic
-// energy by each job's marginal power plus a busy-time share of the rest (or, without marginal
-// powers, by SM-seconds; with no activity by partition size or unattributed).
+// Energy attribution: static power by partition size (or of the GPU's capacity, or to idle),
+// dynamic energy by each job's marginal power plus a busy-time share of the rest (or, without
+// marginal powers, by SM-seconds; with no activity by partition size or unattributed).
 #include "telemetry/attribution.h"
 
 #include <algorithm>

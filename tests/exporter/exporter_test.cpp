@@ -658,8 +658,8 @@ TEST(ExporterSignal, AnMpsServerNamedIn15BytesIsNeverCharged) {
             energy_of(f, {{"gpu", gpu}, {"consumer", "unattributed"}}) -
             energy_of(first, {{"gpu", gpu}, {"consumer", "unattributed"}});
         EXPECT_NEAR(unattributed_j / increase_j, (board_w - kIdleW) / board_w, 2e-3) << gpu;
-        EXPECT_NEAR(attributed_sum(f, gpu), board(f, gpu) - board(first, gpu) +
-                                                attributed_sum(first, gpu),
+        EXPECT_NEAR(attributed_sum(f, gpu),
+                    board(f, gpu) - board(first, gpu) + attributed_sum(first, gpu),
                     1e-6 * increase_j);
     }
     // One warning per GPU, naming the server as /proc names it.
@@ -707,8 +707,7 @@ TEST(ExporterSignal, MpsClientsThatComeAndGo) {
             gpu2_process_at_0_9_s = energy_of(f, {{"gpu", "2"}, {"pid", "5201"}});
         }
         if (snap.t_s > 1.1 && gpu2_unattributed_at_1_1_s < 0) {
-            gpu2_unattributed_at_1_1_s =
-                energy_of(f, {{"gpu", "2"}, {"consumer", "unattributed"}});
+            gpu2_unattributed_at_1_1_s = energy_of(f, {{"gpu", "2"}, {"consumer", "unattributed"}});
         }
     }
     const auto& f = run->snapshots.back().families;
@@ -771,8 +770,9 @@ TEST(ExporterSignal, AProcessThatStopsReportingIsChargedNothingMore) {
                  energy_of(first, {{"gpu", "3"}, {"consumer", "unattributed"}})) /
                     increase3_j,
                 (kMpsBoardW[3] - kIdleW) / kMpsBoardW[3], 2e-3);
-    EXPECT_EQ(count_containing(run->snapshots, "GPU 3: compute processes run but the driver has "
-                                               "given no per-process SM utilization sample"),
+    EXPECT_EQ(count_containing(run->snapshots,
+                               "GPU 3: compute processes run but the driver has "
+                               "given no per-process SM utilization sample"),
               1);
     // GPU 1's processes reported from the start: no such warning for it.
     EXPECT_EQ(count_containing(run->snapshots, "GPU 1: compute processes run"), 0);
