@@ -697,8 +697,9 @@ TEST(ExporterSignal, MpsClientsThatComeAndGo) {
         EXPECT_FALSE(has_pid_series(f, "0", "5000")) << snap.t_s;
         EXPECT_FALSE(has_pid_series(f, "2", "5200")) << snap.t_s;
         for (const MetricSample& s : family(f, "migscope_energy_joules_total").samples) {
-            if (label(s.labels, "gpu") == "0" && label(s.labels, "consumer") == "process")
+            if (label(s.labels, "gpu") == "0" && label(s.labels, "consumer") == "process") {
                 EXPECT_EQ(s.value, 0) << "pid " << label(s.labels, "pid") << " at " << snap.t_s;
+            }
         }
         EXPECT_EQ(method_of(f, "0"), "shared_idle_static_mps_server_dynamic_unattributed");
         client_seen = client_seen || has_pid_series(f, "0", "5002");
