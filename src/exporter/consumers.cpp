@@ -12,8 +12,12 @@
 namespace migscope::exporter {
 namespace {
 
-// The MPS control daemon's server process, as /proc/PID/comm names it.
+// The MPS control daemon's server process, and /proc/PID/comm's name for it: the kernel keeps
+// 15 bytes of a name (TASK_COMM_LEN 16, with its NUL).
 constexpr const char* kMpsServerCommand = "nvidia-cuda-mps-server";
+constexpr const char* kMpsServerComm = "nvidia-cuda-mps";
+// Intervals in a row with processes and no sample ever before that is said on stderr.
+constexpr int kIntervalsBeforeNoSampleWarning = 5;
 
 std::string read_text(const std::string& path) {
     std::ifstream in(path);
@@ -31,6 +35,10 @@ bool no_activity(const std::vector<ConsumerActivity>& consumers) {
 }
 
 }  // namespace
+
+bool is_mps_server_command(const std::string& command) {
+    return command == kMpsServerCommand || command == kMpsServerComm;
+}
 
 ProcessIdentity read_process_identity(const std::string& proc_root, unsigned pid) {
     const std::string dir = proc_root + "/" + std::to_string(pid);
@@ -264,23 +272,42 @@ ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
             gpu_owner = sole_owner(owners, {*uuid_});
     }
     std::map<unsigned, ProcessIdentity> live;
+    std::vector<ConsumerActivity> processes;
     for (const auto& [pid, ratio] : activity) {
         ConsumerActivity c;
         c.consumer = process_consumer(pid, gpu_owner);
         live[pid] = identities_[pid];
-        if (live[pid].command == kMpsServerCommand) {
+        if (is_mps_server_command(live[pid].command)) {
+            // The server is no tenant: it is never charged, so it is no consumer.
             reading.mps_server = true;
             warn_once("mps-server",
-                      "an MPS server (nvidia-cuda-mps-server, pid " + std::to_string(pid) +
+                      "an MPS server (" + live[pid].command + ", pid " + std::to_string(pid) +
                           ") serves this GPU: the driver reports its clients' SM use as the "
-                          "server's, so their dynamic energy is charged to the server process, "
-                          "not split per client");
+                          "server's, so no client's activity is measured and the dynamic energy "
+                          "goes to `unattributed` while it runs (never to the server)");
+            continue;
         }
         // A listed process without a sample in the interval did no measured SM work.
         if (measured)
             c.activity_ratio = ratio.value_or(0.0);
-        reading.consumers.push_back(std::move(c));
+        any_process_sample_ = any_process_sample_ || (measured && ratio.has_value());
+        processes.push_back(std::move(c));
     }
+    if (reading.mps_server) {
+        for (ConsumerActivity& c : processes)
+            c.activity_ratio.reset();
+    }
+    reading.consumers = std::move(processes);
+    reading.process_signal_missing =
+        measured && !reading.consumers.empty() && !any_process_sample_ && !reading.mps_server;
+    // Said once it lasts: a process's first interval may end before its first sample.
+    intervals_without_samples_ =
+        reading.process_signal_missing ? intervals_without_samples_ + 1 : 0;
+    if (intervals_without_samples_ >= kIntervalsBeforeNoSampleWarning)
+        warn_once("no-process-samples",
+                  "compute processes run but the driver has given no per-process SM utilization "
+                  "sample for any of them (nvmlDeviceGetProcessUtilization), so dynamic energy is "
+                  "unattributed until one does");
     identities_ = std::move(live);
     // nvmlDeviceGetUtilizationRates: the share of time a kernel ran (any process, graphics too).
     const nvml::Reading<nvml::api::Utilization> busy = device_.utilization();

@@ -38,9 +38,17 @@ struct ConsumerReading {
     bool activity_measured = true;  // false: the driver gives no per-consumer activity here
     bool instances_listed = true;   // false: MIG instances could not be listed (no permission)
     // An MPS server runs on the GPU: the driver reports its clients' SM use as the server's, so
-    // the split charges the server process, not each client.
+    // no process has a measured activity (the server is no consumer: it is never charged) and
+    // the dynamic energy is unattributed.
     bool mps_server = false;
+    // Compute processes run and the driver answers, but not one has given a utilization sample
+    // since the reader started: the dynamic energy is unattributed.
+    bool process_signal_missing = false;
 };
+
+// Whether a /proc/PID/comm names the MPS server: "nvidia-cuda-mps-server", or as the kernel
+// cuts it to 15 bytes, "nvidia-cuda-mps".
+bool is_mps_server_command(const std::string& command);
 
 // Reads a GPU's consumers each interval; keeps what spans intervals (GPM samples, the time of
 // the last process sample, process identities).
@@ -71,6 +79,8 @@ class ConsumerReader {
     std::map<unsigned, std::unique_ptr<nvml::GpmSampleBuffer>> gpm_previous_;  // by GI id
     unsigned long long last_process_sample_us_ = 0;
     bool process_utilization_supported_ = true;
+    bool any_process_sample_ = false;                 // a process has given a utilization sample
+    int intervals_without_samples_ = 0;               // in a row, with processes and no sample ever
     std::map<unsigned, ProcessIdentity> identities_;  // live pids
     void warn_once(const std::string& kind, const std::string& text);
     std::vector<std::string> warnings_;

@@ -1,9 +1,11 @@
-// Splitting one interval's board energy among consumers, and the monotonic counters they add to.
+// One interval's consumers split by the shared attribution function, and the monotonic counters
+// they add to.
 #include "exporter/energy_ledger.h"
 
 #include <cmath>
 
 #include "core/error.h"
+#include "telemetry/attribution.h"
 
 namespace migscope::exporter {
 namespace {
@@ -39,13 +41,15 @@ Consumer unattributed_consumer() {
 }
 
 IntervalSplit split_interval(const IntervalInput& input) {
-    require_non_negative(input.energy_j, "energy_j");
-    require_non_negative(input.duration_s, "duration_s");
-    if (input.idle_power_w)
-        require_non_negative(*input.idle_power_w, "idle_power_w");
-    if (input.sharing == Sharing::kMig && !(input.total_compute_slices > 0))
-        throw input_error("energy split: total_compute_slices must be > 0 on a MIG GPU");
-    double used_slices = 0;
+    telemetry::AttributionInput in;
+    in.energy_j = input.energy_j;
+    in.duration_s = input.duration_s;
+    in.idle_power_w = input.idle_power_w;
+    in.idle_source = "live";
+    in.static_share = input.sharing == Sharing::kMig ? telemetry::StaticShare::kOfCapacity
+                                                     : telemetry::StaticShare::kUnowned;
+    in.capacity = input.total_compute_slices;
+    in.without_activity = telemetry::WithoutActivity::kUnattributed;
     for (size_t i = 0; i < input.consumers.size(); ++i) {
         const ConsumerActivity& c = input.consumers[i];
         const std::string where = "consumers[" + std::to_string(i) + "] (" + c.consumer.key + ").";
@@ -55,45 +59,18 @@ IntervalSplit split_interval(const IntervalInput& input) {
             throw input_error("energy split: " + where + "activity_ratio must be in [0, 1], not " +
                               std::to_string(*c.activity_ratio));
         }
-        used_slices += c.compute_slices;
+        // A process's activity is a share of the whole GPU: partition size 1.
+        in.partition_sms.push_back(c.compute_slices > 0 ? c.compute_slices : 1.0);
+        in.busy_s.push_back(c.activity_ratio.value_or(0) * input.duration_s);
     }
+    const telemetry::Attribution a = telemetry::attribute_energy(in);
 
     IntervalSplit split;
-    split.static_j = std::min(input.energy_j, input.idle_power_w.value_or(0) * input.duration_s);
-    const double dynamic_j = input.energy_j - split.static_j;
-    std::vector<double> parts(input.consumers.size(), 0.0);
-    double idle_j = 0;
-    if (input.sharing == Sharing::kMig) {
-        // Slices over the GPU's count (a scripted or broken reading could exceed it: then by
-        // share of the slices in use, and nothing unused).
-        const double denominator = std::max(input.total_compute_slices, used_slices);
-        for (size_t i = 0; i < parts.size(); ++i)
-            parts[i] = split.static_j * input.consumers[i].compute_slices / denominator;
-        idle_j = split.static_j * (denominator - used_slices) / denominator;
-    } else {
-        idle_j = split.static_j;
-    }
-
-    double weight_sum = 0;
-    std::vector<double> weights(input.consumers.size(), 0.0);
-    for (size_t i = 0; i < weights.size(); ++i) {
-        const ConsumerActivity& c = input.consumers[i];
-        const double scale = c.compute_slices > 0 ? c.compute_slices : 1.0;
-        weights[i] = c.activity_ratio.value_or(0) * scale;
-        weight_sum += weights[i];
-    }
-    double unattributed_j = 0;
-    if (weight_sum > 0) {
-        for (size_t i = 0; i < parts.size(); ++i)
-            parts[i] += dynamic_j * weights[i] / weight_sum;
-    } else {
-        unattributed_j = dynamic_j;
-    }
-
-    for (size_t i = 0; i < parts.size(); ++i)
-        split.energy_j.emplace_back(input.consumers[i].consumer, parts[i]);
-    split.energy_j.emplace_back(idle_consumer(), idle_j);
-    split.energy_j.emplace_back(unattributed_consumer(), unattributed_j);
+    split.static_j = a.idle_energy_j;
+    for (size_t i = 0; i < input.consumers.size(); ++i)
+        split.energy_j.emplace_back(input.consumers[i].consumer, a.energy_j[i]);
+    split.energy_j.emplace_back(idle_consumer(), a.unowned_j);
+    split.energy_j.emplace_back(unattributed_consumer(), a.unattributed_j);
     return split;
 }
 

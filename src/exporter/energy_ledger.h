@@ -1,5 +1,6 @@
-// The exporter's energy accounting, pure: one interval's board energy split among consumers, and
-// monotonic counters per consumer whose sum is the board energy since the exporter started.
+// The exporter's energy accounting, pure: one interval's consumers handed to the one attribution
+// function (telemetry/attribution.h, its live variant), and monotonic counters per consumer whose
+// sum is the board energy since the exporter started.
 #pragma once
 
 #include <map>
@@ -56,11 +57,14 @@ struct IntervalSplit {
     double static_j = 0;                                // idle power × duration, at most energy_j
 };
 
-// Static energy = min(energy, idle power × duration). Under kMig each instance gets static ×
-// its slices / the GPU's slices and `idle` the unused slices' part; under kShared `idle` gets it
-// all. The dynamic rest is split by weight = activity × (slices, or 1 for a process); with no
-// measured activity at all it goes to `unattributed`. Throws an input error naming the field for
-// a negative or non-finite energy, duration, idle power, slice count or activity.
+// The interval as telemetry::attribute_energy's live variant splits it: static energy =
+// min(energy, idle power × duration); under kMig each instance gets static × its slices / the
+// GPU's slices (StaticShare::kOfCapacity) and `idle` the unused slices' part; under kShared
+// `idle` gets it all (StaticShare::kUnowned). The dynamic rest is split by partition size ×
+// activity (slices, or 1 for a process: its activity is already a share of the whole GPU), as
+// `run` splits it without marginal powers; with no measured activity at all it goes to
+// `unattributed` (WithoutActivity::kUnattributed). Throws an input error naming the field for a
+// negative or non-finite energy, duration, idle power, slice count or activity.
 IntervalSplit split_interval(const IntervalInput& input);
 
 // Monotonic energy counters per consumer of one GPU. A consumer that leaves keeps its counter for

@@ -10,23 +10,9 @@
 
 #include "core/error.h"
 #include "nvml/call_error.h"
+#include "telemetry/idle_baseline.h"
 
 namespace migscope::exporter {
-
-void IdleLearner::add(double power_w) {
-    powers_w_.push_back(power_w);
-    while (powers_w_.size() > window_)
-        powers_w_.pop_front();
-}
-
-std::optional<double> IdleLearner::estimate_w() const {
-    if (powers_w_.empty())
-        return std::nullopt;
-    std::vector<double> sorted(powers_w_.begin(), powers_w_.end());
-    std::sort(sorted.begin(), sorted.end());
-    const size_t n = sorted.size();
-    return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-}
 
 // One GPU: how to read it, and the snapshot a scrape writes out.
 struct Exporter::Gpu {
@@ -35,7 +21,7 @@ struct Exporter::Gpu {
     std::unique_ptr<ConsumerReader> reader;
     std::string uuid;
     std::string model;
-    IdleLearner idle;
+    telemetry::LiveIdleBaseline idle;
 
     // Sampler state.
     std::optional<double> last_energy_j;  // last good board counter reading
@@ -51,6 +37,7 @@ struct Exporter::Gpu {
     bool activity_measured = true;
     bool instances_listed = true;
     bool mps_server = false;
+    bool process_signal_missing = false;
     std::string idle_source = "unknown";
     bool down_reported = false;
 
@@ -71,17 +58,30 @@ double now_s() {
         .count();
 }
 
+// `learned_clocks_up`, `learned_deep`, `learned_no_clock`: the idle state the learned static
+// power is the mean of.
+std::string idle_source_label(telemetry::IdleState state) {
+    std::string key = telemetry::state_key(state);
+    std::replace(key.begin(), key.end(), '-', '_');
+    return "learned_" + key;
+}
+
 std::string method_of(Sharing sharing, bool activity_measured, bool instances_listed,
-                      bool mps_server) {
+                      bool mps_server, bool process_signal_missing) {
     if (sharing == Sharing::kMig && !instances_listed)
         return "mig_unlisted_static_idle_dynamic_unattributed_no_permission";
     if (sharing == Sharing::kMig)
         return activity_measured ? "mig_slices_static_gpm_sm_activity_dynamic"
                                  : "mig_slices_static_dynamic_unattributed_no_gpm";
-    if (activity_measured && mps_server)
-        return "shared_idle_static_mps_server_sm_util_dynamic";
-    return activity_measured ? "shared_idle_static_process_sm_util_dynamic"
-                             : "shared_idle_static_dynamic_unattributed_no_process_util";
+    // The driver hands MPS clients' SM use to the server: no per-client signal.
+    if (mps_server)
+        return "shared_idle_static_mps_server_dynamic_unattributed";
+    if (!activity_measured)
+        return "shared_idle_static_dynamic_unattributed_no_process_util";
+    // Processes run, but not one has given a utilization sample yet.
+    if (process_signal_missing)
+        return "shared_idle_static_dynamic_unattributed_no_process_samples";
+    return "shared_idle_static_process_sm_util_dynamic";
 }
 
 }  // namespace
@@ -141,12 +141,20 @@ void Exporter::sample_once() {
             ConsumerReading reading = gpu.reader->read(*owners);
             std::vector<std::string> reader_warnings = gpu.reader->take_warnings();
 
+            // The SM clock names the idle state an idle interval teaches
+            // (telemetry/idle_baseline.h).
+            const std::optional<unsigned> sm_clock_mhz = gpu.device->clocks().sm_mhz;
+            gpu.idle.observe_clock(sm_clock_mhz);
+
             std::optional<IntervalSplit> split;
             std::optional<double> idle_w = options_.idle_power_w;
             std::string idle_source = "option";
             if (!idle_w) {
-                idle_w = gpu.idle.estimate_w();
-                idle_source = idle_w ? "learned_without_processes" : "unknown";
+                idle_source = "unknown";
+                if (const auto learned = gpu.idle.baseline().static_power()) {
+                    idle_w = learned->second.mean_w;
+                    idle_source = idle_source_label(learned->first);
+                }
             }
             if (gpu.last_energy_j && *energy.value >= *gpu.last_energy_j) {
                 IntervalInput input;
@@ -158,7 +166,7 @@ void Exporter::sample_once() {
                 input.consumers = reading.consumers;
                 split = split_interval(input);
                 if (reading.idle && input.duration_s > 0)
-                    gpu.idle.add(input.energy_j / input.duration_s);
+                    gpu.idle.add_idle(input.energy_j / input.duration_s, sm_clock_mhz);
             }
             // A counter that went back (the driver was reloaded) starts a new baseline: the
             // board series resets, the attributed ones keep their values.
@@ -178,6 +186,7 @@ void Exporter::sample_once() {
             gpu.activity_measured = reading.activity_measured;
             gpu.instances_listed = reading.instances_listed;
             gpu.mps_server = reading.mps_server;
+            gpu.process_signal_missing = reading.process_signal_missing;
             gpu.idle_source = idle_source;
             gpu.last_energy_j = *energy.value;
             gpu.last_t_s = t_s;
@@ -238,10 +247,11 @@ std::vector<MetricFamily> Exporter::metric_families() const {
         "How each GPU's energy is attributed (value 1). method: mig_slices_static_* = static "
         "power (idle_power_source) split by compute slices, unused slices to idle; shared_idle_"
         "static_* = static power to idle; *_gpm_sm_activity_dynamic / *_process_sm_util_dynamic "
-        "= the rest split by SM activity; *_mps_server_* = the same, but an MPS server runs and "
-        "the driver gives its clients' SM use to it, so the server process is charged; "
-        "*_unattributed_* = the driver gives no per-consumer activity, so the rest is "
-        "unattributed.",
+        "= the rest split by partition size x SM activity (migscope run's split without marginal "
+        "probes); *_mps_server_dynamic_unattributed = an MPS server runs and the driver gives its "
+        "clients' SM use to it, so the rest is unattributed (never charged to the server); "
+        "*_unattributed_* = no per-consumer activity (the driver gives none, or no process has "
+        "a sample yet), so the rest is unattributed.",
         MetricType::kGauge,
         {}};
 
@@ -272,12 +282,13 @@ std::vector<MetricFamily> Exporter::metric_families() const {
                 activity.samples.push_back({consumer_labels(a.consumer), *a.activity_ratio});
         }
         if (gpu.board_energy_j) {
-            info.samples.push_back({{{"gpu", index},
-                                     {"UUID", gpu.uuid},
-                                     {"method", method_of(gpu.sharing, gpu.activity_measured,
-                                                          gpu.instances_listed, gpu.mps_server)},
-                                     {"idle_power_source", gpu.idle_source}},
-                                    1.0});
+            info.samples.push_back(
+                {{{"gpu", index},
+                  {"UUID", gpu.uuid},
+                  {"method", method_of(gpu.sharing, gpu.activity_measured, gpu.instances_listed,
+                                       gpu.mps_server, gpu.process_signal_missing)},
+                  {"idle_power_source", gpu.idle_source}},
+                 1.0});
         }
     }
     return {up, power, board, energy, activity, info};

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,7 +19,7 @@ namespace migscope::exporter {
 
 struct ExporterOptions {
     double interval_s = 1.0;
-    std::optional<double> idle_power_w;  // none: learned while a GPU runs no compute process
+    std::optional<double> idle_power_w;  // none: learned while a GPU is idle (idle_baseline.h)
     std::string hostname;                // the Hostname label; empty: this host's name
     std::string proc_root = "/proc";
     // The kubelet's pod-resources socket, which names the containers holding GPUs and MIG
@@ -28,22 +27,9 @@ struct ExporterOptions {
     std::string pod_resources_socket;
     double pod_resources_refresh_s = 5;
     double pod_resources_deadline_s = 1;
-    // Idle intervals whose median board power is the learned idle power.
+    // Idle intervals per clock state whose mean board power is the learned idle power
+    // (telemetry::LiveIdleBaseline).
     size_t idle_window = 30;
-};
-
-// The idle power of one GPU learned from idle intervals (no compute process, no measured activity,
-// utilization 0 where given): the median of the last `window` such intervals' average power
-// (ΔE/Δt).
-class IdleLearner {
-  public:
-    explicit IdleLearner(size_t window) : window_(window) {}
-    void add(double power_w);
-    std::optional<double> estimate_w() const;  // none before the first idle interval
-
-  private:
-    size_t window_;
-    std::deque<double> powers_w_;
 };
 
 class Exporter {

@@ -1,4 +1,5 @@
-// Idle power by clock state: samples from the idle intervals, split at a clock threshold.
+// Idle power by clock state: samples from the idle intervals (or idle intervals seen live), split
+// at a clock threshold.
 #include "telemetry/idle_baseline.h"
 
 #include <algorithm>
@@ -127,6 +128,54 @@ std::optional<double> clocks_up_threshold_mhz(const std::vector<Sample>& trace) 
             highest = s.sm_clock_mhz;
     }
     return highest ? std::optional<double>(*highest / 2.0) : std::nullopt;
+}
+
+void LiveIdleBaseline::keep(std::deque<Reading>& state, Reading reading) {
+    state.push_back(reading);
+    while (state.size() > window_)
+        state.pop_front();
+}
+
+void LiveIdleBaseline::observe_clock(std::optional<unsigned> sm_clock_mhz) {
+    if (!sm_clock_mhz || (highest_clock_mhz_ && *sm_clock_mhz <= *highest_clock_mhz_))
+        return;
+    highest_clock_mhz_ = sm_clock_mhz;
+    const double threshold_mhz = *highest_clock_mhz_ / 2.0;
+    std::deque<Reading> still_up;
+    for (const Reading& r : clocks_up_) {
+        if (r.sm_clock_mhz >= threshold_mhz)
+            still_up.push_back(r);
+        else
+            keep(deep_, r);
+    }
+    clocks_up_ = std::move(still_up);
+}
+
+void LiveIdleBaseline::add_idle(double power_w, std::optional<unsigned> sm_clock_mhz) {
+    observe_clock(sm_clock_mhz);
+    if (!sm_clock_mhz) {
+        no_clock_w_.push_back(power_w);
+        while (no_clock_w_.size() > window_)
+            no_clock_w_.pop_front();
+        return;
+    }
+    const Reading reading{power_w, *sm_clock_mhz};
+    keep(*sm_clock_mhz >= *highest_clock_mhz_ / 2.0 ? clocks_up_ : deep_, reading);
+}
+
+IdleBaseline LiveIdleBaseline::baseline() const {
+    const auto of = [](const std::deque<Reading>& readings) {
+        std::vector<double> watts;
+        for (const Reading& r : readings)
+            watts.push_back(r.power_w);
+        return summarise(watts);
+    };
+    IdleBaseline b;
+    b.clocks_up = of(clocks_up_);
+    b.deep = of(deep_);
+    b.no_clock = summarise(std::vector<double>(no_clock_w_.begin(), no_clock_w_.end()));
+    b.clock_threshold_mhz = highest_clock_mhz_ ? *highest_clock_mhz_ / 2.0 : 0;
+    return b;
 }
 
 }  // namespace migscope::telemetry

@@ -1,8 +1,9 @@
 // The board's idle power in named states: idle with the SM clock still up (what a partition pays
 // while its neighbours work) and deep idle (the clock dropped), from samples taken with no job
-// running, each with its spread.
+// running, each with its spread; after a run from its trace, or learned live in bounded memory.
 #pragma once
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <utility>
@@ -52,5 +53,32 @@ IdleBaseline idle_baseline(const std::vector<Sample>& trace,
 // Half the highest SM clock in the trace: the H200 idles at 345 MHz deep and at its boost clock
 // (1,980 MHz) for about 3 s after work. None when no sample has a clock.
 std::optional<double> clocks_up_threshold_mhz(const std::vector<Sample>& trace);
+
+// The same baseline learned live (the exporter), in bounded memory: each idle interval (no job
+// running) gives its average power and the SM clock read with it, classified as idle_baseline()
+// classifies samples, with the threshold clocks_up_threshold_mhz() gives for every clock seen so
+// far (observe_clock; readings already kept are classified again when it rises). The last
+// `window` intervals of each state are kept; baseline() summarises
+// them as idle_baseline() does, so static_power() picks the state `run` picks.
+class LiveIdleBaseline {
+  public:
+    explicit LiveIdleBaseline(size_t window) : window_(window) {}
+    void observe_clock(std::optional<unsigned> sm_clock_mhz);  // every interval, idle or not
+    void add_idle(double power_w, std::optional<unsigned> sm_clock_mhz);
+    IdleBaseline baseline() const;
+
+  private:
+    struct Reading {
+        double power_w = 0;
+        unsigned sm_clock_mhz = 0;
+    };
+    void keep(std::deque<Reading>& state, Reading reading);
+    size_t window_;
+    std::optional<unsigned> highest_clock_mhz_;
+    // Clocks-up readings move to deep idle when a higher clock raises the threshold (an exporter
+    // started on a GPU in deep idle first sees only the deep clock).
+    std::deque<Reading> clocks_up_, deep_;
+    std::deque<double> no_clock_w_;
+};
 
 }  // namespace migscope::telemetry

@@ -1,4 +1,5 @@
-// Tests of the exporter's energy accounting: the split of one interval and the monotonic counters.
+// Tests of the exporter's energy accounting: its input to the shared split (telemetry/attribution.h)
+// for one interval, and the monotonic counters.
 #include "exporter/energy_ledger.h"
 
 #include <gtest/gtest.h>

@@ -175,36 +175,6 @@ TEST(Exporter, WithoutAHostnameTheHostsNameLabelsTheSeries) {
               name);
 }
 
-// Under MPS the driver reports the clients' SM use as the server's: the method and one warning
-// say that the server process is charged, not each client.
-TEST(Exporter, AnMpsServerIsNamedInTheMethodAndAWarning) {
-    FakeNvmlEnv env("exporter-fleet.json");
-    FakeProc proc;
-    proc.add(4002, "nvidia-cuda-mps-server", "0::/system.slice\n");
-    nvml::Session session = nvml::Session::open();
-    ExporterOptions options;
-    options.idle_power_w = 100;
-    options.proc_root = proc.root.string();
-    Exporter exporter(session, options);
-    exporter.sample_once();
-    sleep_s(0.2);
-    exporter.sample_once();
-    const auto f = exporter.metric_families();
-    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "1"}})->labels, "method"),
-              "shared_idle_static_mps_server_sm_util_dynamic");
-    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "0"}})->labels, "method"),
-              "mig_slices_static_gpm_sm_activity_dynamic");  // MIG: no processes read
-    const std::vector<std::string> warnings = exporter.take_warnings();
-    ASSERT_EQ(std::count_if(
-                  warnings.begin(), warnings.end(),
-                  [](const std::string& w) { return w.find("MPS server") != std::string::npos; }),
-              1)
-        << ::testing::PrintToString(warnings);
-    exporter.sample_once();
-    for (const std::string& w : exporter.take_warnings())
-        EXPECT_EQ(w.find("MPS server"), std::string::npos) << "said twice: " << w;
-}
-
 TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
     FakeNvmlEnv env("exporter-faults.json");
     nvml::Session session = nvml::Session::open();
@@ -259,8 +229,9 @@ TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
         label(find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"pid", "4001"}})->labels,
               "command"),
         "");  // no /proc entry: the label is left out
-    // Without --idle-power-w: GPU 1 (no processes) learned its idle power; GPU 0 never idle; GPU 3
-    // runs no compute process but its utilization is 100 %: not idle, so nothing is learned.
+    // Without --idle-power-w: GPU 1 (no processes) learned its idle power, with the SM clock at
+    // the highest seen (clocks up, as `run` prefers); GPU 0 never idle; GPU 3 runs no compute
+    // process but its utilization is 100 %: not idle, so nothing is learned.
     EXPECT_EQ(
         label(find(f, "migscope_attribution_info", {{"gpu", "3"}})->labels, "idle_power_source"),
         "unknown");
@@ -268,7 +239,7 @@ TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
               0);
     EXPECT_EQ(
         label(find(f, "migscope_attribution_info", {{"gpu", "1"}})->labels, "idle_power_source"),
-        "learned_without_processes");
+        "learned_clocks_up");
     EXPECT_EQ(
         label(find(f, "migscope_attribution_info", {{"gpu", "0"}})->labels, "idle_power_source"),
         "unknown");
@@ -295,18 +266,6 @@ TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
     EXPECT_GT(find(f, "migscope_energy_joules_total", {{"gpu", "2"}, {"consumer", "unattributed"}})
                   ->value,
               0);
-}
-
-TEST(IdleLearner, MedianOfTheWindow) {
-    IdleLearner learner(3);
-    EXPECT_FALSE(learner.estimate_w());
-    learner.add(100);
-    EXPECT_EQ(learner.estimate_w(), 100);
-    learner.add(300);
-    EXPECT_EQ(learner.estimate_w(), 200);
-    learner.add(110);
-    learner.add(120);  // 100 leaves the window
-    EXPECT_EQ(learner.estimate_w(), 120);
 }
 
 // Scrapes while the sampler runs and consumers come and go: every scrape is a complete snapshot
@@ -593,4 +552,229 @@ TEST(ExporterKubernetes, AKubeletThatGoesAwayLeavesCountersWhole) {
     ASSERT_EQ(warnings.size(), 1u);
     EXPECT_NE(warnings[0].find(kubelet.socket_path() + ": no such socket"), std::string::npos)
         << warnings[0];
+}
+
+// ---- The per-process signal (issue 43): MPS servers, clients that come and go, a process that
+// stops reporting, processes that never report (tests/fake_nvml/exporter-mps.json) ----
+
+namespace {
+
+// The fixture's scripted board power per GPU, and the static power the tests give.
+constexpr double kMpsBoardW[] = {400, 300, 250, 200};
+constexpr double kIdleW = 100;
+
+// One sample of the exporter on exporter-mps.json: seconds since the fake NVML started, the
+// metrics, the warnings given with it.
+struct Snapshot {
+    double t_s = 0;
+    std::vector<MetricFamily> families;
+    std::vector<std::string> warnings;
+};
+
+struct MpsRun {
+    FakeProc proc;
+    std::vector<Snapshot> snapshots;
+};
+
+// Samples every 0.1 s until `until_s` after the session opened; /proc names the server as the
+// kernel does (15 bytes) on GPU 0 and in full on GPU 2.
+std::unique_ptr<MpsRun> run_mps_fixture(double until_s) {
+    auto run = std::make_unique<MpsRun>();
+    run->proc.add(5000, "nvidia-cuda-mps", "0::/system.slice/nvidia-mps.service\n");
+    run->proc.add(5200, "nvidia-cuda-mps-server", "0::/system.slice/nvidia-mps.service\n");
+    for (unsigned pid : {5001u, 5002u, 5101u, 5102u, 5201u, 5301u})
+        run->proc.add(pid, "python3", "0::/user.slice\n");
+    FakeNvmlEnv env("exporter-mps.json");
+    nvml::Session session = nvml::Session::open();
+    const auto t0 = std::chrono::steady_clock::now();
+    ExporterOptions options;
+    options.idle_power_w = kIdleW;
+    options.proc_root = run->proc.root.string();
+    Exporter exporter(session, options);
+    for (;;) {
+        exporter.sample_once();
+        Snapshot snap;
+        snap.t_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        snap.families = exporter.metric_families();
+        snap.warnings = exporter.take_warnings();
+        run->snapshots.push_back(std::move(snap));
+        if (run->snapshots.back().t_s >= until_s)
+            break;
+        sleep_s(0.1);
+    }
+    return run;
+}
+
+double energy_of(const std::vector<MetricFamily>& f, const Labels& match) {
+    const auto s = find(f, "migscope_energy_joules_total", match);
+    return s ? s->value : 0.0;
+}
+
+std::string method_of(const std::vector<MetricFamily>& f, const std::string& gpu) {
+    return label(find(f, "migscope_attribution_info", {{"gpu", gpu}}).value().labels, "method");
+}
+
+bool has_pid_series(const std::vector<MetricFamily>& f, const std::string& gpu,
+                    const std::string& pid) {
+    return find(f, "migscope_energy_joules_total", {{"gpu", gpu}, {"pid", pid}}).has_value() ||
+           find(f, "migscope_sm_activity_ratio", {{"gpu", gpu}, {"pid", pid}}).has_value();
+}
+
+int count_containing(const std::vector<Snapshot>& snaps, const std::string& a,
+                     const std::string& b = "") {
+    int n = 0;
+    for (const Snapshot& s : snaps) {
+        for (const std::string& w : s.warnings)
+            n += w.find(a) != std::string::npos && w.find(b) != std::string::npos;
+    }
+    return n;
+}
+
+}  // namespace
+
+// The kernel cuts the server's name to 15 bytes ("nvidia-cuda-mps"): it is still recognised, never
+// charged (no series at all), its clients get no dynamic energy, the dynamic energy is
+// `unattributed`, the method names the MPS server, and the warning is given once. The same for the
+// full name on GPU 2.
+TEST(ExporterSignal, AnMpsServerNamedIn15BytesIsNeverCharged) {
+    const auto run = run_mps_fixture(0.5);
+    const auto& first = run->snapshots.front().families;
+    const auto& f = run->snapshots.back().families;
+    for (const std::string gpu : {"0", "2"})
+        EXPECT_EQ(method_of(f, gpu), "shared_idle_static_mps_server_dynamic_unattributed") << gpu;
+    EXPECT_FALSE(has_pid_series(f, "0", "5000"));
+    EXPECT_FALSE(has_pid_series(f, "2", "5200"));
+    // The clients are consumers (their series exist) but measured nothing: no activity gauge.
+    ASSERT_TRUE(find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"pid", "5001"}}));
+    EXPECT_EQ(energy_of(f, {{"gpu", "0"}, {"pid", "5001"}}), 0);
+    EXPECT_FALSE(find(f, "migscope_sm_activity_ratio", {{"gpu", "0"}}));
+    EXPECT_EQ(energy_of(f, {{"gpu", "2"}, {"pid", "5201"}}), 0);
+    // The board's energy: static to idle, the rest unattributed, in the scripted proportion.
+    for (const auto& [gpu, board_w] :
+         std::vector<std::pair<std::string, double>>{{"0", kMpsBoardW[0]}, {"2", kMpsBoardW[2]}}) {
+        const double increase_j = board(f, gpu) - board(first, gpu);
+        ASSERT_GT(increase_j, 0);
+        const double unattributed_j =
+            energy_of(f, {{"gpu", gpu}, {"consumer", "unattributed"}}) -
+            energy_of(first, {{"gpu", gpu}, {"consumer", "unattributed"}});
+        EXPECT_NEAR(unattributed_j / increase_j, (board_w - kIdleW) / board_w, 2e-3) << gpu;
+        EXPECT_NEAR(attributed_sum(f, gpu),
+                    board(f, gpu) - board(first, gpu) + attributed_sum(first, gpu),
+                    1e-6 * increase_j);
+    }
+    // One warning per GPU, naming the server as /proc names it.
+    EXPECT_EQ(count_containing(run->snapshots, "GPU 0: an MPS server (nvidia-cuda-mps, pid 5000)"),
+              1);
+    EXPECT_EQ(count_containing(run->snapshots, "GPU 2: an MPS server (nvidia-cuda-mps-server"), 1);
+    EXPECT_EQ(count_containing(run->snapshots, "MPS server"), 2);
+}
+
+// Clients come and go beside the server (5002 from 0.6 s to 1.4 s on GPU 0), and on GPU 2 the
+// server itself goes at 1.0 s: every counter only grows, the sum stays whole, no client is charged
+// dynamic energy while a server runs, the server never gets a series, and once it has gone the
+// process beside it is charged again and the method says so.
+TEST(ExporterSignal, MpsClientsThatComeAndGo) {
+    const auto run = run_mps_fixture(2.0);
+    const auto& first = run->snapshots.front().families;
+    std::map<std::string, double> last;
+    bool client_seen = false;
+    double gpu2_unattributed_at_1_1_s = -1, gpu2_process_at_0_9_s = -1;
+    for (const Snapshot& snap : run->snapshots) {
+        const auto& f = snap.families;
+        for (const MetricSample& s : family(f, "migscope_energy_joules_total").samples) {
+            std::string key;
+            for (const auto& [n, v] : s.labels)
+                key += n + "=" + v + ",";
+            EXPECT_GE(s.value, last[key]) << key << " went down at " << snap.t_s << " s";
+            last[key] = s.value;
+        }
+        for (const std::string gpu : {"0", "1", "2", "3"}) {
+            const double increase_j = board(f, gpu) - board(first, gpu);
+            EXPECT_NEAR(attributed_sum(f, gpu) - attributed_sum(first, gpu), increase_j,
+                        1e-6 * increase_j + 1e-9)
+                << "GPU " << gpu << " at " << snap.t_s << " s";
+        }
+        EXPECT_FALSE(has_pid_series(f, "0", "5000")) << snap.t_s;
+        EXPECT_FALSE(has_pid_series(f, "2", "5200")) << snap.t_s;
+        for (const MetricSample& s : family(f, "migscope_energy_joules_total").samples) {
+            if (label(s.labels, "gpu") == "0" && label(s.labels, "consumer") == "process") {
+                EXPECT_EQ(s.value, 0) << "pid " << label(s.labels, "pid") << " at " << snap.t_s;
+            }
+        }
+        EXPECT_EQ(method_of(f, "0"), "shared_idle_static_mps_server_dynamic_unattributed");
+        client_seen = client_seen || has_pid_series(f, "0", "5002");
+        if (snap.t_s < 0.9) {
+            EXPECT_EQ(method_of(f, "2"), "shared_idle_static_mps_server_dynamic_unattributed");
+            gpu2_process_at_0_9_s = energy_of(f, {{"gpu", "2"}, {"pid", "5201"}});
+        }
+        if (snap.t_s > 1.1 && gpu2_unattributed_at_1_1_s < 0) {
+            gpu2_unattributed_at_1_1_s = energy_of(f, {{"gpu", "2"}, {"consumer", "unattributed"}});
+        }
+    }
+    const auto& f = run->snapshots.back().families;
+    // The client that came and went kept its (empty) series; the one still there too.
+    EXPECT_TRUE(client_seen);
+    EXPECT_TRUE(find(f, "migscope_energy_joules_total", {{"gpu", "0"}, {"pid", "5002"}}));
+    EXPECT_FALSE(find(f, "migscope_sm_activity_ratio", {{"gpu", "0"}, {"pid", "5002"}}));
+    // GPU 2 after its server left: the process is charged and nothing more is unattributed.
+    EXPECT_EQ(method_of(f, "2"), "shared_idle_static_process_sm_util_dynamic");
+    EXPECT_EQ(gpu2_process_at_0_9_s, 0);
+    ASSERT_GE(gpu2_unattributed_at_1_1_s, 0);
+    EXPECT_GT(energy_of(f, {{"gpu", "2"}, {"pid", "5201"}}), 0);
+    EXPECT_EQ(energy_of(f, {{"gpu", "2"}, {"consumer", "unattributed"}}),
+              gpu2_unattributed_at_1_1_s);
+    EXPECT_NEAR(find(f, "migscope_sm_activity_ratio", {{"gpu", "2"}, {"pid", "5201"}})->value, 0.5,
+                1e-12);
+    // The warning was given once per GPU, though the server was seen in every interval.
+    EXPECT_EQ(count_containing(run->snapshots, "MPS server"), 2);
+}
+
+// GPU 1: 5102 stays listed but stops reporting at 0.8 s. Before, the dynamic energy is split
+// 60 : 20; after, 5102 is charged nothing more and 5101 takes the whole dynamic part. GPU 3: a
+// process that never reports: the dynamic energy is unattributed, the method and one warning say
+// so.
+TEST(ExporterSignal, AProcessThatStopsReportingIsChargedNothingMore) {
+    const auto run = run_mps_fixture(2.0);
+    const Snapshot* at_0_7 = nullptr;  // the last sample before 0.7 s
+    const Snapshot* at_1_0 = nullptr;  // the first after 1.0 s
+    for (const Snapshot& snap : run->snapshots) {
+        if (snap.t_s < 0.7)
+            at_0_7 = &snap;
+        if (snap.t_s > 1.0 && !at_1_0)
+            at_1_0 = &snap;
+    }
+    ASSERT_TRUE(at_0_7 && at_1_0);
+    const auto& first = run->snapshots.front().families;
+    const auto& f = run->snapshots.back().families;
+    const Labels p1 = {{"gpu", "1"}, {"pid", "5101"}}, p2 = {{"gpu", "1"}, {"pid", "5102"}};
+    // Before: 60 : 20 of 200 W dynamic, so 150 W and 50 W of the board's 300 W.
+    const double before_j = board(at_0_7->families, "1") - board(first, "1");
+    ASSERT_GT(before_j, 0);
+    const double p1_before = energy_of(at_0_7->families, p1) - energy_of(first, p1);
+    const double p2_before = energy_of(at_0_7->families, p2) - energy_of(first, p2);
+    EXPECT_NEAR(p1_before / before_j, 150.0 / kMpsBoardW[1], 2e-3);
+    EXPECT_NEAR(p2_before / before_j, 50.0 / kMpsBoardW[1], 2e-3);
+    // After: 5102's counter stops, 5101 gets all 200 W of dynamic power.
+    const double after_j = board(f, "1") - board(at_1_0->families, "1");
+    ASSERT_GT(after_j, 0);
+    EXPECT_EQ(energy_of(f, p2), energy_of(at_1_0->families, p2));
+    EXPECT_NEAR((energy_of(f, p1) - energy_of(at_1_0->families, p1)) / after_j,
+                (kMpsBoardW[1] - kIdleW) / kMpsBoardW[1], 2e-3);
+    EXPECT_EQ(find(f, "migscope_sm_activity_ratio", p2)->value, 0);  // listed, measured 0
+    EXPECT_EQ(method_of(f, "1"), "shared_idle_static_process_sm_util_dynamic");
+
+    // GPU 3: never a sample.
+    EXPECT_EQ(method_of(f, "3"), "shared_idle_static_dynamic_unattributed_no_process_samples");
+    EXPECT_EQ(energy_of(f, {{"gpu", "3"}, {"pid", "5301"}}), 0);
+    const double increase3_j = board(f, "3") - board(first, "3");
+    EXPECT_NEAR((energy_of(f, {{"gpu", "3"}, {"consumer", "unattributed"}}) -
+                 energy_of(first, {{"gpu", "3"}, {"consumer", "unattributed"}})) /
+                    increase3_j,
+                (kMpsBoardW[3] - kIdleW) / kMpsBoardW[3], 2e-3);
+    EXPECT_EQ(count_containing(run->snapshots,
+                               "GPU 3: compute processes run but the driver has "
+                               "given no per-process SM utilization sample"),
+              1);
+    // GPU 1's processes reported from the start: no such warning for it.
+    EXPECT_EQ(count_containing(run->snapshots, "GPU 1: compute processes run"), 0);
 }

@@ -6,7 +6,8 @@
 // MIG is stateful: GPU and compute instances (preloaded from the config or created through the
 // API) live until destroyed or until the last nvmlShutdown; see h200-mig.json for the MIG keys.
 // Activity (see exporter-*.json): "processes" may carry "sm_util" (percent, for
-// nvmlDeviceGetProcessUtilization) and "start_s"/"end_s" (alive only between them); a MIG
+// nvmlDeviceGetProcessUtilization), "sm_util_until_s" (listed, but no sample from then on) and
+// "start_s"/"end_s" (alive only between them); a MIG
 // instance may carry "sm_activity_pct" (GPM SM utilization); "lost_after_s" makes the GPU answer
 // "GPU is lost" to its power, energy, process and GPM calls from then on;
 // "fail_process_utilization" makes nvmlDeviceGetProcessUtilization fail for a while.
@@ -993,7 +994,9 @@ api::Return nvmlDeviceGetProcessUtilization(api::Device d, api::ProcessUtilizati
     std::vector<api::ProcessUtilizationSample> out;
     if (last_seen_us < now_us) {
         for (const json& p : dev(d)->config.value("processes", json::array())) {
-            if (process_alive(p) && p.contains("sm_util"))
+            // "sm_util_until_s": the process stays listed but gives no sample from then on.
+            if (process_alive(p) && p.contains("sm_util") &&
+                now_s() < p.value("sm_util_until_s", 1e300))
                 out.push_back({p.at("pid").get<unsigned>(), now_us, p["sm_util"].get<unsigned>(),
                                0, 0, 0});
         }

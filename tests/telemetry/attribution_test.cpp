@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 namespace migscope::telemetry {
@@ -145,6 +146,103 @@ TEST(Attribution, MarginalPowersOfTheWrongLengthAreAnError) {
     AttributionInput in = input(100, 1, 0.0, {1, 1}, {1, 1}, {});
     in.without_dynamic_w = {1};
     EXPECT_THROW(attribute_energy(in), std::exception);
+}
+
+// ---- The live variant (the exporter): static of the GPU's capacity or to no one, no marginal
+// powers, no activity -> unattributed. The same function, so `run`'s split by activity and the
+// exporter's agree wherever both apply.
+
+double total(const Attribution& a) {
+    return sum(a.energy_j) + a.unowned_j + a.unattributed_j;
+}
+
+TEST(AttributionLive, MigStaticOfTheCapacityUnheldSlicesUnowned) {
+    // 500 J in 1 s, 100 W idle: 4g at 80 %, 2g at 40 %, 1 of 7 slices held by no one.
+    AttributionInput in = input(500, 1, 100.0, {4, 2}, {0.8, 0.4}, {});
+    in.static_share = StaticShare::kOfCapacity;
+    in.capacity = 7;
+    in.without_activity = WithoutActivity::kUnattributed;
+    const Attribution a = attribute_energy(in);
+    EXPECT_NEAR(a.unowned_j, 100.0 / 7, 1e-9);
+    EXPECT_NEAR(a.energy_j[0], 400.0 / 7 + 400 * 3.2 / 4.0, 1e-9);
+    EXPECT_NEAR(a.energy_j[1], 200.0 / 7 + 400 * 0.8 / 4.0, 1e-9);
+    EXPECT_DOUBLE_EQ(a.unattributed_j, 0);
+    EXPECT_NEAR(total(a), 500, 1e-9);
+    EXPECT_NE(a.method.find("capacity"), std::string::npos) << a.method;
+    // The dynamic part is exactly `run`'s split by activity: only the static rule differs.
+    in.static_share = StaticShare::kByPartitionSize;
+    const Attribution run = attribute_energy(in);
+    EXPECT_NEAR(run.energy_j[0] - 100.0 * 4 / 6, a.energy_j[0] - 400.0 / 7, 1e-9);
+    EXPECT_NEAR(run.energy_j[1] - 100.0 * 2 / 6, a.energy_j[1] - 200.0 / 7, 1e-9);
+    EXPECT_DOUBLE_EQ(run.unowned_j, 0);
+}
+
+TEST(AttributionLive, SharedGpuStaticToNoOneDynamicByActivity) {
+    AttributionInput in = input(600, 2, 100.0, {1, 1, 1}, {1.2, 0.4, 0}, {});
+    in.static_share = StaticShare::kUnowned;
+    in.without_activity = WithoutActivity::kUnattributed;
+    const Attribution a = attribute_energy(in);
+    EXPECT_DOUBLE_EQ(a.unowned_j, 200);
+    EXPECT_DOUBLE_EQ(a.energy_j[0], 300);
+    EXPECT_DOUBLE_EQ(a.energy_j[1], 100);
+    EXPECT_DOUBLE_EQ(a.energy_j[2], 0);
+    EXPECT_DOUBLE_EQ(total(a), 600);
+}
+
+TEST(AttributionLive, NoActivityIsUnattributedNotSplitBySize) {
+    AttributionInput in = input(300, 1, 100.0, {4, 3}, {0, 0}, {});
+    in.static_share = StaticShare::kOfCapacity;
+    in.capacity = 7;
+    in.without_activity = WithoutActivity::kUnattributed;
+    const Attribution a = attribute_energy(in);
+    EXPECT_DOUBLE_EQ(a.unattributed_j, 200);
+    EXPECT_NEAR(a.energy_j[0], 400.0 / 7, 1e-9);  // static only
+    EXPECT_NEAR(a.energy_j[1], 300.0 / 7, 1e-9);
+    EXPECT_NE(a.method.find("unattributed"), std::string::npos);
+    // `run`'s rule for the same window: by partition size, nothing unattributed.
+    in.without_activity = WithoutActivity::kByPartitionSize;
+    const Attribution run = attribute_energy(in);
+    EXPECT_DOUBLE_EQ(run.unattributed_j, 0);
+    EXPECT_NEAR(run.energy_j[0], 400.0 / 7 + 200 * 4.0 / 7, 1e-9);
+}
+
+TEST(AttributionLive, NoConsumersAtAll) {
+    AttributionInput in = input(250, 1, 100.0, {}, {}, {});
+    in.static_share = StaticShare::kUnowned;
+    in.without_activity = WithoutActivity::kUnattributed;
+    const Attribution a = attribute_energy(in);
+    EXPECT_DOUBLE_EQ(a.unowned_j, 100);
+    EXPECT_DOUBLE_EQ(a.unattributed_j, 150);
+}
+
+TEST(AttributionLive, CapacityBelowTheSlicesHeldSplitsAllAmongThem) {
+    AttributionInput in = input(100, 1, 70.0, {4, 4}, {1, 1}, {});
+    in.static_share = StaticShare::kOfCapacity;
+    in.capacity = 7;  // a broken reading: 8 slices held
+    const Attribution a = attribute_energy(in);
+    EXPECT_DOUBLE_EQ(a.unowned_j, 0);
+    EXPECT_NEAR(a.energy_j[0], 50, 1e-9);
+    EXPECT_NEAR(total(a), 100, 1e-9);
+}
+
+TEST(AttributionLive, BadInputNamesTheField) {
+    const auto message = [](AttributionInput in) {
+        try {
+            attribute_energy(in);
+        } catch (const std::exception& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_NE(message(input(-1, 1, 0.0, {1}, {1}, {})).find("energy_j"), std::string::npos);
+    EXPECT_NE(message(input(1, std::nan(""), 0.0, {1}, {1}, {})).find("duration_s"),
+              std::string::npos);
+    EXPECT_NE(message(input(1, 1, -5.0, {1}, {1}, {})).find("idle_power_w"), std::string::npos);
+    EXPECT_NE(message(input(1, 1, 0.0, {1, -2}, {1, 1}, {})).find("partition_sms[1]"),
+              std::string::npos);
+    AttributionInput in = input(1, 1, 0.0, {1}, {1}, {});
+    in.static_share = StaticShare::kOfCapacity;
+    EXPECT_NE(message(in).find("capacity"), std::string::npos);
 }
 
 }  // namespace

@@ -88,3 +88,66 @@ TEST(IdleBaseline, StateKeysAreStoredAndReadBack) {
     EXPECT_EQ(state_text("deep"), "deep idle");
     EXPECT_EQ(state_text(""), "idle state not recorded");
 }
+
+// The live learner (the exporter's): the same states, threshold and summary as idle_baseline(),
+// in bounded memory.
+TEST(LiveIdleBaseline, ClassifiesIdleIntervalsByTheHighestClockSeen) {
+    LiveIdleBaseline live(30);
+    EXPECT_FALSE(live.baseline().static_power());
+    live.observe_clock(1980);  // a busy interval: sets the threshold, teaches no power
+    live.add_idle(80, 345);
+    live.add_idle(78, 345);
+    IdleBaseline b = live.baseline();
+    EXPECT_DOUBLE_EQ(b.clock_threshold_mhz, 990);
+    ASSERT_TRUE(b.static_power());
+    EXPECT_EQ(b.static_power()->first, IdleState::kDeep);
+    EXPECT_DOUBLE_EQ(b.static_power()->second.mean_w, 79);
+    live.add_idle(128, 1980);
+    live.add_idle(132, 1980);
+    b = live.baseline();
+    // Clocks up is what `run` splits as static power, once seen.
+    EXPECT_EQ(b.static_power()->first, IdleState::kClocksUp);
+    EXPECT_DOUBLE_EQ(b.static_power()->second.mean_w, 130);
+    EXPECT_EQ(b.clocks_up->samples, 2u);
+    EXPECT_EQ(b.deep->samples, 2u);
+}
+
+TEST(LiveIdleBaseline, AgreesWithIdleBaselineOnTheSameReadings) {
+    // The trace's idle samples fed one by one give the same summary.
+    const auto trace = h200_like_trace();
+    const IdleBaseline offline =
+        idle_baseline(trace, {{at_s(0), at_s(2)}, {at_s(5), at_s(6)}}, 0.25, 990);
+    LiveIdleBaseline live(30);
+    for (const Sample& s : trace)
+        live.observe_clock(s.sm_clock_mhz);
+    for (double t : {0.5, 1.0, 1.5, 2.0, 5.5}) {
+        for (const Sample& s : trace) {
+            if (s.time == at_s(t))
+                live.add_idle(*s.power_instant_w, s.sm_clock_mhz);
+        }
+    }
+    EXPECT_EQ(live.baseline().describe(), offline.describe());
+}
+
+TEST(LiveIdleBaseline, KeepsTheLastWindowOfEachState) {
+    LiveIdleBaseline live(3);
+    live.add_idle(200, 1980);
+    for (double w : {100.0, 110.0, 120.0, 130.0})
+        live.add_idle(w, 1980);
+    for (int i = 0; i < 10; ++i)
+        live.add_idle(50, 300);  // many deep intervals do not push clocks-up ones out
+    const IdleBaseline b = live.baseline();
+    EXPECT_EQ(b.clocks_up->samples, 3u);
+    EXPECT_DOUBLE_EQ(b.clocks_up->mean_w, 120);  // 200 and 100 left the window
+    EXPECT_EQ(b.deep->samples, 3u);
+    // Started in deep idle: 345 MHz looked like clocks up until work showed the boost clock.
+    LiveIdleBaseline started_idle(30);
+    started_idle.add_idle(80, 345);
+    EXPECT_EQ(started_idle.baseline().static_power()->first, IdleState::kClocksUp);
+    started_idle.observe_clock(1980);
+    EXPECT_EQ(started_idle.baseline().static_power()->first, IdleState::kDeep);
+    EXPECT_EQ(started_idle.baseline().deep->samples, 1u);
+    LiveIdleBaseline no_clock(2);
+    no_clock.add_idle(40, std::nullopt);
+    EXPECT_EQ(no_clock.baseline().static_power()->first, IdleState::kNoClock);
+}

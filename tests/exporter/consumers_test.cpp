@@ -1,0 +1,100 @@
+// Tests of reading one GPU's consumers on the fake NVML (tests/fake_nvml/exporter-mps.json): the
+// MPS server recognised by its 15-byte /proc name and left out, processes without samples.
+#include "exporter/consumers.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "nvml/fake_nvml_env.h"
+
+using namespace migscope;
+using namespace migscope::exporter;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A /proc holding each pid's comm, as the kernel writes it (at most 15 bytes and a newline).
+struct CommProc {
+    fs::path root =
+        fs::temp_directory_path() / ("migscope-consumers-proc-" + std::to_string(::getpid()));
+    explicit CommProc(const std::vector<std::pair<unsigned, std::string>>& comms) {
+        for (const auto& [pid, comm] : comms) {
+            fs::create_directories(root / std::to_string(pid));
+            std::ofstream(root / std::to_string(pid) / "comm") << comm.substr(0, 15) << '\n';
+        }
+    }
+    ~CommProc() { fs::remove_all(root); }
+};
+
+std::vector<std::string> pids_of(const ConsumerReading& r) {
+    std::vector<std::string> out;
+    for (const ConsumerActivity& c : r.consumers) {
+        for (const auto& [name, value] : c.consumer.labels) {
+            if (name == "pid")
+                out.push_back(value);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST(MpsServerCommand, TheKernelsCutNameAndTheFullName) {
+    EXPECT_TRUE(is_mps_server_command("nvidia-cuda-mps"));  // /proc/PID/comm of the server
+    EXPECT_TRUE(is_mps_server_command("nvidia-cuda-mps-server"));
+    EXPECT_FALSE(is_mps_server_command("nvidia-cuda-mp"));
+    EXPECT_FALSE(is_mps_server_command("nvidia-cuda-mps-serverd"));
+    EXPECT_FALSE(is_mps_server_command("python3"));
+    EXPECT_FALSE(is_mps_server_command(""));
+}
+
+// The names are written as the kernel keeps them: "nvidia-cuda-mps-server" becomes
+// "nvidia-cuda-mps". The server is no consumer; the clients are, without activity.
+TEST(ConsumerReader, AnMpsServerIsLeftOutAndItsClientsHaveNoActivity) {
+    CommProc proc({{5000, "nvidia-cuda-mps-server"},
+                   {5001, "python3"},
+                   {5002, "python3"},
+                   {5101, "python3"},
+                   {5102, "python3"},
+                   {5301, "python3"}});
+    FakeNvmlEnv env("exporter-mps.json");
+    nvml::Session session = nvml::Session::open();
+
+    ConsumerReader mps(session.device(0), proc.root.string());
+    const ConsumerReading r = mps.read();
+    EXPECT_TRUE(r.mps_server);
+    EXPECT_TRUE(r.has_compute_processes);
+    EXPECT_FALSE(r.idle);
+    EXPECT_EQ(pids_of(r), (std::vector<std::string>{"5001"}));  // 5002 comes at 0.6 s
+    for (const ConsumerActivity& c : r.consumers)
+        EXPECT_FALSE(c.activity_ratio) << c.consumer.key;
+    EXPECT_FALSE(r.process_signal_missing);  // the cause is said as MPS, not as this
+    const std::vector<std::string> warnings = mps.take_warnings();
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("MPS server (nvidia-cuda-mps, pid 5000)"), std::string::npos)
+        << warnings[0];
+
+    // Time-sliced: each process with its own activity.
+    ConsumerReader shared(session.device(1), proc.root.string());
+    const ConsumerReading s = shared.read();
+    EXPECT_FALSE(s.mps_server);
+    ASSERT_EQ(pids_of(s), (std::vector<std::string>{"5101", "5102"}));
+    EXPECT_DOUBLE_EQ(s.consumers[0].activity_ratio.value(), 0.6);
+    EXPECT_DOUBLE_EQ(s.consumers[1].activity_ratio.value(), 0.2);
+
+    // A process that never reports: measured 0, and the reading says no signal has come.
+    ConsumerReader silent(session.device(3), proc.root.string());
+    ConsumerReading q;
+    for (int i = 0; i < 5; ++i)
+        q = silent.read();
+    EXPECT_TRUE(q.process_signal_missing);
+    ASSERT_EQ(q.consumers.size(), 1u);
+    EXPECT_EQ(q.consumers[0].activity_ratio, 0.0);
+    EXPECT_EQ(silent.take_warnings().size(), 1u);  // after 5 intervals, once
+    silent.read();
+    EXPECT_TRUE(silent.take_warnings().empty());
+}
