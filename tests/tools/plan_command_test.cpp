@@ -1,6 +1,7 @@
 // End-to-end tests of `migscope profile` and `migscope plan` with the stand-in worker and the
 // fake NVML: measure, export, plan, verify, and bad input.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -78,13 +79,18 @@ class PlanCommand : public ::testing::Test {
     void SetUp() override {
         dir_ =
             fs::path(testing::TempDir()) /
-            ("plan-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+            ("plan-" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()) +
+             "-" + std::to_string(getpid()));  // two checkouts may run it at once
         fs::remove_all(dir_);
         fs::create_directories(dir_);
         std::ofstream(dir_ / "profiles.json") << fixture_profiles();
         // A data folder without shipped profiles, with the measured peak memory `run` reads.
         fs::copy_file(fs::path(MIGSCOPE_DATA_DIR) / "peak-memory-h200.json",
                       dir_ / "peak-memory-h200.json");
+    }
+    void TearDown() override {
+        if (!HasFailure())  // a failed test's files stay for a look
+            fs::remove_all(dir_);
     }
     ProcessResult migscope(std::vector<std::string> args,
                            std::map<std::string, std::string> env = fake_gpu()) {
