@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "core/user_text.h"
 
 namespace migscope::mig {
 namespace {
@@ -220,7 +221,7 @@ const Profile& GpuModel::require(std::string_view name) const {
     std::string known;
     for (const Profile& p : profiles)
         known += (known.empty() ? "" : ", ") + p.name;
-    throw input_error("unknown MIG profile '" + std::string(name) + "' for " + key +
+    throw input_error("unknown MIG profile '" + user_text::shown(name) + "' for " + key +
                       " (known: " + known + ")");
 }
 
@@ -260,8 +261,8 @@ const GpuModel& builtin_model(std::string_view key) {
         if (m.key == wanted)
             return m;
     }
-    throw input_error("unknown GPU model '" + std::string(key) + "' (known: " + known_model_keys() +
-                      ")");
+    throw input_error("unknown GPU model '" + user_text::shown(key) +
+                      "' (known: " + known_model_keys() + ")");
 }
 
 const GpuModel* match_builtin_by_device_name(std::string_view device_name) {

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "core/user_text.h"
 #include "telemetry/attribution.h"
 
 namespace migscope::plan {
@@ -36,7 +37,7 @@ Objective parse_objective(std::string_view text) {
         return Objective::kMakespan;
     if (t == "edp")
         return Objective::kEdp;
-    throw input_error("unknown objective '" + std::string(text) +
+    throw input_error("unknown objective '" + user_text::shown(text) +
                       "' (energy, throughput, aggregate-throughput, makespan or edp)");
 }
 
@@ -61,7 +62,7 @@ size_t Problem::size_index(std::string_view label) const {
         if (sizes[i].label == label)
             return i;
     }
-    throw input_error("partition '" + std::string(label) + "' is not a size the planner uses");
+    throw input_error("partition '" + user_text::shown(label) + "' is not a size the planner uses");
 }
 
 std::vector<mig::Layout> Problem::layouts() const {
