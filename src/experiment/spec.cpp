@@ -427,6 +427,7 @@ Spec parse_table(const toml::table& root) {
 }  // namespace
 
 Spec parse_spec(std::string_view text, const std::string& origin) {
+    user_text::check_text(text, origin);  // as every input file: named before its parser's words
     toml::table root;
     try {
         root = toml::parse(text, origin);

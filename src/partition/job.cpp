@@ -128,6 +128,7 @@ std::vector<JobSpec> parse_job_list(std::string_view text) {
 
 std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& origin) {
     using nlohmann::json;
+    user_text::check_text(text, origin);  // as every input file: named before its parser's words
     json doc;
     try {
         doc = json::parse(text);

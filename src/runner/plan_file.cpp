@@ -162,6 +162,7 @@ std::vector<GpuCell> plan_cells(const PlanDoc& d, const json& plan, const std::s
 
 HostRequest parse_plan_file(const std::string& text, const std::string& origin,
                             const PlanFileOptions& o) {
+    user_text::check_text(text, origin);  // as every input file: named before its parser's words
     json doc;
     try {
         doc = json::parse(text);

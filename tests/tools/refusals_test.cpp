@@ -116,6 +116,15 @@ TEST_F(Refusals, NulFromFilesIsRefusedNamingTheField) {
     }
     EXPECT_FALSE(fs::exists(run_dir));
 
+    // Bytes that are not UTF-8 in the file itself: named with the file and the offset, before
+    // the JSON or TOML parser's own words.
+    const std::string raw = write("raw.json", "{\"jobs\": [{\"command\": [\"sh\", \"a\xff\"]}]}");
+    expect_refused({"plan", "--work", "10", "--jobs-file", raw},
+                   raw + ": is not UTF-8 (byte 0xff at offset 31)");
+    const std::string raw_spec = write("raw.toml", "version = 1\nname = \"n\xff\"\n");
+    expect_refused({"run", raw_spec, "--dry-run"},
+                   raw_spec + ": is not UTF-8 (byte 0xff at offset 21)");
+
     // An experiment spec (TOML): a job's command argument.
     const std::string spec = write("nul.toml", R"(version = 1
 name = "nul"
