@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/user_text.h"
 #include "mig/layout.h"
 
 namespace migscope::experiment {
@@ -67,8 +68,8 @@ Resolved resolve_layout(const std::string& text, const mig::GpuModel& model,
     }
     const mig::LayoutCheck check = mig::check_layout(r.terms, model);
     if (!check.layout)
-        throw input_error(path + ": layout '" + text + "' is not valid on " + model.key + ": " +
-                          check.reason);
+        throw input_error(path + ": layout '" + user_text::shown(text) + "' is not valid on " +
+                          model.key + ": " + check.reason);
     for (const mig::LayoutTerm& t : r.terms) {
         r.text += (r.text.empty() ? "" : "+") + t.profile;
         if (t.start)
@@ -157,7 +158,8 @@ void expand_section(const Spec& spec, const Section& s, const mig::GpuModel& mod
             const std::string path = s.path + ".profiles[" + std::to_string(i) + "]";
             Resolved r = resolve_layout(s.profiles[i], model, path);
             if (r.terms.size() != 1)
-                throw input_error(path + ": '" + s.profiles[i] + "' is a layout, not a profile");
+                throw input_error(path + ": '" + user_text::shown(s.profiles[i]) +
+                                  "' is a layout, not a profile");
             layouts.emplace_back(path, std::move(r));
         }
     } else {

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/user_text.h"
 #include "mig/catalog.h"
 
 namespace migscope::experiment {
@@ -58,7 +59,9 @@ std::string join(const std::vector<std::string>& items) {
 std::string string_of(const toml::node& n, const std::string& path) {
     if (!n.is_string())
         throw type_error(path, n, "a string");
-    return *n.value<std::string>();
+    std::string value = *n.value<std::string>();
+    user_text::check_text(value, where(path, n));  // TOML is UTF-8; "\u0000" is not refused
+    return value;
 }
 
 std::vector<std::string> strings_of(const toml::node& n, const std::string& path) {
@@ -146,8 +149,8 @@ class Fields {
                 return value;
             names.push_back(name);
         }
-        throw input_error(where(path(key), *table_->get(key)) + ": '" + *s + "' is not one of " +
-                          join(names));
+        throw input_error(where(path(key), *table_->get(key)) + ": '" + user_text::shown(*s) +
+                          "' is not one of " + join(names));
     }
     void finish() const {
         for (auto&& [key, node] : *table_) {
@@ -216,7 +219,8 @@ void check_name(const std::string& name, const std::string& path) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
     });
     if (!ok)
-        throw input_error(path + ": '" + name + "' must be letters, digits, '-', '_' or '.'");
+        throw input_error(path + ": '" + user_text::shown(name) +
+                          "' must be letters, digits, '-', '_' or '.'");
     if (name.size() > kMaxNameLength)  // it becomes part of file names
         throw input_error(path + ": a name is at most " + std::to_string(kMaxNameLength) +
                           " characters (this one has " + std::to_string(name.size()) + ")");
@@ -233,7 +237,8 @@ partition::JobSpec read_job(const toml::node& n, const std::string& path) {
             throw input_error(where(path, n) + ": " + e.what());
         }
         if (jobs.size() != 1)
-            throw input_error(where(path, n) + ": one job per item ('" + text + "')");
+            throw input_error(where(path, n) + ": one job per item ('" + user_text::shown(text) +
+                              "')");
         partition::check_builtin_workload(jobs[0].workload, where(path, n));
         return jobs[0];
     }
@@ -422,12 +427,13 @@ Spec parse_table(const toml::table& root) {
 }  // namespace
 
 Spec parse_spec(std::string_view text, const std::string& origin) {
+    user_text::check_text(text, origin);  // as every input file: named before its parser's words
     toml::table root;
     try {
         root = toml::parse(text, origin);
     } catch (const toml::parse_error& e) {
         throw input_error(origin + ":" + std::to_string(e.source().begin.line) + ": " +
-                          std::string(e.description()));
+                          user_text::foreign_message(e.description()));
     }
     try {
         return parse_table(root);

@@ -11,27 +11,30 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/user_text.h"
 
 namespace migscope::exporter {
 
 ListenAddress parse_listen_address(const std::string& text) {
     const size_t colon = text.rfind(':');
     if (colon == std::string::npos)
-        throw input_error("--listen: expected HOST:PORT (e.g. 127.0.0.1:9401), not '" + text + "'");
+        throw input_error("--listen: expected HOST:PORT (e.g. 127.0.0.1:9401), not '" +
+                          user_text::shown(text) + "'");
     ListenAddress address;
     address.host = text.substr(0, colon);
     if (address.host.size() >= 2 && address.host.front() == '[' && address.host.back() == ']')
         address.host = address.host.substr(1, address.host.size() - 2);
     else if (address.host.find(':') != std::string::npos)
-        throw input_error("--listen: write an IPv6 address in brackets ([::1]:9401), not '" + text +
-                          "'");
+        throw input_error("--listen: write an IPv6 address in brackets ([::1]:9401), not '" +
+                          user_text::shown(text) + "'");
     if (address.host.empty())
         address.host = "0.0.0.0";
     const std::string port = text.substr(colon + 1);
     const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), address.port);
     if (port.empty() || error != std::errc() || end != port.data() + port.size() ||
         address.port < 0 || address.port > 65535)
-        throw input_error("--listen: port must be a number from 0 to 65535, not '" + port + "'");
+        throw input_error("--listen: port must be a number from 0 to 65535, not '" +
+                          user_text::shown(port) + "'");
     return address;
 }
 

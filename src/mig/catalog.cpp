@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "core/user_text.h"
 
 namespace migscope::mig {
 namespace {
@@ -228,12 +229,12 @@ const Profile& GpuModel::require(std::string_view name) const {
     if (comma_list) {
         std::vector<std::string> trimmed;
         for (const std::string& t : parts)
-            trimmed.push_back(text::trim(t));
-        throw input_error("unknown MIG profile '" + std::string(name) + "' for " + key +
+            trimmed.push_back(user_text::shown(text::trim(t)));
+        throw input_error("unknown MIG profile '" + user_text::shown(name) + "' for " + key +
                           ": a layout joins its profiles with '+' (" + text::join(trimmed, "+") +
                           ")");
     }
-    throw input_error("unknown MIG profile '" + std::string(name) + "' for " + key +
+    throw input_error("unknown MIG profile '" + user_text::shown(name) + "' for " + key +
                       text::did_you_mean(name, names) + " (known: " + text::join(names, ", ") +
                       ")");
 }
@@ -274,8 +275,8 @@ const GpuModel& builtin_model(std::string_view key) {
         if (m.key == wanted)
             return m;
     }
-    throw input_error("unknown GPU model '" + std::string(key) + "' (known: " + known_model_keys() +
-                      ")");
+    throw input_error("unknown GPU model '" + user_text::shown(key) +
+                      "' (known: " + known_model_keys() + ")");
 }
 
 const GpuModel* match_builtin_by_device_name(std::string_view device_name) {

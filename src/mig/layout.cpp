@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "core/user_text.h"
 
 namespace migscope::mig {
 namespace {
@@ -92,14 +93,15 @@ std::vector<LayoutTerm> parse_layout(std::string_view text, const GpuModel& mode
     for (size_t i = 0; i < raw.size(); ++i) {
         std::string term = raw[i];
         if (term.empty()) {
-            throw input_error("empty term " + std::to_string(i + 1) + " in layout '" + whole + "'");
+            throw input_error("empty term " + std::to_string(i + 1) + " in layout '" +
+                              user_text::shown(whole) + "'");
         }
         unsigned repeat = 1;
         if (size_t x = term.find_first_of("xX");
             x != std::string::npos && x > 0 &&
             std::all_of(term.begin(), term.begin() + x, ::isdigit)) {
             if (!text::parse_uint(term.substr(0, x), repeat) || repeat == 0) {
-                throw input_error("bad repeat count in term '" + term + "'");
+                throw input_error("bad repeat count in term '" + user_text::shown(term) + "'");
             }
             term = text::trim(term.substr(x + 1));
         }
@@ -107,15 +109,17 @@ std::vector<LayoutTerm> parse_layout(std::string_view text, const GpuModel& mode
         if (size_t at = term.find('@'); at != std::string::npos) {
             unsigned s = 0;
             if (!text::parse_uint(text::trim(term.substr(at + 1)), s)) {
-                throw input_error("bad start slice in term '" + raw[i] + "' (expected profile@N)");
+                throw input_error("bad start slice in term '" + user_text::shown(raw[i]) +
+                                  "' (expected profile@N)");
             }
             start = s;
             term = text::trim(term.substr(0, at));
         }
         if (start && repeat > 1) {
-            throw input_error("term '" + raw[i] + "' repeats a fixed placement");
+            throw input_error("term '" + user_text::shown(raw[i]) + "' repeats a fixed placement");
         }
-        for (LayoutTerm& t : repeated_terms(model.require(term), repeat, "term '" + raw[i] + "'")) {
+        for (LayoutTerm& t : repeated_terms(model.require(term), repeat,
+                                            "term '" + user_text::shown(raw[i]) + "'")) {
             t.start = start;
             terms.push_back(t);
         }

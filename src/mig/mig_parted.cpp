@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "core/user_text.h"
 
 namespace migscope::mig {
 namespace {
@@ -42,7 +43,8 @@ void reject_duplicate_keys(const YAML::Node& node, const std::string& path) {
     for (const auto& kv : node) {
         const std::string key = key_text(kv.first, path);
         if (!seen.insert(key).second)
-            fail(path.empty() ? key : path + "." + key, "duplicate key '" + key + "'");
+            fail(path.empty() ? key : path + "." + key,
+                 "duplicate key '" + user_text::shown(key) + "'");
     }
 }
 
@@ -55,7 +57,8 @@ void reject_unknown_keys(const YAML::Node& node, const std::string& path,
         for (const char* a : allowed)
             ok = ok || key == a;
         if (!ok)
-            fail(path.empty() ? key : path + "." + key, "unknown key '" + key + "'");
+            fail(path.empty() ? key : path + "." + key,
+                 "unknown key '" + user_text::shown(key) + "'");
     }
 }
 
@@ -67,14 +70,16 @@ T scalar_as(const YAML::Node& node, const std::string& path, const char* type_na
     if constexpr (!std::is_same_v<T, std::string>) {
         if (node.Tag() == "!")
             fail(path, std::string("expected ") + type_name + ", got the string \"" +
-                           node.Scalar() + "\"");
+                           user_text::shown(node.Scalar()) + "\"");
         if (std::is_unsigned_v<T> && !node.Scalar().empty() && node.Scalar()[0] == '-')
-            fail(path, std::string("expected ") + type_name + ", got '" + node.Scalar() + "'");
+            fail(path, std::string("expected ") + type_name + ", got '" +
+                           user_text::shown(node.Scalar()) + "'");
     }
     try {
         return node.as<T>();
     } catch (const YAML::Exception&) {
-        fail(path, std::string("expected ") + type_name + ", got '" + node.Scalar() + "'");
+        fail(path, std::string("expected ") + type_name + ", got '" +
+                       user_text::shown(node.Scalar()) + "'");
     }
 }
 
@@ -158,7 +163,7 @@ std::vector<MigPartedConfig> parse_mig_parted(std::string_view yaml_text) {
         fail("version", "missing key");
     const std::string version = scalar_as<std::string>(root["version"], "version", "a version");
     if (version != "v1")
-        fail("version", "unsupported version '" + version + "' (expected v1)");
+        fail("version", "unsupported version '" + user_text::shown(version) + "' (expected v1)");
     if (!root["mig-configs"])
         fail("mig-configs", "missing key");
     const YAML::Node configs = root["mig-configs"];

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "core/user_text.h"
 #include "partition/backend.h"
 #include "partition/mps_daemon.h"
 #include "protocol/group_spec.h"
@@ -182,7 +183,7 @@ BackendKind parse_backend(std::string_view name) {
             return b.kind;
         known += (known.empty() ? "" : ", ") + std::string(b.name);
     }
-    throw input_error("unknown backend '" + std::string(name) + "' (known: " + known + ")");
+    throw input_error("unknown backend '" + user_text::shown(name) + "' (known: " + known + ")");
 }
 
 std::string to_string(BackendKind kind) {

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "core/user_text.h"
 
 namespace migscope::partition {
 namespace {
@@ -23,13 +24,15 @@ bool all_digits(std::string_view s) {
 
 int64_t parse_batch(std::string_view s, const std::string& where) {
     if (!all_digits(s) || s.size() > 9 || std::stoll(std::string(s)) <= 0)
-        throw input_error(where + ": batch '" + std::string(s) + "' is not a positive integer");
+        throw input_error(where + ": batch '" + user_text::shown(s) +
+                          "' is not a positive integer");
     return std::stoll(std::string(s));
 }
 
 void check_mode(const std::string& mode, const std::string& where) {
     if (mode != "train" && mode != "finetune")
-        throw input_error(where + ": mode '" + mode + "' is not train or finetune");
+        throw input_error(where + ": mode '" + user_text::shown(mode) +
+                          "' is not train or finetune");
 }
 
 }  // namespace
@@ -42,6 +45,7 @@ const std::vector<std::string>& builtin_workload_names() {
 }
 
 void check_job_name(const std::string& name, const std::string& where) {
+    user_text::check_text(name, where);
     if (name.empty())
         throw input_error(where + ": a job name cannot be empty");
     if (name.size() > kMaxJobNameBytes)
@@ -95,9 +99,9 @@ std::vector<JobSpec> parse_job_list(std::string_view text) {
     std::vector<JobSpec> jobs;
     for (const std::string& raw : split(text, ',')) {
         const std::string item = trim(raw);
-        const std::string where = "job '" + item + "'";
+        const std::string where = "job '" + user_text::shown(item) + "'";
         if (item.empty())
-            throw input_error("empty job in list '" + std::string(text) + "'");
+            throw input_error("empty job in list '" + user_text::shown(text) + "'");
         const std::vector<std::string> parts = split(item, ':');
         if (parts.size() > 3)
             throw input_error(where + ": expected WORKLOAD[:MODE][:BATCH]");
@@ -126,17 +130,18 @@ std::vector<JobSpec> parse_job_list(std::string_view text) {
 
 std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& origin) {
     using nlohmann::json;
+    user_text::check_text(text, origin);  // as every input file: named before its parser's words
     json doc;
     try {
         doc = json::parse(text);
     } catch (const json::exception& e) {  // also a number too large for a double ("1e400")
-        throw input_error(origin + ": not valid JSON: " + e.what());
+        throw input_error(origin + ": not valid JSON: " + user_text::foreign_message(e.what()));
     }
     if (!doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_array())
         throw input_error(origin + ": expected an object with a \"jobs\" array");
     for (const auto& [key, value] : doc.items()) {
         if (key != "jobs")
-            throw input_error(origin + ": unknown key '" + key + "'");
+            throw input_error(origin + ": unknown key '" + user_text::shown(key) + "'");
     }
     std::vector<JobSpec> jobs;
     size_t index = 0;
@@ -148,7 +153,9 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
         auto string_at = [&](const std::string& key) {
             if (!j[key].is_string())
                 throw input_error(path + "." + key + " must be a string");
-            return j[key].get<std::string>();
+            std::string value = j[key].get<std::string>();
+            user_text::check_text(value, path + "." + key);  // "\u0000" is valid JSON
+            return value;
         };
         auto positive_at = [&](const std::string& key) {
             if (!j[key].is_number_integer() || j[key].get<int64_t>() <= 0)
@@ -183,9 +190,12 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
                     if (!a.is_string())
                         throw input_error(path + ".command must be a non-empty array of strings");
                     job.command.push_back(a.get<std::string>());
+                    user_text::check_text(
+                        job.command.back(),
+                        path + ".command[" + std::to_string(job.command.size() - 1) + "]");
                 }
             } else {
-                throw input_error(path + ": unknown key '" + key + "'");
+                throw input_error(path + ": unknown key '" + user_text::shown(key) + "'");
             }
         }
         if (job.workload.empty() == job.command.empty())

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "core/user_text.h"
 #include "telemetry/attribution.h"
 
 namespace migscope::plan {
@@ -29,7 +30,7 @@ size_t Problem::size_index(std::string_view label) const {
         if (sizes[i].label == label)
             return i;
     }
-    throw input_error("partition '" + std::string(label) + "' is not a size the planner uses");
+    throw input_error("partition '" + user_text::shown(label) + "' is not a size the planner uses");
 }
 
 std::vector<mig::Layout> Problem::layouts() const {

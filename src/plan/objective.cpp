@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "core/user_text.h"
 
 namespace migscope::plan {
 
@@ -34,7 +35,7 @@ Objective parse_objective(std::string_view text) {
             return o.objective;
         names.emplace_back(o.name);
     }
-    throw input_error("unknown objective '" + std::string(text) + "'" +
+    throw input_error("unknown objective '" + user_text::shown(text) + "'" +
                       text::did_you_mean(t, names) + " (" + text::join(names, ", ") + ")");
 }
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/user_text.h"
 
 namespace migscope::protocol {
 namespace {
@@ -222,7 +223,8 @@ GroupSpec parse_group_spec(const std::string& json_text) {
     try {
         j = json::parse(json_text);
     } catch (const json::exception& e) {
-        throw input_error(std::string("group spec: not JSON: ") + e.what());
+        throw input_error(std::string("group spec: not JSON: ") +
+                          user_text::foreign_message(e.what()));
     }
     if (!j.is_object())
         fail("(top level)", "expected an object with \"device\" and \"jobs\"");

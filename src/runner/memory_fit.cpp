@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/user_text.h"
 
 namespace migscope::runner {
 
@@ -30,7 +31,7 @@ std::vector<MemoryRecord> read_memory_records(const std::string& path) {
             for (const auto& [key, value] : r.items()) {
                 if (key != "workload" && key != "mode" && key != "batch" &&
                     key != "default_batch" && key != "peak_memory_gib" && key.rfind('_', 0) != 0)
-                    throw input_error(where + ": unknown key '" + key + "'");
+                    throw input_error(where + ": unknown key '" + user_text::shown(key) + "'");
             }
             out.push_back(m);
         } catch (const nlohmann::json::exception& e) {

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "core/user_text.h"
 #include "partition/job.h"
 
 namespace migscope::runner {
@@ -40,7 +41,9 @@ class PlanDoc {
     std::string text(const json& parent, const std::string& key, const std::string& path) const {
         if (!parent.is_object() || !parent.contains(key) || !parent.at(key).is_string())
             fail(path, "expected a string");
-        return parent.at(key).get<std::string>();
+        const std::string value = parent.at(key).get<std::string>();
+        user_text::check_text(value, origin_ + ": " + path);
+        return value;
     }
     const json& doc() const { return doc_; }
     const std::string& origin() const { return origin_; }
@@ -63,10 +66,13 @@ std::map<std::string, partition::JobSpec> plan_jobs(const PlanDoc& d, int64_t wo
         if (j.contains("workload") && !j.at("workload").is_null())
             spec.workload = d.text(j, "workload", path + ".workload");
         if (spec.external()) {
-            for (const json& arg : d.at(j, "command", path + ".command", json::value_t::array)) {
-                if (!arg.is_string())
+            const json& command = d.at(j, "command", path + ".command", json::value_t::array);
+            for (size_t a = 0; a < command.size(); ++a) {
+                if (!command[a].is_string())
                     d.fail(path + ".command", "expected strings");
-                spec.command.push_back(arg.get<std::string>());
+                spec.command.push_back(command[a].get<std::string>());
+                user_text::check_text(spec.command.back(), d.origin() + ": " + path + ".command[" +
+                                                               std::to_string(a) + "]");
             }
             if (spec.command.empty())
                 d.fail(path, "neither a workload nor a command");
@@ -156,11 +162,12 @@ std::vector<GpuCell> plan_cells(const PlanDoc& d, const json& plan, const std::s
 
 HostRequest parse_plan_file(const std::string& text, const std::string& origin,
                             const PlanFileOptions& o) {
+    user_text::check_text(text, origin);  // as every input file: named before its parser's words
     json doc;
     try {
         doc = json::parse(text);
     } catch (const json::exception& e) {
-        throw input_error(origin + ": not JSON: " + e.what());
+        throw input_error(origin + ": not JSON: " + user_text::foreign_message(e.what()));
     }
     const PlanDoc d(doc, origin);
     const std::string backend_text = d.text(doc, "backend", "backend");

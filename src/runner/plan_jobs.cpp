@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "core/user_text.h"
 #include "partition/job.h"
 
 namespace migscope::runner {
@@ -19,7 +20,7 @@ std::vector<double> per_job(const std::string& option, const std::string& text, 
             if (used != text::trim(item).size())
                 throw std::invalid_argument(item);
         } catch (const std::exception&) {
-            throw input_error(option + ": '" + item + "' is not a number");
+            throw input_error(option + ": '" + user_text::shown(item) + "' is not a number");
         }
     }
     if (out.size() == 1)

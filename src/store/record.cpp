@@ -2,6 +2,7 @@
 #include "store/record.h"
 
 #include "core/error.h"
+#include "core/user_text.h"
 
 namespace migscope::store {
 
@@ -14,7 +15,7 @@ RunRole parse_run_role(const std::string& text) {
         return RunRole::kRun;
     if (text == "baseline")
         return RunRole::kBaseline;
-    throw input_error("unknown run role '" + text + "' (run | baseline)");
+    throw input_error("unknown run role '" + user_text::shown(text) + "' (run | baseline)");
 }
 
 }  // namespace migscope::store

@@ -4,9 +4,12 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iterator>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 
@@ -176,6 +179,55 @@ int64_t checked_version(const Database& db) {
     return version;
 }
 
+// Each table of a database (SQLite's own left out) and its columns in order.
+using TableColumns = std::map<std::string, std::vector<std::string>>;
+TableColumns table_columns(const Database& db) {
+    TableColumns out;
+    Statement tables(db,
+                     "SELECT name FROM sqlite_master WHERE type = 'table' "
+                     "AND name NOT LIKE 'sqlite_%' ORDER BY name");
+    while (tables.step()) {
+        const std::string table = tables.text_at(0);
+        Statement columns(db, "SELECT name FROM pragma_table_info(?) ORDER BY cid");
+        columns.bind(1, table);
+        std::vector<std::string>& names = out[table];
+        while (columns.step())
+            names.push_back(columns.text_at(0));
+    }
+    return out;
+}
+
+// The tables and columns a store of this version holds: a new store's, made in memory once.
+const TableColumns& expected_columns() {
+    static const TableColumns expected = [] {
+        Database db = Database::in_memory("(the results schema)");
+        db.exec(kCreateV1);
+        db.exec("INSERT INTO schema_version (version) VALUES (1)");
+        migrate(db, 1);
+        return table_columns(db);
+    }();
+    return expected;
+}
+
+// A store of this version that lacks a table or a column of ours is damaged (a user's DROP, a
+// broken copy, another program's writes): an input error naming the table, before anything
+// reads or writes it. Tables and columns of its own are left alone.
+void check_tables(const Database& db) {
+    const TableColumns held = table_columns(db);
+    for (const auto& [table, columns] : expected_columns()) {
+        const auto it = held.find(table);
+        if (it == held.end())
+            throw input_error(db.path() + " is damaged: it has no table " + table +
+                              " (results schema version " + std::to_string(kSchemaVersion) + ")");
+        for (const std::string& column : columns) {
+            if (std::find(it->second.begin(), it->second.end(), column) == it->second.end())
+                throw input_error(db.path() + " is damaged: table " + table + " has no column " +
+                                  column + " (results schema version " +
+                                  std::to_string(kSchemaVersion) + ")");
+        }
+    }
+}
+
 // PATH.schema-vN.bak, or PATH.schema-vN.K.bak with the first K not taken.
 std::string free_backup_path(const std::string& path, int64_t version) {
     const std::string stem = path + ".schema-v" + std::to_string(version);
@@ -206,6 +258,7 @@ std::optional<SchemaUpgrade> prepare_schema(Database& db, OpenMode mode) {
                                   std::to_string(version) + ") cannot be read: " + e.what());
             }
         }
+        check_tables(db);
         return std::nullopt;
     }
     if (sqlite3_db_readonly(db.handle(), "main") == 1)
@@ -242,6 +295,7 @@ std::optional<SchemaUpgrade> prepare_schema(Database& db, OpenMode mode) {
         migrate(db, version);  // in this transaction: all of it or nothing
         upgrade = backup;
     }
+    check_tables(db);
     // A write that reaches the file, so that a store that cannot be written fails now, before a
     // run is measured, not when its results are inserted.
     db.exec("UPDATE schema_version SET version = version");

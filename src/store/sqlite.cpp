@@ -7,6 +7,7 @@
 #include <cctype>
 #include <filesystem>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 
@@ -59,6 +60,46 @@ bool can_read(sqlite3* db) {
            SQLITE_OK;
 }
 
+// The tables an SQL text names after FROM, JOIN, INTO or UPDATE, joined by ", ".
+std::string tables_named(std::string_view sql) {
+    std::vector<std::string> words;
+    std::string word;
+    for (const char c : sql) {
+        if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+            word += c;
+        } else if (!word.empty()) {
+            words.push_back(word);
+            word.clear();
+        }
+    }
+    if (!word.empty())
+        words.push_back(word);
+    std::string tables;
+    for (size_t i = 0; i + 1 < words.size(); ++i) {
+        std::string keyword = words[i];
+        for (char& c : keyword)
+            c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        if (keyword != "FROM" && keyword != "JOIN" && keyword != "INTO" && keyword != "UPDATE")
+            continue;
+        const std::string& table = words[i + 1];
+        if (tables.find(table) == std::string::npos)  // a table once
+            tables += (tables.empty() ? "" : ", ") + table;
+    }
+    return tables;
+}
+
+bool is_damage(int code) {
+    switch (code & 0xff) {
+        case SQLITE_NOTADB:
+        case SQLITE_CORRUPT:
+        case SQLITE_FORMAT:
+        case SQLITE_MISMATCH:
+            return true;
+        default:
+            return false;
+    }
+}
+
 }  // namespace
 
 Database Database::open(const std::string& path, OpenMode mode) {
@@ -79,6 +120,10 @@ Database Database::open(const std::string& path, OpenMode mode) {
         db = open_connection(path, file_uri(path, "immutable=1"), kFlags);
     }
     return Database(db, path);
+}
+
+Database Database::in_memory(const std::string& name) {
+    return Database(open_connection(name, ":memory:", SQLITE_OPEN_READWRITE), name);
 }
 
 Database Database::copy_in_memory() const {
@@ -127,12 +172,9 @@ void Database::fail(const std::string& what, int code) const {
         what + " on " + path_ + ": " + (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(code));
     // A file that is not an SQLite database, or one (or a folder) migscope may not write, is the
     // user's input, not a failure of ours.
+    if (is_damage(code))
+        throw input_error(message + " (a damaged file, or not a migscope results store)");
     switch (code & 0xff) {
-        case SQLITE_NOTADB:
-        case SQLITE_CORRUPT:
-        case SQLITE_FORMAT:
-        case SQLITE_MISMATCH:
-            throw input_error(message + " (a damaged file, or not a migscope results store)");
         case SQLITE_NOMEM:  // found by fuzzing: a damaged schema makes SQLite answer so
             throw input_error(message + " (a damaged file, or the machine is out of memory)");
         case SQLITE_READONLY:
@@ -206,6 +248,14 @@ bool Statement::step() {
         return true;
     if (rc == SQLITE_DONE)
         return false;
+    // A damaged page met while reading or writing: the store is named with the tables this
+    // statement touches (exit 2: the file is the user's input).
+    if (is_damage(rc)) {
+        const std::string tables = tables_named(sqlite3_sql(stmt_));
+        throw input_error(db_.path() + " is damaged" +
+                          (tables.empty() ? std::string() : " (table " + tables + ")") + ": " +
+                          sqlite3_errmsg(db_.handle()) + " in " + sql_);
+    }
     db_.fail("sqlite3_step(" + sql_ + ")", rc);
 }
 

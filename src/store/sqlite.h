@@ -20,6 +20,8 @@ enum class OpenMode { kCreate, kExisting, kRead };
 class Database {
   public:
     static Database open(const std::string& path, OpenMode mode);
+    // An empty database in memory (named `name` in errors).
+    static Database in_memory(const std::string& name);
     ~Database();
     Database(Database&& other) noexcept;
     Database& operator=(Database&& other) noexcept;

@@ -63,8 +63,9 @@ TEST(JobNames, ControlCharactersAndOverlongNamesAreRefusedNamingTheField) {
         }
         return std::string("accepted");
     };
-    EXPECT_NE(error_of([] { parse_job_list("resnet18,evil\n!touch X"); })
-                  .find("job 'evil\n!touch X': a job name cannot hold control characters"),
+    EXPECT_NE(error_of([] {
+                  parse_job_list("resnet18,evil\n!touch X");
+              }).find("job 'evil\\n!touch X': a job name cannot hold control characters"),
               std::string::npos);
     EXPECT_NE(error_of([] {
                   parse_jobs_json(R"({"jobs": [{"command": ["x"], "name": "a\u001b[31m"}]})",

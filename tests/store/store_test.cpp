@@ -640,6 +640,82 @@ TEST(Store, ADamagedOldStoreIsAnInputErrorForAReader) {
     }
 }
 
+// What opening (and reading every run of) the store at `path` with `mode` throws: "" if nothing.
+std::string open_error(const fs::path& path, OpenMode mode) {
+    try {
+        Store store = Store::open(path.string(), mode);
+        for (const RunRecord& r : store.list_runs())
+            store.get_run(r.id, TraceLoad::kWith);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInput) << e.what();
+        return e.what();
+    }
+    return "";
+}
+
+// A store of our version without one of our tables or columns is damaged: readers and writers
+// refuse it when they open it, naming the table (and the column).
+TEST(Store, AStoreWithoutOneOfOurTablesOrColumnsIsDamagedNamingIt) {
+    const fs::path path = fresh_path("no-table");
+    Store::open(path.string()).add_run(full_record());
+    Database::open(path.string(), OpenMode::kExisting).exec("DROP TABLE power_samples");
+    for (OpenMode mode : {OpenMode::kRead, OpenMode::kExisting})
+        EXPECT_EQ(open_error(path, mode),
+                  path.string() +
+                      " is damaged: it has no table power_samples (results schema "
+                      "version " +
+                      std::to_string(kSchemaVersion) + ")");
+
+    const fs::path no_column = fresh_path("no-column");
+    Store::open(no_column.string()).add_run(full_record());
+    Database::open(no_column.string(), OpenMode::kExisting)
+        .exec("ALTER TABLE jobs DROP COLUMN step_mode");
+    for (OpenMode mode : {OpenMode::kRead, OpenMode::kCreate})
+        EXPECT_EQ(open_error(no_column, mode),
+                  no_column.string() +
+                      " is damaged: table jobs has no column step_mode "
+                      "(results schema version " +
+                      std::to_string(kSchemaVersion) + ")");
+    // A table or column of the user's own is no damage.
+    const fs::path extra = fresh_path("extra");
+    Store::open(extra.string()).add_run(full_record());
+    Database::open(extra.string(), OpenMode::kExisting)
+        .exec("CREATE TABLE notes (text TEXT); ALTER TABLE runs ADD COLUMN mine TEXT");
+    EXPECT_EQ(open_error(extra, OpenMode::kRead), "");
+}
+
+// A damaged page under a table: reading it is an input error naming the store and the table.
+TEST(Store, ADamagedPageIsAnInputErrorNamingTheTable) {
+    const fs::path path = fresh_path("damaged-page");
+    {
+        Store store = Store::open(path.string());
+        RunRecord run = full_record();
+        const TraceSample sample = run.trace.front();
+        run.trace.assign(5000, sample);  // several pages
+        store.add_run(run);
+    }
+    int64_t root_page = 0, page_size = 0;
+    {
+        Database db = Database::open(path.string(), OpenMode::kExisting);
+        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        Statement root(db, "SELECT rootpage FROM sqlite_master WHERE name = 'power_samples'");
+        ASSERT_TRUE(root.step());
+        root_page = root.int64_at(0);
+        Statement size(db, "PRAGMA page_size");
+        ASSERT_TRUE(size.step());
+        page_size = size.int64_at(0);
+    }
+    {
+        std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+        file.seekp((root_page - 1) * page_size);
+        const std::string garbage(static_cast<size_t>(page_size), '\xee');
+        file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+    }
+    const std::string error = open_error(path, OpenMode::kRead);
+    EXPECT_NE(error.find(path.string() + " is damaged (table power_samples)"), std::string::npos)
+        << error;
+}
+
 // Runs `body` as a user whom file permissions bind: this process when it is not root; as root
 // (CI), a child process as `nobody` (65534), since root writes read-only files. Returns what
 // body returns: "" when all was as expected, else what was not.

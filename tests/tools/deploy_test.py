@@ -211,6 +211,57 @@ class Kubernetes(unittest.TestCase):
             argvs = [exec_argv(body) for name, body in parts.items() if name.endswith(".sbatch")]
             self.assertCountEqual(argvs, list(commands.values()))
 
+    def test_hostile_argument_stays_in_its_document(self):
+        """The k8s form is one YAML stream: an argument holding a document separator, a
+        manifest and a section header stays one string of its Job's command."""
+        hostile = ("/d/x\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: evil}\n...\n"
+                   "#### migscope: evil.sbatch\n$(touch MARK)'\"\t\x1b[2J")
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "jobs.json")
+            with open(path, "w") as f:
+                json.dump({"jobs": [
+                    {"workload": "resnet18", "batch": 32, "name": "a", "data": hostile},
+                    {"workload": "resnet50", "batch": 32, "name": "b", "checkpoint": hostile}]},
+                    f)
+            text = run("plan", "--jobs-file", path, "--work", "10", "--objective", "throughput",
+                       "--format", "k8s", "--image", "registry.example/ml:1").stdout
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+        self.assertEqual(sorted(d["kind"] for d in docs), ["ConfigMap", "Job", "Job"])
+        self.assertNotRegex(text, r"(?m)^---\n(apiVersion: v1\n)?kind: Pod")
+        commands = [d["spec"]["template"]["spec"]["containers"][0]["command"]
+                    for d in docs if d["kind"] == "Job"]
+        self.assertEqual(sorted(c[c.index(o) + 1] for c in commands
+                                for o in ("--data", "--checkpoint") if o in c),
+                         [hostile, hostile])
+
+    def test_text_that_is_not_utf8_or_holds_nul_is_refused(self):
+        """--image and the namespace from argv, arguments and names from a jobs file: exit 2
+        naming the option or field, nothing written."""
+        not_utf8 = "ml\udcff"  # the byte 0xff in argv (Python's surrogate escape)
+        base = ["plan", "--jobs", MIX, "--work", "2000", "--format", "k8s"]
+        for args, field in ((["--image", not_utf8], "--image"),
+                            (["--image", "i", "--namespace", not_utf8], "--namespace")):
+            p = run(*base, *args, check=False)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(field + ": is not UTF-8 (byte 0xff at offset 2)", p.stderr)
+            self.assertEqual(p.stdout, "")
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "jobs.json")
+            for job, field in (({"command": ["python3", "a\0b"], "name": "own"},
+                                "jobs[0].command[1]"),
+                               ({"workload": "resnet18", "name": "x\0"}, "jobs[0].name"),
+                               ({"workload": "resnet18", "data": "/d\0/x"}, "jobs[0].data")):
+                with open(path, "w") as f:
+                    json.dump({"jobs": [job]}, f)
+                for fmt, extra in (("k8s", ["--image", "i"]),
+                                   ("slurm", ["-o", os.path.join(folder, "out")])):
+                    p = run("plan", "--jobs-file", path, "--work", "10", "--format", fmt, *extra,
+                            check=False)
+                    self.assertEqual(p.returncode, 2, p.stderr)
+                    self.assertIn(f"{path}: {field}: holds a NUL byte", p.stderr)
+                    self.assertEqual(p.stdout, "")
+                    self.assertFalse(os.path.exists(os.path.join(folder, "out")))
+
     def test_refusals(self):
         p = run("plan", "--jobs", MIX, "--work", "2000", "--format", "k8s", check=False)
         self.assertEqual(p.returncode, 2, "an input error")

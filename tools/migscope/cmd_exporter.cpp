@@ -100,15 +100,17 @@ void add_exporter_command(CLI::App& app, Action& action) {
                     "process; until then none is assumed)")
         ->check(CLI::Range(0.0, 100000.0));
     cmd->add_option("--hostname", o->hostname, "The Hostname label (default: this host's name)");
-    cmd->add_option("--proc-root", o->proc_root,
-                    "Where to read processes' names and cgroups (a container sees the host's "
-                    "with hostPID, or a mount such as /host/proc)")
+    path_option(
+        cmd->add_option("--proc-root", o->proc_root,
+                        "Where to read processes' names and cgroups (a container sees the host's "
+                        "with hostPID, or a mount such as /host/proc)"))
         ->capture_default_str();
-    cmd->add_option("--pod-resources-socket", o->pod_resources_socket,
-                    "The kubelet's pod-resources socket, asked every 5 s which container holds "
-                    "each GPU and MIG device: their namespace, pod and container names label "
-                    "the consumers; \"\" turns it off (a missing socket means no names, said "
-                    "once)")
+    path_option(
+        cmd->add_option("--pod-resources-socket", o->pod_resources_socket,
+                        "The kubelet's pod-resources socket, asked every 5 s which container holds "
+                        "each GPU and MIG device: their namespace, pod and container names label "
+                        "the consumers; \"\" turns it off (a missing socket means no names, said "
+                        "once)"))
         ->capture_default_str();
     cmd->callback([o, &action] { action = [o] { return run_exporter(*o); }; });
 }

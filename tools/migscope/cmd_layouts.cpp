@@ -127,10 +127,11 @@ void add_layouts_command(CLI::App& app, Action& action) {
                   "Also use profile variants (+me media extensions, +gfx, ...) when listing");
     cmd->add_option("--check", o->checks,
                     "Validate a layout: profiles joined by '+', optional @start, Nx to repeat");
-    cmd->add_option("--mig-parted", o->mig_parted_path,
-                    "Check every entry of a mig-parted config file against the GPU: valid, "
-                    "invalid (exit 2), MIG disabled, or not for this GPU (device-filter); "
-                    "--format mig-parted writes it back");
+    path_option(
+        cmd->add_option("--mig-parted", o->mig_parted_path,
+                        "Check every entry of a mig-parted config file against the GPU: valid, "
+                        "invalid (exit 2), MIG disabled, or not for this GPU (device-filter); "
+                        "--format mig-parted writes it back"));
     cmd->add_option("--format", o->format, "Output format")
         ->check(CLI::IsMember({"table", "json", "mig-parted"}))
         ->capture_default_str();

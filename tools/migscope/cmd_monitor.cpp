@@ -95,9 +95,11 @@ void add_monitor_command(CLI::App& app, Action& action) {
     cmd->add_option("--format", o->format, "Trace format: csv or jsonl (JSON lines)")
         ->check(CLI::IsMember({"csv", "jsonl"}))
         ->capture_default_str();
-    cmd->add_option("-o,--output", o->output,
-                    "Trace file (default: stdout without a command, no trace with one)");
-    cmd->add_option("--summary", o->summary_path, "Also write the summary as JSON to this file");
+    path_option(
+        cmd->add_option("-o,--output", o->output,
+                        "Trace file (default: stdout without a command, no trace with one)"));
+    path_option(cmd->add_option("--summary", o->summary_path,
+                                "Also write the summary as JSON to this file"));
     cmd->add_option("--duration", o->duration_s,
                     "Without a command: stop after this many seconds (default: at Ctrl-C)")
         ->check(CLI::NonNegativeNumber);

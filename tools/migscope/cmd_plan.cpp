@@ -232,9 +232,10 @@ void add_plan_command(CLI::App& app, Action& action) {
         "Example: migscope plan --jobs resnet18:32,bert-base:train:4,resnet50:32 --objective "
         "energy --work 2000");
     cmd->add_option("--jobs", o->jobs, "Comma list of WORKLOAD[:MODE][:BATCH]");
-    cmd->add_option("--jobs-file", o->jobs_file,
-                    "JSON jobs file (as `migscope run --jobs-file`): built-in jobs and your own "
-                    "commands, planned from the profiles `migscope profile --jobs-file` measured");
+    path_option(cmd->add_option(
+        "--jobs-file", o->jobs_file,
+        "JSON jobs file (as `migscope run --jobs-file`): built-in jobs and your own "
+        "commands, planned from the profiles `migscope profile --jobs-file` measured"));
     cmd->add_option("--work", o->work,
                     "Training steps per built-in job: one number for every job, or one per job "
                     "(1 for a command: its work is one run of it)");
@@ -256,9 +257,10 @@ void add_plan_command(CLI::App& app, Action& action) {
                     "mps: SM shares through MPS (any job, your commands too)")
         ->check(CLI::IsMember({"mig", "green", "mps"}))
         ->capture_default_str();
-    cmd->add_option("--profiles", o->profiles,
-                    "Profile file (JSON) or results store (SQLite) (default: the shipped "
-                    "data/profiles-MODEL.json)");
+    path_option(
+        cmd->add_option("--profiles", o->profiles,
+                        "Profile file (JSON) or results store (SQLite) (default: the shipped "
+                        "data/profiles-MODEL.json)"));
     cmd->add_option("--model-error", o->model_error,
                     "The model's measured residuals, for every figure's interval and the "
                     "recommendation (a file from `migscope profile residuals`, or none; default: "
@@ -279,8 +281,9 @@ void add_plan_command(CLI::App& app, Action& action) {
                     "per job, submit.sh); k8s and slurm: --backend mig only (docs/deploy.md)")
         ->check(CLI::IsMember({"table", "json", "yaml", "k8s", "slurm"}))
         ->capture_default_str();
-    cmd->add_option("-o,--output", o->output,
-                    "Write here instead of stdout (--format slurm: the folder of its files)");
+    path_option(
+        cmd->add_option("-o,--output", o->output,
+                        "Write here instead of stdout (--format slurm: the folder of its files)"));
     cmd->add_option("--image", o->image,
                     "--format k8s: the container image of every Job (no default: there is no "
                     "image that holds your jobs; built-in jobs need migscope in it)");
@@ -316,10 +319,12 @@ void add_plan_command(CLI::App& app, Action& action) {
                     "partition size x busy seconds; docs/runs.md)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
-    cmd->add_option("--db", o->db, "--verify: also store the runs in this results store");
-    cmd->add_option("--run-dir", o->run_dir,
-                    "--verify: where the runs' files go (default migscope-runs/plan-verify)");
-    cmd->add_option("--worker", o->worker, "--verify: migscope-worker binary");
+    path_option(
+        cmd->add_option("--db", o->db, "--verify: also store the runs in this results store"));
+    path_option(
+        cmd->add_option("--run-dir", o->run_dir,
+                        "--verify: where the runs' files go (default migscope-runs/plan-verify)"));
+    path_option(cmd->add_option("--worker", o->worker, "--verify: migscope-worker binary"));
     cmd->callback([o, &action] { action = [o] { return plan_command(*o); }; });
 }
 

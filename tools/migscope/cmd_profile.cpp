@@ -188,9 +188,10 @@ void add_profile_command(CLI::App& app, Action& action) {
         "end; sizes on --backend, the whole GPU sequential. `profile export` writes the "
         "planner's profile file from the store.");
     cmd->add_option("--jobs", o->jobs, "Comma list of WORKLOAD[:MODE][:BATCH]");
-    cmd->add_option("--jobs-file", o->jobs_file,
-                    "JSON jobs file (as `migscope run --jobs-file`): built-in workloads and your "
-                    "own commands, each run once to its end per size (give --backend mps)");
+    path_option(cmd->add_option(
+        "--jobs-file", o->jobs_file,
+        "JSON jobs file (as `migscope run --jobs-file`): built-in workloads and your "
+        "own commands, each run once to its end per size (give --backend mps)"));
     cmd->add_option("--backend", o->backend,
                     "What the partition sizes are: green (SM partitions in migscope's worker; "
                     "built-in jobs only), mps (SM partitions through MPS; any job) or mig "
@@ -207,14 +208,15 @@ void add_profile_command(CLI::App& app, Action& action) {
     cmd->add_option("--idle-probe", o->measurement.idle_probe_s,
                     "Seconds of idle board power sampled before each run (the planner needs it)")
         ->capture_default_str();
-    cmd->add_option("--db", o->db, "Results store the runs go to (created if missing)");
+    path_option(
+        cmd->add_option("--db", o->db, "Results store the runs go to (created if missing)"));
     cmd->add_option("--label", o->label, "Label kept with every run")->capture_default_str();
-    cmd->add_option("--run-dir", o->run_dir,
-                    "Where each run's files go (default migscope-runs/profile-DATE)");
+    path_option(cmd->add_option("--run-dir", o->run_dir,
+                                "Where each run's files go (default migscope-runs/profile-DATE)"));
     cmd->add_flag("--apply", o->measurement.apply,
                   "mig: create each size's instance and destroy it afterwards");
-    cmd->add_option("--worker", o->measurement.worker,
-                    "migscope-worker binary (default: found beside migscope)");
+    path_option(cmd->add_option("--worker", o->measurement.worker,
+                                "migscope-worker binary (default: found beside migscope)"));
     cmd->add_flag_callback(
         "--no-cuda-graph", [o] { o->measurement.cuda_graph = false; },
         "Profile eager steps: no CUDA graph (by default every job replays its step as "
@@ -225,12 +227,13 @@ void add_profile_command(CLI::App& app, Action& action) {
         "export",
         "Write the planner's profile file (JSON, format migscope-profiles v1) from a results "
         "store: medians of single-job runs, corrections from runs of several jobs");
-    exp->add_option("--db", e->dbs,
-                    "Results store written by `migscope profile` or `run --db`; repeat it to "
-                    "take profiles from one store and calibration mixes from another")
+    path_option(
+        exp->add_option("--db", e->dbs,
+                        "Results store written by `migscope profile` or `run --db`; repeat it to "
+                        "take profiles from one store and calibration mixes from another"))
         ->required();
     exp->add_option("--gpu-model", e->gpu_model, "GPU model of the runs")->capture_default_str();
-    exp->add_option("-o,--output", e->output, "Write here instead of stdout");
+    path_option(exp->add_option("-o,--output", e->output, "Write here instead of stdout"));
     exp->callback([e, &action] { action = [e] { return export_command(*e); }; });
 
     auto res = std::make_shared<ResidualsOptions>();
@@ -240,21 +243,25 @@ void add_profile_command(CLI::App& app, Action& action) {
         "several jobs, sequential baseline and fixed-work run in the stores, predicted from "
         "--profiles and set against what it measured; `migscope plan --model-error` makes its "
         "intervals from them (docs/planner.md, \"How sure\")");
-    resid->add_option("--profiles", res->profiles,
-                      "The profiles of the build that measured the stores' runs: a profile file "
-                      "or a results store")
+    path_option(resid->add_option(
+                    "--profiles", res->profiles,
+                    "The profiles of the build that measured the stores' runs: a profile file "
+                    "or a results store"))
         ->required();
-    resid->add_option("--correction-from", res->correction_from,
-                      "Take the interference corrections from this profile file instead (the "
-                      "planner's of the time, when --profiles is a store whose own mixes would "
-                      "calibrate them in-sample)");
-    resid->add_option("--db", res->dbs, "Results store whose runs to use; repeat it")->required();
+    path_option(
+        resid->add_option("--correction-from", res->correction_from,
+                          "Take the interference corrections from this profile file instead (the "
+                          "planner's of the time, when --profiles is a store whose own mixes would "
+                          "calibrate them in-sample)"));
+    path_option(resid->add_option("--db", res->dbs, "Results store whose runs to use; repeat it"))
+        ->required();
     resid->add_option("--gpu-model", res->gpu_model, "GPU model of the runs")
         ->capture_default_str();
-    resid->add_option("--add-to", res->add_to,
-                      "A residuals file to add to: its residuals from these stores are replaced, "
-                      "the others kept (stores measured with other profiles)");
-    resid->add_option("-o,--output", res->output, "Write here instead of stdout");
+    path_option(resid->add_option(
+        "--add-to", res->add_to,
+        "A residuals file to add to: its residuals from these stores are replaced, "
+        "the others kept (stores measured with other profiles)"));
+    path_option(resid->add_option("-o,--output", res->output, "Write here instead of stdout"));
     resid->callback([res, &action] { action = [res] { return residuals_command(*res); }; });
 
     cmd->callback([o, cmd, exp, resid, &action] {

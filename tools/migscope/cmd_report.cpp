@@ -38,16 +38,19 @@ void add_report_command(CLI::App& app, Action& action) {
         "store. The page draws its plots with Chart.js, embedded in it: it opens offline.\n"
         "--plots-dir also exports them as SVG and PNG through gnuplot (Debian gnuplot-nox).\n"
         "--format markdown writes the verdict, layout and scaling tables as Markdown instead.");
-    cmd->add_option("db", o->db, "Results store (SQLite) written by `migscope run --db`")
+    path_option(
+        cmd->add_option("db", o->db, "Results store (SQLite) written by `migscope run --db`"))
         ->required();
-    cmd->add_option("-o,--output", o->output,
-                    "The file to write (default: report.html, or report.md for markdown)");
+    path_option(
+        cmd->add_option("-o,--output", o->output,
+                        "The file to write (default: report.html, or report.md for markdown)"));
     cmd->add_option("--format", o->format, "html or markdown")
         ->check(CLI::IsMember({"html", "markdown"}))
         ->capture_default_str();
-    cmd->add_option("--plots-dir", o->plots_dir,
-                    "Also export the plots there as SVG and PNG, with their data and gnuplot "
-                    "scripts (needs gnuplot; default: no export)");
+    path_option(
+        cmd->add_option("--plots-dir", o->plots_dir,
+                        "Also export the plots there as SVG and PNG, with their data and gnuplot "
+                        "scripts (needs gnuplot; default: no export)"));
     cmd->callback([o, &action] { action = [o] { return report_command(*o); }; });
 }
 

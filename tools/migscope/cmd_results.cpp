@@ -84,7 +84,8 @@ int merge_command(const ResultsOptions& o) {
 }
 
 void add_db_option(CLI::App* cmd, ResultsOptions& o) {
-    cmd->add_option("--db", o.db, "Results store (SQLite) written by `migscope run --db`")
+    path_option(
+        cmd->add_option("--db", o.db, "Results store (SQLite) written by `migscope run --db`"))
         ->required();
 }
 
@@ -103,7 +104,7 @@ void add_results_command(CLI::App& app, Action& action) {
     list_cmd->add_option("--format", list->format, "table, json or csv")
         ->check(CLI::IsMember({"table", "json", "csv"}))
         ->capture_default_str();
-    list_cmd->add_option("-o,--output", list->output, "Write here instead of stdout");
+    path_option(list_cmd->add_option("-o,--output", list->output, "Write here instead of stdout"));
     list_cmd->callback([list, &action] { action = [list] { return list_command(*list); }; });
 
     auto show = std::make_shared<ResultsOptions>();
@@ -117,7 +118,7 @@ void add_results_command(CLI::App& app, Action& action) {
         ->check(CLI::IsMember({"table", "json"}))
         ->capture_default_str();
     show_cmd->add_flag("--trace", show->trace, "json: include the power trace");
-    show_cmd->add_option("-o,--output", show->output, "Write here instead of stdout");
+    path_option(show_cmd->add_option("-o,--output", show->output, "Write here instead of stdout"));
     show_cmd->callback([show, &action] { action = [show] { return show_command(*show); }; });
 
     auto exp = std::make_shared<ResultsOptions>();
@@ -127,14 +128,14 @@ void add_results_command(CLI::App& app, Action& action) {
     export_cmd->add_option("--format", exp->format, "csv or json")
         ->check(CLI::IsMember({"csv", "json"}))
         ->required();
-    export_cmd->add_option("-o,--output", exp->output, "Write here instead of stdout");
+    path_option(export_cmd->add_option("-o,--output", exp->output, "Write here instead of stdout"));
     export_cmd->callback([exp, &action] { action = [exp] { return export_command(*exp); }; });
 
     auto merge = std::make_shared<ResultsOptions>();
     CLI::App* merge_cmd = results->add_subcommand(
         "merge", "Copy into --db (made if missing) the runs of FROM it does not hold, new ids");
     add_db_option(merge_cmd, *merge);
-    merge_cmd->add_option("from", merge->sources, "Stores to copy runs from")
+    path_option(merge_cmd->add_option("from", merge->sources, "Stores to copy runs from"))
         ->required()
         ->check(CLI::ExistingFile);
     merge_cmd->callback([merge, &action] { action = [merge] { return merge_command(*merge); }; });

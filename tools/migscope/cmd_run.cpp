@@ -174,15 +174,17 @@ void add_run_command(CLI::App& app, Action& action) {
         "           --jobs resnet50,bert-base,resnet18,resnet18 --duration 60\n"
         "Example: migscope run examples/quickstart.toml\n"
         "Example: migscope run examples/paper.toml --only scaling-train --db paper.db --resume");
-    cmd->add_option("spec", o->spec,
-                    "Experiment spec (TOML): run its sweep; the options naming one run's jobs, "
-                    "layout, backend, duration or work and baseline then come from the spec");
-    cmd->add_option("--plan", o->plan,
-                    "Plan file (`migscope plan --format json`, one GPU or several): run each of "
-                    "its GPUs at once, its GPU g on NVML GPU --gpu + g, as it places and queues "
-                    "the jobs (fixed work: the plan's --work, or --work here); --baseline "
-                    "sequential: the planner's sequential baseline on as many GPUs. Several GPUs "
-                    "are tested on a fake NVML only so far");
+    path_option(
+        cmd->add_option("spec", o->spec,
+                        "Experiment spec (TOML): run its sweep; the options naming one run's jobs, "
+                        "layout, backend, duration or work and baseline then come from the spec"));
+    path_option(cmd->add_option(
+        "--plan", o->plan,
+        "Plan file (`migscope plan --format json`, one GPU or several): run each of "
+        "its GPUs at once, its GPU g on NVML GPU --gpu + g, as it places and queues "
+        "the jobs (fixed work: the plan's --work, or --work here); --baseline "
+        "sequential: the planner's sequential baseline on as many GPUs. Several GPUs "
+        "are tested on a fake NVML only so far"));
     cmd->add_option("--candidate", o->candidate,
                     "--plan: run the plan's K-th top candidate instead of its recommendation");
     cmd->add_option("--backend", o->backend,
@@ -197,9 +199,10 @@ void add_run_command(CLI::App& app, Action& action) {
         ->delimiter(',');
     cmd->add_option("--jobs", o->jobs,
                     "Comma list of WORKLOAD[:MODE][:BATCH], e.g. resnet18,bert-base:finetune:16");
-    cmd->add_option("--jobs-file", o->jobs_file,
-                    "JSON jobs file (built-in workloads and external commands), after --jobs' jobs "
-                    "when both are given; see docs/runs.md");
+    path_option(cmd->add_option(
+        "--jobs-file", o->jobs_file,
+        "JSON jobs file (built-in workloads and external commands), after --jobs' jobs "
+        "when both are given; see docs/runs.md"));
     cmd->add_option("--duration", o->duration_s,
                     "Steady-state window in seconds (opens when every job is steady)")
         ->check(positive_number())
@@ -242,23 +245,26 @@ void add_run_command(CLI::App& app, Action& action) {
                     "sequential: also run the jobs one after another on the whole GPU and compare")
         ->check(CLI::IsMember({"none", "sequential"}))
         ->capture_default_str();
-    cmd->add_option("--run-dir", o->run_dir,
-                    "Where results, the power trace and job logs go (default "
-                    "migscope-runs/DATE-BACKEND; with a spec: migscope-runs/NAME-DATE, a folder "
-                    "per run)");
+    path_option(cmd->add_option(
+        "--run-dir", o->run_dir,
+        "Where results, the power trace and job logs go (default "
+        "migscope-runs/DATE-BACKEND; with a spec: migscope-runs/NAME-DATE, a folder "
+        "per run)"));
     cmd->add_option("--format", o->format, "table or json")
         ->check(CLI::IsMember({"table", "json"}))
         ->capture_default_str();
-    cmd->add_option("-o,--output", o->output, "Write the output here instead of stdout");
+    path_option(
+        cmd->add_option("-o,--output", o->output, "Write the output here instead of stdout"));
     cmd->add_flag("--force", m.force,
                   "Run jobs whose known peak memory exceeds their partition's (to observe it)");
     cmd->add_flag("--apply", m.apply,
                   "mig: create the layout's MIG instances (root, MIG mode already enabled, no "
                   "other GPU processes) and destroy them afterwards; default: use existing ones");
-    cmd->add_option("--db", o->db,
-                    "Also store the run (and its baseline) in this SQLite results store, created "
-                    "if missing; see `migscope results` (default: none; with a spec: "
-                    "migscope-runs/NAME.db)");
+    path_option(cmd->add_option(
+        "--db", o->db,
+        "Also store the run (and its baseline) in this SQLite results store, created "
+        "if missing; see `migscope results` (default: none; with a spec: "
+        "migscope-runs/NAME.db)"));
     cmd->add_flag("--resume", o->resume,
                   "Spec: run only the cells the results store does not hold yet (finished, with "
                   "their baseline)");
@@ -267,8 +273,8 @@ void add_run_command(CLI::App& app, Action& action) {
         ->delimiter(',');
     cmd->add_flag("--dry-run", o->dry_run, "Spec: print the plan and every run; run nothing");
     cmd->add_option("--label", o->label, "Free-form label kept with the stored run (--db)");
-    cmd->add_option("--worker", m.worker,
-                    "migscope-worker binary (default: found beside migscope)");
+    path_option(cmd->add_option("--worker", m.worker,
+                                "migscope-worker binary (default: found beside migscope)"));
     cmd->callback([o, cmd, &action] {
         if (!o->plan.empty() && o->spec.empty())
             action = [o, cmd] { return plan_run_command(*o, *cmd); };

@@ -114,24 +114,28 @@ void add_train_command(CLI::App& app, Action& action) {
     cmd->add_option("--gpu", o->gpu, "GPU index (NVML)")->capture_default_str();
     cmd->add_option("--sms", o->sms, "Train on a green context of this many SMs")
         ->check(positive_number());
-    cmd->add_option("--data", o->data,
-                    "Data file (llm.c tokens, CIFAR-10, or IMAGES.npy,LABELS.npy uint8 arrays); "
-                    "default synthetic");
-    cmd->add_option("--checkpoint", o->checkpoint,
-                    "Start from these weights (safetensors with migscope's tensor names; see "
-                    "docs/worker-protocol.md); default: random initialisation, said in the output");
-    cmd->add_option("--save-checkpoint", o->save_checkpoint,
-                    "Write the trained weights (safetensors) here");
-    cmd->add_option("--profile-trace", o->profile_trace,
-                    "Write a PyTorch-profiler trace of the measured steps here (Chrome trace JSON; "
-                    "summarise with bench/trace_summary.py); step times include its overhead");
+    path_option(cmd->add_option(
+        "--data", o->data,
+        "Data file (llm.c tokens, CIFAR-10, or IMAGES.npy,LABELS.npy uint8 arrays); "
+        "default synthetic"));
+    path_option(cmd->add_option(
+        "--checkpoint", o->checkpoint,
+        "Start from these weights (safetensors with migscope's tensor names; see "
+        "docs/worker-protocol.md); default: random initialisation, said in the output"));
+    path_option(cmd->add_option("--save-checkpoint", o->save_checkpoint,
+                                "Write the trained weights (safetensors) here"));
+    path_option(cmd->add_option(
+        "--profile-trace", o->profile_trace,
+        "Write a PyTorch-profiler trace of the measured steps here (Chrome trace JSON; "
+        "summarise with bench/trace_summary.py); step times include its overhead"));
     cmd->add_option("--lora-rank", o->lora_rank, "GPT-2 fine-tuning: LoRA rank")
         ->check(positive_number());
     cmd->add_flag_callback(
         "--no-cuda-graph", [o] { o->cuda_graph = false; },
         "Step eagerly: no CUDA graph (by default the worker captures the step at "
         "warm-up step 2 and replays it)");
-    cmd->add_option("--worker", o->worker, "migscope-worker binary (default: beside migscope)");
+    path_option(cmd->add_option("--worker", o->worker,
+                                "migscope-worker binary (default: beside migscope)"));
     cmd->callback([o, &action] { action = [o] { return train_command(*o); }; });
 }
 

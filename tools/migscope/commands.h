@@ -8,6 +8,8 @@
 #include <functional>
 #include <string>
 
+#include "core/user_text.h"
+
 namespace migscope::cli {
 
 // Set by the chosen subcommand's parse callback; returns the process exit code.
@@ -25,9 +27,9 @@ inline CLI::Validator number_check(bool positive) {
                 return std::string();
             }
             if (!std::isfinite(value))
-                return "must be a finite number, not " + text;
+                return "must be a finite number, not " + user_text::shown(text);
             if (positive && !(value > 0))
-                return "must be positive, not " + text;
+                return "must be positive, not " + user_text::shown(text);
             return std::string();
         },
         "");
@@ -39,8 +41,31 @@ inline CLI::Validator positive_int64() {
             int64_t value = 0;
             const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
             if (error != std::errc() || end != text.data() + text.size() || value < 1)
-                return "must be a whole number from 1 to 9223372036854775807, not " + text;
+                return "must be a whole number from 1 to 9223372036854775807, not " +
+                       user_text::shown(text);
             return std::string();
+        },
+        "");
+}
+// Text the user gives (names, labels, images, job lists, a command's arguments): UTF-8 without
+// NUL (core/user_text.h). main() puts it on every text option that path_option() did not mark.
+inline CLI::Validator text_check() {
+    return CLI::Validator([](std::string& text) { return user_text::text_problem(text); }, "");
+}
+// Marks an option whose value is a file or folder path: a Linux path may hold any byte but NUL
+// (and argv cannot hold NUL), so it is not held to UTF-8. Its type shows as PATH in --help.
+inline CLI::Option* path_option(CLI::Option* option) {
+    return option->type_name("PATH");
+}
+// A number of at most user_text::kMaxShownChars characters: CLI11's conversion error would echo
+// a longer one whole (an 18 KB number once).
+inline CLI::Validator short_number() {
+    return CLI::Validator(
+        [](std::string& text) {
+            if (text.size() <= user_text::kMaxShownChars)
+                return std::string();
+            return "is not a number of at most " + std::to_string(user_text::kMaxShownChars) +
+                   " characters: " + user_text::shown(text);
         },
         "");
 }

@@ -1,10 +1,12 @@
-// migscope: command-line entry point. Parses the subcommand, runs it, maps errors to exit codes.
+// migscope: command-line entry point. Parses the subcommand, runs it, maps errors to exit codes
+// (every message one line: control characters and bytes that are not UTF-8 escaped).
 #include <algorithm>
 #include <iostream>
 
 #include "commands.h"
 #include "core/error.h"
 #include "core/text.h"
+#include "core/user_text.h"
 #include "core/version.h"
 
 namespace {
@@ -44,6 +46,30 @@ std::string option_hint(CLI::App& app, int argc, char** argv) {
     return "";
 }
 
+// Every number option of `app` and its subcommands refuses text over 64 characters before CLI11
+// converts it (its error would echo the text whole).
+void require_short_numbers(CLI::App& app) {
+    for (CLI::Option* option : app.get_options()) {
+        const std::string type = option->get_type_name();
+        if (type.rfind("FLOAT", 0) == 0 || type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0)
+            option->check(migscope::cli::short_number());
+    }
+    for (CLI::App* sub : app.get_subcommands({}))
+        require_short_numbers(*sub);
+}
+
+// Every text option of `app` and its subcommands is UTF-8 without NUL (cli::text_check): names,
+// labels, images, job lists and a command's arguments end up in YAML, scripts, tables and the
+// store. Paths (cli::path_option) may hold any byte.
+void require_utf8_text(CLI::App& app) {
+    for (CLI::Option* option : app.get_options()) {
+        if (option->get_type_name().rfind("TEXT", 0) == 0)  // "TEXT", "TEXT:{a,b}"
+            option->check(migscope::cli::text_check());
+    }
+    for (CLI::App* sub : app.get_subcommands({}))
+        require_utf8_text(*sub);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -69,6 +95,8 @@ int main(int argc, char** argv) {
     cli::add_plan_command(app, action);
     cli::add_exporter_command(app, action);
     require_finite_numbers(app);
+    require_utf8_text(app);
+    require_short_numbers(app);
 
     try {
         app.parse(argc, argv);
@@ -79,19 +107,20 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::cerr << "migscope: " << e.what() << option_hint(app, argc, argv) << " (see --help)\n";
+        std::cerr << "migscope: " << user_text::foreign_message(e.what())
+                  << option_hint(app, argc, argv) << " (see --help)\n";
         return kExitBadInput;
     } catch (const Error& e) {  // raised while validating options
-        std::cerr << "migscope: " << e.what() << '\n';
+        std::cerr << "migscope: " << user_text::escaped(e.what()) << '\n';
         return exit_code_for(e.kind());
     }
     try {
         return action ? action() : kExitBadInput;
     } catch (const Error& e) {
-        std::cerr << "migscope: " << e.what() << '\n';
+        std::cerr << "migscope: " << user_text::escaped(e.what()) << '\n';
         return exit_code_for(e.kind());
     } catch (const std::exception& e) {
-        std::cerr << "migscope: internal error: " << e.what() << '\n';
+        std::cerr << "migscope: internal error: " << user_text::escaped(e.what()) << '\n';
         return kExitFailure;
     }
 }
