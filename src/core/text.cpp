@@ -85,7 +85,7 @@ std::optional<std::string> closest(std::string_view given, const std::vector<std
     constexpr size_t kLongest = 64;  // beyond this it is no typo of a name
     if (given.empty() || given.size() > kLongest)
         return std::nullopt;
-    const size_t allowed = std::max<size_t>(1, given.size() / 3);
+    const size_t allowed = std::max<size_t>(1, given.size() / 5);  // resnet50 is no resnet18
     std::optional<std::string> best;
     size_t best_distance = allowed + 1;
     for (const std::string& k : known) {

@@ -19,7 +19,7 @@ bool starts_with(std::string_view s, std::string_view prefix);
 // Parses a whole non-negative decimal integer; returns false on any other text.
 bool parse_uint(std::string_view s, unsigned& out);
 // The item of `known` nearest to `given` by edits (insertions, deletions, substitutions, swaps of
-// neighbours), for "did you mean": none when even the nearest needs more than a third of
+// neighbours), for "did you mean": none when even the nearest needs more than a fifth of
 // `given`'s characters (at least one) changed, or `given` is one of them.
 std::optional<std::string> closest(std::string_view given, const std::vector<std::string>& known);
 // " (did you mean 'X'?)" for closest(given, known), or "".

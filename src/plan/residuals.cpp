@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "mig/layout.h"
 #include "plan/objective.h"
+#include "plan/verify.h"
 #include "store/store.h"
 
 namespace migscope::plan {
@@ -198,14 +199,15 @@ void sequential_windows(const store::RunRecord& r, const Rebuilt& b, const std::
             "whole GPU", r.backend);
 }
 
-// A fixed-work run's figures, measured and predicted, to pair with a sequential baseline of the
-// same jobs and work (gain residuals).
-struct FixedWorkFigures {
+// A fixed-work run's scores per objective (objectives() order), measured as `plan --verify`
+// measures them and predicted, to pair with a sequential baseline of the same jobs and work.
+struct FixedWorkScores {
     std::string jobs;  // its jobs and their steps, sorted: what a baseline must match
     bool sequential = false;
     int64_t id = 0;
     std::string layout, backend;
-    Prediction measured, predicted;  // the figures only
+    std::vector<std::optional<double>> measured;
+    std::vector<double> predicted;
 };
 
 std::string jobs_signature(const store::RunRecord& r) {
@@ -220,67 +222,54 @@ std::string jobs_signature(const store::RunRecord& r) {
     return out;
 }
 
-// What the run measured as the prediction counts it: the makespan, the board energy, the work
-// (the jobs' whole-GPU seconds, predicted) over the makespan, and each partition's work over when
-// its last job ended (sequential: the throughput).
-std::optional<Prediction> measured_figures(const store::RunRecord& r, const Rebuilt& b,
-                                           const Prediction& predicted) {
-    if (!r.counter_energy_j || r.window_s <= 0)
-        return std::nullopt;
-    Prediction m;
-    m.makespan_s = r.window_s;
-    m.energy_j = *r.counter_energy_j;
-    m.edp_js = m.energy_j * m.makespan_s;
-    m.throughput = predicted.throughput * predicted.makespan_s / m.makespan_s;
-    if (!b.gpu.layout) {
-        m.aggregate_throughput = m.throughput;
-        return m;
+FixedWorkScores fixed_work_scores(const store::RunRecord& r, const Rebuilt& b,
+                                  const Prediction& predicted) {
+    FixedWorkScores out{jobs_signature(r), !b.gpu.layout, r.id, r.layout.value_or("whole GPU"),
+                        r.backend, {}, {}};
+    const CandidateRun plan = candidate_run(b.problem, b.gpu);
+    MeasuredRun run;  // the stored run as verify measures one (the problem's jobs are its jobs)
+    run.makespan_s = r.window_s;
+    run.energy_j = r.counter_energy_j;
+    for (size_t job : plan.order)
+        run.jobs.push_back({r.jobs[job].status, "", r.jobs[job].items_per_s, r.jobs[job].finish_s});
+    for (const ObjectiveInfo& o : objectives()) {
+        out.measured.push_back(measured_score(o.objective, b.problem, plan, run));
+        out.predicted.push_back(score(o.objective, predicted));
     }
-    for (const auto& queue : b.gpu.queues) {
-        double work_s = 0, end_s = 0;
-        for (size_t i : queue) {
-            if (!r.jobs[i].finish_s)
-                return std::nullopt;
-            work_s += b.problem.jobs[i].whole_gpu_s;
-            end_s = std::max(end_s, *r.jobs[i].finish_s);
-        }
-        if (!queue.empty() && end_s > 0)
-            m.aggregate_throughput += work_s / end_s;
-    }
-    return m;
+    return out;
 }
 
 // Each partitioned fixed-work run against the sequential baseline of the same jobs and work in
 // the same store (the nearest by run id): per objective, (measured / measured) / (predicted /
 // predicted) of its figure.
-void gain_residuals(const std::vector<FixedWorkFigures>& runs, const std::string& source,
+void gain_residuals(const std::vector<FixedWorkScores>& runs, const std::string& source,
                     StoreResiduals& out) {
-    for (const FixedWorkFigures& part : runs) {
+    for (const FixedWorkScores& part : runs) {
         if (part.sequential)
             continue;
-        const FixedWorkFigures* base = nullptr;
-        for (const FixedWorkFigures& s : runs) {
+        const FixedWorkScores* base = nullptr;
+        for (const FixedWorkScores& s : runs) {
             if (s.sequential && s.jobs == part.jobs &&
                 (!base || std::llabs(s.id - part.id) < std::llabs(base->id - part.id)))
                 base = &s;
         }
         if (!base)
             continue;
-        for (const ObjectiveInfo& o : objectives()) {
-            const double measured =
-                score(o.objective, part.measured) / score(o.objective, base->measured);
-            const double predicted =
-                score(o.objective, part.predicted) / score(o.objective, base->predicted);
-            add(out, ResidualKind::kGain, std::string(o.name), measured / predicted,
+        for (size_t i = 0; i < objectives().size(); ++i) {
+            if (!part.measured[i] || !base->measured[i])
+                continue;
+            const double measured = *part.measured[i] / *base->measured[i];
+            const double predicted = part.predicted[i] / base->predicted[i];
+            add(out, ResidualKind::kGain, std::string(objectives()[i].name), measured / predicted,
                 source + " run " + std::to_string(part.id) + " vs run " + std::to_string(base->id),
                 part.layout, part.backend);
         }
     }
 }
 
-// Fixed work: each job's items/s and the run's dynamic energy against predict(); its figures for
+// Fixed work: each job's items/s and the run's dynamic energy against predict(); its scores for
 // gain_residuals.
-std::optional<FixedWorkFigures> fixed_work(const store::RunRecord& r, const Rebuilt& b,
+FixedWorkScores fixed_work(const store::RunRecord& r, const Rebuilt& b,
                                            const std::string& source, StoreResiduals& out) {
     const Prediction p = predict(b.problem, {b.gpu});
     bool capped = false;
@@ -297,17 +286,7 @@ std::optional<FixedWorkFigures> fixed_work(const store::RunRecord& r, const Rebu
         add(out, ResidualKind::kDynamicEnergy, energy_group(p.mix, capped),
             (*r.counter_energy_j - b.problem.idle_power_w * r.window_s) / predicted_j, source,
             r.layout.value_or("whole GPU"), r.backend);
-    const std::optional<Prediction> m = measured_figures(r, b, p);
-    if (!m)
-        return std::nullopt;
-    Prediction predicted;
-    predicted.makespan_s = p.makespan_s;
-    predicted.energy_j = p.energy_j;
-    predicted.edp_js = p.edp_js;
-    predicted.throughput = p.throughput;
-    predicted.aggregate_throughput = p.aggregate_throughput;
-    return FixedWorkFigures{jobs_signature(r), !b.gpu.layout, r.id,
-                            r.layout.value_or("whole GPU"), r.backend, *m, predicted};
+    return fixed_work_scores(r, b, p);
 }
 
 }  // namespace
@@ -316,7 +295,7 @@ StoreResiduals residuals_from_runs(const std::vector<store::RunRecord>& runs,
                                    const ProfileSet& profiles, const mig::GpuModel& model,
                                    const std::string& source) {
     StoreResiduals out;
-    std::vector<FixedWorkFigures> fixed;
+    std::vector<FixedWorkScores> fixed;
     for (const store::RunRecord& r : runs) {
         const bool ok = std::all_of(r.jobs.begin(), r.jobs.end(), [](const store::JobRecord& j) {
             return j.status == "ok" && (!j.workload || j.items_per_s);
@@ -353,10 +332,9 @@ StoreResiduals residuals_from_runs(const std::vector<store::RunRecord>& runs,
         }
         try {
             const Rebuilt b = rebuild(r, profiles, model);
-            if (work) {
-                if (auto f = fixed_work(r, b, where, out))
-                    fixed.push_back(std::move(*f));
-            } else if (partitioned)
+            if (work)
+                fixed.push_back(fixed_work(r, b, where, out));
+            else if (partitioned)
                 steady_mix(r, b, where, out);
             else
                 sequential_windows(r, b, where, out);

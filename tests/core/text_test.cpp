@@ -43,6 +43,7 @@ TEST(Text, ClosestOffersTheNearestKnownWordForATypo) {
     EXPECT_FALSE(closest("--frobnicate", known));  // too far from everything
     EXPECT_FALSE(closest("", known));
     EXPECT_FALSE(closest("x", {"yy"}));  // one character may change one, not two
+    EXPECT_FALSE(closest("resnet50", {"resnet18"}));  // another real name, not a typo of it
     EXPECT_EQ(did_you_mean("resnet5", known), " (did you mean 'resnet50'?)");
     EXPECT_EQ(did_you_mean("gpt", known), "");
 }
