@@ -269,8 +269,8 @@ void gain_residuals(const std::vector<FixedWorkScores>& runs, const std::string&
 
 // Fixed work: each job's items/s and the run's dynamic energy against predict(); its scores for
 // gain_residuals.
-FixedWorkScores fixed_work(const store::RunRecord& r, const Rebuilt& b,
-                                           const std::string& source, StoreResiduals& out) {
+FixedWorkScores fixed_work(const store::RunRecord& r, const Rebuilt& b, const std::string& source,
+                           StoreResiduals& out) {
     const Prediction p = predict(b.problem, {b.gpu});
     bool capped = false;
     for (size_t i = 0; i < r.jobs.size(); ++i) {
