@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/user_text.h"
 
 namespace migscope::exporter {
 namespace {
@@ -23,43 +24,6 @@ bool valid_name(std::string_view name, bool allow_colon) {
     return true;
 }
 
-// The length of the UTF-8 character `text` starts with (RFC 3629: no overlong form, no surrogate,
-// nothing above U+10FFFF), or 0 when it starts with a byte that begins none.
-size_t utf8_character_length(std::string_view text) {
-    const auto lead = static_cast<unsigned char>(text[0]);
-    if (lead < 0x80)
-        return 1;
-    size_t length = 0;
-    unsigned char second_low = 0x80, second_high = 0xBF;  // what the second byte may be
-    if (lead >= 0xC2 && lead <= 0xDF) {
-        length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-        length = 3;
-        if (lead == 0xE0)
-            second_low = 0xA0;  // below: an overlong form
-        if (lead == 0xED)
-            second_high = 0x9F;  // above: a surrogate
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-        length = 4;
-        if (lead == 0xF0)
-            second_low = 0x90;  // below: an overlong form
-        if (lead == 0xF4)
-            second_high = 0x8F;  // above: past U+10FFFF
-    } else {
-        return 0;
-    }
-    if (text.size() < length)
-        return 0;
-    const auto second = static_cast<unsigned char>(text[1]);
-    if (second < second_low || second > second_high)
-        return 0;
-    for (size_t i = 2; i < length; ++i) {
-        if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80)
-            return 0;
-    }
-    return length;
-}
-
 enum class Quotes { kEscaped, kKept };
 
 // Text as the format wants it: valid UTF-8 (Prometheus refuses a whole scrape over one invalid
@@ -71,7 +35,7 @@ std::string escape_text(std::string_view text, Quotes quotes) {
     out.reserve(text.size());
     size_t i = 0;
     while (i < text.size()) {
-        const size_t length = utf8_character_length(text.substr(i));
+        const size_t length = user_text::utf8_character_length(text.substr(i));
         if (length == 0) {
             out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
             ++i;
