@@ -212,9 +212,10 @@ struct FixedWorkScores {
 
 std::string jobs_signature(const store::RunRecord& r) {
     std::vector<std::string> jobs;
-    for (const store::JobRecord& j : r.jobs)
-        jobs.push_back(subject_of(j).substr(0, subject_of(j).rfind(" on ")) + " x" +
-                       std::to_string(j.steps));
+    for (const store::JobRecord& j : r.jobs) {
+        const std::string subject = subject_of(j);  // "resnet18:train:32 on 3g.71gb"
+        jobs.push_back(subject.substr(0, subject.rfind(" on ")) + " x" + std::to_string(j.steps));
+    }
     std::sort(jobs.begin(), jobs.end());
     std::string out;
     for (const std::string& j : jobs)
