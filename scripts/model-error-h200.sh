@@ -12,12 +12,12 @@ old=data/profiles-h200-2026-12-01/profiles-h200.json  # the unfused ResNets' pro
 rm -f "$out"
 add() { "$b" profile residuals "$@" $([ -f "$out" ] && echo --add-to "$out") -o "$out"; }
 # Today's profiles: their calibration mixes (in-sample for the corrections), nine mixes of all
-# seven profiled jobs (2026-12-04) and both held-out evaluations' plans (2026-12-04, seeds
-# 20261204 and 20261205; docs/planner.md, "Held-out evaluation": from the day one was scored, its
-# mixes are residuals like any other, and their verified pairs the gains' residuals).
+# seven profiled jobs (2026-12-04) and the three held-out evaluations' plans (2026-12-04, seeds
+# 20261204, 20261205 and 20261206; docs/planner.md, "Held-out evaluation": from the day one was
+# scored, its mixes are residuals like any other, and their verified pairs the gains' residuals).
 add --profiles data/profiles-h200.json --db data/profiles-h200/mixes.db \
   --db data/calibration-h200-2026-12-04/calibration.db --db data/plan-eval-h200-2026-12-04/eval.db \
-  --db data/plan-eval-h200-seed-20261205/eval.db
+  --db data/plan-eval-h200-seed-20261205/eval.db --db data/plan-eval-h200-seed-20261206/eval.db
 # The same two mixes with the unfused ResNets, on that day's profiles.
 add --profiles "$old" --db data/profiles-h200-2026-12-01/mixes.db
 # The study's mixes, fixed work and sequential baselines: profiles from its own scaling runs
