@@ -17,7 +17,9 @@ namespace {
 using nlohmann::json;
 
 std::string kj(double j) {
-    return fmt::format("{:.2f}", j / 1e3);
+    const double kilojoules = j / 1e3;
+    // A rounding residue below the last digit prints as 0.00, never "-0.00".
+    return fmt::format("{:.2f}", std::abs(kilojoules) < 0.005 ? 0.0 : kilojoules);
 }
 
 std::string signed_pct(double value, double base) {

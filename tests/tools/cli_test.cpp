@@ -82,7 +82,7 @@ TEST(CliGpus, WithoutNvmlExitsThreeAndSaysSo) {
     EXPECT_TRUE(r.out.empty());
 }
 
-// The README's exit code table, subcommand by subcommand, on a machine without NVML: what needs
+// docs/cli.md's exit code table, subcommand by subcommand, on a machine without NVML: what needs
 // the GPU exits 3 before it makes anything; what works offline exits 0.
 TEST(CliExitCodes, WithoutAGpuMatchTheTable) {
     const std::string db = temp_path("no-gpu-profile.db");
