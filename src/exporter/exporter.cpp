@@ -285,6 +285,7 @@ std::vector<MetricFamily> Exporter::metric_families() const {
             info.samples.push_back(
                 {{{"gpu", index},
                   {"UUID", gpu.uuid},
+                  {"Hostname", options_.hostname},
                   {"method", method_of(gpu.sharing, gpu.activity_measured, gpu.instances_listed,
                                        gpu.mps_server, gpu.process_signal_missing)},
                   {"idle_power_source", gpu.idle_source}},

@@ -175,6 +175,31 @@ TEST(Exporter, WithoutAHostnameTheHostsNameLabelsTheSeries) {
               name);
 }
 
+// The dashboard filters every query by Hostname (deploy/grafana-dashboard.json; Deploy.python
+// checks the queries): every series of every family carries it, on every fake fleet, a GPU that
+// fails and MPS included.
+TEST(Exporter, EverySeriesCarriesTheHostname) {
+    for (const std::string config : {"exporter-fleet.json", "exporter-faults.json",
+                                     "exporter-mps.json"}) {
+        FakeNvmlEnv env(config);
+        nvml::Session session = nvml::Session::open();
+        ExporterOptions options;
+        options.hostname = "node-7";
+        Exporter exporter(session, options);
+        exporter.sample_once();
+        sleep_s(0.2);
+        exporter.sample_once();
+        size_t series = 0;
+        for (const MetricFamily& f : exporter.metric_families()) {
+            for (const MetricSample& s : f.samples) {
+                ++series;
+                EXPECT_EQ(label(s.labels, "Hostname"), "node-7") << config << ": " << f.name;
+            }
+        }
+        EXPECT_GT(series, 4u) << config;
+    }
+}
+
 TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
     FakeNvmlEnv env("exporter-faults.json");
     nvml::Session session = nvml::Session::open();

@@ -552,6 +552,18 @@ class Deploy(unittest.TestCase):
                        "migscope_gpu_energy_joules_total"):
             self.assertIn(needed, used)
 
+    def test_dashboard_filters_every_query_by_hostname(self):
+        # The $hostname variable selects nodes: every selector of a migscope metric filters on
+        # Hostname, which every exported series carries (test_exporter's
+        # Exporter.EverySeriesCarriesTheHostname).
+        with open(os.path.join(SOURCE, "deploy", "grafana-dashboard.json")) as f:
+            dashboard = json.load(f)
+        exprs = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+        selectors = [m for e in exprs for m in re.findall(r"\bmigscope_[a-z_]+(?:\{[^}]*\})?", e)]
+        self.assertGreaterEqual(len(selectors), 4)
+        unfiltered = [m for m in selectors if 'Hostname=~"$hostname"' not in m]
+        self.assertFalse(unfiltered, f"dashboard selectors without the Hostname filter: {unfiltered}")
+
     def test_scrape_config_targets_the_exporter_port(self):
         with open(os.path.join(SOURCE, "deploy", "prometheus-scrape.yml")) as f:
             config = yaml.safe_load(f)
