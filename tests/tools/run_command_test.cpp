@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -366,6 +367,34 @@ TEST(TrainCommand, PrintsSettingsEveryStepAndASummary) {
     EXPECT_NE(r.out.find("4 measured steps"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("1.00 GiB"), std::string::npos);  // the peak memory it reported
     EXPECT_NE(r.err.find("training on the CPU"), std::string::npos) << r.err;  // no GPU here
+}
+
+TEST(TrainCommand, JsonlPrintsTheWorkersEventsOneObjectPerLine) {
+    const ProcessResult r =
+        train({"--model", "fake", "--steps", "4", "--warmup-steps", "2", "--format", "jsonl"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream lines(r.out);
+    std::vector<std::string> events;
+    size_t measured_steps = 0;
+    for (std::string line; std::getline(lines, line);) {
+        const json e = json::parse(line);  // every line is one JSON object
+        events.push_back(e.at("event").get<std::string>());
+        if (events.back() == "step" && !e.value("warmup", false))
+            ++measured_steps;
+    }
+    ASSERT_GE(events.size(), 3u) << r.out;
+    EXPECT_EQ(events.front(), "ready");
+    EXPECT_EQ(events.back(), "result");
+    EXPECT_EQ(measured_steps, 4u) << r.out;
+    EXPECT_EQ(std::count(events.begin(), events.end(), "step"), 6);
+}
+
+TEST(TrainCommand, JsonlWithAFailingJobExitsOneAndSaysWhy) {
+    const ProcessResult r =
+        train({"--model", "fake-oom", "--steps", "20", "--device", "cpu", "--format", "jsonl"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.out.find("\"event\":\"error\""), std::string::npos) << r.out;
+    EXPECT_NE(r.err.find("out of memory"), std::string::npos) << r.err;
 }
 
 TEST(TrainCommand, AFailingJobExitsWithTheWorkersCodeAndItsMessage) {

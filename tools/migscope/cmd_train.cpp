@@ -1,12 +1,15 @@
 // `migscope train`: one built-in workload in the foreground through migscope-worker, printing its
-// settings, every step (time, throughput, MFU, loss) and a summary with peak memory.
+// settings, every step (time, throughput, MFU, loss) and a summary with peak memory, or (--format
+// jsonl) the worker's events as JSON lines.
 #include <iostream>
 #include <memory>
+#include <variant>
 
 #include "commands.h"
 #include "core/error.h"
 #include "interrupt.h"
 #include "nvml/session.h"
+#include "protocol/events.h"
 #include "protocol/group_spec.h"
 #include "report/train_output.h"
 #include "runner/foreground_job.h"
@@ -32,6 +35,7 @@ struct TrainOptions {
     bool cuda_graph = true;
     int64_t lora_rank = 0;
     std::string worker;
+    std::string format = "text";  // text | jsonl
 };
 
 // The worker's job: the options, one job on its own (`train`), stopped by steps or seconds.
@@ -82,12 +86,25 @@ int train_command(const TrainOptions& o) {
     runner::ForegroundJob job{worker_job(o), device == "cpu" ? "cpu" : "cuda:0", visible,
                               runner::find_worker(o.worker)};
     report::TrainPrinter printer(std::cout, std::cerr);
+    bool worker_error = false;
     runner::ForegroundHooks hooks;
-    hooks.event = [&printer](const protocol::EventBody& e) { printer.print(e); };
+    if (o.format == "jsonl") {
+        // The worker's own events (docs/worker-protocol.md), one JSON object per line; its
+        // error's message also to stderr.
+        hooks.event = [&worker_error](const protocol::EventBody& e) {
+            std::cout << protocol::to_json_line(protocol::Event{0, e}) << '\n' << std::flush;
+            if (const auto* error = std::get_if<protocol::ErrorEvent>(&e)) {
+                worker_error = true;
+                std::cerr << "migscope train: " << error->message << '\n';
+            }
+        };
+    } else {
+        hooks.event = [&printer](const protocol::EventBody& e) { printer.print(e); };
+    }
     hooks.note = [](const std::string& line) { std::cerr << "migscope train: " << line << '\n'; };
     hooks.interrupt = install_interrupt_handler();
     const int code = runner::run_in_foreground(job, hooks);
-    return code == kExitOk && printer.failed() ? kExitFailure : code;
+    return code == kExitOk && (printer.failed() || worker_error) ? kExitFailure : code;
 }
 
 }  // namespace
@@ -136,6 +153,11 @@ void add_train_command(CLI::App& app, Action& action) {
         "warm-up step 2 and replays it)");
     path_option(cmd->add_option("--worker", o->worker,
                                 "migscope-worker binary (default: beside migscope)"));
+    cmd->add_option("--format", o->format,
+                    "text, or jsonl: the worker's events (ready, warm, every step, result), one "
+                    "JSON object per line (docs/worker-protocol.md)")
+        ->check(CLI::IsMember({"text", "jsonl"}))
+        ->capture_default_str();
     cmd->callback([o, &action] { action = [o] { return train_command(*o); }; });
 }
 
