@@ -120,8 +120,8 @@ Cell cell_of(const Section& s, partition::BackendKind backend, int64_t repetitio
     c.backend = backend;
     c.duration_s = s.duration_s;
     c.work_steps = s.work_steps;
-    c.baseline =
-        s.baseline == Baseline::kSequential && backend != partition::BackendKind::kSequential;
+    c.baseline = s.baseline == Baseline::kSequential &&
+                 partition::traits(backend).plan_role != partition::PlanRole::kBaseline;
     c.repetition = repetition;
     c.repetitions = s.repetitions;
     c.cooldown_s = s.cooldown_s;
@@ -169,7 +169,7 @@ void expand_section(const Spec& spec, const Section& s, const mig::GpuModel& mod
 
     for (int64_t rep = 1; rep <= s.repetitions; ++rep) {
         for (partition::BackendKind backend : s.backends) {
-            if (!partition::uses_layout(backend)) {
+            if (!partition::traits(backend).takes_layout) {
                 Cell c = cell_of(s, backend, rep);
                 c.jobs = s.jobs;
                 partition::make_names_unique(c.jobs);
@@ -239,7 +239,7 @@ std::vector<Cell> select_cells(const Spec& spec, const std::vector<Cell>& cells,
 }
 
 Estimate estimate(const Cell& cell) {
-    const bool cpu = cell.backend == partition::BackendKind::kCpu;
+    const bool cpu = !partition::traits(cell.backend).needs_gpu;
     const double job_startup_s = cpu ? kCpuStartupAllowance_s : kGpuJobStartupAllowance_s;
     const double run_startup_s =
         cpu || cell.jobs.size() < 2 ? job_startup_s : kGpuMixStartupAllowance_s;

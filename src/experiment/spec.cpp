@@ -342,26 +342,27 @@ Section read_section(const toml::node& n, SectionKind kind, const std::string& p
         throw input_error(path + ": work = \"matched\" needs work_steps (fixed work)");
     for (partition::BackendKind b : s.backends) {
         const std::string name = partition::to_string(b);
-        if (kind == SectionKind::kScaling && !partition::uses_layout(b))
+        const partition::BackendTraits& t = partition::traits(b);
+        if (kind == SectionKind::kScaling && !t.takes_layout)
             throw input_error(f.path("backends") + ": scaling runs on partitions; the " + name +
-                              " backend has none (use green, mps or mig)");
-        if (kind == SectionKind::kMix && partition::uses_layout(b) && s.layouts.empty())
+                              " backend has none (use " +
+                              partition::backend_names_text(partition::takes_layout, "or") + ")");
+        if (kind == SectionKind::kMix && t.takes_layout && s.layouts.empty())
             throw input_error(f.path("layouts") + ": the " + name + " backend needs layouts");
-        if (kind == SectionKind::kMix && !partition::uses_layout(b) && !s.layouts.empty())
+        if (kind == SectionKind::kMix && !t.takes_layout && !s.layouts.empty())
             throw input_error(f.path("layouts") + ": the " + name +
                               " backend takes no layout: give it its own [[mix]]");
-        if (s.work == WorkSplit::kMatched && !partition::uses_layout(b))
+        if (s.work == WorkSplit::kMatched && !t.takes_layout)
             throw input_error(path + ": work = \"matched\" needs partitions; the " + name +
                               " backend has none");
-        if (b == partition::BackendKind::kCpu && s.gpus > 1)
-            throw input_error(s.gpus_path + ": " + std::to_string(s.gpus) +
-                              " GPUs, but the cpu backend of " + s.path +
-                              " runs on this machine's CPU cores: give the cpu backend its "
-                              "own section without gpus");
-        if (b == partition::BackendKind::kMig && s.baseline == Baseline::kSequential)
-            throw input_error(path +
-                              ": baseline = \"sequential\" cannot run with the mig backend "
-                              "(the whole-GPU baseline needs MIG mode disabled)");
+        if (!t.needs_gpu && s.gpus > 1)
+            throw input_error(s.gpus_path + ": " + std::to_string(s.gpus) + " GPUs, but the " +
+                              name + " backend of " + s.path +
+                              " runs on this machine's CPU cores: give the " + name +
+                              " backend its own section without gpus");
+        if (t.needs_mig_mode && s.baseline == Baseline::kSequential)
+            throw input_error(path + ": baseline = \"sequential\" cannot run with the " + name +
+                              " backend (the whole-GPU baseline needs MIG mode disabled)");
     }
     return s;
 }

@@ -7,18 +7,10 @@
 #include <vector>
 
 #include "core/child_process.h"
+#include "partition/backend_traits.h"
 #include "partition/job.h"
 
 namespace migscope::partition {
-
-// green: SM partitions via CUDA green contexts in one worker process; mps: one process per job
-// under a private MPS daemon; mig: MIG instances; timeslice: all jobs at once on the whole GPU;
-// sequential: one job at a time on the whole GPU (the baseline); cpu: CPU cores as partitions.
-enum class BackendKind { kGreen, kMps, kMig, kTimeslice, kSequential, kCpu };
-
-BackendKind parse_backend(std::string_view name);  // input error listing the known names
-std::string to_string(BackendKind kind);
-bool uses_layout(BackendKind kind);  // green, mps, mig take a layout; the others do not
 
 // What one job gets.
 struct Partition {

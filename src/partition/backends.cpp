@@ -6,26 +6,12 @@
 
 #include "core/error.h"
 #include "core/text.h"
-#include "core/user_text.h"
 #include "partition/backend.h"
 #include "partition/mps_daemon.h"
 #include "protocol/group_spec.h"
 
 namespace migscope::partition {
 namespace {
-
-struct BackendName {
-    BackendKind kind;
-    const char* name;
-};
-constexpr BackendName kBackendNames[] = {
-    {BackendKind::kGreen, "green"},
-    {BackendKind::kMps, "mps"},
-    {BackendKind::kMig, "mig"},
-    {BackendKind::kTimeslice, "timeslice"},
-    {BackendKind::kSequential, "sequential"},
-    {BackendKind::kCpu, "cpu"},
-};
 
 // What the worker is told to do with a built-in job under this control.
 protocol::WorkerJob worker_job(const JobSpec& job, const JobControl& control) {
@@ -175,28 +161,6 @@ class GreenBackend : public Backend {
 };
 
 }  // namespace
-
-BackendKind parse_backend(std::string_view name) {
-    std::string known;
-    for (const BackendName& b : kBackendNames) {
-        if (text::lower(name) == b.name)
-            return b.kind;
-        known += (known.empty() ? "" : ", ") + std::string(b.name);
-    }
-    throw input_error("unknown backend '" + user_text::shown(name) + "' (known: " + known + ")");
-}
-
-std::string to_string(BackendKind kind) {
-    for (const BackendName& b : kBackendNames) {
-        if (b.kind == kind)
-            return b.name;
-    }
-    return "?";
-}
-
-bool uses_layout(BackendKind kind) {
-    return kind == BackendKind::kGreen || kind == BackendKind::kMps || kind == BackendKind::kMig;
-}
 
 std::vector<std::string> worker_train_argv(const std::string& worker_path, const JobSpec& job,
                                            const std::string& device, const JobControl& control) {

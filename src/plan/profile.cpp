@@ -15,6 +15,7 @@
 #include "core/json_fields.h"
 #include "core/statistics.h"
 #include "core/text.h"
+#include "partition/backend_traits.h"
 #include "store/store.h"
 #include "telemetry/idle_baseline.h"
 
@@ -58,8 +59,15 @@ std::optional<unsigned> sms_of(const std::string& label, const mig::GpuModel& mo
     return p ? p->sms : std::nullopt;
 }
 
+// A stored run's backend: one whose partitions plans place jobs on.
 bool partition_backend(const std::string& backend) {
-    return backend == "green" || backend == "mps" || backend == "mig";
+    return partition::plan_role_of(backend) == partition::PlanRole::kPartitions;
+}
+
+// A stored run's backend: one whose SM partitions are rounded up (the job's SMs as granted).
+bool rounds_sms(const std::string& backend) {
+    const partition::BackendTraits* b = partition::find_backend(backend);
+    return b && b->rounds_sms;
 }
 
 // An external command profiled as fixed work: one run, timed from its launch to its end.
@@ -69,7 +77,7 @@ bool command_run(const store::JobRecord& j, const store::RunRecord& r) {
 
 bool usable_single_job(const store::RunRecord& r) {
     if (r.interrupted || r.jobs.size() != 1 || r.jobs[0].status != "ok" || !r.average_power_w ||
-        !(partition_backend(r.backend) || r.backend == "sequential"))
+        partition::plan_role_of(r.backend) == partition::PlanRole::kNone)
         return false;
     const store::JobRecord& j = r.jobs[0];
     return command_run(j, r) || (j.workload && stored_batch(j) && j.items_per_s);
@@ -102,7 +110,7 @@ Correction calibrate(const ProfileSet& set, const std::vector<store::RunRecord>&
         bool complete = true;
         for (const store::JobRecord& j : r.jobs) {
             // The SMs it ran on: a green context's as granted, else its profile's.
-            const auto sms = r.backend == "green" && j.sms
+            const auto sms = rounds_sms(r.backend) && j.sms
                                  ? std::optional<unsigned>(static_cast<unsigned>(*j.sms))
                                  : sms_of(j.partition, model);
             const JobProfile* profile = nullptr;
@@ -279,8 +287,8 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
             }
             job.backend = f.optional<std::string>("backend").value_or("");
             if (!job.backend.empty() && !partition_backend(job.backend))
-                throw input_error(path + ".backend: \"" + job.backend +
-                                  "\" is not green, mps or mig");
+                throw input_error(path + ".backend: \"" + job.backend + "\" is not " +
+                                  partition::backend_names_text(partition::plans_partitions, "or"));
             job.item_unit = f.get<std::string>("item_unit");
             job.items_per_step = f.get<double>("items_per_step");
             if (job.items_per_step <= 0)
@@ -464,7 +472,7 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
         v.window_s.push_back(r.window_s);
         if (j.memory_utilization_pct)
             v.memory_pct.push_back(*j.memory_utilization_pct);
-        if (r.backend == "green" && j.sms)
+        if (rounds_sms(r.backend) && j.sms)
             v.granted_sms.push_back(double(*j.sms));
     }
     if (by_job.empty()) {

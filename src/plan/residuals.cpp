@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "mig/layout.h"
+#include "partition/backend_traits.h"
 #include "plan/objective.h"
 #include "plan/verify.h"
 #include "store/store.h"
@@ -16,8 +17,13 @@
 namespace migscope::plan {
 namespace {
 
+// A stored run's backend: one whose partitions plans place jobs on.
 bool partition_backend(const std::string& backend) {
-    return backend == "green" || backend == "mps" || backend == "mig";
+    return partition::plan_role_of(backend) == partition::PlanRole::kPartitions;
+}
+
+bool baseline_backend(const std::string& backend) {
+    return partition::plan_role_of(backend) == partition::PlanRole::kBaseline;
 }
 
 // The queue assignment a `plan --verify` label names (" --assign 0,0,1"): the layout term of
@@ -72,8 +78,9 @@ Rebuilt rebuild(const store::RunRecord& r, const ProfileSet& profiles,
         names.insert(q.name);
         requests.push_back(std::move(q));
     }
-    const bool green = r.backend == "green";
-    const PartitionKind kind = green ? PartitionKind::kGreen : PartitionKind::kMig;
+    const partition::BackendTraits* backend = partition::find_backend(r.backend);
+    const PartitionKind kind =
+        backend && backend->rounds_sms ? PartitionKind::kGreen : PartitionKind::kMig;
     Rebuilt out{make_problem(requests, profiles, model, {}, kind, WholeGpuProfile::kOptional), {}};
     for (const JobModel& j : out.problem.jobs) {  // partitions of one kind: MPS caps, green fixes
         if (partition_backend(r.backend) && !j.profile->backend.empty() &&
@@ -309,11 +316,11 @@ StoreResiduals residuals_from_runs(const std::vector<store::RunRecord>& runs,
         // What the profiles are made of (one job alone for a window, a command's one run) says
         // nothing of the model.
         const bool profile_run = r.jobs.size() == 1 && (window || commands_only);
-        const bool usable = !r.interrupted && ok && !r.jobs.empty() && !profile_run &&
-                            (partitioned || r.backend == "sequential") && (window || work) &&
-                            r.window_s > 0 &&
-                            (!window || (builtin == r.jobs.size() &&
-                                         (r.backend == "sequential" || r.average_power_w)));
+        const bool usable =
+            !r.interrupted && ok && !r.jobs.empty() && !profile_run &&
+            (partitioned || baseline_backend(r.backend)) && (window || work) && r.window_s > 0 &&
+            (!window ||
+             (builtin == r.jobs.size() && (baseline_backend(r.backend) || r.average_power_w)));
         if (!usable)
             continue;
         const std::string where = source + " run " + std::to_string(r.id);

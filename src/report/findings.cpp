@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "core/statistics.h"
+#include "partition/backend_traits.h"
 
 namespace migscope::report {
 namespace {
@@ -68,8 +69,9 @@ std::vector<ScalingSeries> scaling_series(const std::vector<store::RunRecord>& r
     std::map<SeriesKey, SeriesValues> all;
     int64_t whole_sms = 0;  // the SMs of the store's "whole GPU" jobs
     for (const store::RunRecord& run : runs) {
-        // A job ran alone when it is the run's only job or the run is sequential.
-        if (run.jobs.size() != 1 && run.backend != "sequential")
+        // A job ran alone when it is the run's only job or its backend runs one job at a time.
+        const partition::BackendTraits* backend = partition::find_backend(run.backend);
+        if (run.jobs.size() != 1 && !(backend && backend->one_job_at_a_time))
             continue;
         for (const store::JobRecord& job : run.jobs) {
             const std::optional<int64_t> sms = job.sms ? job.sms : job.sms_requested;

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "partition/backend_traits.h"
 #include "report/chart_data.h"
 #include "report/host_total.h"
 #include "report/run_text.h"
@@ -38,6 +39,12 @@ figure.plot{margin:1em 0;max-width:860px}figure.plot canvas{width:100%;display:b
 code{overflow-wrap:anywhere}
 figcaption{font-size:13px;color:#333}.front{font-weight:600}.host td{font-weight:600;border-top:1px solid #999}
 )";
+
+// A stored run on CPU cores (its energy from RAPL, where readable), not a GPU.
+bool on_cpu_cores(const store::RunRecord& r) {
+    const partition::BackendTraits* b = partition::find_backend(r.backend);
+    return b && !b->needs_gpu;
+}
 
 // The page's canvas for a figure: its plot's name is a slug already; "plot-" keeps it apart.
 std::string canvas_id(const Figure& f) {
@@ -188,7 +195,7 @@ void write_missing(const ReportInput& in, std::ostream& out) {
             "run " + std::to_string(r.id) + (why.empty() ? "" : " (" + why + ")");
         if (!r.counter_energy_j) {
             no_energy.push_back(entry);
-            cpu_without_energy = cpu_without_energy || r.backend == "cpu";
+            cpu_without_energy = cpu_without_energy || on_cpu_cores(r);
         }
         if (r.power_samples == 0)
             no_trace.push_back(entry);
@@ -221,8 +228,7 @@ void write_missing(const ReportInput& in, std::ostream& out) {
             "<b>Layouts against the baseline</b>: no run has a sequential baseline "
             "(<code>--baseline sequential</code>).");
     }
-    const bool on_cpu = std::any_of(in.runs.begin(), in.runs.end(),
-                                    [](const store::RunRecord& r) { return r.backend == "cpu"; });
+    const bool on_cpu = std::any_of(in.runs.begin(), in.runs.end(), on_cpu_cores);
     if (in.findings.scaling.empty() && on_cpu) {
         items.push_back(
             "<b>Scaling with partition size</b>: the runs used CPU cores, not SMs; "

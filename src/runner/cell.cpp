@@ -30,6 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using partition::BackendKind;
+using partition::PartitionSource;
 
 std::vector<unsigned> allowed_cpu_cores() {
     cpu_set_t set;
@@ -102,22 +103,26 @@ void write_trace(const RunResult& run, const std::string& path) {
 std::vector<partition::Partition> partitions_of(const Machine& machine, const CellRequest& r) {
     const Gpu* gpu = machine.gpu.get();
     const size_t n = r.jobs.size();
-    if (r.backend == BackendKind::kMig) {
-        const std::vector<mig::LayoutTerm> terms = mig::parse_layout(r.layout, gpu->model);
-        std::vector<partition::Partition> out;
-        for (const partition::JobPlace& place : partition::place_jobs(terms, n, r.assign)) {
-            partition::Partition p;
-            p.label = terms[place.term].profile;
-            p.after_job = place.after_job;
-            out.push_back(p);
+    switch (partition::traits(r.backend).partitions) {
+        case PartitionSource::kMigInstances: {
+            const std::vector<mig::LayoutTerm> terms = mig::parse_layout(r.layout, gpu->model);
+            std::vector<partition::Partition> out;
+            for (const partition::JobPlace& place : partition::place_jobs(terms, n, r.assign)) {
+                partition::Partition p;
+                p.label = terms[place.term].profile;
+                p.after_job = place.after_job;
+                out.push_back(p);
+            }
+            return out;
         }
-        return out;
+        case PartitionSource::kCpuCores:
+            return partition::cpu_partitions(machine.cpu_cores, n);
+        case PartitionSource::kSmShares:
+            return partition::layout_partitions(mig::parse_layout(r.layout, gpu->model), gpu->model,
+                                                n, gpu->uuid, r.assign);
+        case PartitionSource::kWholeGpu:
+            break;
     }
-    if (r.backend == BackendKind::kCpu)
-        return partition::cpu_partitions(machine.cpu_cores, n);
-    if (partition::uses_layout(r.backend))
-        return partition::layout_partitions(mig::parse_layout(r.layout, gpu->model), gpu->model, n,
-                                            gpu->uuid, r.assign);
     return partition::whole_gpu_partitions(gpu->model, n, gpu->uuid);
 }
 
@@ -156,18 +161,21 @@ std::string data_dir() {
 
 std::vector<std::string> check_cell(const Machine& machine, const CellRequest& r) {
     const std::string backend = partition::to_string(r.backend);
-    if (r.backend == BackendKind::kMig && r.baseline) {
-        throw input_error(
-            "a sequential baseline cannot run with the mig backend: the whole-GPU "
-            "baseline needs MIG mode disabled (run it separately)");
+    const partition::BackendTraits& t = partition::traits(r.backend);
+    if (t.needs_mig_mode && r.baseline) {
+        throw input_error("a sequential baseline cannot run with the " + backend +
+                          " backend: the whole-GPU baseline needs MIG mode disabled (run it "
+                          "separately)");
     }
-    if (r.backend != BackendKind::kCpu && !machine.gpu)
+    if (t.needs_gpu && !machine.gpu)
         throw unavailable_error("backend " + backend + " needs a GPU: " + machine.gpu_problem);
-    if (partition::uses_layout(r.backend) && r.layout.empty())
+    if (t.takes_layout && r.layout.empty())
         throw input_error("backend " + backend + " needs a layout (one partition per job)");
-    if (!partition::uses_layout(r.backend) && !r.layout.empty())
-        throw input_error("a layout applies to the green, mps and mig backends, not " + backend);
-    if (!r.assign.empty() && !partition::uses_layout(r.backend))
+    if (!t.takes_layout && !r.layout.empty())
+        throw input_error("a layout applies to the " +
+                          partition::backend_names_text(partition::takes_layout, "and") +
+                          " backends, not " + backend);
+    if (!r.assign.empty() && !t.takes_layout)
         throw input_error("assign places jobs on the layout's partitions: it needs a layout");
     const std::vector<partition::Partition> parts = partitions_of(machine, r);
     const bool queues = std::any_of(parts.begin(), parts.end(),
@@ -176,7 +184,8 @@ std::vector<std::string> check_cell(const Machine& machine, const CellRequest& r
         throw input_error(
             "assign puts several jobs on one partition: they queue one after "
             "another, which needs fixed work (a duration window has no end for them)");
-    if (parts.empty() || r.backend == BackendKind::kMig)  // instance sizes are known at run time
+    // Instance sizes are known at run time.
+    if (parts.empty() || t.partitions == PartitionSource::kMigInstances)
         return {};
     return memory_misfits(r.jobs, parts, machine.memory);
 }
@@ -221,7 +230,7 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
     const Gpu* gpu = machine.gpu.get();
     std::vector<partition::Partition> partitions = partitions_of(machine, r);
     std::optional<partition::MigInstances> mig_instances;
-    if (r.backend == BackendKind::kMig) {
+    if (partition::traits(r.backend).partitions == PartitionSource::kMigInstances) {
         // Profile ids as this driver reports them, where it does.
         mig::GpuModel model = gpu->model;
         if (auto live = nvml::read_live_model(*gpu->device))
@@ -241,7 +250,7 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
     }
 
     std::unique_ptr<telemetry::PowerSource> power;
-    if (r.backend == BackendKind::kCpu) {
+    if (partition::traits(r.backend).energy == partition::EnergyMeter::kCpuPackage) {
         try {
             power = std::make_unique<telemetry::RaplPowerSource>();
         } catch (const Error& e) {
@@ -304,7 +313,8 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
     }
     RecordContext baseline_context = context;
     baseline_context.role = store::RunRole::kBaseline;
-    if (r.baseline && r.backend != BackendKind::kSequential && !out.run.interrupted) {
+    if (r.baseline && partition::traits(r.backend).plan_role != partition::PlanRole::kBaseline &&
+        !out.run.interrupted) {
         if (hooks.progress)
             hooks.progress(std::string("baseline: the same jobs one after another on the whole ") +
                            (gpu ? "GPU" : "CPU"));
@@ -313,7 +323,7 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
                 : std::vector<partition::Partition>(
                       r.jobs.size(), partition::cpu_partitions(machine.cpu_cores, 1).front());
         baseline_context.started_at = utc_now_iso8601();
-        out.baseline = execute(BackendKind::kSequential, whole, "", r.run_dir + "/baseline");
+        out.baseline = execute(partition::baseline_backend(), whole, "", r.run_dir + "/baseline");
         normalise_throughput(out.run, out.baseline->jobs);
         normalise_throughput(*out.baseline, out.baseline->jobs);
     }

@@ -18,8 +18,6 @@
 namespace migscope::runner {
 namespace {
 
-using partition::BackendKind;
-
 std::string gpu_name(unsigned gpu) {
     return "GPU " + std::to_string(gpu);
 }
@@ -211,8 +209,10 @@ void check_host(const HostMachines& machines, const HostRequest& r, bool force) 
             if (it == machines.end() || !it->second.gpu)
                 throw unavailable_error(name + " is not open (no such GPU?)");
             const Machine& machine = it->second;
-            if (c.cell.backend == BackendKind::kCpu)
-                throw input_error(name + ": a host run places jobs on GPUs, not the cpu backend");
+            const partition::BackendTraits& t = partition::traits(c.cell.backend);
+            if (!t.needs_gpu)
+                throw input_error(name + ": a host run places jobs on GPUs, not the " +
+                                  std::string(t.name) + " backend");
             try {
                 require_fit(check_cell(machine, c.cell), force);
             } catch (const Error& e) {
@@ -222,10 +222,10 @@ void check_host(const HostMachines& machines, const HostRequest& r, bool force) 
             if (!mig.value)
                 continue;  // MIG unsupported or unreadable: the run will tell
             const bool enabled = mig.value->current_enabled;
-            if (c.cell.backend == BackendKind::kMig && !enabled)
+            if (t.needs_mig_mode && !enabled)
                 throw input_error(name + ": its part runs on MIG instances (" + c.cell.layout +
                                   "), but MIG mode is disabled on it");
-            if (c.cell.backend != BackendKind::kMig && enabled)
+            if (!t.needs_mig_mode && enabled)
                 throw input_error(
                     name + ": MIG mode is enabled on it, but its part (" +
                     partition::to_string(c.cell.backend) +

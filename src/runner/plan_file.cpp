@@ -116,7 +116,7 @@ std::vector<GpuCell> plan_cells(const PlanDoc& d, const json& plan, const std::s
             d.fail(at + ".queues", "one queue per partition (the whole GPU: one)");
         GpuCell c;
         c.gpu = o.first_gpu + static_cast<unsigned>(g);
-        c.cell.backend = partitioned ? backend : BackendKind::kSequential;
+        c.cell.backend = partitioned ? backend : partition::baseline_backend();
         std::vector<std::string> layout;
         for (size_t k = 0; k < queues.size(); ++k) {
             const std::string qat = at + ".queues[" + std::to_string(k) + "]";
@@ -172,9 +172,9 @@ HostRequest parse_plan_file(const std::string& text, const std::string& origin,
     const PlanDoc d(doc, origin);
     const std::string backend_text = d.text(doc, "backend", "backend");
     const BackendKind backend = partition::parse_backend(backend_text);
-    if (backend != BackendKind::kMig && backend != BackendKind::kGreen &&
-        backend != BackendKind::kMps)
-        d.fail("backend", "'" + backend_text + "' is not mig, green or mps");
+    if (partition::traits(backend).plan_role != partition::PlanRole::kPartitions)
+        d.fail("backend", "'" + backend_text + "' is not " +
+                              partition::backend_names_text(partition::plans_partitions, "or"));
     const std::map<std::string, partition::JobSpec> jobs = plan_jobs(d, o.work_steps);
 
     std::string path = "recommended";
@@ -196,7 +196,7 @@ HostRequest parse_plan_file(const std::string& text, const std::string& origin,
                 continue;
             r.baseline =
                 plan_cells(d, d.at(baselines[i], "plan", at + ".plan", json::value_t::object),
-                           at + ".plan", BackendKind::kSequential, jobs, o);
+                           at + ".plan", partition::baseline_backend(), jobs, o);
         }
         if (r.baseline.empty())
             d.fail("baselines", "no \"sequential whole GPU\" baseline to run");

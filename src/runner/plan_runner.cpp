@@ -109,7 +109,9 @@ std::string CellCandidateRunner::label_of(const plan::Candidate& c,
     return "plan --verify " + c.name + " --jobs " + join(jobs, ",") +
            (assign.empty() ? "" : " --assign " + join(assign, ",")) + " --work " +
            (work_steps_ > 0 ? std::to_string(work_steps_) : join(steps, ",")) +
-           (backend_ == partition::BackendKind::kGreen ? "" : " --backend " + to_string(backend_));
+           // The default backend (green) goes unnamed: so did labels stored before --verify
+           // took --backend, and resume finds runs by label.
+           (backend_ == VerifyRequest{}.backend ? "" : " --backend " + to_string(backend_));
 }
 
 CellRequest CellCandidateRunner::cell_of(const plan::CandidateRun& a) const {
@@ -119,7 +121,7 @@ CellRequest CellCandidateRunner::cell_of(const plan::CandidateRun& a) const {
     for (const protocol::JobSpec& j : a.jobs)  // each job's own steps: the cell's is a default
         cell.work_steps = std::max(cell.work_steps, j.steps.value_or(0));
     if (a.layout.empty()) {
-        cell.backend = partition::BackendKind::kSequential;
+        cell.backend = partition::baseline_backend();
     } else {
         cell.backend = backend_;
         cell.layout = join(a.layout, "+");
@@ -147,7 +149,7 @@ std::optional<plan::MeasuredRun> CellCandidateRunner::run(const plan::Candidate&
                                                           std::string& why_not) {
     if (!can_run(a, why_not))
         return std::nullopt;
-    if (a.layout.empty() && backend_ == partition::BackendKind::kMig) {
+    if (a.layout.empty() && partition::traits(backend_).needs_mig_mode) {
         why_not =
             "the whole GPU needs MIG mode disabled, MIG instances need it enabled: run the "
             "sequential baseline apart (`migscope run --backend sequential` with MIG mode off)";

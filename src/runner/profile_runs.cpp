@@ -38,7 +38,7 @@ std::vector<ProfileCell> profile_cells(const ProfileRequest& r,
 CellRequest profile_cell_request(const ProfileRequest& r, const ProfileCell& c) {
     CellRequest cell;
     const partition::JobSpec& job = r.jobs.at(c.job);
-    cell.backend = c.size.empty() ? partition::BackendKind::kSequential : r.backend;
+    cell.backend = c.size.empty() ? partition::baseline_backend() : r.backend;
     cell.layout = c.size;
     cell.jobs = {job};
     if (job.external())
@@ -88,11 +88,13 @@ ProfileResult run_profile(const ProfileRequest& r, const Machine& machine, const
     if (r.repetitions == 0 || r.duration_s <= 0)
         throw input_error("profile: repetitions and duration must be positive");
     require_gpu(machine, "profile");
-    if (r.backend != partition::BackendKind::kGreen && r.backend != partition::BackendKind::kMps &&
-        r.backend != partition::BackendKind::kMig)
-        throw input_error("profile: --backend is green, mps or mig (what the partition sizes are)");
+    const partition::BackendTraits& t = partition::traits(r.backend);
+    if (t.plan_role != partition::PlanRole::kPartitions)
+        throw input_error("profile: --backend is " +
+                          partition::backend_names_text(partition::plans_partitions, "or") +
+                          " (what the partition sizes are)");
     for (const partition::JobSpec& j : r.jobs) {
-        if (j.external() && r.backend == partition::BackendKind::kGreen)
+        if (j.external() && !t.runs_commands)
             throw input_error("profile: job '" + j.name +
                               "' is a command: green contexts live inside migscope's worker and "
                               "cannot hold another process; give --backend mps (or mig)");

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "partition/backend_traits.h"
 #include "partition/job.h"
 #include "report/slurm_output.h"
 #include "runner/cell.h"
@@ -36,14 +37,16 @@ std::string profile_commands(const PlannedJobs& request, const mig::GpuModel& mo
         profile += " --jobs JOBS";
     const bool commands = !request.jobs_file.empty();
     std::string note;
-    if (request.backend == "mig") {
-        profile += " --backend mig --apply";
+    // The plan's backend where it can run the jobs; else mps for commands, green for the others.
+    const partition::BackendTraits* backend = partition::find_backend(request.backend);
+    if (backend && backend->needs_mig_mode) {
+        profile += " --backend " + request.backend + " --apply";
         note = "   # as root, MIG mode on; --backend green measures SM partitions without it";
+    } else if (backend && (backend->runs_commands || !commands)) {
+        profile += " --backend " + request.backend;
+    } else {
+        profile += commands ? " --backend mps" : " --backend green";
     }
-    else if (request.backend == "mps" || commands)
-        profile += " --backend mps";
-    else
-        profile += " --backend green";
     return profile + " --db " + db + note + "\n  migscope profile export --db " + db + " -o " +
            file + "\n  migscope plan ... --profiles " + file;
 }

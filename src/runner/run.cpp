@@ -175,7 +175,7 @@ void Group::start_processes() {
 }
 
 bool Group::queued(size_t l) const {
-    return backend_.kind() != partition::BackendKind::kGreen && launches_[l].jobs.size() == 1 &&
+    return !partition::traits(backend_.kind()).queues_in_worker && launches_[l].jobs.size() == 1 &&
            spec_.partitions[jobs[launches_[l].jobs.front()].index].after_job.has_value();
 }
 
@@ -751,7 +751,7 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
     if (power && spec.idle_probe_s > 0)
         idle_intervals.push_back(probe_idle(spec.idle_probe_s, hooks, "before the run"));
 
-    const bool sequential = backend.kind() == partition::BackendKind::kSequential;
+    const bool sequential = partition::traits(backend.kind()).one_job_at_a_time;
     std::vector<std::optional<double>> without_power_w(spec.jobs.size());
     if (power && spec.marginal_probe_s > 0 && !sequential && spec.jobs.size() > 1) {
         const bool queued = std::any_of(spec.partitions.begin(), spec.partitions.end(),

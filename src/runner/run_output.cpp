@@ -76,7 +76,7 @@ void print_run_table(const RunResult& run, const std::string& title, std::ostrea
     const auto& e = run.energy;
     out << fmt::format("  {:<12} {:.2f} s{}",
                        run.mode == RunMode::kDuration ? "window" : "makespan", run.window_s,
-                       run.backend == partition::BackendKind::kSequential
+                       partition::traits(run.backend).one_job_at_a_time
                            ? " (the jobs' own windows, summed)"
                            : "")
         << '\n';

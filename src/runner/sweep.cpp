@@ -82,7 +82,7 @@ HostRequest host_request_of(const Cell& c, const std::string& experiment, unsign
         h.gpus.push_back({gpu, r});
         if (c.baseline) {
             CellRequest b = r;
-            b.backend = partition::BackendKind::kSequential;
+            b.backend = partition::baseline_backend();
             b.layout.clear();
             h.baseline.push_back({gpu, b});
         }
@@ -176,7 +176,7 @@ SweepPlan plan_sweep(const SweepOptions& o, const Machine& machine, bool force) 
     std::vector<Cell> runnable;
     for (const Cell& c : selected) {
         std::vector<std::string> misfits;
-        if (plan_for_gpu_host && c.backend != partition::BackendKind::kCpu) {
+        if (plan_for_gpu_host && partition::traits(c.backend).needs_gpu) {
             // No GPU to check against: the spec's own checks (layouts against the catalog).
             plan.for_gpu_host = "no GPU here (" + machine.gpu_problem +
                                 "): the plan for a GPU host, its layouts checked against the "

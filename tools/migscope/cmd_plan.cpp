@@ -19,6 +19,7 @@
 #include "interrupt.h"
 #include "mig/mig_parted.h"
 #include "output_file.h"
+#include "partition/backend_traits.h"
 #include "partition/job.h"
 #include "plan/search.h"
 #include "plan/verify.h"
@@ -116,18 +117,21 @@ int plan_command(const PlanOptions& o) {
         runner::plan_job_requests(o.jobs, o.jobs_file, o.work, o.weights);
     std::string origin;
     // mps partitions get their profiles' SMs (a share of the GPU), as MIG instances do.
+    const partition::BackendTraits& backend =
+        partition::traits(partition::parse_backend(o.backend));
     const plan::PartitionKind kind =
-        o.backend == "green" ? plan::PartitionKind::kGreen : plan::PartitionKind::kMig;
+        backend.rounds_sms ? plan::PartitionKind::kGreen : plan::PartitionKind::kMig;
     // Verification measures fixed work: without it, it once ran nothing and exited 0.
     if (o.verify && o.work.empty())
         throw input_error("--verify runs each candidate's fixed work: give --work STEPS");
-    if (o.verify && o.backend == "mig" && !o.apply)
+    if (o.verify && backend.needs_mig_mode && !o.apply)
         throw input_error(
             "--verify --backend mig makes each candidate's MIG instances and destroys them "
             "afterwards: give --apply (as root, with MIG mode enabled)");
-    if (o.apply && !(o.verify && o.backend == "mig"))
+    if (o.apply && !(o.verify && backend.needs_mig_mode))
         throw input_error("--apply makes MIG instances for --verify --backend mig only");
-    if ((o.format == "k8s" || o.format == "slurm") && o.backend != "mig")
+    if ((o.format == "k8s" || o.format == "slurm") &&
+        backend.partitions != partition::PartitionSource::kMigInstances)
         throw input_error("--format " + o.format +
                           " deploys MIG instances (the GPU Operator's and Slurm's MIG "
                           "support): plan with --backend mig, not " + o.backend);
@@ -141,7 +145,7 @@ int plan_command(const PlanOptions& o) {
             "--format slurm writes a folder of files (gres.conf, slurm.conf lines, an sbatch "
             "script per job, submit.sh): give -o DIR");
     for (const plan::JobRequest& r : requests) {
-        if (o.verify && !r.command.empty() && o.backend == "green")
+        if (o.verify && !r.command.empty() && !backend.runs_commands)
             throw input_error("--verify: job '" + r.name +
                               "' is a command, which green contexts cannot hold (they live in "
                               "migscope's worker): give --backend mps or mig");
@@ -214,8 +218,10 @@ int plan_command(const PlanOptions& o) {
     report::print_plan(plan, out);
     if (o.verify) {
         out << "\nVerification (migscope run, "
-            << (o.backend == "mig" ? "MIG instances" : o.backend + " SM partitions") << ", --work "
-            << o.work << "):\n";
+            << (backend.partitions == partition::PartitionSource::kMigInstances
+                    ? "MIG instances"
+                    : o.backend + " SM partitions")
+            << ", --work " << o.work << "):\n";
         report::print_verification(problem, verify(problem, result, o, objective), out);
     }
     return kExitOk;
@@ -255,7 +261,7 @@ void add_plan_command(CLI::App& app, Action& action) {
                     "mig: partitions are MIG instances with their profiles' SMs; green: SM "
                     "partitions (green contexts), which round SMs up (H200: to multiples of 8); "
                     "mps: SM shares through MPS (any job, your commands too)")
-        ->check(CLI::IsMember({"mig", "green", "mps"}))
+        ->check(CLI::IsMember(partition::backend_names(partition::plans_partitions)))
         ->capture_default_str();
     path_option(
         cmd->add_option("--profiles", o->profiles,

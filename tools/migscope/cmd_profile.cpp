@@ -15,6 +15,7 @@
 #include "interrupt.h"
 #include "mig/catalog.h"
 #include "output_file.h"
+#include "partition/backend_traits.h"
 #include "partition/job.h"
 #include "plan/profile.h"
 #include "plan/residuals.h"
@@ -196,7 +197,7 @@ void add_profile_command(CLI::App& app, Action& action) {
                     "What the partition sizes are: green (SM partitions in migscope's worker; "
                     "built-in jobs only), mps (SM partitions through MPS; any job) or mig "
                     "(MIG instances, made with --apply)")
-        ->check(CLI::IsMember({"green", "mps", "mig"}))
+        ->check(CLI::IsMember(partition::backend_names(partition::plans_partitions)))
         ->capture_default_str();
     cmd->add_option("--sizes", o->sizes,
                     "Comma list of MIG profiles to measure on (default: every profile of this "

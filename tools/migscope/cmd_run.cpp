@@ -105,7 +105,7 @@ int run_command(RunOptions o) {
     if (o.backend.empty())
         o.backend = machine.gpu ? "green" : "cpu";
     r.backend = partition::parse_backend(o.backend);
-    if (o.measurement.apply && r.backend != partition::BackendKind::kMig)
+    if (o.measurement.apply && !partition::traits(r.backend).needs_mig_mode)
         throw input_error("--apply applies to the mig backend only");
     r.layout = o.layout;
     r.assign = o.assign;
