@@ -212,7 +212,9 @@ SweepPlan plan_sweep(const SweepOptions& o, const Machine& machine, bool force) 
     // The store: resume skips the cells it holds, finished and with their baseline.
     plan.db_path = o.db.empty() ? "migscope-runs/" + plan.spec.name + ".db" : o.db;
     StoredCells stored;
-    if (fs::exists(plan.db_path)) {
+    // A store without tables holds nothing yet: another sweep may be creating it right now
+    // (the lock in run_sweep then says so), or it is an empty file the sweep will make a store.
+    if (fs::exists(plan.db_path) && !store::is_empty_database(plan.db_path)) {
         store::Store db = store::Store::open(plan.db_path, store::OpenMode::kRead);
         stored = stored_cells(db, plan.spec.name);
     }
