@@ -23,8 +23,7 @@ void create_folder(const std::string& path, const std::string& what) {
     const std::string probe = path + "/.migscope-probe-" + std::to_string(getpid());
     const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
-        throw input_error(what + " " + path + " is not a writable folder: " +
-                          std::strerror(errno));
+        throw input_error(what + " " + path + " is not a writable folder: " + std::strerror(errno));
     const ssize_t written = write(fd, "\n", 1);
     const int write_errno = errno;
     close(fd);

@@ -129,8 +129,8 @@ int64_t Store::add_run(const RunRecord& run, EarlierAttempts earlier) {
     Transaction tx(db_);
     const int64_t id = insert_run(run);
     if (earlier == EarlierAttempts::kReplaceUnfinished)
-        delete_unfinished_attempts(run, run.role == RunRole::kBaseline ? run.parent_id.value_or(0)
-                                                                       : id);
+        delete_unfinished_attempts(run,
+                                   run.role == RunRole::kBaseline ? run.parent_id.value_or(0) : id);
     tx.commit();
     return id;
 }

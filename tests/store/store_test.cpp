@@ -522,8 +522,8 @@ TEST(Store, AFinishedAttemptReplacesTheCellsUnfinishedOnes) {
 
     // The resumed attempt of cell a: its run deletes only the interrupted attempt (the run with
     // an interrupted baseline may still be finished by it)...
-    const int64_t a_new = add("a", RunRole::kRun, std::nullopt, false,
-                              EarlierAttempts::kReplaceUnfinished);
+    const int64_t a_new =
+        add("a", RunRole::kRun, std::nullopt, false, EarlierAttempts::kReplaceUnfinished);
     auto ids = [&] {
         std::vector<int64_t> out;
         for (const RunRecord& r : store.list_runs())
@@ -591,8 +591,8 @@ TEST(Store, AFinishedHostAttemptReplacesEveryRowOfAnUnfinishedOne) {
     const std::vector<int64_t> old_run = store.add_host_run(rows(RunRole::kRun, {}, false));
     store.add_host_run(rows(RunRole::kBaseline, old_run.front(), true));
     ASSERT_EQ(store.list_runs().size(), 4u);
-    const std::vector<int64_t> run = store.add_host_run(rows(RunRole::kRun, {}, false),
-                                                        EarlierAttempts::kReplaceUnfinished);
+    const std::vector<int64_t> run =
+        store.add_host_run(rows(RunRole::kRun, {}, false), EarlierAttempts::kReplaceUnfinished);
     EXPECT_EQ(store.list_runs().size(), 6u);
     store.add_host_run(rows(RunRole::kBaseline, run.front(), false),
                        EarlierAttempts::kReplaceUnfinished);
