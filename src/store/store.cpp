@@ -1,8 +1,12 @@
 // The results store: one transaction per run; reads rebuild the plain records.
 #include "store/store.h"
 
+#include <sqlite3.h>
+
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include <type_traits>
 #include <variant>
@@ -111,6 +115,25 @@ void read_trace(const Database& db, RunRecord& run) {
     }
 }
 
+// WAL: readers do not block the writer; a killed writer leaves the last commit intact. Turning
+// it on needs the file alone for a moment: while another connection reads it (a sweep's plan of
+// a store being created) SQLite answers "database is locked" at once, without its busy timeout,
+// so it is tried again for as long as that timeout (10 s).
+void use_wal(Database& db) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (;;) {
+        try {
+            db.exec("PRAGMA journal_mode = WAL");
+            return;
+        } catch (const Error&) {
+            if ((sqlite3_errcode(db.handle()) & 0xff) != SQLITE_BUSY ||
+                std::chrono::steady_clock::now() > deadline)
+                throw;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
 }  // namespace
 
 Store Store::open(const std::string& path, OpenMode mode) {
@@ -118,8 +141,7 @@ Store Store::open(const std::string& path, OpenMode mode) {
     db.exec("PRAGMA foreign_keys = ON");
     std::optional<SchemaUpgrade> upgrade = prepare_schema(db, mode);
     if (mode != OpenMode::kRead) {
-        // WAL: readers do not block the writer; a killed writer leaves the last commit intact.
-        db.exec("PRAGMA journal_mode = WAL");
+        use_wal(db);
         db.exec("PRAGMA synchronous = FULL");  // a commit survives power loss too
     }
     return Store(std::move(db), std::move(upgrade));
