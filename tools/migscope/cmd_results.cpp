@@ -1,4 +1,4 @@
-// `migscope results`: lists, shows and exports the runs kept in a results store (run --db).
+// `migscope results`: lists, shows, exports, merges and imports runs of a results store (run --db).
 #include <fstream>
 #include <iostream>
 #include <memory>
