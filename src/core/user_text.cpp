@@ -118,6 +118,21 @@ void check_text(std::string_view text, const std::string& field) {
         throw input_error(field + ": " + problem);
 }
 
+std::string as_utf8(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size();) {
+        if (const size_t length = utf8_character_length(text.substr(i))) {
+            out.append(text.substr(i, length));
+            i += length;
+        } else {
+            out += hex_byte(static_cast<unsigned char>(text[i]));
+            ++i;
+        }
+    }
+    return out;
+}
+
 std::string escaped(std::string_view text) {
     std::string out;
     out.reserve(text.size());

@@ -26,6 +26,11 @@ void check_text(std::string_view text, const std::string& field);
 // A path: any byte but NUL is legal on Linux; NUL would cut it short where the system reads it.
 void check_path(std::string_view text, const std::string& field);
 
+// Text kept or shown where only UTF-8 may stand (JSON, HTML, a stored run's text read from an
+// old store): each byte that begins no UTF-8 character as \xNN; everything else, control
+// characters and line breaks included, unchanged. UTF-8 text comes back as it was.
+std::string as_utf8(std::string_view text);
+
 // Text as a one-line message shows it: control characters (C0, DEL, C1) as \n, \t, \r or \xNN,
 // each byte that begins no UTF-8 character as \xNN; every other character unchanged, `\` too, so
 // that escaping a message twice (a value shown() inside it, then the whole) changes nothing.

@@ -79,6 +79,8 @@ Resolved resolve_layout(const std::string& text, const mig::GpuModel& model,
 }
 
 // The section's layouts with the path each came from: sets and all-maximal expanded.
+// all-maximal is every maximal layout that can take the section's jobs (at least one partition
+// per job: the whole-GPU layout takes one job only); none of them is an error naming the field.
 std::vector<std::pair<std::string, std::string>> layout_texts(const Spec& spec, const Section& s,
                                                               const mig::GpuModel& model) {
     std::vector<std::pair<std::string, std::string>> out;
@@ -88,8 +90,20 @@ std::vector<std::pair<std::string, std::string>> layout_texts(const Spec& spec, 
         if (l == "all-maximal") {
             mig::EnumerateOptions options;
             options.maximality = mig::Maximality::kMaximalOnly;
-            for (const mig::Layout& layout : mig::enumerate_layouts(model, options))
+            size_t most_partitions = 0, taken = 0;
+            for (const mig::Layout& layout : mig::enumerate_layouts(model, options)) {
+                const size_t partitions = layout.instances.size();
+                most_partitions = std::max(most_partitions, partitions);
+                if (partitions < s.jobs.size())
+                    continue;
                 out.emplace_back(path + " (all-maximal)", mig::to_string(layout));
+                ++taken;
+            }
+            if (taken == 0)
+                throw input_error(path + ": no maximal layout of " + model.key + " has " +
+                                  std::to_string(s.jobs.size()) + " partitions for the " +
+                                  std::to_string(s.jobs.size()) + " jobs of " + s.path +
+                                  ".jobs (the most is " + std::to_string(most_partitions) + ")");
         } else if (const auto set = spec.layout_sets.find(l); set != spec.layout_sets.end()) {
             for (size_t k = 0; k < set->second.size(); ++k)
                 out.emplace_back("layout_sets." + l + "[" + std::to_string(k) + "]",

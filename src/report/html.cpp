@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "core/user_text.h"
 #include "partition/backend_traits.h"
 #include "report/chart_data.h"
 #include "report/host_total.h"
@@ -492,7 +493,7 @@ void write_provenance(const ReportInput& in, std::ostream& out) {
 
 std::string html_escape(const std::string& text) {
     std::string out;
-    for (char c : text) {
+    for (char c : user_text::as_utf8(text)) {  // a stored name that is not UTF-8: \xNN
         switch (c) {
             case '&':
                 out += "&amp;";

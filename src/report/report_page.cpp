@@ -3,8 +3,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "core/error.h"
+#include "core/user_text.h"
 #include "core/version.h"
 #include "report/figures.h"
 #include "report/findings.h"
@@ -41,7 +43,9 @@ std::string write_report(const std::string& db_path, const ReportFiles& files,
         throw input_error("cannot write " + o.path);
     try {  // no half-written page is left behind
         if (markdown) {
-            write_markdown(input.findings, input.source, input.generator, out);
+            std::ostringstream page;
+            write_markdown(input.findings, input.source, input.generator, page);
+            out << user_text::as_utf8(page.str());  // old stores' text that is not UTF-8: \xNN
             out.close();
             if (!out)
                 throw runtime_error("cannot write " + o.path);
@@ -82,7 +86,9 @@ std::string write_report(const std::string& db_path, const ReportFiles& files,
                 "/ beside the page.";
         }
         progress(std::to_string(figures.size()) + " plots in the page");
-        write_html(input, out);
+        std::ostringstream page;
+        write_html(input, page);
+        out << user_text::as_utf8(page.str());  // valid UTF-8 whatever the store's text holds
         out.close();
         if (!out)
             throw runtime_error("cannot write " + o.path);

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "core/error.h"
 #include "core/folders.h"
@@ -18,6 +19,7 @@
 #include "partition/job.h"
 #include "partition/mig_instances.h"
 #include "partition/partitions.h"
+#include "report/json_value.h"
 #include "report/trace_writer.h"
 #include "runner/comparison.h"
 #include "runner/run_output.h"
@@ -86,16 +88,18 @@ store::Provenance provenance_of(const Gpu* gpu) {
     return p;
 }
 
-// The run's whole power trace as CSV (times from the run's start), when there is one.
+// The run's whole power trace as CSV (times from the run's start), when there is one; a runtime
+// error when the file cannot be written whole.
 void write_trace(const RunResult& run, const std::string& path) {
     if (run.trace.empty())
         return;
-    std::ofstream out(path);
+    std::ostringstream out;
     report::TraceWriter writer(out, report::TraceFormat::kCsv, run.trace_origin,
                                run.trace.front().energy_j);
     writer.write_header();
     for (const telemetry::Sample& sample : run.trace)
         writer.write(sample);
+    write_file(path, out.str(), "power trace");
 }
 
 // The partitions of a request on this machine. For mig, each job's place and queue, named by its
@@ -336,17 +340,26 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
     }
     out.context = context;
     out.baseline_context = baseline_context;
-    std::ofstream(r.run_dir + "/result.json") << out.doc.dump(2) << '\n';
-    write_trace(out.run, r.run_dir + "/trace.csv");
-    if (out.baseline)
-        write_trace(*out.baseline, r.run_dir + "/baseline/trace.csv");
+    // A file that cannot be written (a full disk) is said, after the run is stored.
+    try {
+        write_file(r.run_dir + "/result.json", report::utf8_dump(out.doc, 2) + '\n', "result.json");
+        write_trace(out.run, r.run_dir + "/trace.csv");
+        if (out.baseline)
+            write_trace(*out.baseline, r.run_dir + "/baseline/trace.csv");
+    } catch (const Error& e) {
+        out.run_dir_problem = e.what();
+    }
     if (db) {
         // The run and its baseline are two transactions: a crash between them keeps the run.
-        out.run_id = db->add_run(to_run_record(out.run, context));
-        if (out.baseline) {
-            baseline_context.parent_id = out.run_id;
-            out.baseline_id = db->add_run(to_run_record(*out.baseline, baseline_context));
-        }
+        CellRows rows;
+        rows.run.push_back(to_run_record(out.run, context));
+        if (out.baseline)
+            rows.baseline.push_back(to_run_record(*out.baseline, baseline_context));
+        const StoredIds ids = store_cell(*db, rows, r.earlier, r.run_dir, out.unstored);
+        if (!ids.run.empty())
+            out.run_id = ids.run.front();
+        if (!ids.baseline.empty())
+            out.baseline_id = ids.baseline.front();
     }
     return out;
 }

@@ -16,6 +16,7 @@
 #include "runner/memory_fit.h"
 #include "runner/run.h"
 #include "runner/run_record.h"
+#include "runner/unstored.h"
 #include "store/store.h"
 
 namespace migscope::runner {
@@ -77,6 +78,8 @@ struct CellRequest {
     std::string label;
     std::optional<std::string> experiment;  // a sweep's cell: kept with the stored runs
     std::optional<std::string> cell_key;
+    // A resumed sweep's cell: its earlier unfinished attempts are replaced when it finishes.
+    store::EarlierAttempts earlier = store::EarlierAttempts::kKeep;
 };
 
 // Checks a request against this machine before anything runs (backend needs a GPU, layout and
@@ -99,14 +102,21 @@ struct CellOutcome {
     // What the store records with the run and its baseline (time, provenance, role), so that a
     // caller given no store can store them later (host_run.h).
     RecordContext context, baseline_context;
+    // The store could not take the run: where it is kept instead (runner/unstored.h).
+    std::optional<UnstoredRuns> unstored;
+    // Not empty: a file of the run directory (result.json, a trace) could not be written.
+    std::string run_dir_problem;
     bool all_ok() const;                         // every job of the run ended ok
     // The run or its baseline was interrupted (Ctrl-C, SIGTERM, SIGHUP).
     bool interrupted() const { return run.interrupted || (baseline && baseline->interrupted); }
 };
 
 // Runs the request (misfits are an input error unless `force`), then its baseline unless the run
-// was interrupted; writes result.json, trace.csv and the logs to the run directory; adds the run
-// and then the baseline to `db` (may be null), one transaction each.
+// was interrupted; writes result.json, trace.csv and the logs to the run directory (a file that
+// cannot be written is `run_dir_problem`, after which the run is still stored); adds the run
+// and then the baseline to `db` (may be null), one transaction each, or keeps them in the run
+// directory's unstored-runs.db when the store cannot take them (`unstored`). Text that is not
+// UTF-8 (a run directory's path) is written to result.json as \xNN.
 CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellRequest& request,
                      store::Store* db, const RunHooks& hooks);
 

@@ -13,6 +13,7 @@
 #include "core/folders.h"
 #include "core/version.h"
 #include "nvml/nvml_api.h"
+#include "report/json_value.h"
 #include "runner/host_output.h"
 
 namespace migscope::runner {
@@ -114,18 +115,15 @@ HostPhase run_phase(const HostMachines& machines, const Measurement& m,
     return phase;
 }
 
-// The phase's GPU rows, stored in one transaction; the baseline's name the run's first row.
-std::vector<int64_t> store_phase(store::Store& db, const HostPhase& phase,
-                                 std::optional<int64_t> parent_id) {
+// The phase's GPU rows, as store_cell stores them (parent_id set there).
+std::vector<store::RunRecord> phase_rows(const HostPhase& phase) {
     std::vector<store::RunRecord> rows;
     for (const GpuOutcome& g : phase.gpus) {
-        RecordContext context = g.context;
-        context.parent_id = parent_id;
-        store::RunRecord row = to_run_record(g.run, context);
+        store::RunRecord row = to_run_record(g.run, g.context);
         row.gpu_index = g.gpu;
         rows.push_back(std::move(row));
     }
-    return db.add_host_run(rows);
+    return rows;
 }
 
 }  // namespace
@@ -249,12 +247,21 @@ HostOutcome run_host(const HostMachines& machines, const Measurement& m, const H
                                  store::RunRole::kBaseline, hooks);
     }
     out.doc = host_json(out);
-    std::ofstream(r.run_dir + "/result.json") << out.doc.dump(2) << '\n';
+    try {
+        write_file(r.run_dir + "/result.json", report::utf8_dump(out.doc, 2) + '\n', "result.json");
+    } catch (const Error& e) {
+        out.run_dir_problem = e.what();
+    }
     if (db) {
         // The run and its baseline are two transactions, as a one-GPU cell's.
-        out.run_ids = store_phase(*db, out.run, std::nullopt);
+        CellRows rows;
+        rows.host = true;
+        rows.run = phase_rows(out.run);
         if (out.baseline)
-            out.baseline_ids = store_phase(*db, *out.baseline, out.run_ids.front());
+            rows.baseline = phase_rows(*out.baseline);
+        const StoredIds ids = store_cell(*db, rows, r.earlier, r.run_dir, out.unstored);
+        out.run_ids = ids.run;
+        out.baseline_ids = ids.baseline;
     }
     return out;
 }

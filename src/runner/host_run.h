@@ -43,6 +43,7 @@ struct HostRequest {
     std::string label;
     std::optional<std::string> experiment;
     std::optional<std::string> cell_key;
+    store::EarlierAttempts earlier = store::EarlierAttempts::kKeep;  // as CellRequest's
 };
 
 // One GPU's part of a host run. A failed GPU still has its run: its jobs, with status "gpu
@@ -74,6 +75,8 @@ struct HostOutcome {
     std::optional<HostPhase> baseline;
     nlohmann::json doc;                          // the host's result.json
     std::vector<int64_t> run_ids, baseline_ids;  // the GPU rows in the store, when there is one
+    std::optional<UnstoredRuns> unstored;        // as CellOutcome's
+    std::string run_dir_problem;                 // as CellOutcome's
     bool all_ok() const { return run.all_ok(); }
     bool interrupted() const { return run.interrupted() || (baseline && baseline->interrupted()); }
 };

@@ -175,6 +175,8 @@ std::optional<plan::MeasuredRun> CellCandidateRunner::run(const plan::Candidate&
         hooks_.progress("verifying " + c.name);
     const auto start = std::chrono::steady_clock::now();
     const CellOutcome out = run_cell(machine_, measurement_, cell, db_, hooks_);
+    if (out.unstored)  // measured but not kept: stop, naming where the run is
+        throw runtime_error(describe(*out.unstored, db_->path(), cell.run_dir));
     plan::MeasuredRun m = measured(out.run);
     m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     m.stored_run_id = out.run_id;
@@ -237,6 +239,8 @@ std::optional<plan::MeasuredRun> CellCandidateRunner::run_gpus(
                         " GPUs");
     const auto start = std::chrono::steady_clock::now();
     const HostOutcome out = run_host(*gpus_, measurement_, host, db_, hooks_);
+    if (out.unstored)
+        throw runtime_error(describe(*out.unstored, db_->path(), host.run_dir));
     plan::MeasuredRun m = measured(out.run.gpus, plan_gpu);
     m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!out.run_ids.empty())

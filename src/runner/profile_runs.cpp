@@ -115,7 +115,13 @@ ProfileResult run_profile(const ProfileRequest& r, const Machine& machine, const
     const auto start = std::chrono::steady_clock::now();
     for (size_t i = 0; i < cells.size() && !(hooks.interrupt && *hooks.interrupt); ++i) {
         observer.cell_started(i, cells.size(), cells[i]);
-        const CellOutcome out = run_cell(machine, m, profile_cell_request(r, cells[i]), &db, hooks);
+        const CellRequest request = profile_cell_request(r, cells[i]);
+        const CellOutcome out = run_cell(machine, m, request, &db, hooks);
+        // Measured but not kept: stop, naming where the run is (the next would fare the same).
+        if (out.unstored)
+            throw runtime_error(describe(*out.unstored, db_path, request.run_dir));
+        if (!out.run_dir_problem.empty())
+            throw runtime_error(out.run_dir_problem + " (the run is stored)");
         ++result.runs;
         result.failed += out.all_ok() ? 0 : 1;
         observer.cell_finished(i, cells[i], out);

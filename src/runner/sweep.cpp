@@ -212,7 +212,9 @@ SweepPlan plan_sweep(const SweepOptions& o, const Machine& machine, bool force) 
     // The store: resume skips the cells it holds, finished and with their baseline.
     plan.db_path = o.db.empty() ? "migscope-runs/" + plan.spec.name + ".db" : o.db;
     StoredCells stored;
-    if (fs::exists(plan.db_path)) {
+    // A store without tables holds nothing yet: another sweep may be creating it right now
+    // (the lock in run_sweep then says so), or it is an empty file the sweep will make a store.
+    if (fs::exists(plan.db_path) && !store::is_empty_database(plan.db_path)) {
         store::Store db = store::Store::open(plan.db_path, store::OpenMode::kRead);
         stored = stored_cells(db, plan.spec.name);
     }
@@ -275,17 +277,28 @@ SweepResult run_sweep(const SweepPlan& plan, const Machine& machine, const Measu
                                                   : estimated_left_s;
         observer.cell_started(i, elapsed_s, eta_s);
         SweepCellOutcome out;
+        const store::EarlierAttempts earlier = plan.resume
+                                                   ? store::EarlierAttempts::kReplaceUnfinished
+                                                   : store::EarlierAttempts::kKeep;
         if (p.cell.gpus > 1) {
-            out.host = run_host(gpus, m,
-                                host_request_of(p.cell, plan.spec.name, plan.first_gpu, p.run_dir),
-                                &db, hooks);
+            HostRequest h = host_request_of(p.cell, plan.spec.name, plan.first_gpu, p.run_dir);
+            h.earlier = earlier;
+            out.host = run_host(gpus, m, h, &db, hooks);
         } else {
             CellRequest r = request_of(p.cell, plan.spec.name);
             r.run_dir = p.run_dir;
+            r.earlier = earlier;
             out.cell = run_cell(machine, m, r, &db, hooks);
         }
         observer.cell_finished(i, out);
         result.all_ok = result.all_ok && out.all_ok();
+        if (!out.run_dir_problem().empty())
+            result.problems.push_back(out.run_dir_problem());
+        if (out.unstored()) {  // the store failed once: the next cells would be lost to it too
+            result.problems.push_back(describe(*out.unstored(), plan.db_path, p.run_dir));
+            result.unstored = true;
+            break;
+        }
         estimated_done_s += p.estimate.seconds;
         estimated_left_s -= p.estimate.seconds;
         if (out.interrupted()) {

@@ -73,6 +73,12 @@ struct SweepCellOutcome {
     std::optional<CellOutcome> cell;
     std::optional<HostOutcome> host;
     bool all_ok() const { return cell ? cell->all_ok() : host->all_ok(); }
+    const std::optional<UnstoredRuns>& unstored() const {
+        return cell ? cell->unstored : host->unstored;
+    }
+    const std::string& run_dir_problem() const {
+        return cell ? cell->run_dir_problem : host->run_dir_problem;
+    }
     bool interrupted() const { return cell ? cell->interrupted() : host->interrupted(); }
 };
 
@@ -91,6 +97,11 @@ struct SweepResult {
     double wall_s = 0;
     bool interrupted = false;
     bool all_ok = true;  // every job of every run ended ok
+    // What was measured but not kept as it should be: a run directory's file that could not be
+    // written, or the run the store could not take (runner/unstored.h: where it is instead).
+    // The sweep stops at the first cell the store could not take (`unstored`).
+    std::vector<std::string> problems;
+    bool unstored = false;
 };
 
 // Runs plan.todo in order, each cell stored in `db` in its own transactions (a cell of several
@@ -99,7 +110,9 @@ struct SweepResult {
 // `hooks.interrupt` is set (what finished is stored). One sweep of an experiment per store at a
 // time: it holds the lock file `DB.sweep-NAME.lock` (NAME the spec's name as a slug) and a second
 // one is refused (runtime error naming the holder's process id); a resumed plan whose cells were
-// stored by another sweep after it was made is refused too ("run --resume again").
+// stored by another sweep after it was made is refused too ("run --resume again"). A resumed
+// sweep replaces a cell's unfinished attempts (store::EarlierAttempts) when it stores the cell
+// finished, so each repetition is stored once.
 SweepResult run_sweep(const SweepPlan& plan, const Machine& machine, const Measurement& m,
                       store::Store& db, const RunHooks& hooks, SweepObserver& observer);
 

@@ -105,6 +105,8 @@ void print_sweep_plan(const SweepPlan& p, const std::string& spec_path, bool res
 }
 
 std::string stored_text(const SweepCellOutcome& o) {
+    if (o.unstored())
+        return "not stored: kept in " + o.unstored()->file;
     if (o.host) {
         const HostOutcome& h = *o.host;
         return "stored as runs " + ids_text(h.run_ids) + " (GPUs " +

@@ -18,7 +18,8 @@ void print_sweep_plan(const SweepPlan& plan, const std::string& spec_path, bool 
                       std::ostream& out);
 
 // "stored as run 12, baseline 13" or, for a cell of several GPUs, "stored as runs 12-14 (GPUs
-// 0-2), baselines 15-17".
+// 0-2), baselines 15-17"; "not stored: kept in RUN_DIR/unstored-runs.db" when the store could
+// not take it.
 std::string stored_text(const SweepCellOutcome& outcome);
 
 // A finished cell's full table (its run's and baseline's, or the host run's per GPU), for its

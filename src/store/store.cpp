@@ -1,22 +1,31 @@
 // The results store: one transaction per run; reads rebuild the plain records.
 #include "store/store.h"
 
+#include <sqlite3.h>
+
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include <type_traits>
 #include <variant>
 
 #include "core/error.h"
+#include "core/user_text.h"
 #include "store/fields.h"
 #include "store/schema.h"
 
 namespace migscope::store {
 namespace {
 
-// Lists (warnings, a command's argv) are kept as JSON arrays of strings.
+// Lists (warnings, a command's argv) are kept as JSON arrays of strings; bytes of an item that
+// begin no UTF-8 character (a warning naming a path) as \xNN, which JSON can hold.
 std::string list_text(const std::vector<std::string>& items) {
-    return nlohmann::json(items).dump();
+    nlohmann::json list = nlohmann::json::array();
+    for (const std::string& item : items)
+        list.push_back(user_text::as_utf8(item));
+    return list.dump();
 }
 
 std::vector<std::string> parse_list(const std::string& text) {
@@ -106,6 +115,25 @@ void read_trace(const Database& db, RunRecord& run) {
     }
 }
 
+// WAL: readers do not block the writer; a killed writer leaves the last commit intact. Turning
+// it on needs the file alone for a moment: while another connection reads it (a sweep's plan of
+// a store being created) SQLite answers "database is locked" at once, without its busy timeout,
+// so it is tried again for as long as that timeout (10 s).
+void use_wal(Database& db) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (;;) {
+        try {
+            db.exec("PRAGMA journal_mode = WAL");
+            return;
+        } catch (const Error&) {
+            if ((sqlite3_errcode(db.handle()) & 0xff) != SQLITE_BUSY ||
+                std::chrono::steady_clock::now() > deadline)
+                throw;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
 }  // namespace
 
 Store Store::open(const std::string& path, OpenMode mode) {
@@ -113,21 +141,24 @@ Store Store::open(const std::string& path, OpenMode mode) {
     db.exec("PRAGMA foreign_keys = ON");
     std::optional<SchemaUpgrade> upgrade = prepare_schema(db, mode);
     if (mode != OpenMode::kRead) {
-        // WAL: readers do not block the writer; a killed writer leaves the last commit intact.
-        db.exec("PRAGMA journal_mode = WAL");
+        use_wal(db);
         db.exec("PRAGMA synchronous = FULL");  // a commit survives power loss too
     }
     return Store(std::move(db), std::move(upgrade));
 }
 
-int64_t Store::add_run(const RunRecord& run) {
+int64_t Store::add_run(const RunRecord& run, EarlierAttempts earlier) {
     Transaction tx(db_);
     const int64_t id = insert_run(run);
+    if (earlier == EarlierAttempts::kReplaceUnfinished)
+        delete_unfinished_attempts(run,
+                                   run.role == RunRole::kBaseline ? run.parent_id.value_or(0) : id);
     tx.commit();
     return id;
 }
 
-std::vector<int64_t> Store::add_host_run(const std::vector<RunRecord>& gpus) {
+std::vector<int64_t> Store::add_host_run(const std::vector<RunRecord>& gpus,
+                                         EarlierAttempts earlier) {
     Transaction tx(db_);
     std::vector<int64_t> ids;
     for (const RunRecord& gpu : gpus)
@@ -137,8 +168,42 @@ std::vector<int64_t> Store::add_host_run(const std::vector<RunRecord>& gpus) {
         link.bind(1, ids.front()).bind(2, id);
         link.run();
     }
+    if (earlier == EarlierAttempts::kReplaceUnfinished && !gpus.empty()) {
+        const RunRecord& first = gpus.front();
+        delete_unfinished_attempts(
+            first, first.role == RunRole::kBaseline ? first.parent_id.value_or(0) : ids.front());
+    }
     tx.commit();
     return ids;
+}
+
+void Store::delete_unfinished_attempts(const RunRecord& finished, int64_t run_id) {
+    // Only a finished row finishes its cell; rows outside an experiment's cell have no attempts.
+    if (finished.interrupted || !finished.experiment || !finished.cell_key)
+        return;
+    const bool baseline = finished.role == RunRole::kBaseline;
+    // The cell's other runs (a host run by its first row), unfinished: a row of it interrupted,
+    // or no finished baseline where the cell has one. Their baselines go with them (ON DELETE
+    // CASCADE on parent_id), and so do their jobs and traces.
+    Statement unfinished(
+        db_,
+        "SELECT r.id FROM runs r WHERE r.experiment = ? AND r.cell_key = ? AND r.role = 'run' "
+        "AND r.id <> ? AND (r.host_run_id IS NULL OR r.host_run_id = r.id) AND ("
+        "EXISTS (SELECT 1 FROM runs g WHERE (g.id = r.id OR g.host_run_id = r.id) "
+        "AND g.interrupted <> 0) OR (? AND NOT EXISTS (SELECT 1 FROM runs b WHERE "
+        "b.parent_id = r.id AND b.role = 'baseline' AND b.interrupted = 0)))");
+    unfinished.add(*finished.experiment)
+        .add(*finished.cell_key)
+        .add(run_id)
+        .add(int64_t{baseline ? 1 : 0});
+    std::vector<int64_t> ids;
+    while (unfinished.step())
+        ids.push_back(unfinished.int64_at(0));
+    for (const int64_t id : ids) {
+        Statement remove(db_, "DELETE FROM runs WHERE id = ? OR host_run_id = ?");
+        remove.add(id).add(id);
+        remove.run();
+    }
 }
 
 int64_t Store::insert_run(const RunRecord& run) {
@@ -218,6 +283,16 @@ std::vector<StoredCell> Store::stored_cells(const std::string& experiment) {
         cells.push_back({s.text_at(0), s.int64_at(1) != 0, std::max<int64_t>(1, s.int64_at(2)),
                          s.int64_at(3) != 0});
     return cells;
+}
+
+bool is_empty_database(const std::string& path) {
+    try {
+        const Database db = Database::open(path, OpenMode::kRead);
+        Statement any(db, "SELECT count(*) FROM sqlite_master");
+        return any.step() && any.int64_at(0) == 0;
+    } catch (const Error&) {
+        return false;
+    }
 }
 
 std::optional<RunRecord> Store::get_run(int64_t id, TraceLoad trace) {

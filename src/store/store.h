@@ -15,6 +15,11 @@ namespace migscope::store {
 
 enum class TraceLoad { kWithout, kWith };
 
+// What adding a finished run of an experiment's cell does to the cell's earlier attempts that
+// did not finish (`migscope run SPEC --resume` runs such a cell again): keeps them, or deletes
+// them in the same transaction, so that each repetition is stored once.
+enum class EarlierAttempts { kKeep, kReplaceUnfinished };
+
 // A finished (not interrupted) run of an experiment's cell, and whether its baseline is stored
 // and finished too. A host run over several GPUs is one StoredCell (its first GPU's row).
 struct StoredCell {
@@ -32,14 +37,21 @@ class Store {
     // timeout for concurrent writers.
     static Store open(const std::string& path, OpenMode mode = OpenMode::kCreate);
 
+    const std::string& path() const { return db_.path(); }
     // The migration this writer made of an older store, if any: for a note to the user.
     const std::optional<SchemaUpgrade>& upgrade() const { return upgrade_; }
 
     // Writes the run, its jobs and its trace in one transaction; returns the run's id.
-    int64_t add_run(const RunRecord& run);
+    // kReplaceUnfinished, for a run of an experiment's cell that finishes the cell (a run that
+    // was not interrupted; a finished baseline, for a cell with one): the same transaction
+    // deletes the cell's other runs that did not finish (interrupted, or, when `run` is a
+    // baseline, without a finished baseline), their baselines, jobs and traces with them.
+    int64_t add_run(const RunRecord& run, EarlierAttempts earlier = EarlierAttempts::kKeep);
     // Writes the GPU rows of one host run (runner/host_run.h) in one transaction, each with
     // host_run_id set to the first row's id (whatever `gpus` holds there); returns their ids.
-    std::vector<int64_t> add_host_run(const std::vector<RunRecord>& gpus);
+    // `earlier` as add_run's, for the host run as a whole (all its GPU rows).
+    std::vector<int64_t> add_host_run(const std::vector<RunRecord>& gpus,
+                                      EarlierAttempts earlier = EarlierAttempts::kKeep);
     // Every run in id order, with jobs, without traces.
     std::vector<RunRecord> list_runs();
     std::optional<RunRecord> get_run(int64_t id, TraceLoad trace = TraceLoad::kWithout);
@@ -52,10 +64,18 @@ class Store {
 
   private:
     int64_t insert_run(const RunRecord& run);  // within the caller's transaction
+    // add_run's kReplaceUnfinished for `finished`, the first row of the run (or host run)
+    // `run_id`, within the caller's transaction.
+    void delete_unfinished_attempts(const RunRecord& finished, int64_t run_id);
     Store(Database db, std::optional<SchemaUpgrade> upgrade)
         : db_(std::move(db)), upgrade_(std::move(upgrade)) {}
     Database db_;
     std::optional<SchemaUpgrade> upgrade_;
 };
+
+// Whether `path` is an SQLite database without a table: an empty file, or a store another
+// migscope is creating right now (its schema not yet committed). False for anything else,
+// a file SQLite cannot read included (Store::open says what is wrong with it).
+bool is_empty_database(const std::string& path);
 
 }  // namespace migscope::store

@@ -47,6 +47,14 @@ TEST(UserText, EscapedKeepsOneLine) {
     EXPECT_EQ(escaped("\xc2\x85"), "\\xc2\\x85");  // U+0085, a C1 control
 }
 
+// Where only UTF-8 may stand: the bytes that begin no character as \xNN, the rest as it was.
+TEST(UserText, AsUtf8EscapesOnlyWhatIsNotUtf8) {
+    EXPECT_EQ(as_utf8("run\xff-\xc3(\xe2\x82"), "run\\xff-\\xc3(\\xe2\\x82");
+    EXPECT_EQ(as_utf8("caf\xc3\xa9 \xe2\x82\xac\n\t\\x41"), "caf\xc3\xa9 \xe2\x82\xac\n\t\\x41");
+    EXPECT_EQ(as_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate is not UTF-8
+    EXPECT_TRUE(is_utf8(as_utf8("\x80\xbf\xc0\xc1\xf5\xff")));
+}
+
 TEST(UserText, ShownCutsLongValues) {
     EXPECT_EQ(shown("1234"), "1234");
     const std::string exact(kMaxShownChars, '9');

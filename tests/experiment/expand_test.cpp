@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include <fstream>
@@ -129,6 +130,56 @@ duration_s = 5
     // Every partition gets the one job.
     for (const Cell& c : cells)
         EXPECT_EQ(c.jobs.size(), mig::parse_layout(c.layout, h200()).size()) << c.layout;
+}
+
+// Several jobs: every maximal layout with a partition per job, none with fewer (the whole GPU,
+// 4g+3g); more jobs than any maximal layout has partitions is an error naming the field.
+TEST(Expand, AllMaximalTakesTheLayoutsWithAPartitionPerJob) {
+    const std::string head = R"toml(
+version = 1
+name = "t"
+[[mix]]
+name = "every"
+backends = ["green"]
+layouts = ["all-maximal"]
+duration_s = 5
+)toml";
+    mig::EnumerateOptions options;
+    options.maximality = mig::Maximality::kMaximalOnly;
+    const std::vector<mig::Layout> maximal = mig::enumerate_layouts(h200(), options);
+    size_t most = 0;
+    for (const mig::Layout& l : maximal)
+        most = std::max(most, l.instances.size());
+    ASSERT_EQ(most, 7u);  // 7 x 1g.18gb
+    for (size_t jobs = 1; jobs <= most; ++jobs) {
+        std::string list;
+        for (size_t j = 0; j < jobs; ++j)
+            list += std::string(j ? ", " : "") + "\"resnet18:32\"";
+        const std::vector<Cell> cells = expand_text(head + "jobs = [" + list + "]\n");
+        size_t expected = 0;
+        for (const mig::Layout& l : maximal)
+            expected += l.instances.size() >= jobs ? 1 : 0;
+        ASSERT_GT(expected, 0u);
+        EXPECT_EQ(cells.size(), expected) << jobs << " jobs";
+        for (const Cell& c : cells)
+            EXPECT_GE(mig::parse_layout(c.layout, h200()).size(), jobs) << c.layout;
+        if (jobs >= 2) {
+            EXPECT_LT(cells.size(), maximal.size());  // the whole GPU's layout left out
+        }
+    }
+    try {
+        expand_text(head +
+                    "jobs = [\"mlp\", \"mlp\", \"mlp\", \"mlp\", \"mlp\", \"mlp\", "
+                    "\"mlp\", \"mlp\"]\n");
+        FAIL() << "8 jobs on maximal layouts of at most 7 partitions";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInput);
+        EXPECT_NE(std::string(e.what()).find("mix[0].layouts[0]: no maximal layout of h200 has 8 "
+                                             "partitions"),
+                  std::string::npos)
+            << e.what();
+        EXPECT_NE(std::string(e.what()).find("the most is 7"), std::string::npos) << e.what();
+    }
 }
 
 TEST(Expand, MatchedWorkScalesStepsBySmsOfTheWholeGpu) {

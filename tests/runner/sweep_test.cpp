@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "core/error.h"
 #include "nvml/fake_nvml_env.h"
@@ -230,6 +231,54 @@ TEST_F(Sweep, EachGpuOfACellIsCheckedBeforeAnythingRuns) {
             << e.what();
         EXPECT_NE(std::string(e.what()).find("triple:"), std::string::npos) << e.what();
     }
+}
+
+// Two sweeps starting together on a new store: while one creates it (the file there, its
+// schema not yet committed), the other's plan reads nothing from it and is not told "not a
+// migscope results store"; its own open then finds the finished schema. Many rounds, each on
+// a fresh path, the creator and the planner on two threads.
+TEST_F(Sweep, APlanMadeWhileAnotherSweepCreatesTheStoreReadsItAsEmpty) {
+    FakeNvmlEnv env(config());
+    const Machine machine = open_machine(0);
+    const SweepOptions base = options(R"toml(
+version = 1
+name = "race"
+[[mix]]
+name = "m"
+backends = ["green"]
+layouts = ["4g.71gb"]
+jobs = ["resnet18:32"]
+work_steps = 8
+)toml");
+    int planned = 0;
+    for (int round = 0; round < 150; ++round) {
+        SweepOptions o = base;
+        o.db = (dir_ / ("race-" + std::to_string(round) + ".db")).string();
+        std::string creator_error;
+        std::thread creator([&] {
+            try {
+                store::Store::open(o.db, store::OpenMode::kCreate);
+            } catch (const Error& e) {
+                creator_error = e.what();
+            }
+        });
+        while (!fs::exists(o.db)) {  // plan the moment the file is there
+        }
+        try {
+            const SweepPlan plan = plan_sweep(o, machine, false);
+            EXPECT_EQ(plan.already_stored, 0u);
+            EXPECT_EQ(plan.todo.size(), 1u);
+            store::Store::open(o.db, store::OpenMode::kCreate);  // as the CLI does next
+            ++planned;
+        } catch (const Error& e) {
+            ADD_FAILURE() << "round " << round << ": " << e.what();
+        }
+        creator.join();
+        EXPECT_EQ(creator_error, "") << "round " << round;
+        if (HasFailure())
+            break;
+    }
+    EXPECT_EQ(planned, 150);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 #include <fstream>
 #include <functional>
 
@@ -484,6 +485,138 @@ TEST(Store, StoredCellsAreTheExperimentsFinishedRunsWithTheirBaselines) {
     EXPECT_EQ(cells[2].cell_key, "e");
     EXPECT_FALSE(cells[2].has_baseline);
     EXPECT_TRUE(store.stored_cells("z").empty());
+}
+
+// --resume runs a cell again that did not finish: the finished attempt replaces the unfinished
+// ones in the transaction that finishes it (its baseline's, or its run's without one), so each
+// repetition is stored once; finished attempts and other cells are kept.
+TEST(Store, AFinishedAttemptReplacesTheCellsUnfinishedOnes) {
+    const fs::path path = fresh_path("attempts");
+    Store store = Store::open(path.string());
+    auto add = [&](const std::string& key, RunRole role, std::optional<int64_t> parent,
+                   bool interrupted, EarlierAttempts earlier = EarlierAttempts::kKeep) {
+        RunRecord r = full_record();
+        r.experiment = "x";
+        r.cell_key = key;
+        r.role = role;
+        r.parent_id = parent;
+        r.interrupted = interrupted;
+        return store.add_run(r, earlier);
+    };
+    // Cell a: a finished attempt (kept), one with its baseline interrupted, one interrupted.
+    const int64_t a_done = add("a", RunRole::kRun, std::nullopt, false);
+    add("a", RunRole::kBaseline, a_done, false);
+    const int64_t a_cut = add("a", RunRole::kRun, std::nullopt, false);
+    const int64_t a_cut_base = add("a", RunRole::kBaseline, a_cut, true);
+    const int64_t a_stopped = add("a", RunRole::kRun, std::nullopt, true);
+    // Cell b, and another experiment's cell a, with their baselines interrupted.
+    const int64_t b_cut = add("b", RunRole::kRun, std::nullopt, false);
+    add("b", RunRole::kBaseline, b_cut, true);
+    RunRecord other = full_record();
+    other.experiment = "y";
+    other.cell_key = "a";
+    other.role = RunRole::kRun;
+    other.interrupted = false;
+    const int64_t y_cut = store.add_run(other);
+    ASSERT_EQ(store.list_runs().size(), 8u);
+
+    // The resumed attempt of cell a: its run deletes only the interrupted attempt (the run with
+    // an interrupted baseline may still be finished by it)...
+    const int64_t a_new =
+        add("a", RunRole::kRun, std::nullopt, false, EarlierAttempts::kReplaceUnfinished);
+    auto ids = [&] {
+        std::vector<int64_t> out;
+        for (const RunRecord& r : store.list_runs())
+            out.push_back(r.id);
+        return out;
+    };
+    auto holds = [&](int64_t id) {
+        const std::vector<int64_t> all = ids();
+        return std::find(all.begin(), all.end(), id) != all.end();
+    };
+    EXPECT_FALSE(holds(a_stopped));
+    EXPECT_TRUE(holds(a_cut));
+    // ... an interrupted baseline of it replaces nothing ...
+    add("a", RunRole::kBaseline, a_new, true, EarlierAttempts::kReplaceUnfinished);
+    EXPECT_TRUE(holds(a_cut));
+    // ... and its finished baseline replaces the attempt without one, with its baseline.
+    const int64_t a_new_base =
+        add("a", RunRole::kBaseline, a_new, false, EarlierAttempts::kReplaceUnfinished);
+    EXPECT_FALSE(holds(a_cut));
+    EXPECT_FALSE(holds(a_cut_base));
+    EXPECT_TRUE(holds(a_done));
+    EXPECT_TRUE(holds(a_new));
+    EXPECT_TRUE(holds(a_new_base));
+    EXPECT_TRUE(holds(b_cut));
+    EXPECT_TRUE(holds(y_cut));
+    // Cell a's runs: the finished attempts, each with its finished baseline.
+    int runs_of_a = 0;
+    for (const RunRecord& r : store.list_runs()) {
+        if (r.experiment == "x" && r.cell_key == "a" && r.role == RunRole::kRun)
+            ++runs_of_a;
+    }
+    EXPECT_EQ(runs_of_a, 2);
+    const std::vector<StoredCell> cells = store.stored_cells("x");
+    ASSERT_EQ(cells.size(), 3u);  // a twice (two finished attempts), b once
+    EXPECT_TRUE(cells[0].has_baseline);
+    EXPECT_TRUE(cells[2].has_baseline);
+    // The deleted runs' jobs and traces went with them.
+    Database db = Database::open(path.string(), OpenMode::kRead);
+    Statement orphans(db,
+                      "SELECT (SELECT count(*) FROM jobs WHERE run_id NOT IN (SELECT id FROM "
+                      "runs)) + (SELECT count(*) FROM power_samples WHERE run_id NOT IN "
+                      "(SELECT id FROM runs))");
+    ASSERT_TRUE(orphans.step());
+    EXPECT_EQ(orphans.int64_at(0), 0);
+}
+
+// A host run's attempt is replaced whole: every GPU row of it, and its baseline's.
+TEST(Store, AFinishedHostAttemptReplacesEveryRowOfAnUnfinishedOne) {
+    const fs::path path = fresh_path("host-attempts");
+    Store store = Store::open(path.string());
+    auto rows = [](RunRole role, std::optional<int64_t> parent, bool interrupted) {
+        std::vector<RunRecord> out;
+        for (int64_t g = 0; g < 2; ++g) {
+            RunRecord r = full_record();
+            r.experiment = "x";
+            r.cell_key = "h";
+            r.role = role;
+            r.parent_id = parent;
+            r.interrupted = interrupted;
+            r.gpu_index = g;
+            out.push_back(r);
+        }
+        return out;
+    };
+    const std::vector<int64_t> old_run = store.add_host_run(rows(RunRole::kRun, {}, false));
+    store.add_host_run(rows(RunRole::kBaseline, old_run.front(), true));
+    ASSERT_EQ(store.list_runs().size(), 4u);
+    const std::vector<int64_t> run =
+        store.add_host_run(rows(RunRole::kRun, {}, false), EarlierAttempts::kReplaceUnfinished);
+    EXPECT_EQ(store.list_runs().size(), 6u);
+    store.add_host_run(rows(RunRole::kBaseline, run.front(), false),
+                       EarlierAttempts::kReplaceUnfinished);
+    const std::vector<RunRecord> left = store.list_runs();
+    ASSERT_EQ(left.size(), 4u);
+    for (const RunRecord& r : left) {
+        EXPECT_FALSE(r.interrupted);
+        EXPECT_GE(r.id, run.front());
+    }
+}
+
+// What a sweep's plan may meet when another sweep is creating the store: a file SQLite reads as
+// a database without a table. A store, or a file that is no database, is not that.
+TEST(Store, AnEmptyDatabaseIsOneWithoutATable) {
+    const fs::path empty = fresh_path("empty-file");
+    std::ofstream(empty.string()).flush();
+    EXPECT_TRUE(is_empty_database(empty.string()));
+    const fs::path store = fresh_path("not-empty");
+    Store::open(store.string());
+    EXPECT_FALSE(is_empty_database(store.string()));
+    const fs::path text = fresh_path("text");
+    std::ofstream(text.string()) << "not a database, but long enough to have a header......\n";
+    EXPECT_FALSE(is_empty_database(text.string()));
+    EXPECT_FALSE(is_empty_database((fs::path(testing::TempDir()) / "no-such.db").string()));
 }
 
 // A host run over several GPUs is one stored cell: its GPU count, its baseline (linked to its

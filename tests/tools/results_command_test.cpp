@@ -1,14 +1,20 @@
 // End-to-end tests of the results store from the CLI: `migscope run --db` with a stand-in worker
 // and the fake NVML, then `migscope results list/show/export`, and bad input.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
+#include "core/user_text.h"
 #include "run_process.h"
+#include "store/store.h"
 
 namespace {
 
@@ -260,6 +266,131 @@ TEST_F(ResultsCommand, MergeBringsTwoStoresRunsTogetherOnceEach) {
     ASSERT_EQ(into_new.exit_code, 0) << into_new.err;
     EXPECT_NE(into_new.out.find("6 runs added, 0 held already"), std::string::npos)
         << into_new.out;
+}
+
+// A store locked past the busy timeout (another program's write transaction) when the measured
+// run is stored: the run is kept in RUN_DIR/unstored-runs.db, the exit code is 1 and the
+// message names the file and the import; `results import` loads it once the store is free, and
+// importing it again adds nothing.
+TEST_F(ResultsCommand, ALockedStoreKeepsTheRunInItsDirectoryAndImportLoadsIt) {
+    migscope::store::Store::open(db_);  // a store that passes the pre-run check
+    const fs::path run_dir = dir_ / "run";
+    const std::string err_path = (dir_ / "stderr.txt").string();
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(err, 2);
+        const int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        for (const auto& [k, v] : kEnv)
+            setenv(k.c_str(), v.c_str(), 1);
+        execl(MIGSCOPE_BINARY, MIGSCOPE_BINARY, "run", "--run-dir", run_dir.c_str(), "--backend",
+              "timeslice", "--jobs", "a", "--duration", "0.5", "--baseline", "sequential",
+              "--idle-probe", "0", "--db", db_.c_str(), "--label", "locked out",
+              static_cast<char*>(nullptr));
+        _exit(126);
+    }
+    // Once its job runs, the store is opened and checked: lock it until migscope ends.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!fs::exists(run_dir / "a.stderr") && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_TRUE(fs::exists(run_dir / "a.stderr"));
+    {
+        migscope::store::Database lock =
+            migscope::store::Database::open(db_, migscope::store::OpenMode::kExisting);
+        lock.exec("BEGIN IMMEDIATE");
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status));
+        EXPECT_EQ(WEXITSTATUS(status), 1);
+        lock.exec("ROLLBACK");
+    }
+    const std::string err = read_file(err_path);
+    const std::string file = (run_dir / "unstored-runs.db").string();
+    EXPECT_NE(err.find("the results store " + db_ + " could not take the run ("), std::string::npos)
+        << err;
+    EXPECT_NE(err.find("database is locked"), std::string::npos) << err;
+    EXPECT_NE(err.find("it is kept in " + file + ": load it with `migscope results import " + file +
+                       " --db " + db_ + "`"),
+              std::string::npos)
+        << err;
+    EXPECT_EQ(err.find("internal error"), std::string::npos) << err;
+    ASSERT_TRUE(fs::exists(file));
+    EXPECT_GT(fs::file_size(run_dir / "result.json"), 0u);
+    EXPECT_EQ(
+        json::parse(migscope({"results", "list", "--db", db_, "--format", "json"}).out).size(), 0u);
+
+    const ProcessResult imported = migscope({"results", "import", file, "--db", db_});
+    ASSERT_EQ(imported.exit_code, 0) << imported.err;
+    EXPECT_NE(imported.out.find(file + ": 2 runs imported, 0 held already"), std::string::npos)
+        << imported.out;
+    const json runs =
+        json::parse(migscope({"results", "list", "--db", db_, "--format", "json"}).out);
+    ASSERT_EQ(runs.size(), 2u);
+    EXPECT_EQ(runs[0]["label"], "locked out");
+    EXPECT_EQ(runs[0]["role"], "run");
+    EXPECT_EQ(runs[1]["role"], "baseline");
+    EXPECT_EQ(runs[1]["parent_id"], runs[0]["id"]);
+    // The imported run is the one result.json describes.
+    const json result = json::parse(read_file(run_dir / "result.json"));
+    EXPECT_EQ(runs[0]["started_at"], result["run"]["started_at"]);
+    const ProcessResult again = migscope({"results", "import", file, "--db", db_});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_NE(again.out.find("0 runs imported, 2 held already"), std::string::npos) << again.out;
+    EXPECT_NE(migscope({"results", "import", (dir_ / "none.db").string(), "--db", db_}).exit_code,
+              0);
+}
+
+// Text that is not UTF-8 in a store (written by an older migscope, or another program): the
+// JSON export and the report are valid UTF-8 with the bytes shown as \xNN, not an internal error.
+TEST_F(ResultsCommand, StoredTextThatIsNotUtf8IsExportedAndReportedAsValidUtf8) {
+    {
+        migscope::store::Store db = migscope::store::Store::open(db_);
+        migscope::store::RunRecord r;
+        r.started_at = "2026-12-04T10:00:00Z";
+        r.label = "caf\xe9 \xff";
+        r.backend = "timeslice";
+        r.mode = "duration";
+        r.window_s = 1;
+        r.attribution_method = "by \xfe";
+        r.warnings = {"warned \xc3"};
+        r.provenance.migscope_version = "v";
+        r.provenance.migscope_commit = "c";
+        migscope::store::JobRecord j;
+        j.name = "job\xff";
+        j.mode = "train";
+        j.partition = "whole GPU";
+        j.status = "ok";
+        j.message = "said \x80";
+        r.jobs = {j};
+        const int64_t id = db.add_run(r);
+        r.role = migscope::store::RunRole::kBaseline;
+        r.parent_id = id;
+        db.add_run(r);
+    }
+    const ProcessResult exported = migscope({"results", "export", "--db", db_, "--format", "json"});
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    EXPECT_TRUE(migscope::user_text::is_utf8(exported.out));
+    const json doc = json::parse(exported.out);
+    ASSERT_EQ(doc.size(), 2u);
+    EXPECT_EQ(doc[0]["label"], "caf\\xe9 \\xff");
+    EXPECT_EQ(doc[0]["jobs"][0]["name"], "job\\xff");
+    EXPECT_EQ(doc[0]["jobs"][0]["message"], "said \\x80");
+    for (const char* format : {"table", "csv"}) {
+        const ProcessResult listed = migscope({"results", "list", "--db", db_, "--format", format});
+        EXPECT_EQ(listed.exit_code, 0) << format << ": " << listed.err;
+    }
+    const ProcessResult shown = migscope({"results", "show", "1", "--db", db_, "--format", "json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    EXPECT_TRUE(migscope::user_text::is_utf8(shown.out));
+
+    const std::string page = (dir_ / "report.html").string();
+    const ProcessResult report = migscope({"report", db_, "-o", page});
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+    const std::string html = read_file(page);
+    EXPECT_TRUE(migscope::user_text::is_utf8(html));
+    EXPECT_NE(html.find("\\xff"), std::string::npos);
 }
 
 }  // namespace

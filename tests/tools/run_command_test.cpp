@@ -2,7 +2,11 @@
 // baseline), green and mig against the fake NVML, and bad input.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +17,7 @@
 #include <sstream>
 
 #include "core/child_process.h"
+#include "core/user_text.h"
 #include "run_process.h"
 #include "store/store.h"
 
@@ -280,6 +285,104 @@ TEST_F(RunCommand, AnUnknownWorkloadIsBadInputWithTheBuiltInWorker) {
     EXPECT_NE(r.err.find("job 'resnt50': unknown workload 'resnt50' (did you mean 'resnet50'?) (known: "), std::string::npos)
         << r.err;
     EXPECT_FALSE(fs::exists(dir_));  // refused before the run directory was made
+}
+
+// migscope run ARGS with the file size limit `fsize_bytes` (RLIMIT_FSIZE, SIGXFSZ ignored: a
+// write past it fails with EFBIG, as on a full disk) and no GPU; stdout thrown away.
+ProcessResult run_with_file_limit(const std::vector<std::string>& args, rlim_t fsize_bytes) {
+    int err[2];
+    if (pipe(err) != 0)
+        return {};
+    const pid_t pid = fork();
+    if (pid == 0) {
+        close(err[0]);
+        dup2(err[1], 2);
+        const int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        for (const auto& [k, v] : env_for(""))
+            setenv(k.c_str(), v.c_str(), 1);
+        signal(SIGXFSZ, SIG_IGN);
+        const rlimit limit{fsize_bytes, fsize_bytes};
+        setrlimit(RLIMIT_FSIZE, &limit);
+        std::vector<char*> argv = {const_cast<char*>(MIGSCOPE_BINARY)};
+        for (const std::string& a : args)
+            argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(argv[0], argv.data());
+        _exit(126);
+    }
+    close(err[1]);
+    ProcessResult r;
+    char buffer[4096];
+    for (ssize_t n; (n = read(err[0], buffer, sizeof buffer)) > 0;)
+        r.err.append(buffer, static_cast<size_t>(n));
+    close(err[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+// A run directory where no byte can be written (a full disk, here a file size limit of 0): bad
+// input before anything is measured, no job started.
+TEST_F(RunCommand, ARunDirectoryThatCannotTakeAByteFailsBeforeMeasuring) {
+    const ProcessResult r =
+        run_with_file_limit({"run", "--run-dir", dir_.string(), "--backend", "cpu", "--jobs",
+                             "resnet-tiny", "--duration", "0.3", "--idle-probe", "0"},
+                            0);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("run directory " + dir_.string() + " cannot take a file: File too large"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "resnet-tiny.stderr"));  // no job started
+    EXPECT_FALSE(fs::exists(dir_ / "result.json"));
+}
+
+// The run directory fills while the run is measured (a file size limit below result.json's
+// size): exit 1 naming result.json, never exit 0 with a cut or empty file.
+TEST_F(RunCommand, ARunDirectoryThatFillsDuringTheRunIsAFailureNamingTheFile) {
+    const ProcessResult r =
+        run_with_file_limit({"run", "--run-dir", dir_.string(), "--backend", "cpu", "--jobs",
+                             "resnet-tiny,gpt2-tiny", "--duration", "0.3", "--idle-probe", "0"},
+                            600);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("cannot write result.json " + (dir_ / "result.json").string() +
+                         ": File too large"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+    ASSERT_TRUE(fs::exists(dir_ / "result.json"));
+    EXPECT_LE(fs::file_size(dir_ / "result.json"), 600u);
+}
+
+// A run directory whose path is not UTF-8 (legal on Linux): the run is measured, stored and
+// written; result.json and the store's JSON show the bytes as \xNN (it was "internal error",
+// exit 1, nothing stored and a 0-byte result.json).
+TEST_F(RunCommand, ARunDirectoryThatIsNotUtf8IsMeasuredStoredAndShown) {
+    fs::create_directories(dir_);
+    const std::string run_dir = (dir_ / "r\xff\xfe").string();
+    const std::string db = (dir_ / "results.db").string();
+    ProcessResult r = run_process(
+        {MIGSCOPE_BINARY, "run", "--run-dir", run_dir, "--backend", "cpu", "--jobs", "resnet-tiny",
+         "--duration", "0.3", "--idle-probe", "0", "--db", db, "--format", "json"},
+        env_for(""));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(migscope::user_text::is_utf8(r.out));
+    const std::string written = read_file(fs::path(run_dir) / "result.json");
+    ASSERT_FALSE(written.empty());
+    EXPECT_TRUE(migscope::user_text::is_utf8(written));
+    EXPECT_EQ(json::parse(written), json::parse(r.out));
+    EXPECT_EQ(migscope::store::Store::open(db, migscope::store::OpenMode::kRead).list_runs().size(),
+              1u);
+    // The current folder not UTF-8 either, with the default run directory under it.
+    r = run_process({"/bin/sh", "-c",
+                     "cd \"$0\" && exec \"$1\" run --backend cpu --jobs resnet-tiny --duration 0.3 "
+                     "--idle-probe 0 --db \"$2\"",
+                     run_dir, MIGSCOPE_BINARY, db},
+                    env_for(""));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(migscope::store::Store::open(db, migscope::store::OpenMode::kRead).list_runs().size(),
+              2u);
 }
 
 TEST_F(RunCommand, AnUncreatableRunDirectoryIsBadInputNamingIt) {

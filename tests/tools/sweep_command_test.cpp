@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -215,6 +216,63 @@ duration_s = 1.5
         keys.insert(*run.cell_key);
     }
     EXPECT_EQ(keys.size(), 3u);
+}
+
+// Ctrl-C while the first repetition's baseline runs: the run and its interrupted baseline are
+// stored (exit 130); --resume runs that repetition again, and its finished attempt replaces the
+// unfinished one, so each repetition is stored once (not repetition 1 twice: "n 4" for 3).
+TEST_F(SweepCommand, ResumeAfterAnInterruptedBaselineStoresEachRepetitionOnce) {
+    const std::string spec = write_spec(R"toml(
+version = 1
+name = "cut"
+[[mix]]
+name = "pair"
+backends = ["green"]
+layouts = ["4g+2g"]
+jobs = ["resnet18:32", "bert-base:4"]
+duration_s = 0.5
+baseline = "sequential"
+repetitions = 3
+)toml");
+    const pid_t pid = start(argv(spec, {}));
+    ASSERT_GE(pid, 0);
+    // The first cell's baseline folder appears when its baseline starts.
+    const fs::path baseline = dir_ / "runs" / "001-pair-green-4g.71gb+2g.35gb-r1" / "baseline";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!fs::exists(baseline) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_TRUE(fs::exists(baseline)) << "no baseline started";
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its jobs under way
+    ASSERT_EQ(kill(pid, SIGINT), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+    ASSERT_EQ(WEXITSTATUS(status), 130);
+    std::vector<RunRecord> stored = runs();
+    ASSERT_EQ(stored.size(), 2u) << "the run and its interrupted baseline";
+    ASSERT_EQ(stored[1].role, RunRole::kBaseline);
+    ASSERT_TRUE(stored[1].interrupted) << "interrupted too late to test resume";
+
+    const ProcessResult r = sweep(spec, {"--resume"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("to run     3 runs"), std::string::npos) << r.err;
+    stored = runs();
+    ASSERT_EQ(stored.size(), 6u);  // three runs, each with its baseline
+    std::map<std::string, int> runs_per_cell;
+    for (const RunRecord& run : stored) {
+        EXPECT_FALSE(run.interrupted) << run.id;
+        if (run.role == RunRole::kRun)
+            ++runs_per_cell[*run.cell_key];
+        else
+            EXPECT_TRUE(run.parent_id);
+    }
+    EXPECT_EQ(runs_per_cell.size(), 3u);
+    for (const auto& [key, n] : runs_per_cell)
+        EXPECT_EQ(n, 1) << key;
+    // Nothing is left to resume.
+    const ProcessResult again = sweep(spec, {"--resume"});
+    EXPECT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(runs().size(), 6u);
 }
 
 // Two sweeps of one spec on one store would run the same missing cells: the second is refused

@@ -1,11 +1,13 @@
-// `migscope results`: lists, shows and exports the runs kept in a results store (run --db).
+// `migscope results`: lists, shows, exports, merges and imports runs of a results store (run --db).
 #include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/user_text.h"
 #include "output_file.h"
+#include "report/json_value.h"
 #include "report/record_output.h"
 #include "store/merge.h"
 #include "store/store.h"
@@ -26,7 +28,7 @@ void print_runs_json(const std::vector<store::RunRecord>& runs, std::ostream& ou
     nlohmann::json doc = nlohmann::json::array();
     for (const store::RunRecord& r : runs)
         doc.push_back(report::record_json(r));
-    out << doc.dump(2) << '\n';
+    out << report::utf8_dump(doc, 2) << '\n';
 }
 
 int list_command(const ResultsOptions& o) {
@@ -51,7 +53,7 @@ int show_command(const ResultsOptions& o) {
         throw input_error("no run " + std::to_string(o.id) + " in " + o.db);
     Output out(o.output);
     if (o.format == "json")
-        out.stream() << report::record_json(*run).dump(2) << '\n';
+        out.stream() << report::utf8_dump(report::record_json(*run), 2) << '\n';
     else
         report::print_run_record(
             *run,
@@ -83,6 +85,20 @@ int merge_command(const ResultsOptions& o) {
     return kExitOk;
 }
 
+// The runs a run kept in its run directory when the store could not take them
+// (runner/unstored.h): a store of their own, merged in. Importing twice adds nothing.
+int import_command(const ResultsOptions& o) {
+    store::Store target = store::Store::open(o.db, store::OpenMode::kCreate);
+    for (const std::string& path : o.sources) {
+        store::Store source = store::Store::open(path, store::OpenMode::kRead);
+        const store::MergeCount n = store::merge_store(target, source);
+        std::cout << user_text::escaped(path) << ": " << n.added << " runs imported, " << n.already
+                  << " held already\n";
+    }
+    std::cout << user_text::escaped(o.db) << ": " << target.list_runs().size() << " runs\n";
+    return kExitOk;
+}
+
 void add_db_option(CLI::App* cmd, ResultsOptions& o) {
     path_option(
         cmd->add_option("--db", o.db, "Results store (SQLite) written by `migscope run --db`"))
@@ -94,7 +110,8 @@ void add_db_option(CLI::App* cmd, ResultsOptions& o) {
 void add_results_command(CLI::App& app, Action& action) {
     CLI::App* results = app.add_subcommand(
         "results",
-        "List, show, export and merge runs kept in a results store (migscope run --db FILE).");
+        "List, show, export, merge and import runs kept in a results store (migscope run --db "
+        "FILE).");
     results->require_subcommand(1);
 
     auto list = std::make_shared<ResultsOptions>();
@@ -139,6 +156,19 @@ void add_results_command(CLI::App& app, Action& action) {
         ->required()
         ->check(CLI::ExistingFile);
     merge_cmd->callback([merge, &action] { action = [merge] { return merge_command(*merge); }; });
+
+    auto import = std::make_shared<ResultsOptions>();
+    CLI::App* import_cmd = results->add_subcommand(
+        "import",
+        "Load into --db (made if missing) the runs a run kept in RUN_DIR/unstored-runs.db when "
+        "the store could not take them; runs held already are not added again");
+    path_option(import_cmd->add_option("file", import->sources,
+                                       "unstored-runs.db files (run directories name them)"))
+        ->required()
+        ->check(CLI::ExistingFile);
+    add_db_option(import_cmd, *import);
+    import_cmd->callback(
+        [import, &action] { action = [import] { return import_command(*import); }; });
 }
 
 }  // namespace migscope::cli

@@ -8,8 +8,10 @@
 #include "cmd_sweep.h"
 #include "commands.h"
 #include "core/error.h"
+#include "core/user_text.h"
 #include "interrupt.h"
 #include "output_file.h"
+#include "report/json_value.h"
 #include "runner/cell.h"
 #include "runner/host_output.h"
 #include "runner/plan_file.h"
@@ -59,6 +61,19 @@ runner::RunHooks run_hooks() {
     return hooks;
 }
 
+// Says what of a measured run was not kept as it should be (a run directory's file, the store:
+// where the run is instead); false when anything was not.
+bool kept_whole(const std::optional<runner::UnstoredRuns>& unstored,
+                const std::string& run_dir_problem, const std::string& db,
+                const std::string& run_dir) {
+    if (!run_dir_problem.empty())
+        std::cerr << "migscope run: " << user_text::escaped(run_dir_problem) << '\n';
+    if (unstored)
+        std::cerr << "migscope run: "
+                  << user_text::escaped(runner::describe(*unstored, db, run_dir)) << '\n';
+    return run_dir_problem.empty() && !unstored;
+}
+
 // `migscope run --plan FILE`: each GPU of the plan at once, as the plan places and queues jobs.
 int plan_run_command(const RunOptions& o, const CLI::App& cmd) {
     for (const char* name :
@@ -84,9 +99,11 @@ int plan_run_command(const RunOptions& o, const CLI::App& cmd) {
                   << out.run_ids.back() << " (one per GPU) in " << o.db << '\n';
     Output output(o.output);
     if (o.format == "json")
-        output.stream() << out.doc.dump(2) << '\n';
+        output.stream() << report::utf8_dump(out.doc, 2) << '\n';
     else
         runner::print_host(out, "migscope run --plan " + o.plan, output.stream());
+    if (!kept_whole(out.unstored, out.run_dir_problem, o.db, r.run_dir))
+        return kExitFailure;
     if (out.interrupted() || *hooks.interrupt)
         return kExitInterrupted;
     return out.all_ok() ? kExitOk : kExitFailure;
@@ -131,13 +148,15 @@ int run_command(RunOptions o) {
     Output output(o.output);
     std::ostream* out = &output.stream();
     if (o.format == "json") {
-        *out << cell.doc.dump(2) << '\n';
+        *out << report::utf8_dump(cell.doc, 2) << '\n';
     } else {
         runner::print_run_and_baseline(
             cell.run, cell.baseline,
             "migscope run: " + o.backend + (o.layout.empty() ? "" : " " + o.layout), *out);
         *out << "results, trace and job logs: " << r.run_dir << '\n';
     }
+    if (!kept_whole(cell.unstored, cell.run_dir_problem, o.db, r.run_dir))
+        return kExitFailure;
     if (cell.interrupted() || *hooks.interrupt)
         return kExitInterrupted;
     return cell.all_ok() ? kExitOk : kExitFailure;
@@ -264,10 +283,11 @@ void add_run_command(CLI::App& app, Action& action) {
         "--db", o->db,
         "Also store the run (and its baseline) in this SQLite results store, created "
         "if missing; see `migscope results` (default: none; with a spec: "
-        "migscope-runs/NAME.db)"));
+        "migscope-runs/NAME.db). A run the store cannot take (full, damaged, locked) "
+        "is kept in RUN_DIR/unstored-runs.db for `migscope results import` (exit 1)"));
     cmd->add_flag("--resume", o->resume,
                   "Spec: run only the cells the results store does not hold yet (finished, with "
-                  "their baseline)");
+                  "their baseline); a cell run again replaces its unfinished attempts");
     cmd->add_option("--only", o->only,
                     "Spec: run only these sections (by name; repeat or comma-separate)")
         ->delimiter(',');

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/folders.h"
+#include "core/user_text.h"
 #include "interrupt.h"
 #include "output_file.h"
 #include "runner/sweep_output.h"
@@ -92,6 +93,15 @@ int sweep_command(const SweepCommand& o) {
     const runner::SweepResult result =
         runner::run_sweep(plan, machine, o.measurement, db, hooks, printer);
     printer.summary.print(result, output.stream());
+    for (const std::string& problem : result.problems)
+        std::cerr << "migscope run: " << user_text::escaped(problem) << '\n';
+    if (result.unstored) {
+        std::cerr << "migscope run: stopped: import the kept runs, then run again with --resume "
+                     "to do the rest\n";
+        return kExitFailure;
+    }
+    if (!result.problems.empty())
+        return kExitFailure;
     if (result.interrupted) {
         std::cerr << "migscope run: interrupted; finished runs are stored: run again with "
                      "--resume to do the rest\n";
