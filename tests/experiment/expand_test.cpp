@@ -344,8 +344,9 @@ TEST(Examples, StudyH200RepeatsItsClaimCellsAndKeepsLoraRanks) {
     std::map<std::string, int64_t> repetitions;
     for (const Cell& c : cells) {
         repetitions[c.section] = c.repetitions;
-        if (c.section.rfind("scale-", 0) != 0)
+        if (c.section.rfind("scale-", 0) != 0) {
             EXPECT_TRUE(c.baseline) << c.section;
+        }
         if (c.section.rfind("lora", 0) == 0) {
             for (const auto& j : c.jobs)
                 EXPECT_EQ(j.lora_rank.value_or(0), 8) << c.section;
