@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "core/user_text.h"
@@ -85,10 +86,17 @@ std::string ratio_html(const std::optional<double>& ratio) {
     return ratio ? times_text(*ratio) : kMissing;
 }
 
+// Run ids in the order given, consecutive ones as ranges: "1–2, 4–29, 31".
 std::string ids_text(const std::vector<int64_t>& ids) {
     std::string text;
-    for (int64_t id : ids)
-        text += (text.empty() ? "" : ", ") + std::to_string(id);
+    for (size_t i = 0; i < ids.size();) {
+        size_t j = i;
+        while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1)
+            ++j;
+        text += (text.empty() ? "" : ", ") + std::to_string(ids[i]) +
+                (j > i ? "–" + std::to_string(ids[j]) : "");
+        i = j + 1;
+    }
     return text;
 }
 
@@ -142,76 +150,156 @@ void write_figures(const ReportInput& in, Section section, std::ostream& out) {
     }
 }
 
-// The answer first: per job set and objective, which layout, or one after another.
+// Whether a job set's comparisons ran on CPU cores (a CPU backend), not on a GPU's partitions.
+bool job_set_on_cpu(const std::vector<LayoutComparison>& layouts, const std::string& job_set) {
+    return std::any_of(layouts.begin(), layouts.end(), [&](const LayoutComparison& c) {
+        const partition::BackendTraits* b = partition::find_backend(c.backend);
+        return c.job_set == job_set && b && !b->needs_gpu;
+    });
+}
+
+// What the device is called where the jobs ran one after another.
+const char* whole_device(bool on_cpu) {
+    return on_cpu ? "all the CPU cores" : "the whole GPU";
+}
+
+// Whether every job of every compared job set stepped as a CUDA graph (" (CUDA graph)" after
+// each), so that the page says it once.
+bool every_job_stepped_as_graph(const Findings& f) {
+    const auto count_of = [](const std::string& text, const std::string& part) {
+        size_t n = 0;
+        for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+            ++n;
+        return n;
+    };
+    return !f.layouts.empty() &&
+           std::all_of(f.layouts.begin(), f.layouts.end(), [&](const LayoutComparison& c) {
+               return count_of(c.job_set, " (CUDA graph)") == count_of(c.job_set, " + ") + 1;
+           });
+}
+
+// A job set as the summary shows it: without the " (CUDA graph)" that every job carries when
+// every job of every set stepped so (said once below the table).
+std::string shown_job_set(const std::string& job_set, bool all_graphs) {
+    static const std::string kGraph = " (CUDA graph)";
+    if (!all_graphs)
+        return job_set;
+    std::string out = job_set;
+    for (size_t at = out.find(kGraph); at != std::string::npos; at = out.find(kGraph, at))
+        out.erase(at, kGraph.size());
+    return out;
+}
+
+// One verdict's cell: the answer, its layout and its figure. On CPU cores the jobs share the
+// cores side by side: there is no layout to name.
+std::string verdict_cell(const Verdict& v, bool on_cpu) {
+    const bool throughput = v.objective == Objective::kThroughput;
+    if (!v.figure) {
+        return std::string("<b>no verdict</b>: ") + (throughput ? "no speedup" : "no energy") +
+               " measured (" + html_escape(v.missing) + ")";
+    }
+    const std::string figure =
+        throughput ? spread_html(v.figure, times_text) : spread_html(v.figure, percent) + " energy";
+    const std::string layout = html_escape(v.best_layout);
+    if (v.tie)
+        return "<b>no difference</b> (best layout " + layout + ": " + figure + ")";
+    const std::string unclear = v.clear ? "" : " <i>not clear</i>";
+    if (on_cpu) {
+        return std::string(v.partition ? "<b>side by side</b> on split cores: "
+                                       : "<b>one after another</b> (side by side: ") +
+               figure + (v.partition ? "" : ")") + unclear;
+    }
+    if (v.partition)
+        return "<b>partition</b> as <b>" + layout + "</b>: " + figure + unclear;
+    return "<b>do not partition</b> (best layout " + layout + ": " + figure + ")" + unclear;
+}
+
+// The answer first: one row per job set and kind of measurement (steady windows, fixed work),
+// its verdict for throughput and for energy; how the figures are made is said once below.
 void write_verdict(const ReportInput& in, std::ostream& out) {
     out << "<section id=\"verdict\"><h2>Verdict</h2>\n";
-    if (in.findings.verdicts.empty()) {
+    const std::vector<Verdict>& verdicts = in.findings.verdicts;
+    if (verdicts.empty()) {
         out << "<p>No verdict: no stored run has a sequential baseline to compare with (<code>"
                "migscope run --baseline sequential --db FILE</code>), so nothing says whether "
                "partitioning pays.</p></section>\n";
         return;
     }
-    out << "<ul>\n";
-    for (const Verdict& v : in.findings.verdicts) {
-        const bool throughput = v.objective == Objective::kThroughput;
-        out << "<li>Jobs <b>" << html_escape(v.job_set) << "</b>, " << html_escape(verdict_goal(v))
-            << ": ";
-        if (!v.figure) {
-            out << "<b>no verdict</b>: " << (throughput ? "no speedup" : "no energy")
-                << " measured (" << html_escape(v.missing) << ").</li>\n";
-            continue;
+    const bool all_graphs = every_job_stepped_as_graph(in.findings);
+    bool any_cpu = false, any_gpu = false;
+    Table table({"jobs", "measured as", "for the most throughput", "for the most energy savings"});
+    for (size_t i = 0; i < verdicts.size();) {
+        // Verdicts come per job set and kind of measurement, throughput then energy.
+        const Verdict& first = verdicts[i];
+        const bool on_cpu = job_set_on_cpu(in.findings.layouts, first.job_set);
+        std::string throughput_cell = "–", energy_cell = "–";
+        for (; i < verdicts.size() && verdicts[i].job_set == first.job_set &&
+               verdicts[i].fixed_work == first.fixed_work;
+             ++i) {
+            (verdicts[i].objective == Objective::kThroughput ? throughput_cell : energy_cell) =
+                verdict_cell(verdicts[i], on_cpu);
         }
-        const std::string figure = throughput ? spread_html(v.figure, times_text)
-                                              : spread_html(v.figure, percent) + " energy";
-        if (v.tie) {
-            out << "<b>no difference</b>: the best layout, " << html_escape(v.best_layout)
-                << ", gives " << figure
-                << " against the jobs one after another, for the same work.</li>\n";
-            continue;
-        }
-        if (v.partition) {
-            out << "<b>partition</b> as <b>" << html_escape(v.best_layout) << "</b>: " << figure
-                << " against the jobs one after another, for the same work";
-        } else {
-            out << "<b>do not partition</b>: the jobs one after another do best; the best "
-                   "layout, "
-                << html_escape(v.best_layout) << ", gives " << figure;
-        }
-        out << (v.clear ? "." : " (not clear: the repetitions' range reaches the other side).")
-            << "</li>\n";
+        (on_cpu ? any_cpu : any_gpu) = true;
+        table.row({"<b>" + html_escape(shown_job_set(first.job_set, all_graphs)) + "</b>",
+                   std::string(first.fixed_work ? "fixed work" : "steady windows") +
+                       (on_cpu ? ", CPU cores" : ""),
+                   throughput_cell, energy_cell});
     }
-    out << "</ul></section>\n";
+    out << table.html() << "<p class=\"note\">Each figure is the best layout's against the same "
+        << "jobs one after another on "
+        << (any_cpu && any_gpu ? "the whole GPU (all the CPU cores for CPU runs)"
+                               : whole_device(any_cpu))
+        << ", for the same work: its speedup, or its change in energy. Steady windows give the "
+           "rate for a stream of such jobs; fixed work, all of it done. The median over "
+           "repetitions, with n and the range; <i>not clear</i>: the range reaches the other "
+           "side."
+        << (all_graphs ? " Every job stepped as a CUDA graph." : "") << "</p></section>\n";
 }
 
 // What the page cannot show, and why: the runs' own reasons.
 void write_missing(const ReportInput& in, std::ostream& out) {
     std::vector<std::string> items;
-    std::vector<std::string> no_energy, no_trace;
+    // Runs by the reason they give (their warnings), each reason said once with its runs.
+    using RunsByReason = std::vector<std::pair<std::string, std::vector<int64_t>>>;
+    RunsByReason no_energy, no_trace;
+    size_t no_energy_runs = 0, no_trace_runs = 0;
     bool cpu_without_energy = false;
+    const auto add = [](RunsByReason& to, const std::string& why, int64_t id) {
+        auto at = std::find_if(to.begin(), to.end(), [&](const auto& e) { return e.first == why; });
+        if (at == to.end())
+            to.push_back({why, {id}});
+        else
+            at->second.push_back(id);
+    };
     for (const store::RunRecord& r : in.runs) {
         std::string why;
         for (const std::string& w : r.warnings)
             why += (why.empty() ? "" : "; ") + w;
-        const std::string entry =
-            "run " + std::to_string(r.id) + (why.empty() ? "" : " (" + why + ")");
         if (!r.counter_energy_j) {
-            no_energy.push_back(entry);
+            add(no_energy, why, r.id);
+            ++no_energy_runs;
             cpu_without_energy = cpu_without_energy || on_cpu_cores(r);
         }
-        if (r.power_samples == 0)
-            no_trace.push_back(entry);
+        if (r.power_samples == 0) {
+            add(no_trace, why, r.id);
+            ++no_trace_runs;
+        }
     }
-    const auto list = [](const std::vector<std::string>& entries) {
+    const auto list = [](const RunsByReason& reasons) {
         std::string text;
-        for (size_t i = 0; i < entries.size() && i < 10; ++i)
-            text += (i ? ", " : "") + html_escape(entries[i]);
-        if (entries.size() > 10)
-            text += " and " + std::to_string(entries.size() - 10) + " more";
+        for (size_t i = 0; i < reasons.size() && i < 10; ++i) {
+            const std::vector<int64_t>& ids = reasons[i].second;
+            const std::string runs = (ids.size() == 1 ? "run " : "runs ") + ids_text(ids);
+            text += (i ? "; " : "") + html_escape(runs) +
+                    (reasons[i].first.empty() ? "" : " (" + html_escape(reasons[i].first) + ")");
+        }
+        if (reasons.size() > 10)
+            text += " and " + std::to_string(reasons.size() - 10) + " more reasons";
         return text;
     };
     if (!no_energy.empty()) {
         items.push_back("<b>Energy</b> (energy changes, energy per item, the Pareto front) for " +
-                        std::to_string(no_energy.size()) + " of " + std::to_string(in.runs.size()) +
+                        std::to_string(no_energy_runs) + " of " + std::to_string(in.runs.size()) +
                         " runs: no board energy was measured: " + list(no_energy) + "." +
                         (cpu_without_energy
                              ? " On a CPU, energy comes from RAPL counters (Linux powercap), "
@@ -220,7 +308,7 @@ void write_missing(const ReportInput& in, std::ostream& out) {
                              : ""));
     }
     if (!no_trace.empty()) {
-        items.push_back("<b>Power traces</b> for " + std::to_string(no_trace.size()) + " of " +
+        items.push_back("<b>Power traces</b> for " + std::to_string(no_trace_runs) + " of " +
                         std::to_string(in.runs.size()) +
                         " runs: no power samples were stored: " + list(no_trace) + ".");
     }
@@ -244,20 +332,23 @@ void write_missing(const ReportInput& in, std::ostream& out) {
 }
 
 void write_summary(const ReportInput& in, std::ostream& out) {
+    const bool all_graphs = every_job_stepped_as_graph(in.findings);  // said in the verdict
     out << "<section id=\"findings\"><h2>Findings</h2>\n<ul>\n";
     bool any = false;
     for (const LayoutComparison& g : in.findings.layouts) {
         if (!g.energy_change_pct && !g.speedup)
             continue;
         any = true;
-        out << "<li>Jobs <b>" << html_escape(g.job_set) << "</b> on <b>"
-            << html_escape(comparison_label(g)) << "</b> against one after another on the "
-            << "whole GPU, for the same work: energy " << spread_html(g.energy_change_pct, percent)
+        out << "<li>Jobs <b>" << html_escape(shown_job_set(g.job_set, all_graphs)) << "</b> on <b>"
+            << html_escape(comparison_label(g)) << "</b> against one after another on "
+            << whole_device(job_set_on_cpu(in.findings.layouts, g.job_set))
+            << ", for the same work: energy " << spread_html(g.energy_change_pct, percent)
             << ", throughput " << spread_html(g.speedup, times_text) << ".</li>\n";
     }
     for (const ParetoPoint& p : in.findings.pareto) {
         if (p.on_front && p.label != "sequential baseline") {
-            out << "<li>On the throughput–energy Pareto front of <b>" << html_escape(p.job_set)
+            out << "<li>On the throughput–energy Pareto front of <b>"
+                << html_escape(shown_job_set(p.job_set, all_graphs))
                 << "</b>: " << html_escape(p.label) << " (median "
                 << times_text(p.relative_throughput) << " throughput, "
                 << times_text(p.relative_energy) << " energy).</li>\n";
@@ -319,17 +410,34 @@ void write_idle_states(const ReportInput& in, std::ostream& out) {
 }
 
 void write_method(const ReportInput& in, std::ostream& out) {
-    std::set<std::string> methods;
+    // Each way of attributing energy once, with how many runs used it: the runs' own numbers
+    // (idle power, samples) are in their rows, so here they read "…".
+    static const std::regex kNumber("[0-9]+(\\.[0-9]+)?");
+    std::vector<std::pair<std::string, size_t>> methods;  // first seen first
     for (const store::RunRecord& r : in.runs) {
-        if (!r.attribution_method.empty())
-            methods.insert(r.attribution_method);
+        if (r.attribution_method.empty())
+            continue;
+        const std::string method = std::regex_replace(r.attribution_method, kNumber, "…");
+        auto at = std::find_if(methods.begin(), methods.end(),
+                               [&](const auto& m) { return m.first == method; });
+        if (at == methods.end())
+            methods.push_back({method, 1});
+        else
+            ++at->second;
     }
-    out << "<section id=\"method\"><h2>How the numbers are made</h2>\n"
-        << "<p class=\"caveat\"><b>SM partitions emulate MIG.</b> Runs on the <code>green</code> "
-           "(CUDA green contexts) and <code>mps</code> backends give each job the SM count of a "
-           "MIG profile and cap its memory, but there is no L2-cache or memory-bandwidth "
-           "isolation: jobs disturb each other more than on real MIG instances.</p>\n"
-        << "<ul><li><b>Energy</b>: the board energy counter's delta over the measurement "
+    const bool sm_shares = std::any_of(in.runs.begin(), in.runs.end(), [](const auto& r) {
+        const partition::BackendTraits* b = partition::find_backend(r.backend);
+        return b && b->partitions == partition::PartitionSource::kSmShares;
+    });
+    out << "<section id=\"method\"><h2>How the numbers are made</h2>\n";
+    if (sm_shares) {
+        out << "<p class=\"caveat\"><b>SM partitions emulate MIG.</b> Runs on the "
+               "<code>green</code> (CUDA green contexts) and <code>mps</code> backends give each "
+               "job the SM count of a MIG profile and cap its memory, but there is no L2-cache or "
+               "memory-bandwidth isolation: jobs disturb each other more than on real MIG "
+               "instances.</p>\n";
+    }
+    out << "<ul><li><b>Energy</b>: the board energy counter's delta over the measurement "
            "window (steady-state window, or the makespan of fixed work); the integrated power "
            "trace is a cross-check (its disagreement is in the tables).</li>\n"
         << "<li><b>Throughput</b>: items in the window over the job's summed step times, in the "
@@ -341,8 +449,10 @@ void write_method(const ReportInput& in, std::ostream& out) {
         << "<li><b>Spread</b>: every figure is the median over repetitions, with n and the "
            "min – max range. A value that was not measured is shown as "
         << kMissing << " with the reason, never as 0.</li>\n";
-    for (const std::string& m : methods)
-        out << "<li><b>Attribution</b>: " << html_escape(m) << "</li>\n";
+    for (const auto& [method, runs] : methods) {
+        out << "<li><b>Attribution</b> (" << runs << (runs == 1 ? " run" : " runs")
+            << "): " << html_escape(method) << "</li>\n";
+    }
     write_idle_states(in, out);
     out << "</ul></section>\n";
 }
@@ -388,6 +498,7 @@ void write_layouts(const ReportInput& in, std::ostream& out) {
              "energy (J)", "baseline energy, same work (J)", "window (s)",
              "average power (W): run / baseline", "SM clock (MHz): run / baseline",
              "counter vs trace (%)", "attribution", "notes"});
+    const bool all_graphs = every_job_stepped_as_graph(in.findings);  // said in the verdict
     for (const LayoutComparison& g : in.findings.layouts) {
         std::string ids;
         for (const Repetition& r : g.repetitions) {
@@ -395,7 +506,8 @@ void write_layouts(const ReportInput& in, std::ostream& out) {
                    std::to_string(r.baseline_id) + ")";
         }
         t.row(
-            {html_escape(g.job_set), html_escape(g.backend), html_escape(g.layout),
+            {html_escape(shown_job_set(g.job_set, all_graphs)), html_escape(g.backend),
+             html_escape(g.layout),
              html_escape(g.run_mode == "work" ? "fixed work: " + g.work : g.run_mode), ids,
              spread_html(g.energy_change_pct, percent), spread_html(g.speedup, times_text),
              spread_html(g.run_energy_j), spread_html(g.baseline_energy_j), spread_html(g.window_s),
@@ -417,9 +529,11 @@ void write_pareto(const ReportInput& in, std::ostream& out) {
     }
     Table t({"jobs", "layout", "throughput vs sequential (median)",
              "energy vs sequential, same work (median)", "on the front"});
+    const bool all_graphs = every_job_stepped_as_graph(in.findings);  // said in the verdict
     for (const ParetoPoint& p : in.findings.pareto) {
-        t.row({html_escape(p.job_set), html_escape(p.label), times_text(p.relative_throughput),
-               times_text(p.relative_energy), p.on_front ? "yes" : "no"},
+        t.row({html_escape(shown_job_set(p.job_set, all_graphs)), html_escape(p.label),
+               times_text(p.relative_throughput), times_text(p.relative_energy),
+               p.on_front ? "yes" : "no"},
               {2, 3}, p.on_front ? "front" : "");
     }
     out << t.html() << "</section>\n";

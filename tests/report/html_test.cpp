@@ -86,7 +86,7 @@ TEST(Html, ReportFromAStoredFixture) {
     EXPECT_NE(html.find("L2-cache"), std::string::npos);
     EXPECT_NE(html.find("board energy counter"), std::string::npos);
     // The idle state each run's static power came from, and deep idle apart.
-    EXPECT_NE(html.find("idle with clocks up, 92–92 W (runs 1, "), std::string::npos);
+    EXPECT_NE(html.find("idle with clocks up, 92–92 W (runs 1–"), std::string::npos);
     EXPECT_NE(html.find("idle state not recorded, 92–92 W (runs "), std::string::npos);
     EXPECT_NE(html.find("<b>Deep idle</b> (SM clock down, seen in the idle probes): 71–71 W"),
               std::string::npos);
@@ -144,6 +144,123 @@ TEST(Html, NoEnergyIsNamedWithItsReasonAndTheVerdictSaysWhy) {
     EXPECT_NE(html.find("run 3 (RAPL counters not readable)"), std::string::npos);
     EXPECT_NE(html.find("No verdict"), std::string::npos);
     EXPECT_NE(html.find("CPU cores, not SMs"), std::string::npos);
+}
+
+// The verdict section of a page: from its id to the end of its section.
+std::string verdict_section(const std::string& html) {
+    const size_t at = html.find("id=\"verdict\"");
+    return at == std::string::npos ? "" : html.substr(at, html.find("</section>", at) - at);
+}
+
+// Findings whose verdicts the test writes: two job sets, one with steady windows and fixed
+// work, the other with steady windows only.
+Findings two_job_sets(const std::string& backend, const std::string& suffix) {
+    Findings f;
+    const auto comparison = [&](const std::string& jobs, const std::string& mode) {
+        LayoutComparison c;
+        c.backend = backend;
+        c.run_mode = mode;
+        c.job_set = jobs;
+        return c;
+    };
+    const std::string a = "resnet18:train:32" + suffix + " + bert-base:train:4" + suffix;
+    const std::string b = "vit-b16:train:16" + suffix + " + mlp:train:64" + suffix;
+    f.layouts = {comparison(a, "duration"), comparison(a, "work"), comparison(b, "duration")};
+    const auto verdict = [](const std::string& jobs, bool fixed, Objective o, double median) {
+        Verdict v;
+        v.job_set = jobs;
+        v.fixed_work = fixed;
+        v.objective = o;
+        v.best_layout = "3g.71gb+2g.35gb";
+        v.figure = Spread{3, median, median, median};
+        v.partition = o == Objective::kThroughput ? median > 1 : median < 0;
+        v.clear = true;
+        return v;
+    };
+    for (const auto& [jobs, fixed] : {std::pair{a, false}, {a, true}, {b, false}}) {
+        f.verdicts.push_back(verdict(jobs, fixed, Objective::kThroughput, 1.12));
+        f.verdicts.push_back(verdict(jobs, fixed, Objective::kEnergy, 4.5));
+    }
+    return f;
+}
+
+TEST(Html, TheVerdictIsATableWithARowPerJobSetAndMeasurement) {
+    ReportInput input;
+    input.source = "a.db";
+    input.findings = two_job_sets("green", " (CUDA graph)");
+    std::ostringstream page;
+    write_html(input, page);
+    const std::string verdict = verdict_section(page.str());
+    ASSERT_FALSE(verdict.empty());
+    EXPECT_EQ(count(verdict, "<tr>"), 1u + 3u);  // the header, then one row per set and kind
+    EXPECT_EQ(count(verdict, "<b>partition</b> as"), 3u);
+    EXPECT_EQ(count(verdict, "<b>do not partition</b>"), 3u);
+    EXPECT_EQ(count(verdict, "fixed work"), 1u + 1u);  // its row, and the note's explanation
+    // Every job stepped as a CUDA graph: said once, not after each job.
+    EXPECT_EQ(count(verdict, "(CUDA graph)"), 0u) << verdict;
+    EXPECT_EQ(count(verdict, "Every job stepped as a CUDA graph."), 1u);
+    EXPECT_NE(verdict.find("the whole GPU"), std::string::npos);
+    EXPECT_EQ(page.str().find("(CUDA graph)"), std::string::npos);  // findings too
+}
+
+TEST(Html, JobsThatStepEagerlyKeepTheirMark) {
+    ReportInput input;
+    input.source = "a.db";
+    input.findings = two_job_sets("green", " (CUDA graph)");
+    input.findings.layouts.back().job_set = "vit-b16:train:16 (eager) + mlp:train:64 (CUDA graph)";
+    std::ostringstream page;
+    write_html(input, page);
+    EXPECT_EQ(count(verdict_section(page.str()), "Every job stepped"), 0u);
+    EXPECT_GT(count(verdict_section(page.str()), "(CUDA graph)"), 0u);
+}
+
+TEST(Html, CpuRunsAreWordedAsCpuRuns) {
+    ReportInput input;
+    input.source = "a.db";
+    input.findings = two_job_sets("cpu", " (eager)");
+    store::RunRecord run;
+    run.id = 1;
+    run.backend = "cpu";
+    input.runs = {run};
+    std::ostringstream page;
+    write_html(input, page);
+    const std::string html = page.str();
+    const std::string verdict = verdict_section(html);
+    EXPECT_EQ(verdict.find("<b>partition</b>"), std::string::npos) << verdict;
+    EXPECT_EQ(count(verdict, "<b>side by side</b> on split cores"), 3u);
+    EXPECT_EQ(count(verdict, "<b>one after another</b>"), 3u);
+    EXPECT_NE(verdict.find("all the CPU cores"), std::string::npos);
+    EXPECT_EQ(verdict.find("GPU"), std::string::npos) << verdict;
+    // The caveat about SM partitions is for GPU runs on green or mps only.
+    EXPECT_EQ(html.find("SM partitions emulate MIG"), std::string::npos);
+}
+
+TEST(Html, ARunsReasonIsSaidOnceWithItsRuns) {
+    ReportInput input;
+    input.source = "a.db";
+    for (int64_t id : {3, 4, 5, 9}) {
+        store::RunRecord run;
+        run.id = id;
+        run.backend = "green";
+        run.warnings = {id == 9 ? "the run was interrupted" : "RAPL counters not readable"};
+        run.attribution_method = "static: idle power (" + std::to_string(120 + id) + " W) × window";
+        input.runs.push_back(run);
+    }
+    std::ostringstream page;
+    write_html(input, page);
+    const std::string html = page.str();
+    EXPECT_NE(html.find("runs 3–5 (RAPL counters not readable); run 9 (the run was interrupted)"),
+              std::string::npos)
+        << html;
+    const size_t missing = html.find("id=\"missing\"");
+    ASSERT_NE(missing, std::string::npos);
+    const std::string section = html.substr(missing, html.find("</section>", missing) - missing);
+    EXPECT_EQ(count(section, "RAPL counters not readable"), 2u);  // energy, and power traces
+    EXPECT_NE(html.find("SM partitions emulate MIG"), std::string::npos);
+    // One way of attributing energy, its numbers per run: said once.
+    EXPECT_EQ(count(html, "<b>Attribution</b>"), 1u);
+    EXPECT_NE(html.find("<b>Attribution</b> (4 runs): static: idle power (… W) × window"),
+              std::string::npos);
 }
 
 TEST(Html, AnEmptyStoreGivesAPageWithoutFigures) {
