@@ -309,11 +309,78 @@ std::vector<Verdict> layout_verdicts(const std::vector<LayoutComparison>& layout
 
 }  // namespace
 
-std::string verdict_goal(const Verdict& v) {
-    return std::string("for the most ") +
-           (v.objective == Objective::kThroughput ? "throughput" : "energy savings") +
-           (v.fixed_work ? " (fixed work: all of it done)"
-                         : " (steady windows: a stream of such jobs)");
+bool every_job_stepped_as_graph(const Findings& f) {
+    const auto count_of = [](const std::string& text, const std::string& part) {
+        size_t n = 0;
+        for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+            ++n;
+        return n;
+    };
+    return !f.layouts.empty() &&
+           std::all_of(f.layouts.begin(), f.layouts.end(), [&](const LayoutComparison& c) {
+               return count_of(c.job_set, " (CUDA graph)") == count_of(c.job_set, " + ") + 1;
+           });
+}
+
+std::string shown_job_set(const std::string& job_set, bool every_job_graph) {
+    static const std::string kGraph = " (CUDA graph)";
+    std::string out = job_set;
+    if (every_job_graph) {
+        for (size_t at = out.find(kGraph); at != std::string::npos; at = out.find(kGraph, at))
+            out.erase(at, kGraph.size());
+    }
+    return out;
+}
+
+bool job_set_on_cpu(const Findings& f, const std::string& job_set) {
+    return std::any_of(f.layouts.begin(), f.layouts.end(), [&](const LayoutComparison& c) {
+        const partition::BackendTraits* b = partition::find_backend(c.backend);
+        return c.job_set == job_set && b && !b->needs_gpu;
+    });
+}
+
+VerdictSummary summarise_verdicts(const Findings& f) {
+    VerdictSummary s;
+    s.every_job_graph = every_job_stepped_as_graph(f);
+    // The verdicts come per job set and kind of measurement, throughput then energy.
+    for (size_t i = 0; i < f.verdicts.size();) {
+        const Verdict& first = f.verdicts[i];
+        VerdictRow row;
+        row.job_set = shown_job_set(first.job_set, s.every_job_graph);
+        row.fixed_work = first.fixed_work;
+        row.on_cpu = job_set_on_cpu(f, first.job_set);
+        for (; i < f.verdicts.size() && f.verdicts[i].job_set == first.job_set &&
+               f.verdicts[i].fixed_work == first.fixed_work;
+             ++i) {
+            (f.verdicts[i].objective == Objective::kThroughput ? row.throughput : row.energy) =
+                f.verdicts[i];
+        }
+        (row.on_cpu ? s.on_cpu : s.on_gpu) = true;
+        s.rows.push_back(std::move(row));
+    }
+    return s;
+}
+
+std::string verdict_answer(const Verdict& v, bool on_cpu) {
+    if (!v.figure)
+        return "no verdict";
+    if (v.tie)
+        return "no difference";
+    if (on_cpu)
+        return v.partition ? "side by side" : "one after another";
+    return v.partition ? "partition" : "do not partition";
+}
+
+std::string verdict_note(const VerdictSummary& s) {
+    const std::string device = s.on_cpu && s.on_gpu
+                                   ? "the whole GPU (all the CPU cores for CPU runs)"
+                               : s.on_cpu ? "all the CPU cores"
+                                          : "the whole GPU";
+    return "Each figure is the best layout's against the same jobs one after another on " + device +
+           ", for the same work: its speedup, or its change in energy. Steady windows give the "
+           "rate for a stream of such jobs; fixed work, all of it done. The median over "
+           "repetitions, with n and the range; not clear: the range reaches the other side." +
+           (s.every_job_graph ? " Every job stepped as a CUDA graph." : "");
 }
 
 std::string spread_range_text(const Spread& s, const std::function<std::string(double)>& format) {

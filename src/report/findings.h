@@ -120,10 +120,6 @@ struct Verdict {
     std::string missing;           // why there is no figure (the runs' warnings)
 };
 
-// What a verdict answers: "for the most throughput (steady windows: a stream of such jobs)",
-// "for the most energy savings (fixed work: all of it done)", ...
-std::string verdict_goal(const Verdict& v);
-
 struct Findings {
     // Per job set with a baseline, steady windows then fixed work: throughput, then energy.
     std::vector<Verdict> verdicts;
@@ -135,6 +131,35 @@ struct Findings {
 // Runs are read without their traces. Only jobs with status ok count; baselines belong to their
 // parent run (the latest one when there are several).
 Findings analyse(const std::vector<store::RunRecord>& runs);
+
+// The verdicts as a report's summary shows them: one row per job set and kind of measurement
+// (steady windows, fixed work), with its verdict for each objective.
+struct VerdictRow {
+    std::string job_set;  // as shown: see VerdictSummary::every_job_graph
+    bool fixed_work = false;
+    bool on_cpu = false;  // its runs split CPU cores: no GPU, no layout
+    std::optional<Verdict> throughput, energy;
+};
+struct VerdictSummary {
+    std::vector<VerdictRow> rows;
+    bool on_cpu = false, on_gpu = false;  // some row's runs were on CPU cores, on a GPU
+    // Every job of every compared set stepped as a CUDA graph: the page says so once and the job
+    // sets leave out each job's " (CUDA graph)".
+    bool every_job_graph = false;
+};
+VerdictSummary summarise_verdicts(const Findings& f);
+// What a verdict says, in words every format shows the same: "partition", "do not partition",
+// "no difference", "no verdict"; on CPU cores "side by side" and "one after another".
+std::string verdict_answer(const Verdict& v, bool on_cpu);
+// The note under the summary: how its figures are made, said once.
+std::string verdict_note(const VerdictSummary& s);
+
+// Whether every job of every compared job set stepped as a CUDA graph (" (CUDA graph)" after
+// each), and a job set without those marks when so.
+bool every_job_stepped_as_graph(const Findings& f);
+std::string shown_job_set(const std::string& job_set, bool every_job_graph);
+// Whether a job set's comparisons ran on CPU cores (a backend without a GPU).
+bool job_set_on_cpu(const Findings& f, const std::string& job_set);
 
 // "resnet50:train:32 (eager)" (batch "default" when not recorded), "… (CUDA graph)" for a job
 // that replayed its step as a CUDA graph.

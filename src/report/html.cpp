@@ -150,110 +150,60 @@ void write_figures(const ReportInput& in, Section section, std::ostream& out) {
     }
 }
 
-// Whether a job set's comparisons ran on CPU cores (a CPU backend), not on a GPU's partitions.
-bool job_set_on_cpu(const std::vector<LayoutComparison>& layouts, const std::string& job_set) {
-    return std::any_of(layouts.begin(), layouts.end(), [&](const LayoutComparison& c) {
-        const partition::BackendTraits* b = partition::find_backend(c.backend);
-        return c.job_set == job_set && b && !b->needs_gpu;
-    });
-}
-
 // What the device is called where the jobs ran one after another.
 const char* whole_device(bool on_cpu) {
     return on_cpu ? "all the CPU cores" : "the whole GPU";
 }
 
-// Whether every job of every compared job set stepped as a CUDA graph (" (CUDA graph)" after
-// each), so that the page says it once.
-bool every_job_stepped_as_graph(const Findings& f) {
-    const auto count_of = [](const std::string& text, const std::string& part) {
-        size_t n = 0;
-        for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
-            ++n;
-        return n;
-    };
-    return !f.layouts.empty() &&
-           std::all_of(f.layouts.begin(), f.layouts.end(), [&](const LayoutComparison& c) {
-               return count_of(c.job_set, " (CUDA graph)") == count_of(c.job_set, " + ") + 1;
-           });
-}
-
-// A job set as the summary shows it: without the " (CUDA graph)" that every job carries when
-// every job of every set stepped so (said once below the table).
-std::string shown_job_set(const std::string& job_set, bool all_graphs) {
-    static const std::string kGraph = " (CUDA graph)";
-    if (!all_graphs)
-        return job_set;
-    std::string out = job_set;
-    for (size_t at = out.find(kGraph); at != std::string::npos; at = out.find(kGraph, at))
-        out.erase(at, kGraph.size());
-    return out;
-}
-
 // One verdict's cell: the answer, its layout and its figure. On CPU cores the jobs share the
 // cores side by side: there is no layout to name.
-std::string verdict_cell(const Verdict& v, bool on_cpu) {
-    const bool throughput = v.objective == Objective::kThroughput;
+std::string verdict_cell(const std::optional<Verdict>& verdict, bool on_cpu) {
+    if (!verdict)
+        return kMissing;
+    const Verdict& v = *verdict;
+    const std::string answer = "<b>" + verdict_answer(v, on_cpu) + "</b>";
     if (!v.figure) {
-        return std::string("<b>no verdict</b>: ") + (throughput ? "no speedup" : "no energy") +
+        return answer + ": " +
+               (v.objective == Objective::kThroughput ? "no speedup" : "no energy") +
                " measured (" + html_escape(v.missing) + ")";
     }
-    const std::string figure =
-        throughput ? spread_html(v.figure, times_text) : spread_html(v.figure, percent) + " energy";
+    const std::string figure = v.objective == Objective::kThroughput
+                                   ? spread_html(v.figure, times_text)
+                                   : spread_html(v.figure, percent) + " energy";
     const std::string layout = html_escape(v.best_layout);
-    if (v.tie)
-        return "<b>no difference</b> (best layout " + layout + ": " + figure + ")";
-    const std::string unclear = v.clear ? "" : " <i>not clear</i>";
-    if (on_cpu) {
-        return std::string(v.partition ? "<b>side by side</b> on split cores: "
-                                       : "<b>one after another</b> (side by side: ") +
-               figure + (v.partition ? "" : ")") + unclear;
-    }
-    if (v.partition)
-        return "<b>partition</b> as <b>" + layout + "</b>: " + figure + unclear;
-    return "<b>do not partition</b> (best layout " + layout + ": " + figure + ")" + unclear;
+    const std::string unclear = v.clear || v.tie ? "" : " <i>not clear</i>";
+    if (on_cpu)
+        return answer +
+               (v.partition ? " on split cores: " + figure : " (side by side: " + figure + ")") +
+               unclear;
+    if (v.partition && !v.tie)
+        return answer + " as <b>" + layout + "</b>: " + figure + unclear;
+    return answer + " (best layout " + layout + ": " + figure + ")" + unclear;
 }
 
 // The answer first: one row per job set and kind of measurement (steady windows, fixed work),
 // its verdict for throughput and for energy; how the figures are made is said once below.
 void write_verdict(const ReportInput& in, std::ostream& out) {
     out << "<section id=\"verdict\"><h2>Verdict</h2>\n";
-    const std::vector<Verdict>& verdicts = in.findings.verdicts;
-    if (verdicts.empty()) {
+    if (in.findings.verdicts.empty()) {
         out << "<p>No verdict: no stored run has a sequential baseline to compare with (<code>"
                "migscope run --baseline sequential --db FILE</code>), so nothing says whether "
                "partitioning pays.</p></section>\n";
         return;
     }
-    const bool all_graphs = every_job_stepped_as_graph(in.findings);
-    bool any_cpu = false, any_gpu = false;
+    const VerdictSummary summary = summarise_verdicts(in.findings);
     Table table({"jobs", "measured as", "for the most throughput", "for the most energy savings"});
-    for (size_t i = 0; i < verdicts.size();) {
-        // Verdicts come per job set and kind of measurement, throughput then energy.
-        const Verdict& first = verdicts[i];
-        const bool on_cpu = job_set_on_cpu(in.findings.layouts, first.job_set);
-        std::string throughput_cell = "–", energy_cell = "–";
-        for (; i < verdicts.size() && verdicts[i].job_set == first.job_set &&
-               verdicts[i].fixed_work == first.fixed_work;
-             ++i) {
-            (verdicts[i].objective == Objective::kThroughput ? throughput_cell : energy_cell) =
-                verdict_cell(verdicts[i], on_cpu);
-        }
-        (on_cpu ? any_cpu : any_gpu) = true;
-        table.row({"<b>" + html_escape(shown_job_set(first.job_set, all_graphs)) + "</b>",
-                   std::string(first.fixed_work ? "fixed work" : "steady windows") +
-                       (on_cpu ? ", CPU cores" : ""),
-                   throughput_cell, energy_cell});
+    for (const VerdictRow& row : summary.rows) {
+        table.row({"<b>" + html_escape(row.job_set) + "</b>",
+                   std::string(row.fixed_work ? "fixed work" : "steady windows") +
+                       (row.on_cpu ? ", CPU cores" : ""),
+                   verdict_cell(row.throughput, row.on_cpu), verdict_cell(row.energy, row.on_cpu)});
     }
-    out << table.html() << "<p class=\"note\">Each figure is the best layout's against the same "
-        << "jobs one after another on "
-        << (any_cpu && any_gpu ? "the whole GPU (all the CPU cores for CPU runs)"
-                               : whole_device(any_cpu))
-        << ", for the same work: its speedup, or its change in energy. Steady windows give the "
-           "rate for a stream of such jobs; fixed work, all of it done. The median over "
-           "repetitions, with n and the range; <i>not clear</i>: the range reaches the other "
-           "side."
-        << (all_graphs ? " Every job stepped as a CUDA graph." : "") << "</p></section>\n";
+    std::string note = html_escape(verdict_note(summary));
+    const size_t at = note.find("not clear");
+    if (at != std::string::npos)
+        note.replace(at, 9, "<i>not clear</i>");
+    out << table.html() << "<p class=\"note\">" << note << "</p></section>\n";
 }
 
 // What the page cannot show, and why: the runs' own reasons.
@@ -341,7 +291,7 @@ void write_summary(const ReportInput& in, std::ostream& out) {
         any = true;
         out << "<li>Jobs <b>" << html_escape(shown_job_set(g.job_set, all_graphs)) << "</b> on <b>"
             << html_escape(comparison_label(g)) << "</b> against one after another on "
-            << whole_device(job_set_on_cpu(in.findings.layouts, g.job_set))
+            << whole_device(job_set_on_cpu(in.findings, g.job_set))
             << ", for the same work: energy " << spread_html(g.energy_change_pct, percent)
             << ", throughput " << spread_html(g.speedup, times_text) << ".</li>\n";
     }

@@ -49,33 +49,50 @@ void table_head(const std::vector<std::string>& headers, const std::set<size_t>&
     out << '\n';
 }
 
+// One verdict's cell, worded as the HTML page words it.
+std::string verdict_cell(const std::optional<Verdict>& verdict, bool on_cpu) {
+    if (!verdict)
+        return kMissing;
+    const Verdict& v = *verdict;
+    const std::string answer = "**" + verdict_answer(v, on_cpu) + "**";
+    if (!v.figure) {
+        return answer + ": " +
+               (v.objective == Objective::kThroughput ? "no speedup" : "no energy") +
+               " measured (" + markdown_escape(v.missing) + ")";
+    }
+    const std::string figure = v.objective == Objective::kThroughput
+                                   ? spread_text(v.figure, times_text)
+                                   : spread_text(v.figure, percent_text) + " energy";
+    const std::string layout = markdown_escape(v.best_layout);
+    const std::string unclear = v.clear || v.tie ? "" : " *not clear*";
+    if (on_cpu) {
+        return answer +
+               (v.partition ? " on split cores: " + figure : " (side by side: " + figure + ")") +
+               unclear;
+    }
+    if (v.partition && !v.tie)
+        return answer + " as " + layout + ": " + figure + unclear;
+    return answer + " (best layout " + layout + ": " + figure + ")" + unclear;
+}
+
+// The answer first: a row per job set and kind of measurement, a cell per objective.
 void write_verdicts(const Findings& f, std::ostream& out) {
     out << "## Verdict\n\n";
     if (f.verdicts.empty()) {
         out << "No verdict: no stored run has a sequential baseline to compare with.\n\n";
         return;
     }
-    for (const Verdict& v : f.verdicts) {
-        const bool throughput = v.objective == Objective::kThroughput;
-        out << "- **" << markdown_escape(v.job_set) << "**, " << verdict_goal(v) << ": ";
-        if (!v.figure) {
-            out << "no verdict: " << (throughput ? "no speedup" : "no energy") << " measured ("
-                << markdown_escape(v.missing) << ").\n";
-            continue;
-        }
-        const std::string figure = throughput ? spread_text(v.figure, times_text)
-                                              : spread_text(v.figure, percent_text) + " energy";
-        const std::string layout = markdown_escape(v.best_layout);
-        if (v.tie)
-            out << "**no difference**: the best layout, " << layout << ", gives " << figure;
-        else if (v.partition)
-            out << "**partition** as " << layout << ": " << figure;
-        else
-            out << "**do not partition**: the best layout, " << layout << ", gives " << figure;
-        out << " against the jobs one after another, for the same work";
-        out << (v.clear || v.tie ? ".\n" : " (not clear: the range reaches the other side).\n");
+    const VerdictSummary summary = summarise_verdicts(f);
+    table_head({"jobs", "measured as", "for the most throughput", "for the most energy savings"},
+               {}, out);
+    for (const VerdictRow& row : summary.rows) {
+        table_row({"**" + markdown_escape(row.job_set) + "**",
+                   std::string(row.fixed_work ? "fixed work" : "steady windows") +
+                       (row.on_cpu ? ", CPU cores" : ""),
+                   verdict_cell(row.throughput, row.on_cpu), verdict_cell(row.energy, row.on_cpu)},
+                  out);
     }
-    out << '\n';
+    out << '\n' << verdict_note(summary) << "\n\n";
 }
 
 void write_layouts(const Findings& f, std::ostream& out) {

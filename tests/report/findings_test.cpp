@@ -397,15 +397,25 @@ TEST(Verdict, SteadyWindowsAndFixedWorkGetTheirOwnVerdicts) {
     EXPECT_FALSE(f.verdicts[0].fixed_work);
     EXPECT_TRUE(f.verdicts[0].partition);  // the stream: partition
     EXPECT_NEAR(f.verdicts[0].figure->median, 1.5, 1e-9);
-    EXPECT_EQ(verdict_goal(f.verdicts[0]),
-              "for the most throughput (steady windows: a stream of such jobs)");
     const Verdict& finish = f.verdicts[2];
     EXPECT_TRUE(finish.fixed_work);
     EXPECT_EQ(finish.objective, Objective::kThroughput);
     EXPECT_FALSE(finish.partition);  // this work done soonest: one after another
     EXPECT_NEAR(finish.figure->median, 0.8, 1e-9);
-    EXPECT_EQ(verdict_goal(f.verdicts[3]),
-              "for the most energy savings (fixed work: all of it done)");
+    // The summary: a row for the steady windows, one for the fixed work, each with both.
+    const VerdictSummary summary = summarise_verdicts(f);
+    ASSERT_EQ(summary.rows.size(), 2u);
+    EXPECT_FALSE(summary.rows[0].fixed_work);
+    EXPECT_TRUE(summary.rows[1].fixed_work);
+    for (const VerdictRow& row : summary.rows) {
+        ASSERT_TRUE(row.throughput && row.energy);
+        EXPECT_EQ(row.throughput->objective, Objective::kThroughput);
+        EXPECT_EQ(row.energy->objective, Objective::kEnergy);
+        EXPECT_FALSE(row.on_cpu);
+    }
+    EXPECT_EQ(verdict_answer(*summary.rows[0].throughput, false), "partition");
+    EXPECT_EQ(verdict_answer(*summary.rows[1].throughput, false), "do not partition");
+    EXPECT_EQ(verdict_answer(*summary.rows[1].throughput, true), "one after another");
     EXPECT_NEAR(f.verdicts[3].figure->median, 37.5, 1e-9);
     EXPECT_FALSE(f.verdicts[3].partition);
 }
