@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """docs/cli.md against the binary's `--help`: every command has a section, every option a
 command's `--help` lists appears in that command's section, and every option a section's heading
-shows exists in that command's `--help`.
+shows exists in that command's `--help`; and README's worked example prints what README shows.
 
 Usage: cli_doc_test.py MIGSCOPE_BINARY SOURCE_DIR.
 """
@@ -92,6 +92,27 @@ class CliDoc(unittest.TestCase):
             unknown = set(OPTION.findall(heading)) - known - {"--help"}
             self.assertFalse(unknown, f"docs/cli.md's heading of `migscope {name}` shows options "
                                       f"its --help does not have: {sorted(unknown)}")
+
+    def test_the_readmes_example_is_what_plan_prints(self):
+        # README's worked example: its command, run here, prints its table rows as shown and
+        # its recommendation (the prose lines are wrapped there; the table is not).
+        with open(f"{SOURCE}/README.md", encoding="utf-8") as f:
+            readme = f.read()
+        example = readme.split("## An example", 1)[1]
+        blocks = re.findall(r"```(?:sh)?\n(.*?)```", example, re.DOTALL)
+        command, shown = blocks[0], blocks[1]
+        argv = command.replace("\\\n", " ").split()
+        self.assertEqual(argv[0], "build/tools/migscope/migscope")
+        done = subprocess.run([MIGSCOPE, *argv[1:]], capture_output=True, text=True, cwd=SOURCE)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        printed = done.stdout.splitlines()
+        first = shown.splitlines()[0]
+        self.assertTrue(first.startswith("Recommendation: "))
+        self.assertIn(first, printed)
+        rows = shown.split("\n\n", 1)[1].strip().splitlines()
+        self.assertGreaterEqual(len(rows), 3)
+        for row in rows:
+            self.assertIn(row, printed, f"README's example row is not what plan prints now: {row}")
 
     def test_the_checks_can_fail(self):
         # A section that names none of its options is caught: the check is not vacuous.
