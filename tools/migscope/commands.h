@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/user_text.h"
 
@@ -68,6 +69,14 @@ inline CLI::Validator short_number() {
                    " characters: " + user_text::shown(text);
         },
         "");
+}
+// Names the values an option takes, for --help ("TEXT:{a,b}") and the shell completion, where the
+// library checks the value itself (in any case, with "did you mean"): this check passes all.
+inline CLI::Validator values_named(const std::vector<std::string>& names) {
+    std::string set;
+    for (const std::string& name : names)
+        set += (set.empty() ? "" : ",") + name;
+    return CLI::Validator([](std::string&) { return std::string(); }, "{" + set + "}");
 }
 inline CLI::Validator finite_number() {
     return number_check(false);
