@@ -67,6 +67,9 @@ done
 touch "$tmp/results-for-completion.db"
 expect "$tmp/results-for-completion.db" migscope run --db "$tmp/results-for-"  # a PATH option
 expect_has "$tmp/results-for-completion.db" migscope run "$tmp/results-for-"   # run's spec file
+expect_has bash migscope monitor -- bas                                   # a command after --
+[ "$(complete_line migscope monitor -- bash | grep -cx bash)" = 1 ] || fail "bash offered twice after --"
+expect_has "$tmp/results-for-completion.db" migscope monitor -- ls "$tmp/results-for-"
 # The function walks the words: a word that is no subcommand leaves the path where it was.
 expect --objective migscope nosuch plan --obj
 

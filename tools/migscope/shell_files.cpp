@@ -169,7 +169,7 @@ _migscope() {
     word=${COMP_WORDS[i]}
     if [ "$word" = "--" ]; then  # a command's own arguments follow (monitor -- CMD ARGS)
       if [ $((i + 1)) -eq "$COMP_CWORD" ]; then
-        mapfile -t COMPREPLY < <(compgen -c -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -c -- "$cur" | sort -u)
       else
         compopt -o filenames 2>/dev/null
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
