@@ -29,7 +29,7 @@ debian_packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-de
 # promtool) scrapes `migscope exporter` in its tests; slurm-wlm and munge run the scripts of
 # `plan --format slurm` on a real Slurm (tests/tools/slurm_test.py starts its own daemons; where
 # systemd runs, installing them also starts Debian's munge service); zsh parses the generated zsh
-# completion (2.5 MB and its functions, no new libraries; the test skips that part without it).
+# completion (zsh and zsh-common, 19 MB, no new libraries; the test skips that part without it).
 test_packages=(gnuplot-nox chromium clang libclang-rt-dev kubernetes-client python3-yaml prometheus
                slurm-wlm munge zsh)
 if [ -n "$for_tests" ]; then debian_packages+=("${test_packages[@]}"); fi
