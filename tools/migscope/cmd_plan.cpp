@@ -21,6 +21,7 @@
 #include "output_file.h"
 #include "partition/backend_traits.h"
 #include "partition/job.h"
+#include "plan/objective.h"
 #include "plan/search.h"
 #include "plan/verify.h"
 #include "report/deploy_output.h"
@@ -227,6 +228,13 @@ int plan_command(const PlanOptions& o) {
     return kExitOk;
 }
 
+std::vector<std::string> objective_names() {
+    std::vector<std::string> names;
+    for (const plan::ObjectiveInfo& objective : plan::objectives())
+        names.emplace_back(objective.name);
+    return names;
+}
+
 }  // namespace
 
 void add_plan_command(CLI::App& app, Action& action) {
@@ -253,6 +261,7 @@ void add_plan_command(CLI::App& app, Action& action) {
                     "one after another on the whole GPU is 1), aggregate-throughput (the rate "
                     "a layout sustains for a stream of jobs like these), makespan, or edp "
                     "(energy × makespan)")
+        ->check(values_named(objective_names()))
         ->capture_default_str();
     cmd->add_option("--gpu-model", o->gpu_model, "GPU model (" + mig::known_model_keys() + ")")
         ->capture_default_str();

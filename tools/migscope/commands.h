@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/user_text.h"
 
@@ -69,6 +70,14 @@ inline CLI::Validator short_number() {
         },
         "");
 }
+// Names the values an option takes, for --help ("TEXT:{a,b}") and the shell completion, where the
+// library checks the value itself (in any case, with "did you mean"): this check passes all.
+inline CLI::Validator values_named(const std::vector<std::string>& names) {
+    std::string set;
+    for (const std::string& name : names)
+        set += (set.empty() ? "" : ",") + name;
+    return CLI::Validator([](std::string&) { return std::string(); }, "{" + set + "}");
+}
 inline CLI::Validator finite_number() {
     return number_check(false);
 }
@@ -86,5 +95,7 @@ void add_report_command(CLI::App& app, Action& action);
 void add_profile_command(CLI::App& app, Action& action);
 void add_plan_command(CLI::App& app, Action& action);
 void add_exporter_command(CLI::App& app, Action& action);
+// Hidden; registered last: it prints completion and the man page from every command above.
+void add_generate_command(CLI::App& app, Action& action);
 
 }  // namespace migscope::cli
