@@ -1,6 +1,10 @@
 // Built-in MIG profile tables per GPU model. Sources: NVIDIA MIG user guide, `nvidia-smi mig -lgip`
-// output observed on real hardware, and our own H200 host's `-lgip`/`-lgipp`. Unknown SM counts and
-// memory sizes stay empty: never invent them.
+// output observed on real hardware, and our own H200 host's `-lgip`/`-lgipp`. The models added for
+// NVIDIA's GPU Operator (GH200, H100 96GB, H20, GB200, B300, GB300, RTX PRO 6000 Blackwell) take
+// their profile names, instance counts and PCI device ids from NVIDIA's mig-parted
+// config-default.yaml (github.com/NVIDIA/mig-parted, deployments/systemd) and the MIG user guide's
+// "Supported GPUs" table; their SM counts and memory sizes are not published there, so they stay
+// empty. Unknown SM counts and memory sizes stay empty: never invent them.
 #include "mig/catalog.h"
 
 #include <algorithm>
@@ -64,6 +68,44 @@ GpuModel a30() {
     return model;
 }
 
+// RTX PRO 6000 Blackwell 96GB: 4 compute and 4 memory slices (MIG user guide: at most 4
+// instances). Names and counts from NVIDIA's config-default.yaml: "+gfx" keeps graphics, "+me.all"
+// owns every media engine (one at a time), "-me" has none. Profile ids, SMs and sizes are not
+// published: empty. Placements follow the 4-slice pattern (A30): not checked on a board yet.
+GpuModel rtx_pro_6000() {
+    GpuModel model{"rtx-pro-6000", "NVIDIA RTX PRO 6000 Blackwell 96GB (Server, Workstation, Max-Q)",
+                   4, 4, kUnknown, {}, "built-in table", std::nullopt, {}};
+    const std::vector<unsigned> one = {0, 1, 2, 3};
+    const std::vector<unsigned> two = {0, 2};
+    model.profiles = {
+        {"1g.24gb", kUnknown, 1, 1, kUnknown, kUnknown, 4, one, false},
+        {"1g.24gb+gfx", kUnknown, 1, 1, kUnknown, kUnknown, 4, one, false},
+        {"1g.24gb+me.all", kUnknown, 1, 1, kUnknown, kUnknown, 1, one, true},
+        {"1g.24gb-me", kUnknown, 1, 1, kUnknown, kUnknown, 4, one, false},
+        {"2g.48gb", kUnknown, 2, 2, kUnknown, kUnknown, 2, two, false},
+        {"2g.48gb+gfx", kUnknown, 2, 2, kUnknown, kUnknown, 2, two, false},
+        {"2g.48gb+me.all", kUnknown, 2, 2, kUnknown, kUnknown, 1, two, true},
+        {"2g.48gb-me", kUnknown, 2, 2, kUnknown, kUnknown, 2, two, false},
+        {"4g.96gb", kUnknown, 4, 4, kUnknown, kUnknown, 1, {0}, false},
+        {"4g.96gb+gfx", kUnknown, 4, 4, kUnknown, kUnknown, 1, {0}, false},
+    };
+    return model;
+}
+
+// A 7-slice model whose SM counts, memory sizes and profile ids are not published where its
+// names are: names, counts and placements only (ids come from NVML on the board).
+GpuModel names_only_model(std::string key, std::string description,
+                          std::array<const char*, 7> names) {
+    GpuModel model = seven_slice_model(
+        std::move(key), std::move(description), kUnknown,
+        {names,
+         {kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown},
+         {kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown}});
+    for (Profile& p : model.profiles)
+        p.id = std::nullopt;
+    return model;
+}
+
 // Green contexts' SM grouping by compute capability (CUDA 13): 8.x (A30, A100) and 9.0 or later
 // (H100, H200, B200).
 constexpr SmGranularity kAmpereGreen{4, 2};
@@ -94,6 +136,14 @@ void add_pci_ids(std::vector<GpuModel>& models) {
         {"h100-94gb", {"0x232110DE", "0x233A10DE"}},
         {"h200", {"0x233510DE", "0x233B10DE"}},
         {"b200", {"0x290110DE"}},
+        {"gh200-96gb", {"0x234210DE"}},
+        {"h100-96gb", {"0x233D10DE"}},
+        {"h20", {"0x232910DE"}},
+        {"gh200-144gb", {"0x234810DE"}},
+        {"gb200", {"0x294110DE"}},
+        {"b300", {"0x318210DE"}},
+        {"gb300", {"0x31C210DE"}},
+        {"rtx-pro-6000", {"0x2BB510DE"}},
     };
     for (GpuModel& m : models) {
         for (const auto& [key, list] : ids) {
@@ -155,6 +205,38 @@ std::vector<GpuModel> make_catalog() {
              {18u, 18u, 30u, 36u, kUnknown, kUnknown, kUnknown},
              {22.00, 22.00, 44.25, 44.25, kUnknown, kUnknown, kUnknown}}),
         kHopperGreen));
+    const std::array<const char*, 7> gh100_96gb = {
+        "1g.12gb", "1g.12gb+me", "1g.24gb", "2g.24gb", "3g.48gb", "4g.48gb", "7g.96gb"};
+    models.push_back(with_green(
+        names_only_model("gh200-96gb", "NVIDIA GH200 96GB (the H100 of a Grace Hopper superchip)",
+                         gh100_96gb),
+        kHopperGreen));
+    models.push_back(with_green(
+        names_only_model("h100-96gb", "NVIDIA H100 96GB", gh100_96gb), kHopperGreen));
+    models.push_back(with_green(names_only_model("h20", "NVIDIA H20 96GB", gh100_96gb),
+                                kHopperGreen));
+    models.push_back(with_green(
+        names_only_model("gh200-144gb", "NVIDIA GH200 144GB HBM3e",
+                         {"1g.18gb", "1g.18gb+me", "1g.36gb", "2g.36gb", "3g.72gb", "4g.72gb",
+                          "7g.144gb"}),
+        kHopperGreen));
+    models.push_back(with_green(
+        names_only_model("gb200", "NVIDIA GB200 186GB (the B200 of a Grace Blackwell superchip)",
+                         {"1g.23gb", "1g.23gb+me", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb",
+                          "7g.186gb"}),
+        kHopperGreen));
+    models.push_back(with_green(
+        names_only_model("b300", "NVIDIA B300 288GB (Blackwell Ultra)",
+                         {"1g.34gb", "1g.34gb+me", "1g.67gb", "2g.67gb", "3g.135gb", "4g.135gb",
+                          "7g.269gb"}),
+        kHopperGreen));
+    models.push_back(with_green(
+        names_only_model("gb300", "NVIDIA GB300 288GB (the B300 of a Grace Blackwell Ultra superchip)",
+                         {"1g.35gb", "1g.35gb+me", "1g.70gb", "2g.70gb", "3g.139gb", "4g.139gb",
+                          "7g.278gb"}),
+        kHopperGreen));
+    // Compute capability 12.0: how green contexts group its SMs is not known here.
+    models.push_back(rtx_pro_6000());
     add_pci_ids(models);
     return models;
 }
@@ -167,14 +249,28 @@ struct NameRule {
 };
 const std::vector<NameRule>& name_rules() {
     static const std::vector<NameRule> rules = {
+        // "gh200", "gb200" and "gb300" hold "h200", "b200" and "b300": they come first.
+        {{"gh200", "144"}, "gh200-144gb"},
+        {{"gh200"}, "gh200-96gb"},
+        {{"gb200"}, "gb200"},
+        {{"gb300"}, "gb300"},
         {{"h100", "nvl"}, "h100-94gb"},
+        {{"h800", "nvl"}, "h100-94gb"},
         {{"h100", "94gb"}, "h100-94gb"},
+        {{"h100", "96gb"}, "h100-96gb"},
         {{"h100", "pcie"}, "h100-80gb-pcie"},
+        {{"h800", "pcie"}, "h100-80gb-pcie"},
         {{"h100"}, "h100-80gb"},
+        {{"h800"}, "h100-80gb"},
         {{"h200"}, "h200"},
+        {{"h20"}, "h20"},
         {{"b200"}, "b200"},
+        {{"b300"}, "b300"},
+        {{"rtx pro 6000"}, "rtx-pro-6000"},
         {{"a100", "80gb"}, "a100-80gb"},
+        {{"a800", "80gb"}, "a100-80gb"},
         {{"a100"}, "a100-40gb"},
+        {{"a800"}, "a100-40gb"},
         {{"a30"}, "a30"},
     };
     return rules;
@@ -186,6 +282,13 @@ const std::vector<std::pair<const char*, const char*>>& key_aliases() {
         {"h100", "h100-80gb"},           {"h100-sxm", "h100-80gb"},
         {"h100-pcie", "h100-80gb-pcie"}, {"h100-nvl", "h100-94gb"},
         {"b200-180gb", "b200"},          {"a30-24gb", "a30"},
+        {"h800", "h100-80gb"},           {"h800-80gb", "h100-80gb"},
+        {"h800-pcie", "h100-80gb-pcie"}, {"h800-nvl", "h100-94gb"},
+        {"a800-40gb", "a100-40gb"},      {"a800-80gb", "a100-80gb"},
+        {"gh200", "gh200-96gb"},         {"gh200-144gb-hbm3e", "gh200-144gb"},
+        {"h20-96gb", "h20"},             {"gb200-186gb", "gb200"},
+        {"b300-288gb", "b300"},          {"gb300-288gb", "gb300"},
+        {"rtx-pro-6000-blackwell", "rtx-pro-6000"},
     };
     return aliases;
 }

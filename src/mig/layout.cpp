@@ -79,11 +79,14 @@ std::vector<LayoutTerm> parse_layout(std::string_view text, const GpuModel& mode
     const std::string whole = text::trim(text);
     if (whole.empty())
         throw input_error("empty layout: give profiles joined by '+', e.g. 4g+3g");
-    // '+' joins terms but also starts the "+me" suffix of media profiles: glue those back on.
+    // '+' joins terms but also starts the "+me", "+me.all" and "+gfx" suffixes of profiles: glue
+    // those back on.
     std::vector<std::string> raw;
     for (const std::string& piece : text::split(whole, '+')) {
         std::string t = text::trim(piece);
-        if (!raw.empty() && text::starts_with(text::lower(t), "me") && !raw.back().empty()) {
+        const std::string low = text::lower(t);
+        if (!raw.empty() && (text::starts_with(low, "me") || text::starts_with(low, "gfx")) &&
+            !raw.back().empty()) {
             raw.back() += "+" + t;
         } else {
             raw.push_back(t);

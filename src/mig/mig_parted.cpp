@@ -4,6 +4,7 @@
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <type_traits>
@@ -144,6 +145,23 @@ MigPartedEntry parse_entry(const YAML::Node& node, const std::string& path) {
     return entry;
 }
 
+// A name written as a plain YAML scalar reads back as the same string: label-safe, not what
+// could be read as a number ("123", "1e5", "0x1f") and not a word YAML 1.1 reads as a boolean
+// or null.
+bool plain_name(const std::string& name) {
+    if (name.empty() || label_safe_name(name) != name)
+        return false;
+    if (std::isdigit(static_cast<unsigned char>(name[0])) &&
+        name.find_first_not_of("0123456789._-+eExXoObBaAcCdDfF") == std::string::npos)
+        return false;
+    const std::string low = text::lower(name);
+    for (const char* word : {"y", "n", "yes", "no", "true", "false", "on", "off", "null"}) {
+        if (low == word)
+            return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 std::vector<MigPartedConfig> parse_mig_parted(std::string_view yaml_text) {
@@ -185,6 +203,69 @@ std::vector<MigPartedConfig> parse_mig_parted(std::string_view yaml_text) {
     return out;
 }
 
+std::vector<MigPartedConfig> default_mig_configs() {
+    std::vector<MigPartedConfig> out;
+    MigPartedEntry off;
+    out.push_back({"all-disabled", {off}});
+    MigPartedEntry on;
+    on.mig_enabled = true;
+    out.push_back({"all-enabled", {on}});
+
+    // Profile name -> (count -> PCI ids of the models that hold that many), in catalog order.
+    std::vector<std::string> names;
+    std::map<std::string, std::map<unsigned, std::vector<std::string>>> counts;
+    const auto add_ids = [](std::vector<std::string>& to, const std::vector<std::string>& ids) {
+        for (const std::string& id : ids) {
+            if (std::find(to.begin(), to.end(), id) == to.end())
+                to.push_back(id);
+        }
+    };
+    for (const GpuModel& m : builtin_catalog()) {
+        for (const Profile& p : m.profiles) {
+            if (counts.find(p.name) == counts.end())
+                names.push_back(p.name);
+            add_ids(counts[p.name][p.max_count], m.pci_device_ids);
+        }
+    }
+    for (const std::string& name : names) {
+        const auto& by_count = counts[name];
+        MigPartedConfig config{label_safe_name("all-" + name), {}};
+        for (const auto& [count, ids] : by_count) {
+            MigPartedEntry e;
+            e.mig_enabled = true;
+            e.mig_devices[name] = count;
+            if (by_count.size() > 1)
+                e.device_filter = ids;
+            config.entries.push_back(std::move(e));
+        }
+        out.push_back(std::move(config));
+    }
+
+    // all-balanced: boards with the same mix share one entry.
+    MigPartedConfig balanced{"all-balanced", {}};
+    for (const GpuModel& m : builtin_catalog()) {
+        if (m.pci_device_ids.empty())
+            continue;
+        MigPartedEntry e;
+        e.mig_enabled = true;
+        for (const auto& [shape, count] :
+             std::vector<std::pair<const char*, unsigned>>{{"1g", 2}, {"2g", 1}, {"3g", 1}}) {
+            if (const Profile* p = m.find(shape); p && (shape[0] != '3' || m.compute_slices == 7))
+                e.mig_devices[p->name] = count;
+        }
+        auto same = std::find_if(balanced.entries.begin(), balanced.entries.end(),
+                                 [&](const MigPartedEntry& b) { return b.mig_devices == e.mig_devices; });
+        if (same != balanced.entries.end()) {
+            add_ids(same->device_filter, m.pci_device_ids);
+        } else {
+            e.device_filter = m.pci_device_ids;
+            balanced.entries.push_back(std::move(e));
+        }
+    }
+    out.push_back(std::move(balanced));
+    return out;
+}
+
 std::string write_mig_parted(const std::vector<std::pair<std::string, Layout>>& layouts) {
     std::vector<MigPartedConfig> configs;
     std::map<std::string, int> uses;
@@ -211,7 +292,13 @@ std::string write_mig_parted(const std::vector<MigPartedConfig>& configs) {
     out << YAML::BeginMap << YAML::Key << "version" << YAML::Value << "v1";
     out << YAML::Key << "mig-configs" << YAML::Value << YAML::BeginMap;
     for (const MigPartedConfig& config : configs) {
-        out << YAML::Key << config.name << YAML::Value << YAML::BeginSeq;
+        // A name from a user's file is data: quoted unless it is a plain label-safe name that
+        // YAML reads back as the same string.
+        if (plain_name(config.name))
+            out << YAML::Key << config.name;
+        else
+            out << YAML::Key << YAML::DoubleQuoted << config.name;
+        out << YAML::Value << YAML::BeginSeq;
         for (const MigPartedEntry& entry : config.entries) {
             out << YAML::BeginMap;
             if (!entry.device_filter.empty()) {
@@ -347,12 +434,26 @@ std::vector<EntryVerdict> check_mig_parted(const std::vector<MigPartedConfig>& c
                 e.device_filter.empty() && e.mig_enabled && !e.mig_devices.empty()
                     ? models_with_all(e)
                     : "";
+            // Without a device filter, an entry that names none of this model's profiles (not
+            // even in another case) is another GPU's, one that migscope has no table for
+            // (NVIDIA's file names a few of those); a typo beside this model's names stays invalid.
+            const bool none_of_ours =
+                e.device_filter.empty() && e.mig_enabled && !e.mig_devices.empty() &&
+                std::none_of(e.mig_devices.begin(), e.mig_devices.end(), [&](const auto& kv) {
+                    return model.find(split_mig_device(kv.first).gpu_instance) != nullptr;
+                });
             if (!ours) {
                 v.kind = EntryVerdict::Kind::kOtherGpu;
                 v.detail = "device-filter " + others;
             } else if (!profile_models.empty() && !exact_profile_all(e, model)) {
                 v.kind = EntryVerdict::Kind::kOtherGpu;
                 v.detail = "profiles of " + profile_models;
+            } else if (none_of_ours) {
+                std::string names;
+                for (const auto& kv : e.mig_devices)
+                    names += (names.empty() ? "" : ", ") + kv.first;
+                v.kind = EntryVerdict::Kind::kOtherGpu;
+                v.detail = "profiles of a GPU not in migscope's catalog (" + names + ")";
             } else if (!e.mig_enabled) {
                 v.kind = EntryVerdict::Kind::kMigDisabled;
             } else {

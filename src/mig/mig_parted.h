@@ -65,6 +65,13 @@ std::string write_mig_parted(const std::vector<std::pair<std::string, Layout>>& 
 // own names; a name given twice is an input error (it would be a duplicate key).
 std::string write_mig_parted(const std::vector<MigPartedConfig>& configs);
 
+// The GPU Operator's default configs, as NVIDIA's mig-parted config-default.yaml names them,
+// made from the built-in catalog: all-disabled, all-enabled (MIG on, no instances), one
+// "all-PROFILE" per profile name ('+' written '.': all-1g.18gb.me) filling the GPU with it (a
+// device-filter per count where models with that name hold different counts), and all-balanced
+// (two of the smallest 1g, one 2g, one 3g where the GPU has 7 slices) per board, by PCI id.
+std::vector<MigPartedConfig> default_mig_configs();
+
 // The layout terms of one entry (GPU instances; placements are left to the checker). Names must
 // be the model's exactly; compute-instance names "Nc.PROFILE" count as their GPU instance.
 std::vector<LayoutTerm> terms_of(const MigPartedEntry& entry, const GpuModel& model);

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "core/user_text.h"
 #include "mig/mig_parted.h"
 
 namespace migscope::report {
@@ -174,6 +175,91 @@ std::string mig_parted_document(const plan::Plan& plan) {
     return mig::write_mig_parted(configs);
 }
 
+std::vector<mig::MigPartedConfig> merged_mig_configs(const plan::Plan& plan,
+                                                     std::vector<mig::MigPartedConfig> base,
+                                                     const std::string& base_name) {
+    std::vector<mig::MigPartedConfig> out = std::move(base);
+    for (const mig::MigPartedConfig& ours : mig::parse_mig_parted(mig_parted_document(plan))) {
+        const auto same = std::find_if(out.begin(), out.end(), [&](const mig::MigPartedConfig& c) {
+            return c.name == ours.name;
+        });
+        if (same == out.end()) {
+            out.push_back(ours);
+            continue;
+        }
+        const bool nvidia_off = same->entries.size() == 1 && !same->entries[0].mig_enabled &&
+                                !same->entries[0].devices &&
+                                same->entries[0].device_filter.empty();
+        if (ours.name == kMigDisabled && nvidia_off)
+            continue;  // NVIDIA's all-disabled is the plan's whole GPU
+        throw input_error(base_name + ": it already has a config named '" +
+                          user_text::shown(ours.name) +
+                          "', which the plan writes too; rename or remove it there");
+    }
+    return out;
+}
+
+BaseConfig read_base_config(const std::string& text, const std::string& path) {
+    const std::string where = "--k8s-base-config '" + user_text::shown(path) + "'";
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+        throw input_error(where + ": malformed YAML at line " + std::to_string(e.mark.line + 1) +
+                          ": " + e.msg);
+    }
+    BaseConfig base;
+    if (root.IsMap() && root["mig-configs"]) {
+        base.configs = mig::parse_mig_parted(text);
+        return base;
+    }
+    const auto scalar = [&](const YAML::Node& n, const char* what) {
+        if (!n || !n.IsScalar())
+            throw input_error(where + ": " + what + " missing (a ConfigMap, or a mig-parted file)");
+        return n.Scalar();
+    };
+    if (!root.IsMap() || !root["kind"] || scalar(root["kind"], "kind") != "ConfigMap")
+        throw input_error(where + ": neither a ConfigMap nor a mig-parted config (version, "
+                                  "mig-configs)");
+    const YAML::Node meta = root["metadata"];
+    if (!meta || !meta.IsMap())
+        throw input_error(where + ": metadata missing");
+    base.configmap = scalar(meta["name"], "metadata.name");
+    if (dns_label(base.configmap) != base.configmap)
+        throw input_error(where + ": metadata.name '" + user_text::shown(base.configmap) +
+                          "' is not a ConfigMap name this writer keeps (lower-case letters, "
+                          "digits and '-')");
+    if (meta["namespace"]) {
+        base.configmap_namespace = scalar(meta["namespace"], "metadata.namespace");
+        if (dns_label(base.configmap_namespace) != base.configmap_namespace)
+            throw input_error(where + ": metadata.namespace '" +
+                              user_text::shown(base.configmap_namespace) +
+                              "' is not a namespace name");
+    }
+    const YAML::Node data = root["data"];
+    if (!data || !data.IsMap() || data.size() == 0)
+        throw input_error(where + ": the ConfigMap has no data");
+    if (!data["config.yaml"]) {
+        if (data.size() != 1)
+            throw input_error(where + ": the ConfigMap has no config.yaml and more than one key; "
+                                      "give the mig-parted file itself");
+        base.data_key = data.begin()->first.Scalar();
+        if (base.data_key.empty() ||
+            base.data_key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789-._") != std::string::npos)
+            throw input_error(where + ": the ConfigMap's data key is not a ConfigMap key");
+    }
+    const std::string document = scalar(data[base.data_key], "data's mig-parted document");
+    try {
+        base.configs = mig::parse_mig_parted(document);
+    } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kInput)
+            throw;
+        throw input_error(where + ", data." + base.data_key + ": " + e.what());
+    }
+    return base;
+}
+
 std::string dns_label(std::string_view text) {
     std::string out = cut(text::slug(text), kMaxLabel);
     return out.empty() ? "x" : out;
@@ -269,10 +355,33 @@ std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate&
                           "' is not a Kubernetes namespace name (lower-case letters, digits and "
                           "'-', at most 63, alphanumeric at both ends)");
     const std::vector<DeployJob> jobs = deploy_jobs(problem, c, specs);
+    // The ConfigMap: NVIDIA's defaults and the plan's configs, or the plan's merged into the
+    // user's own ConfigMap (its name and namespace kept, so that applying it updates theirs).
+    std::string configmap = o.configmap;
+    std::string configmap_namespace = o.operator_namespace;
+    std::string data_key = "config.yaml";
+    std::vector<mig::MigPartedConfig> configs;
+    if (o.base_config_path.empty()) {
+        configs = merged_mig_configs(c.plan, mig::default_mig_configs(), "NVIDIA's defaults");
+    } else {
+        BaseConfig base = read_base_config(o.base_config_text, o.base_config_path);
+        if (!base.configmap.empty())
+            configmap = base.configmap;
+        if (!base.configmap_namespace.empty())
+            configmap_namespace = base.configmap_namespace;
+        data_key = base.data_key;
+        configs = merged_mig_configs(c.plan, std::move(base.configs),
+                                     "--k8s-base-config '" + user_text::shown(o.base_config_path) +
+                                         "'");
+    }
     std::ostringstream doc;
     doc << "# migscope plan for the NVIDIA GPU Operator (mig.strategy=mixed): " << c.name << "\n"
         << "# 1. Point the operator's mig-manager at the ConfigMap below (ClusterPolicy\n"
-        << "#    spec.migManager.config.name=" << o.configmap << ").\n"
+        << "#    spec.migManager.config.name=" << configmap << "). Beside the plan's configs\n"
+        << "#    it holds "
+        << (o.base_config_path.empty() ? "NVIDIA's default ones (all-balanced, all-1g.10gb, ...)"
+                                       : "those of --k8s-base-config")
+        << ".\n"
         << "# 2. Label each node with its layout; mig-manager applies it on every GPU of the "
            "node:\n";
     for (const auto& [name, gpus] : configs_of(c.plan)) {
@@ -289,13 +398,13 @@ std::string plan_kubernetes(const plan::Problem& problem, const plan::Candidate&
     cm << YAML::Key << "apiVersion" << YAML::Value << "v1";
     cm << YAML::Key << "kind" << YAML::Value << "ConfigMap";
     cm << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap;
-    cm << YAML::Key << "name" << YAML::Value << o.configmap;
-    cm << YAML::Key << "namespace" << YAML::Value << o.operator_namespace;
+    cm << YAML::Key << "name" << YAML::Value << configmap;
+    cm << YAML::Key << "namespace" << YAML::Value << configmap_namespace;
     cm << YAML::Key << "labels" << YAML::Value << YAML::BeginMap;
     cm << YAML::Key << "app.kubernetes.io/managed-by" << YAML::Value << "migscope";
     cm << YAML::EndMap << YAML::EndMap;
     cm << YAML::Key << "data" << YAML::Value << YAML::BeginMap;
-    cm << YAML::Key << "config.yaml" << YAML::Value << YAML::Literal << mig_parted_document(c.plan);
+    cm << YAML::Key << data_key << YAML::Value << YAML::Literal << mig::write_mig_parted(configs);
     cm << YAML::EndMap << YAML::EndMap;
     doc << "---\n" << cm.c_str() << "\n";
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "mig/mig_parted.h"
 #include "plan/search.h"
 #include "protocol/job_spec.h"
 
@@ -66,7 +67,29 @@ struct KubernetesOptions {
     std::string job_namespace = "default";
     std::string operator_namespace = "gpu-operator";
     std::string configmap = "migscope-mig-parted-config";
+    // A user's existing mig-parted config (a ConfigMap holding one, or the bare file) to merge
+    // the plan's configs into, and where it came from (for messages); empty: NVIDIA's default
+    // configs (mig::default_mig_configs) go beside the plan's.
+    std::string base_config_text;
+    std::string base_config_path;
 };
+
+// The ConfigMap's mig-parted configs: `base` (NVIDIA's defaults, or a user's configs), then the
+// plan's configs. A plan config whose name `base` already has is an input error naming it, except
+// all-disabled when the base's is NVIDIA's (every device, MIG off).
+std::vector<mig::MigPartedConfig> merged_mig_configs(const plan::Plan& plan,
+                                                     std::vector<mig::MigPartedConfig> base,
+                                                     const std::string& base_name);
+
+// A base config as read from a user's file: a ConfigMap (its name, namespace and the data key
+// holding the mig-parted document: config.yaml, or its only key) or a bare mig-parted document.
+struct BaseConfig {
+    std::vector<mig::MigPartedConfig> configs;
+    std::string configmap;  // empty for a bare document
+    std::string configmap_namespace;
+    std::string data_key = "config.yaml";
+};
+BaseConfig read_base_config(const std::string& text, const std::string& path);
 
 // A multi-document YAML stream: a comment with the node labels to set, the ConfigMap holding
 // the mig-parted config (`config.yaml`, one named config per distinct layout, and all-disabled

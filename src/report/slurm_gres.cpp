@@ -30,6 +30,14 @@ const std::vector<std::pair<const char*, const char*>>& board_names() {
         {"h100-94gb", "NVIDIA H100 NVL"},
         {"h200", "NVIDIA H200"},
         {"b200", "NVIDIA B200"},
+        {"gh200-96gb", "NVIDIA GH200 480GB"},
+        {"gh200-144gb", "NVIDIA GH200 144G HBM3e"},
+        {"h20", "NVIDIA H20"},
+        {"gb200", "NVIDIA GB200"},
+        {"b300", "NVIDIA B300 SXM6 AC"},
+        {"gb300", "NVIDIA GB300"},
+        {"rtx-pro-6000", "NVIDIA RTX PRO 6000 Blackwell Server Edition"},
+        // h100-96gb: its boards' NVML name is not known here ({gpu} is refused for it).
     };
     return names;
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "mig/layout.h"
 
 using namespace migscope;
 using namespace migscope::mig;
@@ -98,4 +99,85 @@ TEST(Catalog, KnowsPciDeviceIdsOfItsBoards) {
     EXPECT_EQ(match_builtin_by_pci_id("0x20B510DE")->key, "a100-80gb");
     EXPECT_TRUE(model_has_pci_id(builtin_model("h100-80gb-pcie"), "0x233110DE"));
     EXPECT_EQ(match_builtin_by_pci_id("0x123410DE"), nullptr);
+}
+
+// The models NVIDIA's GPU Operator config names (config-default.yaml), beside the older tables:
+// keys, aliases, NVML names and PCI ids, each from that file and the MIG user guide.
+TEST(Catalog, CoversEveryModelOfNvidiasDefaultConfig) {
+    for (const char* key : {"gh200-96gb", "h100-96gb", "h20", "gh200-144gb", "gb200", "b300",
+                            "gb300", "rtx-pro-6000"}) {
+        EXPECT_EQ(builtin_model(key).key, key);
+    }
+    EXPECT_EQ(builtin_model("h800").key, "h100-80gb");
+    EXPECT_EQ(builtin_model("H800-NVL").key, "h100-94gb");
+    EXPECT_EQ(builtin_model("a800-80gb").key, "a100-80gb");
+    EXPECT_EQ(builtin_model("gh200").key, "gh200-96gb");
+    const std::vector<std::pair<const char*, const char*>> ids = {
+        {"0x234210DE", "gh200-96gb"}, {"0x233D10DE", "h100-96gb"}, {"0x232910DE", "h20"},
+        {"0x234810DE", "gh200-144gb"}, {"0x294110DE", "gb200"},    {"0x318210DE", "b300"},
+        {"0x31C210DE", "gb300"},      {"0x2BB510DE", "rtx-pro-6000"}, {"0x290110DE", "b200"},
+        {"0x232410DE", "h100-80gb"},  {"0x233A10DE", "h100-94gb"}};
+    for (const auto& [id, key] : ids) {
+        ASSERT_NE(match_builtin_by_pci_id(id), nullptr) << id;
+        EXPECT_EQ(match_builtin_by_pci_id(id)->key, key) << id;
+    }
+    auto key = [](const char* name) {
+        const GpuModel* m = match_builtin_by_device_name(name);
+        return m ? m->key : std::string("none");
+    };
+    // "GH200" holds "H200" and "GB200" holds "B200": the longer names win.
+    EXPECT_EQ(key("NVIDIA GH200 480GB"), "gh200-96gb");
+    EXPECT_EQ(key("NVIDIA GH200 144G HBM3e"), "gh200-144gb");
+    EXPECT_EQ(key("NVIDIA GB200"), "gb200");
+    EXPECT_EQ(key("NVIDIA H20"), "h20");
+    EXPECT_EQ(key("NVIDIA H200"), "h200");
+    EXPECT_EQ(key("NVIDIA H800"), "h100-80gb");
+    EXPECT_EQ(key("NVIDIA B300 SXM6 AC"), "b300");
+    EXPECT_EQ(key("NVIDIA GB300"), "gb300");
+    EXPECT_EQ(key("NVIDIA RTX PRO 6000 Blackwell Server Edition"), "rtx-pro-6000");
+
+    const GpuModel& gb200 = builtin_model("gb200");
+    EXPECT_EQ(gb200.find("1g")->name, "1g.23gb");
+    EXPECT_EQ(gb200.require("3g.93gb").placements, (std::vector<unsigned>{0, 4}));
+    EXPECT_FALSE(gb200.require("7g.186gb").memory_gib.has_value());  // not published: unknown
+    const GpuModel& rtx = builtin_model("rtx-pro-6000");
+    EXPECT_EQ(rtx.compute_slices, 4u);
+    EXPECT_TRUE(rtx.require("1g.24gb+me.all").media_extensions);
+    EXPECT_EQ(rtx.require("2g.48gb+gfx").max_count, 2u);
+}
+
+// Each model's layouts hold by its own rules: as many 1g as compute slices, the 4g+3g (or 2x2g)
+// split, the whole GPU, and no more compute slices than the GPU has in any maximal layout.
+TEST(Catalog, EveryModelsLayoutsAreValidByItsOwnRules) {
+    for (const GpuModel& m : builtin_catalog()) {
+        SCOPED_TRACE(m.key);
+        const Profile* one = m.find("1g");
+        ASSERT_NE(one, nullptr);
+        const std::string all_ones = std::to_string(m.compute_slices) + "x" + one->name;
+        const LayoutCheck ones = check_layout(parse_layout(all_ones, m), m);
+        ASSERT_TRUE(ones.layout) << all_ones << ": " << ones.reason;
+        EXPECT_EQ(ones.layout->instances.size(), m.compute_slices);
+        const std::string split = m.compute_slices == 7 ? "4g+3g" : "2x2g";
+        EXPECT_TRUE(check_layout(parse_layout(split, m), m).layout) << split;
+        const std::string whole = std::to_string(m.compute_slices) + "g";
+        EXPECT_TRUE(check_layout(parse_layout(whole, m), m).layout) << whole;
+        const std::string too_many = std::to_string(m.compute_slices + 1) + "x" + one->name;
+        EXPECT_FALSE(check_layout(parse_layout(too_many, m), m).layout) << too_many;
+        const std::vector<Layout> maximal =
+            enumerate_layouts(m, {MediaProfiles::kInclude, Maximality::kMaximalOnly});
+        ASSERT_FALSE(maximal.empty());
+        for (const Layout& layout : maximal) {
+            unsigned compute = 0;
+            for (const Instance& i : layout.instances)
+                compute += m.require(i.profile).compute_slices;
+            EXPECT_LE(compute, m.compute_slices) << to_string(layout);
+            EXPECT_TRUE(check_layout(parse_layout(to_string(layout), m), m).layout)
+                << to_string(layout);
+        }
+    }
+    // Suffixes after '+' stay on their profile: "+gfx" and "+me.all" are not layout terms.
+    const GpuModel& rtx = builtin_model("rtx-pro-6000");
+    const LayoutCheck gfx = check_layout(parse_layout("2g.48gb+gfx+1g.24gb+me.all+1g.24gb", rtx), rtx);
+    ASSERT_TRUE(gfx.layout) << gfx.reason;
+    EXPECT_EQ(gfx.layout->instances.size(), 3u);
 }

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -263,4 +265,123 @@ TEST(MigParted, GeneratedNamesAreLabelSafeAndUnique) {
     ASSERT_EQ(back.size(), 2u);
     EXPECT_EQ(back[0].name, "1g.18gb.me");
     EXPECT_EQ(back[1].name, "1g.18gb.me-2");
+}
+
+// NVIDIA's own default config (the GPU Operator's, tests/mig/nvidia-config-default.yaml): no
+// entry is invalid for any model of the catalog, every entry is valid for some model, except the
+// few that name profiles of GPUs migscope has no table for (those are "not for this GPU" on
+// every model), and each board's all-balanced entry is valid on that board.
+TEST(MigParted, NvidiasDefaultConfigIsClassifiedOnEveryModel) {
+    const std::vector<MigPartedConfig> configs =
+        parse_mig_parted(read_fixture("nvidia-config-default.yaml"));
+    size_t entries = 0;
+    for (const MigPartedConfig& c : configs)
+        entries += c.entries.size();
+    ASSERT_EQ(entries, 94u);
+    using K = EntryVerdict::Kind;
+    std::set<std::string> valid_somewhere;
+    std::set<std::string> unknown_everywhere;
+    bool first = true;
+    for (const GpuModel& m : builtin_catalog()) {
+        std::set<std::string> unknown_here;
+        for (const EntryVerdict& v : check_mig_parted(configs, m)) {
+            const std::string at = v.config + "[" + std::to_string(v.index) + "]";
+            EXPECT_NE(v.kind, K::kInvalid) << m.key << " " << at << ": " << v.detail;
+            if (v.kind == K::kValid || v.kind == K::kMigDisabled)
+                valid_somewhere.insert(at);
+            if (v.detail.find("not in migscope's catalog") != std::string::npos)
+                unknown_here.insert(at);
+        }
+        if (first)
+            unknown_everywhere = unknown_here;
+        std::set<std::string> both;
+        for (const std::string& at : unknown_here) {
+            if (unknown_everywhere.count(at))
+                both.insert(at);
+        }
+        unknown_everywhere = both;
+        first = false;
+    }
+    std::set<std::string> unclassified;
+    for (const MigPartedConfig& c : configs) {
+        for (size_t i = 0; i < c.entries.size(); ++i) {
+            const std::string at = c.name + "[" + std::to_string(i) + "]";
+            if (!valid_somewhere.count(at))
+                unclassified.insert(at);
+        }
+    }
+    // 1g.24gb+me, 3g.95gb, 4g.95gb and 7g.189gb: profiles of no GPU in the MIG user guide's
+    // tables that migscope has.
+    const std::set<std::string> expected = {"all-1g.24gb.me[0]", "all-3g.95gb[0]",
+                                            "all-4g.95gb[0]", "all-7g.189gb[0]"};
+    EXPECT_EQ(unclassified, expected);
+    EXPECT_EQ(unknown_everywhere, expected);
+
+    // all-balanced: the entry whose device-filter names the board is valid on it, no other is.
+    for (const GpuModel& m : builtin_catalog()) {
+        if (m.pci_device_ids.empty())
+            continue;
+        size_t valid = 0;
+        for (const EntryVerdict& v : check_mig_parted(configs, m)) {
+            if (v.config == "all-balanced" && v.kind == K::kValid) {
+                ++valid;
+                EXPECT_GE(v.layout->instances.size(), 3u) << m.key;
+            }
+        }
+        EXPECT_EQ(valid, 1u) << m.key;
+    }
+    // NVIDIA's all-1g configs fill the GPU: 7 on the 7-slice boards.
+    const auto gb200 = check_mig_parted(configs, builtin_model("gb200"));
+    EXPECT_EQ(verdict_of(gb200, "all-1g.23gb", 0).layout->instances.size(), 7u);
+    EXPECT_EQ(verdict_of(gb200, "all-1g.47gb", 0).kind, K::kValid);
+    EXPECT_EQ(verdict_of(gb200, "all-1g.18gb", 0).kind, K::kOtherGpu);
+    const auto h200 = check_mig_parted(configs, builtin_model("h200"));
+    EXPECT_EQ(verdict_of(h200, "all-1g.35gb", 0).kind, K::kValid);    // the H200's filter
+    EXPECT_EQ(verdict_of(h200, "all-1g.35gb", 1).kind, K::kOtherGpu); // GB300's
+    EXPECT_NE(verdict_of(h200, "all-1g.35gb", 1).detail.find("gb300"), std::string::npos);
+    EXPECT_EQ(verdict_of(h200, "all-1g.35gb.me", 0).kind, K::kOtherGpu);
+}
+
+// The defaults the GPU Operator ConfigMap keeps (made from the catalog): label-safe, unique,
+// never invalid on any model, all-balanced valid once per board, and every profile filled.
+TEST(MigParted, DefaultConfigsHoldOnEveryModel) {
+    const std::vector<MigPartedConfig> defaults = default_mig_configs();
+    const std::vector<MigPartedConfig> back = parse_mig_parted(write_mig_parted(defaults));
+    ASSERT_EQ(back.size(), defaults.size());
+    for (const MigPartedConfig& c : defaults)
+        EXPECT_EQ(label_safe_name(c.name), c.name);
+    using K = EntryVerdict::Kind;
+    for (const GpuModel& m : builtin_catalog()) {
+        SCOPED_TRACE(m.key);
+        size_t balanced = 0;
+        for (const EntryVerdict& v : check_mig_parted(defaults, m)) {
+            EXPECT_NE(v.kind, K::kInvalid) << v.config << "[" << v.index << "]: " << v.detail;
+            balanced += v.config == "all-balanced" && v.kind == K::kValid;
+        }
+        EXPECT_EQ(balanced, 1u);
+        for (const Profile& p : m.profiles) {
+            const std::string name = label_safe_name("all-" + p.name);
+            const auto verdicts = check_mig_parted(defaults, m);
+            const bool filled = std::any_of(verdicts.begin(), verdicts.end(), [&](const auto& v) {
+                return v.config == name && v.kind == K::kValid &&
+                       v.layout->instances.size() == p.max_count;
+            });
+            EXPECT_TRUE(filled) << name;
+        }
+    }
+}
+
+// Config names from a user's file are data: a name YAML would read as something else, or one
+// holding ": " or "#", is written quoted and reads back the same.
+TEST(MigParted, ConfigNamesFromUsersAreQuoted) {
+    MigPartedEntry off;
+    const std::vector<MigPartedConfig> configs = {
+        {"true", {off}}, {"x: {y: 1} # --- \"q\"", {off}}, {"123", {off}}, {"plain-name", {off}}};
+    const std::string yaml = write_mig_parted(configs);
+    EXPECT_NE(yaml.find("\"true\":"), std::string::npos) << yaml;
+    EXPECT_NE(yaml.find("\n  plain-name:"), std::string::npos) << yaml;
+    const std::vector<MigPartedConfig> back = parse_mig_parted(yaml);
+    ASSERT_EQ(back.size(), configs.size());
+    for (size_t i = 0; i < back.size(); ++i)
+        EXPECT_EQ(back[i].name, configs[i].name);
 }

@@ -40,6 +40,21 @@ def run(*args, check=True):
     return p
 
 
+# NVIDIA's default mig-parted config (a copy: tests/mig/nvidia-config-default.yaml); the entries
+# that name profiles of GPUs migscope has no table for.
+NOT_IN_CATALOG = {"all-1g.24gb.me", "all-3g.95gb", "all-4g.95gb", "all-7g.189gb"}
+
+
+def nvidia_default_config():
+    with open(os.path.join(SOURCE, "tests", "mig", "nvidia-config-default.yaml")) as f:
+        return yaml.safe_load(f)["mig-configs"]
+
+
+def nvidia_names_kept():
+    """The names of NVIDIA's configs that migscope's ConfigMap keeps."""
+    return set(nvidia_default_config()) - NOT_IN_CATALOG
+
+
 def hostile_jobs_file(folder):
     """Built-in jobs under names that are unsafe as Kubernetes names, YAML and shell."""
     workloads = ["resnet18", "resnet50", "resnet18", "bert-base", "resnet18", "vit-b16",
@@ -96,12 +111,17 @@ class Kubernetes(unittest.TestCase):
             f.write(configmaps[0]["data"]["config.yaml"])
             f.flush()
             checked = run("layouts", "--gpu", "h200", "--mig-parted", f.name).stdout
-        self.assertRegex(checked, r" 0 invalid, 0 for other GPUs")
+        # NVIDIA's defaults for other boards are "for other GPUs"; nothing is invalid.
+        self.assertRegex(checked, r" 0 invalid, ")
         self.assertEqual(parted["version"], "v1")
         configs = parted["mig-configs"]
         labels = set(re.findall(r"nvidia\.com/mig\.config=(\S+)", text))
-        # The ConfigMap's configs are the node labels, and the operator's default for the rest.
-        self.assertEqual(set(configs), labels | {"all-disabled"})
+        # The ConfigMap's configs are the node labels and NVIDIA's defaults, kept for the nodes
+        # labelled with one of those (all-disabled: the operator's default label).
+        self.assertLessEqual(labels, set(configs))
+        for name in set(configs) - labels:
+            self.assertTrue(name.startswith("all-"), name)
+        self.assertLessEqual(nvidia_names_kept(), set(configs))
         self.assertEqual(configs["all-disabled"], [{"devices": "all", "mig-enabled": False}])
         for name in labels:
             self.assertRegex(name, LABEL_VALUE)
@@ -261,6 +281,80 @@ class Kubernetes(unittest.TestCase):
                     self.assertIn(f"{path}: {field}: holds a NUL byte", p.stderr)
                     self.assertEqual(p.stdout, "")
                     self.assertFalse(os.path.exists(os.path.join(folder, "out")))
+
+    def test_nvidia_defaults_match_nvidias_file(self):
+        """The defaults the ConfigMap keeps hold what NVIDIA's file holds, board by board."""
+        text = run("plan", "--jobs", MIX, "--work", "2000", "--format", "k8s", "--image",
+                   "i").stdout
+        (cm,) = [d for d in yaml.safe_load_all(text) if d and d["kind"] == "ConfigMap"]
+        ours = yaml.safe_load(cm["data"]["config.yaml"])["mig-configs"]
+        for name, entries in nvidia_default_config().items():
+            if name in NOT_IN_CATALOG:
+                continue
+            for entry in entries:
+                with self.subTest(config=name, filter=entry.get("device-filter")):
+                    ids = entry.get("device-filter", [])
+                    ids = [ids] if isinstance(ids, str) else ids
+                    mine = [e for e in ours[name]
+                            if not ids or not e.get("device-filter")
+                            or set(ids) & set(e["device-filter"])]
+                    # Boards migscope has no table for (PG506-96GB) may be missing from a filter.
+                    self.assertTrue(mine, f"{name}: no entry for {ids}")
+                    self.assertEqual(mine[0]["mig-enabled"], entry["mig-enabled"])
+                    self.assertEqual(mine[0].get("mig-devices", {}), entry.get("mig-devices", {}))
+
+    def test_base_config_is_merged_into(self):
+        """--k8s-base-config: the user's ConfigMap (its name, namespace and configs) with the
+        plan's configs added; a name the plan writes too is refused, naming it."""
+        args = ["plan", "--jobs", MIX, "--work", "2000", "--gpus", "2", "--objective",
+                "makespan", "--model-error", "none", "--format", "k8s", "--image", "i"]
+        labels = set(re.findall(r"nvidia\.com/mig\.config=(\S+)", run(*args).stdout))
+        with tempfile.TemporaryDirectory() as d:
+            base = os.path.join(d, "base.yaml")
+            hostile = 'x: {y: 1} # --- "q"'
+            parted = {"version": "v1", "mig-configs": {
+                "all-disabled": [{"devices": "all", "mig-enabled": False}],
+                "site-custom": [{"devices": [0, 1], "mig-enabled": True,
+                                 "mig-devices": {"3g.71gb": 2}}],
+                hostile: [{"devices": "all", "mig-enabled": False}]}}
+            cm = {"apiVersion": "v1", "kind": "ConfigMap",
+                  "metadata": {"name": "site-mig-config", "namespace": "gpu-ops"},
+                  "data": {"config.yaml": yaml.safe_dump(parted)}}
+            with open(base, "w") as f:
+                yaml.safe_dump(cm, f)
+            text = run(*args, "--k8s-base-config", base).stdout
+            (out,) = [x for x in yaml.safe_load_all(text) if x and x["kind"] == "ConfigMap"]
+            self.assertEqual(out["metadata"]["name"], "site-mig-config")
+            self.assertEqual(out["metadata"]["namespace"], "gpu-ops")
+            configs = yaml.safe_load(out["data"]["config.yaml"])["mig-configs"]
+            self.assertEqual(set(configs), labels | set(parted["mig-configs"]))
+            self.assertEqual(configs["site-custom"], parted["mig-configs"]["site-custom"])
+            self.assertEqual(configs[hostile], [{"devices": "all", "mig-enabled": False}])
+            self.assertNotIn("all-balanced", configs, "their ConfigMap, not NVIDIA's defaults")
+            merged = os.path.join(d, "merged.yaml")
+            with open(merged, "w") as f:
+                f.write(out["data"]["config.yaml"])
+            run("layouts", "--gpu", "h200", "--mig-parted", merged)
+            # A bare mig-parted file works too (the default ConfigMap name then).
+            bare = os.path.join(d, "bare.yaml")
+            with open(bare, "w") as f:
+                yaml.safe_dump(parted, f)
+            text = run(*args, "--k8s-base-config", bare).stdout
+            self.assertIn("name: migscope-mig-parted-config", text)
+            # A clash: the base already has one of the plan's names.
+            clash = next(n for n in sorted(labels) if n != "all-disabled")  # the case partitions
+            parted["mig-configs"][clash] = [{"devices": "all", "mig-enabled": False}]
+            with open(bare, "w") as f:
+                yaml.safe_dump(parted, f)
+            p = run(*args, "--k8s-base-config", bare, check=False)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn(f"'{clash}'", p.stderr)
+            self.assertEqual(p.stdout, "")
+            # Only --format k8s has a ConfigMap.
+            p = run("plan", "--jobs", MIX, "--work", "2000", "--k8s-base-config", bare,
+                    check=False)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("--k8s-base-config", p.stderr)
 
     def test_refusals(self):
         p = run("plan", "--jobs", MIX, "--work", "2000", "--format", "k8s", check=False)
@@ -482,6 +576,20 @@ def manifests():
         out = os.path.join(folder, f"plan-{i}.yaml")
         run("plan", *args, "--format", "k8s", "--image", "registry.example/ml:1", "-o", out)
         files.append(out)
+    # Merged into a user's ConfigMap whose config names need quoting.
+    base = os.path.join(folder, "base-configmap.yaml")
+    parted = {"version": "v1", "mig-configs": {
+        "all-disabled": [{"devices": "all", "mig-enabled": False}],
+        'x: {y: 1} # --- "q"': [{"devices": "all", "mig-enabled": True,
+                                  "mig-devices": {"1g.18gb": 7}}]}}
+    with open(base, "w") as f:
+        yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "site-mig-config", "namespace": "gpu-operator"},
+                        "data": {"config.yaml": yaml.safe_dump(parted)}}, f)
+    out = os.path.join(folder, "plan-merged.yaml")
+    run("plan", "--jobs", MIX, "--work", "2000", "--format", "k8s", "--image",
+        "registry.example/ml:1", "--k8s-base-config", base, "-o", out)
+    files.append(out)
     return folder, files
 
 

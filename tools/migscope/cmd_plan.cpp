@@ -10,12 +10,14 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "core/error.h"
 #include "core/folders.h"
 #include "core/text.h"
+#include "core/user_text.h"
 #include "interrupt.h"
 #include "mig/mig_parted.h"
 #include "output_file.h"
@@ -53,6 +55,7 @@ struct PlanOptions {
     std::string output;
     std::string image;                   // --format k8s: the Jobs' container image
     std::string job_namespace = "default";  // --format k8s: the Jobs' namespace
+    std::string k8s_base_config;            // --format k8s: a ConfigMap to merge into
     std::string slurm_gres_type = "nvml";   // --format slurm: how MIG GRES types are named
     bool verify = false;
     bool apply = false;  // --verify --backend mig: make each candidate's instances
@@ -136,6 +139,8 @@ int plan_command(const PlanOptions& o) {
         throw input_error("--format " + o.format +
                           " deploys MIG instances (the GPU Operator's and Slurm's MIG "
                           "support): plan with --backend mig, not " + o.backend);
+    if (!o.k8s_base_config.empty() && o.format != "k8s")
+        throw input_error("--k8s-base-config merges into the ConfigMap of --format k8s only");
     if ((o.format == "k8s" || o.format == "slurm") && o.verify)
         throw input_error("--format " + o.format +
                           " writes deployment files; run --verify separately");
@@ -191,6 +196,16 @@ int plan_command(const PlanOptions& o) {
         report::KubernetesOptions ko;
         ko.image = o.image;
         ko.job_namespace = o.job_namespace;
+        if (!o.k8s_base_config.empty()) {
+            std::ifstream in(o.k8s_base_config);
+            if (!in)
+                throw input_error("--k8s-base-config: cannot read '" +
+                                  user_text::shown(o.k8s_base_config) + "'");
+            std::stringstream text;
+            text << in.rdbuf();
+            ko.base_config_text = text.str();
+            ko.base_config_path = o.k8s_base_config;
+        }
         const std::string text = report::plan_kubernetes(problem, result.top.front(), ko, specs);
         Output output(o.output);
         output.stream() << text;
@@ -304,6 +319,11 @@ void add_plan_command(CLI::App& app, Action& action) {
                     "image that holds your jobs; built-in jobs need migscope in it)");
     cmd->add_option("--namespace", o->job_namespace, "--format k8s: the Jobs' namespace")
         ->capture_default_str();
+    path_option(cmd->add_option(
+        "--k8s-base-config", o->k8s_base_config,
+        "--format k8s: your mig-parted ConfigMap (or mig-parted file) to merge the plan's "
+        "configs into, its configs kept and a name clash refused; without it NVIDIA's default "
+        "configs (all-disabled, all-balanced, all-1g.18gb, ...) are kept beside the plan's"));
     cmd->add_option("--slurm-gres-type", o->slurm_gres_type,
                     "--format slurm: the MIG devices' GRES types, as slurmd names them: nvml "
                     "(Slurm 23.02.6 and later: nvidia_h200_3g.71gb), nvml-legacy (21.08 to "
