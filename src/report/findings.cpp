@@ -371,11 +371,14 @@ std::string verdict_answer(const Verdict& v, bool on_cpu) {
     return v.partition ? "partition" : "do not partition";
 }
 
+const char* whole_device(bool on_cpu) {
+    return on_cpu ? "all the CPU cores" : "the whole GPU";
+}
+
 std::string verdict_note(const VerdictSummary& s) {
     const std::string device = s.on_cpu && s.on_gpu
                                    ? "the whole GPU (all the CPU cores for CPU runs)"
-                               : s.on_cpu ? "all the CPU cores"
-                                          : "the whole GPU";
+                                   : whole_device(s.on_cpu);
     return "Each figure is the best layout's against the same jobs one after another on " + device +
            ", for the same work: its speedup, or its change in energy. Steady windows give the "
            "rate for a stream of such jobs; fixed work, all of it done. The median over "

@@ -151,6 +151,9 @@ VerdictSummary summarise_verdicts(const Findings& f);
 // What a verdict says, in words every format shows the same: "partition", "do not partition",
 // "no difference", "no verdict"; on CPU cores "side by side" and "one after another".
 std::string verdict_answer(const Verdict& v, bool on_cpu);
+// What the device is called where the jobs ran one after another: "the whole GPU", or "all the
+// CPU cores" for runs on CPU cores.
+const char* whole_device(bool on_cpu);
 // The note under the summary: how its figures are made, said once.
 std::string verdict_note(const VerdictSummary& s);
 

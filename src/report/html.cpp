@@ -150,11 +150,6 @@ void write_figures(const ReportInput& in, Section section, std::ostream& out) {
     }
 }
 
-// What the device is called where the jobs ran one after another.
-const char* whole_device(bool on_cpu) {
-    return on_cpu ? "all the CPU cores" : "the whole GPU";
-}
-
 // One verdict's cell: the answer, its layout and its figure. On CPU cores the jobs share the
 // cores side by side: there is no layout to name.
 std::string verdict_cell(const std::optional<Verdict>& verdict, bool on_cpu) {
