@@ -3,8 +3,10 @@
 // NVIDIA's GPU Operator (GH200, H100 96GB, H20, GB200, B300, GB300, RTX PRO 6000 Blackwell) take
 // their profile names, instance counts and PCI device ids from NVIDIA's mig-parted
 // config-default.yaml (github.com/NVIDIA/mig-parted, deployments/systemd) and the MIG user guide's
-// "Supported GPUs" table; their SM counts and memory sizes are not published there, so they stay
-// empty. Unknown SM counts and memory sizes stay empty: never invent them.
+// "Supported GPUs" table. Their SM counts and memory sizes come from `-lgip` tables NVIDIA's
+// engineers published with the changes that added them (mig-parted PR 139 for GH200 144GB,
+// gpu-operator PR 1303 and mig-parted issue 227 for GB200), only for the rows those tables show.
+// Unknown SM counts and memory sizes stay empty: never invent them.
 #include "mig/catalog.h"
 
 #include <algorithm>
@@ -137,7 +139,8 @@ void add_pci_ids(std::vector<GpuModel>& models) {
         {"h200", {"0x233510DE", "0x233B10DE"}},
         {"b200", {"0x290110DE"}},
         {"gh200-96gb", {"0x234210DE"}},
-        {"h100-96gb", {"0x233D10DE"}},
+        // PG506-96GB: a board NVIDIA's file groups with the 96GB Hopper profile set.
+        {"h100-96gb", {"0x233D10DE", "0x20B610DE"}},
         {"h20", {"0x232910DE"}},
         {"gh200-144gb", {"0x234810DE"}},
         {"gb200", {"0x294110DE"}},
@@ -215,15 +218,33 @@ std::vector<GpuModel> make_catalog() {
         names_only_model("h100-96gb", "NVIDIA H100 96GB", gh100_96gb), kHopperGreen));
     models.push_back(with_green(names_only_model("h20", "NVIDIA H20 96GB", gh100_96gb),
                                 kHopperGreen));
+    // The SM counts and sizes below are the rows of the published `-lgip` tables (see the top);
+    // their 3g, 4g and 7g rows were not shown there.
     models.push_back(with_green(
-        names_only_model("gh200-144gb", "NVIDIA GH200 144GB HBM3e",
-                         {"1g.18gb", "1g.18gb+me", "1g.36gb", "2g.36gb", "3g.72gb", "4g.72gb",
-                          "7g.144gb"}),
+        seven_slice_model(
+            "gh200-144gb", "NVIDIA GH200 144GB HBM3e", kUnknown,
+            {{"1g.18gb", "1g.18gb+me", "1g.36gb", "2g.36gb", "3g.72gb", "4g.72gb", "7g.144gb"},
+             {16u, 16u, 26u, 32u, kUnknown, kUnknown, kUnknown},
+             {17.50, 17.50, 35.25, 35.25, kUnknown, kUnknown, kUnknown}}),
         kHopperGreen));
     models.push_back(with_green(
-        names_only_model("gb200", "NVIDIA GB200 186GB (the B200 of a Grace Blackwell superchip)",
-                         {"1g.23gb", "1g.23gb+me", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb",
-                          "7g.186gb"}),
+        seven_slice_model(
+            "gb200", "NVIDIA GB200 186GB (the B200 of a Grace Blackwell superchip)", kUnknown,
+            {{"1g.23gb", "1g.23gb+me", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb"},
+             {18u, 18u, 32u, 38u, kUnknown, kUnknown, kUnknown},
+             {22.00, 22.00, 45.50, 45.50, kUnknown, kUnknown, kUnknown}}),
+        kHopperGreen));
+    // GB200 under the names its early boards reported (gpu-operator PR 1303, March 2025);
+    // production boards report the names above (mig-parted PR 228), and NVIDIA's file still holds
+    // both sets. No PCI id: it is the production board's, which a device-filter must not match
+    // twice; this model is found by its profile names.
+    models.push_back(with_green(
+        seven_slice_model(
+            "gb200-189gb", "NVIDIA GB200, the profile names of its early boards (1g.24gb ... 7g.189gb)",
+            kUnknown,
+            {{"1g.24gb", "1g.24gb+me", "1g.47gb", "2g.47gb", "3g.95gb", "4g.95gb", "7g.189gb"},
+             {18u, 18u, 32u, 38u, kUnknown, kUnknown, kUnknown},
+             {20.00, 20.00, 45.50, 45.50, kUnknown, kUnknown, kUnknown}}),
         kHopperGreen));
     models.push_back(with_green(
         names_only_model("b300", "NVIDIA B300 288GB (Blackwell Ultra)",
@@ -288,7 +309,7 @@ const std::vector<std::pair<const char*, const char*>>& key_aliases() {
         {"gh200", "gh200-96gb"},         {"gh200-144gb-hbm3e", "gh200-144gb"},
         {"h20-96gb", "h20"},             {"gb200-186gb", "gb200"},
         {"b300-288gb", "b300"},          {"gb300-288gb", "gb300"},
-        {"rtx-pro-6000-blackwell", "rtx-pro-6000"},
+        {"rtx-pro-6000-blackwell", "rtx-pro-6000"}, {"pg506-96gb", "h100-96gb"},
     };
     return aliases;
 }

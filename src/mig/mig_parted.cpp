@@ -220,11 +220,20 @@ std::vector<MigPartedConfig> default_mig_configs() {
                 to.push_back(id);
         }
     };
-    for (const GpuModel& m : builtin_catalog()) {
-        for (const Profile& p : m.profiles) {
-            if (counts.find(p.name) == counts.end())
-                names.push_back(p.name);
-            add_ids(counts[p.name][p.max_count], m.pci_device_ids);
+    // A model without PCI ids (GB200's early names) cannot be told apart by a device-filter: it
+    // adds only the names no board with ids has, as an entry for all devices.
+    for (const bool with_ids : {true, false}) {
+        for (const GpuModel& m : builtin_catalog()) {
+            if (m.pci_device_ids.empty() == with_ids)
+                continue;
+            for (const Profile& p : m.profiles) {
+                const bool known = counts.find(p.name) != counts.end();
+                if (!with_ids && known)
+                    continue;
+                if (!known)
+                    names.push_back(p.name);
+                add_ids(counts[p.name][p.max_count], m.pci_device_ids);
+            }
         }
     }
     for (const std::string& name : names) {

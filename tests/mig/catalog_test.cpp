@@ -104,8 +104,8 @@ TEST(Catalog, KnowsPciDeviceIdsOfItsBoards) {
 // The models NVIDIA's GPU Operator config names (config-default.yaml), beside the older tables:
 // keys, aliases, NVML names and PCI ids, each from that file and the MIG user guide.
 TEST(Catalog, CoversEveryModelOfNvidiasDefaultConfig) {
-    for (const char* key : {"gh200-96gb", "h100-96gb", "h20", "gh200-144gb", "gb200", "b300",
-                            "gb300", "rtx-pro-6000"}) {
+    for (const char* key : {"gh200-96gb", "h100-96gb", "h20", "gh200-144gb", "gb200",
+                            "gb200-189gb", "b300", "gb300", "rtx-pro-6000"}) {
         EXPECT_EQ(builtin_model(key).key, key);
     }
     EXPECT_EQ(builtin_model("h800").key, "h100-80gb");
@@ -116,7 +116,7 @@ TEST(Catalog, CoversEveryModelOfNvidiasDefaultConfig) {
         {"0x234210DE", "gh200-96gb"}, {"0x233D10DE", "h100-96gb"}, {"0x232910DE", "h20"},
         {"0x234810DE", "gh200-144gb"}, {"0x294110DE", "gb200"},    {"0x318210DE", "b300"},
         {"0x31C210DE", "gb300"},      {"0x2BB510DE", "rtx-pro-6000"}, {"0x290110DE", "b200"},
-        {"0x232410DE", "h100-80gb"},  {"0x233A10DE", "h100-94gb"}};
+        {"0x232410DE", "h100-80gb"},  {"0x233A10DE", "h100-94gb"}, {"0x20B610DE", "h100-96gb"}};
     for (const auto& [id, key] : ids) {
         ASSERT_NE(match_builtin_by_pci_id(id), nullptr) << id;
         EXPECT_EQ(match_builtin_by_pci_id(id)->key, key) << id;
@@ -140,6 +140,16 @@ TEST(Catalog, CoversEveryModelOfNvidiasDefaultConfig) {
     EXPECT_EQ(gb200.find("1g")->name, "1g.23gb");
     EXPECT_EQ(gb200.require("3g.93gb").placements, (std::vector<unsigned>{0, 4}));
     EXPECT_FALSE(gb200.require("7g.186gb").memory_gib.has_value());  // not published: unknown
+    // The rows of NVIDIA's published `-lgip` tables (mig-parted issue 227, gpu-operator PR 1303,
+    // mig-parted PR 139).
+    EXPECT_EQ(gb200.require("2g.47gb").sms, 38u);
+    EXPECT_DOUBLE_EQ(*gb200.require("1g.47gb").memory_gib, 45.50);
+    const GpuModel& gb200_early = builtin_model("gb200-189gb");
+    EXPECT_TRUE(gb200_early.pci_device_ids.empty());  // the production board's id is gb200's
+    EXPECT_DOUBLE_EQ(*gb200_early.require("1g.24gb").memory_gib, 20.00);
+    EXPECT_EQ(gb200_early.require("7g.189gb").placements, (std::vector<unsigned>{0}));
+    EXPECT_EQ(builtin_model("gh200-144gb").require("1g.36gb").sms, 26u);
+    EXPECT_FALSE(builtin_model("gh200-144gb").require("3g.72gb").sms.has_value());
     const GpuModel& rtx = builtin_model("rtx-pro-6000");
     EXPECT_EQ(rtx.compute_slices, 4u);
     EXPECT_TRUE(rtx.require("1g.24gb+me.all").media_extensions);

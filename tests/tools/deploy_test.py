@@ -40,19 +40,10 @@ def run(*args, check=True):
     return p
 
 
-# NVIDIA's default mig-parted config (a copy: tests/mig/nvidia-config-default.yaml); the entries
-# that name profiles of GPUs migscope has no table for.
-NOT_IN_CATALOG = {"all-1g.24gb.me", "all-3g.95gb", "all-4g.95gb", "all-7g.189gb"}
-
-
+# NVIDIA's default mig-parted config (a copy: tests/mig/nvidia-config-default.yaml).
 def nvidia_default_config():
     with open(os.path.join(SOURCE, "tests", "mig", "nvidia-config-default.yaml")) as f:
         return yaml.safe_load(f)["mig-configs"]
-
-
-def nvidia_names_kept():
-    """The names of NVIDIA's configs that migscope's ConfigMap keeps."""
-    return set(nvidia_default_config()) - NOT_IN_CATALOG
 
 
 def hostile_jobs_file(folder):
@@ -121,7 +112,7 @@ class Kubernetes(unittest.TestCase):
         self.assertLessEqual(labels, set(configs))
         for name in set(configs) - labels:
             self.assertTrue(name.startswith("all-"), name)
-        self.assertLessEqual(nvidia_names_kept(), set(configs))
+        self.assertLessEqual(set(nvidia_default_config()), set(configs))
         self.assertEqual(configs["all-disabled"], [{"devices": "all", "mig-enabled": False}])
         for name in labels:
             self.assertRegex(name, LABEL_VALUE)
@@ -283,14 +274,13 @@ class Kubernetes(unittest.TestCase):
                     self.assertFalse(os.path.exists(os.path.join(folder, "out")))
 
     def test_nvidia_defaults_match_nvidias_file(self):
-        """The defaults the ConfigMap keeps hold what NVIDIA's file holds, board by board."""
+        """The defaults the ConfigMap keeps hold what NVIDIA's file holds, board by board: every
+        config, and every board its device-filters name."""
         text = run("plan", "--jobs", MIX, "--work", "2000", "--format", "k8s", "--image",
                    "i").stdout
         (cm,) = [d for d in yaml.safe_load_all(text) if d and d["kind"] == "ConfigMap"]
         ours = yaml.safe_load(cm["data"]["config.yaml"])["mig-configs"]
         for name, entries in nvidia_default_config().items():
-            if name in NOT_IN_CATALOG:
-                continue
             for entry in entries:
                 with self.subTest(config=name, filter=entry.get("device-filter")):
                     ids = entry.get("device-filter", [])
@@ -298,8 +288,9 @@ class Kubernetes(unittest.TestCase):
                     mine = [e for e in ours[name]
                             if not ids or not e.get("device-filter")
                             or set(ids) & set(e["device-filter"])]
-                    # Boards migscope has no table for (PG506-96GB) may be missing from a filter.
                     self.assertTrue(mine, f"{name}: no entry for {ids}")
+                    if ids and mine[0].get("device-filter"):
+                        self.assertLessEqual(set(ids), set(mine[0]["device-filter"]), name)
                     self.assertEqual(mine[0]["mig-enabled"], entry["mig-enabled"])
                     self.assertEqual(mine[0].get("mig-devices", {}), entry.get("mig-devices", {}))
 
