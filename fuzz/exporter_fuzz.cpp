@@ -1,6 +1,7 @@
 // Fuzz target: the exporter's untrusted text: /proc/PID/cgroup contents read into a pod UID and
-// container id, and process names (any bytes) written as label values and HELP text in the
-// Prometheus text format, where each sample must stay one line of valid UTF-8 that reads back.
+// container id and a Slurm job id, process names (any bytes) written as label values and HELP
+// text in the Prometheus text format, where each sample must stay one line of valid UTF-8 that
+// reads back (by hand and by read_exposition), and any text given to read_exposition.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -14,6 +15,7 @@
 
 #include "exporter/exposition.h"
 #include "exporter/kubernetes.h"
+#include "exporter/slurm.h"
 #include "fuzz_check.h"
 
 namespace {
@@ -237,6 +239,13 @@ void check_exposition(const std::string& help, const std::vector<std::string>& v
     const double read_value = std::strtod(value_text.c_str(), &end);
     if (value_text.empty() || *end != '\0' || !same_double(read_value, value))
         fail("a sample value that does not read back", value_text.c_str());
+    // migscope's own reader (`migscope energy`) reads the same labels and value.
+    std::vector<MetricFamily> back;
+    if (!migscope::fuzz::accepts([&] { back = read_exposition(text, "fuzz"); }))
+        fail("read_exposition refused what write_exposition wrote", text.c_str());
+    if (back.size() != 1 || back[0].samples.size() != 1 || back[0].samples[0].labels != read ||
+        !same_double(back[0].samples[0].value, read_value) || back[0].type != MetricType::kCounter)
+        fail("read_exposition reads another family than the hand reader", text.c_str());
 }
 
 }  // namespace
@@ -250,6 +259,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         fail("parse_pod_cgroup threw an input error (it returns none instead)", text.c_str());
     if (pod)
         check_pod_identity(*pod, text);
+    // A Slurm job id is 1-20 digits (slurm.h), found only under Slurm's cgroup tree.
+    if (const auto job = exporter::parse_slurm_job_cgroup(text)) {
+        if (job->empty() || job->size() > 20 ||
+            job->find_first_not_of("0123456789") != std::string::npos)
+            fail("a Slurm job id that is not 1-20 digits", job->c_str());
+        if (text.find("slurm") == std::string::npos)
+            fail("a Slurm job read from a cgroup text that names no slurm", job->c_str());
+    }
+    // Any text as a scrape: read, or refused as an input error.
+    fuzz::accepts([&] { exporter::read_exposition(text, "fuzz"); });
 
     // Label values as the exporter writes them for a process: the whole input as its command
     // (a process may name itself with any bytes but NUL), each NUL-separated piece, and the pod.

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "exporter/kubernetes.h"
+#include "exporter/slurm.h"
 #include "nvml/mig_instances_api.h"
 
 namespace migscope::exporter {
@@ -46,10 +47,12 @@ ProcessIdentity read_process_identity(const std::string& proc_root, unsigned pid
     identity.command = read_text(dir + "/comm");
     while (!identity.command.empty() && identity.command.back() == '\n')
         identity.command.pop_back();
-    if (auto pod = parse_pod_cgroup(read_text(dir + "/cgroup"))) {
+    const std::string cgroup = read_text(dir + "/cgroup");
+    if (auto pod = parse_pod_cgroup(cgroup)) {
         identity.pod_uid = pod->pod_uid;
         identity.container_id = pod->container_id;
     }
+    identity.slurm_job_id = parse_slurm_job_cgroup(cgroup).value_or("");
     return identity;
 }
 
@@ -207,7 +210,8 @@ Consumer ConsumerReader::process_consumer(unsigned pid,
     Consumer c;
     c.kind = ConsumerKind::kProcess;
     // The command and pod keep a reused pid from adding to an earlier process's counter.
-    c.key = "pid:" + std::to_string(pid) + ":" + id.command + ":" + id.pod_uid;
+    c.key = "pid:" + std::to_string(pid) + ":" + id.command + ":" + id.pod_uid + ":" +
+            id.slurm_job_id;
     c.labels = {{"pid", std::to_string(pid)}};
     if (!id.command.empty())
         c.labels.emplace_back("command", id.command);
@@ -224,6 +228,8 @@ Consumer ConsumerReader::process_consumer(unsigned pid,
         c.labels.emplace_back("pod_uid", id.pod_uid);
     if (!id.container_id.empty())
         c.labels.emplace_back("container_id", id.container_id);
+    if (!id.slurm_job_id.empty())
+        c.labels.emplace_back("slurm_job_id", id.slurm_job_id);
     return c;
 }
 

@@ -1,6 +1,6 @@
 // What one GPU's consumers did over an interval, read through NVML: MIG instances with their GPM
 // SM activity, or the compute processes with their SM utilization; and who each consumer is (a
-// process's pod UID and container id from its cgroup; Kubernetes names from the kubelet's
+// process's pod UID, container id and Slurm job id from its cgroup; Kubernetes names from the kubelet's
 // assignment of the GPU or MIG device).
 #pragma once
 
@@ -23,6 +23,7 @@ struct ProcessIdentity {
     std::string command;  // /proc/PID/comm; empty when unreadable (another PID namespace)
     std::string pod_uid;
     std::string container_id;
+    std::string slurm_job_id;  // digits; empty outside a Slurm job's cgroup
 };
 ProcessIdentity read_process_identity(const std::string& proc_root, unsigned pid);
 

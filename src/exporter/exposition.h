@@ -1,5 +1,6 @@
-// Prometheus text exposition (format 0.0.4): metric families with HELP and TYPE lines, samples
-// with escaped label values. Label values are untrusted text (process names, cgroup paths).
+// Prometheus text exposition (format 0.0.4), written and read back: metric families with HELP and
+// TYPE lines, samples with escaped label values. Label values are untrusted text (process names,
+// cgroup paths).
 #pragma once
 
 #include <string>
@@ -39,5 +40,10 @@ std::string format_value(double value);
 // input error for a metric or label name outside the format's alphabet (names are ours, so that
 // is a bug, but never put on the wire).
 std::string write_exposition(const std::vector<MetricFamily>& families);
+
+// Parses a text exposition (this exporter's or any other's) into families in the order their
+// first line comes; samples without HELP/TYPE lines form untyped (gauge) families, timestamps are
+// dropped. Throws an input error naming `origin` and the line for text that breaks the format.
+std::vector<MetricFamily> read_exposition(std::string_view text, const std::string& origin);
 
 }  // namespace migscope::exporter

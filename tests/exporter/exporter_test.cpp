@@ -33,7 +33,8 @@ struct FakeProc {
             "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1f0c2d3e_4a5b_"
             "6c7d_8e9f_a0b1c2d3e4f5.slice/cri-containerd-"
             "3b2e6f9a0c1d4e5f60718293a4b5c6d7e8f90123456789abcdef0123456789ab.scope\n");
-        add(4002, "evil\"name\\", "0::/user.slice\n");
+        add(4002, "evil\"name\\",
+            "0::/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0\n");
     }
     ~FakeProc() { fs::remove_all(root); }
     void add(unsigned pid, const std::string& comm, const std::string& cgroup) {
@@ -155,6 +156,8 @@ TEST(Exporter, MigInstancesAndProcessesOnTheFakeNvml) {
     EXPECT_EQ(label(p1->labels, "pod"), "");                  // names come from the kubelet only
     EXPECT_EQ(label(p2->labels, "command"), "evil\"name\\");  // escaped on the wire
     EXPECT_EQ(label(p2->labels, "pod_uid"), "");
+    EXPECT_EQ(label(p2->labels, "slurm_job_id"), "4242");  // its Slurm job, by its cgroup
+    EXPECT_EQ(label(p1->labels, "slurm_job_id"), "");
     const auto info1 = find(f, "migscope_attribution_info", {{"gpu", "1"}});
     EXPECT_EQ(label(info1->labels, "method"), "shared_idle_static_process_sm_util_dynamic");
     EXPECT_EQ(label(info1->labels, "idle_power_source"), "option");

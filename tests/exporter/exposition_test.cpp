@@ -1,4 +1,4 @@
-// Tests of the Prometheus text format writer: escaping of untrusted label values, HELP, values.
+// Tests of the Prometheus text format writer (escaping of untrusted label values, HELP, values) and reader.
 #include "exporter/exposition.h"
 
 #include <gtest/gtest.h>
@@ -70,4 +70,61 @@ TEST(Exposition, RefusesBadNames) {
     EXPECT_THROW(write_exposition({{"ok", "", MetricType::kGauge, {{{{"1abc", "v"}}, 1}}}}), Error);
     EXPECT_THROW(write_exposition({{"ok", "", MetricType::kGauge, {{{{"__name__", "v"}}, 1}}}}),
                  Error);
+}
+
+// What the writer writes reads back: names, help, types, labels (hostile ones too) and values.
+TEST(Exposition, ReadsBackWhatItWrites) {
+    std::vector<MetricFamily> families(2);
+    families[0] = {"migscope_energy_joules_total", "energy \\ attributed\nsince start",
+                   MetricType::kCounter,
+                   {{{{"gpu", "0"}, {"command", "evil\"name\\\n{x=\"1\"}"}, {"slurm_job_id", "42"}},
+                     1234.5678901234},
+                    {{{"gpu", "1"}}, 0.1}}};
+    families[1] = {"up", "", MetricType::kGauge, {{{}, std::numeric_limits<double>::infinity()}}};
+    families[1].help = "h";
+    const std::vector<MetricFamily> back = read_exposition(write_exposition(families), "scrape");
+    ASSERT_EQ(back.size(), 2u);
+    EXPECT_EQ(back[0].name, families[0].name);
+    EXPECT_EQ(back[0].type, MetricType::kCounter);
+    EXPECT_EQ(back[1].type, MetricType::kGauge);
+    ASSERT_EQ(back[0].samples.size(), 2u);
+    EXPECT_EQ(back[0].samples[0].labels, families[0].samples[0].labels);
+    EXPECT_EQ(back[0].samples[0].value, 1234.5678901234);  // exactly
+    EXPECT_EQ(back[0].samples[1].value, 0.1);
+    EXPECT_TRUE(std::isinf(back[1].samples[0].value));
+}
+
+// Other exporters' text: comments, blanks, timestamps, a trailing comma, untyped samples.
+TEST(Exposition, ReadsOtherWritersText) {
+    const char* text =
+        "# a comment\n"
+        "\n"
+        "plain_metric 3 1700000000000\r\n"
+        "with_labels{a=\"x\",b=\"y\",} -2.5e3\n"
+        "  spaced { a = \"1\" } NaN\n";
+    const auto families = read_exposition(text, "other");
+    ASSERT_EQ(families.size(), 3u);
+    EXPECT_EQ(families[0].samples.at(0).value, 3);
+    EXPECT_EQ(families[1].samples.at(0).labels.size(), 2u);
+    EXPECT_EQ(families[1].samples.at(0).value, -2500);
+    EXPECT_TRUE(std::isnan(families[2].samples.at(0).value));
+}
+
+TEST(Exposition, RefusesBrokenTextNamingTheLine) {
+    const auto error_of = [](const char* text) {
+        try {
+            read_exposition(text, "scrape");
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_NE(error_of("ok 1\nbad{a=\"x} 1\n").find("scrape:2: unterminated label value"),
+              std::string::npos);
+    EXPECT_NE(error_of("m{a=\"x\" b=\"y\"} 1").find("scrape:1: expected ',' or '}'"),
+              std::string::npos);
+    EXPECT_NE(error_of("m 1x").find("scrape:1: bad sample value '1x'"), std::string::npos);
+    EXPECT_NE(error_of("m{a=\"\\t\"} 1").find("bad escape"), std::string::npos);
+    EXPECT_NE(error_of("9m 1").find("expected a metric name"), std::string::npos);
+    EXPECT_NE(error_of("m").find("bad sample value ''"), std::string::npos);
 }

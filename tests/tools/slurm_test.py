@@ -5,9 +5,14 @@ its MIG devices in the plan's own gres-explicit.conf. Every script of the plan i
 submit.sh; the test checks that each job ran on a device of its planned GRES type, that each
 queue's jobs ran one after another in plan order, that the first jobs of all partitions ran side
 by side, and that hostile job names and arguments stayed data (bash -n, argv round trip, nothing
-smuggled ran).
+smuggled ran). Then deploy/slurm/migscope-energy-epilog.sh, Slurm's Epilog here: two more jobs
+run beside `migscope exporter` on a fake NVML whose GPU process is in the first job's cgroup (a
+fake /proc); the epilog writes that job's energy, as `migscope energy` reads it back from the
+exporter, into its AdminComment, and "none" into the other's; with no exporter (the plan's jobs),
+it fails no job. The write itself (`sacctmgr modify job`, which needs slurmdbd and a database
+this test does not run) goes to a stand-in that records its arguments.
 
-Usage: slurm_test.py MIGSCOPE_BINARY SOURCE_DIR. Exits 77 (CTest's skip) with a message where
+Usage: slurm_test.py MIGSCOPE_BINARY SOURCE_DIR FAKE_NVML_LIBRARY. Exits 77 (CTest's skip) with a message where
 Slurm cannot run here: not root, slurm-wlm or munge missing (`./build.sh test` installs them:
 scripts/install-deps.sh), or a daemon that does not start.
 """
@@ -25,7 +30,7 @@ import tempfile
 import time
 
 SKIP = 77
-MIGSCOPE = SOURCE = None
+MIGSCOPE = SOURCE = FAKE_NVML = None
 # A job whose name holds shell metacharacters, and an argument that would smuggle a script into
 # a text that is split on section headers, and run commands if it were not quoted.
 HOSTILE_NAME = "x'; touch \"$MARK\" #`touch MARK2` $(touch MARK3) | & > < * ? ! ~ \\"
@@ -121,8 +126,9 @@ class Cluster:
 
     def spawn(self, name, argv, **kwargs):
         out = open(os.path.join(self.root, "log", name + ".out"), "w")
-        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=self.env,
-                             start_new_session=True, **kwargs)
+        kwargs.setdefault("env", self.env)
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                             **kwargs)
         self.procs.append((name, p))
         return p
 
@@ -133,9 +139,10 @@ class Cluster:
         with open(path, errors="replace") as f:
             return f"--- {name}:\n" + "".join(f.readlines()[-lines:])
 
-    def write_config(self, plan_dir):
+    def write_config(self, plan_dir, epilog):
         """slurm.conf: a single-host base and the plan's GresTypes and NodeName lines (NODES_1 as
-        this host); gres.conf: the plan's gres-explicit.conf, its device files made fake here."""
+        this host), and `epilog` as Epilog; gres.conf: the plan's gres-explicit.conf, its device
+        files made fake here."""
         etc, dev = os.path.join(self.root, "etc"), os.path.join(self.root, "dev")
         os.makedirs(etc)
         os.makedirs(os.path.join(dev, "nvidia-caps"))
@@ -173,6 +180,7 @@ class Cluster:
             "ReturnToService=2",
             "SlurmdParameters=config_overrides",  # 8 CPUs on a smaller machine
             "SchedulerParameters=sched_min_interval=0",
+            f"Epilog={epilog}",
             *[l for l in plan_lines if not l.startswith("NodeName=")],
             node,
             "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
@@ -277,6 +285,110 @@ def comment_name(script):
     return shlex.split(line[len("# job "):].split(": planned GPU")[0])[0]
 
 
+# The stand-in for sacctmgr in the epilog (this cluster has no slurmdbd, so no accounting
+# database to modify): records its argv per job.
+SACCTMGR_STUB = r"""#!/bin/bash
+printf '%s\0' "$@" > "$SACCTMGR_RECORDS/$SLURM_JOB_ID"
+"""
+
+
+def write_epilog_wrapper(root, exporter_port):
+    """Slurm's Epilog: deploy/slurm/migscope-energy-epilog.sh, told where migscope and the
+    exporter are, as /etc/slurm/migscope-epilog.conf would on a node; sacctmgr is a stand-in."""
+    stub_dir, records = os.path.join(root, "epilog-bin"), os.path.join(root, "sacctmgr-records")
+    os.makedirs(stub_dir)
+    os.makedirs(records)
+    with open(os.path.join(stub_dir, "sacctmgr"), "w") as f:
+        f.write(SACCTMGR_STUB)
+    os.chmod(os.path.join(stub_dir, "sacctmgr"), 0o755)
+    conf = os.path.join(root, "migscope-epilog.conf")
+    with open(conf, "w") as f:
+        f.write(f"MIGSCOPE={shlex.quote(MIGSCOPE)}\n"
+                f"MIGSCOPE_EXPORTER=http://127.0.0.1:{exporter_port}/metrics\n"
+                "MIGSCOPE_SETTLE_S=0.5\n"
+                f"export SACCTMGR_RECORDS={shlex.quote(records)}\n"
+                f"PATH={shlex.quote(stub_dir)}:$PATH\n")
+    path = os.path.join(root, "epilog.sh")
+    with open(path, "w") as f:
+        f.write("#!/bin/bash\n"
+                f"export MIGSCOPE_EPILOG_CONF={shlex.quote(conf)}\n"
+                f"exec {shlex.quote(os.path.join(SOURCE, 'deploy', 'slurm', 'migscope-energy-epilog.sh'))}"
+                f" 2>>{shlex.quote(os.path.join(root, 'log', 'epilog.log'))}\n")
+    os.chmod(path, 0o755)
+    return path
+
+
+def admin_comment(root, job_id):
+    """The AdminComment the epilog gave sacctmgr for the job ("" if it did not call it)."""
+    path = os.path.join(root, "sacctmgr-records", job_id)
+    if not os.path.exists(path):
+        return ""
+    with open(path, "rb") as f:
+        argv = f.read().decode().split("\0")[:-1]
+    assert argv[:5] == ["-i", "modify", "job", "where", f"jobid={job_id}"], argv
+    assert argv[5] == "set" and argv[6].startswith("AdminComment="), argv
+    return argv[6][len("AdminComment="):]
+
+
+def check_energy_epilog(cluster, root, exporter_port):
+    """Two jobs beside the exporter on a fake NVML (300 W, 100 W idle): the GPU's process 7001 is
+    in job A's cgroup (a fake /proc) at 60 % SM for the exporter's first 2 s, 7002 in another
+    job's at 20 % throughout; job B has no GPU process. The epilog writes A's energy and B's
+    "none" into their AdminComment."""
+    submit = ["sbatch", "--parsable", "--partition=test", "--output=/dev/null", "--wrap", "sleep 4"]
+    job_a = subprocess.run(submit, env=cluster.env, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    job_b = subprocess.run(submit, env=cluster.env, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    proc = os.path.join(root, "proc")
+    for pid, comm, job in ((7001, "trainer", job_a), (7002, "other", "999999")):
+        os.makedirs(os.path.join(proc, str(pid)))
+        with open(os.path.join(proc, str(pid), "comm"), "w") as f:
+            f.write(comm + "\n")
+        with open(os.path.join(proc, str(pid), "cgroup"), "w") as f:
+            f.write(f"0::/system.slice/slurmstepd.scope/job_{job}/step_batch/user/task_0\n")
+    config = os.path.join(root, "fake-nvml.json")
+    with open(os.path.join(SOURCE, "tests", "fake_nvml", "h200.json")) as f:
+        fake = json.load(f)
+    device = fake["devices"][0]
+    fake["devices"] = [device]
+    device["power_trace"] = [[0, 300], [1000, 300]]
+    device["processes"] = [{"pid": 7001, "sm_util": 60, "end_s": 2.0},
+                           {"pid": 7002, "sm_util": 20}]
+    with open(config, "w") as f:
+        json.dump(fake, f)
+    env = dict(os.environ, MIGSCOPE_NVML_LIBRARY=FAKE_NVML, MIGSCOPE_FAKE_NVML_CONFIG=config)
+    exporter = cluster.spawn("exporter", [
+        MIGSCOPE, "exporter", "--listen", f"127.0.0.1:{exporter_port}", "--interval-s", "0.2",
+        "--idle-power-w", "100", "--proc-root", proc, "--pod-resources-socket", ""], env=env)
+
+    def done():
+        q = subprocess.run(["squeue", "-h", "-j", f"{job_a},{job_b}"], env=cluster.env,
+                           capture_output=True, text=True)
+        return q.returncode == 0 and not q.stdout.strip()
+
+    wait_for("the epilog's jobs to end", done, 30, 0.5)
+    assert exporter.poll() is None, cluster.tail("exporter.out")
+    comment_a, comment_b = admin_comment(root, job_a), admin_comment(root, job_b)
+    log("AdminComment of job A:", comment_a)
+    log("AdminComment of job B:", comment_b)
+    m = re.search(r"migscope_energy_j=(\S+) series=1 gpus=0 "
+                  r"method=shared_idle_static_process_sm_util_dynamic", comment_a)
+    assert m, comment_a + cluster.tail("exporter.out") + cluster.tail("epilog.log")
+    recorded_j = float(m.group(1))
+    # What the exporter holds for job A now (its process ended at 2 s: the counter is final).
+    p = subprocess.run([MIGSCOPE, "energy", "--exporter",
+                        f"http://127.0.0.1:{exporter_port}/metrics", "--match",
+                        f"slurm_job_id={job_a}", "--format", "json"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    now = json.loads(p.stdout)
+    assert now["series"] == 1 and now["energy_j"] == recorded_j, (now, recorded_j)
+    # 200 W dynamic split 60 : 20 gives 7001 150 W for up to 2 s.
+    assert 0.5 * 150 * 2 < recorded_j <= 150 * 2 * 1.01, recorded_j
+    assert "migscope_energy_j=none series=0" in comment_b, comment_b
+
+
 def run_test(root):
     plan_dir = os.path.join(root, "plan")
     jobs_file = os.path.join(root, "jobs.json")
@@ -325,7 +437,9 @@ def run_test(root):
     os.makedirs(os.path.join(root, "log"))
     try:
         cluster.start_munge()
-        node, gres = cluster.write_config(plan_dir)
+        exporter_port = free_port()
+        epilog = write_epilog_wrapper(root, exporter_port)
+        node, gres = cluster.write_config(plan_dir, epilog)
         log("node:", node)
         for line in gres:
             log("gres.conf:", line)
@@ -410,8 +524,13 @@ def run_test(root):
             for n in names:
                 assert not n.startswith("MARK"), os.path.join(root_dir, n)
         log(f"{len(runs)} jobs ran as planned on {gpu['layout']}")
+        # With no exporter to ask, the epilog recorded nothing and failed no job (above).
+        for job_id in ids.values():
+            assert admin_comment(root, job_id) == "", job_id
+        check_energy_epilog(cluster, root, exporter_port)
     except Exception:
-        for name in ("munged.out", "slurmctld.out", "slurmctld.log", "slurmd.out", "slurmd.log"):
+        for name in ("munged.out", "slurmctld.out", "slurmctld.log", "slurmd.out", "slurmd.log",
+                     "epilog.log", "exporter.out"):
             print(cluster.tail(name, 40), file=sys.stderr)
         raise
     finally:
@@ -430,8 +549,8 @@ def on_signal(signum, _frame):
 
 
 def main():
-    global MIGSCOPE, SOURCE
-    MIGSCOPE, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    global MIGSCOPE, SOURCE, FAKE_NVML
+    MIGSCOPE, SOURCE, FAKE_NVML = (os.path.abspath(a) for a in sys.argv[1:4])
     started = time.monotonic()
     for signum in (signal.SIGALRM, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, on_signal)
