@@ -28,7 +28,7 @@ bool is_sqlite(const std::string& path) {
 std::string profile_commands(const PlannedJobs& request, const mig::GpuModel& model) {
     const std::string db = "profiles-" + model.key + ".db";
     const std::string file = "profiles-" + model.key + ".json";
-    std::string profile = "  migscope profile";
+    std::string profile = "migscope profile";
     if (!request.jobs.empty())
         profile += " --jobs " + report::shell_quote(request.jobs);
     if (!request.jobs_file.empty())
@@ -36,19 +36,21 @@ std::string profile_commands(const PlannedJobs& request, const mig::GpuModel& mo
     if (request.jobs.empty() && request.jobs_file.empty())
         profile += " --jobs JOBS";
     const bool commands = !request.jobs_file.empty();
-    std::string note;
+    std::string how;
     // The plan's backend where it can run the jobs; else mps for commands, green for the others.
     const partition::BackendTraits* backend = partition::find_backend(request.backend);
     if (backend && backend->needs_mig_mode) {
         profile += " --backend " + request.backend + " --apply";
-        note = "   # as root, MIG mode on; --backend green measures SM partitions without it";
+        how = " as root with MIG mode on (--backend green measures SM partitions without it)";
     } else if (backend && (backend->runs_commands || !commands)) {
         profile += " --backend " + request.backend;
     } else {
         profile += commands ? " --backend mps" : " --backend green";
     }
-    return profile + " --db " + db + note + "\n  migscope profile export --db " + db + " -o " +
-           file + "\n  migscope plan ... --profiles " + file;
+    // One line: error messages are one line each (tools/migscope/main.cpp).
+    return "run on that GPU" + how + ": `" + profile + " --db " + db +
+           "`, then `migscope profile export --db " + db + " -o " + file +
+           "`, and plan with `--profiles " + file + "`";
 }
 
 plan::ProfileSet load_profiles(const std::string& given, const mig::GpuModel& model,
@@ -57,8 +59,7 @@ plan::ProfileSet load_profiles(const std::string& given, const mig::GpuModel& mo
     if (given.empty() && !std::ifstream(origin)) {
         throw input_error("no shipped profiles for " + model.key + " (" + origin +
                           "): measure them on an " + model.description +
-                          " (each job alone on each partition size; minutes per job and size) "
-                          "and plan with --profiles:\n" +
+                          " (each job alone on each partition size; minutes per job and size); " +
                           profile_commands(request, model));
     }
     plan::ProfileSet set;

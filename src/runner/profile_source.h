@@ -19,8 +19,9 @@ struct PlannedJobs {
 };
 
 // The commands that measure `request`'s profiles on a GPU of `model` and write the file that
-// `plan --profiles` reads: `profile` on the plan's kind of partitions (mps for commands, which
-// green contexts cannot hold; mig with --apply), then `profile export`. Arguments shell-quoted.
+// `plan --profiles` reads, as one line with each command in backquotes: `profile` on the plan's
+// kind of partitions (mps for commands, which green contexts cannot hold; mig with --apply), then
+// `profile export`. Arguments shell-quoted.
 std::string profile_commands(const PlannedJobs& request, const mig::GpuModel& model);
 
 // `given`: a results store (SQLite, profiles made from its runs) or a profile file; empty: the

@@ -303,13 +303,14 @@ TEST_F(PlanCommand, BadInputExitsTwoNamingTheJobOrConstraint) {
     const ProcessResult other = migscope({"plan", "--jobs", "resnet18:32", "--gpu-model", "b200"});
     EXPECT_EQ(other.exit_code, 2);
     EXPECT_NE(other.err.find("no shipped profiles for b200"), std::string::npos) << other.err;
+    EXPECT_EQ(other.err.find("\\n"), std::string::npos) << other.err;  // one line, no escapes
     // ... and is told the exact commands that measure them, for the plan's kind of partitions.
-    EXPECT_NE(other.err.find("  migscope profile --jobs resnet18:32 --backend mig --apply --db "
-                             "profiles-b200.db"),
+    EXPECT_NE(other.err.find("`migscope profile --jobs resnet18:32 --backend mig --apply --db "
+                             "profiles-b200.db`"),
               std::string::npos)
         << other.err;
-    EXPECT_NE(other.err.find("  migscope profile export --db profiles-b200.db -o "
-                             "profiles-b200.json"),
+    EXPECT_NE(other.err.find("`migscope profile export --db profiles-b200.db -o "
+                             "profiles-b200.json`"),
               std::string::npos)
         << other.err;
     // Commands are profiled on MPS, and a path with a space stays one argument.
