@@ -1,0 +1,343 @@
+// The stream simulator: events are arrivals, job ends and the end of a layout change; between two
+// events every GPU runs in one phase of the planner's model.
+#include "stream/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+
+#include "core/error.h"
+#include "core/statistics.h"
+
+namespace migscope::stream {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+struct Running {
+    size_t job = 0;  // stream job
+    double startup_left_s = 0;
+};
+
+struct Partition {
+    size_t size = 0;     // index into Problem::sizes
+    std::string label;   // "2g.35gb@4" or "whole GPU"
+    std::deque<size_t> queue;
+    std::optional<Running> running;
+};
+
+struct Gpu {
+    GpuLayout layout;
+    std::vector<Partition> parts;
+    double blocked_until_s = 0;  // a layout change in progress: nothing runs
+    double busy_s = 0;
+};
+
+class Simulation {
+  public:
+    Simulation(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
+               const SimulationOptions& options)
+        : problem_(problem), jobs_(jobs), options_(options), rest_left_(jobs.size(), 1.0) {
+        result_.jobs.resize(jobs.size());
+        started_.assign(jobs.size(), false);
+    }
+
+    StreamResult run(Policy& policy) {
+        result_.policy = policy.name();
+        const std::vector<GpuLayout> initial = policy.initial_layouts(options_.gpus);
+        if (initial.size() != options_.gpus)
+            throw input_error("policy " + policy.name() + " gave " +
+                              std::to_string(initial.size()) + " layouts for " +
+                              std::to_string(options_.gpus) + " GPUs");
+        gpus_.resize(options_.gpus);
+        for (size_t g = 0; g < gpus_.size(); ++g)
+            set_layout(g, initial[g], 0, /*charge=*/false);
+        size_t next = 0;
+        double t = 0;
+        size_t remaining = jobs_.size();
+        while (remaining > 0) {
+            start_jobs(t);
+            // The next event: an arrival, a job's phase ending, a layout change ending.
+            double until = next < jobs_.size() ? jobs_[next].arrival_s : kInfinity;
+            std::vector<plan::PhaseRate> rates(gpus_.size());
+            for (size_t g = 0; g < gpus_.size(); ++g) {
+                rates[g] = rate_of(g);
+                if (gpus_[g].blocked_until_s > t)
+                    until = std::min(until, gpus_[g].blocked_until_s);
+                for (const Partition& p : gpus_[g].parts) {
+                    if (p.running)
+                        until = std::min(until, t + time_to_phase_end(g, p, rates[g]));
+                }
+            }
+            if (!(until < kInfinity))
+                throw input_error("stream: jobs wait with nothing running (a policy's layouts "
+                                  "hold no partition for them)");
+            advance(t, until - t, rates);
+            t = until;
+            remaining -= finish_jobs(t);
+            while (next < jobs_.size() && jobs_[next].arrival_s <= t) {
+                for (const LayoutChange& c : policy.on_arrival(view(t)))
+                    change_layout(c.gpu, c.layout, t);
+                dispatch(next, t);
+                ++next;
+            }
+        }
+        summarise(t);
+        return std::move(result_);
+    }
+
+  private:
+    const plan::JobOnSize& on(size_t stream_job, size_t size) const {
+        return problem_.jobs[jobs_[stream_job].job].on[size];
+    }
+    double rest_s(size_t stream_job, size_t size) const {
+        return on(stream_job, size).time_s - on(stream_job, size).startup_s;
+    }
+    bool partitioned(size_t g) const { return gpus_[g].layout.has_value(); }
+
+    void set_layout(size_t g, const GpuLayout& layout, double t, bool charge) {
+        Gpu& gpu = gpus_[g];
+        gpu.layout = layout;
+        gpu.parts.clear();
+        if (layout) {
+            for (const mig::Instance& i : layout->instances) {
+                gpu.parts.push_back(
+                    {problem_.size_index(i.profile), i.profile + "@" + std::to_string(i.start), {}, {}});
+            }
+        } else {
+            gpu.parts.push_back({problem_.whole(), "whole GPU", {}, {}});
+        }
+        if (charge)
+            ++result_.reconfigurations;
+        result_.layouts.push_back({t, g, plan::describe(plan::GpuPlan{layout, {}})});
+    }
+
+    // A layout change: the GPU's jobs stop (keeping their progress), it is blocked for the change's
+    // cost, and its jobs are placed again, the stopped ones first.
+    void change_layout(size_t g, const GpuLayout& layout, double t) {
+        if (g >= gpus_.size() || gpus_[g].layout == layout)
+            return;
+        std::vector<size_t> displaced;
+        size_t instances = gpus_[g].layout ? gpus_[g].layout->instances.size() : 0;
+        for (Partition& p : gpus_[g].parts) {
+            if (p.running) {
+                displaced.push_back(p.running->job);
+                ++result_.jobs[p.running->job].restarts;
+            }
+        }
+        for (Partition& p : gpus_[g].parts)
+            displaced.insert(displaced.end(), p.queue.begin(), p.queue.end());
+        instances += layout ? layout->instances.size() : 0;
+        set_layout(g, layout, t, /*charge=*/true);
+        gpus_[g].blocked_until_s =
+            t + options_.reconfiguration.orchestrator_s +
+            options_.reconfiguration.per_instance_s * static_cast<double>(instances);
+        for (size_t job : displaced)
+            dispatch(job, t);
+    }
+
+    // Seconds until partition p's running job ends its start-up or its rest (a GPU in a layout
+    // change runs no job).
+    double time_to_phase_end(size_t g, const Partition& p, const plan::PhaseRate& rate) const {
+        if (p.running->startup_left_s > 0)
+            return p.running->startup_left_s;
+        const double speed = rate.speed * speed_ratio(g);
+        return rest_left_[p.running->job] * rest_s(p.running->job, p.size) / speed;
+    }
+
+    double speed_ratio(size_t g) const {
+        return partitioned(g) ? options_.speed_ratio_partitioned : options_.speed_ratio_whole;
+    }
+
+    plan::PhaseRate rate_of(size_t g) const {
+        size_t busy = 0;
+        double wanted_w = 0, memory_pct = 0;
+        for (const Partition& p : gpus_[g].parts) {
+            if (!p.running)
+                continue;
+            ++busy;
+            const plan::JobOnSize& o = on(p.running->job, p.size);
+            wanted_w += std::max(0.0, o.power_w - problem_.idle_power_w);
+            if (p.running->startup_left_s <= 0)
+                memory_pct += o.memory_pct;
+        }
+        return plan::phase_rate(busy, partitioned(g), wanted_w, memory_pct, problem_.correction,
+                                problem_.idle_power_w, problem_.power_limit_w);
+    }
+
+    void advance(double t, double dt, const std::vector<plan::PhaseRate>& rates) {
+        for (size_t g = 0; g < gpus_.size(); ++g) {
+            Gpu& gpu = gpus_[g];
+            if (gpu.blocked_until_s > t)
+                continue;
+            bool any = false;
+            for (Partition& p : gpu.parts) {
+                if (!p.running)
+                    continue;
+                any = true;
+                Running& r = *p.running;
+                if (r.startup_left_s > 0) {
+                    r.startup_left_s = r.startup_left_s <= dt * (1 + 1e-12) ? 0 : r.startup_left_s - dt;
+                } else {
+                    const double rest = rest_s(r.job, p.size);
+                    const double done = rest > 0 ? dt * rates[g].speed * speed_ratio(g) / rest : 1;
+                    double& left = rest_left_[r.job];
+                    left = left <= done * (1 + 1e-12) ? 0 : left - done;
+                }
+            }
+            if (any) {
+                gpu.busy_s += dt;
+                dynamic_j_ += rates[g].dynamic_w * dt * options_.dynamic_energy_ratio;
+            }
+        }
+    }
+
+    size_t finish_jobs(double t) {
+        size_t finished = 0;
+        for (size_t g = 0; g < gpus_.size(); ++g) {
+            for (Partition& p : gpus_[g].parts) {
+                if (p.running && p.running->startup_left_s <= 0 && rest_left_[p.running->job] <= 0) {
+                    JobOutcome& o = result_.jobs[p.running->job];
+                    o.end_s = t;
+                    p.running.reset();
+                    ++finished;
+                }
+            }
+        }
+        return finished;
+    }
+
+    void start_jobs(double t) {
+        for (Gpu& gpu : gpus_) {
+            if (gpu.blocked_until_s > t)
+                continue;
+            for (Partition& p : gpu.parts) {
+                if (p.running || p.queue.empty())
+                    continue;
+                const size_t job = p.queue.front();
+                p.queue.pop_front();
+                p.running = Running{job, on(job, p.size).startup_s};
+                JobOutcome& o = result_.jobs[job];
+                if (!started_[job])
+                    o.start_s = t;
+                started_[job] = true;
+                o.gpu = static_cast<size_t>(&gpu - gpus_.data());
+                o.partition = p.label;
+            }
+        }
+    }
+
+    // When partition p is predicted free, at alone speeds: its running job's rest, then its queue.
+    double free_at(size_t g, const Partition& p, double t) const {
+        double at = std::max(t, gpus_[g].blocked_until_s);
+        if (p.running)
+            at += p.running->startup_left_s + rest_left_[p.running->job] * rest_s(p.running->job, p.size);
+        for (size_t job : p.queue)
+            at += on(job, p.size).startup_s + rest_left_[job] * rest_s(job, p.size);
+        return at;
+    }
+
+    // The job waits for the partition where it is predicted to end first (ties: the first GPU,
+    // then the first partition in layout order).
+    void dispatch(size_t job, double t) {
+        double best = kInfinity;
+        Partition* target = nullptr;
+        for (size_t g = 0; g < gpus_.size(); ++g) {
+            for (Partition& p : gpus_[g].parts) {
+                const plan::JobOnSize& o = on(job, p.size);
+                if (!o.usable)
+                    continue;
+                const double end = free_at(g, p, t) + o.startup_s + rest_left_[job] * rest_s(job, p.size);
+                if (end < best) {
+                    best = end;
+                    target = &p;
+                }
+            }
+        }
+        if (!target) {
+            std::string layouts;
+            for (const Gpu& gpu : gpus_)
+                layouts += (layouts.empty() ? "" : ", ") + plan::describe(plan::GpuPlan{gpu.layout, {}});
+            throw input_error("stream job " + std::to_string(job) + " (" +
+                              problem_.jobs[jobs_[job].job].request.name +
+                              ") fits no partition of " + layouts);
+        }
+        target->queue.push_back(job);
+    }
+
+    StreamView view(double t) const {
+        StreamView v;
+        v.now_s = t;
+        for (const Gpu& gpu : gpus_) {
+            v.layouts.push_back(gpu.layout);
+            size_t waiting = 0;
+            for (const Partition& p : gpu.parts)
+                waiting += p.queue.size() + (p.running ? 1 : 0);
+            v.waiting.push_back(waiting);
+        }
+        return v;
+    }
+
+    void summarise(double horizon_s) {
+        result_.horizon_s = horizon_s;
+        result_.energy_j =
+            problem_.idle_power_w * horizon_s * static_cast<double>(gpus_.size()) + dynamic_j_;
+        std::vector<double> completions;
+        double busy_s = 0;
+        for (const Gpu& gpu : gpus_)
+            busy_s += gpu.busy_s;
+        for (size_t j = 0; j < jobs_.size(); ++j) {
+            const double completion = result_.jobs[j].end_s - jobs_[j].arrival_s;
+            completions.push_back(completion);
+            if (jobs_[j].deadline_s && result_.jobs[j].end_s > *jobs_[j].deadline_s) {
+                result_.tardiness_s += result_.jobs[j].end_s - *jobs_[j].deadline_s;
+                ++result_.late_jobs;
+            }
+        }
+        if (!completions.empty()) {
+            double sum = 0;
+            for (double c : completions)
+                sum += c;
+            result_.mean_completion_s = sum / static_cast<double>(completions.size());
+            result_.p95_completion_s = percentile(completions, 0.95).value_or(0);
+        }
+        result_.busy_fraction =
+            horizon_s > 0 ? busy_s / (horizon_s * static_cast<double>(gpus_.size())) : 0;
+    }
+
+    const plan::Problem& problem_;
+    const std::vector<StreamJob>& jobs_;
+    SimulationOptions options_;
+    std::vector<Gpu> gpus_;
+    std::vector<double> rest_left_;  // per stream job: fraction of its rest still to run
+    std::vector<bool> started_;
+    double dynamic_j_ = 0;
+    StreamResult result_;
+};
+
+}  // namespace
+
+StreamResult simulate(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
+                      Policy& policy, const SimulationOptions& options) {
+    if (options.gpus == 0)
+        throw input_error("stream: --gpus must be at least 1");
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        if (jobs[j].job >= problem.jobs.size())
+            throw input_error("stream job " + std::to_string(j) + ": no such job in the problem");
+        if (!std::isfinite(jobs[j].arrival_s) || jobs[j].arrival_s < 0)
+            throw input_error("stream job " + std::to_string(j) + ": arrival_s must be finite and >= 0");
+        if (j > 0 && jobs[j].arrival_s < jobs[j - 1].arrival_s)
+            throw input_error("stream job " + std::to_string(j) +
+                              ": arrives before the job before it (sort jobs by arrival)");
+    }
+    for (double ratio : {options.speed_ratio_partitioned, options.speed_ratio_whole,
+                         options.dynamic_energy_ratio}) {
+        if (!(ratio > 0) || !std::isfinite(ratio))
+            throw input_error("stream: a model-error ratio must be positive and finite");
+    }
+    Simulation simulation(problem, jobs, options);
+    return simulation.run(policy);
+}
+
+}  // namespace migscope::stream

@@ -1,0 +1,101 @@
+// A discrete-event simulator of training jobs that keep arriving at N GPUs whose layouts a policy
+// chooses and changes, built on the planner's model (plan/model.h): each job's time, start-up,
+// power and memory traffic on each partition size, and the same phases of a mix (phase_rate:
+// interference, the power cap's clock, shared memory bandwidth) that plan predicts a batch with.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mig/layout.h"
+#include "plan/model.h"
+
+namespace migscope::stream {
+
+// One job of a stream: a job of the Problem (its workload and work), when it arrives, and when
+// it is due.
+struct StreamJob {
+    size_t job = 0;  // index into Problem::jobs
+    double arrival_s = 0;
+    std::optional<double> deadline_s;
+};
+
+// What changing a GPU's layout costs (docs/streams.md, "Reconfiguration"). Each job stopped by the
+// change keeps its progress (a checkpoint) and pays its measured start-up again where it resumes.
+struct ReconfigurationCost {
+    double per_instance_s = 0.2;  // creating or destroying one GPU instance (A100: 0.05-0.3 s)
+    double orchestrator_s = 60;   // the orchestrator's own part (mig-manager: tens of s to ~2 min)
+};
+
+// A GPU's layout: none is the whole GPU, not partitioned.
+using GpuLayout = std::optional<mig::Layout>;
+
+// What a policy sees when it decides.
+struct StreamView {
+    double now_s = 0;
+    std::vector<GpuLayout> layouts;  // per GPU, current
+    std::vector<size_t> waiting;     // per GPU: jobs queued or running
+};
+
+struct LayoutChange {
+    size_t gpu = 0;
+    GpuLayout layout;
+};
+
+// A policy chooses the GPUs' layouts at the start and may change them when a job arrives. Jobs go
+// to the partition where they are predicted to end first (simulator.cpp, dispatch), whatever the
+// policy. Policies are small named units: stream/policies.h.
+class Policy {
+  public:
+    virtual ~Policy() = default;
+    virtual std::string name() const = 0;
+    virtual std::vector<GpuLayout> initial_layouts(size_t gpus) = 0;
+    virtual std::vector<LayoutChange> on_arrival(const StreamView& view) {
+        (void)view;
+        return {};
+    }
+};
+
+struct SimulationOptions {
+    size_t gpus = 1;
+    ReconfigurationCost reconfiguration;
+    // Measured / predicted ratios applied to every job (the model's known error, for intervals):
+    // its speed on a partitioned GPU and on a whole one, and the dynamic energy.
+    double speed_ratio_partitioned = 1, speed_ratio_whole = 1, dynamic_energy_ratio = 1;
+};
+
+struct JobOutcome {
+    size_t gpu = 0;
+    std::string partition;  // its last partition: "2g.35gb@4" or "whole GPU"
+    double start_s = 0, end_s = 0;
+    unsigned restarts = 0;  // times a layout change stopped it
+};
+
+struct LayoutEvent {
+    double at_s = 0;
+    size_t gpu = 0;
+    std::string layout;  // plan::describe's words
+};
+
+struct StreamResult {
+    std::string policy;
+    double horizon_s = 0;  // from 0 to the last job's end: every GPU draws idle power throughout
+    double energy_j = 0;
+    double mean_completion_s = 0, p95_completion_s = 0;  // end - arrival
+    double tardiness_s = 0;                               // summed over jobs with a deadline
+    size_t late_jobs = 0;
+    double busy_fraction = 0;  // of GPU-seconds with at least one job running
+    size_t reconfigurations = 0;
+    std::vector<JobOutcome> jobs;  // per stream job
+    std::vector<LayoutEvent> layouts;
+};
+
+// Runs the stream to its last job's end. Jobs must be sorted by arrival (an input error names the
+// first out of order); a job that no partition of any GPU can hold when it arrives is an input
+// error naming it and the layouts.
+StreamResult simulate(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
+                      Policy& policy, const SimulationOptions& options);
+
+}  // namespace migscope::stream

@@ -1,0 +1,186 @@
+// Tests of the stream simulator and its static policies on hand-computed streams.
+#include "stream/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "plan/fixture.h"
+#include "stream/policies.h"
+
+namespace migscope::stream {
+namespace {
+
+using plan::testing::job_profile;
+using plan::testing::profile_set;
+
+// a: 200 items/s on the whole GPU (300 W), 100 on 2g (200 W); b: 100 on the whole GPU (250 W),
+// 80 on 2g (180 W), 50 on 1g (150 W). Idle 100 W, no power limit, no mix correction. 1000 items
+// each: a takes 5 s whole, 10 s on 2g; b 10 s whole, 12.5 s on 2g, 20 s on 1g.
+plan::Problem two_jobs() {
+    static const plan::ProfileSet set = profile_set(
+        {job_profile("a", 10, {{"2g.35gb", {100, 200}}, {"whole GPU", {200, 300}}}),
+         job_profile("b", 10,
+                     {{"1g.18gb", {50, 150}}, {"2g.35gb", {80, 180}}, {"whole GPU", {100, 250}}})});
+    return plan::make_problem(
+        {{"a", "a", "train", 10, 100, {}, {}}, {"b", "b", "train", 10, 100, {}, {}}}, set,
+        mig::builtin_model("h200"), {});
+}
+
+mig::Layout layout(const std::string& text) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    return *mig::check_layout(mig::parse_layout(text, h200), h200).layout;
+}
+
+TEST(StreamSimulator, NeverPartitionRunsJobsOneAfterAnother) {
+    const plan::Problem p = two_jobs();
+    NeverPartition never;
+    const StreamResult r = simulate(p, {{0, 0, {}}, {1, 0, 12}}, never, {});
+    EXPECT_EQ(r.policy, "never-partition");
+    EXPECT_DOUBLE_EQ(r.jobs[0].end_s, 5);
+    EXPECT_DOUBLE_EQ(r.jobs[1].start_s, 5);
+    EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 15);
+    EXPECT_DOUBLE_EQ(r.horizon_s, 15);
+    // Idle 100 W × 15 s, a's 200 W × 5 s, b's 150 W × 10 s.
+    EXPECT_NEAR(r.energy_j, 1500 + 1000 + 1500, 1e-9);
+    EXPECT_DOUBLE_EQ(r.mean_completion_s, 10);
+    EXPECT_DOUBLE_EQ(r.tardiness_s, 3);  // b was due at 12
+    EXPECT_EQ(r.late_jobs, 1u);
+    EXPECT_DOUBLE_EQ(r.busy_fraction, 1);
+    EXPECT_EQ(r.reconfigurations, 0u);
+    EXPECT_EQ(r.jobs[1].partition, "whole GPU");
+}
+
+// The same two jobs at once on 2g + 1g: as the planner predicts that plan (model_test.cpp,
+// Model.TwoJobsSideBySide): a on 2g ends at 10, b on 1g at 20, 4000 J.
+TEST(StreamSimulator, AStaticLayoutRunsJobsSideBySideAsThePlannerPredicts) {
+    const plan::Problem p = two_jobs();
+    StaticLayout policy(layout("2g.35gb+1g.18gb"));
+    const StreamResult r = simulate(p, {{0, 0, {}}, {1, 0, {}}}, policy, {});
+    EXPECT_EQ(r.jobs[0].partition, "2g.35gb@0");
+    EXPECT_EQ(r.jobs[1].partition.substr(0, 8), "1g.18gb@");  // ends at 20, not 22.5 after a
+    EXPECT_DOUBLE_EQ(r.jobs[0].end_s, 10);
+    EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 20);
+    EXPECT_NEAR(r.energy_j, 100 * 20 + 100 * 10 + 50 * 20, 1e-9);
+    const plan::Prediction predicted =
+        plan::predict(p, {plan::GpuPlan{layout("2g.35gb+1g.18gb"), {{0}, {1}}}});
+    EXPECT_NEAR(r.energy_j, predicted.energy_j, 1e-9);
+    EXPECT_NEAR(r.horizon_s, predicted.makespan_s, 1e-9);
+}
+
+TEST(StreamSimulator, IdleGapsCostIdlePower) {
+    const plan::Problem p = two_jobs();
+    NeverPartition never;
+    const StreamResult r = simulate(p, {{0, 0, {}}, {1, 100, {}}}, never, {});
+    EXPECT_DOUBLE_EQ(r.jobs[1].start_s, 100);
+    EXPECT_DOUBLE_EQ(r.horizon_s, 110);
+    EXPECT_NEAR(r.energy_j, 100 * 110 + 200 * 5 + 150 * 10, 1e-9);
+    EXPECT_DOUBLE_EQ(r.mean_completion_s, (5 + 10) / 2.0);
+    EXPECT_NEAR(r.busy_fraction, 15.0 / 110, 1e-12);
+}
+
+TEST(StreamSimulator, JobsGoToTheGpuWhereTheyEndFirst) {
+    const plan::Problem p = two_jobs();
+    NeverPartition never;
+    SimulationOptions o;
+    o.gpus = 2;
+    const StreamResult r = simulate(p, {{0, 0, {}}, {1, 0, {}}}, never, o);
+    EXPECT_EQ(r.jobs[0].gpu, 0u);
+    EXPECT_EQ(r.jobs[1].gpu, 1u);
+    EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 10);
+    EXPECT_NEAR(r.energy_j, 2 * 100 * 10 + 200 * 5 + 150 * 10, 1e-9);  // both GPUs idle 10 s
+    EXPECT_NEAR(r.busy_fraction, 15.0 / 20, 1e-12);
+}
+
+// Splits GPU 0 into 2g + 1g when the second job arrives.
+class SplitOnSecondArrival : public Policy {
+  public:
+    std::string name() const override { return "split"; }
+    std::vector<GpuLayout> initial_layouts(size_t gpus) override { return {gpus, std::nullopt}; }
+    std::vector<LayoutChange> on_arrival(const StreamView& view) override {
+        if (++arrivals_ != 2)
+            return {};
+        EXPECT_EQ(view.waiting.at(0), 1u);  // a runs
+        return {{0, layout("2g.35gb+1g.18gb")}};
+    }
+
+  private:
+    int arrivals_ = 0;
+};
+
+// a runs alone from 0; at 1 s b arrives and the GPU is split: a stops with 1 s of its 5 done
+// (0.8 of its work left), the change costs 10 s + 0.2 s × 2 instances made, and from 11.4 s a
+// resumes on 2g (0.8 × 10 s) and b runs on 1g (20 s).
+TEST(StreamSimulator, ALayoutChangeStopsJobsAndCostsTime) {
+    const plan::Problem p = two_jobs();
+    SplitOnSecondArrival policy;
+    SimulationOptions o;
+    o.reconfiguration.orchestrator_s = 10;
+    o.reconfiguration.per_instance_s = 0.2;
+    const StreamResult r = simulate(p, {{0, 0, {}}, {1, 1, {}}}, policy, o);
+    EXPECT_EQ(r.reconfigurations, 1u);
+    EXPECT_EQ(r.jobs[0].restarts, 1u);
+    EXPECT_EQ(r.jobs[1].restarts, 0u);
+    EXPECT_DOUBLE_EQ(r.jobs[0].start_s, 0);  // its first start
+    EXPECT_NEAR(r.jobs[0].end_s, 11.4 + 8, 1e-9);
+    EXPECT_NEAR(r.jobs[1].start_s, 11.4, 1e-9);
+    EXPECT_NEAR(r.jobs[1].end_s, 31.4, 1e-9);
+    // Idle throughout; a's 200 W for 1 s; nothing while blocked; 150 W for 8 s; 50 W for 12 s.
+    EXPECT_NEAR(r.energy_j, 100 * 31.4 + 200 + 150 * 8 + 50 * 12, 1e-9);
+    ASSERT_EQ(r.layouts.size(), 2u);
+    EXPECT_DOUBLE_EQ(r.layouts[1].at_s, 1);
+    EXPECT_EQ(r.layouts[1].layout, mig::to_string(layout("2g.35gb+1g.18gb")));
+}
+
+TEST(StreamSimulator, TheModelsErrorScalesSpeedAndDynamicEnergy) {
+    const plan::Problem p = two_jobs();
+    NeverPartition never;
+    SimulationOptions o;
+    o.speed_ratio_whole = 0.5;  // measured at half the predicted speed
+    o.dynamic_energy_ratio = 2;
+    const StreamResult r = simulate(p, {{0, 0, {}}}, never, o);
+    EXPECT_DOUBLE_EQ(r.jobs[0].end_s, 10);
+    EXPECT_NEAR(r.energy_j, 100 * 10 + 200 * 10 * 2, 1e-9);
+}
+
+TEST(StreamSimulator, TheBestStaticLayoutIsAtLeastAsGoodAsTheOthersTried) {
+    const plan::Problem p = two_jobs();
+    const std::vector<StreamJob> jobs = {{0, 0, {}}, {1, 0, {}}, {0, 3, {}}, {1, 4, {}}};
+    for (const StreamObjective objective :
+         {StreamObjective::kEnergy, StreamObjective::kMeanCompletion}) {
+        const StaticChoice best = best_static_layout(p, jobs, {}, objective);
+        EXPECT_GT(best.tried, 2u);
+        NeverPartition never;
+        StaticLayout split(layout("2g.35gb+1g.18gb"));
+        EXPECT_LE(score(best.result, objective), score(simulate(p, jobs, never, {}), objective));
+        EXPECT_LE(score(best.result, objective), score(simulate(p, jobs, split, {}), objective));
+        EXPECT_TRUE(holds_every_job(p, jobs, best.layout));
+    }
+    // a runs on no 1g: a layout of 1g only does not hold it.
+    EXPECT_FALSE(holds_every_job(p, jobs, layout("7x1g.18gb")));
+    EXPECT_EQ(parse_stream_objective("energy"), StreamObjective::kEnergy);
+    EXPECT_THROW(parse_stream_objective("speed"), Error);
+}
+
+TEST(StreamSimulator, RefusesBadStreams) {
+    const plan::Problem p = two_jobs();
+    NeverPartition never;
+    EXPECT_THROW(simulate(p, {{0, 5, {}}, {1, 1, {}}}, never, {}), Error);  // out of order
+    EXPECT_THROW(simulate(p, {{7, 0, {}}}, never, {}), Error);               // no such job
+    EXPECT_THROW(simulate(p, {{0, -1, {}}}, never, {}), Error);
+    SimulationOptions none;
+    none.gpus = 0;
+    EXPECT_THROW(simulate(p, {{0, 0, {}}}, never, none), Error);
+    StaticLayout ones(layout("7x1g.18gb"));
+    try {
+        simulate(p, {{0, 0, {}}}, ones, {});
+        ADD_FAILURE() << "job a has no 1g profile";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("fits no partition"), std::string::npos) << e.what();
+    }
+    // No jobs: nothing to run, nothing drawn.
+    const StreamResult empty = simulate(p, {}, never, {});
+    EXPECT_DOUBLE_EQ(empty.energy_j, 0);
+}
+
+}  // namespace
+}  // namespace migscope::stream
