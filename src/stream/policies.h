@@ -47,4 +47,49 @@ struct StaticChoice {
 StaticChoice best_static_layout(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
                                 const SimulationOptions& options, StreamObjective objective);
 
+// Every `period_s`, every GPU takes the static layout that would have served the jobs of the last
+// `window_s` best (those that arrived then, replayed from 0), as an operator who repartitions
+// twice a day to what the last half-day's jobs wanted. It starts whole; it decides at the first
+// arrival after each period ends (it sees no clock between arrivals).
+class PeriodicRepartition : public Policy {
+  public:
+    PeriodicRepartition(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
+                        SimulationOptions options, StreamObjective objective, double period_s,
+                        double window_s);
+    std::string name() const override;
+    std::vector<GpuLayout> initial_layouts(size_t gpus) override { return {gpus, std::nullopt}; }
+    std::vector<LayoutChange> on_arrival(const StreamView& view) override;
+
+  private:
+    const plan::Problem& problem_;
+    const std::vector<StreamJob>& jobs_;
+    SimulationOptions options_;
+    StreamObjective objective_;
+    double period_s_, window_s_;
+    double next_decision_s_;
+};
+
+// migscope's online policy: at each arrival, for each GPU, the jobs waiting there (with the work
+// they have left) are simulated to their end on its current layout and, after a layout change
+// with its cost (the GPU blocked, every job starting again), on every layout that holds them and
+// on the whole GPU; the GPU changes only when the best alternative's predicted gain exceeds
+// `min_gain` (a fraction of the current layout's figure) with the change's cost included. It is
+// myopic: it sees the jobs that have arrived, not those to come.
+class OnlineRepartition : public Policy {
+  public:
+    OnlineRepartition(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
+                      SimulationOptions options, StreamObjective objective, double min_gain);
+    std::string name() const override { return "online"; }
+    std::vector<GpuLayout> initial_layouts(size_t gpus) override { return {gpus, std::nullopt}; }
+    std::vector<LayoutChange> on_arrival(const StreamView& view) override;
+
+  private:
+    const plan::Problem& problem_;
+    const std::vector<StreamJob>& jobs_;
+    SimulationOptions options_;
+    StreamObjective objective_;
+    double min_gain_;
+    std::vector<GpuLayout> candidates_;
+};
+
 }  // namespace migscope::stream

@@ -38,9 +38,13 @@ class Simulation {
   public:
     Simulation(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
                const SimulationOptions& options)
-        : problem_(problem), jobs_(jobs), options_(options), rest_left_(jobs.size(), 1.0) {
+        : problem_(problem), jobs_(jobs), options_(options) {
         result_.jobs.resize(jobs.size());
         started_.assign(jobs.size(), false);
+        for (const StreamJob& j : jobs) {
+            rest_left_.push_back(j.work_left);
+            startup_done_.push_back(j.startup_done);
+        }
     }
 
     StreamResult run(Policy& policy) {
@@ -51,8 +55,10 @@ class Simulation {
                               std::to_string(initial.size()) + " layouts for " +
                               std::to_string(options_.gpus) + " GPUs");
         gpus_.resize(options_.gpus);
-        for (size_t g = 0; g < gpus_.size(); ++g)
+        for (size_t g = 0; g < gpus_.size(); ++g) {
             set_layout(g, initial[g], 0, /*charge=*/false);
+            gpus_[g].blocked_until_s = options_.initial_block_s;
+        }
         size_t next = 0;
         double t = 0;
         size_t remaining = jobs_.size();
@@ -95,6 +101,11 @@ class Simulation {
         return on(stream_job, size).time_s - on(stream_job, size).startup_s;
     }
     bool partitioned(size_t g) const { return gpus_[g].layout.has_value(); }
+    // A waiting job's time alone on a size: its start-up unless paid, and its work left.
+    double time_left_s(size_t stream_job, size_t size) const {
+        return (startup_done_[stream_job] ? 0.0 : on(stream_job, size).startup_s) +
+               rest_left_[stream_job] * rest_s(stream_job, size);
+    }
 
     void set_layout(size_t g, const GpuLayout& layout, double t, bool charge) {
         Gpu& gpu = gpus_[g];
@@ -124,6 +135,7 @@ class Simulation {
             if (p.running) {
                 displaced.push_back(p.running->job);
                 ++result_.jobs[p.running->job].restarts;
+                startup_done_[p.running->job] = false;  // it starts again where it resumes
             }
         }
         for (Partition& p : gpus_[g].parts)
@@ -217,7 +229,8 @@ class Simulation {
                     continue;
                 const size_t job = p.queue.front();
                 p.queue.pop_front();
-                p.running = Running{job, on(job, p.size).startup_s};
+                p.running = Running{job, startup_done_[job] ? 0.0 : on(job, p.size).startup_s};
+                startup_done_[job] = true;
                 JobOutcome& o = result_.jobs[job];
                 if (!started_[job])
                     o.start_s = t;
@@ -234,7 +247,7 @@ class Simulation {
         if (p.running)
             at += p.running->startup_left_s + rest_left_[p.running->job] * rest_s(p.running->job, p.size);
         for (size_t job : p.queue)
-            at += on(job, p.size).startup_s + rest_left_[job] * rest_s(job, p.size);
+            at += time_left_s(job, p.size);
         return at;
     }
 
@@ -248,7 +261,7 @@ class Simulation {
                 const plan::JobOnSize& o = on(job, p.size);
                 if (!o.usable)
                     continue;
-                const double end = free_at(g, p, t) + o.startup_s + rest_left_[job] * rest_s(job, p.size);
+                const double end = free_at(g, p, t) + time_left_s(job, p.size);
                 if (end < best) {
                     best = end;
                     target = &p;
@@ -271,10 +284,19 @@ class Simulation {
         v.now_s = t;
         for (const Gpu& gpu : gpus_) {
             v.layouts.push_back(gpu.layout);
-            size_t waiting = 0;
+            std::vector<size_t> jobs;
+            for (const Partition& p : gpu.parts) {
+                if (p.running)
+                    jobs.push_back(p.running->job);
+            }
             for (const Partition& p : gpu.parts)
-                waiting += p.queue.size() + (p.running ? 1 : 0);
-            v.waiting.push_back(waiting);
+                jobs.insert(jobs.end(), p.queue.begin(), p.queue.end());
+            std::vector<double> left;
+            for (size_t j : jobs)
+                left.push_back(rest_left_[j]);
+            v.waiting.push_back(jobs.size());
+            v.jobs.push_back(std::move(jobs));
+            v.work_left.push_back(std::move(left));
         }
         return v;
     }
@@ -312,6 +334,7 @@ class Simulation {
     std::vector<Gpu> gpus_;
     std::vector<double> rest_left_;  // per stream job: fraction of its rest still to run
     std::vector<bool> started_;
+    std::vector<bool> startup_done_;  // per stream job: paid, and not stopped since
     double dynamic_j_ = 0;
     StreamResult result_;
 };
@@ -327,10 +350,14 @@ StreamResult simulate(const plan::Problem& problem, const std::vector<StreamJob>
             throw input_error("stream job " + std::to_string(j) + ": no such job in the problem");
         if (!std::isfinite(jobs[j].arrival_s) || jobs[j].arrival_s < 0)
             throw input_error("stream job " + std::to_string(j) + ": arrival_s must be finite and >= 0");
+        if (!(jobs[j].work_left > 0 && jobs[j].work_left <= 1))
+            throw input_error("stream job " + std::to_string(j) + ": work_left must be in (0, 1]");
         if (j > 0 && jobs[j].arrival_s < jobs[j - 1].arrival_s)
             throw input_error("stream job " + std::to_string(j) +
                               ": arrives before the job before it (sort jobs by arrival)");
     }
+    if (!(options.initial_block_s >= 0) || !std::isfinite(options.initial_block_s))
+        throw input_error("stream: initial_block_s must be finite and >= 0");
     for (double ratio : {options.speed_ratio_partitioned, options.speed_ratio_whole,
                          options.dynamic_energy_ratio}) {
         if (!(ratio > 0) || !std::isfinite(ratio))

@@ -20,6 +20,10 @@ struct StreamJob {
     size_t job = 0;  // index into Problem::jobs
     double arrival_s = 0;
     std::optional<double> deadline_s;
+    // For a policy's look-ahead at jobs already under way: the fraction of the work still to do,
+    // and whether its start-up is paid (it goes on without one until a layout change stops it).
+    double work_left = 1;
+    bool startup_done = false;
 };
 
 // What changing a GPU's layout costs (docs/streams.md, "Reconfiguration"). Each job stopped by the
@@ -37,6 +41,10 @@ struct StreamView {
     double now_s = 0;
     std::vector<GpuLayout> layouts;  // per GPU, current
     std::vector<size_t> waiting;     // per GPU: jobs queued or running
+    // Per GPU: those jobs (stream indices, running first) and the fraction of each one's work
+    // still to do.
+    std::vector<std::vector<size_t>> jobs;
+    std::vector<std::vector<double>> work_left;
 };
 
 struct LayoutChange {
@@ -64,6 +72,9 @@ struct SimulationOptions {
     // Measured / predicted ratios applied to every job (the model's known error, for intervals):
     // its speed on a partitioned GPU and on a whole one, and the dynamic energy.
     double speed_ratio_partitioned = 1, speed_ratio_whole = 1, dynamic_energy_ratio = 1;
+    // Seconds every GPU spends in a layout change before anything runs (a policy's look-ahead at
+    // a change it considers).
+    double initial_block_s = 0;
 };
 
 struct JobOutcome {

@@ -1,0 +1,33 @@
+// A policy's figures on a stream with the interval the planner's known error puts around them:
+// the stream simulated at the model's point, then with every job at the slow end of its speed
+// band and the dynamic energy at the high end of its band, then the reverse (plan/model_error.h).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "plan/model_error.h"
+#include "stream/simulator.h"
+
+namespace migscope::stream {
+
+struct StreamEstimate {
+    StreamResult point;
+    bool known = false;       // the bands came from residuals
+    std::string unknown_why;  // else why not
+    plan::Bounds energy_j, mean_completion_s, p95_completion_s, tardiness_s;
+};
+
+// Makes a fresh policy for each run (policies keep state).
+using PolicyFactory = std::function<std::unique_ptr<Policy>()>;
+
+// `error` null or without the bands: the point alone, with bounds equal to it and known false.
+// The bands: speed "alone" for whole GPUs and "mix" for partitioned ones, dynamic energy "mix"
+// (plan/model_error.h's groups); the policy decides on the model's point in every run, as it
+// would not know the error's sign.
+StreamEstimate estimate(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
+                        const PolicyFactory& make_policy, const SimulationOptions& options,
+                        const plan::ModelError* error);
+
+}  // namespace migscope::stream

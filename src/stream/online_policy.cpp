@@ -1,0 +1,67 @@
+// migscope's online policy: change a GPU's layout when the jobs waiting there are predicted to end
+// better after the change, its cost included.
+#include <cmath>
+
+#include "core/error.h"
+#include "stream/policies.h"
+
+namespace migscope::stream {
+
+OnlineRepartition::OnlineRepartition(const plan::Problem& problem,
+                                     const std::vector<StreamJob>& jobs, SimulationOptions options,
+                                     StreamObjective objective, double min_gain)
+    : problem_(problem), jobs_(jobs), options_(options), objective_(objective),
+      min_gain_(min_gain) {
+    if (!(min_gain >= 0) || !std::isfinite(min_gain))
+        throw input_error("online policy: the least gain must be a fraction >= 0");
+    candidates_.push_back(std::nullopt);
+    for (mig::Layout& l : problem.layouts())
+        candidates_.emplace_back(std::move(l));
+}
+
+std::vector<LayoutChange> OnlineRepartition::on_arrival(const StreamView& view) {
+    std::vector<LayoutChange> changes;
+    SimulationOptions one = options_;
+    one.gpus = 1;
+    for (size_t g = 0; g < view.layouts.size(); ++g) {
+        if (view.jobs[g].empty())
+            continue;
+        // The GPU's jobs as they stand: running ones first, with their work left.
+        std::vector<StreamJob> waiting;
+        for (size_t i = 0; i < view.jobs[g].size(); ++i) {
+            const StreamJob& j = jobs_[view.jobs[g][i]];
+            StreamJob now{j.job, 0, {}};
+            now.work_left = view.work_left[g][i];
+            waiting.push_back(now);
+        }
+        // On the current layout, the running jobs go on without a new start-up (approximately:
+        // every job is placed afresh).
+        std::vector<StreamJob> as_is = waiting;
+        for (size_t i = 0; i < as_is.size(); ++i)
+            as_is[i].startup_done = as_is[i].work_left < 1;
+        StaticLayout current(view.layouts[g]);
+        const double keep = score(simulate(problem_, as_is, current, one), objective_);
+        double best = keep;
+        const GpuLayout* choice = nullptr;
+        for (const GpuLayout& layout : candidates_) {
+            if (layout == view.layouts[g] || !holds_every_job(problem_, waiting, layout))
+                continue;
+            SimulationOptions changed = one;
+            const size_t instances = (view.layouts[g] ? view.layouts[g]->instances.size() : 0) +
+                                     (layout ? layout->instances.size() : 0);
+            changed.initial_block_s = options_.reconfiguration.orchestrator_s +
+                                      options_.reconfiguration.per_instance_s * double(instances);
+            StaticLayout candidate(layout);
+            const double s = score(simulate(problem_, waiting, candidate, changed), objective_);
+            if (s < best) {
+                best = s;
+                choice = &layout;
+            }
+        }
+        if (choice && keep - best > min_gain_ * std::abs(keep))
+            changes.push_back({g, *choice});
+    }
+    return changes;
+}
+
+}  // namespace migscope::stream

@@ -1,0 +1,99 @@
+// Tests of the repartitioning policies: they change layouts when the model says it pays, its
+// cost included, and not otherwise.
+#include "stream/policies.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "plan/fixture.h"
+
+namespace migscope::stream {
+namespace {
+
+using plan::testing::job_profile;
+using plan::testing::profile_set;
+
+// c: a launch-bound job: 60 items/s on the whole GPU (200 W), 50 on 1g (130 W). Idle 100 W.
+// 1000 items: 16.7 s whole, 20 s on 1g. Seven of them one after another on the whole GPU take
+// 116.7 s and 23.3 kJ; side by side on 7 × 1g, 20 s and 6.2 kJ.
+plan::Problem launch_bound() {
+    static const plan::ProfileSet set = profile_set(
+        {job_profile("c", 10, {{"1g.18gb", {50, 130}}, {"whole GPU", {60, 200}}})});
+    return plan::make_problem({{"c", "c", "train", 10, 100, {}, {}}}, set,
+                              mig::builtin_model("h200"), {});
+}
+
+std::vector<StreamJob> burst(size_t n, double at_s) {
+    std::vector<StreamJob> jobs;
+    for (size_t i = 0; i < n; ++i)
+        jobs.push_back({0, at_s + 0.1 * static_cast<double>(i), {}});
+    return jobs;
+}
+
+TEST(OnlinePolicy, PartitionsWhenTheQueuesGainExceedsTheChangesCost) {
+    const plan::Problem p = launch_bound();
+    const std::vector<StreamJob> jobs = burst(7, 0);
+    SimulationOptions o;
+    o.reconfiguration.orchestrator_s = 10;  // 1 kJ of idle power: worth it
+    OnlineRepartition online(p, jobs, o, StreamObjective::kEnergy, 0);
+    const StreamResult r = simulate(p, jobs, online, o);
+    EXPECT_GE(r.reconfigurations, 1u);
+    ASSERT_GE(r.layouts.size(), 2u);
+    EXPECT_NE(r.layouts.back().layout.find("1g.18gb"), std::string::npos) << r.layouts.back().layout;
+    NeverPartition never;
+    const StreamResult whole = simulate(p, jobs, never, o);
+    EXPECT_LT(r.energy_j, 0.8 * whole.energy_j);
+}
+
+TEST(OnlinePolicy, StaysWholeWhenTheChangeCostsMoreThanItGains) {
+    const plan::Problem p = launch_bound();
+    const std::vector<StreamJob> jobs = burst(7, 0);
+    SimulationOptions o;
+    o.reconfiguration.orchestrator_s = 600;  // 60 kJ of idle power: more than any gain here
+    OnlineRepartition online(p, jobs, o, StreamObjective::kEnergy, 0);
+    const StreamResult r = simulate(p, jobs, online, o);
+    EXPECT_EQ(r.reconfigurations, 0u);
+    NeverPartition never;
+    EXPECT_NEAR(r.energy_j, simulate(p, jobs, never, o).energy_j, 1e-6);
+}
+
+TEST(OnlinePolicy, ALargerLeastGainChangesLess) {
+    const plan::Problem p = launch_bound();
+    const std::vector<StreamJob> jobs = burst(2, 0);
+    SimulationOptions o;
+    o.reconfiguration.orchestrator_s = 1;
+    OnlineRepartition eager(p, jobs, o, StreamObjective::kEnergy, 0);
+    OnlineRepartition wary(p, jobs, o, StreamObjective::kEnergy, 0.9);
+    EXPECT_GE(simulate(p, jobs, eager, o).reconfigurations,
+              simulate(p, jobs, wary, o).reconfigurations);
+    EXPECT_EQ(simulate(p, jobs, wary, o).reconfigurations, 0u);
+    EXPECT_THROW(OnlineRepartition(p, jobs, o, StreamObjective::kEnergy, -1), Error);
+}
+
+// Bursts of seven jobs every 1000 s: from the first decision on (at the first arrival after
+// 1000 s), the GPU is partitioned for the bursts, which the last window showed.
+TEST(PeriodicPolicy, TakesTheLastWindowsBestLayoutAtEachPeriod) {
+    const plan::Problem p = launch_bound();
+    std::vector<StreamJob> jobs;
+    for (double at : {0.0, 1000.0, 2000.0}) {
+        for (const StreamJob& j : burst(7, at))
+            jobs.push_back(j);
+    }
+    SimulationOptions o;
+    o.reconfiguration.orchestrator_s = 10;
+    PeriodicRepartition periodic(p, jobs, o, StreamObjective::kEnergy, 1000, 1000);
+    EXPECT_EQ(periodic.name(), "periodic every 1000 s");
+    const StreamResult r = simulate(p, jobs, periodic, o);
+    ASSERT_EQ(r.layouts.size(), 2u);  // whole at 0, partitioned at 1000, then kept
+    EXPECT_DOUBLE_EQ(r.layouts[1].at_s, 1000);
+    EXPECT_NE(r.layouts[1].layout.find("1g.18gb"), std::string::npos);
+    // The first burst ran whole (16.7 s each, one after another); the later ones side by side.
+    EXPECT_GT(r.jobs[6].end_s, 100);
+    EXPECT_LT(r.jobs[20].end_s - 2000, 25);
+    PeriodicRepartition hourly(p, jobs, o, StreamObjective::kEnergy, 7200, 7200);
+    EXPECT_EQ(hourly.name(), "periodic every 2 h");
+    EXPECT_THROW(PeriodicRepartition(p, jobs, o, StreamObjective::kEnergy, 0, 1), Error);
+}
+
+}  // namespace
+}  // namespace migscope::stream
