@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "plan/fixture.h"
 #include "stream/policies.h"
@@ -159,6 +161,66 @@ TEST(StreamSimulator, TheBestStaticLayoutIsAtLeastAsGoodAsTheOthersTried) {
     EXPECT_FALSE(holds_every_job(p, jobs, layout("7x1g.18gb")));
     EXPECT_EQ(parse_stream_objective("energy"), StreamObjective::kEnergy);
     EXPECT_THROW(parse_stream_objective("speed"), Error);
+}
+
+// Jobs that all arrive at 0 on a static layout are a batch: the simulator's figures are the
+// planner's prediction of the same assignment (the partition and order each job ran in), on
+// random jobs with the mix correction, the power cap and shared memory bandwidth in play.
+TEST(StreamSimulator, ABatchIsWhatThePlannerPredictsForTheSameAssignment) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    for (unsigned seed = 1; seed <= 8; ++seed) {
+        plan::ProfileSet set = plan::testing::random_profiles(5, seed);
+        set.correction = {0.85, 1.1, 2};
+        if (seed % 2 == 0)
+            set.power_limit_w = 450;
+        if (seed % 3 == 0) {
+            for (plan::JobProfile& j : set.jobs)
+                for (plan::PartitionProfile& pp : j.partitions)
+                    pp.memory_utilization_pct = plan::testing::one(30 + 50.0 * pp.sms / 132);
+        }
+        std::vector<plan::JobRequest> requests;
+        std::vector<StreamJob> jobs;
+        for (size_t i = 0; i < set.jobs.size(); ++i) {
+            plan::JobRequest r;
+            r.name = r.workload = set.jobs[i].workload;
+            r.batch = 32;
+            r.work_whole_gpu_s = 5.0 + 7.0 * static_cast<double>((seed * 13 + i * 7) % 10);
+            requests.push_back(r);
+            jobs.push_back({i, 0, {}});
+        }
+        const plan::Problem p = plan::make_problem(requests, set, h200, {});
+        std::vector<mig::Layout> layouts;
+        for (const mig::Layout& l : p.layouts()) {
+            if (holds_every_job(p, jobs, l) && l.instances.size() >= 2)
+                layouts.push_back(l);
+        }
+        ASSERT_FALSE(layouts.empty());
+        const mig::Layout chosen = layouts[(seed * 17) % layouts.size()];
+        StaticLayout policy(chosen);
+        const StreamResult r = simulate(p, jobs, policy, {});
+        // The assignment the simulator made: per partition, its jobs by start.
+        plan::GpuPlan gpu{chosen, std::vector<std::vector<size_t>>(chosen.instances.size())};
+        std::vector<size_t> order(jobs.size());
+        for (size_t j = 0; j < order.size(); ++j)
+            order[j] = j;
+        std::sort(order.begin(), order.end(),
+                  [&](size_t a, size_t b) { return r.jobs[a].start_s < r.jobs[b].start_s; });
+        for (size_t j : order) {
+            for (size_t k = 0; k < chosen.instances.size(); ++k) {
+                const mig::Instance& i = chosen.instances[k];
+                if (r.jobs[j].partition == i.profile + "@" + std::to_string(i.start))
+                    gpu.queues[k].push_back(j);
+            }
+        }
+        const plan::Prediction predicted = plan::predict(p, {gpu});
+        EXPECT_NEAR(r.horizon_s, predicted.makespan_s, 1e-6 * predicted.makespan_s)
+            << "seed " << seed << " " << mig::to_string(chosen);
+        EXPECT_NEAR(r.energy_j, predicted.energy_j, 1e-6 * predicted.energy_j)
+            << "seed " << seed << " " << mig::to_string(chosen);
+        for (size_t j = 0; j < jobs.size(); ++j)
+            EXPECT_NEAR(r.jobs[j].end_s, predicted.jobs[j].end_s, 1e-6 * predicted.makespan_s)
+                << "seed " << seed << " job " << j;
+    }
 }
 
 TEST(StreamSimulator, RefusesBadStreams) {
