@@ -15,6 +15,7 @@ class NeverPartition : public Policy {
   public:
     std::string name() const override { return "never-partition"; }
     std::vector<GpuLayout> initial_layouts(size_t gpus) override { return {gpus, std::nullopt}; }
+    bool decides_on_arrival() const override { return false; }
 };
 
 // One layout on every GPU, never changed.
@@ -23,6 +24,7 @@ class StaticLayout : public Policy {
     explicit StaticLayout(GpuLayout layout) : layout_(std::move(layout)) {}
     std::string name() const override;
     std::vector<GpuLayout> initial_layouts(size_t gpus) override { return {gpus, layout_}; }
+    bool decides_on_arrival() const override { return false; }
 
   private:
     GpuLayout layout_;

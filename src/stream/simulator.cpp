@@ -1,11 +1,16 @@
-// The stream simulator: events are arrivals, job ends and the end of a layout change; between two
-// events every GPU runs in one phase of the planner's model.
+// The stream simulator: events are arrivals, a GPU's phase ending (a job's start-up or its work)
+// and the end of a layout change; between two of its events a GPU runs in one phase of the
+// planner's model. Each GPU keeps its own clock and its next event sits in a heap, so an event
+// touches only its GPU, and an arrival only the GPU it is placed on.
 #include "stream/simulator.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
+#include <queue>
 
 #include "core/error.h"
 #include "core/statistics.h"
@@ -21,8 +26,8 @@ struct Running {
 };
 
 struct Partition {
-    size_t size = 0;     // index into Problem::sizes
-    std::string label;   // "2g.35gb@4" or "whole GPU"
+    size_t size = 0;    // index into Problem::sizes
+    std::string label;  // "2g.35gb@4" or "whole GPU"
     std::deque<size_t> queue;
     std::optional<Running> running;
 };
@@ -31,7 +36,17 @@ struct Gpu {
     GpuLayout layout;
     std::vector<Partition> parts;
     double blocked_until_s = 0;  // a layout change in progress: nothing runs
+    double updated_s = 0;        // its jobs' progress is counted up to here
+    plan::PhaseRate rate;        // its phase since updated_s
     double busy_s = 0;
+    uint64_t version = 0;  // bumped at each change: heap entries of older versions are stale
+};
+
+struct Event {
+    double at_s;
+    size_t gpu;
+    uint64_t version;
+    bool operator>(const Event& o) const { return at_s > o.at_s || (at_s == o.at_s && gpu > o.gpu); }
 };
 
 class Simulation {
@@ -58,37 +73,39 @@ class Simulation {
         for (size_t g = 0; g < gpus_.size(); ++g) {
             set_layout(g, initial[g], 0, /*charge=*/false);
             gpus_[g].blocked_until_s = options_.initial_block_s;
+            refresh(g, 0);
         }
         size_t next = 0;
         double t = 0;
-        size_t remaining = jobs_.size();
-        while (remaining > 0) {
-            start_jobs(t);
-            // The next event: an arrival, a job's phase ending, a layout change ending.
-            double until = next < jobs_.size() ? jobs_[next].arrival_s : kInfinity;
-            std::vector<plan::PhaseRate> rates(gpus_.size());
-            for (size_t g = 0; g < gpus_.size(); ++g) {
-                rates[g] = rate_of(g);
-                if (gpus_[g].blocked_until_s > t)
-                    until = std::min(until, gpus_[g].blocked_until_s);
-                for (const Partition& p : gpus_[g].parts) {
-                    if (p.running)
-                        until = std::min(until, t + time_to_phase_end(g, p, rates[g]));
-                }
-            }
-            if (!(until < kInfinity))
+        while (finished_ < jobs_.size()) {
+            while (!events_.empty() && events_.top().version != gpus_[events_.top().gpu].version)
+                events_.pop();
+            const double arrival = next < jobs_.size() ? jobs_[next].arrival_s : kInfinity;
+            const double event = events_.empty() ? kInfinity : events_.top().at_s;
+            if (!(std::min(arrival, event) < kInfinity))
                 throw input_error("stream: jobs wait with nothing running (a policy's layouts "
                                   "hold no partition for them)");
-            advance(t, until - t, rates);
-            t = until;
-            remaining -= finish_jobs(t);
-            while (next < jobs_.size() && jobs_[next].arrival_s <= t) {
+            // At one time, GPUs first: jobs that end free their partitions for the arrivals.
+            if (event <= arrival) {
+                const size_t g = events_.top().gpu;
+                events_.pop();
+                t = event;
+                advance(g, t);
+                refresh(g, t);
+                continue;
+            }
+            t = arrival;
+            if (policy.decides_on_arrival()) {
+                for (size_t g = 0; g < gpus_.size(); ++g)
+                    advance(g, t);
                 for (const LayoutChange& c : policy.on_arrival(view(t)))
                     change_layout(c.gpu, c.layout, t);
-                dispatch(next, t);
-                ++next;
             }
+            dispatch(next, t);
+            ++next;
         }
+        for (size_t g = 0; g < gpus_.size(); ++g)
+            advance(g, t);
         summarise(t);
         return std::move(result_);
     }
@@ -101,6 +118,9 @@ class Simulation {
         return on(stream_job, size).time_s - on(stream_job, size).startup_s;
     }
     bool partitioned(size_t g) const { return gpus_[g].layout.has_value(); }
+    double speed_ratio(size_t g) const {
+        return partitioned(g) ? options_.speed_ratio_partitioned : options_.speed_ratio_whole;
+    }
     // A waiting job's time alone on a size: its start-up unless paid, and its work left.
     double time_left_s(size_t stream_job, size_t size) const {
         return (startup_done_[stream_job] ? 0.0 : on(stream_job, size).startup_s) +
@@ -113,8 +133,8 @@ class Simulation {
         gpu.parts.clear();
         if (layout) {
             for (const mig::Instance& i : layout->instances) {
-                gpu.parts.push_back(
-                    {problem_.size_index(i.profile), i.profile + "@" + std::to_string(i.start), {}, {}});
+                gpu.parts.push_back({problem_.size_index(i.profile),
+                                     i.profile + "@" + std::to_string(i.start), {}, {}});
             }
         } else {
             gpu.parts.push_back({problem_.whole(), "whole GPU", {}, {}});
@@ -124,11 +144,12 @@ class Simulation {
         result_.layouts.push_back({t, g, plan::describe(plan::GpuPlan{layout, {}})});
     }
 
-    // A layout change: the GPU's jobs stop (keeping their progress), it is blocked for the change's
-    // cost, and its jobs are placed again, the stopped ones first.
+    // A layout change: the GPU's jobs stop (keeping their progress), it is blocked for the
+    // change's cost, and its jobs are placed again, the stopped ones first.
     void change_layout(size_t g, const GpuLayout& layout, double t) {
         if (g >= gpus_.size() || gpus_[g].layout == layout)
             return;
+        advance(g, t);
         std::vector<size_t> displaced;
         size_t instances = gpus_[g].layout ? gpus_[g].layout->instances.size() : 0;
         for (Partition& p : gpus_[g].parts) {
@@ -145,21 +166,96 @@ class Simulation {
         gpus_[g].blocked_until_s =
             t + options_.reconfiguration.orchestrator_s +
             options_.reconfiguration.per_instance_s * static_cast<double>(instances);
+        refresh(g, t);
         for (size_t job : displaced)
             dispatch(job, t);
     }
 
-    // Seconds until partition p's running job ends its start-up or its rest (a GPU in a layout
-    // change runs no job).
-    double time_to_phase_end(size_t g, const Partition& p, const plan::PhaseRate& rate) const {
-        if (p.running->startup_left_s > 0)
-            return p.running->startup_left_s;
-        const double speed = rate.speed * speed_ratio(g);
-        return rest_left_[p.running->job] * rest_s(p.running->job, p.size) / speed;
+    // Counts GPU g's progress from its last update to t, in its phase.
+    void advance(size_t g, double t) {
+        Gpu& gpu = gpus_[g];
+        const double dt = t - gpu.updated_s;
+        gpu.updated_s = t;
+        if (!(dt > 0))
+            return;
+        bool any = false;
+        for (Partition& p : gpu.parts) {
+            if (!p.running)
+                continue;
+            any = true;
+            Running& r = *p.running;
+            if (r.startup_left_s > 0) {
+                // A phase ends at its event, so a start-up and a rest are never in one interval.
+                r.startup_left_s = r.startup_left_s <= dt * (1 + 1e-12) ? 0 : r.startup_left_s - dt;
+            } else {
+                const double rest = rest_s(r.job, p.size);
+                const double done = rest > 0 ? dt * gpu.rate.speed * speed_ratio(g) / rest : 1;
+                double& left = rest_left_[r.job];
+                left = left <= done * (1 + 1e-12) ? 0 : left - done;
+            }
+        }
+        if (any) {
+            gpu.busy_s += dt;
+            dynamic_j_ += gpu.rate.dynamic_w * dt * options_.dynamic_energy_ratio;
+        }
     }
 
-    double speed_ratio(size_t g) const {
-        return partitioned(g) ? options_.speed_ratio_partitioned : options_.speed_ratio_whole;
+    // After GPU g changed at t: its ended jobs leave, waiting ones start where a partition is
+    // free (unless it is blocked), and its phase and next event are set again.
+    void refresh(size_t g, double t) {
+        Gpu& gpu = gpus_[g];
+        // A phase whose rest no longer moves the clock (t + rest == t, late in a long stream)
+        // has ended: rounding must not hold it open.
+        for (Partition& p : gpu.parts) {
+            if (!p.running)
+                continue;
+            if (p.running->startup_left_s > 0 && t + p.running->startup_left_s <= t)
+                p.running->startup_left_s = 0;
+            if (p.running->startup_left_s <= 0 && gpu.rate.speed > 0 &&
+                t + time_to_phase_end(g, p) <= t)
+                rest_left_[p.running->job] = 0;
+        }
+        for (Partition& p : gpu.parts) {
+            if (p.running && p.running->startup_left_s <= 0 && rest_left_[p.running->job] <= 0) {
+                result_.jobs[p.running->job].end_s = t;
+                p.running.reset();
+                ++finished_;
+            }
+        }
+        const bool blocked = gpu.blocked_until_s > t;
+        if (!blocked) {
+            for (Partition& p : gpu.parts) {
+                if (p.running || p.queue.empty())
+                    continue;
+                const size_t job = p.queue.front();
+                p.queue.pop_front();
+                p.running = Running{job, startup_done_[job] ? 0.0 : on(job, p.size).startup_s};
+                startup_done_[job] = true;
+                JobOutcome& o = result_.jobs[job];
+                if (!started_[job])
+                    o.start_s = t;
+                started_[job] = true;
+                o.gpu = g;
+                o.partition = p.label;
+            }
+        }
+        gpu.rate = rate_of(g);
+        double next = blocked ? gpu.blocked_until_s : kInfinity;
+        for (const Partition& p : gpu.parts) {
+            if (p.running)
+                next = std::min(next, t + time_to_phase_end(g, p));
+        }
+        ++gpu.version;
+        if (next < kInfinity)
+            events_.push({next, g, gpu.version});
+    }
+
+    // Seconds until partition p's running job ends its start-up or its rest.
+    double time_to_phase_end(size_t g, const Partition& p) const {
+        if (p.running->startup_left_s > 0)
+            return p.running->startup_left_s;
+        const double speed = gpus_[g].rate.speed * speed_ratio(g);
+        return rest_left_[p.running->job] * rest_s(p.running->job, p.size) / speed;
     }
 
     plan::PhaseRate rate_of(size_t g) const {
@@ -178,74 +274,24 @@ class Simulation {
                                 problem_.idle_power_w, problem_.power_limit_w);
     }
 
-    void advance(double t, double dt, const std::vector<plan::PhaseRate>& rates) {
-        for (size_t g = 0; g < gpus_.size(); ++g) {
-            Gpu& gpu = gpus_[g];
-            if (gpu.blocked_until_s > t)
-                continue;
-            bool any = false;
-            for (Partition& p : gpu.parts) {
-                if (!p.running)
-                    continue;
-                any = true;
-                Running& r = *p.running;
-                if (r.startup_left_s > 0) {
-                    r.startup_left_s = r.startup_left_s <= dt * (1 + 1e-12) ? 0 : r.startup_left_s - dt;
-                } else {
-                    const double rest = rest_s(r.job, p.size);
-                    const double done = rest > 0 ? dt * rates[g].speed * speed_ratio(g) / rest : 1;
-                    double& left = rest_left_[r.job];
-                    left = left <= done * (1 + 1e-12) ? 0 : left - done;
-                }
-            }
-            if (any) {
-                gpu.busy_s += dt;
-                dynamic_j_ += rates[g].dynamic_w * dt * options_.dynamic_energy_ratio;
-            }
-        }
-    }
-
-    size_t finish_jobs(double t) {
-        size_t finished = 0;
-        for (size_t g = 0; g < gpus_.size(); ++g) {
-            for (Partition& p : gpus_[g].parts) {
-                if (p.running && p.running->startup_left_s <= 0 && rest_left_[p.running->job] <= 0) {
-                    JobOutcome& o = result_.jobs[p.running->job];
-                    o.end_s = t;
-                    p.running.reset();
-                    ++finished;
-                }
-            }
-        }
-        return finished;
-    }
-
-    void start_jobs(double t) {
-        for (Gpu& gpu : gpus_) {
-            if (gpu.blocked_until_s > t)
-                continue;
-            for (Partition& p : gpu.parts) {
-                if (p.running || p.queue.empty())
-                    continue;
-                const size_t job = p.queue.front();
-                p.queue.pop_front();
-                p.running = Running{job, startup_done_[job] ? 0.0 : on(job, p.size).startup_s};
-                startup_done_[job] = true;
-                JobOutcome& o = result_.jobs[job];
-                if (!started_[job])
-                    o.start_s = t;
-                started_[job] = true;
-                o.gpu = static_cast<size_t>(&gpu - gpus_.data());
-                o.partition = p.label;
-            }
-        }
-    }
-
-    // When partition p is predicted free, at alone speeds: its running job's rest, then its queue.
+    // When partition p is predicted free, at alone speeds: its running job's time left as of t
+    // (its progress since the GPU's last update counted in its phase), then its queue.
     double free_at(size_t g, const Partition& p, double t) const {
-        double at = std::max(t, gpus_[g].blocked_until_s);
-        if (p.running)
-            at += p.running->startup_left_s + rest_left_[p.running->job] * rest_s(p.running->job, p.size);
+        const Gpu& gpu = gpus_[g];
+        double at = std::max(t, gpu.blocked_until_s);
+        if (p.running) {
+            const size_t job = p.running->job;
+            double startup = p.running->startup_left_s, left = rest_left_[job];
+            const double elapsed = t - gpu.updated_s;
+            if (elapsed > 0) {
+                const double in_rest = std::max(0.0, elapsed - startup);
+                startup = std::max(0.0, startup - elapsed);
+                const double rest = rest_s(job, p.size);
+                if (rest > 0)
+                    left = std::max(0.0, left - in_rest * gpu.rate.speed * speed_ratio(g) / rest);
+            }
+            at += startup + left * rest_s(job, p.size);
+        }
         for (size_t job : p.queue)
             at += time_left_s(job, p.size);
         return at;
@@ -255,15 +301,16 @@ class Simulation {
     // then the first partition in layout order).
     void dispatch(size_t job, double t) {
         double best = kInfinity;
+        size_t best_gpu = 0;
         Partition* target = nullptr;
         for (size_t g = 0; g < gpus_.size(); ++g) {
             for (Partition& p : gpus_[g].parts) {
-                const plan::JobOnSize& o = on(job, p.size);
-                if (!o.usable)
+                if (!on(job, p.size).usable)
                     continue;
                 const double end = free_at(g, p, t) + time_left_s(job, p.size);
                 if (end < best) {
                     best = end;
+                    best_gpu = g;
                     target = &p;
                 }
             }
@@ -277,6 +324,10 @@ class Simulation {
                               ") fits no partition of " + layouts);
         }
         target->queue.push_back(job);
+        if (!target->running && !(gpus_[best_gpu].blocked_until_s > t)) {
+            advance(best_gpu, t);
+            refresh(best_gpu, t);
+        }
     }
 
     StreamView view(double t) const {
@@ -306,23 +357,23 @@ class Simulation {
         result_.energy_j =
             problem_.idle_power_w * horizon_s * static_cast<double>(gpus_.size()) + dynamic_j_;
         std::vector<double> completions;
+        completions.reserve(jobs_.size());
         double busy_s = 0;
         for (const Gpu& gpu : gpus_)
             busy_s += gpu.busy_s;
+        double sum = 0;
         for (size_t j = 0; j < jobs_.size(); ++j) {
             const double completion = result_.jobs[j].end_s - jobs_[j].arrival_s;
             completions.push_back(completion);
+            sum += completion;
             if (jobs_[j].deadline_s && result_.jobs[j].end_s > *jobs_[j].deadline_s) {
                 result_.tardiness_s += result_.jobs[j].end_s - *jobs_[j].deadline_s;
                 ++result_.late_jobs;
             }
         }
         if (!completions.empty()) {
-            double sum = 0;
-            for (double c : completions)
-                sum += c;
             result_.mean_completion_s = sum / static_cast<double>(completions.size());
-            result_.p95_completion_s = percentile(completions, 0.95).value_or(0);
+            result_.p95_completion_s = percentile(std::move(completions), 0.95).value_or(0);
         }
         result_.busy_fraction =
             horizon_s > 0 ? busy_s / (horizon_s * static_cast<double>(gpus_.size())) : 0;
@@ -332,9 +383,11 @@ class Simulation {
     const std::vector<StreamJob>& jobs_;
     SimulationOptions options_;
     std::vector<Gpu> gpus_;
-    std::vector<double> rest_left_;  // per stream job: fraction of its rest still to run
+    std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+    std::vector<double> rest_left_;   // per stream job: fraction of its rest still to run
     std::vector<bool> started_;
     std::vector<bool> startup_done_;  // per stream job: paid, and not stopped since
+    size_t finished_ = 0;
     double dynamic_j_ = 0;
     StreamResult result_;
 };

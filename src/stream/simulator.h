@@ -60,6 +60,9 @@ class Policy {
     virtual ~Policy() = default;
     virtual std::string name() const = 0;
     virtual std::vector<GpuLayout> initial_layouts(size_t gpus) = 0;
+    // Whether on_arrival decides anything: a policy that never does spares the simulator the
+    // view of every GPU at each arrival.
+    virtual bool decides_on_arrival() const { return true; }
     virtual std::vector<LayoutChange> on_arrival(const StreamView& view) {
         (void)view;
         return {};

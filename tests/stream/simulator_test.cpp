@@ -223,6 +223,30 @@ TEST(StreamSimulator, ABatchIsWhatThePlannerPredictsForTheSameAssignment) {
     }
 }
 
+// A long stream on many GPUs ends, every job after it arrived (found by bench/bench_stream.cpp:
+// late in a long stream, a job's last sliver of work no longer moved the clock, and its event came
+// back at the same time for ever).
+TEST(StreamSimulator, ALongStreamEnds) {
+    const plan::ProfileSet set = plan::testing::random_profiles(6, 3);
+    std::vector<plan::JobRequest> requests;
+    for (size_t i = 0; i < set.jobs.size(); ++i)
+        requests.push_back({"j" + std::to_string(i), set.jobs[i].workload, "train", {}, {},
+                            10.0 + double(i) * 9, {}});
+    const plan::Problem p = plan::make_problem(requests, set, mig::builtin_model("h200"), {});
+    std::vector<StreamJob> jobs;
+    for (size_t i = 0; i < 5000; ++i)
+        jobs.push_back({i % requests.size(), 1e6 + 0.37 * double(i), {}});
+    SimulationOptions o;
+    o.gpus = 50;
+    StaticLayout policy(layout("3g.71gb+2g.35gb+2x1g.18gb"));
+    const StreamResult r = simulate(p, jobs, policy, o);
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        ASSERT_GT(r.jobs[j].end_s, jobs[j].arrival_s) << j;
+        ASSERT_GE(r.jobs[j].start_s, jobs[j].arrival_s) << j;
+    }
+    EXPECT_GT(r.energy_j, p.idle_power_w * r.horizon_s * 50);
+}
+
 TEST(StreamSimulator, RefusesBadStreams) {
     const plan::Problem p = two_jobs();
     NeverPartition never;
