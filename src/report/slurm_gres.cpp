@@ -34,6 +34,7 @@ const std::vector<std::pair<const char*, const char*>>& board_names() {
         {"gh200-144gb", "NVIDIA GH200 144G HBM3e"},
         {"h20", "NVIDIA H20"},
         {"gb200", "NVIDIA GB200"},
+        {"gb200-189gb", "NVIDIA GB200"},  // the same board under its early profile names
         {"b300", "NVIDIA B300 SXM6 AC"},
         {"gb300", "NVIDIA GB300"},
         {"rtx-pro-6000", "NVIDIA RTX PRO 6000 Blackwell Server Edition"},
