@@ -1,73 +1,114 @@
-// Strict access to one JSON object of a versioned input file: required and optional keys of a
-// given type, and check_keys() rejecting every key not asked for (keys starting with '_' are
-// comments). Errors are input errors naming the key's path ("jobs[2].bach: unknown key").
+// The strict reader's adapter to nlohmann-json: Fields reads one object's required and optional
+// fields of a given type, and check_keys() refuses every key not read (keys starting with '_' are
+// comments); the errors are core/strict_fields.h's, after the field's path
+// ("jobs[2].bach: unexpected field (did you mean 'batch'?; expected one of: ...)").
 // Header-only over nlohmann-json: link nlohmann_json where it is included.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <string>
 #include <type_traits>
 #include <utility>
 
-#include "core/error.h"
+#include "core/strict_fields.h"
 
 namespace migscope {
 
+// A JSON value's type as the strict reader's errors name it ("an integer", "an object", ...).
+inline const char* json_type(const nlohmann::json& v) {
+    switch (v.type()) {
+        case nlohmann::json::value_t::null:
+            return "null";
+        case nlohmann::json::value_t::object:
+            return "an object";
+        case nlohmann::json::value_t::array:
+            return "an array";
+        case nlohmann::json::value_t::string:
+            return "a string";
+        case nlohmann::json::value_t::boolean:
+            return "true or false";
+        case nlohmann::json::value_t::number_integer:
+        case nlohmann::json::value_t::number_unsigned:
+            return "an integer";
+        case nlohmann::json::value_t::number_float:
+            return "a number";
+        default:
+            return "binary data";
+    }
+}
+
+// Throws strict::wrong_type(path, "an object", ...) unless `v` is an object.
+inline void require_json_object(const nlohmann::json& v, const std::string& path) {
+    if (!v.is_object())
+        throw strict::wrong_type(path.empty() ? "(top level)" : path, "an object", json_type(v));
+}
+
+// Throws strict::unexpected_field for the first key of `object` that `expected` does not expect;
+// `path` is the object's path.
+inline void check_json_keys(const nlohmann::json& object, const std::string& path,
+                            const strict::Expected& expected) {
+    for (const auto& [key, value] : object.items())
+        expected.check(key, strict::field_path(path, key));
+}
+
 class Fields {
   public:
-    Fields(const nlohmann::json& j, std::string path) : j_(j), path_(std::move(path)) {
-        if (!j_.is_object())
-            throw input_error(path_ + ": expected an object");
+    Fields(const nlohmann::json& j, std::string path)
+        : j_(j), path_(std::move(path)), expected_(strict::Expected::Comments::kAllowed) {
+        require_json_object(j_, path_);
     }
     template <typename T>
     T get(const std::string& key) {
         if (!j_.contains(key))
-            throw input_error(at(key) + ": missing");
+            throw strict::missing_field(at(key));
         return as<T>(key);
     }
     template <typename T>
     std::optional<T> optional(const std::string& key) {
         if (!j_.contains(key) || j_[key].is_null()) {
-            seen_.insert(key);
+            expected_.expect(key);
             return std::nullopt;
         }
         return as<T>(key);
     }
     bool has(const std::string& key) {  // present and not null (a null is an absent value)
-        seen_.insert(key);
+        expected_.expect(key);
         return j_.contains(key) && !j_[key].is_null();
     }
     const nlohmann::json& child(const std::string& key) {
         if (!j_.contains(key))
-            throw input_error(at(key) + ": missing");
-        seen_.insert(key);
+            throw strict::missing_field(at(key));
+        expected_.expect(key);
         return j_[key];
     }
-    std::string at(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-    void check_keys() const {
-        for (const auto& [key, value] : j_.items()) {
-            if (!seen_.count(key) && key.rfind('_', 0) != 0)
-                throw input_error(at(key) + ": unknown key");
-        }
-    }
+    std::string at(const std::string& key) const { return strict::field_path(path_, key); }
+    void check_keys() const { check_json_keys(j_, path_, expected_); }
 
   private:
     template <typename T>
     T as(const std::string& key) {
-        seen_.insert(key);
+        expected_.expect(key);
         const nlohmann::json& v = j_[key];
-        const bool ok = std::is_same_v<T, std::string>
-                            ? v.is_string()
-                            : (std::is_integral_v<T> ? v.is_number_integer() : v.is_number());
+        const char* expected = "a number";
+        bool ok = v.is_number();
+        if constexpr (std::is_same_v<T, std::string>) {
+            expected = "a string";
+            ok = v.is_string();
+        } else if constexpr (std::is_same_v<T, bool>) {
+            expected = "true or false";
+            ok = v.is_boolean();
+        } else if constexpr (std::is_integral_v<T>) {
+            expected = "an integer";
+            ok = v.is_number_integer();
+        }
         if (!ok)
-            throw input_error(at(key) + ": wrong type (" + v.type_name() + ")");
+            throw strict::wrong_type(at(key), expected, json_type(v));
         return v.get<T>();
     }
     const nlohmann::json& j_;
     std::string path_;
-    std::set<std::string> seen_;
+    strict::Expected expected_;
 };
 
 }  // namespace migscope

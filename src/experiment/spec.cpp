@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/strict_fields.h"
 #include "core/user_text.h"
 #include "mig/catalog.h"
 
@@ -46,7 +47,7 @@ std::string where(const std::string& path, const toml::node& n) {
 }
 
 Error type_error(const std::string& path, const toml::node& n, const std::string& expected) {
-    return input_error(where(path, n) + ": expected " + expected + ", got " + type_name(n));
+    return strict::wrong_type(where(path, n), expected, type_name(n));
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -76,19 +77,18 @@ std::vector<std::string> strings_of(const toml::node& n, const std::string& path
     return out;
 }
 
-// A TOML table read strictly: fields are taken by name; finish() rejects every key not taken.
-class Fields {
+// The strict reader's adapter to toml++: a table's fields are taken by name; finish() refuses
+// every key not taken.
+class Table {
   public:
-    Fields(const toml::node& n, std::string path) : path_(std::move(path)) {
+    Table(const toml::node& n, std::string path) : path_(std::move(path)) {
         table_ = n.as_table();
         if (!table_)
             throw type_error(path_, n, "a table");
     }
-    std::string path(std::string_view key) const {
-        return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
-    }
+    std::string path(std::string_view key) const { return strict::field_path(path_, key); }
     const toml::node* take(std::string_view key) {
-        known_.emplace_back(key);
+        expected_.expect(key);
         return table_->get(key);
     }
     std::optional<std::string> string(std::string_view key) {
@@ -98,7 +98,7 @@ class Fields {
     std::string required_string(std::string_view key) {
         std::optional<std::string> s = string(key);
         if (!s)
-            throw input_error(path(key) + ": missing");
+            throw strict::missing_field(path(key));
         return *s;
     }
     std::optional<int64_t> integer(std::string_view key, int64_t min,
@@ -153,17 +153,14 @@ class Fields {
                           "' is not one of " + join(names));
     }
     void finish() const {
-        for (auto&& [key, node] : *table_) {
-            if (std::find(known_.begin(), known_.end(), key.str()) == known_.end())
-                throw input_error(where(path(key.str()), node) +
-                                  ": unknown key (known here: " + join(known_) + ")");
-        }
+        for (auto&& [key, node] : *table_)
+            expected_.check(key.str(), where(path(key.str()), node));
     }
 
   private:
     const toml::table* table_ = nullptr;
     std::string path_;
-    std::vector<std::string> known_;
+    strict::Expected expected_;
 };
 
 // What [defaults] and every section may set; a section's value wins over the default.
@@ -180,7 +177,7 @@ struct Settings {
     std::string gpus_path;
 };
 
-Settings read_settings(Fields& f) {
+Settings read_settings(Table& f) {
     Settings s;
     s.duration_s = f.number("duration_s", 0, true, kMaxDurationS);
     s.work_steps = f.integer("work_steps", 1);
@@ -242,7 +239,7 @@ partition::JobSpec read_job(const toml::node& n, const std::string& path) {
         partition::check_builtin_workload(jobs[0].workload, where(path, n));
         return jobs[0];
     }
-    Fields f(n, path);
+    Table f(n, path);
     partition::JobSpec job;
     const std::optional<std::string> workload = f.string("workload");
     if (const toml::node* c = f.take("command"))
@@ -292,7 +289,7 @@ std::vector<partition::JobSpec> read_jobs(const toml::node& n, const std::string
 
 Section read_section(const toml::node& n, SectionKind kind, const std::string& path,
                      const Settings& defaults) {
-    Fields f(n, path);
+    Table f(n, path);
     Section s;
     s.kind = kind;
     s.path = path;
@@ -300,12 +297,12 @@ Section read_section(const toml::node& n, SectionKind kind, const std::string& p
     check_name(s.name, f.path("name"));
     const toml::node* jobs = f.take("jobs");
     if (!jobs)
-        throw input_error(f.path("jobs") + ": missing");
+        throw strict::missing_field(f.path("jobs"));
     s.jobs = read_jobs(*jobs, f.path("jobs"));
     if (kind == SectionKind::kScaling) {
         const toml::node* p = f.take("profiles");
         if (!p)
-            throw input_error(f.path("profiles") + ": missing");
+            throw strict::missing_field(f.path("profiles"));
         s.profiles = strings_of(*p, f.path("profiles"));
     } else if (const toml::node* l = f.take("layouts")) {
         s.layouts = strings_of(*l, f.path("layouts"));
@@ -335,7 +332,7 @@ Section read_section(const toml::node& n, SectionKind kind, const std::string& p
     else if (defaults.backends)
         s.backends = *defaults.backends;
     else
-        throw input_error(f.path("backends") + ": missing (here or in [defaults])");
+        throw strict::missing_field(f.path("backends"), "here or in [defaults]");
 
     // What needs no GPU model to check.
     if (s.work == WorkSplit::kMatched && s.work_steps == 0)
@@ -368,13 +365,13 @@ Section read_section(const toml::node& n, SectionKind kind, const std::string& p
 }
 
 Spec parse_table(const toml::table& root) {
-    Fields top(root, "");
+    Table top(root, "");
     Spec spec;
     const toml::node* version = root.get("version");
     const std::optional<int64_t> v = top.integer("version", 0);
     if (!v)
-        throw input_error("version: missing (this migscope reads version = " +
-                          std::to_string(kSpecVersion) + ")");
+        throw strict::missing_field(
+            "version", "this migscope reads version = " + std::to_string(kSpecVersion));
     if (*v != kSpecVersion)
         throw input_error(where("version", *version) + ": " + std::to_string(*v) +
                           " is not a spec version this migscope reads (" +
@@ -387,12 +384,12 @@ Spec parse_table(const toml::table& root) {
 
     Settings defaults;
     if (const toml::node* d = top.take("defaults")) {
-        Fields f(*d, "defaults");
+        Table f(*d, "defaults");
         defaults = read_settings(f);
         f.finish();
     }
     if (const toml::node* sets = top.take("layout_sets")) {
-        Fields f(*sets, "layout_sets");
+        Table f(*sets, "layout_sets");
         for (auto&& [key, node] : *sets->as_table()) {
             const std::string name(key.str());
             if (name == "all-maximal")

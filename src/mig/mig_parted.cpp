@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/text.h"
 #include "core/user_text.h"
+#include "core/yaml_fields.h"
 
 namespace migscope::mig {
 namespace {
@@ -20,9 +21,14 @@ namespace {
     throw input_error("mig-parted config: " + what + " at " + path);
 }
 
+// A field's path as the strict reader's errors (core/strict_fields.h) begin.
+std::string at(const std::string& path) {
+    return "mig-parted config: " + path;
+}
+
 void require_map(const YAML::Node& node, const std::string& path) {
     if (!node.IsMap())
-        fail(path, "expected a mapping");
+        throw strict::wrong_type(at(path), "a mapping", yaml_type(node));
 }
 
 // A mapping's key as text: keys are names (config names, profiles), so a key that is itself a
@@ -50,16 +56,11 @@ void reject_duplicate_keys(const YAML::Node& node, const std::string& path) {
 }
 
 void reject_unknown_keys(const YAML::Node& node, const std::string& path,
-                         std::initializer_list<const char*> allowed) {
+                         const strict::Expected& expected) {
     reject_duplicate_keys(node, path);
     for (const auto& kv : node) {
         const std::string key = key_text(kv.first, path);
-        bool ok = false;
-        for (const char* a : allowed)
-            ok = ok || key == a;
-        if (!ok)
-            fail(path.empty() ? key : path + "." + key,
-                 "unknown key '" + user_text::shown(key) + "'");
+        expected.check(key, at(strict::field_path(path, key)));
     }
 }
 
@@ -89,7 +90,7 @@ MigPartedEntry parse_entry(const YAML::Node& node, const std::string& path) {
     reject_unknown_keys(node, path, {"devices", "device-filter", "mig-enabled", "mig-devices"});
     MigPartedEntry entry;
     if (!node["devices"])
-        fail(path + ".devices", "missing key");
+        throw strict::missing_field(at(path + ".devices"));
     const YAML::Node devices = node["devices"];
     if (devices.IsScalar() && devices.Scalar() == "all") {
         entry.devices = std::nullopt;
@@ -116,7 +117,7 @@ MigPartedEntry parse_entry(const YAML::Node& node, const std::string& path) {
         }
     }
     if (!node["mig-enabled"])
-        fail(path + ".mig-enabled", "missing key");
+        throw strict::missing_field(at(path + ".mig-enabled"));
     entry.mig_enabled =
         scalar_as<bool>(node["mig-enabled"], path + ".mig-enabled", "true or false");
     if (const YAML::Node migs = node["mig-devices"]) {
@@ -137,7 +138,8 @@ MigPartedEntry parse_entry(const YAML::Node& node, const std::string& path) {
                 fail(path + ".mig-devices", "every count is 0 (write mig-devices: {} for none)");
         }
     } else if (entry.mig_enabled) {
-        fail(path + ".mig-devices", "missing key (mig-enabled is true; {} for no devices)");
+        throw strict::missing_field(at(path + ".mig-devices"),
+                                    "mig-enabled is true; {} for no devices");
     }
     if (!entry.mig_enabled && !entry.mig_devices.empty()) {
         fail(path + ".mig-devices", "profiles listed while mig-enabled is false");
@@ -178,12 +180,12 @@ std::vector<MigPartedConfig> parse_mig_parted(std::string_view yaml_text) {
     require_map(root, "(document)");
     reject_unknown_keys(root, "", {"version", "mig-configs"});
     if (!root["version"])
-        fail("version", "missing key");
+        throw strict::missing_field(at("version"));
     const std::string version = scalar_as<std::string>(root["version"], "version", "a version");
     if (version != "v1")
         fail("version", "unsupported version '" + user_text::shown(version) + "' (expected v1)");
     if (!root["mig-configs"])
-        fail("mig-configs", "missing key");
+        throw strict::missing_field(at("mig-configs"));
     const YAML::Node configs = root["mig-configs"];
     require_map(configs, "mig-configs");
     reject_duplicate_keys(configs, "mig-configs");

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "core/text.h"
 #include "core/user_text.h"
 
@@ -137,32 +138,39 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
     } catch (const json::exception& e) {  // also a number too large for a double ("1e400")
         throw input_error(origin + ": not valid JSON: " + user_text::foreign_message(e.what()));
     }
-    if (!doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_array())
-        throw input_error(origin + ": expected an object with a \"jobs\" array");
-    for (const auto& [key, value] : doc.items()) {
-        if (key != "jobs")
-            throw input_error(origin + ": unknown key '" + user_text::shown(key) + "'");
-    }
+    require_json_object(doc, origin);
+    const strict::Expected top_keys{"jobs"};
+    for (const auto& [key, value] : doc.items())
+        top_keys.check(key, origin + ": " + strict::field_path("", key));
+    if (!doc.contains("jobs"))
+        throw strict::missing_field(origin + ": jobs");
+    if (!doc["jobs"].is_array())
+        throw strict::wrong_type(origin + ": jobs", "an array", json_type(doc["jobs"]));
+    static const strict::Expected kJobKeys{"workload",   "name",      "mode",
+                                           "batch",      "lora_rank", "data",
+                                           "checkpoint", "item_unit", "command"};
     std::vector<JobSpec> jobs;
     size_t index = 0;
     for (const json& j : doc["jobs"]) {
         const std::string path = origin + ": jobs[" + std::to_string(index++) + "]";
-        if (!j.is_object())
-            throw input_error(path + " is not an object");
+        require_json_object(j, path);
         JobSpec job;
         auto string_at = [&](const std::string& key) {
             if (!j[key].is_string())
-                throw input_error(path + "." + key + " must be a string");
+                throw strict::wrong_type(path + "." + key, "a string", json_type(j[key]));
             std::string value = j[key].get<std::string>();
             user_text::check_text(value, path + "." + key);  // "\u0000" is valid JSON
             return value;
         };
         auto positive_at = [&](const std::string& key) {
-            if (!j[key].is_number_integer() || j[key].get<int64_t>() <= 0)
+            if (!j[key].is_number_integer())
+                throw strict::wrong_type(path + "." + key, "an integer", json_type(j[key]));
+            if (j[key].get<int64_t>() <= 0)
                 throw input_error(path + "." + key + " must be a positive integer");
             return j[key].get<int64_t>();
         };
         for (const auto& [key, value] : j.items()) {
+            kJobKeys.check(key, strict::field_path(path, key));
             if (key == "workload") {
                 job.workload = string_at(key);
                 check_job_name(job.workload, path + ".workload");
@@ -194,8 +202,6 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
                         job.command.back(),
                         path + ".command[" + std::to_string(job.command.size() - 1) + "]");
                 }
-            } else {
-                throw input_error(path + ": unknown key '" + user_text::shown(key) + "'");
             }
         }
         if (job.workload.empty() == job.command.empty())

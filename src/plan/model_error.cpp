@@ -72,7 +72,7 @@ ModelError parse_model_error_json(std::string_view text, const std::string& orig
         }
         const json& residuals = top.child("residuals");
         if (!residuals.is_array())
-            throw input_error("residuals: expected an array");
+            throw strict::wrong_type("residuals", "an array", json_type(residuals));
         for (size_t i = 0; i < residuals.size(); ++i) {
             const std::string path = "residuals[" + std::to_string(i) + "]";
             Fields f(residuals[i], path);

@@ -39,7 +39,7 @@ struct ModelError {
 };
 
 // The versioned JSON file (format "migscope-model-error", version 1; docs/planner.md, "How
-// sure"). Reading is strict: unknown keys and wrong types are input errors naming their path.
+// sure"). Reading is strict: unexpected fields and wrong types are input errors naming their path.
 ModelError parse_model_error_json(std::string_view text, const std::string& origin);
 ModelError read_model_error_file(const std::string& path);
 std::string write_model_error_json(const ModelError& error);

@@ -263,7 +263,7 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
         corr.check_keys();
         const json& jobs = top.child("jobs");
         if (!jobs.is_array())
-            throw input_error("jobs: expected an array");
+            throw strict::wrong_type("jobs", "an array", json_type(jobs));
         for (size_t i = 0; i < jobs.size(); ++i) {
             const std::string path = "jobs[" + std::to_string(i) + "]";
             Fields f(jobs[i], path);

@@ -108,7 +108,7 @@ struct ProfileSet {
 };
 
 // The versioned JSON file (format "migscope-profiles", version 1; docs/planner.md). Reading is
-// strict: unknown keys and wrong types are input errors naming their path ("jobs[2].bach").
+// strict: unexpected fields and wrong types are input errors naming their path ("jobs[2].bach").
 ProfileSet parse_profiles_json(std::string_view text, const std::string& origin);
 ProfileSet read_profiles_file(const std::string& path);
 std::string write_profiles_json(const ProfileSet& profiles);

@@ -5,6 +5,9 @@
 
 #include <limits>
 
+#include "core/json_fields.h"
+#include "core/user_text.h"
+
 namespace migscope::protocol {
 namespace {
 
@@ -19,15 +22,17 @@ json optional_json(const auto& v) {
     return v ? json(*v) : json(nullptr);
 }
 
-// Reads the fields of one event object; every failure names the event and the field.
-class Fields {
+// Reads the fields of one event object (other fields are ignored: a newer writer may add some);
+// every failure names the event and the field, in the strict reader's words
+// (core/strict_fields.h) where it is a missing field or a wrong type.
+class EventFields {
   public:
-    Fields(const json& object, std::string event) : j_(object), event_(std::move(event)) {}
+    EventFields(const json& object, std::string event) : j_(object), event_(std::move(event)) {}
 
     std::string string(const char* key) const {
         const json& v = at(key);
         if (!v.is_string())
-            bad(key, "a string");
+            wrong_type(key, "a string");
         return v.get<std::string>();
     }
     std::optional<std::string> optional_string(const char* key) const {
@@ -36,7 +41,7 @@ class Fields {
     int64_t integer(const char* key) const {
         const json& v = at(key);
         if (!v.is_number_integer())
-            bad(key, "an integer");
+            wrong_type(key, "an integer");
         if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
             bad(key, "an integer below 2^63");
         return v.get<int64_t>();
@@ -53,7 +58,7 @@ class Fields {
     double number(const char* key) const {
         const json& v = at(key);
         if (!v.is_number())
-            bad(key, "a number");
+            wrong_type(key, "a number");
         return v.get<double>();
     }
     // A number that may be null on the wire (what the writer makes of NaN).
@@ -66,21 +71,27 @@ class Fields {
     bool boolean(const char* key) const {
         const json& v = at(key);
         if (!v.is_boolean())
-            bad(key, "true or false");
+            wrong_type(key, "true or false");
         return v.get<bool>();
     }
 
+    // A value of the right type that is not one this field takes.
     [[noreturn]] void bad(const char* key, const std::string& expected) const {
         const auto it = j_.find(key);
-        throw BadField{event_ + " event: \"" + key + "\": expected " + expected + ", got " +
+        throw BadField{path(key) + ": expected " + expected + ", got " +
                        (it == j_.end() ? std::string("nothing") : it->dump())};
     }
 
   private:
+    // "step event: step_time_s"; the event's name is the writer's text.
+    std::string path(const char* key) const { return user_text::shown(event_) + " event: " + key; }
+    [[noreturn]] void wrong_type(const char* key, const char* expected) const {
+        throw BadField{strict::wrong_type(path(key), expected, json_type(j_.at(key))).what()};
+    }
     const json& at(const char* key) const {
         const auto it = j_.find(key);
         if (it == j_.end())
-            throw BadField{event_ + " event: \"" + key + "\" is missing"};
+            throw BadField{strict::missing_field(path(key)).what()};
         return *it;
     }
     // Missing and null both mean "none" for the fields that may be null.
@@ -92,7 +103,7 @@ class Fields {
     std::string event_;
 };
 
-StoppedBy parse_stopped_by(const Fields& f) {
+StoppedBy parse_stopped_by(const EventFields& f) {
     const std::string s = f.string("stopped_by");
     for (StoppedBy b :
          {StoppedBy::kSteps, StoppedBy::kSeconds, StoppedBy::kStopLine, StoppedBy::kEndOfInput}) {
@@ -102,7 +113,7 @@ StoppedBy parse_stopped_by(const Fields& f) {
     f.bad("stopped_by", "steps, seconds, stop or eof");
 }
 
-StepMode parse_step_mode(const Fields& f) {
+StepMode parse_step_mode(const EventFields& f) {
     const std::string s = f.string("step_mode");
     for (StepMode m : {StepMode::kCudaGraph, StepMode::kEager}) {
         if (s == to_string(m))
@@ -111,7 +122,7 @@ StepMode parse_step_mode(const Fields& f) {
     f.bad("step_mode", "cuda-graph or eager");
 }
 
-ReadyEvent parse_ready(const Fields& f) {
+ReadyEvent parse_ready(const EventFields& f) {
     ReadyEvent e;
     e.model = f.string("model");
     e.mode = f.string("mode");
@@ -135,7 +146,7 @@ ReadyEvent parse_ready(const Fields& f) {
     return e;
 }
 
-StepEvent parse_step(const Fields& f) {
+StepEvent parse_step(const EventFields& f) {
     StepEvent e;
     e.step = f.integer("step");
     e.warmup = f.boolean("warmup");
@@ -144,7 +155,7 @@ StepEvent parse_step(const Fields& f) {
     return e;
 }
 
-ResultEvent parse_result(const Fields& f) {
+ResultEvent parse_result(const EventFields& f) {
     ResultEvent e;
     e.steps = f.integer("steps");
     e.stopped_by = parse_stopped_by(f);
@@ -271,7 +282,7 @@ ParsedEvent parse_event_line(std::string_view line) {
         return out;
     const std::string name = (*j)["event"].get<std::string>();
     try {
-        const Fields f(*j, name);
+        const EventFields f(*j, name);
         Event e;
         e.job = f.optional_int("job");
         if (e.job && *e.job < 0)
@@ -308,7 +319,7 @@ ParsedProgress parse_progress_line(std::string_view line) {
         return out;
     }
     try {
-        const Fields f(*j, name);
+        const EventFields f(*j, name);
         ProgressStep s;
         s.items = f.optional_number("items");
         s.step_time_s = f.optional_number("step_time_s");

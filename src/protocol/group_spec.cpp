@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "core/user_text.h"
 
 namespace migscope::protocol {
@@ -17,13 +18,17 @@ namespace {
 
 using nlohmann::json;
 
+std::string at(const std::string& path) {
+    return "group spec: " + path;
+}
+
 [[noreturn]] void fail(const std::string& path, const std::string& why) {
-    throw input_error("group spec: " + path + ": " + why);
+    throw input_error(at(path) + ": " + why);
 }
 
 int64_t get_integer(const json& v, const std::string& path, int64_t min) {
     if (!v.is_number_integer())
-        fail(path, "expected an integer, got " + v.dump());
+        throw strict::wrong_type(at(path), "an integer", json_type(v));
     const int64_t x =
         v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX ? INT64_MAX : v.get<int64_t>();
     if (x < min)
@@ -33,7 +38,7 @@ int64_t get_integer(const json& v, const std::string& path, int64_t min) {
 
 double get_positive_number(const json& v, const std::string& path) {
     if (!v.is_number())
-        fail(path, "expected a number, got " + v.dump());
+        throw strict::wrong_type(at(path), "a number", json_type(v));
     const double x = v.get<double>();
     if (!(x > 0) || !std::isfinite(x))
         fail(path, "must be positive, got " + v.dump());
@@ -42,46 +47,44 @@ double get_positive_number(const json& v, const std::string& path) {
 
 std::string get_string(const json& v, const std::string& path) {
     if (!v.is_string())
-        fail(path, "expected a string, got " + v.dump());
+        throw strict::wrong_type(at(path), "a string", json_type(v));
     return v.get<std::string>();
 }
 
 bool get_bool(const json& v, const std::string& path) {
     if (!v.is_boolean())
-        fail(path, "expected true or false, got " + v.dump());
+        throw strict::wrong_type(at(path), "true or false", json_type(v));
     return v.get<bool>();
 }
 
 WorkerJob parse_job(const json& j, const std::string& path) {
-    if (!j.is_object())
-        fail(path, "expected an object, got " + j.dump());
-    static const std::set<std::string> kKeys = {"workload",
-                                                "mode",
-                                                "batch",
-                                                "sms",
-                                                "memory_limit_gib",
-                                                "warmup_steps",
-                                                "steps",
-                                                "seconds",
-                                                "seed",
-                                                "lora_rank",
-                                                "data",
-                                                "checkpoint",
-                                                "save_checkpoint",
-                                                "after",
-                                                "until_stopped",
-                                                "hold_after_warmup",
-                                                "cuda_graph"};
+    require_json_object(j, at(path));
+    static const strict::Expected kKeys = {"workload",
+                                           "mode",
+                                           "batch",
+                                           "sms",
+                                           "memory_limit_gib",
+                                           "warmup_steps",
+                                           "steps",
+                                           "seconds",
+                                           "seed",
+                                           "lora_rank",
+                                           "data",
+                                           "checkpoint",
+                                           "save_checkpoint",
+                                           "after",
+                                           "until_stopped",
+                                           "hold_after_warmup",
+                                           "cuda_graph"};
     for (const auto& [key, value] : j.items()) {
-        if (key == "model")  // the spec's name for it before the job-spec types became one
-            fail(path + ".model", "unknown key (the workload's key is \"workload\")");
-        if (!kKeys.count(key))
-            fail(path + "." + key, "unknown key");
+        // "model": the spec's name for it before the job-spec types became one
+        kKeys.check(key, at(strict::field_path(path, key)),
+                    key == "model" ? "the workload's key is \"workload\"" : "");
     }
     WorkerJob s;
     JobSpec& job = s.job;
     if (!j.contains("workload"))
-        fail(path + ".workload", "missing (the workload's name)");
+        throw strict::missing_field(at(path + ".workload"), "the workload's name");
     job.workload = get_string(j["workload"], path + ".workload");
     if (job.workload.empty())
         fail(path + ".workload", "must name a workload, got \"\"");
@@ -226,18 +229,16 @@ GroupSpec parse_group_spec(const std::string& json_text) {
         throw input_error(std::string("group spec: not JSON: ") +
                           user_text::foreign_message(e.what()));
     }
-    if (!j.is_object())
-        fail("(top level)", "expected an object with \"device\" and \"jobs\"");
-    for (const auto& [key, value] : j.items()) {
-        if (key != "device" && key != "jobs")
-            fail(key, "unknown key");
-    }
+    require_json_object(j, at("(top level)"));
+    const strict::Expected top_keys{"device", "jobs"};
+    for (const auto& [key, value] : j.items())
+        top_keys.check(key, at(strict::field_path("", key)));
     GroupSpec g;
     if (!j.contains("device"))
-        fail("device", "missing (cpu, cuda or cuda:N)");
+        throw strict::missing_field(at("device"), "cpu, cuda or cuda:N");
     g.device = get_string(j["device"], "device");
     if (!j.contains("jobs"))
-        fail("jobs", "missing (a list of jobs)");
+        throw strict::missing_field(at("jobs"), "a list of jobs");
     if (!j["jobs"].is_array() || j["jobs"].empty())
         fail("jobs", "expected a non-empty list of jobs, got " + j["jobs"].dump());
     for (size_t i = 0; i < j["jobs"].size(); ++i)

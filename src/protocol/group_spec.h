@@ -53,8 +53,9 @@ struct GroupSpec {
 //     "until_stopped": true, "hold_after_warmup": true, "cuda_graph": false, "seed": 0,
 //     "lora_rank": 8, "data": "FILE", "checkpoint": "FILE", "save_checkpoint": "FILE",
 //     "after": 0}, ...]}
-// `device`, `jobs` (at least one) and each job's `workload` are required. Strict: an unknown key,
-// a wrong type or an out-of-range value is an input error naming its path (`jobs[1].batch`).
+// `device`, `jobs` (at least one) and each job's `workload` are required. Strict: an unexpected
+// field, a wrong type or an out-of-range value is an input error naming its path (`jobs[1].batch`;
+// core/strict_fields.h words them).
 // `after` names an earlier job; the queued job takes that job's partition (no `sms` of its own)
 // and both must stop by steps or seconds (a job that runs until stopped never frees its SMs).
 GroupSpec parse_group_spec(const std::string& json_text);

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/text.h"
 #include "core/user_text.h"
+#include "core/yaml_fields.h"
 #include "mig/mig_parted.h"
 
 namespace migscope::report {
@@ -213,17 +214,21 @@ BaseConfig read_base_config(const std::string& text, const std::string& path) {
         base.configs = mig::parse_mig_parted(text);
         return base;
     }
-    const auto scalar = [&](const YAML::Node& n, const char* what) {
-        if (!n || !n.IsScalar())
-            throw input_error(where + ": " + what + " missing (a ConfigMap, or a mig-parted file)");
+    const auto scalar = [&](const YAML::Node& n, const std::string& path) {
+        if (!n)
+            throw strict::missing_field(where + ": " + path, "a ConfigMap, or a mig-parted file");
+        if (!n.IsScalar())
+            throw strict::wrong_type(where + ": " + path, "a scalar", yaml_type(n));
         return n.Scalar();
     };
     if (!root.IsMap() || !root["kind"] || scalar(root["kind"], "kind") != "ConfigMap")
         throw input_error(where + ": neither a ConfigMap nor a mig-parted config (version, "
                                   "mig-configs)");
     const YAML::Node meta = root["metadata"];
-    if (!meta || !meta.IsMap())
-        throw input_error(where + ": metadata missing");
+    if (!meta)
+        throw strict::missing_field(where + ": metadata");
+    if (!meta.IsMap())
+        throw strict::wrong_type(where + ": metadata", "a mapping", yaml_type(meta));
     base.configmap = scalar(meta["name"], "metadata.name");
     if (dns_label(base.configmap) != base.configmap)
         throw input_error(where + ": metadata.name '" + user_text::shown(base.configmap) +
@@ -249,7 +254,8 @@ BaseConfig read_base_config(const std::string& text, const std::string& path) {
                                             "0123456789-._") != std::string::npos)
             throw input_error(where + ": the ConfigMap's data key is not a ConfigMap key");
     }
-    const std::string document = scalar(data[base.data_key], "data's mig-parted document");
+    const std::string document =
+        scalar(data[base.data_key], strict::field_path("data", base.data_key));
     try {
         base.configs = mig::parse_mig_parted(document);
     } catch (const Error& e) {

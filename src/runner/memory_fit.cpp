@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/user_text.h"
+#include "core/json_fields.h"
 
 namespace migscope::runner {
 
@@ -15,28 +15,27 @@ std::vector<MemoryRecord> read_memory_records(const std::string& path) {
     if (!in)
         throw input_error("cannot read memory records " + path);
     const nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (!doc.is_object() || !doc.contains("records") || !doc["records"].is_array())
-        throw input_error(path + ": expected an object with a \"records\" array");
+    if (doc.is_discarded())
+        throw input_error(path + ": not valid JSON");
     std::vector<MemoryRecord> out;
-    for (size_t i = 0; i < doc["records"].size(); ++i) {
-        const nlohmann::json& r = doc["records"][i];
-        const std::string where = path + ": records[" + std::to_string(i) + "]";
-        try {
+    try {
+        Fields top(doc, "");  // other top-level keys are the file's notes
+        const nlohmann::json& records = top.child("records");
+        if (!records.is_array())
+            throw strict::wrong_type("records", "an array", json_type(records));
+        for (size_t i = 0; i < records.size(); ++i) {
+            Fields f(records[i], strict::item_path("records", i));
             MemoryRecord m;
-            m.workload = r.at("workload").get<std::string>();
-            m.mode = r.at("mode").get<std::string>();
-            m.batch = r.at("batch").get<int64_t>();
-            m.default_batch = r.value("default_batch", false);
-            m.peak_memory_gib = r.at("peak_memory_gib").get<double>();
-            for (const auto& [key, value] : r.items()) {
-                if (key != "workload" && key != "mode" && key != "batch" &&
-                    key != "default_batch" && key != "peak_memory_gib" && key.rfind('_', 0) != 0)
-                    throw input_error(where + ": unknown key '" + user_text::shown(key) + "'");
-            }
+            m.workload = f.get<std::string>("workload");
+            m.mode = f.get<std::string>("mode");
+            m.batch = f.get<int64_t>("batch");
+            m.default_batch = f.optional<bool>("default_batch").value_or(false);
+            m.peak_memory_gib = f.get<double>("peak_memory_gib");
+            f.check_keys();
             out.push_back(m);
-        } catch (const nlohmann::json::exception& e) {
-            throw input_error(where + ": " + e.what());
         }
+    } catch (const Error& e) {
+        throw input_error(path + ": " + e.what());
     }
     return out;
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "core/text.h"
 #include "core/user_text.h"
 #include "partition/job.h"
@@ -29,18 +30,17 @@ class PlanDoc {
     }
     const json& at(const json& parent, const std::string& key, const std::string& path,
                    json::value_t type) const {
-        if (!parent.is_object() || !parent.contains(key))
-            fail(path, "missing (is this a `migscope plan --format json` file of this version?)");
-        const json& v = parent.at(key);
+        const json& v = field(parent, key, path);
         const bool number = type == json::value_t::number_unsigned;
         if (number ? !v.is_number_unsigned() : v.type() != type)
-            fail(path,
-                 std::string("expected ") + (number ? "a whole number" : json(type).type_name()));
+            throw strict::wrong_type(origin_ + ": " + path,
+                                     number ? "a whole number" : json_type(json(type)),
+                                     json_type(v));
         return v;
     }
     std::string text(const json& parent, const std::string& key, const std::string& path) const {
-        if (!parent.is_object() || !parent.contains(key) || !parent.at(key).is_string())
-            fail(path, "expected a string");
+        if (!field(parent, key, path).is_string())
+            throw strict::wrong_type(origin_ + ": " + path, "a string", json_type(parent.at(key)));
         const std::string value = parent.at(key).get<std::string>();
         user_text::check_text(value, origin_ + ": " + path);
         return value;
@@ -49,6 +49,13 @@ class PlanDoc {
     const std::string& origin() const { return origin_; }
 
   private:
+    const json& field(const json& parent, const std::string& key, const std::string& path) const {
+        if (!parent.is_object() || !parent.contains(key))
+            throw strict::missing_field(
+                origin_ + ": " + path,
+                "is this a `migscope plan --format json` file of this version?");
+        return parent.at(key);
+    }
     const json& doc_;
     std::string origin_;
 };

@@ -9,6 +9,8 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "core/json_fields.h"
+#include "core/user_text.h"
 
 namespace migscope::workloads {
 namespace {
@@ -84,8 +86,12 @@ std::map<std::string, Entry> read_header(std::ifstream& in, const std::string& p
         if (name == "__metadata__")
             continue;
         const auto field = [&](const char* key) -> const json& {
-            if (!t.is_object() || !t.contains(key))
-                throw bad("tensor " + name + " has no " + key);
+            if (!t.is_object())
+                throw bad(
+                    strict::wrong_type(user_text::shown(name), "an object", json_type(t)).what());
+            if (!t.contains(key))
+                throw bad(
+                    strict::missing_field(strict::field_path(user_text::shown(name), key)).what());
             return t.at(key);
         };
         const json& dtype = field("dtype");

@@ -112,14 +112,20 @@ TEST(Spec, BadSpecsAreRefusedNamingTheField) {
     const std::string head = kHead;
     const std::string mix = kMix;
     const std::vector<Bad> cases = {
-        {"name = \"x\"\n" + mix + "duration_s = 1\n", "version: missing"},
+        {"name = \"x\"\n" + mix + "duration_s = 1\n",
+         "version: missing field (this migscope reads version = 1)"},
         {"version = 2\nname = \"x\"\n" + mix + "duration_s = 1\n", "version (line 1): 2"},
-        {head + mix + "duration_s = 1\nlayuot = \"1g\"\n", "mix[0].layuot (line 9): unknown key"},
+        {head + mix + "duration_s = 1\nlayuot = \"1g\"\n",
+         "mix[0].layuot (line 9): unexpected field (expected one of: name, jobs, layouts, "
+         "duration_s, "},
         {head + mix + "duration_s = 1\n" + mix + "duration_s = 1\nlayuot = 3\n", "mix[1].layuot"},
+        {head + mix + "duration_s = 1\nlayout = \"1g\"\n",
+         "mix[0].layout (line 9): unexpected field (did you mean 'layouts'?; expected one of: "},
         {head + "[defaults]\ndurations = 3\n" + mix, "defaults.durations"},
-        {head + "colour = 1\n" + mix + "duration_s = 1\n", "colour (line 3): unknown key"},
+        {head + "colour = 1\n" + mix + "duration_s = 1\n",
+         "colour (line 3): unexpected field (expected one of: version, name, gpu, defaults, "},
         {head + mix + "duration_s = \"10\"\n",
-         "mix[0].duration_s (line 8): expected a number, got a string"},
+         "mix[0].duration_s (line 8): wrong type: expected a number, got a string"},
         {head + mix + "duration_s = 0\n", "mix[0].duration_s (line 8): must be above 0"},
         // Non-finite and absurd numbers (inf was accepted and estimated as -9223372036854775808 s)
         {head + mix + "duration_s = inf\n", "mix[0].duration_s (line 8): must be a finite number"},
@@ -133,7 +139,7 @@ TEST(Spec, BadSpecsAreRefusedNamingTheField) {
                 "\"a\\nb\"}]\nduration_s = 1\n",
          "mix[0].jobs[0].name: a job name cannot hold control characters"},
         {head + mix + "repetitions = 1.5\nduration_s = 1\n",
-         "mix[0].repetitions (line 8): expected an integer"},
+         "mix[0].repetitions (line 8): wrong type: expected an integer"},
         {head + mix + "repetitions = 100000000\nduration_s = 1\n",
          "mix[0].repetitions (line 8): 100000000 is above 1000"},
         {head + mix, "mix[0]: give duration_s or work_steps"},
@@ -158,7 +164,7 @@ TEST(Spec, BadSpecsAreRefusedNamingTheField) {
          "mode 'fast'"},
         {head + "[[mix]]\nname = \"m\"\nbackends = [\"green\"]\nlayouts = [\"1g\"]\njobs = "
                 "[{workload = \"resnet18\", bach = 3}]\nduration_s = 1\n",
-         "mix[0].jobs[0].bach"},
+         "mix[0].jobs[0].bach (line 7): unexpected field (did you mean 'batch'?; "},
         {head + "[[mix]]\nname = \"m\"\nbackends = [\"cpu\"]\njobs = [{command = "
                 "[\"x\"]}]\nduration_s = 1\n",
          "an external command needs a name"},
@@ -167,8 +173,9 @@ TEST(Spec, BadSpecsAreRefusedNamingTheField) {
          "scaling runs on partitions"},
         {head + "[[scaling]]\nname = \"s\"\nbackends = [\"green\"]\njobs = "
                 "[\"resnet18\"]\nduration_s = 1\n",
-         "scaling[0].profiles: missing"},
-        {head + "[mix]\nname = \"m\"\n", "mix (line 3): expected an array of tables ([[mix]])"},
+         "scaling[0].profiles: missing field"},
+        {head + "[mix]\nname = \"m\"\n",
+         "mix (line 3): wrong type: expected an array of tables ([[mix]]), got a table"},
         {head, "nothing to run"},
         {head + mix + "duration_s = 1\n" + mix + "duration_s = 1\n",
          "mix[1].name: 'm' names another section"},
@@ -210,9 +217,9 @@ TEST(Spec, BadGpusAreRefusedNamingTheField) {
         {head + mix + "duration_s = 1\ngpus = 0\n", "mix[0].gpus (line 9): 0 is below 1"},
         {head + mix + "duration_s = 1\ngpus = -2\n", "mix[0].gpus (line 9): -2 is below 1"},
         {head + mix + "duration_s = 1\ngpus = 1.5\n",
-         "mix[0].gpus (line 9): expected an integer, got a number"},
+         "mix[0].gpus (line 9): wrong type: expected an integer, got a number"},
         {head + mix + "duration_s = 1\ngpus = \"2\"\n",
-         "mix[0].gpus (line 9): expected an integer, got a string"},
+         "mix[0].gpus (line 9): wrong type: expected an integer, got a string"},
         {head + mix + "duration_s = 1\ngpus = 65\n", "mix[0].gpus (line 9): 65 is above 64"},
         {head + "[defaults]\ngpus = 0\n" + mix + "duration_s = 1\n",
          "defaults.gpus (line 4): 0 is below 1"},

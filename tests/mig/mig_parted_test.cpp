@@ -93,16 +93,25 @@ TEST(MigParted, RejectsUnknownKeysWithTheirPath) {
     EXPECT_NE(
         error_of("version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
                  "      mig-devcies: {}\n")
-            .find("mig-configs.a[0].mig-devcies"),
+            .find("mig-parted config: mig-configs.a[0].mig-devcies: unexpected field (did you "
+                  "mean 'mig-devices'?; expected one of: devices, device-filter, mig-enabled, "
+                  "mig-devices)"),
         std::string::npos);
-    EXPECT_NE(error_of("version: v1\nextra: 1\nmig-configs: {}\n").find("unknown key 'extra'"),
+    EXPECT_NE(error_of("version: v1\nextra: 1\nmig-configs: {}\n")
+                  .find("mig-parted config: extra: unexpected field (expected one of: version, "
+                        "mig-configs)"),
               std::string::npos);
 }
 
 TEST(MigParted, RejectsBadValues) {
     EXPECT_NE(error_of("version: v2\nmig-configs: {}\n").find("unsupported version 'v2'"),
               std::string::npos);
-    EXPECT_NE(error_of("mig-configs: {}\n").find("at version"), std::string::npos);
+    EXPECT_NE(error_of("mig-configs: {}\n").find("mig-parted config: version: missing field"),
+              std::string::npos);
+    EXPECT_NE(
+        error_of("version: v1\nmig-configs: [1]\n")
+            .find("mig-parted config: mig-configs: wrong type: expected a mapping, got a list"),
+        std::string::npos);
     EXPECT_NE(
         error_of(
             "version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: yes-ish\n")

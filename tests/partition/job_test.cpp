@@ -140,9 +140,33 @@ TEST(JobsJson, RejectsUnknownKeysWithTheirPath) {
                         "jobs.json");
         FAIL();
     } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("jobs[1]"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("bach"), std::string::npos);
+        EXPECT_EQ(std::string(e.what()),
+                  "jobs.json: jobs[1].bach: unexpected field (did you mean 'batch'?; expected one "
+                  "of: workload, name, mode, batch, lora_rank, data, checkpoint, item_unit, "
+                  "command)");
     }
+    const auto message_of = [](const std::string& text) {
+        try {
+            parse_jobs_json(text, "f.json");
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_EQ(message_of(R"({"jobs": [], "extra": 1})"),
+              "f.json: extra: unexpected field (expected one of: jobs)");
+    EXPECT_EQ(message_of(R"({})"), "f.json: jobs: missing field");
+    EXPECT_EQ(message_of(R"({"jobs": {}})"),
+              "f.json: jobs: wrong type: expected an array, got an object");
+    EXPECT_EQ(message_of(R"({"jobs": [3]})"),
+              "f.json: jobs[0]: wrong type: expected an object, got an integer");
+    EXPECT_EQ(message_of(R"({"jobs": [{"workload": "mlp", "batch": "8"}]})"),
+              "f.json: jobs[0].batch: wrong type: expected an integer, got a string");
+    EXPECT_EQ(message_of(R"({"jobs": [{"workload": 3}]})"),
+              "f.json: jobs[0].workload: wrong type: expected a string, got an integer");
+    EXPECT_EQ(message_of(R"({"jobs": [{"workload": "mlp", "b\nx": 1}]})"),
+              "f.json: jobs[0].b\\nx: unexpected field (expected one of: workload, name, mode, "
+              "batch, lora_rank, data, checkpoint, item_unit, command)");
     EXPECT_THROW(parse_jobs_json(R"({"jobs": [{"workload": "a", "command": ["b"]}]})", "f"), Error);
     EXPECT_THROW(parse_jobs_json(R"({"jobs": [{"command": ["b"], "batch": 3}]})", "f"), Error);
     EXPECT_THROW(parse_jobs_json(R"({"jobs": [{"command": ["b"], "checkpoint": "c"}]})", "f"),

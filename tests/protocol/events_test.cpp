@@ -172,16 +172,18 @@ TEST(Events, MalformedLinesAreErrorsNamingWhatIsWrong) {
     EXPECT_EQ(error_of(R"({"event": 3})"), "no \"event\" name");
     EXPECT_EQ(error_of(R"({"event": "dance", "job": 0})"), "unknown event \"dance\"");
     EXPECT_NE(error_of(R"({"event": "step", "job": 0, "step": 1, "warmup": false})")
-                  .find("step event: \"step_time_s\" is missing"),
+                  .find("step event: step_time_s: missing field"),
               std::string::npos);
     EXPECT_NE(error_of(R"({"event": "step", "job": 0, "step": "1", "warmup": false,
                           "step_time_s": 0.1, "loss": 1})")
-                  .find("\"step\": expected an integer, got \"1\""),
+                  .find("step event: step: wrong type: expected an integer, got a string"),
               std::string::npos);
-    EXPECT_NE(error_of(R"({"event": "error", "job": -1, "message": "x"})").find("\"job\""),
+    EXPECT_NE(error_of(R"({"event": "error", "job": -1, "message": "x"})")
+                  .find("error event: job: expected"),
               std::string::npos);
-    EXPECT_NE(error_of(R"({"event": "error", "job": 0})").find("\"message\" is missing"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of(R"({"event": "error", "job": 0})").find("error event: message: missing field"),
+        std::string::npos);
     json result = json::parse(to_json_line({0, a_result()}));
     result["stopped_by"] = "boredom";
     EXPECT_NE(error_of(result.dump()).find("steps, seconds, stop or eof"), std::string::npos);
@@ -205,8 +207,8 @@ TEST(Events, ProgressLinesOfExternalCommands) {
     EXPECT_EQ(parse_progress_line("epoch 1 done").error, "not JSON");
     EXPECT_NE(parse_progress_line(R"({"event": "epoch"})").error.find("not a step event"),
               std::string::npos);
-    EXPECT_NE(parse_progress_line(R"({"event": "step", "items": "many"})").error.find("\"items\""),
-              std::string::npos);
+    EXPECT_EQ(parse_progress_line(R"({"event": "step", "items": "many"})").error,
+              "step event: items: wrong type: expected a number, got a string");
 }
 
 TEST(Commands, TheRunnersLinesReadBack) {

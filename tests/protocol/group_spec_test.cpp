@@ -60,12 +60,13 @@ TEST(GroupSpec, ParsesAGoodSpec) {
 }
 
 TEST(GroupSpec, UnknownKeysAreNamedWithTheirPath) {
-    EXPECT_NE(error_of(R"({"device": "cpu", "jobs": [{"workload": "resnet-tiny"},
+    EXPECT_NE(
+        error_of(R"({"device": "cpu", "jobs": [{"workload": "resnet-tiny"},
                            {"workload": "gpt2-tiny", "batchsize": 2}]})")
-                  .find("jobs[1].batchsize: unknown key"),
-              std::string::npos);
+            .find("group spec: jobs[1].batchsize: unexpected field (expected one of: workload, "),
+        std::string::npos);
     EXPECT_NE(error_of(R"({"device": "cpu", "gpus": 1, "jobs": [{"workload": "resnet-tiny"}]})")
-                  .find("gpus: unknown key"),
+                  .find("group spec: gpus: unexpected field (expected one of: device, jobs)"),
               std::string::npos);
 }
 
@@ -74,25 +75,30 @@ TEST(GroupSpec, BadTypesAndValuesAreNamed) {
         return error_of(R"({"device": "cpu", "jobs": [{"workload": "gpt2-tiny", )" + fields +
                         "}]}");
     };
-    EXPECT_NE(job(R"("batch": "8")").find("jobs[0].batch: expected an integer"), std::string::npos);
+    EXPECT_NE(
+        job(R"("batch": "8")").find("jobs[0].batch: wrong type: expected an integer, got a string"),
+        std::string::npos);
     EXPECT_NE(job(R"("batch": 0)").find("jobs[0].batch: must be at least 1"), std::string::npos);
     EXPECT_NE(job(R"("sms": 16.5)").find("jobs[0].sms"), std::string::npos);
     EXPECT_NE(job(R"("memory_limit_gib": -1)").find("jobs[0].memory_limit_gib"), std::string::npos);
     EXPECT_NE(job(R"("until_stopped": 1)").find("jobs[0].until_stopped"), std::string::npos);
-    EXPECT_NE(job(R"("cuda_graph": "no")").find("jobs[0].cuda_graph: expected true or false"),
-              std::string::npos);
+    EXPECT_NE(
+        job(R"("cuda_graph": "no")").find("jobs[0].cuda_graph: wrong type: expected true or false"),
+        std::string::npos);
     EXPECT_NE(job(R"("mode": "infer")").find("jobs[0].mode"), std::string::npos);
     EXPECT_NE(job(R"("steps": 3, "seconds": 2)").find("at most one of"), std::string::npos);
-    EXPECT_NE(
-        error_of(R"({"device": "cpu", "jobs": [{"batch": 2}]})").find("jobs[0].workload: missing"),
-        std::string::npos);
+    EXPECT_NE(error_of(R"({"device": "cpu", "jobs": [{"batch": 2}]})")
+                  .find("jobs[0].workload: missing field (the workload's name)"),
+              std::string::npos);
     EXPECT_NE(job(R"("hold_after_warmup": "yes")").find("jobs[0].hold_after_warmup"),
               std::string::npos);
     EXPECT_NE(error_of(R"({"device": "cpu", "jobs": []})").find("jobs:"), std::string::npos);
-    EXPECT_NE(error_of(R"({"jobs": [{"workload": "gpt2-tiny"}]})").find("device: missing"),
+    EXPECT_NE(error_of(R"({"jobs": [{"workload": "gpt2-tiny"}]})")
+                  .find("group spec: device: missing field (cpu, cuda or cuda:N)"),
               std::string::npos);
     EXPECT_NE(error_of("{not json").find("not JSON"), std::string::npos);
-    EXPECT_NE(error_of("[1]").find("expected an object"), std::string::npos);
+    EXPECT_NE(error_of("[1]").find("(top level): wrong type: expected an object, got an array"),
+              std::string::npos);
 }
 
 // Found by fuzzing: a number no double holds was an internal error (nlohmann's out_of_range),
@@ -143,7 +149,8 @@ TEST(GroupSpec, QueuedJobsFollowAnEarlierJobOnItsPartition) {
 
 TEST(GroupSpec, TheOldKeyForTheWorkloadIsNamed) {
     EXPECT_NE(error_of(R"({"device": "cpu", "jobs": [{"model": "gpt2-tiny"}]})")
-                  .find("jobs[0].model: unknown key (the workload's key is \"workload\")"),
+                  .find("jobs[0].model: unexpected field (the workload's key is \"workload\"; "
+                        "expected one of: workload, "),
               std::string::npos);
 }
 

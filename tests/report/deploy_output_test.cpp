@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "mig/catalog.h"
 #include "mig/layout.h"
 
@@ -66,6 +67,27 @@ TEST(LayoutConfigName, CountsProfilesLargestFirst) {
     const auto check = mig::check_layout(mig::parse_layout("4g.71gb+2g.35gb+1g.18gb", h200), h200);
     ASSERT_TRUE(check.layout) << check.reason;
     EXPECT_EQ(layout_config_name({check.layout, {}}), "migscope-1x4g.71gb-1x2g.35gb-1x1g.18gb");
+}
+
+// The user's base ConfigMap is read with the strict reader's words, each after the field's path.
+TEST(BaseConfig, MissingFieldsAndWrongTypesAreNamedWithTheirPath) {
+    const auto message_of = [](const std::string& yaml) {
+        try {
+            read_base_config(yaml, "b.yaml");
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::kInput);
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    const std::string where = "--k8s-base-config 'b.yaml': ";
+    EXPECT_EQ(message_of("kind: ConfigMap\n"), where + "metadata: missing field");
+    EXPECT_EQ(message_of("kind: ConfigMap\nmetadata: [1]\n"),
+              where + "metadata: wrong type: expected a mapping, got a list");
+    EXPECT_EQ(message_of("kind: ConfigMap\nmetadata: {}\n"),
+              where + "metadata.name: missing field (a ConfigMap, or a mig-parted file)");
+    EXPECT_EQ(message_of("kind: ConfigMap\nmetadata: {name: x}\ndata: {config.yaml: [1]}\n"),
+              where + "data.config.yaml: wrong type: expected a scalar, got a list");
 }
 
 }  // namespace

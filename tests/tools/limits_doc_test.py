@@ -141,7 +141,7 @@ repetitions = {repetitions}
         for make, n in ((lambda d: "[" * d + "]" * d, arrays),
                         (lambda d: "{a = " * d + "1" + "}" * d, tables)):
             accepted, refused = spec(make(n)), spec(make(n + 1))
-            self.assertIn("unknown key", accepted.stderr)  # parsed: then refused as a key
+            self.assertIn("unexpected field", accepted.stderr)  # parsed: then refused as a key
             self.assertEqual(refused.returncode, 2)
             self.assertIn("nested value depth", refused.stderr)
 

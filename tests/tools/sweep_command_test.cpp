@@ -383,7 +383,9 @@ TEST_F(SweepCommand, BadSpecsAndOptionsAreRefusedBeforeAnythingRuns) {
     };
     const std::string good = kTwoCells;
     const std::vector<Case> cases = {
-        {good + "layuot = 1\n", {}, "mix[0].layuot (line 11): unknown key"},
+        {good + "layuot = 1\n",
+         {},
+         "mix[0].layuot (line 11): unexpected field (expected one of: name, "},
         {good, {"--jobs", "resnet18"}, "--jobs does not apply to an experiment spec"},
         {good, {"--only", "nope"}, "--only nope: no such section (sections: pairs)"},
         {"version = 1\nname = \"x\"\n[[mix]]\nname = \"m\"\nbackends = [\"green\"]\nlayouts = "

@@ -409,7 +409,8 @@ TEST(Worker, BadGroupSpecsAreBadInputNamingTheKey) {
     ProcessResult unknown = run_spec(
         "unknown-key.json", R"({"device": "cpu", "jobs": [{"workload": "gpt2-tiny", "lr": 1}]})");
     EXPECT_EQ(unknown.exit_code, 2);
-    EXPECT_NE(message_of(unknown).find("jobs[0].lr: unknown key"), std::string::npos);
+    EXPECT_NE(message_of(unknown).find("jobs[0].lr: unexpected field (expected one of: workload, "),
+              std::string::npos);
 
     ProcessResult bad_type = run_spec(
         "bad-type.json", R"({"device": "cpu", "jobs": [{"workload": "gpt2-tiny", "steps": "3"}]})");
@@ -426,7 +427,7 @@ TEST(Worker, BadGroupSpecsAreBadInputNamingTheKey) {
     ProcessResult old_key =
         run_spec("old-key.json", R"({"device": "cpu", "jobs": [{"model": "gpt2-tiny"}]})");
     EXPECT_EQ(old_key.exit_code, 2);
-    EXPECT_NE(message_of(old_key).find("jobs[0].model: unknown key (the workload's key is"),
+    EXPECT_NE(message_of(old_key).find("jobs[0].model: unexpected field (the workload's key is"),
               std::string::npos);
 
     ProcessResult sms = run_spec(

@@ -126,7 +126,7 @@ TEST(Checkpoint, MalformedFilesAreRejectedWithTheReason) {
               std::string::npos);
     EXPECT_NE(
         error_for("noshape", R"({"weight": {"dtype": "F32", "data_offsets": [0, 4]}})", "xyzw")
-            .find("weight has no shape"),
+            .find("weight.shape: missing field"),
         std::string::npos);
     // A header length beyond the file.
     const std::string huge = temp_path("huge");
