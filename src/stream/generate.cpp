@@ -59,20 +59,22 @@ void check_options(const GenerateOptions& o) {
     if (o.count == 0 && o.span_h == 0)
         throw input_error("give --count, --span-h or both: when the trace ends");
     if (!finite(o.amount_median) || !(o.amount_median > 0))
-        throw input_error(std::string(o.amount == AmountKind::kWork ? "--work-median"
-                                                                     : "--duration-median-s") +
-                          ": must be positive");
+        throw input_error(
+            std::string(o.amount == AmountKind::kWork ? "--work-median" : "--duration-median-s") +
+            ": must be positive");
     if (o.amount == AmountKind::kWork && o.amount_median > 1e12)
         throw input_error("--work-median: at most 1e12 steps");
     if (!finite(o.amount_sigma) || o.amount_sigma < 0 || o.amount_sigma > 5)
         throw input_error("--sigma: must be from 0 to 5");
     if (o.deadline_slack) {
         if (o.amount != AmountKind::kDuration)
-            throw input_error("--deadline-slack: needs --duration-median-s (a job given in steps "
-                              "has no duration before a model of its speed)");
+            throw input_error(
+                "--deadline-slack: needs --duration-median-s (a job given in steps "
+                "has no duration before a model of its speed)");
         if (!finite(*o.deadline_slack) || *o.deadline_slack < 1)
-            throw input_error("--deadline-slack: must be at least 1 (a deadline the job can meet "
-                              "running alone)");
+            throw input_error(
+                "--deadline-slack: must be at least 1 (a deadline the job can meet "
+                "running alone)");
     }
     for (const MixEntry& m : o.mix) {
         if (!finite(m.weight) || !(m.weight > 0))
@@ -92,7 +94,8 @@ double rate_at(const GenerateOptions& o, double t_s) {
 
 std::string describe(const GenerateOptions& o) {
     std::string s = "migscope stream trace --generate --seed " + std::to_string(o.seed) +
-                    " --arrivals " + (o.arrivals == ArrivalProcess::kPoisson ? "poisson" : "diurnal") +
+                    " --arrivals " +
+                    (o.arrivals == ArrivalProcess::kPoisson ? "poisson" : "diurnal") +
                     " --rate-per-h " + number_text(o.rate_per_h);
     if (o.arrivals == ArrivalProcess::kDiurnal)
         s += " --amplitude " + number_text(o.amplitude) + " --peak-h " + number_text(o.peak_h) +
@@ -112,9 +115,9 @@ std::string describe(const GenerateOptions& o) {
 
 std::vector<MixEntry> default_mix() {
     std::vector<MixEntry> mix;
-    for (const partition::JobSpec& j : partition::parse_job_list(
-             "resnet18,resnet50,vit-b16,bert-base,gpt2-medium,gpt2-xl,"
-             "bert-base:finetune,vit-b16:finetune,gpt2-xl:finetune"))
+    for (const partition::JobSpec& j :
+         partition::parse_job_list("resnet18,resnet50,vit-b16,bert-base,gpt2-medium,gpt2-xl,"
+                                   "bert-base:finetune,vit-b16:finetune,gpt2-xl:finetune"))
         mix.push_back({j, 1.0});
     return mix;
 }
@@ -139,8 +142,7 @@ std::vector<MixEntry> parse_mix(const std::string& text) {
             if (!std::isfinite(entry.weight) || !(entry.weight > 0))
                 throw input_error(where + ": the weight must be positive");
         }
-        const std::vector<partition::JobSpec> jobs =
-            partition::parse_job_list(item.substr(0, eq));
+        const std::vector<partition::JobSpec> jobs = partition::parse_job_list(item.substr(0, eq));
         partition::check_builtin_workload(jobs.front().workload, where);
         entry.job = jobs.front();
         mix.push_back(std::move(entry));
@@ -184,7 +186,8 @@ Trace generate_trace(const GenerateOptions& options) {
         job.job = o.mix[k].job;
         const double amount = o.amount_median * std::exp(o.amount_sigma * draws.normal());
         if (o.amount == AmountKind::kWork) {
-            job.work_steps = static_cast<int64_t>(std::fmax(1.0, std::fmin(std::round(amount), 1e15)));
+            job.work_steps =
+                static_cast<int64_t>(std::fmax(1.0, std::fmin(std::round(amount), 1e15)));
         } else {
             job.duration_s = amount;
             if (o.deadline_slack)

@@ -25,16 +25,16 @@ struct MixEntry {
 struct GenerateOptions {
     uint64_t seed = 1;
     ArrivalProcess arrivals = ArrivalProcess::kPoisson;
-    double rate_per_h = 10;          // mean arrivals per hour (for diurnal: over a whole period)
-    double amplitude = 0.5;          // diurnal: 0 (flat) to 1 (no arrivals at the trough)
-    double peak_h = 14;              // diurnal: hour of the period with the most arrivals
-    double period_h = 24;            // diurnal: the period
-    int64_t count = 0;               // jobs to make; 0: as many as arrive within span_h
-    double span_h = 0;               // stop at this time; 0: after count jobs
-    std::vector<MixEntry> mix;       // empty: default_mix()
+    double rate_per_h = 10;     // mean arrivals per hour (for diurnal: over a whole period)
+    double amplitude = 0.5;     // diurnal: 0 (flat) to 1 (no arrivals at the trough)
+    double peak_h = 14;         // diurnal: hour of the period with the most arrivals
+    double period_h = 24;       // diurnal: the period
+    int64_t count = 0;          // jobs to make; 0: as many as arrive within span_h
+    double span_h = 0;          // stop at this time; 0: after count jobs
+    std::vector<MixEntry> mix;  // empty: default_mix()
     AmountKind amount = AmountKind::kWork;
-    double amount_median = 1000;     // steps or seconds: the log-normal's median
-    double amount_sigma = 1;         // the log-normal's sigma (of ln amount); 0: every job the median
+    double amount_median = 1000;  // steps or seconds: the log-normal's median
+    double amount_sigma = 1;      // the log-normal's sigma (of ln amount); 0: every job the median
     std::optional<double> deadline_slack;  // deadline_s = arrival_s + slack * duration_s; >= 1
 };
 

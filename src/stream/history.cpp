@@ -16,7 +16,8 @@ namespace {
 using nlohmann::json;
 
 bool digits(std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 int64_t number(std::string_view s) {
     int64_t v = 0;
@@ -51,7 +52,7 @@ class Skips {
             std::string line = "skipped " + std::to_string(count) + " " + reason;
             if (!examples.empty()) {
                 std::vector<std::pair<std::string, int64_t>> sorted(examples.begin(),
-                                                                   examples.end());
+                                                                    examples.end());
                 std::stable_sort(sorted.begin(), sorted.end(),
                                  [](const auto& a, const auto& b) { return a.second > b.second; });
                 std::string names;
@@ -110,7 +111,8 @@ std::vector<NameRule> parse_name_rules(const std::vector<std::string>& items) {
         const size_t eq = item.find('=');
         const std::string where = "--map '" + user_text::shown(item) + "'";
         if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-            throw input_error(where + ": expected NAME=WORKLOAD[:MODE][:BATCH] (NAME may end in *)");
+            throw input_error(where +
+                              ": expected NAME=WORKLOAD[:MODE][:BATCH] (NAME may end in *)");
         const std::string job = item.substr(eq + 1);
         if (job.find(',') != std::string::npos)
             throw input_error(where + ": one workload per --map");
@@ -253,8 +255,9 @@ HistoryRead read_sacct(std::string_view text, const std::string& origin,
             continue;
         }
         if (fields.size() != columns)
-            throw input_error(at + ": " + std::to_string(fields.size()) + " fields, the header has " +
-                              std::to_string(columns) + " (a '|' in a job name breaks the columns)");
+            throw input_error(at + ": " + std::to_string(fields.size()) +
+                              " fields, the header has " + std::to_string(columns) +
+                              " (a '|' in a job name breaks the columns)");
         auto field = [&](const char* name) -> std::optional<std::string> {
             const auto it = column.find(name);
             if (it == column.end())
@@ -271,8 +274,8 @@ HistoryRead read_sacct(std::string_view text, const std::string& origin,
         const std::optional<std::string> start = field("start");
         const std::optional<std::string> end = field("end");
         if (state == "PENDING" || state == "RUNNING" || state == "REQUEUED" ||
-            state == "SUSPENDED" || state == "RESIZING" || (start && !parse_time_s(*start, false)) ||
-            (end && !parse_time_s(*end, false))) {
+            state == "SUSPENDED" || state == "RESIZING" ||
+            (start && !parse_time_s(*start, false)) || (end && !parse_time_s(*end, false))) {
             // Start/End "Unknown" or "None": never ran, or has not ended.
             skips.add("jobs that did not run to an end (State, Start or End)",
                       state.empty() ? "" : state);
@@ -344,7 +347,8 @@ HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
         throw input_error(origin + ": not valid JSON: " + user_text::foreign_message(e.what()));
     }
     if (!doc.is_object())
-        throw input_error(origin + ": expected a Kubernetes List of Jobs (kubectl get jobs -o json)");
+        throw input_error(origin +
+                          ": expected a Kubernetes List of Jobs (kubectl get jobs -o json)");
     std::vector<json> items;
     std::string prefix = "items";
     const std::string kind = doc.value("kind", "");
@@ -355,8 +359,9 @@ HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
                doc["items"].is_array()) {
         items = doc["items"].get<std::vector<json>>();
     } else {
-        throw input_error(origin + ": kind '" + user_text::shown(kind) +
-                          "' with no items array: expected a List of Jobs (kubectl get jobs -o json)");
+        throw input_error(
+            origin + ": kind '" + user_text::shown(kind) +
+            "' with no items array: expected a List of Jobs (kubectl get jobs -o json)");
     }
     Skips skips;
     std::vector<std::pair<double, TraceJob>> jobs;
@@ -364,7 +369,8 @@ HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
     for (size_t i = 0; i < items.size(); ++i) {
         const json& item = items[i];
         const std::string path =
-            origin + ": " + (prefix.empty() ? std::string("") : prefix + "[" + std::to_string(i) + "]");
+            origin + ": " +
+            (prefix.empty() ? std::string("") : prefix + "[" + std::to_string(i) + "]");
         const std::string dot = prefix.empty() ? "" : ".";
         // A field of the item by its path; an input error naming it when it is not a string.
         auto string_at = [&](std::initializer_list<const char*> keys,
@@ -413,7 +419,8 @@ HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
         const std::optional<double> started = time_at({"status", "startTime"});
         const std::optional<double> completed = time_at({"status", "completionTime"});
         if (!started || !completed) {
-            skips.add("jobs without status.startTime and status.completionTime (running or failed)");
+            skips.add(
+                "jobs without status.startTime and status.completionTime (running or failed)");
             continue;
         }
         // The containers of the pod template; the first that asks for an nvidia.com/ resource.
@@ -421,10 +428,10 @@ HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
         const json containers = item.contains("spec") && item["spec"].is_object()
                                     ? item["spec"].value("template", json::object())
                                     : json::object();
-        const json list = containers.is_object() && containers.contains("spec") &&
-                                  containers["spec"].is_object()
-                              ? containers["spec"].value("containers", json::array())
-                              : json::array();
+        const json list =
+            containers.is_object() && containers.contains("spec") && containers["spec"].is_object()
+                ? containers["spec"].value("containers", json::array())
+                : json::array();
         for (const json& c : list) {
             if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object())
                 continue;
@@ -444,7 +451,8 @@ HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
         }
         std::optional<partition::JobSpec> job;
         // The workload the job names: annotation, else label (a label cannot hold ':').
-        std::optional<std::string> named = string_at({"metadata", "annotations", "migscope.io/workload"}, false);
+        std::optional<std::string> named =
+            string_at({"metadata", "annotations", "migscope.io/workload"}, false);
         std::string named_where = "metadata.annotations.migscope.io/workload";
         if (!named) {
             named = string_at({"metadata", "labels", "migscope.io/workload"}, false);
@@ -478,9 +486,10 @@ HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
                 }
             }
             if (gpu_container->value("command", json::array()).empty()) {
-                skips.add("jobs with no workload annotation, no --map and no container command "
-                          "(the image's entrypoint is not in the Job)",
-                          name);
+                skips.add(
+                    "jobs with no workload annotation, no --map and no container command "
+                    "(the image's entrypoint is not in the Job)",
+                    name);
                 continue;
             }
             job = partition::JobSpec{};
@@ -513,8 +522,8 @@ HistoryRead read_kubectl_jobs(std::string_view text, const std::string& origin,
     try {
         return read_kubectl_items(text, origin, options);
     } catch (const json::exception& e) {  // a field of another type than a Job's ("kind": 3)
-        throw input_error(origin + ": not a Job list's shape: " +
-                          user_text::foreign_message(e.what()));
+        throw input_error(origin +
+                          ": not a Job list's shape: " + user_text::foreign_message(e.what()));
     }
 }
 

@@ -64,9 +64,9 @@ void check_entry(const TraceJob& t, const std::string& path) {
 void check_order(const Trace& trace, const std::string& origin) {
     for (size_t i = 1; i < trace.jobs.size(); ++i) {
         if (trace.jobs[i].arrival_s < trace.jobs[i - 1].arrival_s)
-            throw input_error(origin + ": jobs[" + std::to_string(i) + "].arrival_s: " +
-                              number_text(trace.jobs[i].arrival_s) + " is before jobs[" +
-                              std::to_string(i - 1) + "].arrival_s " +
+            throw input_error(origin + ": jobs[" + std::to_string(i) +
+                              "].arrival_s: " + number_text(trace.jobs[i].arrival_s) +
+                              " is before jobs[" + std::to_string(i - 1) + "].arrival_s " +
                               number_text(trace.jobs[i - 1].arrival_s) +
                               ": a trace is sorted by arrival_s");
     }
@@ -120,10 +120,9 @@ Trace parse_trace_json(std::string_view text, const std::string& origin) {
         Fields top(doc, "");
         const int64_t version = top.get<int64_t>("version");
         if (version != kTraceVersion)
-            throw input_error("version: " + std::to_string(version) + " is not " +
-                              std::to_string(kTraceVersion) +
-                              " (this migscope reads trace version " +
-                              std::to_string(kTraceVersion) + ")");
+            throw input_error(
+                "version: " + std::to_string(version) + " is not " + std::to_string(kTraceVersion) +
+                " (this migscope reads trace version " + std::to_string(kTraceVersion) + ")");
         trace.source = top.optional<std::string>("source").value_or("");
         user_text::check_text(trace.source, "source");
         const json& jobs = top.child("jobs");
@@ -199,8 +198,9 @@ std::string write_trace_json(const Trace& trace) {
 }
 
 void sort_and_name(Trace& trace) {
-    std::stable_sort(trace.jobs.begin(), trace.jobs.end(),
-                     [](const TraceJob& a, const TraceJob& b) { return a.arrival_s < b.arrival_s; });
+    std::stable_sort(
+        trace.jobs.begin(), trace.jobs.end(),
+        [](const TraceJob& a, const TraceJob& b) { return a.arrival_s < b.arrival_s; });
     std::vector<partition::JobSpec> specs;
     for (const TraceJob& t : trace.jobs)
         specs.push_back(t.job);
@@ -237,8 +237,9 @@ TraceSummary summarize(const Trace& trace) {
     }
     for (const auto& [workload, jobs] : counts)
         s.workloads.push_back({workload, jobs});
-    std::stable_sort(s.workloads.begin(), s.workloads.end(),
-                     [](const WorkloadCount& a, const WorkloadCount& b) { return a.jobs > b.jobs; });
+    std::stable_sort(
+        s.workloads.begin(), s.workloads.end(),
+        [](const WorkloadCount& a, const WorkloadCount& b) { return a.jobs > b.jobs; });
     return s;
 }
 

@@ -19,12 +19,12 @@ inline constexpr int kTraceVersion = 1;
 // is: a number of training steps (`work_steps`, "work" in the file) or a run time (`duration_s`),
 // exactly one of the two.
 struct TraceJob {
-    double arrival_s = 0;                  // seconds from the trace's start, >= 0
-    partition::JobSpec job;                // as a jobs-file entry gives it (partition/job.h)
-    std::optional<int64_t> work_steps;     // steps to train, > 0
-    std::optional<double> duration_s;      // run time, > 0 (history: as measured where it ran)
-    std::optional<double> deadline_s;      // finish by, same clock as arrival_s, > arrival_s
-    int64_t priority = 0;                  // larger is more important; 0 unless given
+    double arrival_s = 0;               // seconds from the trace's start, >= 0
+    partition::JobSpec job;             // as a jobs-file entry gives it (partition/job.h)
+    std::optional<int64_t> work_steps;  // steps to train, > 0
+    std::optional<double> duration_s;   // run time, > 0 (history: as measured where it ran)
+    std::optional<double> deadline_s;   // finish by, same clock as arrival_s, > arrival_s
+    int64_t priority = 0;               // larger is more important; 0 unless given
 };
 
 // A trace: jobs sorted by arrival (ties keep their order), names unique.
@@ -65,10 +65,10 @@ struct TraceSummary {
     int64_t jobs = 0;
     double first_arrival_s = 0;
     double last_arrival_s = 0;
-    double span_s = 0;                 // last arrival - first arrival
-    double arrival_rate_per_h = 0;     // (jobs - 1) / span; 0 for one job or a zero span
-    int64_t jobs_with_work = 0;        // amount in steps
-    int64_t jobs_with_duration = 0;    // amount in seconds
+    double span_s = 0;               // last arrival - first arrival
+    double arrival_rate_per_h = 0;   // (jobs - 1) / span; 0 for one job or a zero span
+    int64_t jobs_with_work = 0;      // amount in steps
+    int64_t jobs_with_duration = 0;  // amount in seconds
     double total_work_steps = 0;
     double total_duration_s = 0;
     int64_t jobs_with_deadline = 0;

@@ -48,7 +48,8 @@ TEST(Generate, PoissonMeanRateWithinTolerance) {
     ASSERT_EQ(t.jobs.size(), 20000u);
     // The rate estimate (n - 1) / span has a relative spread of about 1 / sqrt(n) = 0.7%:
     // 3% is over four of them.
-    const double rate_per_h = (t.jobs.size() - 1) / (t.jobs.back().arrival_s - t.jobs.front().arrival_s) * 3600;
+    const double rate_per_h =
+        (t.jobs.size() - 1) / (t.jobs.back().arrival_s - t.jobs.front().arrival_s) * 3600;
     EXPECT_NEAR(rate_per_h, 30, 0.03 * 30);
     // Exponential gaps: their spread equals their mean (coefficient of variation 1).
     double sum = 0, sum2 = 0;
@@ -83,8 +84,8 @@ TEST(Generate, DiurnalHasMoreArrivalsAtThePeakThanTheTrough) {
         peak += per_hour[h];
     for (int h : {23, 0, 1, 2, 3, 4})
         trough += per_hour[h];
-    const double expected_ratio = (6 + 0.8 * 24 / kPi * std::sin(kPi / 4)) /
-                                  (6 - 0.8 * 24 / kPi * std::sin(kPi / 4));
+    const double expected_ratio =
+        (6 + 0.8 * 24 / kPi * std::sin(kPi / 4)) / (6 - 0.8 * 24 / kPi * std::sin(kPi / 4));
     EXPECT_NEAR(peak / trough, expected_ratio, 0.15 * expected_ratio);
     // The busiest hour is next to the peak.
     const auto busiest = std::max_element(per_hour.begin(), per_hour.end()) - per_hour.begin();
@@ -115,8 +116,8 @@ TEST(Generate, DefaultMixHasFineTunes) {
     GenerateOptions o;
     o.count = 2000;
     const Trace t = generate_trace(o);
-    const auto finetunes = std::count_if(t.jobs.begin(), t.jobs.end(),
-                                         [](const TraceJob& j) { return j.job.mode == "finetune"; });
+    const auto finetunes = std::count_if(
+        t.jobs.begin(), t.jobs.end(), [](const TraceJob& j) { return j.job.mode == "finetune"; });
     // Three fine-tunes among nine entries of weight 1: a third.
     EXPECT_NEAR(finetunes / 2000.0, 1.0 / 3, 0.05);
     EXPECT_EQ(default_mix().size(), 9u);

@@ -49,7 +49,7 @@ TEST(Times, CivilAndRfc3339) {
                          parse_time_s("2024-03-04T09:15:00Z", true).value(),
                      0.25);
     EXPECT_FALSE(parse_time_s("Unknown", false));
-    EXPECT_FALSE(parse_time_s("2024-03-04T09:15:00", true));   // Kubernetes times carry a zone
+    EXPECT_FALSE(parse_time_s("2024-03-04T09:15:00", true));    // Kubernetes times carry a zone
     EXPECT_FALSE(parse_time_s("2024-03-04T09:15:00Z", false));  // sacct's do not
     EXPECT_FALSE(parse_time_s("2024-13-04T09:15:00", false));
     EXPECT_EQ(parse_slurm_duration_s("00:50:36"), 3036.0);
@@ -118,16 +118,17 @@ TEST(Sacct, BadLinesAreNamedByLineNumber) {
               }).find("s.txt:1: the header has no jobid column"),
               std::string::npos);  // --noheader output
     EXPECT_NE(error_of([&] {
-                  read_sacct(header + "1|mine|2024-01-01T00:00:00|00:01:00|gres/gpu=1\n", "s.txt", {});
+                  read_sacct(header + "1|mine|2024-01-01T00:00:00|00:01:00|gres/gpu=1\n", "s.txt",
+                             {});
               }).find("s.txt: no job left to trace out of 1 read"),
               std::string::npos);
 }
 
 TEST(Sacct, WithoutTresColumnsEveryJobIsKeptAndSaid) {
-    const HistoryRead r =
-        read_sacct("JobID|JobName|Submit|Start|End\n7|mlp|2024-01-01T00:00:00|2024-01-01T00:00:10|"
-                   "2024-01-01T00:01:10\n",
-                   "s.txt", {});
+    const HistoryRead r = read_sacct(
+        "JobID|JobName|Submit|Start|End\n7|mlp|2024-01-01T00:00:00|2024-01-01T00:00:10|"
+        "2024-01-01T00:01:10\n",
+        "s.txt", {});
     ASSERT_EQ(r.trace.jobs.size(), 1u);
     EXPECT_EQ(r.trace.jobs[0].duration_s, 60.0);  // End - Start without Elapsed
     EXPECT_TRUE(has_note(r, "no AllocTRES or ReqTRES column"));
@@ -136,8 +137,9 @@ TEST(Sacct, WithoutTresColumnsEveryJobIsKeptAndSaid) {
 TEST(NameRules, BadItemsAreNamed) {
     EXPECT_NE(error_of([] { parse_name_rules({"bert-ft"}); }).find("--map 'bert-ft': expected"),
               std::string::npos);
-    EXPECT_NE(error_of([] { parse_name_rules({"x=resnet51"}); }).find("unknown workload 'resnet51'"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of([] { parse_name_rules({"x=resnet51"}); }).find("unknown workload 'resnet51'"),
+        std::string::npos);
     const auto rules = parse_name_rules({"a*=mlp", "abc=resnet18"});
     EXPECT_EQ(job_for_name(rules, "abc")->workload, "mlp");  // the first match wins
     EXPECT_EQ(job_for_name(rules, "resnet50")->workload, "resnet50");
@@ -190,8 +192,9 @@ TEST(Kubectl, ErrorsNameTheItemsField) {
     EXPECT_EQ(error_of([&] { read_kubectl_jobs(list("monday"), "k", {}); }),
               "k: items[0].metadata.creationTimestamp: 'monday' is not an RFC 3339 time "
               "(2024-03-05T14:02:11Z)");
-    EXPECT_NE(error_of([] { read_kubectl_jobs(R"({"kind": "PodList", "items": []})", "k", {}); })
-                  .find("k: kind 'PodList'"),
+    EXPECT_NE(error_of([] {
+                  read_kubectl_jobs(R"({"kind": "PodList", "items": []})", "k", {});
+              }).find("k: kind 'PodList'"),
               std::string::npos);
     EXPECT_NE(error_of([] { read_kubectl_jobs(R"({"kind": 3})", "k", {}); }).find("k: "),
               std::string::npos);

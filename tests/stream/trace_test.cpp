@@ -75,13 +75,15 @@ TEST(Trace, EveryErrorNamesItsField) {
          "\"version\": 1", "t.json: jobs[1].arrival_s: must not be negative"},
         {R"({"arrival_s": 5, "workload": "resnet50", "work": 10},
             {"arrival_s": 4, "workload": "resnet50", "work": 10})",
-         "\"version\": 1", "t.json: jobs[1].arrival_s: 4 is before jobs[0].arrival_s 5: a trace is sorted"},
+         "\"version\": 1",
+         "t.json: jobs[1].arrival_s: 4 is before jobs[0].arrival_s 5: a trace is sorted"},
         {R"({"arrival_s": 5, "workload": "resnet50", "duration_s": 10, "deadline_s": 4})",
          "\"version\": 1", "t.json: jobs[0].deadline_s: 4 is not after the job's arrival_s 5"},
         {R"({"arrival_s": 5, "workload": "resnet50", "duration_s": 10, "deadline_s": 5})",
          "\"version\": 1", "t.json: jobs[0].deadline_s: 5 is not after"},
         {R"({"arrival_s": 0, "workload": "resnet50", "work": 10, "duration_s": 3})",
-         "\"version\": 1", "t.json: jobs[0]: give exactly one of \"work\" (steps) and \"duration_s\""},
+         "\"version\": 1",
+         "t.json: jobs[0]: give exactly one of \"work\" (steps) and \"duration_s\""},
         {R"({"arrival_s": 0, "workload": "resnet50"})", "\"version\": 1",
          "t.json: jobs[0]: give exactly one of \"work\""},
         {R"({"arrival_s": 0, "workload": "resnet50", "work": 0})", "\"version\": 1",
@@ -127,7 +129,8 @@ TEST(Trace, NonFiniteAndHugeNumbersAreRefused) {
         check_trace(t, "made");
         FAIL() << "NaN arrival accepted";
     } catch (const Error& e) {
-        EXPECT_EQ(std::string(e.what()), "made: jobs[0].arrival_s: must be a finite number of seconds");
+        EXPECT_EQ(std::string(e.what()),
+                  "made: jobs[0].arrival_s: must be a finite number of seconds");
     }
 }
 
