@@ -13,6 +13,8 @@ namespace migscope::stream {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
+// The lowest rate: below it the gaps between arrivals outgrow any trace (and a double).
+constexpr double kMinRatePerH = 1e-6;
 
 // std::mt19937_64's output sequence is fixed by the C++ standard, but std::*_distribution's
 // algorithms are not: libstdc++, libc++ and MSVC turn the same engine into different numbers.
@@ -42,8 +44,9 @@ std::string number_text(double value) {
 
 void check_options(const GenerateOptions& o) {
     auto finite = [](double v) { return std::isfinite(v); };
-    if (!finite(o.rate_per_h) || !(o.rate_per_h > 0))
-        throw input_error("--rate-per-h: must be a positive number of arrivals per hour");
+    if (!finite(o.rate_per_h) || !(o.rate_per_h >= kMinRatePerH))
+        throw input_error("--rate-per-h: must be at least " + number_text(kMinRatePerH) +
+                          " arrivals per hour");
     if (o.arrivals == ArrivalProcess::kDiurnal) {
         if (!finite(o.amplitude) || o.amplitude < 0 || o.amplitude > 1)
             throw input_error("--amplitude: must be from 0 to 1");

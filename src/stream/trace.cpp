@@ -114,6 +114,8 @@ Trace parse_trace_json(std::string_view text, const std::string& origin) {
     } catch (const json::exception& e) {  // also a number too large for a double ("1e400")
         throw input_error(origin + ": not valid JSON: " + user_text::foreign_message(e.what()));
     }
+    if (!doc.is_object())
+        throw input_error(origin + ": expected an object with \"version\" and \"jobs\"");
     Trace trace;
     json job_parts = json::array();  // the jobs-file entries, read by partition::parse_jobs_json
     try {

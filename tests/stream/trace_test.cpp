@@ -110,6 +110,18 @@ TEST(Trace, EveryErrorNamesItsField) {
     }
 }
 
+TEST(Trace, ADocumentThatIsNoObjectIsNamed) {
+    try {
+        parse_trace_json("[1, 2]", "t.json");
+        FAIL() << "an array accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "t.json: expected an object with \"version\" and \"jobs\"");
+    }
+    EXPECT_THROW(parse_trace_json(R"({"version": 1, "jobs": [3]})", "t.json"), Error);
+    EXPECT_THROW(parse_trace_json(R"({"version": 1, "jobs": {}})", "t.json"), Error);
+}
+
 TEST(Trace, NonFiniteAndHugeNumbersAreRefused) {
     // JSON has no NaN or infinity; a number beyond a double is not valid JSON for the reader.
     EXPECT_NE(error_of(R"({"arrival_s": NaN, "workload": "resnet50", "work": 1})")

@@ -117,6 +117,13 @@ class StreamCli(unittest.TestCase):
             self.assertEqual(done.returncode, 2, f"{args}: {done.stderr}")
             self.assertIn(expected, done.stderr, args)
 
+    def test_bad_input_leaves_the_output_file_alone(self):
+        kept = self.write("kept.json", "earlier trace\n")
+        done = run("stream", "trace", "--from-sacct", f"{FIXTURES}/sacct-bad-line.txt", "-o", kept)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        with open(kept, encoding="utf-8") as f:
+            self.assertEqual(f.read(), "earlier trace\n")
+
     def test_names_stay_text(self):
         # A name with shell and path characters is written as JSON text, never run or opened.
         doc = {"version": 1, "jobs": [{"arrival_s": 0, "name": "$(touch pwned); ../../x",

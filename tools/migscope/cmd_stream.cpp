@@ -68,7 +68,6 @@ int trace_command(const TraceOptions& o, const CLI::App& cmd) {
     }
     if (o.generate && !o.maps.empty())
         throw input_error("--map: only with --from-sacct or --from-kubectl");
-    Output out(o.output);
     stream::Trace trace;
     if (o.generate) {
         stream::GenerateOptions g = o.g;
@@ -97,6 +96,8 @@ int trace_command(const TraceOptions& o, const CLI::App& cmd) {
             std::cerr << "note: " << user_text::escaped(note) << '\n';
         trace = read.trace;
     }
+    // Opened once the trace is made: a bad input leaves an existing -o FILE as it was.
+    Output out(o.output);
     out.stream() << stream::write_trace_json(trace);
     return kExitOk;
 }
