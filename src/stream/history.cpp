@@ -425,6 +425,7 @@ HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
         }
         // The containers of the pod template; the first that asks for an nvidia.com/ resource.
         const json* gpu_container = nullptr;
+        size_t gpu_index = 0;
         const json containers = item.contains("spec") && item["spec"].is_object()
                                     ? item["spec"].value("template", json::object())
                                     : json::object();
@@ -432,7 +433,8 @@ HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
             containers.is_object() && containers.contains("spec") && containers["spec"].is_object()
                 ? containers["spec"].value("containers", json::array())
                 : json::array();
-        for (const json& c : list) {
+        for (size_t k = 0; k < list.size(); ++k) {
+            const json& c = list[k];
             if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object())
                 continue;
             for (const char* part : {"limits", "requests"}) {
@@ -440,8 +442,10 @@ HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
                 if (!r.is_object())
                     continue;
                 for (const auto& [key, value] : r.items()) {
-                    if (text::starts_with(key, "nvidia.com/") && !gpu_container)
+                    if (text::starts_with(key, "nvidia.com/") && !gpu_container) {
                         gpu_container = &c;
+                        gpu_index = k;
+                    }
                 }
             }
         }
@@ -478,11 +482,14 @@ HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
             std::vector<std::string> argv;
             for (const char* part : {"command", "args"}) {
                 const json& a = gpu_container->value(part, json::array());
+                const std::string where = path + dot + "spec.template.spec.containers[" +
+                                          std::to_string(gpu_index) + "]." + part;
                 if (!a.is_array())
-                    continue;
+                    throw input_error(where + ": expected an array of strings");
                 for (const json& word : a) {
-                    if (word.is_string())
-                        argv.push_back(word.get<std::string>());
+                    if (!word.is_string())
+                        throw input_error(where + ": expected an array of strings");
+                    argv.push_back(word.get<std::string>());
                 }
             }
             if (gpu_container->value("command", json::array()).empty()) {

@@ -198,6 +198,10 @@ TEST(Kubectl, ErrorsNameTheItemsField) {
               std::string::npos);
     EXPECT_NE(error_of([] { read_kubectl_jobs(R"({"kind": 3})", "k", {}); }).find("k: "),
               std::string::npos);
+    std::string string_command = list("2024-01-01T00:00:00Z");
+    string_command.replace(string_command.find(R"(["x"])"), 5, R"("x")");
+    EXPECT_EQ(error_of([&] { read_kubectl_jobs(string_command, "k", {}); }),
+              "k: items[0].spec.template.spec.containers[0].command: expected an array of strings");
     std::string annotated = list("2024-01-01T00:00:00Z");
     annotated.replace(annotated.find(R"("name": "j")"), 11,
                       R"("name": "j", "annotations": {"migscope.io/workload": "resnet5"})");
