@@ -163,7 +163,7 @@ void add_stream_command(CLI::App& app, Action& action) {
     CLI::App* group = app.add_subcommand(
         "stream",
         "Job streams: traces of jobs arriving over time (docs/streams.md). Writes and checks "
-        "traces; the simulator and its policies are not built yet.");
+        "traces; no command plays one through the simulator yet.");
     group->require_subcommand(1);
 
     auto t = std::make_shared<TraceOptions>();
