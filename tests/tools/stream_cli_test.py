@@ -7,6 +7,7 @@ Usage: stream_cli_test.py MIGSCOPE_BINARY FIXTURE_DIR.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -124,6 +125,16 @@ class StreamCli(unittest.TestCase):
         with open(kept, encoding="utf-8") as f:
             self.assertEqual(f.read(), "earlier trace\n")
 
+    def test_the_docs_example_is_a_valid_trace(self):
+        docs = os.path.join(FIXTURES, "..", "..", "docs", "streams.md")
+        with open(docs, encoding="utf-8") as f:
+            example = re.findall(r"```json\n(.*?)```", f.read(), re.DOTALL)[0]
+        done = run("stream", "check", self.write("example.json", example), "--format", "json")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        summary = json.loads(done.stdout)
+        self.assertEqual(summary["jobs"], 3)
+        self.assertEqual(summary["jobs_with_deadline"], 1)
+
     def test_names_stay_text(self):
         # A name with shell and path characters is written as JSON text, never run or opened.
         doc = {"version": 1, "jobs": [{"arrival_s": 0, "name": "$(touch pwned); ../../x",
@@ -136,5 +147,5 @@ class StreamCli(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    MIGSCOPE, FIXTURES = sys.argv[1], sys.argv[2]
+    MIGSCOPE, FIXTURES = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     unittest.main(argv=sys.argv[:1], verbosity=2)
