@@ -3,7 +3,7 @@
 # seed corpora made from examples/, data/ and the docs. Fails on any crash, leak, hang, sanitizer
 # report or error that is not an input error (exit 2). docs/fuzzing.md says more.
 #   scripts/fuzz.sh BUILD_DIR [--seconds S | --runs N] [TARGET...]
-# Default: 5 seconds per target, every target (spec mig_parted layout jobs profiles
+# Default: 5 seconds per target, every target (spec mig_parted layout jobs stream profiles
 # worker_protocol store exporter exporter_http). Each target keeps its corpus in BUILD_DIR/fuzz-corpus/TARGET
 # and what failed in BUILD_DIR/fuzz-artifacts/.
 set -euo pipefail
@@ -17,7 +17,7 @@ case "${1:-}" in
   --runs) limit=(-runs="$2"); shift 2 ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(spec mig_parted layout jobs profiles worker_protocol store exporter
+[ ${#targets[@]} -gt 0 ] || targets=(spec mig_parted layout jobs stream profiles worker_protocol store exporter
                                     exporter_http)
 
 corpus_root="$build_dir/fuzz-corpus"
@@ -50,6 +50,12 @@ seed() {  # seed TARGET: fills the target's corpus folder with its seeds (kept a
     jobs)
       doc_blocks json "$dir"
       echo "resnet18,bert-base:finetune:16,gpt2-xl:finetune:4" > "$dir/job-list" ;;
+    stream)
+      # The readers' fixtures (sacct, kubectl), a generated trace and the docs' JSON blocks.
+      cp "$root"/tests/stream/*.txt "$root"/tests/stream/*.json "$dir/"
+      "$build_dir/tools/migscope/migscope" stream trace --generate --count 20 --duration-median-s 600 \
+        --deadline-slack 2 -o "$dir/generated.json" 2>/dev/null || true
+      doc_blocks json "$dir" ;;
     profiles)
       cp "$root"/data/profiles-h200.json "$dir/"
       doc_blocks json "$dir" ;;

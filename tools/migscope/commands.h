@@ -96,6 +96,7 @@ void add_profile_command(CLI::App& app, Action& action);
 void add_plan_command(CLI::App& app, Action& action);
 void add_exporter_command(CLI::App& app, Action& action);
 void add_energy_command(CLI::App& app, Action& action);
+void add_stream_command(CLI::App& app, Action& action);
 // Hidden; registered last: it prints completion and the man page from every command above.
 void add_generate_command(CLI::App& app, Action& action);
 

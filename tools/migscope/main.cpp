@@ -95,6 +95,7 @@ int main(int argc, char** argv) {
     cli::add_plan_command(app, action);
     cli::add_exporter_command(app, action);
     cli::add_energy_command(app, action);
+    cli::add_stream_command(app, action);
     cli::add_generate_command(app, action);
     require_finite_numbers(app);
     require_utf8_text(app);

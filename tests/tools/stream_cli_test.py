@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""`migscope stream trace|check` as a program: the readers on the fixtures of tests/stream, the
+generator's determinism through the CLI, traces that round-trip through `check`, and bad input
+exiting 2 with the field named.
+
+Usage: stream_cli_test.py MIGSCOPE_BINARY FIXTURE_DIR.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+MIGSCOPE = FIXTURES = None
+
+
+def run(*args):
+    return subprocess.run([MIGSCOPE, *args], capture_output=True, text=True, errors="replace")
+
+
+class StreamCli(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+    def write(self, name, doc):
+        with open(self.path(name), "w", encoding="utf-8") as f:
+            f.write(doc if isinstance(doc, str) else json.dumps(doc))
+        return self.path(name)
+
+    def test_sacct_to_trace_then_check(self):
+        out = self.path("trace.json")
+        done = run("stream", "trace", "--from-sacct", f"{FIXTURES}/sacct-22.05.txt",
+                   "--map", "bert-ft=bert-base:finetune", "-o", out)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, "")  # -o: nothing on stdout
+        self.assertIn("skipped 7 job steps", done.stderr)
+        with open(out, encoding="utf-8") as f:
+            trace = json.load(f)
+        self.assertEqual(trace["version"], 1)
+        names = [j["name"] for j in trace["jobs"]]
+        self.assertEqual(names, ["resnet50", "bert-ft", "gpt2-xl"])  # train-vit maps to none
+        self.assertEqual(trace["jobs"][1]["mode"], "finetune")
+        self.assertEqual(trace["jobs"][2]["duration_s"], 90000)
+        done = run("stream", "check", out)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("valid trace (version 1), 3 jobs", done.stdout)
+        self.assertIn("bert-base:finetune 1", done.stdout)
+        done = run("stream", "check", out, "--format", "json")
+        summary = json.loads(done.stdout)
+        self.assertEqual(summary["jobs"], 3)
+        self.assertEqual(summary["jobs_with_duration"], 3)
+        self.assertEqual(summary["span_s"], 14 * 3600 + 42 * 60 + 57)
+
+    def test_kubectl_to_stdout(self):
+        done = run("stream", "trace", "--from-kubectl", f"{FIXTURES}/kubectl-jobs.json")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        trace = json.loads(done.stdout)
+        self.assertEqual([j["arrival_s"] for j in trace["jobs"]], [0, 330, 900])
+        self.assertEqual(trace["jobs"][2]["command"], ["python3", "/app/train.py", "--epochs", "3"])
+
+    def test_generator_same_seed_same_bytes(self):
+        args = ["stream", "trace", "--generate", "--seed", "5", "--arrivals", "diurnal",
+                "--count", "300", "--duration-median-s", "900", "--deadline-slack", "3"]
+        first, second = run(*args), run(*args)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        self.assertEqual(first.stdout, second.stdout)
+        other = run(*args[:4], "6", *args[5:])
+        self.assertNotEqual(first.stdout, other.stdout)
+        trace = json.loads(first.stdout)
+        self.assertEqual(len(trace["jobs"]), 300)
+        self.assertTrue(all(j["deadline_s"] > j["arrival_s"] for j in trace["jobs"]))
+        path = self.write("gen.json", first.stdout)
+        self.assertEqual(run("stream", "check", path).returncode, 0)
+
+    def test_bad_traces_exit_2_naming_the_field(self):
+        good = {"arrival_s": 0, "workload": "resnet50", "work": 10}
+        cases = [
+            ({"version": 1, "jobs": [dict(good, bach=2)]}, "jobs[0]: unknown key 'bach'"),
+            ({"version": 1, "jobs": [dict(good, workload="resnet5")]},
+             "jobs[0].workload: unknown workload 'resnet5'"),
+            ({"version": 1, "jobs": [dict(good, arrival_s=9), good]},
+             "jobs[1].arrival_s: 0 is before jobs[0].arrival_s 9"),
+            ({"version": 1, "jobs": [dict(good, duration_s=5)]},
+             "jobs[0]: give exactly one of \"work\""),
+            ({"version": 2, "jobs": [good]}, "version: 2 is not 1"),
+        ]
+        for doc, expected in cases:
+            path = self.write("bad.json", doc)
+            done = run("stream", "check", path)
+            self.assertEqual(done.returncode, 2, done.stderr)
+            self.assertIn(expected, done.stderr)
+            self.assertEqual(done.stdout, "")
+
+    def test_bad_options_exit_2(self):
+        cases = [
+            (["stream", "trace"], "give one of --from-sacct"),
+            (["stream", "trace", "--generate"], "give --count, --span-h or both"),
+            (["stream", "trace", "--generate", "--count", "3", "--mix", "resnet51"],
+             "unknown workload 'resnet51'"),
+            (["stream", "trace", "--from-sacct", f"{FIXTURES}/sacct-22.05.txt", "--seed", "3"],
+             "--seed: only with --generate"),
+            (["stream", "trace", "--from-sacct", f"{FIXTURES}/sacct-bad-line.txt"],
+             "sacct-bad-line.txt:3: 9 fields"),
+            (["stream", "trace", "--generate", "--count", "3", "--deadline-slack", "2"],
+             "--deadline-slack: needs --duration-median-s"),
+            (["stream", "trace", "--generate", "--count", "3", "--rate-per-h", "nan"],
+             "--rate-per-h"),
+            (["stream", "check", self.path("missing.json")], "cannot read trace file"),
+        ]
+        for args, expected in cases:
+            done = run(*args)
+            self.assertEqual(done.returncode, 2, f"{args}: {done.stderr}")
+            self.assertIn(expected, done.stderr, args)
+
+    def test_bad_input_leaves_the_output_file_alone(self):
+        kept = self.write("kept.json", "earlier trace\n")
+        done = run("stream", "trace", "--from-sacct", f"{FIXTURES}/sacct-bad-line.txt", "-o", kept)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        with open(kept, encoding="utf-8") as f:
+            self.assertEqual(f.read(), "earlier trace\n")
+
+    def test_the_docs_example_is_a_valid_trace(self):
+        docs = os.path.join(FIXTURES, "..", "..", "docs", "streams.md")
+        with open(docs, encoding="utf-8") as f:
+            example = re.findall(r"```json\n(.*?)```", f.read(), re.DOTALL)[0]
+        done = run("stream", "check", self.write("example.json", example), "--format", "json")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        summary = json.loads(done.stdout)
+        self.assertEqual(summary["jobs"], 3)
+        self.assertEqual(summary["jobs_with_deadline"], 1)
+
+    def test_names_stay_text(self):
+        # A name with shell and path characters is written as JSON text, never run or opened.
+        doc = {"version": 1, "jobs": [{"arrival_s": 0, "name": "$(touch pwned); ../../x",
+                                       "command": ["true"], "duration_s": 1}]}
+        path = self.write("names.json", doc)
+        done = subprocess.run([MIGSCOPE, "stream", "check", path], capture_output=True, text=True,
+                              cwd=self.dir.name)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertFalse(os.path.exists(self.path("pwned")))
+
+
+if __name__ == "__main__":
+    MIGSCOPE, FIXTURES = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    unittest.main(argv=sys.argv[:1], verbosity=2)
