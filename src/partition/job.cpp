@@ -129,6 +129,13 @@ std::vector<JobSpec> parse_job_list(std::string_view text) {
     return jobs;
 }
 
+const strict::Expected& jobs_file_keys() {
+    static const strict::Expected keys{"workload",   "name",      "mode",
+                                       "batch",      "lora_rank", "data",
+                                       "checkpoint", "item_unit", "command"};
+    return keys;
+}
+
 std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& origin) {
     using nlohmann::json;
     user_text::check_text(text, origin);  // as every input file: named before its parser's words
@@ -146,9 +153,7 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
         throw strict::missing_field(origin + ": jobs");
     if (!doc["jobs"].is_array())
         throw strict::wrong_type(origin + ": jobs", "an array", json_type(doc["jobs"]));
-    static const strict::Expected kJobKeys{"workload",   "name",      "mode",
-                                           "batch",      "lora_rank", "data",
-                                           "checkpoint", "item_unit", "command"};
+    const strict::Expected& kJobKeys = jobs_file_keys();
     std::vector<JobSpec> jobs;
     size_t index = 0;
     for (const json& j : doc["jobs"]) {

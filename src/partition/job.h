@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/strict_fields.h"
 #include "protocol/job_spec.h"
 
 namespace migscope::partition {
@@ -51,5 +52,7 @@ std::vector<JobSpec> read_jobs_file(const std::string& path);
 // across both; either may be empty, not both (an input error naming the two options).
 std::vector<JobSpec> jobs_from_options(std::string_view list, const std::string& file);
 std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& origin);
+// The fields a jobs file's entry may hold (readers that extend an entry, as a trace's, add theirs).
+const strict::Expected& jobs_file_keys();
 
 }  // namespace migscope::partition

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/strict_fields.h"
 #include "core/json_fields.h"
 #include "core/user_text.h"
 
@@ -142,8 +143,15 @@ Trace parse_trace_json(std::string_view text, const std::string& origin) {
             t.duration_s = f.optional<double>("duration_s");
             t.deadline_s = f.optional<double>("deadline_s");
             t.priority = f.optional<int64_t>("priority").value_or(0);
+            // Every key is a trace key or a jobs file's (keys starting with '_' are comments).
+            strict::Expected entry_keys(strict::Expected::Comments::kAllowed);
+            for (const std::string& key : partition::jobs_file_keys().keys())
+                entry_keys.expect(key);
+            for (const char* key : kTraceKeys)
+                entry_keys.expect(key);
             json part = json::object();
             for (const auto& [key, value] : jobs[i].items()) {
+                entry_keys.check(key, strict::field_path(path, key));
                 if (!is_trace_key(key) && key.rfind('_', 0) != 0)
                     part[key] = value;
             }

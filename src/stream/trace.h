@@ -37,7 +37,7 @@ struct Trace {
 // "resnet50", "work": 500}, ...]}. The job keys are those of a jobs file (partition::
 // parse_jobs_json reads them); the trace keys are arrival_s, work, duration_s, deadline_s and
 // priority; keys starting with '_' are comments. Throws an input error naming `origin` and the
-// field's path ("trace.json: jobs[3].deadline_s: ...") for an unknown key, an unknown workload,
+// field's path ("trace.json: jobs[3].deadline_s: ...") for an unexpected field, an unknown workload,
 // an arrival before the one above it (a trace is sorted), a negative or non-finite time, a
 // deadline not after the arrival, both or neither of work and duration_s. Repeated names get a
 // "#2" suffix, as in a jobs file.

@@ -81,7 +81,7 @@ class StreamCli(unittest.TestCase):
     def test_bad_traces_exit_2_naming_the_field(self):
         good = {"arrival_s": 0, "workload": "resnet50", "work": 10}
         cases = [
-            ({"version": 1, "jobs": [dict(good, bach=2)]}, "jobs[0]: unknown key 'bach'"),
+            ({"version": 1, "jobs": [dict(good, bach=2)]}, "jobs[0].bach: unexpected field (did you mean 'batch'?"),
             ({"version": 1, "jobs": [dict(good, workload="resnet5")]},
              "jobs[0].workload: unknown workload 'resnet5'"),
             ({"version": 1, "jobs": [dict(good, arrival_s=9), good]},
