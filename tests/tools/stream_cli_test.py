@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""`migscope stream trace|check` as a program: the readers on the fixtures of tests/stream, the
-generator's determinism through the CLI, traces that round-trip through `check`, and bad input
-exiting 2 with the field named.
+"""`migscope stream trace|check|simulate` as a program: the readers on the fixtures of
+tests/stream, the generator's determinism through the CLI, traces that round-trip through `check`,
+a trace played through the simulator under every policy on the shipped H200 profiles, and bad
+input exiting 2 with the field named.
 
 Usage: stream_cli_test.py MIGSCOPE_BINARY FIXTURE_DIR.
 """
@@ -144,6 +145,75 @@ class StreamCli(unittest.TestCase):
                               cwd=self.dir.name)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertFalse(os.path.exists(self.path("pwned")))
+
+
+class StreamSimulate(unittest.TestCase):
+    """A busy hour of small CNN jobs on one H200, on the shipped profiles and residuals."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory()
+        cls.trace = os.path.join(cls.dir.name, "busy.json")
+        done = run("stream", "trace", "--generate", "--count", "40", "--rate-per-h", "900",
+                   "--seed", "5", "--mix", "resnet18:32,resnet50:32", "--work-median", "3000",
+                   "--sigma", "0.3", "-o", cls.trace)
+        assert done.returncode == 0, done.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def simulate(self, *args):
+        done = run("stream", "simulate", self.trace, "--orchestrator-s", "30", "--format",
+                   "json", *args)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return json.loads(done.stdout)
+
+    def test_every_policy_with_its_interval(self):
+        doc = self.simulate("--period-h", "0.02", "--window-h", "0.02")
+        self.assertEqual([p["policy"] for p in doc["policies"]],
+                         ["never", "static", "periodic", "online"])
+        self.assertEqual(doc["jobs"], 40)
+        by = {p["policy"]: p for p in doc["policies"]}
+        for p in doc["policies"]:
+            for figure in ("energy_j", "mean_completion_s", "p95_completion_s"):
+                lo, hi = p[figure + "_interval"]["lo"], p[figure + "_interval"]["hi"]
+                self.assertLessEqual(lo, p[figure], (p["policy"], figure))
+                self.assertGreaterEqual(hi, p[figure], (p["policy"], figure))
+                self.assertLess(lo, hi, (p["policy"], figure))  # the error is not zero
+            # Every GPU draws idle power for the whole run: at least the H200's idle ~131 W.
+            self.assertGreater(p["energy_j"], 100 * p["horizon_s"])
+            self.assertEqual(p["reconfigurations"], len(p["layouts"]) - 1)
+        self.assertEqual(by["never"]["reconfigurations"], 0)
+        self.assertEqual(by["never"]["layouts"][0]["layout"], "whole GPU (not partitioned)")
+        self.assertEqual(by["static"]["reconfigurations"], 0)
+        # The best static layout in hindsight tries the whole GPU too: never worse than never.
+        self.assertLessEqual(by["static"]["energy_j"], by["never"]["energy_j"])
+
+    def test_objective_and_no_intervals(self):
+        doc = self.simulate("--objective", "completion", "--policies", "never,static",
+                            "--model-error", "none")
+        by = {p["policy"]: p for p in doc["policies"]}
+        self.assertLessEqual(by["static"]["mean_completion_s"], by["never"]["mean_completion_s"])
+        for p in doc["policies"]:
+            self.assertIsNone(p["energy_j_interval"])
+            self.assertIn("none", p["interval_unknown_why"])
+        table = run("stream", "simulate", self.trace, "--policies", "never", "--model-error",
+                    "none")
+        self.assertEqual(table.returncode, 0, table.stderr)
+        self.assertIn("never-partition", table.stdout)
+        self.assertIn("no intervals", table.stdout)
+
+    def test_bad_input(self):
+        for args, says in ((["--policies", "never,sometimes"], "unknown policy 'sometimes'"),
+                           (["--objective", "speed"], "unknown stream objective 'speed'"),
+                           (["--gpus", "0"], "--gpus"),
+                           (["--gpu-model", "a100-80gb"], "no shipped profiles for a100-80gb")):
+            done = run("stream", "simulate", self.trace, *args)
+            self.assertEqual(done.returncode, 2, (args, done.stderr))
+            self.assertIn(says, done.stderr, args)
+        done = run("stream", "simulate", os.path.join(self.dir.name, "missing.json"))
+        self.assertEqual(done.returncode, 2, done.stderr)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-// `migscope stream`: job streams' input. `trace` writes a trace from sacct output, a kubectl Job
-// list or the generator; `check` validates a trace and summarises it.
+// `migscope stream`: job streams. `trace` writes a trace from sacct output, a kubectl Job list or
+// the generator; `check` validates a trace and summarises it; `simulate` (cmd_stream_simulate.cpp)
+// plays it through the simulator.
 #include <fmt/format.h>
 
 #include <fstream>
@@ -162,8 +163,8 @@ int check_command(const CheckOptions& o) {
 void add_stream_command(CLI::App& app, Action& action) {
     CLI::App* group = app.add_subcommand(
         "stream",
-        "Job streams: traces of jobs arriving over time (docs/streams.md). Writes and checks "
-        "traces; no command plays one through the simulator yet.");
+        "Job streams: traces of jobs arriving over time, written, checked and played through "
+        "the stream simulator under each partitioning policy (docs/streams.md).");
     group->require_subcommand(1);
 
     auto t = std::make_shared<TraceOptions>();
@@ -225,6 +226,8 @@ void add_stream_command(CLI::App& app, Action& action) {
         ->check(CLI::IsMember({"table", "json"}))
         ->capture_default_str();
     check->callback([c, &action] { action = [c] { return check_command(*c); }; });
+
+    add_stream_simulate_command(*group, action);
 }
 
 }  // namespace migscope::cli

@@ -1,0 +1,42 @@
+// The policies' names and how each is made.
+#include "stream/policy_registry.h"
+
+#include "core/error.h"
+#include "core/user_text.h"
+
+namespace migscope::stream {
+
+const std::vector<std::string>& policy_names() {
+    static const std::vector<std::string> names = {"never", "static", "periodic", "online"};
+    return names;
+}
+
+PolicyFactory policy_factory(const std::string& name, const plan::Problem& problem,
+                             const std::vector<StreamJob>& jobs, const SimulationOptions& options,
+                             const PolicySettings& settings) {
+    if (name == "never")
+        return [] { return std::make_unique<NeverPartition>(); };
+    if (name == "static") {
+        const GpuLayout best =
+            best_static_layout(problem, jobs, options, settings.objective).layout;
+        return [best] { return std::make_unique<StaticLayout>(best); };
+    }
+    if (name == "periodic") {
+        return [&problem, &jobs, options, settings] {
+            return std::make_unique<PeriodicRepartition>(problem, jobs, options, settings.objective,
+                                                         settings.period_s, settings.window_s);
+        };
+    }
+    if (name == "online") {
+        return [&problem, &jobs, options, settings] {
+            return std::make_unique<OnlineRepartition>(problem, jobs, options, settings.objective,
+                                                       settings.min_gain);
+        };
+    }
+    std::string known;
+    for (const std::string& n : policy_names())
+        known += (known.empty() ? "" : ", ") + n;
+    throw input_error("unknown policy '" + user_text::shown(name) + "' (" + known + ")");
+}
+
+}  // namespace migscope::stream

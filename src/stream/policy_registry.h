@@ -1,0 +1,30 @@
+// The stream policies by name, as `migscope stream simulate --policies` takes them: each name
+// makes a fresh policy for a run (policies keep state). Adding a policy: its class (policies.h, a
+// file of its own) and one entry here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "stream/estimate.h"
+#include "stream/policies.h"
+
+namespace migscope::stream {
+
+struct PolicySettings {
+    StreamObjective objective = StreamObjective::kEnergy;
+    double period_s = 12 * 3600;  // periodic: every 12 hours, to the last 12 hours' best
+    double window_s = 12 * 3600;
+    double min_gain = 0;  // online: the least predicted gain, a fraction of the figure
+};
+
+// "never", "static", "periodic", "online", in that order.
+const std::vector<std::string>& policy_names();
+
+// The named policy for this stream. "static" is the best static layout for the whole stream in
+// hindsight (found here, once). An input error lists the names for an unknown one.
+PolicyFactory policy_factory(const std::string& name, const plan::Problem& problem,
+                             const std::vector<StreamJob>& jobs, const SimulationOptions& options,
+                             const PolicySettings& settings);
+
+}  // namespace migscope::stream

@@ -1,0 +1,205 @@
+// `migscope stream simulate`: a trace played through the stream simulator under each policy, with
+// each figure's interval from the planner's known error.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "core/error.h"
+#include "core/text.h"
+#include "core/user_text.h"
+#include "mig/catalog.h"
+#include "runner/profile_source.h"
+#include "stream/policy_registry.h"
+#include "stream/stream_input.h"
+
+namespace migscope::cli {
+namespace {
+
+struct SimulateOptions {
+    std::string trace;
+    size_t gpus = 1;
+    std::string gpu_model = "h200";
+    std::string profiles;
+    std::string model_error;
+    std::string policies = "never,static,periodic,online";
+    std::string objective = "energy";
+    double period_h = 12, window_h = 12, min_gain = 0;
+    double orchestrator_s = stream::ReconfigurationCost{}.orchestrator_s;
+    double instance_s = stream::ReconfigurationCost{}.per_instance_s;
+    std::string format = "table";
+};
+
+std::string bounds_text(const plan::Bounds& b, double scale, bool known) {
+    if (!known)
+        return "";
+    return fmt::format("{:.4g}-{:.4g}", b.lo / scale, b.hi / scale);
+}
+
+nlohmann::ordered_json bounds_json(const plan::Bounds& b, bool known) {
+    if (!known)
+        return nullptr;
+    return {{"lo", b.lo}, {"hi", b.hi}};
+}
+
+int simulate_command(const SimulateOptions& o) {
+    const stream::Trace trace = stream::read_trace_file(o.trace);
+    const stream::StreamInput input = stream::stream_input(trace);
+    const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
+    std::string profiles_origin, error_origin;
+    const plan::ProfileSet set =
+        runner::load_profiles(o.profiles, model, profiles_origin, {"", o.trace, "mig"});
+    const plan::Problem problem = plan::make_problem(input.requests, set, model, {});
+    const std::optional<plan::ModelError> error =
+        runner::load_model_error(o.model_error, model, error_origin);
+
+    stream::SimulationOptions options;
+    options.gpus = o.gpus;
+    options.reconfiguration.orchestrator_s = o.orchestrator_s;
+    options.reconfiguration.per_instance_s = o.instance_s;
+    stream::PolicySettings settings;
+    settings.objective = stream::parse_stream_objective(o.objective);
+    settings.period_s = o.period_h * 3600;
+    settings.window_s = o.window_h * 3600;
+    settings.min_gain = o.min_gain;
+
+    std::vector<std::pair<std::string, stream::StreamEstimate>> results;
+    for (const std::string& name : text::split(o.policies, ',')) {
+        std::cerr << "migscope stream simulate: " << name << " ...\n";
+        const stream::PolicyFactory factory =
+            stream::policy_factory(name, problem, input.jobs, options, settings);
+        results.emplace_back(name, stream::estimate(problem, input.jobs, factory, options,
+                                                    error ? &*error : nullptr));
+    }
+
+    if (o.format == "json") {
+        nlohmann::ordered_json doc;
+        doc["trace"] = user_text::as_utf8(o.trace);
+        doc["jobs"] = trace.jobs.size();
+        doc["gpus"] = o.gpus;
+        doc["gpu_model"] = model.key;
+        doc["profiles"] = user_text::as_utf8(profiles_origin);
+        doc["model_error"] = user_text::as_utf8(error_origin);
+        doc["objective"] = o.objective;
+        doc["reconfiguration"] = {{"orchestrator_s", o.orchestrator_s},
+                                  {"per_instance_s", o.instance_s}};
+        doc["policies"] = nlohmann::ordered_json::array();
+        for (const auto& [name, e] : results) {
+            const stream::StreamResult& r = e.point;
+            nlohmann::ordered_json p;
+            p["policy"] = name;
+            p["name"] = r.policy;
+            p["energy_j"] = r.energy_j;
+            p["energy_j_interval"] = bounds_json(e.energy_j, e.known);
+            p["mean_completion_s"] = r.mean_completion_s;
+            p["mean_completion_s_interval"] = bounds_json(e.mean_completion_s, e.known);
+            p["p95_completion_s"] = r.p95_completion_s;
+            p["p95_completion_s_interval"] = bounds_json(e.p95_completion_s, e.known);
+            p["tardiness_s"] = r.tardiness_s;
+            p["tardiness_s_interval"] = bounds_json(e.tardiness_s, e.known);
+            p["late_jobs"] = r.late_jobs;
+            p["busy_fraction"] = r.busy_fraction;
+            p["horizon_s"] = r.horizon_s;
+            p["reconfigurations"] = r.reconfigurations;
+            p["interval_unknown_why"] = e.known ? "" : e.unknown_why;
+            p["layouts"] = nlohmann::ordered_json::array();
+            for (const stream::LayoutEvent& l : r.layouts)
+                p["layouts"].push_back({{"at_s", l.at_s}, {"gpu", l.gpu}, {"layout", l.layout}});
+            doc["policies"].push_back(std::move(p));
+        }
+        std::cout << doc.dump(2) << '\n';
+        return kExitOk;
+    }
+
+    std::cout << user_text::escaped(o.trace) << ": " << trace.jobs.size() << " jobs on " << o.gpus
+              << " x " << model.key << ", objective " << o.objective << "; a layout change "
+              << "costs " << o.orchestrator_s << " s + " << o.instance_s << " s per instance\n";
+    const bool known = !results.empty() && results.front().second.known;
+    size_t width = 6;
+    for (const auto& [name, e] : results)
+        width = std::max(width, e.point.policy.size());
+    std::cout << fmt::format("{:<{}} {:>9} {:>15} {:>10} {:>15} {:>8} {:>10} {:>5} {:>5} {:>8}\n",
+                             "policy", width, "energy kJ", "interval", "mean JCT s", "interval",
+                             "p95 s", "tardy s", "late", "busy", "changes");
+    for (const auto& [name, e] : results) {
+        const stream::StreamResult& r = e.point;
+        std::cout << fmt::format(
+            "{:<{}} {:>9.4g} {:>15} {:>10.4g} {:>15} {:>8.4g} {:>10.4g} {:>5} {:>4.0f}% {:>8}\n",
+            r.policy, width, r.energy_j / 1000, bounds_text(e.energy_j, 1000, e.known),
+            r.mean_completion_s, bounds_text(e.mean_completion_s, 1, e.known),
+            r.p95_completion_s, r.tardiness_s, r.late_jobs, 100 * r.busy_fraction,
+            r.reconfigurations);
+    }
+    std::cout << "Simulated on the planner's model with " << user_text::escaped(profiles_origin)
+              << "; ";
+    if (known)
+        std::cout << "intervals: every job at the slow and the fast end of the model's known "
+                     "error (" << user_text::escaped(error_origin) << ").\n";
+    else
+        std::cout << "no intervals: " << results.front().second.unknown_why << ".\n";
+    std::cout << "JCT: completion time, end - arrival. static: the best fixed layout in "
+                 "hindsight. docs/streams.md says how each policy decides.\n";
+    return kExitOk;
+}
+
+}  // namespace
+
+void add_stream_simulate_command(CLI::App& group, Action& action) {
+    auto o = std::make_shared<SimulateOptions>();
+    CLI::App* cmd = group.add_subcommand(
+        "simulate",
+        "Play a trace through the stream simulator under each policy (never partition, the best "
+        "static layout, periodic and online repartitioning) on the planner's model, and print "
+        "energy, completion times, tardiness and layout changes, each with its interval "
+        "(docs/streams.md)");
+    path_option(cmd->add_option("trace", o->trace, "The trace (JSON, `migscope stream trace`)"))
+        ->required();
+    cmd->add_option("--gpus", o->gpus, "GPUs the jobs share")
+        ->capture_default_str()
+        ->check(CLI::Range(size_t(1), size_t(100000)));
+    cmd->add_option("--gpu-model", o->gpu_model, "GPU model (" + mig::known_model_keys() + ")")
+        ->capture_default_str();
+    path_option(cmd->add_option("--profiles", o->profiles,
+                                "Profile file (JSON) or results store (SQLite) (default: the "
+                                "shipped data/profiles-MODEL.json)"));
+    cmd->add_option("--model-error", o->model_error,
+                    "The model's measured residuals, for the intervals (a file, or none; default: "
+                    "the shipped data/model-error-MODEL.json)");
+    cmd->add_option("--policies", o->policies,
+                    "Policies to compare, comma-separated (never, static, periodic, online)")
+        ->capture_default_str();
+    cmd->add_option("--objective", o->objective,
+                    "What static, periodic and online choose by: energy or completion (mean "
+                    "completion time)")
+        ->check(values_named({"energy", "completion"}))
+        ->capture_default_str();
+    cmd->add_option("--period-h", o->period_h, "periodic: hours between repartitionings")
+        ->capture_default_str()
+        ->check(positive_number());
+    cmd->add_option("--window-h", o->window_h,
+                    "periodic: the hours of past arrivals each repartitioning looks at")
+        ->capture_default_str()
+        ->check(positive_number());
+    cmd->add_option("--min-gain", o->min_gain,
+                    "online: the least predicted gain, as a fraction of the figure, worth a "
+                    "layout change beyond its cost")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1.0));
+    cmd->add_option("--orchestrator-s", o->orchestrator_s,
+                    "Seconds a layout change blocks the GPU beyond its instances (the "
+                    "orchestrator: mig-manager took tens of s to ~2 min in published logs)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 86400.0));
+    cmd->add_option("--instance-s", o->instance_s,
+                    "Seconds to create or destroy one GPU instance (A100: 0.05-0.3 s)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 3600.0));
+    cmd->add_option("--format", o->format, "table or json")
+        ->check(CLI::IsMember({"table", "json"}))
+        ->capture_default_str();
+    cmd->callback([o, &action] { action = [o] { return simulate_command(*o); }; });
+}
+
+}  // namespace migscope::cli
