@@ -1,6 +1,8 @@
 // The policies' names and how each is made.
 #include "stream/policy_registry.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/user_text.h"
 
@@ -9,6 +11,16 @@ namespace migscope::stream {
 const std::vector<std::string>& policy_names() {
     static const std::vector<std::string> names = {"never", "static", "periodic", "online"};
     return names;
+}
+
+std::optional<double> min_gain_from_error(const plan::ModelError& error,
+                                          StreamObjective objective) {
+    const plan::ErrorBand band = plan::gain_band(
+        error, objective == StreamObjective::kEnergy ? plan::Objective::kEnergy
+                                                     : plan::Objective::kMakespan);
+    if (!band.known())
+        return std::nullopt;
+    return std::max({0.0, band.hi - 1, 1 - band.lo});
 }
 
 PolicyFactory policy_factory(const std::string& name, const plan::Problem& problem,

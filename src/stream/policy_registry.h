@@ -3,9 +3,11 @@
 // file of its own) and one entry here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "plan/model_error.h"
 #include "stream/estimate.h"
 #include "stream/policies.h"
 
@@ -17,6 +19,12 @@ struct PolicySettings {
     double window_s = 12 * 3600;
     double min_gain = 0;  // online: the least predicted gain, a fraction of the figure
 };
+
+// The least gain the model can tell from its own error: how far its predicted gain of
+// partitioning was off, measured (plan::gain_band for the objective: energy, or makespan for
+// completion), as a fraction: max(0, hi - 1, 1 - lo). None without enough residuals.
+std::optional<double> min_gain_from_error(const plan::ModelError& error,
+                                          StreamObjective objective);
 
 // "never", "static", "periodic", "online", in that order.
 const std::vector<std::string>& policy_names();

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "plan/fixture.h"
+#include "stream/policy_registry.h"
 
 namespace migscope::stream {
 namespace {
@@ -93,6 +94,25 @@ TEST(PeriodicPolicy, TakesTheLastWindowsBestLayoutAtEachPeriod) {
     PeriodicRepartition hourly(p, jobs, o, StreamObjective::kEnergy, 7200, 7200);
     EXPECT_EQ(hourly.name(), "periodic every 2 h");
     EXPECT_THROW(PeriodicRepartition(p, jobs, o, StreamObjective::kEnergy, 0, 1), Error);
+}
+
+// The online policy's default least gain: how far the model's predicted gain of partitioning was
+// off, measured, for the objective (energy; makespan for completion).
+TEST(PolicyRegistry, TheLeastGainComesFromTheModelsGainError) {
+    plan::ModelError error;
+    for (int i = 0; i < 10; ++i) {
+        error.residuals.push_back({plan::ResidualKind::kGain, "energy", 0.95 + 0.13 * i / 9.0,
+                                   "test", "", "green"});
+        error.residuals.push_back({plan::ResidualKind::kGain, "makespan", 0.8 + 0.2 * i / 9.0,
+                                   "test", "", "green"});
+    }
+    EXPECT_NEAR(*min_gain_from_error(error, StreamObjective::kEnergy), 0.08, 1e-12);  // 1.08 - 1
+    EXPECT_NEAR(*min_gain_from_error(error, StreamObjective::kMeanCompletion), 0.2, 1e-12);
+    EXPECT_FALSE(min_gain_from_error(plan::ModelError{}, StreamObjective::kEnergy));
+    const plan::Problem p = launch_bound();
+    EXPECT_THROW(policy_factory("sometimes", p, {}, {}, {}), Error);
+    for (const std::string& name : policy_names())
+        EXPECT_NE(policy_factory(name, p, burst(2, 0), {}, {})(), nullptr) << name;
 }
 
 }  // namespace

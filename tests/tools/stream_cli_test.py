@@ -185,6 +185,9 @@ class StreamSimulate(unittest.TestCase):
             self.assertGreater(p["energy_j"], 100 * p["horizon_s"])
             self.assertEqual(p["reconfigurations"], len(p["layouts"]) - 1)
         self.assertEqual(by["never"]["reconfigurations"], 0)
+        # The online policy's least gain: the shipped residuals' energy gain band.
+        self.assertEqual(doc["online_min_gain"]["from"], "the model's gain error")
+        self.assertGreater(doc["online_min_gain"]["fraction"], 0)
         self.assertEqual(by["never"]["layouts"][0]["layout"], "whole GPU (not partitioned)")
         self.assertEqual(by["static"]["reconfigurations"], 0)
         # The best static layout in hindsight tries the whole GPU too: never worse than never.
@@ -195,6 +198,7 @@ class StreamSimulate(unittest.TestCase):
                             "--model-error", "none")
         by = {p["policy"]: p for p in doc["policies"]}
         self.assertLessEqual(by["static"]["mean_completion_s"], by["never"]["mean_completion_s"])
+        self.assertEqual(doc["online_min_gain"]["from"], "no gain residuals: 0")
         for p in doc["policies"]:
             self.assertIsNone(p["energy_j_interval"])
             self.assertIn("none", p["interval_unknown_why"])

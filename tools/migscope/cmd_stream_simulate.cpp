@@ -26,7 +26,8 @@ struct SimulateOptions {
     std::string model_error;
     std::string policies = "never,static,periodic,online";
     std::string objective = "energy";
-    double period_h = 12, window_h = 12, min_gain = 0;
+    double period_h = 12, window_h = 12;
+    std::optional<double> min_gain;  // none: from the model's error
     double orchestrator_s = stream::ReconfigurationCost{}.orchestrator_s;
     double instance_s = stream::ReconfigurationCost{}.per_instance_s;
     std::string format = "table";
@@ -63,7 +64,18 @@ int simulate_command(const SimulateOptions& o) {
     settings.objective = stream::parse_stream_objective(o.objective);
     settings.period_s = o.period_h * 3600;
     settings.window_s = o.window_h * 3600;
-    settings.min_gain = o.min_gain;
+    // The online policy's least gain: given, or what the model's error lets it tell apart.
+    std::string min_gain_source = "--min-gain";
+    if (o.min_gain) {
+        settings.min_gain = *o.min_gain;
+    } else if (const auto from_error =
+                   error ? stream::min_gain_from_error(*error, settings.objective) : std::nullopt) {
+        settings.min_gain = *from_error;
+        min_gain_source = "the model's gain error";
+    } else {
+        settings.min_gain = 0;
+        min_gain_source = "no gain residuals: 0";
+    }
 
     std::vector<std::pair<std::string, stream::StreamEstimate>> results;
     for (const std::string& name : text::split(o.policies, ',')) {
@@ -85,6 +97,7 @@ int simulate_command(const SimulateOptions& o) {
         doc["objective"] = o.objective;
         doc["reconfiguration"] = {{"orchestrator_s", o.orchestrator_s},
                                   {"per_instance_s", o.instance_s}};
+        doc["online_min_gain"] = {{"fraction", settings.min_gain}, {"from", min_gain_source}};
         doc["policies"] = nlohmann::ordered_json::array();
         for (const auto& [name, e] : results) {
             const stream::StreamResult& r = e.point;
@@ -115,7 +128,10 @@ int simulate_command(const SimulateOptions& o) {
 
     std::cout << user_text::escaped(o.trace) << ": " << trace.jobs.size() << " jobs on " << o.gpus
               << " x " << model.key << ", objective " << o.objective << "; a layout change "
-              << "costs " << o.orchestrator_s << " s + " << o.instance_s << " s per instance\n";
+              << "costs " << o.orchestrator_s << " s + " << o.instance_s << " s per instance; "
+              << "online changes for a predicted gain over "
+              << fmt::format("{:.1f}", 100 * settings.min_gain) << " % (" << min_gain_source
+              << ")\n";
     const bool known = !results.empty() && results.front().second.known;
     size_t width = 6;
     for (const auto& [name, e] : results)
@@ -184,8 +200,8 @@ void add_stream_simulate_command(CLI::App& group, Action& action) {
         ->check(positive_number());
     cmd->add_option("--min-gain", o->min_gain,
                     "online: the least predicted gain, as a fraction of the figure, worth a "
-                    "layout change beyond its cost")
-        ->capture_default_str()
+                    "layout change beyond its cost (default: how far the model's predicted gain "
+                    "of partitioning was off, measured: the gain residuals' band)")
         ->check(CLI::Range(0.0, 1.0));
     cmd->add_option("--orchestrator-s", o->orchestrator_s,
                     "Seconds a layout change blocks the GPU beyond its instances (the "
