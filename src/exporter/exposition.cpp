@@ -13,20 +13,6 @@
 namespace migscope::exporter {
 namespace {
 
-bool valid_name(std::string_view name, bool allow_colon) {
-    if (name.empty())
-        return false;
-    for (size_t i = 0; i < name.size(); ++i) {
-        const char c = name[i];
-        const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-                            (allow_colon && c == ':');
-        const bool digit = c >= '0' && c <= '9';
-        if (!letter && !(digit && i > 0))
-            return false;
-    }
-    return true;
-}
-
 enum class Quotes { kEscaped, kKept };
 
 // Text as the format wants it: valid UTF-8 (Prometheus refuses a whole scrape over one invalid
@@ -59,6 +45,20 @@ std::string escape_text(std::string_view text, Quotes quotes) {
 }
 
 }  // namespace
+
+bool valid_name(std::string_view name, bool metric) {
+    if (name.empty())
+        return false;
+    for (size_t i = 0; i < name.size(); ++i) {
+        const char c = name[i];
+        const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+                            (metric && c == ':');
+        const bool digit = c >= '0' && c <= '9';
+        if (!letter && !(digit && i > 0))
+            return false;
+    }
+    return true;
+}
 
 std::string escape_label_value(std::string_view value) {
     return escape_text(value, Quotes::kEscaped);

@@ -33,6 +33,9 @@ struct MetricFamily {
 std::string escape_label_value(std::string_view value);
 // HELP text: `\` -> `\\`, newline -> `\n`, invalid UTF-8 as in label values.
 std::string escape_help(std::string_view help);
+// Whether `name` is in the format's alphabet: [a-zA-Z_][a-zA-Z0-9_]* for a label,
+// [a-zA-Z_:][a-zA-Z0-9_:]* for a metric.
+bool valid_name(std::string_view name, bool metric);
 // A sample value: shortest text that reads back to the same double; NaN, +Inf, -Inf.
 std::string format_value(double value);
 

@@ -4,19 +4,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "exporter/cgroup.h"
+
 namespace migscope::exporter {
 namespace {
-
-std::vector<std::string_view> split(std::string_view text, char separator) {
-    std::vector<std::string_view> parts;
-    size_t start = 0;
-    while (start <= text.size()) {
-        const size_t end = std::min(text.find(separator, start), text.size());
-        parts.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return parts;
-}
 
 bool is_uid_text(std::string_view text) {
     if (text.size() != 36)
@@ -62,19 +53,11 @@ std::optional<std::string> container_id_of(std::string_view segment) {
 }  // namespace
 
 std::optional<PodIdentity> parse_pod_cgroup(std::string_view cgroup_text) {
-    for (std::string_view line : split(cgroup_text, '\n')) {
-        // hierarchy-id:controllers:path
-        const size_t first = line.find(':');
-        const size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
-        if (second == std::string_view::npos)
-            continue;
-        const std::string_view path = line.substr(second + 1);
+    for (std::string_view path : cgroup_paths(cgroup_text)) {
         if (path.find("kubepods") == std::string_view::npos)
             continue;
         std::optional<PodIdentity> found;
-        for (std::string_view segment : split(path, '/')) {
-            if (segment.empty())
-                continue;
+        for (std::string_view segment : path_segments(path)) {
             if (!found) {
                 if (auto uid = pod_uid_of(segment))
                     found = PodIdentity{*uid, ""};

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "exporter/cgroup.h"
+
 namespace migscope::exporter {
 namespace {
 
@@ -29,29 +31,13 @@ std::optional<std::string> job_id_of(std::string_view segment) {
 }  // namespace
 
 std::optional<std::string> parse_slurm_job_cgroup(std::string_view cgroup_text) {
-    size_t line_start = 0;
-    while (line_start < cgroup_text.size()) {
-        size_t line_end = cgroup_text.find('\n', line_start);
-        if (line_end == std::string_view::npos)
-            line_end = cgroup_text.size();
-        const std::string_view line = cgroup_text.substr(line_start, line_end - line_start);
-        line_start = line_end + 1;
-        // hierarchy-id:controllers:path
-        const size_t first = line.find(':');
-        const size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
-        if (second == std::string_view::npos)
-            continue;
-        std::string_view path = line.substr(second + 1);
+    for (std::string_view path : cgroup_paths(cgroup_text)) {
         bool under_slurm = false;
-        while (!path.empty()) {
-            const size_t slash = path.find('/');
-            const std::string_view segment = path.substr(0, slash);
-            path = slash == std::string_view::npos ? std::string_view() : path.substr(slash + 1);
-            if (!under_slurm) {
+        for (std::string_view segment : path_segments(path)) {
+            if (!under_slurm)
                 under_slurm = is_slurm_root(segment);
-            } else if (auto id = job_id_of(segment)) {
+            else if (auto id = job_id_of(segment))
                 return id;
-            }
         }
     }
     return std::nullopt;

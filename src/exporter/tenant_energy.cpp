@@ -41,12 +41,7 @@ std::pair<std::string, std::string> parse_label_match(std::string_view text,
                                                        const std::string& option) {
     const size_t eq = text.find('=');
     const std::string name(text.substr(0, eq));
-    const bool name_ok = !name.empty() && !(name[0] >= '0' && name[0] <= '9') &&
-                         std::all_of(name.begin(), name.end(), [](char c) {
-                             return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                                    (c >= '0' && c <= '9') || c == '_';
-                         });
-    if (eq == std::string_view::npos || !name_ok)
+    if (eq == std::string_view::npos || !valid_name(name, /*metric=*/false))
         throw input_error(option + " '" + user_text::shown(text) +
                           "': expected LABEL=VALUE, e.g. slurm_job_id=123");
     return {name, std::string(text.substr(eq + 1))};

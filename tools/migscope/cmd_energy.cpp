@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "core/user_text.h"
 #include "exporter/exposition.h"
 #include "exporter/metrics_client.h"
@@ -32,10 +33,7 @@ struct EnergyOptions {
 };
 
 std::string joined(const std::vector<std::string>& items) {
-    std::string out;
-    for (const std::string& item : items)
-        out += (out.empty() ? "" : ",") + item;
-    return out;
+    return text::join(items, ",");
 }
 
 std::string read_metrics(const EnergyOptions& o) {
