@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "core/user_text.h"
 
 namespace migscope::stream {
@@ -45,10 +46,8 @@ PolicyFactory policy_factory(const std::string& name, const plan::Problem& probl
                                                        settings.min_gain);
         };
     }
-    std::string known;
-    for (const std::string& n : policy_names())
-        known += (known.empty() ? "" : ", ") + n;
-    throw input_error("unknown policy '" + user_text::shown(name) + "' (" + known + ")");
+    throw input_error("unknown policy '" + user_text::shown(name) + "' (" +
+                      text::join(policy_names(), ", ") + ")");
 }
 
 }  // namespace migscope::stream

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "plan/fixture.h"
+#include "stream/compare.h"
 #include "stream/policy_registry.h"
 
 namespace migscope::stream {
@@ -113,6 +114,24 @@ TEST(PolicyRegistry, TheLeastGainComesFromTheModelsGainError) {
     EXPECT_THROW(policy_factory("sometimes", p, {}, {}, {}), Error);
     for (const std::string& name : policy_names())
         EXPECT_NE(policy_factory(name, p, burst(2, 0), {}, {})(), nullptr) << name;
+}
+
+TEST(ComparePolicies, PlaysEachNamedPolicyAndSaysWhereTheLeastGainCameFrom) {
+    const plan::Problem p = launch_bound();
+    const std::vector<StreamJob> jobs = burst(3, 0);
+    std::vector<std::string> told;
+    const PolicyComparison given = compare_policies(
+        p, jobs, {"never", "online"}, {}, {}, 0.25, nullptr,
+        [&](const std::string& name) { told.push_back(name); });
+    EXPECT_EQ(told, (std::vector<std::string>{"never", "online"}));
+    ASSERT_EQ(given.policies.size(), 2u);
+    EXPECT_EQ(given.policies[1].first, "online");
+    EXPECT_DOUBLE_EQ(given.online_min_gain, 0.25);
+    EXPECT_EQ(given.online_min_gain_from, "--min-gain");
+    const PolicyComparison none = compare_policies(p, jobs, {"never"}, {}, {}, {}, nullptr);
+    EXPECT_DOUBLE_EQ(none.online_min_gain, 0);
+    EXPECT_EQ(none.online_min_gain_from, "no gain residuals: 0");
+    EXPECT_FALSE(none.policies[0].second.known);
 }
 
 }  // namespace

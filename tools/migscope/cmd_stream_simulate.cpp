@@ -12,7 +12,7 @@
 #include "core/user_text.h"
 #include "mig/catalog.h"
 #include "runner/profile_source.h"
-#include "stream/policy_registry.h"
+#include "stream/compare.h"
 #include "stream/stream_input.h"
 
 namespace migscope::cli {
@@ -64,27 +64,12 @@ int simulate_command(const SimulateOptions& o) {
     settings.objective = stream::parse_stream_objective(o.objective);
     settings.period_s = o.period_h * 3600;
     settings.window_s = o.window_h * 3600;
-    // The online policy's least gain: given, or what the model's error lets it tell apart.
-    std::string min_gain_source = "--min-gain";
-    if (o.min_gain) {
-        settings.min_gain = *o.min_gain;
-    } else if (const auto from_error =
-                   error ? stream::min_gain_from_error(*error, settings.objective) : std::nullopt) {
-        settings.min_gain = *from_error;
-        min_gain_source = "the model's gain error";
-    } else {
-        settings.min_gain = 0;
-        min_gain_source = "no gain residuals: 0";
-    }
-
-    std::vector<std::pair<std::string, stream::StreamEstimate>> results;
-    for (const std::string& name : text::split(o.policies, ',')) {
-        std::cerr << "migscope stream simulate: " << name << " ...\n";
-        const stream::PolicyFactory factory =
-            stream::policy_factory(name, problem, input.jobs, options, settings);
-        results.emplace_back(name, stream::estimate(problem, input.jobs, factory, options,
-                                                    error ? &*error : nullptr));
-    }
+    const stream::PolicyComparison compared = stream::compare_policies(
+        problem, input.jobs, text::split(o.policies, ','), options, settings, o.min_gain,
+        error ? &*error : nullptr, [](const std::string& name) {
+            std::cerr << "migscope stream simulate: " << name << " ...\n";
+        });
+    const auto& results = compared.policies;
 
     if (o.format == "json") {
         nlohmann::ordered_json doc;
@@ -97,7 +82,8 @@ int simulate_command(const SimulateOptions& o) {
         doc["objective"] = o.objective;
         doc["reconfiguration"] = {{"orchestrator_s", o.orchestrator_s},
                                   {"per_instance_s", o.instance_s}};
-        doc["online_min_gain"] = {{"fraction", settings.min_gain}, {"from", min_gain_source}};
+        doc["online_min_gain"] = {{"fraction", compared.online_min_gain},
+                                  {"from", compared.online_min_gain_from}};
         doc["policies"] = nlohmann::ordered_json::array();
         for (const auto& [name, e] : results) {
             const stream::StreamResult& r = e.point;
@@ -130,8 +116,8 @@ int simulate_command(const SimulateOptions& o) {
               << " x " << model.key << ", objective " << o.objective << "; a layout change "
               << "costs " << o.orchestrator_s << " s + " << o.instance_s << " s per instance; "
               << "online changes for a predicted gain over "
-              << fmt::format("{:.1f}", 100 * settings.min_gain) << " % (" << min_gain_source
-              << ")\n";
+              << fmt::format("{:.1f}", 100 * compared.online_min_gain) << " % ("
+              << compared.online_min_gain_from << ")\n";
     const bool known = !results.empty() && results.front().second.known;
     size_t width = 6;
     for (const auto& [name, e] : results)

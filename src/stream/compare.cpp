@@ -1,0 +1,33 @@
+// Playing each named policy on a stream, with the online policy's least gain settled first.
+#include "stream/compare.h"
+
+namespace migscope::stream {
+
+PolicyComparison compare_policies(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
+                                  const std::vector<std::string>& names,
+                                  const SimulationOptions& options, PolicySettings settings,
+                                  std::optional<double> min_gain, const plan::ModelError* error,
+                                  const std::function<void(const std::string&)>& progress) {
+    PolicyComparison out;
+    if (min_gain) {
+        settings.min_gain = *min_gain;
+        out.online_min_gain_from = "--min-gain";
+    } else if (const auto from_error =
+                   error ? min_gain_from_error(*error, settings.objective) : std::nullopt) {
+        settings.min_gain = *from_error;
+        out.online_min_gain_from = "the model's gain error";
+    } else {
+        settings.min_gain = 0;
+        out.online_min_gain_from = "no gain residuals: 0";
+    }
+    out.online_min_gain = settings.min_gain;
+    for (const std::string& name : names) {
+        if (progress)
+            progress(name);
+        const PolicyFactory factory = policy_factory(name, problem, jobs, options, settings);
+        out.policies.emplace_back(name, estimate(problem, jobs, factory, options, error));
+    }
+    return out;
+}
+
+}  // namespace migscope::stream

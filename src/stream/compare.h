@@ -1,0 +1,30 @@
+// Every named policy played on one stream, each with its interval: what `migscope stream simulate`
+// prints. The online policy's least gain is the caller's, or else what the model's error lets it
+// tell apart.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stream/policy_registry.h"
+
+namespace migscope::stream {
+
+struct PolicyComparison {
+    std::vector<std::pair<std::string, StreamEstimate>> policies;  // by name, in the order asked
+    double online_min_gain = 0;
+    std::string online_min_gain_from;  // "--min-gain", "the model's gain error" or why 0
+};
+
+// `settings.min_gain` is used when `min_gain` is given; otherwise min_gain_from_error, else 0.
+// `progress` is told each policy's name before its runs.
+PolicyComparison compare_policies(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
+                                  const std::vector<std::string>& names,
+                                  const SimulationOptions& options, PolicySettings settings,
+                                  std::optional<double> min_gain, const plan::ModelError* error,
+                                  const std::function<void(const std::string&)>& progress = {});
+
+}  // namespace migscope::stream
