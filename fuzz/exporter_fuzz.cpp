@@ -1,7 +1,8 @@
 // Fuzz target: the exporter's untrusted text: /proc/PID/cgroup contents read into a pod UID and
 // container id and a Slurm job id, process names (any bytes) written as label values and HELP
 // text in the Prometheus text format, where each sample must stay one line of valid UTF-8 that
-// reads back (by hand and by read_exposition), and any text given to read_exposition.
+// reads back (by hand and by read_exposition), any text given to read_exposition, and any datagram
+// as an activity report, which must encode back to the same report.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "activity/report.h"
 #include "exporter/exposition.h"
 #include "exporter/kubernetes.h"
 #include "exporter/slurm.h"
@@ -266,6 +268,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             fail("a Slurm job id that is not 1-20 digits", job->c_str());
         if (text.find("slurm") == std::string::npos)
             fail("a Slurm job read from a cgroup text that names no slurm", job->c_str());
+    }
+    // Any datagram as an activity report: a report read encodes and reads back the same.
+    if (const auto report = activity::decode(text)) {
+        const auto again = activity::decode(activity::encode(*report));
+        if (!again || again->gpu_uuid != report->gpu_uuid || again->busy_ns != report->busy_ns ||
+            again->sent_ns != report->sent_ns || again->started_ns != report->started_ns ||
+            again->sent_ns < again->started_ns ||
+            again->sm_share.has_value() != report->sm_share.has_value())
+            fail("an activity report that does not read back after encoding", text.c_str());
     }
     // Any text as a scrape: read, or refused as an input error.
     fuzz::accepts([&] { exporter::read_exposition(text, "fuzz"); });

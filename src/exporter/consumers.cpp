@@ -1,11 +1,14 @@
 // Reading MIG instances, processes and their activity from NVML, and process identities from /proc.
 #include "exporter/consumers.h"
 
+#include <time.h>
+
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <utility>
 
+#include "exporter/activity_listener.h"
 #include "exporter/kubernetes.h"
 #include "exporter/slurm.h"
 #include "nvml/mig_instances_api.h"
@@ -17,7 +20,8 @@ namespace {
 // 15 bytes of a name (TASK_COMM_LEN 16, with its NUL).
 constexpr const char* kMpsServerCommand = "nvidia-cuda-mps-server";
 constexpr const char* kMpsServerComm = "nvidia-cuda-mps";
-// Intervals in a row with processes and no sample ever before that is said on stderr.
+// Intervals in a row with processes and no sample ever before that is said on stderr; with the
+// probe listened for, also before an MPS server or a process without the probe's report is.
 constexpr int kIntervalsBeforeNoSampleWarning = 5;
 
 std::string read_text(const std::string& path) {
@@ -25,6 +29,19 @@ std::string read_text(const std::string& path) {
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
+}
+
+uint64_t monotonic_ns() {
+    timespec t{};
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+std::string pid_list(const std::vector<unsigned>& pids) {
+    std::string out;
+    for (unsigned pid : pids)
+        out += (out.empty() ? "" : ", ") + std::to_string(pid);
+    return out;
 }
 
 bool no_activity(const std::vector<ConsumerActivity>& consumers) {
@@ -56,8 +73,9 @@ ProcessIdentity read_process_identity(const std::string& proc_root, unsigned pid
     return identity;
 }
 
-ConsumerReader::ConsumerReader(nvml::Device device, std::string proc_root)
-    : device_(std::move(device)), proc_root_(std::move(proc_root)) {}
+ConsumerReader::ConsumerReader(nvml::Device device, std::string proc_root,
+                               const ActivityReports* activity)
+    : device_(std::move(device)), proc_root_(std::move(proc_root)), activity_(activity) {}
 
 ConsumerReader::~ConsumerReader() = default;
 
@@ -210,8 +228,8 @@ Consumer ConsumerReader::process_consumer(unsigned pid,
     Consumer c;
     c.kind = ConsumerKind::kProcess;
     // The command and pod keep a reused pid from adding to an earlier process's counter.
-    c.key = "pid:" + std::to_string(pid) + ":" + id.command + ":" + id.pod_uid + ":" +
-            id.slurm_job_id;
+    c.key =
+        "pid:" + std::to_string(pid) + ":" + id.command + ":" + id.pod_uid + ":" + id.slurm_job_id;
     c.labels = {{"pid", std::to_string(pid)}};
     if (!id.command.empty())
         c.labels.emplace_back("command", id.command);
@@ -231,6 +249,42 @@ Consumer ConsumerReader::process_consumer(unsigned pid,
     if (!id.slurm_job_id.empty())
         c.labels.emplace_back("slurm_job_id", id.slurm_job_id);
     return c;
+}
+
+const std::string& ConsumerReader::gpu_uuid() {
+    if (!uuid_)
+        uuid_ = device_.uuid().value.value_or("");
+    return *uuid_;
+}
+
+std::optional<std::vector<double>> ConsumerReader::kernel_time_activity(
+    const std::vector<unsigned>& pids) {
+    if (!activity_ || pids.empty())
+        return std::nullopt;
+    const uint64_t now_ns = monotonic_ns();
+    std::vector<double> ratios;
+    std::vector<unsigned> without;
+    for (unsigned pid : pids) {
+        std::optional<double> ratio;
+        if (const auto report = activity_->latest(pid, gpu_uuid()))
+            ratio = kernel_ratios_.ratio(pid, *report, now_ns);
+        if (ratio)
+            ratios.push_back(*ratio);
+        else
+            without.push_back(pid);
+    }
+    kernel_ratios_.forget_except(std::set<unsigned>(pids.begin(), pids.end()));
+    intervals_without_kernel_time_ = without.empty() ? 0 : intervals_without_kernel_time_ + 1;
+    if (without.empty())
+        return ratios;
+    if (!ratios.empty() && intervals_without_kernel_time_ >= kIntervalsBeforeNoSampleWarning)
+        warn_once("partial-kernel-time",
+                  "process(es) " + pid_list(without) +
+                      " send no fresh activity report (no probe, or it stopped) while others "
+                      "do: kernel time is used only when every process sends it, so the split "
+                      "falls back to NVML's (under MPS: unattributed) while this lasts (said "
+                      "once)");
+    return std::nullopt;
 }
 
 ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
@@ -271,14 +325,12 @@ ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
     reading.activity_measured = process_utilization_supported_;
     // The container the kubelet gave this GPU (or replicas of it) to, when exactly one holds it.
     std::optional<ContainerName> gpu_owner;
-    if (!owners.empty() && !activity.empty()) {
-        if (!uuid_)
-            uuid_ = device_.uuid().value.value_or("");
-        if (!uuid_->empty())
-            gpu_owner = sole_owner(owners, {*uuid_});
-    }
+    if (!owners.empty() && !activity.empty() && !gpu_uuid().empty())
+        gpu_owner = sole_owner(owners, {gpu_uuid()});
     std::map<unsigned, ProcessIdentity> live;
     std::vector<ConsumerActivity> processes;
+    std::vector<unsigned> tenant_pids;
+    std::optional<unsigned> server_pid;
     for (const auto& [pid, ratio] : activity) {
         ConsumerActivity c;
         c.consumer = process_consumer(pid, gpu_owner);
@@ -286,11 +338,7 @@ ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
         if (is_mps_server_command(live[pid].command)) {
             // The server is no tenant: it is never charged, so it is no consumer.
             reading.mps_server = true;
-            warn_once("mps-server",
-                      "an MPS server (" + live[pid].command + ", pid " + std::to_string(pid) +
-                          ") serves this GPU: the driver reports its clients' SM use as the "
-                          "server's, so no client's activity is measured and the dynamic energy "
-                          "goes to `unattributed` while it runs (never to the server)");
+            server_pid = pid;
             continue;
         }
         // A listed process without a sample in the interval did no measured SM work.
@@ -298,14 +346,30 @@ ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
             c.activity_ratio = ratio.value_or(0.0);
         any_process_sample_ = any_process_sample_ || (measured && ratio.has_value());
         processes.push_back(std::move(c));
+        tenant_pids.push_back(pid);
     }
-    if (reading.mps_server) {
+    if (const std::optional<std::vector<double>> kernel = kernel_time_activity(tenant_pids)) {
+        reading.kernel_time = true;
+        for (size_t i = 0; i < processes.size(); ++i)
+            processes[i].activity_ratio = (*kernel)[i];
+    } else if (reading.mps_server) {
+        // With the probe listened for, a client's first report may trail its first listing.
+        if (!activity_ || intervals_without_kernel_time_ >= kIntervalsBeforeNoSampleWarning)
+            warn_once(
+                "mps-server",
+                "an MPS server (" + live[*server_pid].command + ", pid " +
+                    std::to_string(*server_pid) +
+                    ") serves this GPU: the driver reports its clients' SM use as the "
+                    "server's, so no client's activity is measured and the dynamic energy goes "
+                    "to `unattributed` while it runs (never to the server); start the clients "
+                    "with the activity probe (docs/exporter.md) to measure each");
         for (ConsumerActivity& c : processes)
             c.activity_ratio.reset();
     }
     reading.consumers = std::move(processes);
-    reading.process_signal_missing =
-        measured && !reading.consumers.empty() && !any_process_sample_ && !reading.mps_server;
+    reading.process_signal_missing = measured && !reading.consumers.empty() &&
+                                     !any_process_sample_ && !reading.mps_server &&
+                                     !reading.kernel_time;
     // Said once it lasts: a process's first interval may end before its first sample.
     intervals_without_samples_ =
         reading.process_signal_missing ? intervals_without_samples_ + 1 : 0;

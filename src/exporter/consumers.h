@@ -1,7 +1,7 @@
 // What one GPU's consumers did over an interval, read through NVML: MIG instances with their GPM
 // SM activity, or the compute processes with their SM utilization; and who each consumer is (a
-// process's pod UID, container id and Slurm job id from its cgroup; Kubernetes names from the kubelet's
-// assignment of the GPU or MIG device).
+// process's pod UID, container id and Slurm job id from its cgroup; Kubernetes names from the
+// kubelet's assignment of the GPU or MIG device).
 #pragma once
 
 #include <map>
@@ -12,11 +12,14 @@
 #include <vector>
 
 #include "exporter/energy_ledger.h"
+#include "exporter/kernel_time.h"
 #include "exporter/pod_resources.h"
 #include "nvml/activity_api.h"
 #include "nvml/session.h"
 
 namespace migscope::exporter {
+
+class ActivityReports;
 
 // The command and Kubernetes identity of a process, from /proc (under `proc_root`).
 struct ProcessIdentity {
@@ -38,10 +41,12 @@ struct ConsumerReading {
     bool idle = false;
     bool activity_measured = true;  // false: the driver gives no per-consumer activity here
     bool instances_listed = true;   // false: MIG instances could not be listed (no permission)
-    // An MPS server runs on the GPU: the driver reports its clients' SM use as the server's, so
-    // no process has a measured activity (the server is no consumer: it is never charged) and
-    // the dynamic energy is unattributed.
+    // An MPS server runs on the GPU (the server is no consumer: it is never charged). The driver
+    // reports its clients' SM use as the server's, so without the probe's kernel time no process
+    // has a measured activity and the dynamic energy is unattributed.
     bool mps_server = false;
+    // Every process's activity is the probe's kernel busy time (kernel_time.h), not NVML's.
+    bool kernel_time = false;
     // Compute processes run and the driver answers, but not one has given a utilization sample
     // since the reader started: the dynamic energy is unattributed.
     bool process_signal_missing = false;
@@ -55,7 +60,10 @@ bool is_mps_server_command(const std::string& command);
 // the last process sample, process identities).
 class ConsumerReader {
   public:
-    ConsumerReader(nvml::Device device, std::string proc_root);
+    // `activity`: the probe's reports (none: NVML's per-process utilization only); it must
+    // outlive the reader.
+    ConsumerReader(nvml::Device device, std::string proc_root,
+                   const ActivityReports* activity = nullptr);
     ~ConsumerReader();
     // Throws a CallError when NVML fails for the GPU (e.g. it fell off the bus). `owners` (from
     // the kubelet) names a MIG instance after the one container holding its MIG device, and a
@@ -68,13 +76,20 @@ class ConsumerReader {
     ConsumerReading read_mig(const DeviceOwners& owners);
     ConsumerReading read_shared(const DeviceOwners& owners);
     Consumer process_consumer(unsigned pid, const std::optional<ContainerName>& gpu_owner);
+    const std::string& gpu_uuid();
+    // Each tenant's activity from the probe when every one of them sends it fresh; else none,
+    // and the pids without it are said once.
+    std::optional<std::vector<double>> kernel_time_activity(const std::vector<unsigned>& pids);
     // GPU instance id -> the UUIDs of its MIG devices (one per compute instance); empty when
     // they cannot be read (said once).
     std::map<unsigned, std::vector<std::string>> mig_device_uuids();
 
     nvml::Device device_;
     std::string proc_root_;
-    std::optional<std::string> uuid_;  // the GPU's, read once
+    const ActivityReports* activity_ = nullptr;
+    KernelTimeRatios kernel_ratios_;
+    int intervals_without_kernel_time_ = 0;  // in a row, with the probe listened for
+    std::optional<std::string> uuid_;        // the GPU's, read once
     std::optional<bool> gpm_supported_;
     std::vector<nvml::NvmlProfile> profiles_;  // read once, when MIG is first seen
     std::map<unsigned, std::unique_ptr<nvml::GpmSampleBuffer>> gpm_previous_;  // by GI id

@@ -37,6 +37,7 @@ struct Exporter::Gpu {
     bool activity_measured = true;
     bool instances_listed = true;
     bool mps_server = false;
+    bool kernel_time = false;
     bool process_signal_missing = false;
     std::string idle_source = "unknown";
     bool down_reported = false;
@@ -67,12 +68,15 @@ std::string idle_source_label(telemetry::IdleState state) {
 }
 
 std::string method_of(Sharing sharing, bool activity_measured, bool instances_listed,
-                      bool mps_server, bool process_signal_missing) {
+                      bool mps_server, bool kernel_time, bool process_signal_missing) {
     if (sharing == Sharing::kMig && !instances_listed)
         return "mig_unlisted_static_idle_dynamic_unattributed_no_permission";
     if (sharing == Sharing::kMig)
         return activity_measured ? "mig_slices_static_gpm_sm_activity_dynamic"
                                  : "mig_slices_static_dynamic_unattributed_no_gpm";
+    // Every process sends the probe's kernel busy time (MPS or not).
+    if (kernel_time)
+        return "shared_idle_static_kernel_time_dynamic";
     // The driver hands MPS clients' SM use to the server: no per-client signal.
     if (mps_server)
         return "shared_idle_static_mps_server_dynamic_unattributed";
@@ -99,6 +103,8 @@ Exporter::Exporter(const nvml::Session& session, ExporterOptions options)
             PodResourcesOptions{options_.pod_resources_socket, options_.pod_resources_refresh_s,
                                 options_.pod_resources_deadline_s});
     }
+    if (!options_.activity_socket.empty())
+        activity_ = std::make_unique<ActivityListener>(options_.activity_socket);
     const unsigned count = session.device_count();
     for (unsigned i = 0; i < count; ++i) {
         auto gpu = std::make_unique<Gpu>(options_.idle_window);
@@ -107,7 +113,8 @@ Exporter::Exporter(const nvml::Session& session, ExporterOptions options)
             gpu->device = session.device(i);
             gpu->uuid = gpu->device->uuid().value.value_or("");
             gpu->model = gpu->device->name().value.value_or("");
-            gpu->reader = std::make_unique<ConsumerReader>(*gpu->device, options_.proc_root);
+            gpu->reader =
+                std::make_unique<ConsumerReader>(*gpu->device, options_.proc_root, activity_.get());
         } catch (const Error& e) {
             warnings_.push_back("GPU " + std::to_string(i) + ": " + e.what());
         }
@@ -186,6 +193,7 @@ void Exporter::sample_once() {
             gpu.activity_measured = reading.activity_measured;
             gpu.instances_listed = reading.instances_listed;
             gpu.mps_server = reading.mps_server;
+            gpu.kernel_time = reading.kernel_time;
             gpu.process_signal_missing = reading.process_signal_missing;
             gpu.idle_source = idle_source;
             gpu.last_energy_j = *energy.value;
@@ -208,6 +216,10 @@ std::vector<std::string> Exporter::take_warnings() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (pod_resources_) {
         for (std::string& w : pod_resources_->take_warnings())
+            warnings_.push_back(std::move(w));
+    }
+    if (activity_) {
+        for (std::string& w : activity_->take_warnings())
             warnings_.push_back(std::move(w));
     }
     return std::exchange(warnings_, {});
@@ -248,7 +260,9 @@ std::vector<MetricFamily> Exporter::metric_families() const {
         "power (idle_power_source) split by compute slices, unused slices to idle; shared_idle_"
         "static_* = static power to idle; *_gpm_sm_activity_dynamic / *_process_sm_util_dynamic "
         "= the rest split by partition size x SM activity (migscope run's split without marginal "
-        "probes); *_mps_server_dynamic_unattributed = an MPS server runs and the driver gives its "
+        "probes); *_kernel_time_dynamic = the same with each process's activity its kernel busy "
+        "time from the activity probe (x its MPS SM share); *_mps_server_dynamic_unattributed = an "
+        "MPS server runs and the driver gives its "
         "clients' SM use to it, so the rest is unattributed (never charged to the server); "
         "*_unattributed_* = no per-consumer activity (the driver gives none, or no process has "
         "a sample yet), so the rest is unattributed.",
@@ -286,8 +300,9 @@ std::vector<MetricFamily> Exporter::metric_families() const {
                 {{{"gpu", index},
                   {"UUID", gpu.uuid},
                   {"Hostname", options_.hostname},
-                  {"method", method_of(gpu.sharing, gpu.activity_measured, gpu.instances_listed,
-                                       gpu.mps_server, gpu.process_signal_missing)},
+                  {"method",
+                   method_of(gpu.sharing, gpu.activity_measured, gpu.instances_listed,
+                             gpu.mps_server, gpu.kernel_time, gpu.process_signal_missing)},
                   {"idle_power_source", gpu.idle_source}},
                  1.0});
         }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "exporter/activity_listener.h"
 #include "exporter/consumers.h"
 #include "exporter/energy_ledger.h"
 #include "exporter/exposition.h"
@@ -27,6 +28,9 @@ struct ExporterOptions {
     std::string pod_resources_socket;
     double pod_resources_refresh_s = 5;
     double pod_resources_deadline_s = 1;
+    // Where processes running the activity probe send their kernel busy time
+    // (activity_listener.h); empty: not listened for.
+    std::string activity_socket;
     // Idle intervals per clock state whose mean board power is the learned idle power
     // (telemetry::LiveIdleBaseline).
     size_t idle_window = 30;
@@ -55,6 +59,7 @@ class Exporter {
     struct Gpu;
     ExporterOptions options_;
     std::unique_ptr<PodResourcesWatcher> pod_resources_;  // none when the socket option is empty
+    std::unique_ptr<ActivityListener> activity_;          // none when activity_socket is empty
     std::vector<std::unique_ptr<Gpu>> gpus_;
     mutable std::mutex mutex_;  // guards the Gpu snapshots and warnings_
     std::vector<std::string> warnings_;

@@ -1,14 +1,17 @@
 // Tests of reading one GPU's consumers on the fake NVML (tests/fake_nvml/exporter-mps.json): the
-// MPS server recognised by its 15-byte /proc name and left out, processes without samples.
+// MPS server recognised by its 15-byte /proc name and left out, processes without samples, and
+// the activity probe's kernel time where every process sends it.
 #include "exporter/consumers.h"
 
 #include <gtest/gtest.h>
 
+#include <time.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "exporter/activity_listener.h"
 #include "nvml/fake_nvml_env.h"
 
 using namespace migscope;
@@ -40,6 +43,34 @@ std::vector<std::string> pids_of(const ConsumerReading& r) {
     }
     return out;
 }
+
+// Reports as the listener would hold them, sent now.
+struct FixedReports : ActivityReports {
+    std::map<std::pair<unsigned, std::string>, activity::ActivityReport> reports;
+    void set(unsigned pid, const std::string& uuid, double busy_s, double age_s = 0,
+             double since_start_s = 1, std::optional<double> sm_share = {}) {
+        timespec t{};
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        const double now_ns = t.tv_sec * 1e9 + t.tv_nsec;
+        activity::ActivityReport r;
+        r.gpu_uuid = uuid;
+        r.sent_ns = static_cast<uint64_t>(now_ns - age_s * 1e9);
+        r.started_ns = static_cast<uint64_t>(now_ns - (age_s + since_start_s) * 1e9);
+        r.busy_ns = static_cast<uint64_t>(busy_s * 1e9);
+        r.sm_share = sm_share;
+        reports[{pid, uuid}] = r;
+    }
+    std::optional<activity::ActivityReport> latest(unsigned pid,
+                                                   const std::string& uuid) const override {
+        const auto it = reports.find({pid, uuid});
+        if (it == reports.end())
+            return std::nullopt;
+        return it->second;
+    }
+};
+
+constexpr const char* kMpsGpu = "GPU-00000000-fake-h200-0000-0000000f0000";
+constexpr const char* kTimeSlicedGpu = "GPU-00000000-fake-h200-0000-0000000f0001";
 
 }  // namespace
 
@@ -97,4 +128,72 @@ TEST(ConsumerReader, AnMpsServerIsLeftOutAndItsClientsHaveNoActivity) {
     EXPECT_EQ(silent.take_warnings().size(), 1u);  // after 5 intervals, once
     silent.read();
     EXPECT_TRUE(silent.take_warnings().empty());
+}
+
+// Under MPS the probe's kernel time is each client's activity (times its SM share); the server
+// stays out and nothing is said about it.
+TEST(ConsumerReader, TheProbesKernelTimeMeasuresEachMpsClient) {
+    CommProc proc({{5000, "nvidia-cuda-mps-server"}, {5001, "python3"}});
+    FakeNvmlEnv env("exporter-mps.json");
+    nvml::Session session = nvml::Session::open();
+    FixedReports reports;
+    reports.set(5001, kMpsGpu, 0.8, 0, 1, 0.5);  // 80 % busy on half the SMs
+    ConsumerReader reader(session.device(0), proc.root.string(), &reports);
+    const ConsumerReading r = reader.read();
+    EXPECT_TRUE(r.mps_server);
+    EXPECT_TRUE(r.kernel_time);
+    ASSERT_EQ(pids_of(r), (std::vector<std::string>{"5001"}));
+    EXPECT_NEAR(r.consumers[0].activity_ratio.value(), 0.4, 1e-6);
+    EXPECT_TRUE(reader.take_warnings().empty());
+}
+
+// Kernel time is used only when every process sends it: one without falls back to NVML's
+// utilization for all, said once, naming it.
+TEST(ConsumerReader, AProcessWithoutTheProbeFallsBackToNvmlForAll) {
+    CommProc proc({{5101, "python3"}, {5102, "python3"}});
+    FakeNvmlEnv env("exporter-mps.json");
+    nvml::Session session = nvml::Session::open();
+    FixedReports reports;
+    reports.set(5101, kTimeSlicedGpu, 0.9);
+    ConsumerReader reader(session.device(1), proc.root.string(), &reports);
+    ConsumerReading r;
+    for (int i = 0; i < 5; ++i)
+        r = reader.read();
+    EXPECT_FALSE(r.kernel_time);
+    ASSERT_EQ(pids_of(r), (std::vector<std::string>{"5101", "5102"}));
+    EXPECT_DOUBLE_EQ(r.consumers[0].activity_ratio.value(), 0.6);  // NVML's
+    const std::vector<std::string> warnings = reader.take_warnings();
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("process(es) 5102 send no fresh activity report"), std::string::npos)
+        << warnings[0];
+
+    // With both sending, both are the probe's.
+    reports.set(5102, kTimeSlicedGpu, 0.05);
+    const ConsumerReading both = reader.read();
+    EXPECT_TRUE(both.kernel_time);
+    EXPECT_NEAR(both.consumers[0].activity_ratio.value(), 0.9, 1e-6);
+    EXPECT_NEAR(both.consumers[1].activity_ratio.value(), 0.05, 1e-6);
+}
+
+// A client whose probe stopped sending: its report goes stale and, under MPS, the dynamic
+// energy is unattributed again (never the server's), with the MPS warning.
+TEST(ConsumerReader, AProbeThatStopsSendingIsNoLongerUsed) {
+    CommProc proc({{5000, "nvidia-cuda-mps"}, {5001, "python3"}});
+    FakeNvmlEnv env("exporter-mps.json");
+    nvml::Session session = nvml::Session::open();
+    FixedReports reports;
+    reports.set(5001, kMpsGpu, 0.5, 10.0);  // sent 10 s ago
+    ConsumerReader reader(session.device(0), proc.root.string(), &reports);
+    ConsumerReading r = reader.read();
+    // Not said at once: a client's first report may trail its first listing.
+    EXPECT_TRUE(reader.take_warnings().empty());
+    for (int i = 0; i < 4; ++i)
+        r = reader.read();
+    EXPECT_FALSE(r.kernel_time);
+    EXPECT_TRUE(r.mps_server);
+    ASSERT_EQ(r.consumers.size(), 1u);
+    EXPECT_FALSE(r.consumers[0].activity_ratio);
+    const std::vector<std::string> warnings = reader.take_warnings();
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("activity probe"), std::string::npos) << warnings[0];
 }

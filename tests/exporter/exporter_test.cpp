@@ -4,16 +4,22 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "activity/report.h"
 #include "fake_kubelet.h"
 #include "nvml/fake_nvml_env.h"
 #include "nvml/mig_instances_api.h"
@@ -182,8 +188,8 @@ TEST(Exporter, WithoutAHostnameTheHostsNameLabelsTheSeries) {
 // checks the queries): every series of every family carries it, on every fake fleet, a GPU that
 // fails and MPS included.
 TEST(Exporter, EverySeriesCarriesTheHostname) {
-    for (const std::string config : {"exporter-fleet.json", "exporter-faults.json",
-                                     "exporter-mps.json"}) {
+    for (const std::string config :
+         {"exporter-fleet.json", "exporter-faults.json", "exporter-mps.json"}) {
         FakeNvmlEnv env(config);
         nvml::Session session = nvml::Session::open();
         ExporterOptions options;
@@ -805,4 +811,118 @@ TEST(ExporterSignal, AProcessThatStopsReportingIsChargedNothingMore) {
               1);
     // GPU 1's processes reported from the start: no such warning for it.
     EXPECT_EQ(count_containing(run->snapshots, "GPU 1: compute processes run"), 0);
+}
+
+namespace {
+
+// Sends `pid`'s own activity report (the kernel names the sender) every 20 ms: busy `ratio` of
+// the time since `started_ns`, until `stop`.
+void send_reports(const std::string& socket_path, const std::string& uuid, double ratio,
+                  const std::atomic<bool>& stop) {
+    const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, socket_path.c_str(), sizeof(address.sun_path) - 1);
+    auto now_ns = [] {
+        timespec t{};
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+    };
+    activity::ActivityReport r;
+    r.gpu_uuid = uuid;
+    r.started_ns = now_ns();
+    while (!stop.load()) {
+        sleep_s(0.02);
+        r.sent_ns = now_ns();
+        r.busy_ns = static_cast<uint64_t>(ratio * static_cast<double>(r.sent_ns - r.started_ns));
+        const std::string line = activity::encode(r);
+        (void)sendto(fd, line.data(), line.size(), 0, reinterpret_cast<const sockaddr*>(&address),
+                     sizeof address);
+    }
+    close(fd);
+}
+
+}  // namespace
+
+// Two MPS clients running the activity probe (this test and a child of it, each sending for
+// itself through the socket): each is charged the dynamic energy in proportion to its kernel
+// time (0.2 against 0.6), the server nothing, and the method says kernel time.
+TEST(ExporterSignal, TheProbesKernelTimeSplitsMpsClientsThroughTheSocket) {
+    const fs::path dir =
+        fs::temp_directory_path() / ("migscope-exporter-probe-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string socket_path = (dir / "activity.sock").string();
+    const std::string uuid = "GPU-00000000-fake-h200-0000-00000000beef";
+    std::atomic<bool> stop{false};
+    const pid_t child = fork();
+    if (child == 0) {
+        // Sends until the socket is gone (the test ended) or 20 s passed.
+        std::atomic<bool> child_stop{false};
+        std::thread t([&] { send_reports(socket_path, uuid, 0.6, child_stop); });
+        for (int i = 0; i < 2000 && fs::exists(dir); ++i)
+            sleep_s(0.01);
+        child_stop = true;
+        t.join();
+        _exit(0);
+    }
+    const unsigned self = static_cast<unsigned>(::getpid());
+    FakeProc proc;
+    proc.add(5000, "nvidia-cuda-mps", "0::/system.slice/nvidia-mps.service\n");
+    proc.add(self, "python3", "0::/user.slice\n");
+    proc.add(static_cast<unsigned>(child), "python3", "0::/user.slice\n");
+    const fs::path fixture = dir / "fixture.json";
+    std::ofstream(fixture) << R"({"driver_version": "580.159.04", "cuda_driver_version": 13000,
+      "devices": [{"name": "NVIDIA H200", "uuid": ")"
+                           << uuid << R"(", "memory_total_mib": 143771,
+      "memory_used_mib": 2048, "mig_current": 0, "mig_pending": 0, "power_limit_w": 700,
+      "power_trace": [[0, 400], [1000, 400]], "sm_clock_mhz": 1980, "memory_clock_mhz": 3201,
+      "temperature_c": 50, "processes": [{"pid": 5000, "sm_util": 99}, {"pid": )"
+                           << self << R"(}, {"pid": )" << child << "}]}]}";
+    std::thread reporter([&] { send_reports(socket_path, uuid, 0.2, stop); });
+    std::vector<MetricFamily> first, last;
+    std::vector<std::string> warnings;
+    {
+        FakeNvmlEnv env(fixture.string());
+        nvml::Session session = nvml::Session::open();
+        ExporterOptions options;
+        options.idle_power_w = kIdleW;
+        options.proc_root = proc.root.string();
+        options.activity_socket = socket_path;
+        Exporter exporter(session, options);
+        // Until both have reported (at most 2 s), then 0.6 s of intervals.
+        for (int i = 0; i < 100; ++i) {
+            exporter.sample_once();
+            first = exporter.metric_families();
+            if (method_of(first, "0") == "shared_idle_static_kernel_time_dynamic")
+                break;
+            sleep_s(0.02);
+        }
+        for (int i = 0; i < 6; ++i) {
+            sleep_s(0.1);
+            exporter.sample_once();
+        }
+        last = exporter.metric_families();
+        warnings = exporter.take_warnings();
+    }
+    stop = true;
+    reporter.join();
+    fs::remove_all(dir);
+    waitpid(child, nullptr, 0);
+
+    EXPECT_EQ(method_of(last, "0"), "shared_idle_static_kernel_time_dynamic");
+    EXPECT_FALSE(has_pid_series(last, "0", "5000"));
+    const std::string me = std::to_string(self), them = std::to_string(child);
+    const double mine_j = energy_of(last, {{"gpu", "0"}, {"pid", me}}) -
+                          energy_of(first, {{"gpu", "0"}, {"pid", me}});
+    const double theirs_j = energy_of(last, {{"gpu", "0"}, {"pid", them}}) -
+                            energy_of(first, {{"gpu", "0"}, {"pid", them}});
+    const double increase_j = board(last, "0") - board(first, "0");
+    ASSERT_GT(increase_j, 0);
+    // All the dynamic energy (400 W board, kIdleW static) goes to the two clients, 1 : 3.
+    EXPECT_NEAR((mine_j + theirs_j) / increase_j, (400 - kIdleW) / 400, 0.01);
+    EXPECT_NEAR(mine_j / (mine_j + theirs_j), 0.25, 0.03);
+    EXPECT_NEAR(find(last, "migscope_sm_activity_ratio", {{"gpu", "0"}, {"pid", them}})->value, 0.6,
+                0.03);
+    for (const std::string& w : warnings)
+        EXPECT_EQ(w.find("MPS server"), std::string::npos) << w;
 }

@@ -609,19 +609,50 @@ class Deploy(unittest.TestCase):
         self.assertEqual(c["args"][c["args"].index("--hostname") + 1], "$(NODE_NAME)")
         (node_name,) = [e for e in c["env"] if e["name"] == "NODE_NAME"]
         self.assertEqual(node_name["valueFrom"]["fieldRef"]["fieldPath"], "spec.nodeName")
-        for v in c.get("volumeMounts", []):
-            self.assertTrue(v.get("readOnly", False), v)
-        # The kubelet's pod-resources directory, read-only, where --pod-resources-socket looks;
-        # and no other host path.
-        (mount,) = c["volumeMounts"]
-        (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
-        self.assertEqual(len(pod["volumes"]), 1)
-        self.assertEqual(volume["hostPath"]["path"], "/var/lib/kubelet/pod-resources")
+        # Two host paths and no other: the kubelet's pod-resources directory, read-only, where
+        # --pod-resources-socket looks; and the activity socket's folder, written (the exporter
+        # binds its socket there).
+        mounts = {m["name"]: m for m in c["volumeMounts"]}
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        self.assertEqual(set(mounts), {"pod-resources", "activity"})
+        self.assertEqual(set(volumes), set(mounts))
+        self.assertTrue(mounts["pod-resources"]["readOnly"])
+        self.assertFalse(mounts["activity"].get("readOnly", False))
+        self.assertEqual(volumes["pod-resources"]["hostPath"]["path"],
+                         "/var/lib/kubelet/pod-resources")
         socket = c["args"][c["args"].index("--pod-resources-socket") + 1]
-        self.assertEqual(os.path.dirname(socket), mount["mountPath"])
+        self.assertEqual(os.path.dirname(socket), mounts["pod-resources"]["mountPath"])
+        activity = c["args"][c["args"].index("--activity-socket") + 1]
+        self.assertEqual(os.path.dirname(activity), mounts["activity"]["mountPath"])
+        self.assertEqual(volumes["activity"]["hostPath"]["path"], mounts["activity"]["mountPath"])
         # Root for the socket's owner check, but no capability and no escalation.
         self.assertEqual(pod["securityContext"]["runAsUser"], 0)
         self.assertNotEqual(pod["securityContext"].get("runAsGroup", 0), 0)
+
+    def test_activity_probe_job_reaches_the_exporters_socket(self):
+        """The example Job loads the probe from a volume its init container fills, and sends to
+        the socket the DaemonSet's exporter binds, through the same host folder."""
+        with open(os.path.join(SOURCE, "deploy", "exporter-daemonset.yaml")) as f:
+            (ds,) = [d for d in yaml.safe_load_all(f) if d and d["kind"] == "DaemonSet"]
+        (exporter,) = ds["spec"]["template"]["spec"]["containers"]
+        socket = exporter["args"][exporter["args"].index("--activity-socket") + 1]
+        with open(os.path.join(SOURCE, "deploy", "activity-probe-job.yaml")) as f:
+            (job,) = [d for d in yaml.safe_load_all(f) if d]
+        pod = job["spec"]["template"]["spec"]
+        (train,) = pod["containers"]
+        env = {e["name"]: e["value"] for e in train["env"]}
+        self.assertEqual(env["MIGSCOPE_ACTIVITY_SOCKET"], socket)
+        mounts = {m["mountPath"]: m["name"] for m in train["volumeMounts"]}
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        probe_dir = os.path.dirname(env["CUDA_INJECTION64_PATH"])
+        self.assertIn(probe_dir, mounts)
+        (init,) = pod["initContainers"]
+        self.assertEqual(init["command"][-1].rstrip("/"), probe_dir)
+        self.assertIn(mounts[probe_dir], [m["name"] for m in init["volumeMounts"]])
+        self.assertEqual(os.path.basename(init["command"][-2]),
+                         os.path.basename(env["CUDA_INJECTION64_PATH"]))
+        socket_volume = volumes[mounts[os.path.dirname(socket)]]
+        self.assertEqual(socket_volume["hostPath"]["path"], os.path.dirname(socket))
 
     def test_daemonset_arguments_parse(self):
         """migscope accepts the DaemonSet's arguments: anything but exit 2 (bad input) will do

@@ -9,7 +9,9 @@ smuggled ran). Then deploy/slurm/migscope-energy-epilog.sh, Slurm's Epilog here:
 run beside `migscope exporter` on a fake NVML whose GPU process is in the first job's cgroup (a
 fake /proc); the epilog writes that job's energy, as `migscope energy` reads it back from the
 exporter, into its AdminComment, and "none" into the other's; with no exporter (the plan's jobs),
-it fails no job. The write itself (`sacctmgr modify job`, which needs slurmdbd and a database
+it fails no job. Last, deploy/slurm/migscope-activity-taskprolog.sh as the TaskProlog: a job
+submitted with MIGSCOPE_ACTIVITY=1 gets the activity probe in its environment, another does not.
+The write itself (`sacctmgr modify job`, which needs slurmdbd and a database
 this test does not run) goes to a stand-in that records its arguments.
 
 Usage: slurm_test.py MIGSCOPE_BINARY SOURCE_DIR FAKE_NVML_LIBRARY. Exits 77 (CTest's skip) with a message where
@@ -139,9 +141,9 @@ class Cluster:
         with open(path, errors="replace") as f:
             return f"--- {name}:\n" + "".join(f.readlines()[-lines:])
 
-    def write_config(self, plan_dir, epilog):
+    def write_config(self, plan_dir, epilog, task_prolog):
         """slurm.conf: a single-host base and the plan's GresTypes and NodeName lines (NODES_1 as
-        this host), and `epilog` as Epilog; gres.conf: the plan's gres-explicit.conf, its device
+        this host), `epilog` as Epilog and `task_prolog` as TaskProlog; gres.conf: the plan's gres-explicit.conf, its device
         files made fake here."""
         etc, dev = os.path.join(self.root, "etc"), os.path.join(self.root, "dev")
         os.makedirs(etc)
@@ -181,6 +183,7 @@ class Cluster:
             "SlurmdParameters=config_overrides",  # 8 CPUs on a smaller machine
             "SchedulerParameters=sched_min_interval=0",
             f"Epilog={epilog}",
+            f"TaskProlog={task_prolog}",
             *[l for l in plan_lines if not l.startswith("NodeName=")],
             node,
             "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
@@ -318,6 +321,56 @@ def write_epilog_wrapper(root, exporter_port):
     return path
 
 
+def write_task_prolog_wrapper(root):
+    """Slurm's TaskProlog: deploy/slurm/migscope-activity-taskprolog.sh, told where the probe is
+    (a stand-in file: what is tested is the environment the tasks get), as
+    /etc/slurm/migscope-activity.conf would on a node. Returns the wrapper and the probe's path."""
+    probe = os.path.join(root, "lib", "libmigscope-activity.so")
+    os.makedirs(os.path.dirname(probe))
+    open(probe, "w").close()
+    conf = os.path.join(root, "migscope-activity.conf")
+    with open(conf, "w") as f:
+        f.write(f"MIGSCOPE_PROBE={shlex.quote(probe)}\n"
+                "MIGSCOPE_ACTIVITY_SOCKET=/run/migscope-test/activity.sock\n"
+                "CUPTI_DIR=/opt/cupti-test\n")
+    path = os.path.join(root, "task-prolog.sh")
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n"
+                f"export MIGSCOPE_ACTIVITY_CONF={shlex.quote(conf)}\n"
+                f"exec {shlex.quote(os.path.join(SOURCE, 'deploy', 'slurm', 'migscope-activity-taskprolog.sh'))}\n")
+    os.chmod(path, 0o755)
+    return path, probe
+
+
+def check_activity_task_prolog(cluster, root, probe):
+    """A job submitted with MIGSCOPE_ACTIVITY=1 runs with the probe in CUDA_INJECTION64_PATH,
+    its socket and libcupti's folder on the loader path; one submitted without runs untouched."""
+    env_out = os.path.join(root, "task-env")
+    os.makedirs(env_out)
+    ids = {}
+    for name, export in (("with", "ALL,MIGSCOPE_ACTIVITY=1"), ("without", "ALL")):
+        ids[name] = subprocess.run(
+            ["sbatch", "--parsable", "--partition=test", "--output=/dev/null", f"--export={export}",
+             "--wrap", f"env > {shlex.quote(os.path.join(env_out, name))}"],
+            env=cluster.env, capture_output=True, text=True, check=True).stdout.strip()
+
+    def done():
+        return all(os.path.exists(os.path.join(env_out, n)) and
+                   os.path.getsize(os.path.join(env_out, n)) > 0 for n in ids)
+
+    wait_for("the TaskProlog's jobs to write their environment", done, 30, 0.5)
+    time.sleep(0.5)
+    seen = {}
+    for name in ids:
+        with open(os.path.join(env_out, name)) as f:
+            seen[name] = dict(l.split("=", 1) for l in f.read().splitlines() if "=" in l)
+    assert seen["with"].get("CUDA_INJECTION64_PATH") == probe, seen["with"]
+    assert seen["with"].get("MIGSCOPE_ACTIVITY_SOCKET") == "/run/migscope-test/activity.sock"
+    assert seen["with"].get("LD_LIBRARY_PATH", "").split(":")[0] == "/opt/cupti-test", seen["with"]
+    assert "CUDA_INJECTION64_PATH" not in seen["without"], seen["without"]
+    log("TaskProlog: the probe for the job that asked, nothing for the other")
+
+
 def admin_comment(root, job_id):
     """The AdminComment the epilog gave sacctmgr for the job ("" if it did not call it)."""
     path = os.path.join(root, "sacctmgr-records", job_id)
@@ -439,7 +492,8 @@ def run_test(root):
         cluster.start_munge()
         exporter_port = free_port()
         epilog = write_epilog_wrapper(root, exporter_port)
-        node, gres = cluster.write_config(plan_dir, epilog)
+        task_prolog, probe = write_task_prolog_wrapper(root)
+        node, gres = cluster.write_config(plan_dir, epilog, task_prolog)
         log("node:", node)
         for line in gres:
             log("gres.conf:", line)
@@ -528,6 +582,7 @@ def run_test(root):
         for job_id in ids.values():
             assert admin_comment(root, job_id) == "", job_id
         check_energy_epilog(cluster, root, exporter_port)
+        check_activity_task_prolog(cluster, root, probe)
     except Exception:
         for name in ("munged.out", "slurmctld.out", "slurmctld.log", "slurmd.out", "slurmd.log",
                      "epilog.log", "exporter.out"):

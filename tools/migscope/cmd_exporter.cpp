@@ -6,6 +6,7 @@
 #include <iostream>
 #include <thread>
 
+#include "activity/report.h"
 #include "commands.h"
 #include "core/error.h"
 #include "exporter/exporter.h"
@@ -25,6 +26,7 @@ struct ExporterCommandOptions {
     std::string hostname;
     std::string proc_root = "/proc";
     std::string pod_resources_socket = exporter::kKubeletPodResourcesSocket;
+    std::string activity_socket;
 };
 
 void print_warnings(exporter::Exporter& e) {
@@ -41,6 +43,7 @@ int run_exporter(const ExporterCommandOptions& o) {
     options.hostname = o.hostname;
     options.proc_root = o.proc_root;
     options.pod_resources_socket = o.pod_resources_socket;
+    options.activity_socket = o.activity_socket;
 
     nvml::Session session = nvml::Session::open();
     exporter::Exporter exporter(session, options);
@@ -112,6 +115,14 @@ void add_exporter_command(CLI::App& app, Action& action) {
                         "the consumers; \"\" turns it off (a missing socket means no names, said "
                         "once)"))
         ->capture_default_str();
+    path_option(
+        cmd->add_option("--activity-socket", o->activity_socket,
+                        std::string("Listen here for the kernel busy time of processes started "
+                                    "with the activity probe (CUDA_INJECTION64_PATH=") +
+                            "libmigscope-activity.so; it sends to " + activity::kDefaultSocketPath +
+                            " unless MIGSCOPE_ACTIVITY_SOCKET says otherwise): under MPS and "
+                            "time-slicing each process's share then follows its own kernels "
+                            "(docs/exporter.md); default: off"));
     cmd->callback([o, &action] { action = [o] { return run_exporter(*o); }; });
 }
 

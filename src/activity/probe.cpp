@@ -1,0 +1,208 @@
+// libmigscope-activity.so: a CUDA injection library (CUDA_INJECTION64_PATH) that records the
+// process's kernels through CUPTI's activity API and sends the exporter, every period, each GPU's
+// kernel busy time over a local datagram socket. The kernel names the sender to the exporter
+// (SO_PASSCRED), so a process reports for itself only. It never stops the process: on any error
+// it says so once on stderr and stays quiet.
+#include <cupti.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "activity/busy_time.h"
+#include "activity/report.h"
+
+namespace {
+
+using migscope::activity::ActivityReport;
+using migscope::activity::BusyTime;
+
+constexpr size_t kBufferBytes = 1 << 20;  // per CUPTI buffer; CUPTI asks for more when busy
+constexpr size_t kBufferAlign = 8;
+
+struct Device {
+    std::string uuid;  // from the device record; empty until it arrived
+    BusyTime busy;
+};
+
+struct Probe {
+    std::mutex mutex;  // guards devices and dropped (CUPTI's thread completes buffers)
+    std::map<uint32_t, Device> devices;  // by CUPTI device id
+    uint64_t dropped = 0;
+    int socket_fd = -1;
+    sockaddr_un address{};
+    socklen_t address_len = 0;
+    double period_s = 0.5;
+    uint64_t started_ns = 0;
+    std::optional<double> sm_share;
+    std::atomic<bool> stopping{false};
+};
+
+Probe& probe() {
+    static Probe* p = new Probe;  // never destroyed: CUPTI may call back during exit
+    return *p;
+}
+
+void say_once(const std::string& what) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+        std::fprintf(stderr, "migscope-activity: %s (this process sends no GPU activity)\n",
+                     what.c_str());
+}
+
+std::string cupti_error(CUptiResult result) {
+    const char* text = nullptr;
+    cuptiGetResultString(result, &text);
+    return text ? text : "CUPTI error " + std::to_string(static_cast<int>(result));
+}
+
+std::string uuid_text(const CUuuid& uuid) {
+    const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
+    char text[64];
+    std::snprintf(text, sizeof text,
+                  "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                  b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                  b[14], b[15]);
+    return text;
+}
+
+uint64_t monotonic_ns() {
+    timespec t{};
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+    *buffer = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
+    *size = *buffer ? kBufferBytes : 0;
+    *max_records = 0;  // as many as fit
+}
+
+void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t,
+                               size_t valid_size) {
+    Probe& p = probe();
+    {
+        std::lock_guard<std::mutex> lock(p.mutex);
+        CUpti_Activity* record = nullptr;
+        while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+            if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+                const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+                p.devices[k->deviceId].busy.add(k->start, k->end);
+            } else if (record->kind == CUPTI_ACTIVITY_KIND_DEVICE) {
+                const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
+                p.devices[d->id].uuid = uuid_text(d->uuid);
+            }
+        }
+        size_t dropped = 0;
+        if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS)
+            p.dropped += dropped;
+    }
+    std::free(buffer);
+}
+
+// Folds what CUPTI delivered and sends one report per GPU whose UUID is known.
+void send_reports() {
+    Probe& p = probe();
+    std::lock_guard<std::mutex> lock(p.mutex);
+    const uint64_t now_ns = monotonic_ns();
+    for (auto& [id, device] : p.devices) {
+        device.busy.flush();
+        if (device.uuid.empty())
+            continue;
+        ActivityReport report;
+        report.gpu_uuid = device.uuid;
+        report.busy_ns = device.busy.busy_ns();
+        report.kernels = device.busy.kernels();
+        report.dropped = p.dropped;
+        report.started_ns = p.started_ns;
+        report.sent_ns = now_ns;
+        report.sm_share = p.sm_share;
+        const std::string line = migscope::activity::encode(report);
+        // No exporter listening (ENOENT, ECONNREFUSED) or its queue full (EAGAIN): this report
+        // is lost, the next carries the cumulative counters.
+        (void)sendto(p.socket_fd, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
+                     reinterpret_cast<const sockaddr*>(&p.address), p.address_len);
+    }
+}
+
+void report_loop() {
+    Probe& p = probe();
+    const auto period = std::chrono::duration<double>(p.period_s);
+    while (!p.stopping.load()) {
+        std::this_thread::sleep_for(period);
+        cuptiActivityFlushAll(0);
+        send_reports();
+    }
+}
+
+void at_exit() {
+    Probe& p = probe();
+    p.stopping.store(true);
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    send_reports();
+}
+
+bool configure(Probe& p) {
+    const char* path = std::getenv("MIGSCOPE_ACTIVITY_SOCKET");
+    const std::string socket_path = path && *path ? path : migscope::activity::kDefaultSocketPath;
+    if (socket_path.size() >= sizeof(p.address.sun_path)) {
+        say_once("MIGSCOPE_ACTIVITY_SOCKET is longer than a socket path may be");
+        return false;
+    }
+    p.address.sun_family = AF_UNIX;
+    std::memcpy(p.address.sun_path, socket_path.c_str(), socket_path.size() + 1);
+    p.address_len =
+        static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + socket_path.size() + 1);
+    if (const char* period = std::getenv("MIGSCOPE_ACTIVITY_PERIOD_S")) {
+        const double s = std::strtod(period, nullptr);
+        if (s >= 0.05 && s <= 60)
+            p.period_s = s;
+    }
+    if (const char* percent = std::getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")) {
+        const double share = std::strtod(percent, nullptr) / 100.0;
+        if (share > 0 && share < 1)
+            p.sm_share = share;
+    }
+    p.socket_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (p.socket_fd < 0) {
+        say_once("cannot create a socket");
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+// Called by the CUDA driver once, when it initialises, for the library CUDA_INJECTION64_PATH
+// names. Returns 1 (the driver ignores the value).
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+    Probe& p = probe();
+    p.started_ns = monotonic_ns();
+    if (!configure(p))
+        return 1;
+    CUptiResult result = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    if (result == CUPTI_SUCCESS)
+        result = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+    // Concurrent: the plain kernel kind would serialise the process's kernels.
+    if (result == CUPTI_SUCCESS)
+        result = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (result != CUPTI_SUCCESS) {
+        say_once("CUPTI refused kernel activity tracing: " + cupti_error(result));
+        return 1;
+    }
+    std::atexit(at_exit);
+    std::thread(report_loop).detach();
+    return 1;
+}

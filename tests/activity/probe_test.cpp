@@ -1,0 +1,28 @@
+// Tests of libmigscope-activity.so as CUDA loads it: InitializeInjection is its one visible
+// symbol, and without a GPU (this machine) it returns and says why once, never stopping the
+// program it runs in. What it measures on a GPU is checked by scripts/gpu-exporter-h200.sh.
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include <string>
+
+TEST(ActivityProbe, OnlyInitializeInjectionIsVisibleAndItNeverStopsTheProgram) {
+    setenv("MIGSCOPE_ACTIVITY_SOCKET", "/nonexistent/migscope-test.sock", 1);
+    void* probe = dlopen(MIGSCOPE_ACTIVITY_PROBE, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(probe, nullptr) << dlerror();
+    EXPECT_EQ(
+        dlsym(probe, "_ZN8migscope8activity6decodeESt17basic_string_viewIcSt11char_traitsIcEE"),
+        nullptr);  // the report reader stays inside: it cannot clash with the program's
+    auto initialize = reinterpret_cast<int (*)()>(dlsym(probe, "InitializeInjection"));
+    ASSERT_NE(initialize, nullptr);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(initialize(), 1);
+    const std::string said = testing::internal::GetCapturedStderr();
+    // No GPU: CUPTI refuses and the probe says so, once, on one line. On a GPU: nothing.
+    if (!said.empty()) {
+        EXPECT_EQ(said.rfind("migscope-activity: ", 0), 0u) << said;
+        EXPECT_EQ(said.find('\n'), said.size() - 1) << said;
+    }
+}
