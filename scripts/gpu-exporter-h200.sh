@@ -16,15 +16,28 @@
 # expect ts4 near 150 s); mps7 untried (expect 5 minutes). Split MIXES over device calls. In `cost`
 # a 15-20 s run took 35-38 s; two of six did not reach steady state (the old rule) within
 # RUN_LIMIT_S: each run's time and log tail go to cost-runs.txt.
+# PROBE=1 (issue 43 items 4 and 6): the exporter listens with --activity-socket and every worker
+# runs the activity probe (CUDA_INJECTION64_PATH=libmigscope-activity.so from the build), so each
+# process is charged by its own kernel time; the mixes pa, pb, pc are three unlike pairs, each
+# time-sliced (ts-) and on MPS (mps-): MIXES="ts-pa mps-pa ts-pb mps-pb ts-pc mps-pc". With `cost`
+# it measures the probe's overhead on training instead of the exporter's.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:?usage: $0 shares|cost}
 out=${OUT:-$PWD/gpu-exporter-out}
 b=${MIGSCOPE:-${MIGSCOPE_BUILD_DIR:-$root/build}/tools/migscope/migscope}
 mkdir -p "$out/scrapes"
+probe_args=()
+if [ "${PROBE:-0}" = 1 ]; then
+  probe_lib=$(dirname "$b")/../../src/libmigscope-activity.so
+  [ -r "$probe_lib" ] || { echo "no activity probe at $probe_lib (built where CUPTI is found)" >&2; exit 2; }
+  probe_args=(--activity-socket "$out/activity.sock")
+  export CUDA_INJECTION64_PATH=$(realpath "$probe_lib") MIGSCOPE_ACTIVITY_SOCKET="$out/activity.sock"
+fi
 
 start_exporter() {  # $1: stderr file; sets $exporter
-  "$b" exporter --listen 127.0.0.1:9401 --interval-s 1 2>>"$1" &
+  # The exporter itself never loads CUDA, so the probe's variable does not touch it.
+  "$b" exporter --listen 127.0.0.1:9401 --interval-s 1 "${probe_args[@]}" 2>>"$1" &
   exporter=$!
 }
 
@@ -69,6 +82,15 @@ PY
                 --jobs resnet50:32,bert-base:4,resnet18:32 --duration "$duration" ;;
         mps7) run_jobs mps7 --backend mps --layout 7x1g.18gb --duration "$duration" \
                 --jobs resnet50:32,bert-base:4,resnet18:32,vit-b16:16,resnet18:32,bert-base:4,resnet50:32 ;;
+        ts-pa) run_jobs ts-pa --backend timeslice --jobs mlp,resnet18:32 --duration "$duration" ;;
+        ts-pb) run_jobs ts-pb --backend timeslice --jobs resnet50:32,bert-base:4 --duration "$duration" ;;
+        ts-pc) run_jobs ts-pc --backend timeslice --jobs gpt2-medium:8,resnet18:32 --duration "$duration" ;;
+        mps-pa) run_jobs mps-pa --backend mps --layout 3g.71gb+3g.71gb --jobs mlp,resnet18:32 \
+                  --duration "$duration" ;;
+        mps-pb) run_jobs mps-pb --backend mps --layout 3g.71gb+3g.71gb --jobs resnet50:32,bert-base:4 \
+                  --duration "$duration" ;;
+        mps-pc) run_jobs mps-pc --backend mps --layout 3g.71gb+3g.71gb --jobs gpt2-medium:8,resnet18:32 \
+                  --duration "$duration" ;;
         *) echo "unknown mix '$mix'" >&2 ;;
       esac
     done
