@@ -2,6 +2,7 @@
 // they add to.
 #include "exporter/energy_ledger.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -63,9 +64,29 @@ IntervalSplit split_interval(const IntervalInput& input) {
         in.partition_sms.push_back(c.compute_slices > 0 ? c.compute_slices : 1.0);
         in.busy_s.push_back(c.activity_ratio.value_or(0) * input.duration_s);
     }
+    // The consumers' own powers as marginal powers: the mix without one draws its power × size
+    // less (a consumer's busy seconds already carry its activity).
+    const bool by_power =
+        !input.consumers.empty() && input.duration_s > 0 &&
+        std::all_of(input.consumers.begin(), input.consumers.end(), [](const ConsumerActivity& c) {
+            return c.full_activity_power_w && std::isfinite(*c.full_activity_power_w) &&
+                   *c.full_activity_power_w >= 0;
+        });
+    if (by_power) {
+        const double static_j =
+            input.idle_power_w
+                ? std::clamp(*input.idle_power_w * input.duration_s, 0.0, input.energy_j)
+                : 0.0;
+        const double mix_dynamic_w = (input.energy_j - static_j) / input.duration_s;
+        for (size_t i = 0; i < input.consumers.size(); ++i)
+            in.without_dynamic_w.push_back(
+                mix_dynamic_w - *input.consumers[i].full_activity_power_w * in.partition_sms[i]);
+        in.without_source = "live regression of the board's dynamic power on the activities";
+    }
     const telemetry::Attribution a = telemetry::attribute_energy(in);
 
     IntervalSplit split;
+    split.by_power = by_power && a.rest_j.has_value();
     split.static_j = a.idle_energy_j;
     for (size_t i = 0; i < input.consumers.size(); ++i)
         split.energy_j.emplace_back(input.consumers[i].consumer, a.energy_j[i]);

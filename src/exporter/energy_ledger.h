@@ -36,6 +36,9 @@ struct ConsumerActivity {
     // SM activity over the interval, 0-1: of the instance's SMs (GPM) or of the GPU's (a
     // process's SM utilization); none when it could not be measured.
     std::optional<double> activity_ratio;
+    // Its dynamic power at full activity (W), learned live (telemetry/power_regression.h); when
+    // every consumer has one, the split charges each its own watts.
+    std::optional<double> full_activity_power_w;
 };
 
 enum class Sharing {
@@ -55,6 +58,7 @@ struct IntervalInput {
 struct IntervalSplit {
     std::vector<std::pair<Consumer, double>> energy_j;  // sums to IntervalInput::energy_j
     double static_j = 0;                                // idle power × duration, at most energy_j
+    bool by_power = false;  // the dynamic part followed the consumers' learned powers
 };
 
 // The interval as telemetry::attribute_energy's live variant splits it: static energy =
@@ -62,7 +66,9 @@ struct IntervalSplit {
 // GPU's slices (StaticShare::kOfCapacity) and `idle` the unused slices' part; under kShared
 // `idle` gets it all (StaticShare::kUnowned). The dynamic rest is split by partition size ×
 // activity (slices, or 1 for a process: its activity is already a share of the whole GPU), as
-// `run` splits it without marginal powers; with no measured activity at all it goes to
+// `run` splits it without marginal powers; where every consumer has a full-activity power, by
+// those powers as `run` splits by marginal powers (each consumer its power × size × activity ×
+// duration, the rest by activity; `by_power`); with no measured activity at all it goes to
 // `unattributed` (WithoutActivity::kUnattributed). Throws an input error naming the field for a
 // negative or non-finite energy, duration, idle power, slice count or activity.
 IntervalSplit split_interval(const IntervalInput& input);

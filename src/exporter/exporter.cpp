@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "nvml/call_error.h"
 #include "telemetry/idle_baseline.h"
+#include "telemetry/power_regression.h"
 
 namespace migscope::exporter {
 
@@ -22,6 +23,7 @@ struct Exporter::Gpu {
     std::string uuid;
     std::string model;
     telemetry::LiveIdleBaseline idle;
+    telemetry::PowerRegression power;  // shared GPUs: each process's own watts
 
     // Sampler state.
     std::optional<double> last_energy_j;  // last good board counter reading
@@ -38,6 +40,7 @@ struct Exporter::Gpu {
     bool instances_listed = true;
     bool mps_server = false;
     bool kernel_time = false;
+    bool by_power = false;  // the last interval's dynamic part followed learned powers
     bool process_signal_missing = false;
     std::string idle_source = "unknown";
     bool down_reported = false;
@@ -86,6 +89,31 @@ std::string method_of(Sharing sharing, bool activity_measured, bool instances_li
     if (process_signal_missing)
         return "shared_idle_static_dynamic_unattributed_no_process_samples";
     return "shared_idle_static_process_sm_util_dynamic";
+}
+
+// Feeds the interval to the GPU's power regression and gives each consumer the power it has
+// learned, where it knows all of them. Only with a static power: without it the dynamic power is
+// not known.
+void learn_powers(telemetry::PowerRegression& power, IntervalInput& input) {
+    if (!input.idle_power_w || !(input.duration_s > 0))
+        return;
+    telemetry::PowerObservation observation;
+    observation.duration_s = input.duration_s;
+    observation.dynamic_w = input.energy_j / input.duration_s - *input.idle_power_w;
+    std::vector<std::string> keys;
+    for (const ConsumerActivity& c : input.consumers) {
+        if (c.activity_ratio) {
+            observation.activity.emplace_back(c.consumer.key, *c.activity_ratio);
+            keys.push_back(c.consumer.key);
+        }
+    }
+    power.add(observation);
+    if (keys.size() != input.consumers.size())
+        return;
+    if (const auto watts = power.full_activity_power_w(keys)) {
+        for (size_t i = 0; i < input.consumers.size(); ++i)
+            input.consumers[i].full_activity_power_w = (*watts)[i];
+    }
 }
 
 }  // namespace
@@ -171,6 +199,8 @@ void Exporter::sample_once() {
                 input.sharing = reading.sharing;
                 input.total_compute_slices = reading.total_compute_slices;
                 input.consumers = reading.consumers;
+                if (input.sharing == Sharing::kShared)
+                    learn_powers(gpu.power, input);
                 split = split_interval(input);
                 if (reading.idle && input.duration_s > 0)
                     gpu.idle.add_idle(input.energy_j / input.duration_s, sm_clock_mhz);
@@ -186,6 +216,7 @@ void Exporter::sample_once() {
             gpu.power_w = power.value;
             if (split)
                 gpu.ledger.add(*split);
+            gpu.by_power = split && split->by_power;
             if (split || !gpu.board_energy_j)
                 gpu.board_energy_j = *energy.value;
             gpu.activity = std::move(reading.consumers);
@@ -265,7 +296,9 @@ std::vector<MetricFamily> Exporter::metric_families() const {
         "MPS server runs and the driver gives its "
         "clients' SM use to it, so the rest is unattributed (never charged to the server); "
         "*_unattributed_* = no per-consumer activity (the driver gives none, or no process has "
-        "a sample yet), so the rest is unattributed.",
+        "a sample yet), so the rest is unattributed. dynamic_split: activity = by activity "
+        "alone; learned_power = each process its own watts at full activity, learned live by a "
+        "regression of the board's dynamic power on the processes' activities (shared GPUs).",
         MetricType::kGauge,
         {}};
 
@@ -303,7 +336,8 @@ std::vector<MetricFamily> Exporter::metric_families() const {
                   {"method",
                    method_of(gpu.sharing, gpu.activity_measured, gpu.instances_listed,
                              gpu.mps_server, gpu.kernel_time, gpu.process_signal_missing)},
-                  {"idle_power_source", gpu.idle_source}},
+                  {"idle_power_source", gpu.idle_source},
+                  {"dynamic_split", gpu.by_power ? "learned_power" : "activity"}},
                  1.0});
         }
     }

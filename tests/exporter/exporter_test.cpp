@@ -926,3 +926,51 @@ TEST(ExporterSignal, TheProbesKernelTimeSplitsMpsClientsThroughTheSocket) {
     for (const std::string& w : warnings)
         EXPECT_EQ(w.find("MPS server"), std::string::npos) << w;
 }
+
+// A heavy process (300 W at full activity) runs alone for 1.5 s, then a light one (100 W) joins
+// it at the same SM utilization: the regression learns each one's watts from the first phase, and
+// the second phase's dynamic energy is split 3 : 1 by power, not 1 : 1 by activity.
+TEST(ExporterPower, EachProcessIsChargedItsOwnWattsOnceLearned) {
+    FakeProc proc;
+    proc.add(6001, "heavy", "0::/user.slice\n");
+    proc.add(6002, "light", "0::/user.slice\n");
+    const fs::path fixture =
+        fs::temp_directory_path() / ("migscope-exporter-power-" + std::to_string(::getpid()));
+    std::ofstream(fixture) << R"({"driver_version": "580.159.04", "cuda_driver_version": 13000,
+      "devices": [{"name": "NVIDIA H200", "uuid": "GPU-00000000-fake-h200-0000-00000000cafe",
+      "memory_total_mib": 143771, "memory_used_mib": 2048, "mig_current": 0, "mig_pending": 0,
+      "power_limit_w": 700, "sm_clock_mhz": 1980, "memory_clock_mhz": 3201, "temperature_c": 50,
+      "power_trace": [[0, 250], [1.5, 250], [1.501, 300], [1000, 300]],
+      "processes": [{"pid": 6001, "sm_util": 50}, {"pid": 6002, "sm_util": 50, "start_s": 1.5}]}]})";
+    FakeNvmlEnv env(fixture.string());
+    nvml::Session session = nvml::Session::open();
+    ExporterOptions options;
+    options.idle_power_w = kIdleW;
+    options.proc_root = proc.root.string();
+    Exporter exporter(session, options);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto since_s = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    std::vector<MetricFamily> at_2_s, last;
+    while (since_s() < 3.2) {
+        exporter.sample_once();
+        if (at_2_s.empty() && since_s() >= 2.0)
+            at_2_s = exporter.metric_families();
+        sleep_s(0.04);
+    }
+    last = exporter.metric_families();
+    fs::remove(fixture);
+    const auto info = find(last, "migscope_attribution_info", {{"gpu", "0"}});
+    EXPECT_EQ(label(info->labels, "dynamic_split"), "learned_power");
+    const double heavy_j =
+        energy_of(last, {{"pid", "6001"}}) - energy_of(at_2_s, {{"pid", "6001"}});
+    const double light_j =
+        energy_of(last, {{"pid", "6002"}}) - energy_of(at_2_s, {{"pid", "6002"}});
+    ASSERT_GT(light_j, 0);
+    EXPECT_NEAR(heavy_j / light_j, 3.0, 0.3);
+    // Still whole: the consumers sum to the board.
+    EXPECT_NEAR(attributed_sum(last, "0"),
+                board(last, "0") - board(at_2_s, "0") + attributed_sum(at_2_s, "0"),
+                1e-6 * board(last, "0"));
+}
