@@ -29,6 +29,8 @@ const char* consumer_label(ConsumerKind kind) {
             return "idle";
         case ConsumerKind::kUnattributed:
             return "unattributed";
+        case ConsumerKind::kRetired:
+            return "retired";
     }
     return "unattributed";
 }
@@ -39,6 +41,10 @@ Consumer idle_consumer() {
 
 Consumer unattributed_consumer() {
     return Consumer{ConsumerKind::kUnattributed, "unattributed", {}};
+}
+
+Consumer retired_consumer() {
+    return Consumer{ConsumerKind::kRetired, "retired", {}};
 }
 
 IntervalSplit split_interval(const IntervalInput& input) {
@@ -95,16 +101,46 @@ IntervalSplit split_interval(const IntervalInput& input) {
     return split;
 }
 
-void EnergyLedger::add(const IntervalSplit& split) {
+void EnergyLedger::add(const IntervalSplit& split, double now_s) {
     for (const auto& [consumer, energy_j] : split.energy_j) {
         auto [it, inserted] = index_.try_emplace(consumer.key, entries_.size());
         if (inserted)
-            entries_.push_back(Entry{consumer, 0.0});
+            entries_.push_back(Entry{consumer, 0.0, now_s});
         // Never below zero: a counter only grows.
         const double add_j = std::max(0.0, energy_j);
         entries_[it->second].energy_j += add_j;
+        entries_[it->second].last_seen_s = now_s;
         total_j_ += add_j;
     }
+}
+
+size_t EnergyLedger::retire_unseen(double now_s, double retain_s) {
+    auto retiring = [&](const Entry& e) {
+        return (e.consumer.kind == ConsumerKind::kMigInstance ||
+                e.consumer.kind == ConsumerKind::kProcess) &&
+               e.last_seen_s < now_s - retain_s;
+    };
+    double retired_j = 0;
+    size_t count = 0;
+    for (const Entry& e : entries_) {
+        if (retiring(e)) {
+            retired_j += e.energy_j;
+            ++count;
+        }
+    }
+    if (count == 0)
+        return 0;
+    entries_.erase(std::remove_if(entries_.begin(), entries_.end(), retiring), entries_.end());
+    index_.clear();
+    for (size_t i = 0; i < entries_.size(); ++i)
+        index_[entries_[i].consumer.key] = i;
+    const Consumer retired = retired_consumer();
+    auto [it, inserted] = index_.try_emplace(retired.key, entries_.size());
+    if (inserted)
+        entries_.push_back(Entry{retired, 0.0, now_s});
+    entries_[it->second].energy_j += retired_j;
+    entries_[it->second].last_seen_s = now_s;
+    return count;
 }
 
 std::vector<EnergyLedger::Entry> EnergyLedger::entries() const {

@@ -13,8 +13,9 @@ namespace migscope::exporter {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;  // name, value; in order
 
-enum class ConsumerKind { kMigInstance, kProcess, kIdle, kUnattributed };
-const char* consumer_label(ConsumerKind kind);  // "mig_instance", "process", "idle", "unattributed"
+enum class ConsumerKind { kMigInstance, kProcess, kIdle, kUnattributed, kRetired };
+// "mig_instance", "process", "idle", "unattributed", "retired"
+const char* consumer_label(ConsumerKind kind);
 
 // Who energy is charged to. `key` identifies it within one GPU (the same key in two intervals is
 // the same counter); `labels` are its own labels (GPU_I_PROFILE and GPU_I_ID, or pid, command,
@@ -26,6 +27,7 @@ struct Consumer {
 };
 Consumer idle_consumer();
 Consumer unattributed_consumer();
+Consumer retired_consumer();  // the consumers that ended long ago, folded into one
 
 // A consumer seen in one interval.
 struct ConsumerActivity {
@@ -73,15 +75,20 @@ struct IntervalSplit {
 // negative or non-finite energy, duration, idle power, slice count or activity.
 IntervalSplit split_interval(const IntervalInput& input);
 
-// Monotonic energy counters per consumer of one GPU. A consumer that leaves keeps its counter for
-// as long as the ledger lives, so the sum over consumers always equals the energy added.
+// Monotonic energy counters per consumer of one GPU. A consumer that leaves keeps its counter until
+// it is retired, then its energy moves into the one `retired` counter, so the sum over consumers
+// always equals the energy added and memory stays bounded however many consumers come and go.
 class EnergyLedger {
   public:
     struct Entry {
         Consumer consumer;
         double energy_j = 0;
+        double last_seen_s = 0;  // the time of the last interval it was in
     };
-    void add(const IntervalSplit& split);
+    void add(const IntervalSplit& split, double now_s);
+    // Folds every MIG instance and process not seen since `now_s - retain_s` into `retired`;
+    // returns how many.
+    size_t retire_unseen(double now_s, double retain_s);
     std::vector<Entry> entries() const;  // in the order consumers were first seen
     double total_j() const { return total_j_; }
 

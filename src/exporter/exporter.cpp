@@ -122,6 +122,8 @@ Exporter::Exporter(const nvml::Session& session, ExporterOptions options)
     : options_(std::move(options)) {
     if (!(options_.interval_s > 0))
         throw input_error("exporter: --interval-s must be > 0");
+    if (!(options_.retain_finished_s >= 0))
+        throw input_error("exporter: --retain-finished-s must be >= 0");
     if (options_.idle_power_w && !(*options_.idle_power_w >= 0))
         throw input_error("exporter: --idle-power-w must be >= 0");
     if (options_.hostname.empty())
@@ -214,8 +216,10 @@ void Exporter::sample_once() {
             gpu.up = true;
             gpu.down_reported = false;
             gpu.power_w = power.value;
-            if (split)
-                gpu.ledger.add(*split);
+            if (split) {
+                gpu.ledger.add(*split, t_s);
+                gpu.ledger.retire_unseen(t_s, options_.retain_finished_s);
+            }
             gpu.by_power = split && split->by_power;
             if (split || !gpu.board_energy_j)
                 gpu.board_energy_j = *energy.value;
@@ -276,7 +280,9 @@ std::vector<MetricFamily> Exporter::metric_families() const {
         "Board energy attributed to each consumer since the exporter started. Per GPU the sum "
         "over consumers equals the board counter's increase since then. consumer=idle: static "
         "power charged to no one (unused MIG slices; all static power on a shared GPU); "
-        "consumer=unattributed: dynamic energy with no measured activity.",
+        "consumer=unattributed: dynamic energy with no measured activity; consumer=retired: "
+        "the energy of MIG instances and processes gone longer than --retain-finished-s, whose "
+        "own series were then dropped.",
         MetricType::kCounter,
         {}};
     MetricFamily activity{"migscope_sm_activity_ratio",

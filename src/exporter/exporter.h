@@ -34,6 +34,9 @@ struct ExporterOptions {
     // Idle intervals per clock state whose mean board power is the learned idle power
     // (telemetry::LiveIdleBaseline).
     size_t idle_window = 30;
+    // How long a MIG instance or process that is gone keeps its own series; then its energy moves
+    // into consumer="retired" (bounded memory with churn; the sum stays whole).
+    double retain_finished_s = 3600;
 };
 
 class Exporter {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <map>
 
 #include "core/error.h"
@@ -144,7 +146,7 @@ TEST(EnergyLedger, SumEqualsEnergyAddedAndCountersNeverDecreaseAcrossConsumerChu
             in.consumers.push_back(process(3, 0.1 * (i % 3)));
         if (i == 7)
             in.consumers.push_back(process(4, std::nullopt));
-        ledger.add(split_interval(in));
+        ledger.add(split_interval(in), i);
         added_j += in.energy_j;
         double total = 0;
         for (const EnergyLedger::Entry& e : ledger.entries()) {
@@ -165,4 +167,37 @@ TEST(EnergyLedger, ConsumerLabels) {
     EXPECT_STREQ(consumer_label(ConsumerKind::kProcess), "process");
     EXPECT_STREQ(consumer_label(ConsumerKind::kIdle), "idle");
     EXPECT_STREQ(consumer_label(ConsumerKind::kUnattributed), "unattributed");
+    EXPECT_STREQ(consumer_label(ConsumerKind::kRetired), "retired");
+}
+
+// A thousand processes, each for one interval: with a retention of 10 intervals the ledger holds
+// at most the last 11 of them plus idle, unattributed and retired, and the sum stays whole.
+TEST(EnergyLedger, ConsumersUnseenForTheRetentionFoldIntoRetired) {
+    EnergyLedger ledger;
+    double added_j = 0;
+    size_t most = 0;
+    for (int i = 0; i < 1000; ++i) {
+        IntervalInput in;
+        in.energy_j = 100;
+        in.duration_s = 1;
+        in.consumers.push_back(process(static_cast<unsigned>(10000 + i), 0.5));
+        ledger.add(split_interval(in), i);
+        ledger.retire_unseen(i, 10);
+        added_j += in.energy_j;
+        most = std::max(most, ledger.entries().size());
+        double total = 0;
+        for (const EnergyLedger::Entry& e : ledger.entries())
+            total += e.energy_j;
+        EXPECT_NEAR(total, added_j, 1e-9 * added_j);
+    }
+    EXPECT_EQ(most, 11u + 3u);
+    const std::vector<EnergyLedger::Entry> entries = ledger.entries();
+    const auto retired = std::find_if(entries.begin(), entries.end(), [](const auto& e) {
+        return e.consumer.kind == ConsumerKind::kRetired;
+    });
+    ASSERT_NE(retired, entries.end());
+    EXPECT_NEAR(retired->energy_j, 100 * (1000 - 11), 1e-6);
+    // Idle and unattributed are never retired, however long unseen.
+    EXPECT_EQ(ledger.retire_unseen(1e9, 1), 11u);
+    EXPECT_EQ(ledger.entries().size(), 3u);
 }

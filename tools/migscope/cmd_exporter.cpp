@@ -27,6 +27,7 @@ struct ExporterCommandOptions {
     std::string proc_root = "/proc";
     std::string pod_resources_socket = exporter::kKubeletPodResourcesSocket;
     std::string activity_socket;
+    double retain_finished_s = 3600;
 };
 
 void print_warnings(exporter::Exporter& e) {
@@ -44,6 +45,7 @@ int run_exporter(const ExporterCommandOptions& o) {
     options.proc_root = o.proc_root;
     options.pod_resources_socket = o.pod_resources_socket;
     options.activity_socket = o.activity_socket;
+    options.retain_finished_s = o.retain_finished_s;
 
     nvml::Session session = nvml::Session::open();
     exporter::Exporter exporter(session, options);
@@ -103,6 +105,12 @@ void add_exporter_command(CLI::App& app, Action& action) {
                     "process; until then none is assumed)")
         ->check(CLI::Range(0.0, 100000.0));
     cmd->add_option("--hostname", o->hostname, "The Hostname label (default: this host's name)");
+    cmd->add_option("--retain-finished-s", o->retain_finished_s,
+                    "Seconds a MIG instance or process that is gone keeps its own energy series "
+                    "(`migscope energy` reads it back meanwhile); then its energy moves into "
+                    "consumer=\"retired\", so memory stays bounded as processes come and go")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1e9));
     path_option(
         cmd->add_option("--proc-root", o->proc_root,
                         "Where to read processes' names and cgroups (a container sees the host's "
