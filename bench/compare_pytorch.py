@@ -188,7 +188,7 @@ def pytorch_model(name, device):
 
 
 def resnet_tiny():
-    """migscope's resnet-tiny (src/workloads/registry.cpp, resnet.cpp): torchvision's ResNet layout
+    """migscope's resnet-tiny (src/workloads/models/registry.cpp, resnet.cpp): torchvision's ResNet layout
     (7x7 stem, max pool, stride on the first 3x3 convolution of a stage, 1x1 shortcut where the
     shape changes) with basic blocks [1, 1], width 8 and 10 classes, for 32x32 images."""
     import torch

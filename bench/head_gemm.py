@@ -3,7 +3,7 @@
 with the vocabulary as it is and padded to a multiple of 64 rows.
 
 GPT-2's 50,257 rows leave the logits' rows unaligned for cuBLAS; migscope pads the weight
-(src/workloads/transformer.h, logits_with_aligned_rows). Prints the median of 10 timed calls of
+(src/workloads/models/transformer.h, logits_with_aligned_rows). Prints the median of 10 timed calls of
 each GEMM and their sum per training step.
 """
 import argparse

@@ -16,7 +16,7 @@ namespace migscope::partition {
 // this name stays for the partition, runner and CLI code that says partition::JobSpec.
 using JobSpec = protocol::JobSpec;
 
-// The built-in workloads migscope-worker knows (src/workloads/registry.cpp keeps the models;
+// The built-in workloads migscope-worker knows (src/workloads/models/registry.cpp keeps the models;
 // tests/workloads checks that the two lists agree). The CLI does not link torch.
 const std::vector<std::string>& builtin_workload_names();
 

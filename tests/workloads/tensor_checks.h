@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "workloads/fused_ops.h"
+#include "workloads/kernels/fused_ops.h"
 
 namespace migscope::workloads::testing {
 

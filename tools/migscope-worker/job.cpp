@@ -16,12 +16,12 @@
 #include "core/error.h"
 #include "core/statistics.h"
 #include "measure/measure_loop.h"
-#include "workloads/checkpoint.h"
-#include "workloads/data.h"
-#include "workloads/device_peak.h"
-#include "workloads/profiler_trace.h"
-#include "workloads/registry.h"
-#include "workloads/trainer.h"
+#include "workloads/training/checkpoint.h"
+#include "workloads/training/data.h"
+#include "workloads/device/device_peak.h"
+#include "workloads/device/profiler_trace.h"
+#include "workloads/models/registry.h"
+#include "workloads/training/trainer.h"
 
 namespace migscope::worker {
 namespace {

@@ -25,10 +25,10 @@
 #include "job.h"
 #include "protocol/group_spec.h"
 #include "stop_signal.h"
-#include "workloads/green_context.h"
-#include "workloads/registry.h"
-#include "workloads/sm_probe.h"
-#include "workloads/step_graph.h"
+#include "workloads/device/green_context.h"
+#include "workloads/models/registry.h"
+#include "workloads/device/sm_probe.h"
+#include "workloads/training/step_graph.h"
 
 namespace {
 
@@ -100,7 +100,7 @@ void describe_cuda_device(JobEnvironment& env) {
     env.device_sms = props->multiProcessorCount;
 }
 
-// Where each SM partition's work really runs (workloads/sm_probe.h): the whole device first (the
+// Where each SM partition's work really runs (workloads/device/sm_probe.h): the whole device first (the
 // probe must see every SM, or its silence about the partitions proves nothing), then the
 // partitions side by side. Exit 0 when every partition stayed within its SMs.
 int sm_probe(const std::vector<int>& requested_sms, const std::string& device_name,
