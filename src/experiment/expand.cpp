@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/user_text.h"
 #include "mig/layout.h"
+#include "partition/layout.h"
 
 namespace migscope::experiment {
 namespace {
@@ -43,7 +44,7 @@ std::string cell_key(const Cell& c) {
     for (const partition::JobSpec& j : c.jobs)
         jobs += (jobs.empty() ? "" : ",") + job_key(j);
     return "section=" + c.section + ";backend=" + partition::to_string(c.backend) +
-           ";layout=" + c.layout + ";jobs=" + jobs +
+           ";layout=" + c.layout.text() + ";jobs=" + jobs +
            (c.duration_s > 0 ? ";duration_s=" + number_text(c.duration_s)
                              : ";work_steps=" + std::to_string(c.work_steps)) +
            ";baseline=" + (c.baseline ? "sequential" : "none") +
@@ -52,30 +53,20 @@ std::string cell_key(const Cell& c) {
            (c.gpus > 1 ? ";gpus=" + std::to_string(c.gpus) : "");
 }
 
-// A layout checked against the model, in job order, as canonical text.
-struct Resolved {
-    std::vector<mig::LayoutTerm> terms;
-    std::string text;
-};
-
-Resolved resolve_layout(const std::string& text, const mig::GpuModel& model,
-                        const std::string& path) {
-    Resolved r;
+// A layout checked against the model, in job order, with canonical text.
+partition::Layout resolve_layout(const std::string& text, const mig::GpuModel& model,
+                                 const std::string& path) {
+    partition::Layout layout;
     try {
-        r.terms = mig::parse_layout(text, model);
+        layout = partition::Layout::parse(text, model).canonical();
     } catch (const Error& e) {
         throw input_error(path + ": " + e.what());
     }
-    const mig::LayoutCheck check = mig::check_layout(r.terms, model);
+    const mig::LayoutCheck check = mig::check_layout(layout.terms(), model);
     if (!check.layout)
         throw input_error(path + ": layout '" + user_text::shown(text) + "' is not valid on " +
                           model.key + ": " + check.reason);
-    for (const mig::LayoutTerm& t : r.terms) {
-        r.text += (r.text.empty() ? "" : "+") + t.profile;
-        if (t.start)
-            r.text += "@" + std::to_string(*t.start);
-    }
-    return r;
+    return layout;
 }
 
 // The section's layouts with the path each came from: sets and all-maximal expanded.
@@ -116,12 +107,11 @@ std::vector<std::pair<std::string, std::string>> layout_texts(const Spec& spec, 
 }
 
 // Fixed work in proportion to the partition's SMs: what it does while the whole GPU does `steps`.
-int64_t matched_steps(int64_t steps, const std::string& profile, const mig::GpuModel& model,
+int64_t matched_steps(int64_t steps, const mig::Profile& p, const mig::GpuModel& model,
                       const std::string& path) {
-    const mig::Profile& p = model.require(profile);
     if (!p.sms || !model.sm_count)
         throw input_error(path + ": work = \"matched\" needs SM counts, which " + model.key +
-                          " does not have for " + profile);
+                          " does not have for " + p.name);
     return std::max<int64_t>(1,
                              std::llround(static_cast<double>(steps) * *p.sms / *model.sm_count));
 }
@@ -145,18 +135,18 @@ Cell cell_of(const Section& s, partition::BackendKind backend, int64_t repetitio
 }
 
 // The jobs on a layout: one per partition in order, cycling when the layout has more partitions.
-std::vector<partition::JobSpec> assign(const Section& s, const Resolved& layout,
+std::vector<partition::JobSpec> assign(const Section& s, const partition::Layout& layout,
                                        const mig::GpuModel& model, const std::string& path) {
-    if (layout.terms.size() < s.jobs.size()) {
-        throw input_error(path + ": layout " + layout.text + " has " +
-                          std::to_string(layout.terms.size()) + " partitions for the " +
+    if (layout.size() < s.jobs.size()) {
+        throw input_error(path + ": layout " + layout.text() + " has " +
+                          std::to_string(layout.size()) + " partitions for the " +
                           std::to_string(s.jobs.size()) + " jobs of " + s.path + ".jobs");
     }
     std::vector<partition::JobSpec> jobs;
-    for (size_t i = 0; i < layout.terms.size(); ++i) {
+    for (size_t i = 0; i < layout.size(); ++i) {
         partition::JobSpec job = s.jobs[i % s.jobs.size()];
         if (s.work == WorkSplit::kMatched)
-            job.steps = matched_steps(s.work_steps, layout.terms[i].profile, model, path);
+            job.steps = matched_steps(s.work_steps, layout.parts()[i].profile, model, path);
         jobs.push_back(std::move(job));
     }
     partition::make_names_unique(jobs);
@@ -166,12 +156,12 @@ std::vector<partition::JobSpec> assign(const Section& s, const Resolved& layout,
 void expand_section(const Spec& spec, const Section& s, const mig::GpuModel& model,
                     std::vector<Cell>& out) {
     // Resolve every layout once (errors before any cell is made).
-    std::vector<std::pair<std::string, Resolved>> layouts;
+    std::vector<std::pair<std::string, partition::Layout>> layouts;
     if (s.kind == SectionKind::kScaling) {
         for (size_t i = 0; i < s.profiles.size(); ++i) {
             const std::string path = s.path + ".profiles[" + std::to_string(i) + "]";
-            Resolved r = resolve_layout(s.profiles[i], model, path);
-            if (r.terms.size() != 1)
+            partition::Layout r = resolve_layout(s.profiles[i], model, path);
+            if (r.size() != 1)
                 throw input_error(path + ": '" + user_text::shown(s.profiles[i]) +
                                   "' is a layout, not a profile");
             layouts.emplace_back(path, std::move(r));
@@ -193,18 +183,18 @@ void expand_section(const Spec& spec, const Section& s, const mig::GpuModel& mod
             for (const auto& [path, layout] : layouts) {
                 if (s.kind == SectionKind::kMix) {
                     Cell c = cell_of(s, backend, rep);
-                    c.layout = layout.text;
+                    c.layout = layout;
                     c.jobs = assign(s, layout, model, path);
                     out.push_back(std::move(c));
                     continue;
                 }
                 for (const partition::JobSpec& job : s.jobs) {
                     Cell c = cell_of(s, backend, rep);
-                    c.layout = layout.text;
+                    c.layout = layout;
                     c.jobs = {job};
                     if (s.work == WorkSplit::kMatched)
                         c.jobs[0].steps =
-                            matched_steps(s.work_steps, layout.terms[0].profile, model, path);
+                            matched_steps(s.work_steps, layout.parts()[0].profile, model, path);
                     out.push_back(std::move(c));
                 }
             }
@@ -223,7 +213,7 @@ std::vector<Cell> expand(const Spec& spec, const mig::GpuModel& model) {
         c.key = cell_key(c);
         if (!keys.insert(c.key).second)
             throw input_error("section " + c.section + " has the same run twice (" +
-                              partition::to_string(c.backend) + " " + c.layout +
+                              partition::to_string(c.backend) + " " + c.layout.text() +
                               "): list each layout, profile and job once");
     }
     return cells;

@@ -10,6 +10,7 @@
 #include "mig/catalog.h"
 #include "partition/backend.h"
 #include "partition/job.h"
+#include "partition/layout.h"
 
 namespace migscope::experiment {
 
@@ -18,7 +19,8 @@ struct Cell {
     SectionKind kind = SectionKind::kMix;
     Where on = Where::kAny;
     partition::BackendKind backend = partition::BackendKind::kGreen;
-    std::string layout;  // canonical profile names in job order ("3g.71gb+1g.18gb"); "" for none
+    // Parsed once here, its text canonical ("3g.71gb+1g.18gb"), in job order; empty for none.
+    partition::Layout layout;
     std::vector<partition::JobSpec> jobs;  // jobs[i] on the layout's partition i; names unique
     double duration_s = 0;                 // exactly one of duration_s and work_steps is > 0
     int64_t work_steps = 0;                // per job unless a job has its own steps (matched work)

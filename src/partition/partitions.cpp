@@ -8,31 +8,33 @@
 
 namespace migscope::partition {
 
-std::vector<JobPlace> place_jobs(const std::vector<mig::LayoutTerm>& terms, size_t job_count,
+std::vector<JobPlace> place_jobs(const Layout& layout, size_t job_count,
                                  const std::vector<size_t>& assign) {
-    if (assign.empty() && terms.size() != job_count) {
-        throw input_error("the layout has " + std::to_string(terms.size()) + " partitions for " +
+    const size_t parts = layout.size();
+    if (assign.empty() && parts != job_count) {
+        throw input_error("layout: " + std::to_string(parts) + " partitions for " +
                           std::to_string(job_count) +
-                          " jobs: give one partition per job (or --assign)");
+                          " jobs: give one partition per job (or assign jobs to partitions)");
     }
     if (!assign.empty() && assign.size() != job_count) {
-        throw input_error("--assign has " + std::to_string(assign.size()) + " entries for " +
+        throw input_error("assign: " + std::to_string(assign.size()) + " entries for " +
                           std::to_string(job_count) + " jobs: give one partition per job");
     }
     for (size_t j = 0; j < assign.size(); ++j) {
-        if (assign[j] >= terms.size())
-            throw input_error("--assign: job " + std::to_string(j) + " is on partition " +
-                              std::to_string(assign[j]) +
+        if (assign[j] >= parts)
+            throw input_error("assign[" + std::to_string(j) + "]: job " + std::to_string(j) +
+                              " is on partition " + std::to_string(assign[j]) +
                               ", but the layout's partitions are 0 to " +
-                              std::to_string(terms.size() - 1));
+                              std::to_string(parts - 1));
     }
-    for (size_t t = 0; t < terms.size() && !assign.empty(); ++t) {
+    for (size_t t = 0; t < parts && !assign.empty(); ++t) {
         if (std::find(assign.begin(), assign.end(), t) == assign.end())
-            throw input_error("--assign: partition " + std::to_string(t) + " (" + terms[t].profile +
+            throw input_error("assign: partition " + std::to_string(t) + " (" +
+                              layout.parts()[t].profile.name +
                               ") has no job: leave it out of the layout");
     }
     std::vector<JobPlace> out;
-    std::vector<std::optional<size_t>> last_on(terms.size());  // the last job queued on a term
+    std::vector<std::optional<size_t>> last_on(parts);  // the last job queued on a partition
     for (size_t j = 0; j < job_count; ++j) {
         const size_t term = assign.empty() ? j : assign[j];
         out.push_back({term, last_on[term]});
@@ -41,17 +43,16 @@ std::vector<JobPlace> place_jobs(const std::vector<mig::LayoutTerm>& terms, size
     return out;
 }
 
-std::vector<Partition> layout_partitions(const std::vector<mig::LayoutTerm>& terms,
-                                         const mig::GpuModel& model, size_t job_count,
-                                         const std::string& device,
+std::vector<Partition> layout_partitions(const Layout& layout, const mig::GpuModel& model,
+                                         size_t job_count, const std::string& device,
                                          const std::vector<size_t>& assign) {
-    const std::vector<JobPlace> places = place_jobs(terms, job_count, assign);
-    const mig::LayoutCheck check = mig::check_layout(terms, model);
+    const std::vector<JobPlace> places = place_jobs(layout, job_count, assign);
+    const mig::LayoutCheck check = mig::check_layout(layout.terms(), model);
     if (!check.layout)
         throw input_error("layout not valid on " + model.key + ": " + check.reason);
-    std::vector<Partition> by_term;
-    for (const mig::LayoutTerm& t : terms) {
-        const mig::Profile& profile = model.require(t.profile);
+    std::vector<Partition> by_part;
+    for (const LayoutPart& part : layout.parts()) {
+        const mig::Profile& profile = part.profile;
         if (!profile.sms)
             throw input_error("profile " + profile.name + " of " + model.key +
                               " has no known SM count: cannot size an SM partition for it");
@@ -60,11 +61,11 @@ std::vector<Partition> layout_partitions(const std::vector<mig::LayoutTerm>& ter
         p.sms = profile.sms;
         p.memory_gib = profile.memory_gib;
         p.device = device;
-        by_term.push_back(std::move(p));
+        by_part.push_back(std::move(p));
     }
     std::vector<Partition> out;
     for (const JobPlace& place : places) {
-        out.push_back(by_term[place.term]);
+        out.push_back(by_part[place.term]);
         out.back().after_job = place.after_job;
     }
     return out;

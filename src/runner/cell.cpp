@@ -14,7 +14,6 @@
 #include "core/error.h"
 #include "core/folders.h"
 #include "core/version.h"
-#include "mig/layout.h"
 #include "nvml/live_catalog.h"
 #include "partition/job.h"
 #include "partition/mig_instances.h"
@@ -109,11 +108,10 @@ std::vector<partition::Partition> partitions_of(const Machine& machine, const Ce
     const size_t n = r.jobs.size();
     switch (partition::traits(r.backend).partitions) {
         case PartitionSource::kMigInstances: {
-            const std::vector<mig::LayoutTerm> terms = mig::parse_layout(r.layout, gpu->model);
             std::vector<partition::Partition> out;
-            for (const partition::JobPlace& place : partition::place_jobs(terms, n, r.assign)) {
+            for (const partition::JobPlace& place : partition::place_jobs(r.layout, n, r.assign)) {
                 partition::Partition p;
-                p.label = terms[place.term].profile;
+                p.label = r.layout.parts()[place.term].profile.name;
                 p.after_job = place.after_job;
                 out.push_back(p);
             }
@@ -122,12 +120,32 @@ std::vector<partition::Partition> partitions_of(const Machine& machine, const Ce
         case PartitionSource::kCpuCores:
             return partition::cpu_partitions(machine.cpu_cores, n);
         case PartitionSource::kSmShares:
-            return partition::layout_partitions(mig::parse_layout(r.layout, gpu->model), gpu->model,
-                                                n, gpu->uuid, r.assign);
+            return partition::layout_partitions(r.layout, gpu->model, n, gpu->uuid, r.assign);
         case PartitionSource::kWholeGpu:
             break;
     }
     return partition::whole_gpu_partitions(gpu->model, n, gpu->uuid);
+}
+
+// The checks of a request that need only whether it gives a layout, not the layout itself.
+void check_backend(const Machine& machine, const CellRequest& r, bool layout_given) {
+    const std::string backend = partition::to_string(r.backend);
+    const partition::BackendTraits& t = partition::traits(r.backend);
+    if (t.needs_mig_mode && r.baseline) {
+        throw input_error("a sequential baseline cannot run with the " + backend +
+                          " backend: the whole-GPU baseline needs MIG mode disabled (run it "
+                          "separately)");
+    }
+    if (t.needs_gpu && !machine.gpu)
+        throw unavailable_error("backend " + backend + " needs a GPU: " + machine.gpu_problem);
+    if (t.takes_layout && !layout_given)
+        throw input_error("backend " + backend + " needs a layout (one partition per job)");
+    if (!t.takes_layout && layout_given)
+        throw input_error("a layout applies to the " +
+                          partition::backend_names_text(partition::takes_layout, "and") +
+                          " backends, not " + backend);
+    if (!r.assign.empty() && !t.takes_layout)
+        throw input_error("assign places jobs on the layout's partitions: it needs a layout");
 }
 
 }  // namespace
@@ -163,24 +181,27 @@ std::string data_dir() {
     return MIGSCOPE_DEFAULT_DATA_DIR;  // the build tree: the source tree's data/
 }
 
-std::vector<std::string> check_cell(const Machine& machine, const CellRequest& r) {
-    const std::string backend = partition::to_string(r.backend);
-    const partition::BackendTraits& t = partition::traits(r.backend);
-    if (t.needs_mig_mode && r.baseline) {
-        throw input_error("a sequential baseline cannot run with the " + backend +
-                          " backend: the whole-GPU baseline needs MIG mode disabled (run it "
-                          "separately)");
+partition::Layout parse_request_layout(const Machine& machine, const CellRequest& r,
+                                       std::string_view text) {
+    check_backend(machine, r, !text.empty());
+    if (text.empty())
+        return {};
+    require_gpu(machine, "a layout");  // every backend that takes a layout needs a GPU
+    try {
+        return partition::Layout::parse(text, machine.gpu->model);
+    } catch (const Error& e) {
+        throw Error(e.kind(), std::string("layout: ") + e.what());
     }
-    if (t.needs_gpu && !machine.gpu)
-        throw unavailable_error("backend " + backend + " needs a GPU: " + machine.gpu_problem);
-    if (t.takes_layout && r.layout.empty())
-        throw input_error("backend " + backend + " needs a layout (one partition per job)");
-    if (!t.takes_layout && !r.layout.empty())
-        throw input_error("a layout applies to the " +
-                          partition::backend_names_text(partition::takes_layout, "and") +
-                          " backends, not " + backend);
-    if (!r.assign.empty() && !t.takes_layout)
-        throw input_error("assign places jobs on the layout's partitions: it needs a layout");
+}
+
+std::vector<std::string> check_cell(const Machine& machine, const CellRequest& r) {
+    check_backend(machine, r, !r.layout.empty());
+    const partition::BackendTraits& t = partition::traits(r.backend);
+    if (!r.layout.empty() && machine.gpu && r.layout.model_key() != machine.gpu->model.key)
+        throw input_error("layout: " + r.layout.text() + " is a layout of " + r.layout.model_key() +
+                          ", but this GPU is " +
+                          (machine.gpu->model.key.empty() ? machine.gpu->model.description
+                                                          : machine.gpu->model.key));
     const std::vector<partition::Partition> parts = partitions_of(machine, r);
     const bool queues = std::any_of(parts.begin(), parts.end(),
                                     [](const partition::Partition& p) { return p.after_job; });
@@ -240,11 +261,13 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
         if (auto live = nvml::read_live_model(*gpu->device))
             model = live->model;
         mig_instances.emplace(partition::realise_mig_layout(
-            *gpu->device, model, mig::parse_layout(r.layout, model),
+            *gpu->device, model, r.layout.terms(),
             m.apply ? partition::ApplyMode::kApply : partition::ApplyMode::kUseExisting));
         const std::vector<partition::MigInstance>& instances = mig_instances->instances();
-        for (size_t j = 0; j < partitions.size(); ++j) {  // each job on its term's instance
-            const partition::MigInstance& i = instances.at(r.assign.empty() ? j : r.assign[j]);
+        const std::vector<partition::JobPlace> places =
+            partition::place_jobs(r.layout, r.jobs.size(), r.assign);
+        for (size_t j = 0; j < partitions.size(); ++j) {  // each job on its partition's instance
+            const partition::MigInstance& i = instances.at(places[j].term);
             partition::Partition& p = partitions[j];
             p.label = i.profile;
             p.sms = i.sm_count;
@@ -308,7 +331,7 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
     RecordContext context{
         utc_now_iso8601(), provenance_of(gpu), store::RunRole::kRun, std::nullopt, r.label,
         r.experiment,      r.cell_key};
-    out.run = execute(r.backend, partitions, r.layout, r.run_dir);
+    out.run = execute(r.backend, partitions, r.layout.text(), r.run_dir);
     for (const std::string& line : misfits)
         out.run.warnings.push_back("run with --force: " + line);
     if (mig_instances) {

@@ -7,12 +7,14 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mig/catalog.h"
 #include "nvml/session.h"
 #include "partition/backend.h"
 #include "partition/job.h"
+#include "partition/layout.h"
 #include "runner/memory_fit.h"
 #include "runner/run.h"
 #include "runner/run_record.h"
@@ -66,10 +68,10 @@ struct Measurement {
 // One run and, optionally, its baseline.
 struct CellRequest {
     partition::BackendKind backend = partition::BackendKind::kCpu;
-    std::string layout;  // "" for backends without one
+    partition::Layout layout;  // parsed where the request is made; empty for backends without one
     std::vector<partition::JobSpec> jobs;
     // The layout partition of each job (empty: job i on partition i); jobs sharing a partition
-    // queue on it in job order (green backend, fixed work).
+    // queue on it in job order (fixed work), as partition::place_jobs places them.
     std::vector<size_t> assign;
     double duration_s = 0;  // exactly one of duration_s and work_steps is > 0
     int64_t work_steps = 0;
@@ -82,9 +84,17 @@ struct CellRequest {
     store::EarlierAttempts earlier = store::EarlierAttempts::kKeep;
 };
 
+// The typed layout of TEXT, a layout as the user typed it (the CLI's --layout; "" is none), for
+// `request` (its backend, assign and baseline set) on this machine: first the checks that need
+// only whether a layout is given, worded as check_cell words them, then TEXT parsed against the
+// GPU's catalog (partition::Layout::parse; its errors after `layout: `).
+partition::Layout parse_request_layout(const Machine& machine, const CellRequest& request,
+                                       std::string_view text);
+
 // Checks a request against this machine before anything runs (backend needs a GPU, layout and
 // job count, CPU cores) and returns the lines of jobs known not to fit their partition's memory.
-// Errors name the request's fields (`assign`, `layout`), which the CLI and specs share.
+// Errors start with the request's field where one is at fault (`layout: `, `assign[2]: `, as
+// partition::place_jobs words them), which the CLI shows as its flag.
 // mig requests are checked for their layout only: their instances are found when they run.
 std::vector<std::string> check_cell(const Machine& machine, const CellRequest& request);
 

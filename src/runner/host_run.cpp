@@ -33,7 +33,7 @@ RunResult failed_run(const CellRequest& r, unsigned gpu, const std::string& fail
     RunResult run;
     run.backend = r.backend;
     run.mode = r.duration_s > 0 ? RunMode::kDuration : RunMode::kWork;
-    run.layout = r.layout;
+    run.layout = r.layout.text();
     for (const partition::JobSpec& spec : r.jobs) {
         JobResult j;
         j.spec = spec;
@@ -221,13 +221,13 @@ void check_host(const HostMachines& machines, const HostRequest& r, bool force) 
                 continue;  // MIG unsupported or unreadable: the run will tell
             const bool enabled = mig.value->current_enabled;
             if (t.needs_mig_mode && !enabled)
-                throw input_error(name + ": its part runs on MIG instances (" + c.cell.layout +
-                                  "), but MIG mode is disabled on it");
+                throw input_error(name + ": its part runs on MIG instances (" +
+                                  c.cell.layout.text() + "), but MIG mode is disabled on it");
             if (!t.needs_mig_mode && enabled)
                 throw input_error(
                     name + ": MIG mode is enabled on it, but its part (" +
                     partition::to_string(c.cell.backend) +
-                    (c.cell.layout.empty() ? ", the whole GPU" : ", " + c.cell.layout) +
+                    (c.cell.layout.empty() ? ", the whole GPU" : ", " + c.cell.layout.text()) +
                     ") needs the whole GPU: disable MIG mode on it");
         }
     }

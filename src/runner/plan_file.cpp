@@ -12,7 +12,9 @@
 #include "core/json_fields.h"
 #include "core/text.h"
 #include "core/user_text.h"
+#include "mig/catalog.h"
 #include "partition/job.h"
+#include "partition/layout.h"
 
 namespace migscope::runner {
 namespace {
@@ -107,7 +109,7 @@ std::map<std::string, partition::JobSpec> plan_jobs(const PlanDoc& d, int64_t wo
 
 // One plan (its "gpus") as cells: the busy partitions of each GPU and their queues.
 std::vector<GpuCell> plan_cells(const PlanDoc& d, const json& plan, const std::string& path,
-                                BackendKind backend,
+                                BackendKind backend, const mig::GpuModel& model,
                                 const std::map<std::string, partition::JobSpec>& jobs,
                                 const PlanFileOptions& o) {
     std::vector<GpuCell> cells;
@@ -151,7 +153,13 @@ std::vector<GpuCell> plan_cells(const PlanDoc& d, const json& plan, const std::s
         }
         if (c.cell.jobs.empty())
             continue;  // a GPU the plan leaves idle
-        c.cell.layout = text::join(layout, "+");
+        if (partitioned) {  // parsed once, here, against the plan's GPU model
+            try {
+                c.cell.layout = partition::Layout::parse(text::join(layout, "+"), model);
+            } catch (const Error& e) {
+                d.fail(at + ".partitions", e.what());
+            }
+        }
         if (c.cell.assign.size() == layout.size())
             c.cell.assign.clear();  // one job per partition, in order
         c.cell.work_steps = o.work_steps;
@@ -183,6 +191,13 @@ HostRequest parse_plan_file(const std::string& text, const std::string& origin,
         d.fail("backend", "'" + backend_text + "' is not " +
                               partition::backend_names_text(partition::plans_partitions, "or"));
     const std::map<std::string, partition::JobSpec> jobs = plan_jobs(d, o.work_steps);
+    const std::string model_key = d.text(doc, "gpu_model", "gpu_model");
+    const mig::GpuModel* model = nullptr;
+    try {
+        model = &mig::builtin_model(model_key);
+    } catch (const Error& e) {
+        d.fail("gpu_model", e.what());
+    }
 
     std::string path = "recommended";
     const json* plan = &d.at(doc, "recommended", path, json::value_t::object);
@@ -194,7 +209,7 @@ HostRequest parse_plan_file(const std::string& text, const std::string& origin,
         plan = &top[o.candidate - 1];
     }
     HostRequest r;
-    r.gpus = plan_cells(d, *plan, path, backend, jobs, o);
+    r.gpus = plan_cells(d, *plan, path, backend, *model, jobs, o);
     if (o.baseline) {
         const json& baselines = d.at(doc, "baselines", "baselines", json::value_t::array);
         for (size_t i = 0; i < baselines.size(); ++i) {
@@ -203,7 +218,7 @@ HostRequest parse_plan_file(const std::string& text, const std::string& origin,
                 continue;
             r.baseline =
                 plan_cells(d, d.at(baselines[i], "plan", at + ".plan", json::value_t::object),
-                           at + ".plan", partition::baseline_backend(), jobs, o);
+                           at + ".plan", partition::baseline_backend(), *model, jobs, o);
         }
         if (r.baseline.empty())
             d.fail("baselines", "no \"sequential whole GPU\" baseline to run");

@@ -124,7 +124,8 @@ CellRequest CellCandidateRunner::cell_of(const plan::CandidateRun& a) const {
         cell.backend = partition::baseline_backend();
     } else {
         cell.backend = backend_;
-        cell.layout = join(a.layout, "+");
+        // The planner's partitions, parsed once here where they become a request.
+        cell.layout = partition::Layout::parse(join(a.layout, "+"), machine_.gpu->model);
         if (a.assign.size() > a.layout.size())  // some partition queues jobs
             cell.assign = a.assign;
     }
@@ -200,7 +201,13 @@ std::optional<plan::MeasuredRun> CellCandidateRunner::run_gpus(
     for (size_t g = 0; g < runs.size(); ++g) {
         if (runs[g].jobs.empty())
             continue;  // a GPU the plan leaves idle
-        host.gpus.push_back({first_gpu_ + static_cast<unsigned>(g), cell_of(runs[g])});
+        const unsigned gpu = first_gpu_ + static_cast<unsigned>(g);
+        try {
+            host.gpus.push_back({gpu, cell_of(runs[g])});
+        } catch (const Error& e) {  // as check_host's refusals: the others may run
+            why_not = "GPU " + std::to_string(gpu) + ": " + e.what();
+            return std::nullopt;
+        }
         plan_gpu.push_back(g);
         parts.push_back("gpu " + std::to_string(g) + ": " + label_of(c, runs[g]));
     }

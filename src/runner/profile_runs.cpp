@@ -35,19 +35,25 @@ std::vector<ProfileCell> profile_cells(const ProfileRequest& r,
     return cells;
 }
 
-CellRequest profile_cell_request(const ProfileRequest& r, const ProfileCell& c) {
+std::string profile_run_dir(const ProfileRequest& r, const ProfileCell& c) {
+    return r.run_dir + "/" + text::slug(r.jobs.at(c.job).name) + "-" +
+           (c.size.empty() ? "whole" : c.size) + "-" + std::to_string(c.repetition);
+}
+
+CellRequest profile_cell_request(const ProfileRequest& r, const ProfileCell& c,
+                                 const mig::GpuModel& model) {
     CellRequest cell;
     const partition::JobSpec& job = r.jobs.at(c.job);
     cell.backend = c.size.empty() ? partition::baseline_backend() : r.backend;
-    cell.layout = c.size;
+    if (!c.size.empty())
+        cell.layout = partition::Layout::parse(c.size, model);
     cell.jobs = {job};
     if (job.external())
         cell.work_steps = 1;  // what a command does is its own: it runs once, to its end
     else
         cell.duration_s = r.duration_s;
     cell.label = r.label;
-    cell.run_dir = r.run_dir + "/" + text::slug(job.name) + "-" +
-                   (c.size.empty() ? "whole" : c.size) + "-" + std::to_string(c.repetition);
+    cell.run_dir = profile_run_dir(r, c);
     return cell;
 }
 
@@ -100,9 +106,11 @@ ProfileResult run_profile(const ProfileRequest& r, const Machine& machine, const
                               "cannot hold another process; give --backend mps (or mig)");
     }
     const std::vector<ProfileCell> cells = profile_cells(r, profile_sizes(r, machine.gpu->model));
+    std::vector<CellRequest> requests;  // each cell's, its size parsed once
     for (const ProfileCell& c : cells) {
         try {
-            require_fit(check_cell(machine, profile_cell_request(r, c)), m.force);
+            requests.push_back(profile_cell_request(r, c, machine.gpu->model));
+            require_fit(check_cell(machine, requests.back()), m.force);
         } catch (const Error& e) {
             throw Error(e.kind(), r.jobs[c.job].name + " on " + c.where() + ": " + e.what());
         }
@@ -115,7 +123,7 @@ ProfileResult run_profile(const ProfileRequest& r, const Machine& machine, const
     const auto start = std::chrono::steady_clock::now();
     for (size_t i = 0; i < cells.size() && !(hooks.interrupt && *hooks.interrupt); ++i) {
         observer.cell_started(i, cells.size(), cells[i]);
-        const CellRequest request = profile_cell_request(r, cells[i]);
+        const CellRequest& request = requests[i];
         const CellOutcome out = run_cell(machine, m, request, &db, hooks);
         // Measured but not kept: stop, naming where the run is (the next would fare the same).
         if (out.unstored)

@@ -44,8 +44,11 @@ std::vector<ProfileCell> profile_cells(const ProfileRequest& request,
                                        const std::vector<std::string>& sizes);
 
 // The run cell that measures one profile cell: a duration window for a built-in job, fixed work
-// (its command's one run) for an external command.
-CellRequest profile_cell_request(const ProfileRequest& request, const ProfileCell& cell);
+// (its command's one run) for an external command; its size parsed against `model` (the GPU's).
+CellRequest profile_cell_request(const ProfileRequest& request, const ProfileCell& cell,
+                                 const mig::GpuModel& model);
+// Its run directory: RUN_DIR/JOB-SIZE-REPETITION ("whole" for the whole GPU).
+std::string profile_run_dir(const ProfileRequest& request, const ProfileCell& cell);
 
 // How long profile runs take, learnt as they run: a built-in job's run is its window plus what a
 // run adds around it (the worker's start, warm-up and CUDA-graph capture, the idle probes),

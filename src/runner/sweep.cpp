@@ -49,7 +49,7 @@ std::string gpus_text(const Cell& c, unsigned first_gpu) {
 
 std::string describe(const Cell& c, unsigned first_gpu) {
     return c.section + ": " + partition::to_string(c.backend) +
-           (c.layout.empty() ? "" : " " + c.layout) + ", " + jobs_text(c.jobs) + ", " +
+           (c.layout.empty() ? "" : " " + c.layout.text()) + ", " + jobs_text(c.jobs) + ", " +
            (c.duration_s > 0 ? fmt::format("{:g} s window", c.duration_s)
                              : fmt::format("{} steps", c.work_steps)) +
            (c.baseline ? " + baseline" : "") + ", repetition " + std::to_string(c.repetition) +
@@ -83,7 +83,7 @@ HostRequest host_request_of(const Cell& c, const std::string& experiment, unsign
         if (c.baseline) {
             CellRequest b = r;
             b.backend = partition::baseline_backend();
-            b.layout.clear();
+            b.layout = {};
             h.baseline.push_back({gpu, b});
         }
     }
@@ -230,7 +230,7 @@ SweepPlan plan_sweep(const SweepOptions& o, const Machine& machine, bool force) 
         PlannedCell p{c, experiment::estimate(c), describe(c, o.gpu), ""};
         p.run_dir = fmt::format("{}/{:03}-{}-{}{}-r{}", plan.root, plan.todo.size() + 1, c.section,
                                 partition::to_string(c.backend),
-                                c.layout.empty() ? "" : "-" + c.layout, c.repetition);
+                                c.layout.empty() ? "" : "-" + c.layout.text(), c.repetition);
         plan.estimate_s += p.estimate.seconds;
         plan.baselines += c.baseline ? 1 : 0;
         plan.estimate_without_work = plan.estimate_without_work || p.estimate.without_work;

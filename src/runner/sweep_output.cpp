@@ -153,7 +153,7 @@ void SweepSummary::add(size_t i, const SweepCellOutcome& o) {
     std::vector<std::string> row = {std::to_string(i + 1),
                                     c.section,
                                     partition::to_string(c.backend),
-                                    c.layout.empty() ? "-" : c.layout,
+                                    c.layout.empty() ? "-" : c.layout.text(),
                                     jobs_text(c.jobs),
                                     std::to_string(c.repetition),
                                     status,
@@ -174,7 +174,7 @@ void SweepSummary::add_host(size_t i, const HostOutcome& h) {
                          const std::optional<double>& energy_j, const std::string& change,
                          const std::string& id) {
         table_.add_row({std::to_string(i + 1), c.section, partition::to_string(c.backend),
-                        c.layout.empty() ? "-" : c.layout, jobs_text(c.jobs),
+                        c.layout.empty() ? "-" : c.layout.text(), jobs_text(c.jobs),
                         std::to_string(c.repetition), gpu, status, energy_text(energy_j), "-",
                         change, id});
     };

@@ -70,23 +70,23 @@ TEST(Expand, CountsCellsPerSectionBackendLayoutJobAndRepetition) {
     for (size_t i = 0; i < 6; ++i)
         EXPECT_EQ(cells[i].repetition, 1) << i;
     EXPECT_EQ(cells[6].repetition, 2);
-    EXPECT_EQ(cells[1].layout, "1g.18gb");
-    EXPECT_EQ(cells[2].layout, "3g.71gb");  // short forms become canonical names
+    EXPECT_EQ(cells[1].layout.text(), "1g.18gb");
+    EXPECT_EQ(cells[2].layout.text(), "3g.71gb");  // short forms become canonical names
 
     const Cell& mix = cells[12];
     EXPECT_EQ(mix.section, "mixed");
-    EXPECT_EQ(mix.layout, "3g.71gb+2g.35gb+1g.18gb+1g.18gb");
+    EXPECT_EQ(mix.layout.text(), "3g.71gb+2g.35gb+1g.18gb+1g.18gb");
     EXPECT_TRUE(mix.baseline);
     // Two jobs cycled over four partitions, names unique.
     ASSERT_EQ(mix.jobs.size(), 4u);
     EXPECT_EQ(mix.jobs[2].workload, "resnet50");
     EXPECT_EQ(mix.jobs[2].name, "resnet50#2");
     EXPECT_EQ(mix.jobs[3].name, "bert-base#2");
-    EXPECT_EQ(cells[13].layout, "4g.71gb+3g.71gb");
+    EXPECT_EQ(cells[13].layout.text(), "4g.71gb+3g.71gb");
 
     const Cell& cpu = cells.back();
     EXPECT_EQ(cpu.backend, partition::BackendKind::kCpu);
-    EXPECT_EQ(cpu.layout, "");
+    EXPECT_EQ(cpu.layout.text(), "");
     EXPECT_EQ(cpu.jobs.size(), 2u);
     EXPECT_EQ(cpu.on, Where::kCpu);
 }
@@ -129,7 +129,8 @@ duration_s = 5
     EXPECT_EQ(cells.size(), 2 * maximal);
     // Every partition gets the one job.
     for (const Cell& c : cells)
-        EXPECT_EQ(c.jobs.size(), mig::parse_layout(c.layout, h200()).size()) << c.layout;
+        EXPECT_EQ(c.jobs.size(), mig::parse_layout(c.layout.text(), h200()).size())
+            << c.layout.text();
 }
 
 // Several jobs: every maximal layout with a partition per job, none with fewer (the whole GPU,
@@ -162,7 +163,7 @@ duration_s = 5
         ASSERT_GT(expected, 0u);
         EXPECT_EQ(cells.size(), expected) << jobs << " jobs";
         for (const Cell& c : cells)
-            EXPECT_GE(mig::parse_layout(c.layout, h200()).size(), jobs) << c.layout;
+            EXPECT_GE(mig::parse_layout(c.layout.text(), h200()).size(), jobs) << c.layout.text();
         if (jobs >= 2) {
             EXPECT_LT(cells.size(), maximal.size());  // the whole GPU's layout left out
         }
@@ -286,7 +287,7 @@ TEST(Examples, QuickstartRunsOneCellOnAGpuAndOneOnACpu) {
     const std::vector<Cell> gpu = select_cells(spec, cells, {}, true);
     ASSERT_EQ(gpu.size(), 1u);
     EXPECT_EQ(gpu[0].backend, partition::BackendKind::kGreen);
-    EXPECT_EQ(gpu[0].layout, "3g.71gb+1g.18gb");
+    EXPECT_EQ(gpu[0].layout.text(), "3g.71gb+1g.18gb");
     EXPECT_EQ(gpu[0].jobs[1].batch, 4);
     EXPECT_EQ(gpu[0].duration_s, 10);
     EXPECT_TRUE(gpu[0].baseline);
@@ -378,7 +379,7 @@ TEST(Expand, GpusAreInEachCellAndInTheKeyOnlyAboveOne) {
         EXPECT_EQ(three[i].gpus, 3);
         EXPECT_EQ(three[i].gpus_path, "mix[0].gpus");
         EXPECT_EQ(three[i].key, one[i].key + ";gpus=3");
-        EXPECT_EQ(three[i].layout, one[i].layout);
+        EXPECT_EQ(three[i].layout.text(), one[i].layout.text());
         EXPECT_EQ(estimate(three[i]).seconds, estimate(one[i]).seconds);
     }
     EXPECT_EQ(host_cells, 4u);  // 2 layouts x 2 repetitions

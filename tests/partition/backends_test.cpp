@@ -97,7 +97,7 @@ std::vector<JobSpec> two_jobs() {
 
 TEST(Partitions, LayoutTermsBecomeSmPartitionsInJobOrder) {
     const auto parts =
-        layout_partitions(mig::parse_layout("1g.18gb+3g.71gb", h200()), h200(), 2, "GPU-x");
+        layout_partitions(Layout::parse("1g.18gb+3g.71gb", h200()), h200(), 2, "GPU-x");
     ASSERT_EQ(parts.size(), 2u);
     EXPECT_EQ(parts[0].label, "1g.18gb");
     EXPECT_EQ(parts[0].sms, 16u);
@@ -107,9 +107,9 @@ TEST(Partitions, LayoutTermsBecomeSmPartitionsInJobOrder) {
 }
 
 TEST(Partitions, LayoutMustFitAndMatchTheJobCount) {
-    EXPECT_THROW(layout_partitions(mig::parse_layout("1g.18gb", h200()), h200(), 2, ""), Error);
+    EXPECT_THROW(layout_partitions(Layout::parse("1g.18gb", h200()), h200(), 2, ""), Error);
     try {
-        layout_partitions(mig::parse_layout("4g.71gb+4g.71gb", h200()), h200(), 2, "");
+        layout_partitions(Layout::parse("4g.71gb+4g.71gb", h200()), h200(), 2, "");
         FAIL();
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::kInput);
@@ -118,7 +118,7 @@ TEST(Partitions, LayoutMustFitAndMatchTheJobCount) {
 
 TEST(Partitions, AssignedJobsQueueOnTheirPartitionInJobOrder) {
     // Jobs 0, 2, 3 on the 2g; job 1 on the 1g.
-    const auto parts = layout_partitions(mig::parse_layout("2g.35gb+1g.18gb", h200()), h200(), 4,
+    const auto parts = layout_partitions(Layout::parse("2g.35gb+1g.18gb", h200()), h200(), 4,
                                          "GPU-x", {0, 1, 0, 0});
     ASSERT_EQ(parts.size(), 4u);
     EXPECT_EQ(parts[0].label, "2g.35gb");
@@ -131,13 +131,13 @@ TEST(Partitions, AssignedJobsQueueOnTheirPartitionInJobOrder) {
 
     const auto error_of = [](const std::vector<size_t>& assign) {
         try {
-            layout_partitions(mig::parse_layout("2g.35gb+1g.18gb", h200()), h200(), 3, "", assign);
+            layout_partitions(Layout::parse("2g.35gb+1g.18gb", h200()), h200(), 3, "", assign);
         } catch (const Error& e) {
             return std::string(e.what());
         }
         return std::string();
     };
-    EXPECT_NE(error_of({0, 1}).find("--assign has 2 entries for 3 jobs"), std::string::npos);
+    EXPECT_NE(error_of({0, 1}).find("assign: 2 entries for 3 jobs"), std::string::npos);
     EXPECT_NE(error_of({0, 2, 1}).find("job 1 is on partition 2, but the layout's partitions are "
                                        "0 to 1"),
               std::string::npos);
@@ -237,7 +237,7 @@ TEST_F(BackendTest, JobLogsStayInTheRunDirectoryWhateverTheJobIsCalled) {
 TEST_F(BackendTest, GreenRunsAllJobsInOneWorkerFromASpecFile) {
     auto b = make_backend(BackendKind::kGreen, options(), "GPU-1");
     const auto parts =
-        layout_partitions(mig::parse_layout("3g.71gb+1g.18gb", h200()), h200(), 2, "GPU-1");
+        layout_partitions(Layout::parse("3g.71gb+1g.18gb", h200()), h200(), 2, "GPU-1");
     const auto launches = b->launches(two_jobs(), parts, {});
     ASSERT_EQ(launches.size(), 1u);
     EXPECT_EQ(launches[0].jobs, (std::vector<size_t>{0, 1}));
@@ -255,7 +255,7 @@ TEST_F(BackendTest, GreenRunsAllJobsInOneWorkerFromASpecFile) {
 TEST_F(BackendTest, GreenQueuesAJobOnTheSmsOfTheJobItFollows) {
     auto b = make_backend(BackendKind::kGreen, options(), "GPU-1");
     const auto parts =
-        layout_partitions(mig::parse_layout("3g.71gb", h200()), h200(), 2, "GPU-1", {0, 0});
+        layout_partitions(Layout::parse("3g.71gb", h200()), h200(), 2, "GPU-1", {0, 0});
     partition::JobControl control;
     control.steps = 50;
     control.hold_after_warmup = true;
@@ -278,7 +278,7 @@ TEST_F(BackendTest, GreenRefusesExternalCommands) {
     JobSpec ext;
     ext.name = "mine";
     ext.command = {"python3"};
-    const auto parts = layout_partitions(mig::parse_layout("1g.18gb", h200()), h200(), 1, "");
+    const auto parts = layout_partitions(Layout::parse("1g.18gb", h200()), h200(), 1, "");
     EXPECT_THROW(b->launches({ext}, parts, {}), Error);
 }
 
@@ -327,7 +327,7 @@ TEST_F(BackendTest, MpsStartsFromARunDirectoryOf200Characters) {
     o.mps_control = control_;
     auto b = make_backend(BackendKind::kMps, o, "GPU-1");
     const auto parts =
-        layout_partitions(mig::parse_layout("1g.18gb+4g.71gb", h200()), h200(), 2, "GPU-1");
+        layout_partitions(Layout::parse("1g.18gb+4g.71gb", h200()), h200(), 2, "GPU-1");
     const std::string pipe_dir =
         env_of(b->launches(two_jobs(), parts, {})[0].child, "CUDA_MPS_PIPE_DIRECTORY");
     EXPECT_LE(pipe_dir.size(), kMpsPipeDirMaxBytes) << pipe_dir;
@@ -405,7 +405,7 @@ TEST_F(BackendTest, MpsClientsGetTheirSmShareAndMemoryLimit) {
     o.mps_control = control_;
     auto b = make_backend(BackendKind::kMps, o, "GPU-1");
     const auto parts =
-        layout_partitions(mig::parse_layout("1g.18gb+4g.71gb", h200()), h200(), 2, "GPU-1");
+        layout_partitions(Layout::parse("1g.18gb+4g.71gb", h200()), h200(), 2, "GPU-1");
     const auto launches = b->launches(two_jobs(), parts, {});
     ASSERT_EQ(launches.size(), 2u);
     EXPECT_EQ(env_of(launches[0].child, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "12");  // 16/132

@@ -33,7 +33,8 @@ GpuCell cell(unsigned gpu, BackendKind backend, const std::string& layout,
     GpuCell c;
     c.gpu = gpu;
     c.cell.backend = backend;
-    c.cell.layout = layout;
+    if (!layout.empty())
+        c.cell.layout = partition::Layout::parse(layout, mig::builtin_model("h200"));
     c.cell.jobs = partition::parse_job_list(jobs);
     c.cell.work_steps = 8;
     return c;
@@ -215,7 +216,8 @@ TEST_F(HostRun, EachGpusMigModeMustSuitItsPartBeforeAnythingRuns) {
     r.gpus[2].gpu = 0;
     refused(r, "GPU 0 is given twice");
     r = mixed();
-    r.gpus[0].cell.layout = "7g.141gb+1g.18gb";
+    r.gpus[0].cell.layout =
+        partition::Layout::parse("7g.141gb+1g.18gb", mig::builtin_model("h200"));
     refused(r, "GPU 0: ");
 }
 

@@ -74,17 +74,18 @@ TEST(ProfileRuns, TimeLeftLearnsFromTheRunsMade) {
 
 TEST(ProfileRuns, AWholeGpuCellIsSequentialAndASizeIsOneGreenPartition) {
     const ProfileRequest r = two_jobs();
-    const CellRequest whole = profile_cell_request(r, {0, "", 1});
+    const CellRequest whole = profile_cell_request(r, {0, "", 1}, mig::builtin_model("h200"));
     EXPECT_EQ(whole.backend, partition::BackendKind::kSequential);
-    EXPECT_EQ(whole.layout, "");
+    EXPECT_EQ(whole.layout.text(), "");
     ASSERT_EQ(whole.jobs.size(), 1u);
     EXPECT_EQ(whole.jobs[0].workload, "resnet18");
     EXPECT_DOUBLE_EQ(whole.duration_s, r.duration_s);
     EXPECT_EQ(whole.label, "profile");
     EXPECT_EQ(whole.run_dir, "runs/profile/resnet18-whole-1");
-    const CellRequest small = profile_cell_request(r, {1, "1g.18gb", 2});
+    const CellRequest small =
+        profile_cell_request(r, {1, "1g.18gb", 2}, mig::builtin_model("h200"));
     EXPECT_EQ(small.backend, partition::BackendKind::kGreen);
-    EXPECT_EQ(small.layout, "1g.18gb");
+    EXPECT_EQ(small.layout.text(), "1g.18gb");
     EXPECT_EQ(small.jobs[0].mode, "finetune");
     EXPECT_EQ(small.run_dir, "runs/profile/" + small.jobs[0].name + "-1g.18gb-2");
 }

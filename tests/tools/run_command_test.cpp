@@ -258,6 +258,21 @@ TEST_F(RunCommand, BadInputIsRejectedWithTheFieldNamed) {
          "h200.json",
          2,
          "it needs a layout"},
+        // The library's field (`assign[1]: `, `layout: `) shown as the flag that gave it.
+        {{"--backend", "green", "--layout", "2g+1g", "--assign", "0,5", "--jobs", "a,b", "--work",
+          "5"},
+         "h200.json",
+         2,
+         "--assign[1]: job 1 is on partition 5, but the layout's partitions are 0 to 1"},
+        {{"--backend", "green", "--layout", "2g+1g", "--assign", "0,1,1", "--jobs", "a,b", "--work",
+          "5"},
+         "h200.json",
+         2,
+         "--assign: 3 entries for 2 jobs"},
+        {{"--backend", "green", "--layout", "3g+9g", "--jobs", "a,b", "--duration", "1"},
+         "h200.json",
+         2,
+         "--layout: unknown MIG profile '9g'"},
         // Numbers: "nan" and "inf" parse as numbers and passed range checks; -5 steps once said
         // only "give exactly one of --duration and --work".
         {{"--jobs", "a", "--duration", "1", "--hz", "nan"}, "", 2, "--hz: must be a finite number"},

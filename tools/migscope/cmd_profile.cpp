@@ -97,7 +97,7 @@ class Printer : public runner::ProfileObserver {
         pace_.record(r_, c,
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_)
                          .count());
-        const std::string dir = runner::profile_cell_request(r_, c).run_dir;
+        const std::string dir = runner::profile_run_dir(r_, c);
         std::ofstream table(dir + "/table.txt");
         runner::print_run_and_baseline(out.run, out.baseline, "migscope profile: " + c.where(),
                                        table);

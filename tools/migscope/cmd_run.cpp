@@ -74,6 +74,18 @@ bool kept_whole(const std::optional<runner::UnstoredRuns>& unstored,
     return run_dir_problem.empty() && !unstored;
 }
 
+// A request's error as the CLI says it: a field it starts with (`assign[2]: `, `layout: `) as
+// the flag that gave it (`--assign[2]: `).
+Error with_flag_names(const Error& e) {
+    const std::string what = e.what();
+    for (const std::string field : {"assign", "layout"}) {
+        if (what.rfind(field, 0) == 0 && what.size() > field.size() &&
+            std::string("[:").find(what[field.size()]) != std::string::npos)
+            return Error(e.kind(), "--" + what);
+    }
+    return e;
+}
+
 // `migscope run --plan FILE`: each GPU of the plan at once, as the plan places and queues jobs.
 int plan_run_command(const RunOptions& o, const CLI::App& cmd) {
     for (const char* name :
@@ -124,7 +136,6 @@ int run_command(RunOptions o) {
     r.backend = partition::parse_backend(o.backend);
     if (o.measurement.apply && !partition::traits(r.backend).needs_mig_mode)
         throw input_error("--apply applies to the mig backend only");
-    r.layout = o.layout;
     r.assign = o.assign;
     r.duration_s = o.duration_s;
     r.work_steps = o.work_steps;
@@ -132,8 +143,14 @@ int run_command(RunOptions o) {
     r.run_dir = o.run_dir.empty() ? "migscope-runs/" + runner::local_time_stamp() + "-" + o.backend
                                   : o.run_dir;
     r.label = o.label;
-    // Refuse what cannot run before the store is opened and anything starts.
-    runner::require_fit(runner::check_cell(machine, r), o.measurement.force);
+    // The layout is parsed once, here; what cannot run is refused before the store is opened
+    // and anything starts.
+    try {
+        r.layout = runner::parse_request_layout(machine, r, o.layout);
+        runner::require_fit(runner::check_cell(machine, r), o.measurement.force);
+    } catch (const Error& e) {
+        throw with_flag_names(e);
+    }
 
     std::optional<store::Store> db = open_store(o.db);
     const runner::RunHooks hooks = run_hooks();
