@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -78,12 +77,6 @@ std::string uuid_text(const CUuuid& uuid) {
     return text;
 }
 
-uint64_t monotonic_ns() {
-    timespec t{};
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
     *buffer = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
     *size = *buffer ? kBufferBytes : 0;
@@ -116,7 +109,7 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
 void send_reports() {
     Probe& p = probe();
     std::lock_guard<std::mutex> lock(p.mutex);
-    const uint64_t now_ns = monotonic_ns();
+    const uint64_t now_ns = migscope::activity::monotonic_ns();
     for (auto& [id, device] : p.devices) {
         device.busy.flush();
         if (device.uuid.empty())
@@ -189,7 +182,7 @@ bool configure(Probe& p) {
 // names. Returns 1 (the driver ignores the value).
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
     Probe& p = probe();
-    p.started_ns = monotonic_ns();
+    p.started_ns = migscope::activity::monotonic_ns();
     if (!configure(p))
         return 1;
     CUptiResult result = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);

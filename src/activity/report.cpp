@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <set>
 
 namespace migscope::activity {
@@ -40,6 +41,12 @@ bool parse_share(std::string_view text, double& out) {
 }
 
 }  // namespace
+
+uint64_t monotonic_ns() {
+    timespec t{};
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
 
 std::string encode(const ActivityReport& r) {
     std::string line(kMagic);

@@ -28,6 +28,10 @@ struct ActivityReport {
     std::optional<double> sm_share;
 };
 
+// CLOCK_MONOTONIC in nanoseconds: the clock of started_ns and sent_ns, the same for every process
+// of the host.
+uint64_t monotonic_ns();
+
 // "migscope-activity 1 gpu=GPU-... busy_ns=N kernels=N dropped=N started_ns=N
 // sent_ns=N [sm_share=X]"
 std::string encode(const ActivityReport& report);

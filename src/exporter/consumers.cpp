@@ -1,13 +1,12 @@
 // Reading MIG instances, processes and their activity from NVML, and process identities from /proc.
 #include "exporter/consumers.h"
 
-#include <time.h>
-
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <utility>
 
+#include "core/text.h"
 #include "exporter/activity_listener.h"
 #include "exporter/kubernetes.h"
 #include "exporter/slurm.h"
@@ -29,19 +28,6 @@ std::string read_text(const std::string& path) {
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
-}
-
-uint64_t monotonic_ns() {
-    timespec t{};
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
-std::string pid_list(const std::vector<unsigned>& pids) {
-    std::string out;
-    for (unsigned pid : pids)
-        out += (out.empty() ? "" : ", ") + std::to_string(pid);
-    return out;
 }
 
 bool no_activity(const std::vector<ConsumerActivity>& consumers) {
@@ -261,9 +247,9 @@ std::optional<std::vector<double>> ConsumerReader::kernel_time_activity(
     const std::vector<unsigned>& pids) {
     if (!activity_ || pids.empty())
         return std::nullopt;
-    const uint64_t now_ns = monotonic_ns();
+    const uint64_t now_ns = activity::monotonic_ns();
     std::vector<double> ratios;
-    std::vector<unsigned> without;
+    std::vector<std::string> without_text;
     for (unsigned pid : pids) {
         std::optional<double> ratio;
         if (const auto report = activity_->latest(pid, gpu_uuid()))
@@ -271,15 +257,15 @@ std::optional<std::vector<double>> ConsumerReader::kernel_time_activity(
         if (ratio)
             ratios.push_back(*ratio);
         else
-            without.push_back(pid);
+            without_text.push_back(std::to_string(pid));
     }
     kernel_ratios_.forget_except(std::set<unsigned>(pids.begin(), pids.end()));
-    intervals_without_kernel_time_ = without.empty() ? 0 : intervals_without_kernel_time_ + 1;
-    if (without.empty())
+    intervals_without_kernel_time_ = without_text.empty() ? 0 : intervals_without_kernel_time_ + 1;
+    if (without_text.empty())
         return ratios;
     if (!ratios.empty() && intervals_without_kernel_time_ >= kIntervalsBeforeNoSampleWarning)
         warn_once("partial-kernel-time",
-                  "process(es) " + pid_list(without) +
+                  "process(es) " + text::join(without_text, ", ") +
                       " send no fresh activity report (no probe, or it stopped) while others "
                       "do: kernel time is used only when every process sends it, so the split "
                       "falls back to NVML's (under MPS: unattributed) while this lasts (said "

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <time.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -49,9 +48,7 @@ struct FixedReports : ActivityReports {
     std::map<std::pair<unsigned, std::string>, activity::ActivityReport> reports;
     void set(unsigned pid, const std::string& uuid, double busy_s, double age_s = 0,
              double since_start_s = 1, std::optional<double> sm_share = {}) {
-        timespec t{};
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        const double now_ns = t.tv_sec * 1e9 + t.tv_nsec;
+        const double now_ns = static_cast<double>(activity::monotonic_ns());
         activity::ActivityReport r;
         r.gpu_uuid = uuid;
         r.sent_ns = static_cast<uint64_t>(now_ns - age_s * 1e9);

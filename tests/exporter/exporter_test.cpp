@@ -7,7 +7,6 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -823,11 +822,7 @@ void send_reports(const std::string& socket_path, const std::string& uuid, doubl
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     std::strncpy(address.sun_path, socket_path.c_str(), sizeof(address.sun_path) - 1);
-    auto now_ns = [] {
-        timespec t{};
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-    };
+    auto now_ns = [] { return activity::monotonic_ns(); };
     activity::ActivityReport r;
     r.gpu_uuid = uuid;
     r.started_ns = now_ns();
