@@ -41,6 +41,8 @@ std::vector<LayoutChange> PeriodicRepartition::on_arrival(const StreamView& view
         if (j.arrival_s > view.now_s - window_s_) {
             StreamJob fresh{j.job, 0, {}};
             fresh.arrival_s = j.arrival_s - (view.now_s - window_s_);
+            if (j.deadline_s)
+                fresh.deadline_s = *j.deadline_s - (view.now_s - window_s_);
             window.push_back(fresh);
         }
     }

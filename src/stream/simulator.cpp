@@ -98,7 +98,9 @@ class Simulation {
             if (policy.decides_on_arrival()) {
                 for (size_t g = 0; g < gpus_.size(); ++g)
                     advance(g, t);
-                for (const LayoutChange& c : policy.on_arrival(view(t)))
+                StreamView now = view(t);
+                now.arriving = next;
+                for (const LayoutChange& c : policy.on_arrival(now))
                     change_layout(c.gpu, c.layout, t);
             }
             dispatch(next, t);
@@ -141,7 +143,7 @@ class Simulation {
         }
         if (charge)
             ++result_.reconfigurations;
-        result_.layouts.push_back({t, g, plan::describe(plan::GpuPlan{layout, {}})});
+        result_.layouts.push_back({t, g, plan::describe(plan::GpuPlan{layout, {}}), layout});
     }
 
     // A layout change: the GPU's jobs stop (keeping their progress), it is blocked for the

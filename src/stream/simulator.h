@@ -45,6 +45,9 @@ struct StreamView {
     // still to do.
     std::vector<std::vector<size_t>> jobs;
     std::vector<std::vector<double>> work_left;
+    // The job arriving now (a stream index): not in `jobs` yet; it is placed after the policy's
+    // changes.
+    std::optional<size_t> arriving;
 };
 
 struct LayoutChange {
@@ -91,6 +94,7 @@ struct LayoutEvent {
     double at_s = 0;
     size_t gpu = 0;
     std::string layout;  // plan::describe's words
+    GpuLayout gpu_layout;  // the layout itself (none: whole)
 };
 
 struct StreamResult {
