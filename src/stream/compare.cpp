@@ -26,7 +26,7 @@ PolicyComparison compare_policies(const plan::Problem& problem, const std::vecto
             progress(name);
         const PolicyFactory factory = policy_factory(name, problem, jobs, options, settings);
         out.policies.emplace_back(name, estimate(problem, jobs, factory, options, error,
-                                                     settings.objective.tardiness_weight_w));
+                                                 settings.objective.tardiness_weight_w));
     }
     return out;
 }

@@ -20,8 +20,9 @@ const std::vector<std::string>& stream_objective_names() {
 
 StreamObjective parse_stream_objective(const std::string& text, double tardiness_weight_w) {
     if (!(tardiness_weight_w >= 0) || !std::isfinite(tardiness_weight_w))
-        throw input_error("--tardiness-weight-w: the weight of a late second must be a power in W, "
-                          "finite and >= 0");
+        throw input_error(
+            "--tardiness-weight-w: the weight of a late second must be a power in W, "
+            "finite and >= 0");
     StreamObjective objective;
     objective.tardiness_weight_w = tardiness_weight_w;
     if (text == "energy")
@@ -42,12 +43,12 @@ double energy_tardiness_j(const StreamResult& result, double tardiness_weight_w)
 
 double score(const StreamResult& result, const StreamObjective& objective) {
     switch (objective.kind) {
-    case StreamObjective::Kind::kEnergy:
-        return result.energy_j;
-    case StreamObjective::Kind::kMeanCompletion:
-        return result.mean_completion_s;
-    case StreamObjective::Kind::kEnergyTardiness:
-        return energy_tardiness_j(result, objective.tardiness_weight_w);
+        case StreamObjective::Kind::kEnergy:
+            return result.energy_j;
+        case StreamObjective::Kind::kMeanCompletion:
+            return result.mean_completion_s;
+        case StreamObjective::Kind::kEnergyTardiness:
+            return energy_tardiness_j(result, objective.tardiness_weight_w);
     }
     return result.energy_j;
 }
@@ -72,7 +73,8 @@ bool holds_every_job(const plan::Problem& problem, const std::vector<StreamJob>&
 }
 
 StaticChoice best_static_layout(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
-                                const SimulationOptions& options, const StreamObjective& objective) {
+                                const SimulationOptions& options,
+                                const StreamObjective& objective) {
     std::vector<GpuLayout> candidates = {std::nullopt};
     for (mig::Layout& l : problem.layouts())
         candidates.emplace_back(std::move(l));

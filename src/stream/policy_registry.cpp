@@ -23,18 +23,18 @@ std::optional<double> min_gain_from_error(const plan::ModelError& error,
         return std::max({0.0, band.hi - 1, 1 - band.lo});
     };
     switch (objective.kind) {
-    case StreamObjective::Kind::kEnergy:
-        return fraction(plan::Objective::kEnergy);
-    case StreamObjective::Kind::kMeanCompletion:
-        return fraction(plan::Objective::kMakespan);
-    case StreamObjective::Kind::kEnergyTardiness: {
-        // Energy and time both: the wider of the two bands.
-        const auto energy = fraction(plan::Objective::kEnergy);
-        const auto time = fraction(plan::Objective::kMakespan);
-        if (!energy || !time)
-            return std::nullopt;
-        return std::max(*energy, *time);
-    }
+        case StreamObjective::Kind::kEnergy:
+            return fraction(plan::Objective::kEnergy);
+        case StreamObjective::Kind::kMeanCompletion:
+            return fraction(plan::Objective::kMakespan);
+        case StreamObjective::Kind::kEnergyTardiness: {
+            // Energy and time both: the wider of the two bands.
+            const auto energy = fraction(plan::Objective::kEnergy);
+            const auto time = fraction(plan::Objective::kMakespan);
+            if (!energy || !time)
+                return std::nullopt;
+            return std::max(*energy, *time);
+        }
     }
     return std::nullopt;
 }

@@ -14,7 +14,7 @@
 namespace migscope::stream {
 
 struct PolicySettings {
-    StreamObjective objective;  // energy by default
+    StreamObjective objective;    // energy by default
     double period_s = 12 * 3600;  // periodic: every 12 hours, to the last 12 hours' best
     double window_s = 12 * 3600;
     double min_gain = 0;  // online: the least predicted gain, a fraction of the figure

@@ -18,10 +18,9 @@ LayoutSchedule layout_schedule(const StreamResult& result) {
                          [&](const plan::GpuPlan& d) { return d.layout == e.gpu_layout; }))
             distinct.push_back(gpu);
     }
-    std::stable_sort(s.steps.begin(), s.steps.end(),
-                     [](const ScheduledLayout& a, const ScheduledLayout& b) {
-                         return a.time_s < b.time_s;
-                     });
+    std::stable_sort(
+        s.steps.begin(), s.steps.end(),
+        [](const ScheduledLayout& a, const ScheduledLayout& b) { return a.time_s < b.time_s; });
     s.mig_parted_yaml = report::mig_parted_document(distinct);
     return s;
 }

@@ -1,5 +1,5 @@
 // A policy's layouts over time as files to deploy: a mig-parted config with one named config per
-// distinct layout (named and written as `migscope plan --deploy` writes them) and the times at
+// distinct layout (named and written as `migscope plan --format k8s` writes them) and the times at
 // which each GPU takes which config.
 #pragma once
 

@@ -77,8 +77,8 @@ TEST(OnlinePolicy, ALargerLeastGainChangesLess) {
 // arrival the whole GPU would end them at 10 and 20 s (one 5 s late); 3g + 3g, after a free
 // change, at 14.3 s each for 571 J more. Energy keeps the GPU whole; energy-tardiness changes.
 TEST(OnlinePolicy, TheCombinedObjectiveChangesForADeadlineThatEnergyAloneWouldMiss) {
-    static const plan::ProfileSet set = profile_set(
-        {job_profile("s", 10, {{"3g.71gb", {70, 350}}, {"whole GPU", {100, 400}}})});
+    static const plan::ProfileSet set =
+        profile_set({job_profile("s", 10, {{"3g.71gb", {70, 350}}, {"whole GPU", {100, 400}}})});
     const plan::Problem p = plan::make_problem({{"s", "s", "train", 10, 100, {}, {}}}, set,
                                                mig::builtin_model("h200"), {});
     const std::vector<StreamJob> jobs = {{0, 0, 15}, {0, 0.1, 15}};
@@ -134,7 +134,9 @@ TEST(PolicyRegistry, TheLeastGainComesFromTheModelsGainError) {
                                    "test", "", "green"});
     }
     EXPECT_NEAR(*min_gain_from_error(error, StreamObjective{}), 0.08, 1e-12);  // 1.08 - 1
-    EXPECT_NEAR(*min_gain_from_error(error, StreamObjective{StreamObjective::Kind::kMeanCompletion}), 0.2, 1e-12);
+    EXPECT_NEAR(
+        *min_gain_from_error(error, StreamObjective{StreamObjective::Kind::kMeanCompletion}), 0.2,
+        1e-12);
     EXPECT_NEAR(
         *min_gain_from_error(error, StreamObjective{StreamObjective::Kind::kEnergyTardiness}), 0.2,
         1e-12);  // the wider of the two

@@ -203,8 +203,7 @@ TEST(StreamObjective, TheCombinedScoreIsEnergyPlusTheWeightTimesTardiness) {
     EXPECT_NEAR(score(r, {StreamObjective::Kind::kEnergyTardiness, 0}), r.energy_j, 1e-9);
     // The weight counts only for the combined objective.
     EXPECT_DOUBLE_EQ(score(r, {StreamObjective::Kind::kEnergy, 700}), r.energy_j);
-    EXPECT_DOUBLE_EQ(score(r, {StreamObjective::Kind::kMeanCompletion, 700}),
-                     r.mean_completion_s);
+    EXPECT_DOUBLE_EQ(score(r, {StreamObjective::Kind::kMeanCompletion, 700}), r.mean_completion_s);
 }
 
 // s: 100 items/s on the whole GPU (400 W), 70 on 3g (350 W); idle 100 W. Two jobs of 1000
@@ -213,8 +212,8 @@ TEST(StreamObjective, TheCombinedScoreIsEnergyPlusTheWeightTimesTardiness) {
 // the whole GPU makes one 5 s late, 3500 J at 700 W: the combined objective takes the faster
 // layout.
 TEST(StreamObjective, TightDeadlinesMakeTheCombinedObjectivePreferAFasterLayout) {
-    static const plan::ProfileSet set = profile_set(
-        {job_profile("s", 10, {{"3g.71gb", {70, 350}}, {"whole GPU", {100, 400}}})});
+    static const plan::ProfileSet set =
+        profile_set({job_profile("s", 10, {{"3g.71gb", {70, 350}}, {"whole GPU", {100, 400}}})});
     const plan::Problem p = plan::make_problem({{"s", "s", "train", 10, 100, {}, {}}}, set,
                                                mig::builtin_model("h200"), {});
     const std::vector<StreamJob> loose = {{0, 0, 100}, {0, 0, 100}};

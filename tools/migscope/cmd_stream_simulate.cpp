@@ -10,11 +10,11 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/folders.h"
 #include "core/text.h"
 #include "core/user_text.h"
 #include "mig/catalog.h"
 #include "runner/profile_source.h"
-#include "core/folders.h"
 #include "stream/compare.h"
 #include "stream/schedule.h"
 #include "stream/stream_input.h"
@@ -194,9 +194,9 @@ int simulate_command(const SimulateOptions& o) {
             "{:<{}} {:>9.4g} {:>15} {:>10.4g} {:>15} {:>8.4g} {:>10.4g} {:>5} {:>4.0f}% {:>8} "
             "{:>11.4g} {:>17}\n",
             r.policy, width, r.energy_j / 1000, bounds_text(e.energy_j, 1000, e.known),
-            r.mean_completion_s, bounds_text(e.mean_completion_s, 1, e.known),
-            r.p95_completion_s, r.tardiness_s, r.late_jobs, 100 * r.busy_fraction,
-            r.reconfigurations, stream::energy_tardiness_j(r, o.tardiness_weight_w) / 1000,
+            r.mean_completion_s, bounds_text(e.mean_completion_s, 1, e.known), r.p95_completion_s,
+            r.tardiness_s, r.late_jobs, 100 * r.busy_fraction, r.reconfigurations,
+            stream::energy_tardiness_j(r, o.tardiness_weight_w) / 1000,
             bounds_text(e.energy_tardiness_j, 1000, e.known));
     }
     std::cout << "Simulated on the planner's model with " << user_text::escaped(profiles_origin)
