@@ -42,6 +42,7 @@ StreamEstimate estimate(const plan::Problem& problem, const std::vector<StreamJo
     if (!alone.known() || !mix.known() || !energy.known())
         return point_only("too few residuals for the speed (alone, mix) or energy bands");
     SimulationOptions slow = options, fast = options;
+    slow.series_bin_s = fast.series_bin_s = 0;  // the series is the point's
     slow.speed_ratio_whole = alone.lo;
     slow.speed_ratio_partitioned = mix.lo;
     slow.dynamic_energy_ratio = energy.hi;

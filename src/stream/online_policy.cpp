@@ -12,6 +12,7 @@ OnlineRepartition::OnlineRepartition(const plan::Problem& problem,
                                      StreamObjective objective, double min_gain)
     : problem_(problem), jobs_(jobs), options_(options), objective_(objective),
       min_gain_(min_gain) {
+    options_.series_bin_s = 0;  // its look-aheads need no series
     if (!(min_gain >= 0) || !std::isfinite(min_gain))
         throw input_error("online policy: the least gain must be a fraction >= 0");
     candidates_.push_back(std::nullopt);

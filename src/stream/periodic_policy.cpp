@@ -13,6 +13,7 @@ PeriodicRepartition::PeriodicRepartition(const plan::Problem& problem,
                                          double period_s, double window_s)
     : problem_(problem), jobs_(jobs), options_(options), objective_(objective),
       period_s_(period_s), window_s_(window_s), next_decision_s_(period_s) {
+    options_.series_bin_s = 0;  // its look-backs need no series
     if (!(period_s > 0) || !std::isfinite(period_s) || !(window_s > 0) || !std::isfinite(window_s))
         throw input_error("periodic policy: the period and the window must be positive seconds");
 }

@@ -84,7 +84,9 @@ StaticChoice best_static_layout(const plan::Problem& problem, const std::vector<
         if (!holds_every_job(problem, jobs, layout))
             continue;
         StaticLayout policy(layout);
-        StreamResult result = simulate(problem, jobs, policy, options);
+        SimulationOptions search = options;
+        search.series_bin_s = 0;  // a search needs no series
+        StreamResult result = simulate(problem, jobs, policy, search);
         ++best.tried;
         if (!have || score(result, objective) < score(best.result, objective)) {
             best.layout = layout;

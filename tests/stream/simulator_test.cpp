@@ -164,6 +164,70 @@ TEST(StreamSimulator, TheBestStaticLayoutIsAtLeastAsGoodAsTheOthersTried) {
     EXPECT_FALSE(holds_every_job(p, jobs, layout("7x1g.18gb")));
 }
 
+// The never partitioned stream of NeverPartitionRunsJobsOneAfterAnother in 5 s bins: a runs 0-5
+// s (200 W dynamic), b 5-15 s (150 W) and is due at 12; idle 100 W.
+TEST(StreamSimulator, TheSeriesAccruesEnergyAndTardinessBinByBin) {
+    const plan::Problem p = two_jobs();
+    NeverPartition never;
+    SimulationOptions o;
+    o.series_bin_s = 5;
+    const StreamResult r = simulate(p, {{0, 0, {}}, {1, 0, 12}}, never, o);
+    ASSERT_EQ(r.series.size(), 3u);
+    EXPECT_DOUBLE_EQ(r.series_bin_s, 5);
+    EXPECT_DOUBLE_EQ(r.series[0].end_s, 5);
+    EXPECT_NEAR(r.series[0].energy_j, 100 * 5 + 200 * 5, 1e-9);
+    EXPECT_NEAR(r.series[1].energy_j, 100 * 10 + 200 * 5 + 150 * 5, 1e-9);
+    EXPECT_NEAR(r.series[2].energy_j, r.energy_j, 1e-9);
+    EXPECT_DOUBLE_EQ(r.series[1].tardiness_s, 0);
+    EXPECT_DOUBLE_EQ(r.series[2].tardiness_s, 3);
+    EXPECT_EQ(r.series[0].jobs_done, 1u);
+    EXPECT_EQ(r.series[1].jobs_done, 1u);
+    EXPECT_EQ(r.series[2].jobs_done, 2u);
+    // Without the option, no series; the figures are the same either way.
+    const StreamResult plain = simulate(p, {{0, 0, {}}, {1, 0, 12}}, never, {});
+    EXPECT_TRUE(plain.series.empty());
+    EXPECT_DOUBLE_EQ(plain.energy_j, r.energy_j);
+    o.series_bin_s = -1;
+    EXPECT_THROW(simulate(p, {{0, 0, {}}}, never, o), Error);
+}
+
+// Bins too short for the run are made twice as long until at most kMaxSeriesBins hold it; the
+// energy in them still adds up to the run's.
+TEST(StreamSimulator, TooShortSeriesBinsAreDoubled) {
+    const plan::Problem p = two_jobs();
+    StaticLayout split(layout("2g.35gb+1g.18gb"));
+    SimulationOptions o;
+    o.series_bin_s = 0.001;  // tens of seconds in 0.001 s: tens of thousands of bins asked
+    std::vector<StreamJob> jobs = {{0, 0, {}}, {1, 0, {}}, {0, 3.3, 4}, {1, 7.7, {}}};
+    const StreamResult r = simulate(p, jobs, split, o);
+    ASSERT_FALSE(r.series.empty());
+    EXPECT_LE(r.series.size(), kMaxSeriesBins);
+    EXPECT_GT(r.series.size(), kMaxSeriesBins / 2);
+    // The shortest power-of-two multiple of the bin that holds the run in kMaxSeriesBins.
+    const double doublings = std::log2(r.series_bin_s / 0.001);
+    EXPECT_NEAR(doublings, std::round(doublings), 1e-9);
+    EXPECT_GE(doublings, 1);
+    EXPECT_LT(r.horizon_s / r.series_bin_s, double(kMaxSeriesBins));
+    EXPECT_GE(r.horizon_s / (r.series_bin_s / 2), double(kMaxSeriesBins));
+    EXPECT_DOUBLE_EQ(r.series.back().end_s, r.horizon_s);
+    EXPECT_NEAR(r.series.back().energy_j, r.energy_j, 1e-9 * r.energy_j);
+    EXPECT_NEAR(r.series.back().tardiness_s, r.tardiness_s, 1e-9);
+    EXPECT_GT(r.tardiness_s, 0);
+    // The run without a series: the same energy; the series' last but one is below it.
+    EXPECT_NEAR(simulate(p, jobs, split, {}).energy_j, r.energy_j, 1e-9);
+    for (size_t i = 1; i < r.series.size(); ++i) {
+        EXPECT_LE(r.series[i - 1].energy_j, r.series[i].energy_j) << i;
+        EXPECT_LE(r.series[i - 1].tardiness_s, r.series[i].tardiness_s) << i;
+        EXPECT_LE(r.series[i - 1].jobs_done, r.series[i].jobs_done) << i;
+    }
+    // The energy in each bin: idle 100 W for its length, plus at most every job's dynamic power.
+    for (size_t i = 1; i + 1 < r.series.size(); ++i) {
+        const double drawn = r.series[i].energy_j - r.series[i - 1].energy_j;
+        EXPECT_GE(drawn, 100 * r.series_bin_s * (1 - 1e-9)) << i;
+        EXPECT_LE(drawn, (100 + 100 + 80) * r.series_bin_s * (1 + 1e-9)) << i;
+    }
+}
+
 TEST(StreamObjective, NamesParseAndBadOnesAreRefusedNamingTheField) {
     EXPECT_EQ(parse_stream_objective("energy").kind, StreamObjective::Kind::kEnergy);
     EXPECT_EQ(parse_stream_objective("completion").kind, StreamObjective::Kind::kMeanCompletion);

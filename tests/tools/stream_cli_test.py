@@ -246,6 +246,18 @@ class StreamFollowUp(unittest.TestCase):
             interval = p["energy_tardiness_j_interval"]
             self.assertLessEqual(interval["lo"], p["energy_tardiness_j"])
             self.assertGreaterEqual(interval["hi"], p["energy_tardiness_j"])
+        # The figures over time: bins of 60 s doubled to at most 2000 over the week, adding up
+        # to each policy's own figures, never going back.
+        for p in doc["policies"]:
+            series = p["series"]
+            self.assertLessEqual(len(series["end_s"]), 2000)
+            self.assertEqual(series["bin_s"] % 60, 0)
+            self.assertAlmostEqual(series["end_s"][-1], p["horizon_s"])
+            self.assertAlmostEqual(series["energy_j"][-1], p["energy_j"], delta=1e-6 * p["energy_j"])
+            self.assertAlmostEqual(series["tardiness_s"][-1], p["tardiness_s"], delta=1e-6)
+            self.assertEqual(series["jobs_done"][-1], doc["jobs"])
+            for key in ("end_s", "energy_j", "tardiness_s", "energy_tardiness_j", "jobs_done"):
+                self.assertEqual(series[key], sorted(series[key]), (p["policy"], key))
         # docs/streams.md's claim: online beats the best static layout and periodic
         # repartitioning on the combined objective, at more energy than never partitioning.
         online = by["online"]["energy_tardiness_j"]

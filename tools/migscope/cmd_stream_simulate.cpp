@@ -36,6 +36,7 @@ struct SimulateOptions {
     double orchestrator_s = stream::ReconfigurationCost{}.orchestrator_s;
     double instance_s = stream::ReconfigurationCost{}.per_instance_s;
     std::string format = "table";
+    double series_bin_s = 60;  // --format json: the figures over time in bins this long
     std::string schedule_dir;     // --schedule-dir: the chosen policy's schedule, written here
     std::string schedule_policy;  // empty: the policy that scores best on the objective
 };
@@ -106,6 +107,8 @@ int simulate_command(const SimulateOptions& o) {
     options.gpus = o.gpus;
     options.reconfiguration.orchestrator_s = o.orchestrator_s;
     options.reconfiguration.per_instance_s = o.instance_s;
+    if (o.format == "json")
+        options.series_bin_s = o.series_bin_s;
     stream::PolicySettings settings;
     settings.objective = stream::parse_stream_objective(o.objective, o.tardiness_weight_w);
     settings.period_s = o.period_h * 3600;
@@ -164,6 +167,20 @@ int simulate_command(const SimulateOptions& o) {
             p["layouts"] = nlohmann::ordered_json::array();
             for (const stream::LayoutEvent& l : r.layouts)
                 p["layouts"].push_back({{"at_s", l.at_s}, {"gpu", l.gpu}, {"layout", l.layout}});
+            nlohmann::ordered_json series;
+            series["bin_s"] = r.series_bin_s;
+            for (const char* key :
+                 {"end_s", "energy_j", "tardiness_s", "energy_tardiness_j", "jobs_done"})
+                series[key] = nlohmann::ordered_json::array();
+            for (const stream::SeriesPoint& s : r.series) {
+                series["end_s"].push_back(s.end_s);
+                series["energy_j"].push_back(s.energy_j);
+                series["tardiness_s"].push_back(s.tardiness_s);
+                series["energy_tardiness_j"].push_back(s.energy_j +
+                                                       o.tardiness_weight_w * s.tardiness_s);
+                series["jobs_done"].push_back(s.jobs_done);
+            }
+            p["series"] = std::move(series);
             doc["policies"].push_back(std::move(p));
         }
         std::cout << doc.dump(2) << '\n';
@@ -278,6 +295,12 @@ void add_stream_simulate_command(CLI::App& group, Action& action) {
     cmd->add_option("--schedule-policy", o->schedule_policy,
                     "--schedule-dir: the policy whose schedule is written (one of --policies; "
                     "default: the one that scores best on --objective)");
+    cmd->add_option("--series-bin-s", o->series_bin_s,
+                    "--format json: each policy's energy, tardiness and jobs done over time, at "
+                    "the end of bins this long (made twice as long as often as needed to keep at "
+                    "most 2000)")
+        ->capture_default_str()
+        ->check(positive_number());
     cmd->add_option("--format", o->format, "table or json")
         ->check(CLI::IsMember({"table", "json"}))
         ->capture_default_str();
