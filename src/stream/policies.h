@@ -88,9 +88,9 @@ class PeriodicRepartition : public Policy {
 };
 
 // migscope's online policy: at each arrival, for each GPU, the jobs waiting there (with the work
-// they have left) are simulated to their end on its current layout and, after a layout change
-// with its cost (the GPU blocked, every job starting again), on every layout that holds them and
-// on the whole GPU; the GPU changes only when the best alternative's predicted gain exceeds
+// they have left and their deadlines; the arriving job too, on the GPU with the fewest jobs) are
+// simulated to their end on its current layout and, after a layout change with its cost (the GPU
+// blocked, every job starting again), on every layout that holds them and on the whole GPU; the GPU changes only when the best alternative's predicted gain exceeds
 // `min_gain` (a fraction of the current layout's figure) with the change's cost included. It is
 // myopic: it sees the jobs that have arrived, not those to come.
 class OnlineRepartition : public Policy {
