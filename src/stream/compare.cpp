@@ -25,7 +25,8 @@ PolicyComparison compare_policies(const plan::Problem& problem, const std::vecto
         if (progress)
             progress(name);
         const PolicyFactory factory = policy_factory(name, problem, jobs, options, settings);
-        out.policies.emplace_back(name, estimate(problem, jobs, factory, options, error));
+        out.policies.emplace_back(name, estimate(problem, jobs, factory, options, error,
+                                                 settings.objective.tardiness_weight_w));
     }
     return out;
 }

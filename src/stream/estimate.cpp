@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "stream/policies.h"
+
 namespace migscope::stream {
 namespace {
 
@@ -14,15 +16,20 @@ plan::Bounds span(double a, double b, double c) {
 
 StreamEstimate estimate(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
                         const PolicyFactory& make_policy, const SimulationOptions& options,
-                        const plan::ModelError* error) {
+                        const plan::ModelError* error, double tardiness_weight_w) {
     StreamEstimate e;
     e.point = simulate(problem, jobs, *make_policy(), options);
+    e.tardiness_weight_w = tardiness_weight_w;
+    const auto combined = [&](const StreamResult& r) {
+        return energy_tardiness_j(r, tardiness_weight_w);
+    };
     const auto point_only = [&](std::string why) {
         e.unknown_why = std::move(why);
         e.energy_j = {e.point.energy_j, e.point.energy_j};
         e.mean_completion_s = {e.point.mean_completion_s, e.point.mean_completion_s};
         e.p95_completion_s = {e.point.p95_completion_s, e.point.p95_completion_s};
         e.tardiness_s = {e.point.tardiness_s, e.point.tardiness_s};
+        e.energy_tardiness_j = {combined(e.point), combined(e.point)};
         return e;
     };
     if (!error)
@@ -35,6 +42,7 @@ StreamEstimate estimate(const plan::Problem& problem, const std::vector<StreamJo
     if (!alone.known() || !mix.known() || !energy.known())
         return point_only("too few residuals for the speed (alone, mix) or energy bands");
     SimulationOptions slow = options, fast = options;
+    slow.series_bin_s = fast.series_bin_s = 0;  // the series is the point's
     slow.speed_ratio_whole = alone.lo;
     slow.speed_ratio_partitioned = mix.lo;
     slow.dynamic_energy_ratio = energy.hi;
@@ -48,6 +56,7 @@ StreamEstimate estimate(const plan::Problem& problem, const std::vector<StreamJo
     e.mean_completion_s = span(e.point.mean_completion_s, s.mean_completion_s, f.mean_completion_s);
     e.p95_completion_s = span(e.point.p95_completion_s, s.p95_completion_s, f.p95_completion_s);
     e.tardiness_s = span(e.point.tardiness_s, s.tardiness_s, f.tardiness_s);
+    e.energy_tardiness_j = span(combined(e.point), combined(s), combined(f));
     return e;
 }
 

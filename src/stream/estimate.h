@@ -17,17 +17,22 @@ struct StreamEstimate {
     bool known = false;       // the bands came from residuals
     std::string unknown_why;  // else why not
     plan::Bounds energy_j, mean_completion_s, p95_completion_s, tardiness_s;
+    // energy_j + tardiness_weight_w x tardiness_s (policies.h, energy_tardiness_j) of each run:
+    // the interval of the sum, not the sum of the two intervals.
+    double tardiness_weight_w = 0;
+    plan::Bounds energy_tardiness_j;
 };
 
 // Makes a fresh policy for each run (policies keep state).
 using PolicyFactory = std::function<std::unique_ptr<Policy>()>;
 
 // `error` null or without the bands: the point alone, with bounds equal to it and known false.
+// `tardiness_weight_w` prices a late second in the combined figure (J).
 // The bands: speed "alone" for whole GPUs and "mix" for partitioned ones, dynamic energy "mix"
 // (plan/model_error.h's groups); the policy decides on the model's point in every run, as it
 // would not know the error's sign.
 StreamEstimate estimate(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
                         const PolicyFactory& make_policy, const SimulationOptions& options,
-                        const plan::ModelError* error);
+                        const plan::ModelError* error, double tardiness_weight_w);
 
 }  // namespace migscope::stream

@@ -111,6 +111,19 @@ std::string describe(const GenerateOptions& o) {
          number_text(o.amount_median) + " --sigma " + number_text(o.amount_sigma);
     if (o.deadline_slack)
         s += " --deadline-slack " + number_text(*o.deadline_slack);
+    // The mix always, the default one too: the command makes this trace whatever the default
+    // becomes.
+    std::string mix;
+    for (const MixEntry& m : o.mix) {
+        mix += (mix.empty() ? "" : ",") + m.job.workload;
+        if (m.job.mode != "train" || m.job.batch)
+            mix += ":" + m.job.mode;
+        if (m.job.batch)
+            mix += ":" + std::to_string(*m.job.batch);
+        if (m.weight != 1)
+            mix += "=" + number_text(m.weight);
+    }
+    s += " --mix '" + mix + "'";
     return s;
 }
 

@@ -12,6 +12,7 @@ OnlineRepartition::OnlineRepartition(const plan::Problem& problem,
                                      StreamObjective objective, double min_gain)
     : problem_(problem), jobs_(jobs), options_(options), objective_(objective),
       min_gain_(min_gain) {
+    options_.series_bin_s = 0;  // its look-aheads need no series
     if (!(min_gain >= 0) || !std::isfinite(min_gain))
         throw input_error("online policy: the least gain must be a fraction >= 0");
     candidates_.push_back(std::nullopt);
@@ -23,8 +24,17 @@ std::vector<LayoutChange> OnlineRepartition::on_arrival(const StreamView& view) 
     std::vector<LayoutChange> changes;
     SimulationOptions one = options_;
     one.gpus = 1;
+    // The arriving job counts on the GPU with the fewest jobs (the first of equals), where it
+    // most likely goes: the simulator places it after the changes, where it is predicted to end
+    // first.
+    size_t newcomer_gpu = 0;
+    for (size_t g = 1; g < view.waiting.size(); ++g) {
+        if (view.waiting[g] < view.waiting[newcomer_gpu])
+            newcomer_gpu = g;
+    }
     for (size_t g = 0; g < view.layouts.size(); ++g) {
-        if (view.jobs[g].empty())
+        const bool newcomer = view.arriving && g == newcomer_gpu;
+        if (view.jobs[g].empty() && !newcomer)
             continue;
         // The GPU's jobs as they stand: running ones first, with their work left.
         std::vector<StreamJob> waiting;
@@ -32,6 +42,16 @@ std::vector<LayoutChange> OnlineRepartition::on_arrival(const StreamView& view) 
             const StreamJob& j = jobs_[view.jobs[g][i]];
             StreamJob now{j.job, 0, {}};
             now.work_left = view.work_left[g][i];
+            // Its deadline on the look-ahead's clock, which starts now (already past: negative).
+            if (j.deadline_s)
+                now.deadline_s = *j.deadline_s - view.now_s;
+            waiting.push_back(now);
+        }
+        if (newcomer) {
+            const StreamJob& j = jobs_[*view.arriving];
+            StreamJob now{j.job, 0, {}};
+            if (j.deadline_s)
+                now.deadline_s = *j.deadline_s - view.now_s;
             waiting.push_back(now);
         }
         // On the current layout, the running jobs go on without a new start-up (approximately:

@@ -13,6 +13,7 @@ PeriodicRepartition::PeriodicRepartition(const plan::Problem& problem,
                                          double period_s, double window_s)
     : problem_(problem), jobs_(jobs), options_(options), objective_(objective),
       period_s_(period_s), window_s_(window_s), next_decision_s_(period_s) {
+    options_.series_bin_s = 0;  // its look-backs need no series
     if (!(period_s > 0) || !std::isfinite(period_s) || !(window_s > 0) || !std::isfinite(window_s))
         throw input_error("periodic policy: the period and the window must be positive seconds");
 }
@@ -41,6 +42,8 @@ std::vector<LayoutChange> PeriodicRepartition::on_arrival(const StreamView& view
         if (j.arrival_s > view.now_s - window_s_) {
             StreamJob fresh{j.job, 0, {}};
             fresh.arrival_s = j.arrival_s - (view.now_s - window_s_);
+            if (j.deadline_s)
+                fresh.deadline_s = *j.deadline_s - (view.now_s - window_s_);
             window.push_back(fresh);
         }
     }

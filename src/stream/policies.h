@@ -30,10 +30,26 @@ class StaticLayout : public Policy {
     GpuLayout layout_;
 };
 
-// What a policy's result is judged by.
-enum class StreamObjective { kEnergy, kMeanCompletion };
-StreamObjective parse_stream_objective(const std::string& text);  // input error listing them
-double score(const StreamResult& result, StreamObjective objective);  // lower is better
+// What one second of a job's lateness costs in the combined objective, as a power: 700 W, an
+// H200 at its power cap, so a job an hour late weighs as much as 2520 kJ (docs/streams.md).
+inline constexpr double kDefaultTardinessWeightW = 700;
+
+// What a policy's result is judged by: energy (J), mean completion time (s), or energy and
+// tardiness combined (J): energy_j + tardiness_weight_w x tardiness_s, the late seconds summed
+// over jobs priced as a power drawn while they are late.
+struct StreamObjective {
+    enum class Kind { kEnergy, kMeanCompletion, kEnergyTardiness };
+    Kind kind = Kind::kEnergy;
+    double tardiness_weight_w = kDefaultTardinessWeightW;  // kEnergyTardiness only
+};
+// "energy", "completion" or "energy-tardiness" (with the weight given); an input error lists the
+// names for another, or names `--tardiness-weight-w` for a weight that is negative or not finite.
+StreamObjective parse_stream_objective(const std::string& text,
+                                       double tardiness_weight_w = kDefaultTardinessWeightW);
+const std::vector<std::string>& stream_objective_names();
+// energy_j + tardiness_weight_w x tardiness_s, in J.
+double energy_tardiness_j(const StreamResult& result, double tardiness_weight_w);
+double score(const StreamResult& result, const StreamObjective& objective);  // lower is better
 
 // Whether every job of the stream has a partition of `layout` it can run on.
 bool holds_every_job(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
@@ -47,7 +63,7 @@ struct StaticChoice {
     size_t tried = 0;
 };
 StaticChoice best_static_layout(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
-                                const SimulationOptions& options, StreamObjective objective);
+                                const SimulationOptions& options, const StreamObjective& objective);
 
 // Every `period_s`, every GPU takes the static layout that would have served the jobs of the last
 // `window_s` best (those that arrived then, replayed from 0), as an operator who repartitions
@@ -72,9 +88,9 @@ class PeriodicRepartition : public Policy {
 };
 
 // migscope's online policy: at each arrival, for each GPU, the jobs waiting there (with the work
-// they have left) are simulated to their end on its current layout and, after a layout change
-// with its cost (the GPU blocked, every job starting again), on every layout that holds them and
-// on the whole GPU; the GPU changes only when the best alternative's predicted gain exceeds
+// they have left and their deadlines; the arriving job too, on the GPU with the fewest jobs) are
+// simulated to their end on its current layout and, after a layout change with its cost (the GPU
+// blocked, every job starting again), on every layout that holds them and on the whole GPU; the GPU changes only when the best alternative's predicted gain exceeds
 // `min_gain` (a fraction of the current layout's figure) with the change's cost included. It is
 // myopic: it sees the jobs that have arrived, not those to come.
 class OnlineRepartition : public Policy {

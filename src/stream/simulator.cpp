@@ -53,7 +53,7 @@ class Simulation {
   public:
     Simulation(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
                const SimulationOptions& options)
-        : problem_(problem), jobs_(jobs), options_(options) {
+        : problem_(problem), jobs_(jobs), options_(options), bin_s_(options.series_bin_s) {
         result_.jobs.resize(jobs.size());
         started_.assign(jobs.size(), false);
         for (const StreamJob& j : jobs) {
@@ -98,7 +98,9 @@ class Simulation {
             if (policy.decides_on_arrival()) {
                 for (size_t g = 0; g < gpus_.size(); ++g)
                     advance(g, t);
-                for (const LayoutChange& c : policy.on_arrival(view(t)))
+                StreamView now = view(t);
+                now.arriving = next;
+                for (const LayoutChange& c : policy.on_arrival(now))
                     change_layout(c.gpu, c.layout, t);
             }
             dispatch(next, t);
@@ -141,7 +143,7 @@ class Simulation {
         }
         if (charge)
             ++result_.reconfigurations;
-        result_.layouts.push_back({t, g, plan::describe(plan::GpuPlan{layout, {}})});
+        result_.layouts.push_back({t, g, plan::describe(plan::GpuPlan{layout, {}}), layout});
     }
 
     // A layout change: the GPU's jobs stop (keeping their progress), it is blocked for the
@@ -197,6 +199,63 @@ class Simulation {
         if (any) {
             gpu.busy_s += dt;
             dynamic_j_ += gpu.rate.dynamic_w * dt * options_.dynamic_energy_ratio;
+            if (options_.series_bin_s > 0)
+                spread(t - dt, t, gpu.rate.dynamic_w * options_.dynamic_energy_ratio);
+        }
+    }
+
+    // Twice as long bins, until `time_s` falls in one of at most kMaxSeriesBins.
+    void coarsen_to(double time_s) {
+        while (time_s / bin_s_ >= double(kMaxSeriesBins)) {
+            for (size_t b = 0; b < dynamic_by_bin_j_.size(); ++b)
+                dynamic_by_bin_j_[b / 2] =
+                    (b % 2 ? dynamic_by_bin_j_[b / 2] : 0.0) + dynamic_by_bin_j_[b];
+            dynamic_by_bin_j_.resize((dynamic_by_bin_j_.size() + 1) / 2);
+            bin_s_ *= 2;
+        }
+    }
+
+    // Dynamic power `power_w` from `from_s` to `to_s`, into the series' bins.
+    void spread(double from_s, double to_s, double power_w) {
+        coarsen_to(to_s);
+        const double bin = bin_s_;
+        for (size_t b = static_cast<size_t>(from_s / bin); double(b) * bin < to_s; ++b) {
+            if (b >= dynamic_by_bin_j_.size())
+                dynamic_by_bin_j_.resize(b + 1, 0.0);
+            const double overlap =
+                std::min(to_s, double(b + 1) * bin) - std::max(from_s, double(b) * bin);
+            if (overlap > 0)
+                dynamic_by_bin_j_[b] += power_w * overlap;
+        }
+    }
+
+    // The figures at the end of each bin, from the jobs' ends and the dynamic energy per bin.
+    void summarise_series(double horizon_s) {
+        coarsen_to(horizon_s);
+        const double bin = bin_s_;
+        result_.series_bin_s = bin;
+        const size_t bins = std::max<size_t>(1, static_cast<size_t>(std::ceil(horizon_s / bin)));
+        std::vector<double> ends;
+        ends.reserve(jobs_.size());
+        for (const JobOutcome& j : result_.jobs)
+            ends.push_back(j.end_s);
+        std::sort(ends.begin(), ends.end());
+        const double idle_w = problem_.idle_power_w * static_cast<double>(gpus_.size());
+        double dynamic_j = 0;
+        for (size_t b = 0; b < bins; ++b) {
+            SeriesPoint p;
+            p.end_s = b + 1 == bins ? horizon_s : double(b + 1) * bin;
+            if (b < dynamic_by_bin_j_.size())
+                dynamic_j += dynamic_by_bin_j_[b];
+            p.energy_j = idle_w * p.end_s + dynamic_j;
+            for (size_t j = 0; j < jobs_.size(); ++j) {
+                if (jobs_[j].deadline_s)
+                    p.tardiness_s += std::max(
+                        0.0, std::min(result_.jobs[j].end_s, p.end_s) - *jobs_[j].deadline_s);
+            }
+            p.jobs_done = static_cast<size_t>(
+                std::upper_bound(ends.begin(), ends.end(), p.end_s) - ends.begin());
+            result_.series.push_back(p);
         }
     }
 
@@ -377,6 +436,8 @@ class Simulation {
         }
         result_.busy_fraction =
             horizon_s > 0 ? busy_s / (horizon_s * static_cast<double>(gpus_.size())) : 0;
+        if (options_.series_bin_s > 0)
+            summarise_series(horizon_s);
     }
 
     const plan::Problem& problem_;
@@ -389,6 +450,8 @@ class Simulation {
     std::vector<bool> startup_done_;  // per stream job: paid, and not stopped since
     size_t finished_ = 0;
     double dynamic_j_ = 0;
+    std::vector<double> dynamic_by_bin_j_;  // the series' bins: dynamic energy drawn in each
+    double bin_s_ = 0;                      // their length: series_bin_s, doubled as needed
     StreamResult result_;
 };
 
@@ -398,6 +461,8 @@ StreamResult simulate(const plan::Problem& problem, const std::vector<StreamJob>
                       Policy& policy, const SimulationOptions& options) {
     if (options.gpus == 0)
         throw input_error("stream: --gpus must be at least 1");
+    if (!(options.series_bin_s >= 0) || !std::isfinite(options.series_bin_s))
+        throw input_error("--series-bin-s: must be finite seconds >= 0");
     for (size_t j = 0; j < jobs.size(); ++j) {
         if (jobs[j].job >= problem.jobs.size())
             throw input_error("stream job " + std::to_string(j) + ": no such job in the problem");

@@ -45,6 +45,9 @@ struct StreamView {
     // still to do.
     std::vector<std::vector<size_t>> jobs;
     std::vector<std::vector<double>> work_left;
+    // The job arriving now (a stream index): not in `jobs` yet; it is placed after the policy's
+    // changes.
+    std::optional<size_t> arriving;
 };
 
 struct LayoutChange {
@@ -78,6 +81,22 @@ struct SimulationOptions {
     // Seconds every GPU spends in a layout change before anything runs (a policy's look-ahead at
     // a change it considers).
     double initial_block_s = 0;
+    // The figures over time, at the end of each bin of this many seconds (StreamResult::series);
+    // 0: none. Bins twice as long, as often as needed to keep at most kMaxSeriesBins.
+    double series_bin_s = 0;
+};
+
+inline constexpr size_t kMaxSeriesBins = 2000;
+
+// A stream's figures from 0 to the end of one bin: what a plot of energy and tardiness over time
+// draws (the layout changes are StreamResult::layouts).
+struct SeriesPoint {
+    double end_s = 0;     // the bin's end; the last bin ends at the horizon
+    double energy_j = 0;  // drawn from 0 to end_s: every GPU's idle power and the jobs' dynamic
+    // Late seconds accrued by end_s: the sum over jobs with a deadline of
+    // max(0, min(job's end, end_s) - deadline); the last is StreamResult::tardiness_s.
+    double tardiness_s = 0;
+    size_t jobs_done = 0;  // ended by end_s
 };
 
 struct JobOutcome {
@@ -91,6 +110,7 @@ struct LayoutEvent {
     double at_s = 0;
     size_t gpu = 0;
     std::string layout;  // plan::describe's words
+    GpuLayout gpu_layout;  // the layout itself (none: whole)
 };
 
 struct StreamResult {
@@ -104,6 +124,8 @@ struct StreamResult {
     size_t reconfigurations = 0;
     std::vector<JobOutcome> jobs;  // per stream job
     std::vector<LayoutEvent> layouts;
+    std::vector<SeriesPoint> series;  // empty unless SimulationOptions::series_bin_s > 0
+    double series_bin_s = 0;          // their bins' length: the option's, doubled as needed
 };
 
 // Runs the stream to its last job's end. Jobs must be sorted by arrival (an input error names the

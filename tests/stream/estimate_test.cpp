@@ -34,7 +34,7 @@ TEST(StreamEstimate, SpansTheSlowAndFastEndsOfTheBands) {
     add(error, plan::ResidualKind::kSpeed, "mix/small/plain", 0.8, 1.0);
     add(error, plan::ResidualKind::kDynamicEnergy, "mix/plain", 1.0, 1.5);
     const PolicyFactory never = [] { return std::make_unique<NeverPartition>(); };
-    const StreamEstimate e = estimate(p, {{0, 0, {}}}, never, {}, &error);
+    const StreamEstimate e = estimate(p, {{0, 0, 15}}, never, {}, &error, 700);
     ASSERT_TRUE(e.known) << e.unknown_why;
     EXPECT_DOUBLE_EQ(e.point.mean_completion_s, 10);
     // Fewer than 20 residuals: the band is their least to largest. Slow: half the speed (20 s),
@@ -44,19 +44,27 @@ TEST(StreamEstimate, SpansTheSlowAndFastEndsOfTheBands) {
     EXPECT_NEAR(e.energy_j.lo, 100 * 10 + 200 * 10, 1e-9);
     EXPECT_NEAR(e.energy_j.hi, 100 * 20 + 300 * 20, 1e-9);
     EXPECT_TRUE(e.energy_j.contains(e.point.energy_j));
+    // Due at 15 s: on time at the point and fast, 5 s late slow. The combined figure's interval
+    // is the span of each run's own sum: 3000 J fast, 8000 + 700 × 5 J slow.
+    EXPECT_DOUBLE_EQ(e.tardiness_s.hi, 5);
+    EXPECT_DOUBLE_EQ(e.tardiness_weight_w, 700);
+    EXPECT_NEAR(e.energy_tardiness_j.lo, 100 * 10 + 200 * 10, 1e-9);
+    EXPECT_NEAR(e.energy_tardiness_j.hi, 100 * 20 + 300 * 20 + 700 * 5, 1e-9);
 }
 
 TEST(StreamEstimate, WithoutResidualsTheBoundsAreThePointAndSaySo) {
     const plan::Problem p = one_job();
     const PolicyFactory never = [] { return std::make_unique<NeverPartition>(); };
-    const StreamEstimate none = estimate(p, {{0, 0, {}}}, never, {}, nullptr);
+    const StreamEstimate none = estimate(p, {{0, 0, {}}}, never, {}, nullptr, 700);
     EXPECT_FALSE(none.known);
     EXPECT_FALSE(none.unknown_why.empty());
     EXPECT_DOUBLE_EQ(none.energy_j.lo, none.point.energy_j);
     EXPECT_DOUBLE_EQ(none.energy_j.hi, none.point.energy_j);
+    EXPECT_DOUBLE_EQ(none.energy_tardiness_j.lo, none.point.energy_j);  // nobody due
+    EXPECT_DOUBLE_EQ(none.energy_tardiness_j.hi, none.point.energy_j);
     plan::ModelError few;
     add(few, plan::ResidualKind::kSpeed, "alone", 0.9, 1.1);  // no mix, no energy residuals
-    EXPECT_FALSE(estimate(p, {{0, 0, {}}}, never, {}, &few).known);
+    EXPECT_FALSE(estimate(p, {{0, 0, {}}}, never, {}, &few, 700).known);
 }
 
 }  // namespace

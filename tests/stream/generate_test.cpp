@@ -123,6 +123,33 @@ TEST(Generate, DefaultMixHasFineTunes) {
     EXPECT_EQ(default_mix().size(), 9u);
 }
 
+// The trace's source is the command that makes it again: the mix included, which parses back
+// to the same jobs and weights.
+TEST(Generate, TheSourceNamesTheMix) {
+    GenerateOptions o;
+    o.count = 3;
+    o.mix = parse_mix("resnet18:train:32=2.5,gpt2-xl:finetune:8,bert-base");
+    const std::string source = generate_trace(o).source;
+    const std::string said = "--mix 'resnet18:train:32=2.5,gpt2-xl:finetune:8,bert-base'";
+    EXPECT_NE(source.find(said), std::string::npos) << source;
+    const size_t from = source.find("--mix '") + 7;
+    const std::vector<MixEntry> again =
+        parse_mix(source.substr(from, source.find('\'', from) - from));
+    ASSERT_EQ(again.size(), o.mix.size());
+    for (size_t i = 0; i < again.size(); ++i) {
+        EXPECT_EQ(again[i].job.workload, o.mix[i].job.workload);
+        EXPECT_EQ(again[i].job.mode, o.mix[i].job.mode);
+        EXPECT_EQ(again[i].job.batch, o.mix[i].job.batch);
+        EXPECT_DOUBLE_EQ(again[i].weight, o.mix[i].weight);
+    }
+    GenerateOptions d;
+    d.count = 1;
+    EXPECT_NE(generate_trace(d).source.find("--mix 'resnet18,resnet50,vit-b16,bert-base,"
+                                            "gpt2-medium,gpt2-xl,bert-base:finetune,"
+                                            "vit-b16:finetune,gpt2-xl:finetune'"),
+              std::string::npos);
+}
+
 TEST(Generate, WorkIsLogNormalAroundItsMedian) {
     GenerateOptions o;
     o.count = 10001;

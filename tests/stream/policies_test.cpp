@@ -37,7 +37,7 @@ TEST(OnlinePolicy, PartitionsWhenTheQueuesGainExceedsTheChangesCost) {
     const std::vector<StreamJob> jobs = burst(7, 0);
     SimulationOptions o;
     o.reconfiguration.orchestrator_s = 10;  // 1 kJ of idle power: worth it
-    OnlineRepartition online(p, jobs, o, StreamObjective::kEnergy, 0);
+    OnlineRepartition online(p, jobs, o, StreamObjective{}, 0);
     const StreamResult r = simulate(p, jobs, online, o);
     EXPECT_GE(r.reconfigurations, 1u);
     ASSERT_GE(r.layouts.size(), 2u);
@@ -52,7 +52,7 @@ TEST(OnlinePolicy, StaysWholeWhenTheChangeCostsMoreThanItGains) {
     const std::vector<StreamJob> jobs = burst(7, 0);
     SimulationOptions o;
     o.reconfiguration.orchestrator_s = 600;  // 60 kJ of idle power: more than any gain here
-    OnlineRepartition online(p, jobs, o, StreamObjective::kEnergy, 0);
+    OnlineRepartition online(p, jobs, o, StreamObjective{}, 0);
     const StreamResult r = simulate(p, jobs, online, o);
     EXPECT_EQ(r.reconfigurations, 0u);
     NeverPartition never;
@@ -64,12 +64,38 @@ TEST(OnlinePolicy, ALargerLeastGainChangesLess) {
     const std::vector<StreamJob> jobs = burst(2, 0);
     SimulationOptions o;
     o.reconfiguration.orchestrator_s = 1;
-    OnlineRepartition eager(p, jobs, o, StreamObjective::kEnergy, 0);
-    OnlineRepartition wary(p, jobs, o, StreamObjective::kEnergy, 0.9);
+    OnlineRepartition eager(p, jobs, o, StreamObjective{}, 0);
+    OnlineRepartition wary(p, jobs, o, StreamObjective{}, 0.9);
     EXPECT_GE(simulate(p, jobs, eager, o).reconfigurations,
               simulate(p, jobs, wary, o).reconfigurations);
     EXPECT_EQ(simulate(p, jobs, wary, o).reconfigurations, 0u);
-    EXPECT_THROW(OnlineRepartition(p, jobs, o, StreamObjective::kEnergy, -1), Error);
+    EXPECT_THROW(OnlineRepartition(p, jobs, o, StreamObjective{}, -1), Error);
+}
+
+// s: 100 items/s on the whole GPU (400 W), 70 on 3g (350 W); two jobs of 1000 items due at 15 s
+// (simulator_test.cpp, TightDeadlinesMakeTheCombinedObjectivePreferAFasterLayout). At the second
+// arrival the whole GPU would end them at 10 and 20 s (one 5 s late); 3g + 3g, after a free
+// change, at 14.3 s each for 571 J more. Energy keeps the GPU whole; energy-tardiness changes.
+TEST(OnlinePolicy, TheCombinedObjectiveChangesForADeadlineThatEnergyAloneWouldMiss) {
+    static const plan::ProfileSet set =
+        profile_set({job_profile("s", 10, {{"3g.71gb", {70, 350}}, {"whole GPU", {100, 400}}})});
+    const plan::Problem p = plan::make_problem({{"s", "s", "train", 10, 100, {}, {}}}, set,
+                                               mig::builtin_model("h200"), {});
+    const std::vector<StreamJob> jobs = {{0, 0, 15}, {0, 0.1, 15}};
+    SimulationOptions o;
+    o.reconfiguration.orchestrator_s = 0;
+    o.reconfiguration.per_instance_s = 0;
+    OnlineRepartition energy(p, jobs, o, StreamObjective{StreamObjective::Kind::kEnergy}, 0);
+    const StreamResult kept = simulate(p, jobs, energy, o);
+    EXPECT_EQ(kept.reconfigurations, 0u);
+    EXPECT_GT(kept.tardiness_s, 4);
+    OnlineRepartition combined(p, jobs, o,
+                               StreamObjective{StreamObjective::Kind::kEnergyTardiness, 700}, 0);
+    const StreamResult changed = simulate(p, jobs, combined, o);
+    EXPECT_EQ(changed.reconfigurations, 1u);
+    EXPECT_DOUBLE_EQ(changed.tardiness_s, 0);
+    EXPECT_LT(energy_tardiness_j(changed, 700), energy_tardiness_j(kept, 700));
+    EXPECT_GT(changed.energy_j, kept.energy_j);
 }
 
 // Bursts of seven jobs every 1000 s: from the first decision on (at the first arrival after
@@ -83,7 +109,7 @@ TEST(PeriodicPolicy, TakesTheLastWindowsBestLayoutAtEachPeriod) {
     }
     SimulationOptions o;
     o.reconfiguration.orchestrator_s = 10;
-    PeriodicRepartition periodic(p, jobs, o, StreamObjective::kEnergy, 1000, 1000);
+    PeriodicRepartition periodic(p, jobs, o, StreamObjective{}, 1000, 1000);
     EXPECT_EQ(periodic.name(), "periodic every 1000 s");
     const StreamResult r = simulate(p, jobs, periodic, o);
     ASSERT_EQ(r.layouts.size(), 2u);  // whole at 0, partitioned at 1000, then kept
@@ -92,9 +118,9 @@ TEST(PeriodicPolicy, TakesTheLastWindowsBestLayoutAtEachPeriod) {
     // The first burst ran whole (16.7 s each, one after another); the later ones side by side.
     EXPECT_GT(r.jobs[6].end_s, 100);
     EXPECT_LT(r.jobs[20].end_s - 2000, 25);
-    PeriodicRepartition hourly(p, jobs, o, StreamObjective::kEnergy, 7200, 7200);
+    PeriodicRepartition hourly(p, jobs, o, StreamObjective{}, 7200, 7200);
     EXPECT_EQ(hourly.name(), "periodic every 2 h");
-    EXPECT_THROW(PeriodicRepartition(p, jobs, o, StreamObjective::kEnergy, 0, 1), Error);
+    EXPECT_THROW(PeriodicRepartition(p, jobs, o, StreamObjective{}, 0, 1), Error);
 }
 
 // The online policy's default least gain: how far the model's predicted gain of partitioning was
@@ -107,9 +133,14 @@ TEST(PolicyRegistry, TheLeastGainComesFromTheModelsGainError) {
         error.residuals.push_back({plan::ResidualKind::kGain, "makespan", 0.8 + 0.2 * i / 9.0,
                                    "test", "", "green"});
     }
-    EXPECT_NEAR(*min_gain_from_error(error, StreamObjective::kEnergy), 0.08, 1e-12);  // 1.08 - 1
-    EXPECT_NEAR(*min_gain_from_error(error, StreamObjective::kMeanCompletion), 0.2, 1e-12);
-    EXPECT_FALSE(min_gain_from_error(plan::ModelError{}, StreamObjective::kEnergy));
+    EXPECT_NEAR(*min_gain_from_error(error, StreamObjective{}), 0.08, 1e-12);  // 1.08 - 1
+    EXPECT_NEAR(
+        *min_gain_from_error(error, StreamObjective{StreamObjective::Kind::kMeanCompletion}), 0.2,
+        1e-12);
+    EXPECT_NEAR(
+        *min_gain_from_error(error, StreamObjective{StreamObjective::Kind::kEnergyTardiness}), 0.2,
+        1e-12);  // the wider of the two
+    EXPECT_FALSE(min_gain_from_error(plan::ModelError{}, StreamObjective{}));
     const plan::Problem p = launch_bound();
     EXPECT_THROW(policy_factory("sometimes", p, {}, {}, {}), Error);
     for (const std::string& name : policy_names())

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 #include "plan/fixture.h"
@@ -147,8 +148,10 @@ TEST(StreamSimulator, TheModelsErrorScalesSpeedAndDynamicEnergy) {
 TEST(StreamSimulator, TheBestStaticLayoutIsAtLeastAsGoodAsTheOthersTried) {
     const plan::Problem p = two_jobs();
     const std::vector<StreamJob> jobs = {{0, 0, {}}, {1, 0, {}}, {0, 3, {}}, {1, 4, {}}};
-    for (const StreamObjective objective :
-         {StreamObjective::kEnergy, StreamObjective::kMeanCompletion}) {
+    for (const StreamObjective::Kind kind :
+         {StreamObjective::Kind::kEnergy, StreamObjective::Kind::kMeanCompletion,
+          StreamObjective::Kind::kEnergyTardiness}) {
+        const StreamObjective objective{kind, 700};
         const StaticChoice best = best_static_layout(p, jobs, {}, objective);
         EXPECT_GT(best.tried, 2u);
         NeverPartition never;
@@ -159,8 +162,140 @@ TEST(StreamSimulator, TheBestStaticLayoutIsAtLeastAsGoodAsTheOthersTried) {
     }
     // a runs on no 1g: a layout of 1g only does not hold it.
     EXPECT_FALSE(holds_every_job(p, jobs, layout("7x1g.18gb")));
-    EXPECT_EQ(parse_stream_objective("energy"), StreamObjective::kEnergy);
-    EXPECT_THROW(parse_stream_objective("speed"), Error);
+}
+
+// The never partitioned stream of NeverPartitionRunsJobsOneAfterAnother in 5 s bins: a runs 0-5
+// s (200 W dynamic), b 5-15 s (150 W) and is due at 12; idle 100 W.
+TEST(StreamSimulator, TheSeriesAccruesEnergyAndTardinessBinByBin) {
+    const plan::Problem p = two_jobs();
+    NeverPartition never;
+    SimulationOptions o;
+    o.series_bin_s = 5;
+    const StreamResult r = simulate(p, {{0, 0, {}}, {1, 0, 12}}, never, o);
+    ASSERT_EQ(r.series.size(), 3u);
+    EXPECT_DOUBLE_EQ(r.series_bin_s, 5);
+    EXPECT_DOUBLE_EQ(r.series[0].end_s, 5);
+    EXPECT_NEAR(r.series[0].energy_j, 100 * 5 + 200 * 5, 1e-9);
+    EXPECT_NEAR(r.series[1].energy_j, 100 * 10 + 200 * 5 + 150 * 5, 1e-9);
+    EXPECT_NEAR(r.series[2].energy_j, r.energy_j, 1e-9);
+    EXPECT_DOUBLE_EQ(r.series[1].tardiness_s, 0);
+    EXPECT_DOUBLE_EQ(r.series[2].tardiness_s, 3);
+    EXPECT_EQ(r.series[0].jobs_done, 1u);
+    EXPECT_EQ(r.series[1].jobs_done, 1u);
+    EXPECT_EQ(r.series[2].jobs_done, 2u);
+    // Without the option, no series; the figures are the same either way.
+    const StreamResult plain = simulate(p, {{0, 0, {}}, {1, 0, 12}}, never, {});
+    EXPECT_TRUE(plain.series.empty());
+    EXPECT_DOUBLE_EQ(plain.energy_j, r.energy_j);
+    o.series_bin_s = -1;
+    EXPECT_THROW(simulate(p, {{0, 0, {}}}, never, o), Error);
+}
+
+// Bins too short for the run are made twice as long until at most kMaxSeriesBins hold it; the
+// energy in them still adds up to the run's.
+TEST(StreamSimulator, TooShortSeriesBinsAreDoubled) {
+    const plan::Problem p = two_jobs();
+    StaticLayout split(layout("2g.35gb+1g.18gb"));
+    SimulationOptions o;
+    o.series_bin_s = 0.001;  // tens of seconds in 0.001 s: tens of thousands of bins asked
+    std::vector<StreamJob> jobs = {{0, 0, {}}, {1, 0, {}}, {0, 3.3, 4}, {1, 7.7, {}}};
+    const StreamResult r = simulate(p, jobs, split, o);
+    ASSERT_FALSE(r.series.empty());
+    EXPECT_LE(r.series.size(), kMaxSeriesBins);
+    EXPECT_GT(r.series.size(), kMaxSeriesBins / 2);
+    // The shortest power-of-two multiple of the bin that holds the run in kMaxSeriesBins.
+    const double doublings = std::log2(r.series_bin_s / 0.001);
+    EXPECT_NEAR(doublings, std::round(doublings), 1e-9);
+    EXPECT_GE(doublings, 1);
+    EXPECT_LT(r.horizon_s / r.series_bin_s, double(kMaxSeriesBins));
+    EXPECT_GE(r.horizon_s / (r.series_bin_s / 2), double(kMaxSeriesBins));
+    EXPECT_DOUBLE_EQ(r.series.back().end_s, r.horizon_s);
+    EXPECT_NEAR(r.series.back().energy_j, r.energy_j, 1e-9 * r.energy_j);
+    EXPECT_NEAR(r.series.back().tardiness_s, r.tardiness_s, 1e-9);
+    EXPECT_GT(r.tardiness_s, 0);
+    // The run without a series: the same energy; the series' last but one is below it.
+    EXPECT_NEAR(simulate(p, jobs, split, {}).energy_j, r.energy_j, 1e-9);
+    for (size_t i = 1; i < r.series.size(); ++i) {
+        EXPECT_LE(r.series[i - 1].energy_j, r.series[i].energy_j) << i;
+        EXPECT_LE(r.series[i - 1].tardiness_s, r.series[i].tardiness_s) << i;
+        EXPECT_LE(r.series[i - 1].jobs_done, r.series[i].jobs_done) << i;
+    }
+    // The energy in each bin: idle 100 W for its length, plus at most every job's dynamic power.
+    for (size_t i = 1; i + 1 < r.series.size(); ++i) {
+        const double drawn = r.series[i].energy_j - r.series[i - 1].energy_j;
+        EXPECT_GE(drawn, 100 * r.series_bin_s * (1 - 1e-9)) << i;
+        EXPECT_LE(drawn, (100 + 100 + 80) * r.series_bin_s * (1 + 1e-9)) << i;
+    }
+}
+
+TEST(StreamObjective, NamesParseAndBadOnesAreRefusedNamingTheField) {
+    EXPECT_EQ(parse_stream_objective("energy").kind, StreamObjective::Kind::kEnergy);
+    EXPECT_EQ(parse_stream_objective("completion").kind, StreamObjective::Kind::kMeanCompletion);
+    const StreamObjective combined = parse_stream_objective("energy-tardiness", 50);
+    EXPECT_EQ(combined.kind, StreamObjective::Kind::kEnergyTardiness);
+    EXPECT_DOUBLE_EQ(combined.tardiness_weight_w, 50);
+    EXPECT_DOUBLE_EQ(parse_stream_objective("energy-tardiness").tardiness_weight_w,
+                     kDefaultTardinessWeightW);
+    try {
+        parse_stream_objective("speed");
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("--objective"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("energy-tardiness"), std::string::npos) << e.what();
+    }
+    for (const double bad : {-1.0, std::nan(""), HUGE_VAL}) {
+        try {
+            parse_stream_objective("energy-tardiness", bad);
+            ADD_FAILURE() << "no error for " << bad;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("--tardiness-weight-w"), std::string::npos)
+                << e.what();
+        }
+    }
+}
+
+// The combined score is its definition: energy_j + weight x tardiness_s, in J. The never
+// partitioned stream of NeverPartitionRunsJobsOneAfterAnother: 4000 J, b 3 s late.
+TEST(StreamObjective, TheCombinedScoreIsEnergyPlusTheWeightTimesTardiness) {
+    const plan::Problem p = two_jobs();
+    NeverPartition never;
+    const StreamResult r = simulate(p, {{0, 0, {}}, {1, 0, 12}}, never, {});
+    ASSERT_NEAR(r.energy_j, 4000, 1e-9);
+    ASSERT_DOUBLE_EQ(r.tardiness_s, 3);
+    EXPECT_NEAR(energy_tardiness_j(r, 700), 4000 + 700 * 3, 1e-9);
+    EXPECT_NEAR(score(r, {StreamObjective::Kind::kEnergyTardiness, 700}), 6100, 1e-9);
+    EXPECT_NEAR(score(r, {StreamObjective::Kind::kEnergyTardiness, 0}), r.energy_j, 1e-9);
+    // The weight counts only for the combined objective.
+    EXPECT_DOUBLE_EQ(score(r, {StreamObjective::Kind::kEnergy, 700}), r.energy_j);
+    EXPECT_DOUBLE_EQ(score(r, {StreamObjective::Kind::kMeanCompletion, 700}), r.mean_completion_s);
+}
+
+// s: 100 items/s on the whole GPU (400 W), 70 on 3g (350 W); idle 100 W. Two jobs of 1000
+// items at 0: one after the other on the whole GPU they end at 10 and 20 s (8000 J); side by side
+// on 3g + 3g both end at 14.3 s (8571 J). Energy alone keeps the GPU whole; with both due at 15 s
+// the whole GPU makes one 5 s late, 3500 J at 700 W: the combined objective takes the faster
+// layout.
+TEST(StreamObjective, TightDeadlinesMakeTheCombinedObjectivePreferAFasterLayout) {
+    static const plan::ProfileSet set =
+        profile_set({job_profile("s", 10, {{"3g.71gb", {70, 350}}, {"whole GPU", {100, 400}}})});
+    const plan::Problem p = plan::make_problem({{"s", "s", "train", 10, 100, {}, {}}}, set,
+                                               mig::builtin_model("h200"), {});
+    const std::vector<StreamJob> loose = {{0, 0, 100}, {0, 0, 100}};
+    const std::vector<StreamJob> tight = {{0, 0, 15}, {0, 0, 15}};
+    const StreamObjective energy{StreamObjective::Kind::kEnergy, 700};
+    const StreamObjective combined{StreamObjective::Kind::kEnergyTardiness, 700};
+    EXPECT_FALSE(best_static_layout(p, tight, {}, energy).layout);
+    EXPECT_FALSE(best_static_layout(p, loose, {}, combined).layout);  // nobody late: energy
+    const StaticChoice faster = best_static_layout(p, tight, {}, combined);
+    ASSERT_TRUE(faster.layout);
+    EXPECT_DOUBLE_EQ(faster.result.tardiness_s, 0);
+    EXPECT_NEAR(faster.result.jobs[1].end_s, 1000.0 / 70, 1e-9);
+    NeverPartition never;
+    const StreamResult whole = simulate(p, tight, never, {});
+    EXPECT_NEAR(whole.energy_j, 8000, 1e-9);
+    EXPECT_DOUBLE_EQ(whole.tardiness_s, 5);
+    EXPECT_GT(faster.result.energy_j, whole.energy_j);
+    EXPECT_LT(energy_tardiness_j(faster.result, 700), energy_tardiness_j(whole, 700));
 }
 
 // Jobs that all arrive at 0 on a static layout are a batch: the simulator's figures are the

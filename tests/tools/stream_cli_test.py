@@ -220,6 +220,85 @@ class StreamSimulate(unittest.TestCase):
         self.assertEqual(done.returncode, 2, done.stderr)
 
 
+class StreamFollowUp(unittest.TestCase):
+    """The shipped week shaped like the follow-up study (data/stream-followup-week.json, four
+    H200s, the study's stores for the fine-tunes): the combined objective and the schedule."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+        root = os.path.dirname(os.path.dirname(FIXTURES))
+        self.trace = os.path.join(root, "data", "stream-followup-week.json")
+        self.profiles = os.path.join(root, "data", "study-h200", "study.db")
+
+    def test_combined_objective_and_schedule(self):
+        out = os.path.join(self.dir.name, "schedule")
+        done = run("stream", "simulate", self.trace, "--gpus", "4", "--profiles", self.profiles,
+                   "--objective", "energy-tardiness", "--tardiness-weight-w", "700",
+                   "--schedule-dir", out, "--format", "json")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        doc = json.loads(done.stdout)
+        self.assertEqual(doc["tardiness_weight_w"], 700)
+        by = {p["policy"]: p for p in doc["policies"]}
+        for p in doc["policies"]:
+            self.assertAlmostEqual(p["energy_tardiness_j"],
+                                   p["energy_j"] + 700 * p["tardiness_s"], delta=1e-6 * p["energy_tardiness_j"])
+            interval = p["energy_tardiness_j_interval"]
+            self.assertLessEqual(interval["lo"], p["energy_tardiness_j"])
+            self.assertGreaterEqual(interval["hi"], p["energy_tardiness_j"])
+        # The figures over time: bins of 60 s doubled to at most 2000 over the week, adding up
+        # to each policy's own figures, never going back.
+        for p in doc["policies"]:
+            series = p["series"]
+            self.assertLessEqual(len(series["end_s"]), 2000)
+            self.assertEqual(series["bin_s"] % 60, 0)
+            self.assertAlmostEqual(series["end_s"][-1], p["horizon_s"])
+            self.assertAlmostEqual(series["energy_j"][-1], p["energy_j"], delta=1e-6 * p["energy_j"])
+            self.assertAlmostEqual(series["tardiness_s"][-1], p["tardiness_s"], delta=1e-6)
+            self.assertEqual(series["jobs_done"][-1], doc["jobs"])
+            for key in ("end_s", "energy_j", "tardiness_s", "energy_tardiness_j", "jobs_done"):
+                self.assertEqual(series[key], sorted(series[key]), (p["policy"], key))
+        # docs/streams.md's claim: online beats the best static layout and periodic
+        # repartitioning on the combined objective, at more energy than never partitioning.
+        online = by["online"]["energy_tardiness_j"]
+        self.assertLess(online, 0.8 * by["static"]["energy_tardiness_j"])
+        self.assertLess(online, 0.8 * by["periodic"]["energy_tardiness_j"])
+        self.assertGreater(by["online"]["energy_j"], by["never"]["energy_j"])
+        self.assertIn("online's schedule", done.stderr)
+        # The chosen policy (the best on the objective: online) as files to deploy.
+        with open(os.path.join(out, "layout-schedule.json"), encoding="utf-8") as f:
+            times = json.load(f)
+        self.assertEqual(times["policy"], "online")
+        self.assertEqual(times["mig_parted_config"], "mig-parted-config.yaml")
+        steps = times["steps"]
+        self.assertEqual(len(steps), len(by["online"]["layouts"]))
+        self.assertEqual([s["time_s"] for s in steps], sorted(s["time_s"] for s in steps))
+        self.assertEqual(sorted(s["gpu"] for s in steps if s["time_s"] == 0), [0, 1, 2, 3])
+        config = os.path.join(out, "mig-parted-config.yaml")
+        check = run("layouts", "--mig-parted", config, "--gpu", "h200")
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        with open(config, encoding="utf-8") as f:
+            text = f.read()
+        for step in steps:
+            self.assertIn(f"\n  {step['config']}:\n", text)
+
+    def test_schedule_of_a_named_policy_and_bad_names(self):
+        out = os.path.join(self.dir.name, "s")
+        done = run("stream", "simulate", self.trace, "--gpus", "4", "--profiles", self.profiles,
+                   "--policies", "never,periodic", "--schedule-dir", out, "--schedule-policy",
+                   "periodic")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(os.path.join(out, "layout-schedule.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["policy"], "periodic every 12 h")
+        for args, says in ((["--schedule-policy", "online"], "--schedule-policy"),
+                           (["--objective", "energy-tardiness", "--tardiness-weight-w", "-1"],
+                            "--tardiness-weight-w")):
+            done = run("stream", "simulate", self.trace, "--gpus", "4", "--profiles",
+                       self.profiles, "--policies", "never", "--schedule-dir", out, *args)
+            self.assertEqual(done.returncode, 2, (args, done.stderr))
+            self.assertIn(says, done.stderr, args)
+
+
 if __name__ == "__main__":
     MIGSCOPE, FIXTURES = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     unittest.main(argv=sys.argv[:1], verbosity=2)

@@ -3,16 +3,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/folders.h"
 #include "core/text.h"
 #include "core/user_text.h"
 #include "mig/catalog.h"
 #include "runner/profile_source.h"
 #include "stream/compare.h"
+#include "stream/schedule.h"
 #include "stream/stream_input.h"
 
 namespace migscope::cli {
@@ -26,12 +30,53 @@ struct SimulateOptions {
     std::string model_error;
     std::string policies = "never,static,periodic,online";
     std::string objective = "energy";
+    double tardiness_weight_w = stream::kDefaultTardinessWeightW;
     double period_h = 12, window_h = 12;
     std::optional<double> min_gain;  // none: from the model's error
     double orchestrator_s = stream::ReconfigurationCost{}.orchestrator_s;
     double instance_s = stream::ReconfigurationCost{}.per_instance_s;
     std::string format = "table";
+    double series_bin_s = 60;  // --format json: the figures over time in bins this long
+    std::string schedule_dir;     // --schedule-dir: the chosen policy's schedule, written here
+    std::string schedule_policy;  // empty: the policy that scores best on the objective
 };
+
+// The policy whose schedule is written: the one named, which must be among those compared, or
+// else the one that scores best on the objective (the first of equals).
+const std::pair<std::string, stream::StreamEstimate>& chosen_policy(
+    const stream::PolicyComparison& compared, const std::string& name,
+    const stream::StreamObjective& objective) {
+    const auto& results = compared.policies;
+    if (!name.empty()) {
+        for (const auto& r : results) {
+            if (r.first == name)
+                return r;
+        }
+        throw input_error("--schedule-policy: '" + user_text::shown(name) +
+                          "' is not among the policies compared (--policies)");
+    }
+    const auto* best = &results.front();
+    for (const auto& r : results) {
+        if (stream::score(r.second.point, objective) < stream::score(best->second.point, objective))
+            best = &r;
+    }
+    return *best;
+}
+
+// The chosen policy's layouts over time: the mig-parted config and the times list, in `folder`.
+void write_schedule(const std::string& folder, const stream::LayoutSchedule& schedule) {
+    const std::pair<std::string, std::string> files[] = {
+        {stream::kScheduleConfigFile, schedule.mig_parted_yaml},
+        {stream::kScheduleTimesFile, stream::schedule_times_json(schedule).dump(2) + "\n"}};
+    for (const auto& [name, text] : files) {
+        const std::filesystem::path path = std::filesystem::path(folder) / name;
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out << text;
+        out.close();
+        if (!out)
+            throw input_error("--schedule-dir: cannot write " + user_text::escaped(path.string()));
+    }
+}
 
 std::string bounds_text(const plan::Bounds& b, double scale, bool known) {
     if (!known)
@@ -46,6 +91,8 @@ nlohmann::ordered_json bounds_json(const plan::Bounds& b, bool known) {
 }
 
 int simulate_command(const SimulateOptions& o) {
+    if (!o.schedule_dir.empty())
+        create_folder(o.schedule_dir, "--schedule-dir");  // before any work
     const stream::Trace trace = stream::read_trace_file(o.trace);
     const stream::StreamInput input = stream::stream_input(trace);
     const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
@@ -60,8 +107,10 @@ int simulate_command(const SimulateOptions& o) {
     options.gpus = o.gpus;
     options.reconfiguration.orchestrator_s = o.orchestrator_s;
     options.reconfiguration.per_instance_s = o.instance_s;
+    if (o.format == "json")
+        options.series_bin_s = o.series_bin_s;
     stream::PolicySettings settings;
-    settings.objective = stream::parse_stream_objective(o.objective);
+    settings.objective = stream::parse_stream_objective(o.objective, o.tardiness_weight_w);
     settings.period_s = o.period_h * 3600;
     settings.window_s = o.window_h * 3600;
     const stream::PolicyComparison compared = stream::compare_policies(
@@ -70,6 +119,15 @@ int simulate_command(const SimulateOptions& o) {
             std::cerr << "migscope stream simulate: " << name << " ...\n";
         });
     const auto& results = compared.policies;
+    if (!o.schedule_dir.empty()) {
+        const auto& [name, chosen] = chosen_policy(compared, o.schedule_policy, settings.objective);
+        const stream::LayoutSchedule schedule = stream::layout_schedule(chosen.point);
+        write_schedule(o.schedule_dir, schedule);
+        std::cerr << "migscope stream simulate: " << name << "'s schedule ("
+                  << schedule.steps.size() << " layouts over time) in "
+                  << user_text::escaped(o.schedule_dir) << ": " << stream::kScheduleConfigFile
+                  << ", " << stream::kScheduleTimesFile << "\n";
+    }
 
     if (o.format == "json") {
         nlohmann::ordered_json doc;
@@ -80,6 +138,7 @@ int simulate_command(const SimulateOptions& o) {
         doc["profiles"] = user_text::as_utf8(profiles_origin);
         doc["model_error"] = user_text::as_utf8(error_origin);
         doc["objective"] = o.objective;
+        doc["tardiness_weight_w"] = o.tardiness_weight_w;
         doc["reconfiguration"] = {{"orchestrator_s", o.orchestrator_s},
                                   {"per_instance_s", o.instance_s}};
         doc["online_min_gain"] = {{"fraction", compared.online_min_gain},
@@ -98,6 +157,8 @@ int simulate_command(const SimulateOptions& o) {
             p["p95_completion_s_interval"] = bounds_json(e.p95_completion_s, e.known);
             p["tardiness_s"] = r.tardiness_s;
             p["tardiness_s_interval"] = bounds_json(e.tardiness_s, e.known);
+            p["energy_tardiness_j"] = stream::energy_tardiness_j(r, o.tardiness_weight_w);
+            p["energy_tardiness_j_interval"] = bounds_json(e.energy_tardiness_j, e.known);
             p["late_jobs"] = r.late_jobs;
             p["busy_fraction"] = r.busy_fraction;
             p["horizon_s"] = r.horizon_s;
@@ -106,6 +167,20 @@ int simulate_command(const SimulateOptions& o) {
             p["layouts"] = nlohmann::ordered_json::array();
             for (const stream::LayoutEvent& l : r.layouts)
                 p["layouts"].push_back({{"at_s", l.at_s}, {"gpu", l.gpu}, {"layout", l.layout}});
+            nlohmann::ordered_json series;
+            series["bin_s"] = r.series_bin_s;
+            for (const char* key :
+                 {"end_s", "energy_j", "tardiness_s", "energy_tardiness_j", "jobs_done"})
+                series[key] = nlohmann::ordered_json::array();
+            for (const stream::SeriesPoint& s : r.series) {
+                series["end_s"].push_back(s.end_s);
+                series["energy_j"].push_back(s.energy_j);
+                series["tardiness_s"].push_back(s.tardiness_s);
+                series["energy_tardiness_j"].push_back(s.energy_j +
+                                                       o.tardiness_weight_w * s.tardiness_s);
+                series["jobs_done"].push_back(s.jobs_done);
+            }
+            p["series"] = std::move(series);
             doc["policies"].push_back(std::move(p));
         }
         std::cout << doc.dump(2) << '\n';
@@ -113,7 +188,11 @@ int simulate_command(const SimulateOptions& o) {
     }
 
     std::cout << user_text::escaped(o.trace) << ": " << trace.jobs.size() << " jobs on " << o.gpus
-              << " x " << model.key << ", objective " << o.objective << "; a layout change "
+              << " x " << model.key << ", objective " << o.objective
+              << (settings.objective.kind == stream::StreamObjective::Kind::kEnergyTardiness
+                      ? fmt::format(" (a late second costs {:g} W)", o.tardiness_weight_w)
+                      : std::string())
+              << "; a layout change "
               << "costs " << o.orchestrator_s << " s + " << o.instance_s << " s per instance; "
               << "online changes for a predicted gain over "
               << fmt::format("{:.1f}", 100 * compared.online_min_gain) << " % ("
@@ -122,17 +201,20 @@ int simulate_command(const SimulateOptions& o) {
     size_t width = 6;
     for (const auto& [name, e] : results)
         width = std::max(width, e.point.policy.size());
-    std::cout << fmt::format("{:<{}} {:>9} {:>15} {:>10} {:>15} {:>8} {:>10} {:>5} {:>5} {:>8}\n",
-                             "policy", width, "energy kJ", "interval", "mean JCT s", "interval",
-                             "p95 s", "tardy s", "late", "busy", "changes");
+    std::cout << fmt::format(
+        "{:<{}} {:>9} {:>15} {:>10} {:>15} {:>8} {:>10} {:>5} {:>5} {:>8} {:>11} {:>17}\n",
+        "policy", width, "energy kJ", "interval", "mean JCT s", "interval", "p95 s", "tardy s",
+        "late", "busy", "changes", "E+w*T kJ", "interval");
     for (const auto& [name, e] : results) {
         const stream::StreamResult& r = e.point;
         std::cout << fmt::format(
-            "{:<{}} {:>9.4g} {:>15} {:>10.4g} {:>15} {:>8.4g} {:>10.4g} {:>5} {:>4.0f}% {:>8}\n",
+            "{:<{}} {:>9.4g} {:>15} {:>10.4g} {:>15} {:>8.4g} {:>10.4g} {:>5} {:>4.0f}% {:>8} "
+            "{:>11.4g} {:>17}\n",
             r.policy, width, r.energy_j / 1000, bounds_text(e.energy_j, 1000, e.known),
-            r.mean_completion_s, bounds_text(e.mean_completion_s, 1, e.known),
-            r.p95_completion_s, r.tardiness_s, r.late_jobs, 100 * r.busy_fraction,
-            r.reconfigurations);
+            r.mean_completion_s, bounds_text(e.mean_completion_s, 1, e.known), r.p95_completion_s,
+            r.tardiness_s, r.late_jobs, 100 * r.busy_fraction, r.reconfigurations,
+            stream::energy_tardiness_j(r, o.tardiness_weight_w) / 1000,
+            bounds_text(e.energy_tardiness_j, 1000, e.known));
     }
     std::cout << "Simulated on the planner's model with " << user_text::escaped(profiles_origin)
               << "; ";
@@ -141,7 +223,8 @@ int simulate_command(const SimulateOptions& o) {
                      "error (" << user_text::escaped(error_origin) << ").\n";
     else
         std::cout << "no intervals: " << results.front().second.unknown_why << ".\n";
-    std::cout << "JCT: completion time, end - arrival. static: the best fixed layout in "
+    std::cout << "JCT: completion time, end - arrival. E+w*T: energy + " << o.tardiness_weight_w
+              << " W x tardiness (the combined objective). static: the best fixed layout in "
                  "hindsight. docs/streams.md says how each policy decides.\n";
     return kExitOk;
 }
@@ -173,10 +256,16 @@ void add_stream_simulate_command(CLI::App& group, Action& action) {
                     "Policies to compare, comma-separated (never, static, periodic, online)")
         ->capture_default_str();
     cmd->add_option("--objective", o->objective,
-                    "What static, periodic and online choose by: energy or completion (mean "
-                    "completion time)")
-        ->check(values_named({"energy", "completion"}))
+                    "What static, periodic and online choose by: energy (J), completion (mean "
+                    "completion time) or energy-tardiness (energy + W x tardiness, J)")
+        ->check(values_named(stream::stream_objective_names()))
         ->capture_default_str();
+    cmd->add_option("--tardiness-weight-w", o->tardiness_weight_w,
+                    "energy-tardiness: what each second a job is late costs, as a power in W "
+                    "(700: an H200 at its power cap, so an hour late weighs 2520 kJ); the E+w*T "
+                    "column uses it for every objective")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1e9));
     cmd->add_option("--period-h", o->period_h, "periodic: hours between repartitionings")
         ->capture_default_str()
         ->check(positive_number());
@@ -198,6 +287,20 @@ void add_stream_simulate_command(CLI::App& group, Action& action) {
                     "Seconds to create or destroy one GPU instance (A100: 0.05-0.3 s)")
         ->capture_default_str()
         ->check(CLI::Range(0.0, 3600.0));
+    path_option(cmd->add_option(
+        "--schedule-dir", o->schedule_dir,
+        "Write the chosen policy's layouts over time into this folder (made if missing): "
+        "mig-parted-config.yaml (one named config per layout) and layout-schedule.json (when "
+        "each GPU takes which config)"));
+    cmd->add_option("--schedule-policy", o->schedule_policy,
+                    "--schedule-dir: the policy whose schedule is written (one of --policies; "
+                    "default: the one that scores best on --objective)");
+    cmd->add_option("--series-bin-s", o->series_bin_s,
+                    "--format json: each policy's energy, tardiness and jobs done over time, at "
+                    "the end of bins this long (made twice as long as often as needed to keep at "
+                    "most 2000)")
+        ->capture_default_str()
+        ->check(positive_number());
     cmd->add_option("--format", o->format, "table or json")
         ->check(CLI::IsMember({"table", "json"}))
         ->capture_default_str();
