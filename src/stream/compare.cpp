@@ -1,5 +1,9 @@
-// Playing each named policy on a stream, with the online policy's least gain settled first.
+// Playing each named policy on a stream, with the online policy's least gain settled first, and
+// choosing the one whose schedule is deployed.
 #include "stream/compare.h"
+
+#include "core/error.h"
+#include "core/user_text.h"
 
 namespace migscope::stream {
 
@@ -29,6 +33,28 @@ PolicyComparison compare_policies(const plan::Problem& problem, const std::vecto
                                                  settings.objective.tardiness_weight_w));
     }
     return out;
+}
+
+const std::pair<std::string, StreamEstimate>& chosen_policy(const PolicyComparison& compared,
+                                                            const std::string& name,
+                                                            const StreamObjective& objective) {
+    const auto& results = compared.policies;
+    if (results.empty())
+        throw input_error("--policies: no policy was compared");
+    if (!name.empty()) {
+        for (const auto& r : results) {
+            if (r.first == name)
+                return r;
+        }
+        throw input_error("--schedule-policy: '" + user_text::shown(name) +
+                          "' is not among the policies compared (--policies)");
+    }
+    const auto* best = &results.front();
+    for (const auto& r : results) {
+        if (score(r.second.point, objective) < score(best->second.point, objective))
+            best = &r;
+    }
+    return *best;
 }
 
 }  // namespace migscope::stream

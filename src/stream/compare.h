@@ -27,4 +27,11 @@ PolicyComparison compare_policies(const plan::Problem& problem, const std::vecto
                                   std::optional<double> min_gain, const plan::ModelError* error,
                                   const std::function<void(const std::string&)>& progress = {});
 
+// The policy whose schedule is deployed: the one named, which must be among those compared (an
+// input error naming --schedule-policy otherwise), or else the one that scores best on
+// `objective` (the first of equals).
+const std::pair<std::string, StreamEstimate>& chosen_policy(const PolicyComparison& compared,
+                                                            const std::string& name,
+                                                            const StreamObjective& objective);
+
 }  // namespace migscope::stream

@@ -1,8 +1,13 @@
-// A policy's layout changes as a mig-parted config and a list of times.
+// A policy's layout changes as a mig-parted config and a list of times, and the two files.
 #include "stream/schedule.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <utility>
 
+#include "core/error.h"
+#include "core/user_text.h"
 #include "report/deploy_output.h"
 
 namespace migscope::stream {
@@ -36,6 +41,20 @@ nlohmann::ordered_json schedule_times_json(const LayoutSchedule& schedule) {
             {{"time_s", s.time_s}, {"gpu", s.gpu}, {"config", s.config}, {"layout", s.layout}});
     }
     return doc;
+}
+
+void write_layout_schedule(const std::string& folder, const LayoutSchedule& schedule) {
+    const std::pair<std::string, std::string> files[] = {
+        {kScheduleConfigFile, schedule.mig_parted_yaml},
+        {kScheduleTimesFile, schedule_times_json(schedule).dump(2) + "\n"}};
+    for (const auto& [name, text] : files) {
+        const std::filesystem::path path = std::filesystem::path(folder) / name;
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out << text;
+        out.close();
+        if (!out)
+            throw input_error("--schedule-dir: cannot write " + user_text::escaped(path.string()));
+    }
 }
 
 }  // namespace migscope::stream

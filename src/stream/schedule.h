@@ -39,4 +39,8 @@ LayoutSchedule layout_schedule(const StreamResult& result);
 // [{"time_s", "gpu", "config", "layout"}]}.
 nlohmann::ordered_json schedule_times_json(const LayoutSchedule& schedule);
 
+// Writes kScheduleConfigFile and kScheduleTimesFile into `folder` (which exists); an input error
+// naming --schedule-dir and the file when one cannot be written.
+void write_layout_schedule(const std::string& folder, const LayoutSchedule& schedule);
+
 }  // namespace migscope::stream

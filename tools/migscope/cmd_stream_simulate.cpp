@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -36,47 +34,10 @@ struct SimulateOptions {
     double orchestrator_s = stream::ReconfigurationCost{}.orchestrator_s;
     double instance_s = stream::ReconfigurationCost{}.per_instance_s;
     std::string format = "table";
-    double series_bin_s = 60;  // --format json: the figures over time in bins this long
+    double series_bin_s = 60;     // --format json: the figures over time in bins this long
     std::string schedule_dir;     // --schedule-dir: the chosen policy's schedule, written here
     std::string schedule_policy;  // empty: the policy that scores best on the objective
 };
-
-// The policy whose schedule is written: the one named, which must be among those compared, or
-// else the one that scores best on the objective (the first of equals).
-const std::pair<std::string, stream::StreamEstimate>& chosen_policy(
-    const stream::PolicyComparison& compared, const std::string& name,
-    const stream::StreamObjective& objective) {
-    const auto& results = compared.policies;
-    if (!name.empty()) {
-        for (const auto& r : results) {
-            if (r.first == name)
-                return r;
-        }
-        throw input_error("--schedule-policy: '" + user_text::shown(name) +
-                          "' is not among the policies compared (--policies)");
-    }
-    const auto* best = &results.front();
-    for (const auto& r : results) {
-        if (stream::score(r.second.point, objective) < stream::score(best->second.point, objective))
-            best = &r;
-    }
-    return *best;
-}
-
-// The chosen policy's layouts over time: the mig-parted config and the times list, in `folder`.
-void write_schedule(const std::string& folder, const stream::LayoutSchedule& schedule) {
-    const std::pair<std::string, std::string> files[] = {
-        {stream::kScheduleConfigFile, schedule.mig_parted_yaml},
-        {stream::kScheduleTimesFile, stream::schedule_times_json(schedule).dump(2) + "\n"}};
-    for (const auto& [name, text] : files) {
-        const std::filesystem::path path = std::filesystem::path(folder) / name;
-        std::ofstream out(path, std::ios::binary | std::ios::trunc);
-        out << text;
-        out.close();
-        if (!out)
-            throw input_error("--schedule-dir: cannot write " + user_text::escaped(path.string()));
-    }
-}
 
 std::string bounds_text(const plan::Bounds& b, double scale, bool known) {
     if (!known)
@@ -120,9 +81,10 @@ int simulate_command(const SimulateOptions& o) {
         });
     const auto& results = compared.policies;
     if (!o.schedule_dir.empty()) {
-        const auto& [name, chosen] = chosen_policy(compared, o.schedule_policy, settings.objective);
+        const auto& [name, chosen] =
+            stream::chosen_policy(compared, o.schedule_policy, settings.objective);
         const stream::LayoutSchedule schedule = stream::layout_schedule(chosen.point);
-        write_schedule(o.schedule_dir, schedule);
+        stream::write_layout_schedule(o.schedule_dir, schedule);
         std::cerr << "migscope stream simulate: " << name << "'s schedule ("
                   << schedule.steps.size() << " layouts over time) in "
                   << user_text::escaped(o.schedule_dir) << ": " << stream::kScheduleConfigFile
@@ -220,7 +182,8 @@ int simulate_command(const SimulateOptions& o) {
               << "; ";
     if (known)
         std::cout << "intervals: every job at the slow and the fast end of the model's known "
-                     "error (" << user_text::escaped(error_origin) << ").\n";
+                     "error ("
+                  << user_text::escaped(error_origin) << ").\n";
     else
         std::cout << "no intervals: " << results.front().second.unknown_why << ".\n";
     std::cout << "JCT: completion time, end - arrival. E+w*T: energy + " << o.tardiness_weight_w
