@@ -19,8 +19,9 @@
 # PROBE=1 (issue 43 items 4 and 6): the exporter listens with --activity-socket and every worker
 # runs the activity probe (CUDA_INJECTION64_PATH=libmigscope-activity.so from the build), so each
 # process is charged by its own kernel time; the mixes pa, pb, pc are three unlike pairs, each
-# time-sliced (ts-) and on MPS (mps-): MIXES="ts-pa mps-pa ts-pb mps-pb ts-pc mps-pc". With `cost`
-# it measures the probe's overhead on training instead of the exporter's.
+# time-sliced (ts-) and on MPS (mps-): MIXES="ts-pa mps-pa ts-pb mps-pb ts-pc mps-pc"; `shares` ends
+# with scripts/exporter-vs-run.py's table (compare.txt, compare.json). With `cost` the side with the
+# exporter also runs the probe, the side without runs neither: their sum's overhead on training.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:?usage: $0 shares|cost}
@@ -101,13 +102,19 @@ PY
     wait "$scraper"
     (cd "$out" && tar czf scrapes.tar.gz scrapes ./*/result.json && rm -rf scrapes)
     echo "scrapes: $(tar tzf "$out/scrapes.tar.gz" | grep -c prom)"
-    head -n 5 "$out/exporter.err" ;;
+    head -n 5 "$out/exporter.err"
+    # Each job's live energy against run's split of the same window (issue 43 item 4).
+    python3 "$root/scripts/exporter-vs-run.py" "$out" --json "$out/compare.json" |
+      tee "$out/compare.txt" ;;
   cost)
     for rep in $(seq "${REPS:-3}"); do
       for side in with without; do
         [ "$side" = with ] && { start_exporter "$out/cost-exporter.err"; sleep 3; }
         SECONDS=0
-        timeout "${RUN_LIMIT_S:-120}" "$b" run --backend timeslice --jobs resnet18:32,bert-base:4 \
+        # PROBE=1: the probe only on the side with the exporter, so the pair measures both.
+        probe_env=()
+        [ "$side" = without ] && probe_env=(-u CUDA_INJECTION64_PATH -u MIGSCOPE_ACTIVITY_SOCKET)
+        env "${probe_env[@]}" timeout "${RUN_LIMIT_S:-120}" "$b" run --backend timeslice --jobs resnet18:32,bert-base:4 \
           --duration "${COST_S:-20}" --db "$out/cost.db" --run-dir "$out/cost-$side-$rep" \
           --label "exporter cost: $side" >/dev/null 2>"$out/cost-$side-$rep.log"
         echo "cost $side $rep: exit $? after $SECONDS s"

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <variant>
 
@@ -747,6 +748,8 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         sampler->start();
     }
     result.trace_origin = SteadyClock::now();
+    result.trace_origin_unix_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     std::vector<std::pair<SteadyTime, SteadyTime>> idle_intervals;
     if (power && spec.idle_probe_s > 0)
         idle_intervals.push_back(probe_idle(spec.idle_probe_s, hooks, "before the run"));

@@ -83,6 +83,7 @@ struct RunResult {
     std::optional<std::string> torch_version;  // LibTorch of the workers, as they reported it
     std::vector<telemetry::Sample> trace;      // the whole power trace of the run
     SteadyTime trace_origin;                   // time 0 of the trace and the windows
+    double trace_origin_unix_s = 0;            // the same moment on the wall clock (Unix s)
     std::vector<std::pair<double, double>> windows_s;  // [open, close] from trace_origin
 };
 

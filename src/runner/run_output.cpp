@@ -42,6 +42,12 @@ json run_json(const RunResult& run, const RecordContext& context) {
         "cross-check";
     j["energy"]["duration_s"] = run.energy.duration_s;
     j["energy"]["trace_is_one_second_average"] = run.energy.trace_is_one_second_average;
+    // Each measurement window on the wall clock, so other recorders (an exporter's scrapes) can
+    // be read over the same seconds.
+    j["windows_unix_s"] = json::array();
+    for (const auto& [open_s, close_s] : run.windows_s)
+        j["windows_unix_s"].push_back(
+            {run.trace_origin_unix_s + open_s, run.trace_origin_unix_s + close_s});
     for (size_t k = 0; k < run.jobs.size(); ++k) {
         j["jobs"][k]["stderr_log"] = run.jobs[k].stderr_path;
         if (const auto after = run.jobs[k].partition.after_job)

@@ -105,6 +105,15 @@ TEST_F(RunCommand, TimesliceMeasuresBoardEnergyAndComparesWithTheSequentialBasel
     for (const json& j : doc["run"]["jobs"])
         sum += j["energy_j"].get<double>();
     EXPECT_NEAR(sum, doc["run"]["energy"]["counter_energy_j"].get<double>(), 1e-6);
+    // The window on the wall clock: as long as window_s, and within this test's lifetime.
+    const json windows = doc["run"]["windows_unix_s"];
+    ASSERT_EQ(windows.size(), 1u);
+    const double open_s = windows[0][0].get<double>(), close_s = windows[0][1].get<double>();
+    EXPECT_NEAR(close_s - open_s, doc["run"]["window_s"].get<double>(), 1e-3);
+    const double now_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    EXPECT_LT(close_s, now_s);
+    EXPECT_GT(open_s, now_s - 120);
     EXPECT_TRUE(fs::exists(dir_ / "trace.csv"));
     EXPECT_TRUE(fs::exists(dir_ / "baseline" / "a.stderr"));
 }

@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Each job's live energy from `migscope exporter` against `migscope run`'s own split of the same
+window (issue 43 item 4; docs/exporter.md, "Against run's attribution").
+
+Reads what `scripts/gpu-exporter-h200.sh shares` left in each DIR: scrapes.tar.gz (one Prometheus
+text file per second named by its Unix time, and every run's result.json), pids.txt (each run's
+worker pids and argv). For every run whose result.json names its window on the wall clock
+(`windows_unix_s`), it reads every counter at the window's open and close (linear between the two
+scrapes around each), and prints per job:
+  live   the increase of the job's process series (`consumer="process"`) over the window. The
+         exporter charges a time-sliced or MPS GPU's static power to no one (`consumer="idle"`),
+         so a process series is its dynamic energy alone.
+  run    run's attribution of the job minus its share of the static energy, split as run splits
+         it (idle power x window, by partition size): the job's dynamic energy.
+  error  live / run - 1 (target: within 5 %);
+and per run: the sum of all series' increases against the board counter's (target: within 0.5 %),
+the exporter's method, and the idle power each side used.
+
+  scripts/exporter-vs-run.py DIR... [--json OUT]
+Python 3 standard library only.
+"""
+import argparse
+import json
+import re
+import sys
+import tarfile
+from pathlib import Path
+
+LINE = re.compile(r'^(\w+)\{(.*)\} (\S+)$')
+LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+LIVE_TARGET, SUM_TARGET = 0.05, 0.005
+
+
+def parse_scrape(text):
+    """Board counter, {series key: counter}, methods and idle power source of one scrape."""
+    board, series, methods = None, {}, set()
+    for line in text.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        name, labels, value = m.group(1), dict(LABEL.findall(m.group(2))), float(m.group(3))
+        if name == "migscope_gpu_energy_joules_total":
+            board = value
+        elif name == "migscope_energy_joules_total":
+            key = (labels["consumer"], labels.get("pid", ""))
+            series[key] = series.get(key, 0.0) + value
+        elif name == "migscope_attribution_info":
+            methods.add(f'{labels.get("method", "?")} ({labels.get("dynamic_split", "?")})')
+    return board, series, methods
+
+
+def read_folder(folder):
+    """The scrapes (time-sorted), each run's result.json by run name, and pids by run name."""
+    scrapes, results = [], {}
+    with tarfile.open(folder / "scrapes.tar.gz") as tar:
+        for member in tar.getmembers():
+            if not member.isfile():
+                continue
+            path = Path(member.name)
+            text = tar.extractfile(member).read().decode("utf-8", "replace")
+            if path.suffix == ".prom":
+                scrapes.append((float(path.stem), *parse_scrape(text)))
+            elif path.name == "result.json":
+                results[path.parent.name] = json.loads(text)
+    scrapes.sort(key=lambda s: s[0])
+    pids, run = {}, None
+    pid_file = folder / "pids.txt"
+    for line in (pid_file.read_text().splitlines() if pid_file.is_file() else []):
+        if line.startswith("# "):
+            run = line[2:].strip()
+        elif run and line.strip():
+            pid, _, argv = line.strip().partition(" ")
+            pids.setdefault(run, {})[pid] = argv
+    return scrapes, results, pids
+
+
+def at(scrapes, t, value):
+    """value(scrape) linearly interpolated at Unix time t between the scrapes around it."""
+    before = [s for s in scrapes if s[0] <= t]
+    after = [s for s in scrapes if s[0] >= t]
+    if not before or not after:
+        return None
+    a, b = before[-1], after[0]
+    va, vb = value(a), value(b)
+    if va is None or vb is None:
+        return None
+    return va if b[0] == a[0] else va + (vb - va) * (t - a[0]) / (b[0] - a[0])
+
+
+def worker_model(argv):
+    """(model, batch) from a worker's argv: `migscope-worker train --model M ... --batch B`."""
+    model = re.search(r"--model (\S+)", argv)
+    batch = re.search(r"--batch (\d+)", argv)
+    return (model.group(1) if model else None, int(batch.group(1)) if batch else None)
+
+
+def job_of(argv, jobs):
+    """The index of the run's job that a worker's argv runs, or None when not exactly one."""
+    model, batch = worker_model(argv)
+    hits = [k for k, j in enumerate(jobs)
+            if j.get("workload") == model and (batch is None or j.get("batch") in (None, batch))]
+    return hits[0] if len(hits) == 1 else None
+
+
+def static_shares(run):
+    """Each job's share of the static energy, as run splits it: by partition size (SMs)."""
+    sizes = [j.get("sms") or j.get("sms_requested") or 1 for j in run["jobs"]]
+    return [s / sum(sizes) for s in sizes]
+
+
+def compare_run(folder, name, doc, scrapes, pids):
+    run = doc["run"]
+    windows = run.get("windows_unix_s") or []
+    if len(windows) != 1:
+        return {"run": name, "skipped": "no single window on the wall clock (windows_unix_s)"}
+    t0, t1 = windows[0]
+    window_s = t1 - t0
+    idle_w = run.get("idle_power_w") or 0.0
+    total_j = run["energy"].get("counter_energy_j")
+    static_j = min(idle_w * run["window_s"], total_j or 0.0)
+    board = at(scrapes, t1, lambda s: s[1]), at(scrapes, t0, lambda s: s[1])
+    keys = set().union(*(s[2].keys() for s in scrapes if t0 - 2 <= s[0] <= t1 + 2))
+    delta = {}
+    for key in keys:
+        hi = at(scrapes, t1, lambda s: s[2].get(key, 0.0))
+        lo = at(scrapes, t0, lambda s: s[2].get(key, 0.0))
+        if hi is not None and lo is not None:
+            delta[key] = hi - lo
+    methods = set().union(*(s[3] for s in scrapes if t0 <= s[0] <= t1))
+    out = {"folder": str(folder), "run": name, "backend": run["backend"],
+           "layout": run.get("layout", ""), "window_s": window_s, "run_idle_w": idle_w,
+           "exporter_idle_w": delta.get(("idle", ""), 0.0) / window_s,
+           "board_j": None if None in board else board[0] - board[1],
+           "series_sum_j": sum(delta.values()), "run_counter_j": total_j,
+           "unattributed_j": delta.get(("unattributed", ""), 0.0),
+           "methods": sorted(methods), "jobs": []}
+    if out["board_j"]:
+        out["sum_error"] = out["series_sum_j"] / out["board_j"] - 1
+    shares = static_shares(run)
+    live = [0.0] * len(run["jobs"])
+    matched = [[] for _ in run["jobs"]]
+    for (consumer, pid), j in delta.items():
+        if consumer != "process" or abs(j) < 1e-9:
+            continue
+        argv = pids.get(name, {}).get(pid)
+        k = job_of(argv, run["jobs"]) if argv else None
+        if k is None:
+            out.setdefault("other_processes", {})[pid] = {"j": j, "argv": argv}
+            continue
+        live[k] += j
+        matched[k].append(pid)
+    for k, job in enumerate(run["jobs"]):
+        run_dynamic = None if job.get("energy_j") is None else job["energy_j"] - static_j * shares[k]
+        row = {"job": job["name"], "pids": matched[k], "live_j": live[k],
+               "run_j": job.get("energy_j"), "run_dynamic_j": run_dynamic}
+        if run_dynamic and matched[k]:
+            row["error"] = live[k] / run_dynamic - 1
+        out["jobs"].append(row)
+    return out
+
+
+def print_table(rows):
+    print("| run | backend | job | live (kJ) | run, dynamic (kJ) | live / run - 1 | "
+          "series sum / board - 1 | idle W: run / exporter | exporter's split |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "skipped" in r:
+            print(f"| {r['run']} | | | | | {r['skipped']} | | | |")
+            continue
+        for n, job in enumerate(r["jobs"]):
+            err = f"{100 * job['error']:+.1f} %" if "error" in job else "-"
+            first = n == 0
+            dyn = job["run_dynamic_j"]
+            print(f"| {r['run'] if first else ''} | {r['backend'] if first else ''} | {job['job']} "
+                  f"| {job['live_j'] / 1e3:.2f} | {'-' if dyn is None else f'{dyn / 1e3:.2f}'} "
+                  f"| {err} | "
+                  + (f"{100 * r['sum_error']:+.3f} % | {r['run_idle_w']:.0f} / "
+                     f"{r['exporter_idle_w']:.0f} | {'; '.join(r['methods'])} |"
+                     if first and 'sum_error' in r else "| | |"))
+    errors = [abs(j["error"]) for r in rows for j in r.get("jobs", []) if "error" in j]
+    sums = [abs(r["sum_error"]) for r in rows if "sum_error" in r]
+    jobs = sum(len(r.get("jobs", [])) for r in rows)
+    if errors:
+        print(f"\n{len(errors)} of {jobs} jobs compared: |live / run - 1| median "
+              f"{100 * sorted(errors)[len(errors) // 2]:.1f} %, worst {100 * max(errors):.1f} %, "
+              f"{sum(e <= LIVE_TARGET for e in errors)} within {100 * LIVE_TARGET:.0f} %")
+    if sums:
+        print(f"series sum against the board: worst {100 * max(sums):.3f} % over {len(sums)} runs, "
+              f"{sum(s <= SUM_TARGET for s in sums)} within {100 * SUM_TARGET:.1f} %")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dirs", nargs="+", type=Path)
+    ap.add_argument("--json", type=Path, help="write the rows as JSON here")
+    args = ap.parse_args()
+    rows = []
+    for folder in args.dirs:
+        if not (folder / "scrapes.tar.gz").is_file():
+            sys.exit(f"{folder}: no scrapes.tar.gz (written by scripts/gpu-exporter-h200.sh shares)")
+        scrapes, results, pids = read_folder(folder)
+        for name in sorted(results):
+            rows.append(compare_run(folder, name, results[name], scrapes, pids))
+    print_table(rows)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
