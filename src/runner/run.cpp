@@ -165,6 +165,134 @@ struct PendingAttribution {
     std::vector<double> sizes, busy_s, shares;
 };
 
+// Each job's marginal probe (the board's power without it), where the mix allows one: concurrent
+// jobs, more than one, none queued on another's partition.
+std::vector<std::optional<double>> probe_marginals(const RunSpec& spec,
+                                                   const partition::Backend& backend,
+                                                   telemetry::Sampler& sampler,
+                                                   telemetry::PowerSource& power,
+                                                   const RunHooks& hooks, RunResult& result) {
+    std::vector<std::optional<double>> without_power_w(spec.jobs.size());
+    if (spec.marginal_probe_s <= 0 || spec.jobs.size() < 2)
+        return without_power_w;
+    const bool queued = std::any_of(spec.partitions.begin(), spec.partitions.end(),
+                                    [](const auto& p) { return p.after_job.has_value(); });
+    if (queued) {
+        result.warnings.push_back(
+            "no marginal probe: jobs queue on a partition (the probe needs one job per "
+            "partition); energy is split by partition size × busy seconds");
+        return without_power_w;
+    }
+    for (size_t i = 0; i < spec.jobs.size() && !result.interrupted; ++i)
+        without_power_w[i] = probe_without(spec, i, backend, sampler, power, hooks,
+                                           result.warnings, result.interrupted);
+    return without_power_w;
+}
+
+// The groups of jobs that run at once: every job together, or one at a time (sequential).
+std::vector<std::vector<size_t>> job_groups(size_t jobs, bool sequential) {
+    std::vector<std::vector<size_t>> groups;
+    for (size_t i = 0; i < jobs; ++i) {
+        if (sequential || groups.empty())
+            groups.emplace_back();
+        groups.back().push_back(i);
+    }
+    return groups;
+}
+
+// A finished group's jobs into `jobs` (their results) and what their window's attribution needs.
+PendingAttribution collect_group(const RunSpec& spec, const Group& g,
+                                 const std::vector<std::optional<double>>& without_power_w,
+                                 std::vector<JobResult>& jobs, RunResult& result) {
+    PendingAttribution p;
+    std::vector<size_t> queue_of;
+    for (const JobState& s : g.jobs) {
+        JobResult r = job_result(spec, s, g, g.interrupted);
+        const partition::Partition& part = spec.partitions[s.index];
+        p.jobs.push_back(s.index);
+        p.sizes.push_back(part.sms ? static_cast<double>(*part.sms)
+                                   : std::max<double>(1.0, static_cast<double>(
+                                                               part.cpu_cores.size())));
+        p.busy_s.push_back(r.busy_s);
+        size_t head = s.index;  // the first job of its queue
+        while (spec.partitions[head].after_job)
+            head = *spec.partitions[head].after_job;
+        queue_of.push_back(head);
+        r.without_power_w = without_power_w[s.index];
+        if (r.spec.external() && r.status == JobStatus::kOk && r.steps == 0)
+            result.warnings.push_back(
+                "job " + r.spec.name + " reported no progress in the window (lines on "
+                "MIGSCOPE_PROGRESS_FD, e.g. python/migscope_progress): its throughput is "
+                "unknown; its time and energy are measured");
+        jobs[s.index] = std::move(r);
+        if (!result.torch_version)
+            result.torch_version = s.torch_version;
+    }
+    p.shares = queue_shares(queue_of, p.busy_s);
+    return p;
+}
+
+// The idle baseline from the run's trace and idle probes; sets result.idle and idle_power_w and
+// returns how the static power was found (named in the attribution method).
+std::string settle_idle_power(const RunSpec& spec, bool sequential,
+                              const std::vector<std::pair<SteadyTime, SteadyTime>>& idle_intervals,
+                              RunResult& result) {
+    result.idle = telemetry::idle_baseline(
+        result.trace, idle_intervals, std::min(spec.idle_settle_s, spec.idle_probe_s / 2),
+        telemetry::clocks_up_threshold_mhz(result.trace).value_or(0));
+    const auto static_power = result.idle.static_power();
+    if (!static_power)
+        return "";
+    result.idle_power_w = static_power->second.mean_w;
+    if (static_power->first == telemetry::IdleState::kDeep && !sequential)
+        result.warnings.push_back(
+            "idle power seen only in deep idle (SM clock down): the static part undercounts "
+            "what a partition pays while its neighbours work");
+    return to_string(static_power->first) +
+           fmt::format(", {:.0f}–{:.0f} W over {} samples", static_power->second.min_w,
+                       static_power->second.max_w, static_power->second.samples);
+}
+
+// Each concurrent window's energy split among its jobs (telemetry::attribute_energy).
+void attribute_windows(const RunSpec& spec, const std::vector<PendingAttribution>& pending,
+                       const std::vector<std::optional<double>>& without_power_w,
+                       const std::string& idle_source, std::vector<JobResult>& jobs,
+                       RunResult& result) {
+    for (const PendingAttribution& p : pending) {
+        telemetry::AttributionInput in;
+        in.energy_j = p.energy_j;
+        in.duration_s = p.window_s;
+        in.idle_power_w = result.idle_power_w;
+        in.partition_sms = p.sizes;
+        in.busy_s = p.busy_s;
+        in.partition_share = p.shares;
+        in.idle_source = idle_source;
+        in.without_source = "probe of " + seconds_text(spec.marginal_probe_s) + " each";
+        const bool all_probed = std::all_of(p.jobs.begin(), p.jobs.end(),
+                                            [&](size_t i) { return without_power_w[i]; });
+        if (all_probed && result.idle_power_w) {
+            for (size_t i : p.jobs)
+                in.without_dynamic_w.push_back(*without_power_w[i] - *result.idle_power_w);
+        }
+        const telemetry::Attribution a = telemetry::attribute_energy(in);
+        for (size_t k = 0; k < p.jobs.size(); ++k)
+            jobs[p.jobs[k]].energy_j = a.energy_j[k];
+        result.attribution_method = a.method;
+    }
+}
+
+// Energy per item: a job's energy over the items it processed in its own run (sequential, fixed
+// work) or at its measured rate over the whole window.
+void set_energy_per_item(RunMode mode, bool sequential, double window_s,
+                         std::vector<JobResult>& jobs) {
+    for (JobResult& r : jobs) {
+        if (!r.energy_j || !r.items_per_s || r.items <= 0)
+            continue;
+        const double window_items = mode == RunMode::kWork ? r.items : *r.items_per_s * window_s;
+        r.energy_per_item_j = *r.energy_j / (sequential ? r.items : window_items);
+    }
+}
+
 }  // namespace
 
 RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
@@ -198,35 +326,15 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         idle_intervals.push_back(probe_idle(spec.idle_probe_s, hooks, "before the run"));
 
     const bool sequential = partition::traits(backend.kind()).one_job_at_a_time;
-    std::vector<std::optional<double>> without_power_w(spec.jobs.size());
-    if (power && spec.marginal_probe_s > 0 && !sequential && spec.jobs.size() > 1) {
-        const bool queued = std::any_of(spec.partitions.begin(), spec.partitions.end(),
-                                        [](const auto& p) { return p.after_job.has_value(); });
-        if (queued) {
-            result.warnings.push_back(
-                "no marginal probe: jobs queue on a partition (the probe needs one job per "
-                "partition); energy is split by partition size × busy seconds");
-        }
-        for (size_t i = 0; i < spec.jobs.size() && !queued && !result.interrupted; ++i)
-            without_power_w[i] = probe_without(spec, i, backend, *sampler, *power, hooks,
-                                               result.warnings, result.interrupted);
-    }
-
-    std::vector<std::vector<size_t>> groups;
-    if (sequential) {
-        for (size_t i = 0; i < spec.jobs.size(); ++i)
-            groups.push_back({i});
-    } else {
-        groups.push_back({});
-        for (size_t i = 0; i < spec.jobs.size(); ++i)
-            groups.back().push_back(i);
-    }
+    const std::vector<std::optional<double>> without_power_w =
+        power && !sequential ? probe_marginals(spec, backend, *sampler, *power, hooks, result)
+                             : std::vector<std::optional<double>>(spec.jobs.size());
 
     std::vector<telemetry::EnergySummary> summaries;
     std::vector<double> window_clocks_mhz;  // every window's SM clock readings
     std::vector<PendingAttribution> pending;
     std::vector<JobResult> jobs(spec.jobs.size());
-    for (const auto& indices : groups) {
+    for (const auto& indices : job_groups(spec.jobs.size(), sequential)) {
         if (result.interrupted) {
             for (size_t i : indices) {
                 jobs[i].spec = spec.jobs[i];
@@ -245,30 +353,7 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         Group g(spec, indices, backend, power, hooks, result.warnings);
         g.run();
         result.interrupted = result.interrupted || g.interrupted;
-        PendingAttribution p;
-        std::vector<size_t> queue_of;
-        for (const JobState& s : g.jobs) {
-            JobResult r = job_result(spec, s, g, g.interrupted);
-            const partition::Partition& part = spec.partitions[s.index];
-            p.jobs.push_back(s.index);
-            p.sizes.push_back(part.sms ? static_cast<double>(*part.sms)
-                                       : std::max<double>(1.0, static_cast<double>(
-                                                                   part.cpu_cores.size())));
-            p.busy_s.push_back(r.busy_s);
-            size_t head = s.index;  // the first job of its queue
-            while (spec.partitions[head].after_job)
-                head = *spec.partitions[head].after_job;
-            queue_of.push_back(head);
-            r.without_power_w = without_power_w[s.index];
-            if (r.spec.external() && r.status == JobStatus::kOk && r.steps == 0)
-                result.warnings.push_back(
-                    "job " + r.spec.name + " reported no progress in the window (lines on "
-                    "MIGSCOPE_PROGRESS_FD, e.g. python/migscope_progress): its throughput is "
-                    "unknown; its time and energy are measured");
-            jobs[s.index] = std::move(r);
-            if (!result.torch_version)
-                result.torch_version = s.torch_version;
-        }
+        PendingAttribution p = collect_group(spec, g, without_power_w, jobs, result);
         if (!g.open_time || !g.close_time) {
             result.warnings.push_back(g.interrupted ? "no measurement window: the run was "
                                                       "interrupted before it opened"
@@ -305,7 +390,6 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         } else {
             p.energy_j = *e.counter_energy_j;
             p.window_s = window_s;
-            p.shares = queue_shares(queue_of, p.busy_s);
             pending.push_back(std::move(p));
         }
     }
@@ -315,58 +399,11 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         sampler->stop();
         result.trace = sampler->all();
     }
-    result.idle = telemetry::idle_baseline(
-        result.trace, idle_intervals, std::min(spec.idle_settle_s, spec.idle_probe_s / 2),
-        telemetry::clocks_up_threshold_mhz(result.trace).value_or(0));
-    const auto static_power = result.idle.static_power();
-    std::string idle_source;
-    if (static_power) {
-        result.idle_power_w = static_power->second.mean_w;
-        idle_source = to_string(static_power->first) + fmt::format(
-                                                           ", {:.0f}–{:.0f} W over {} samples",
-                                                           static_power->second.min_w,
-                                                           static_power->second.max_w,
-                                                           static_power->second.samples);
-        if (static_power->first == telemetry::IdleState::kDeep && !sequential)
-            result.warnings.push_back(
-                "idle power seen only in deep idle (SM clock down): the static part undercounts "
-                "what a partition pays while its neighbours work");
-    }
-    for (const PendingAttribution& p : pending) {
-        telemetry::AttributionInput in;
-        in.energy_j = p.energy_j;
-        in.duration_s = p.window_s;
-        in.idle_power_w = result.idle_power_w;
-        in.partition_sms = p.sizes;
-        in.busy_s = p.busy_s;
-        in.partition_share = p.shares;
-        in.idle_source = idle_source;
-        in.without_source = "probe of " + seconds_text(spec.marginal_probe_s) + " each";
-        const bool all_probed = std::all_of(p.jobs.begin(), p.jobs.end(),
-                                            [&](size_t i) { return without_power_w[i]; });
-        if (all_probed && result.idle_power_w) {
-            for (size_t i : p.jobs)
-                in.without_dynamic_w.push_back(*without_power_w[i] - *result.idle_power_w);
-        }
-        const telemetry::Attribution a = telemetry::attribute_energy(in);
-        for (size_t k = 0; k < p.jobs.size(); ++k)
-            jobs[p.jobs[k]].energy_j = a.energy_j[k];
-        result.attribution_method = a.method;
-    }
+    const std::string idle_source = settle_idle_power(spec, sequential, idle_intervals, result);
+    attribute_windows(spec, pending, without_power_w, idle_source, jobs, result);
     result.sm_clock_mhz = percentile(window_clocks_mhz, 0.5);
     result.energy = combine(summaries);
-    for (JobResult& r : jobs) {
-        if (r.energy_j && r.items_per_s && r.items > 0) {
-            // Energy per item over the window: the job's share of the energy over the items it
-            // processed at its measured rate during the whole window (or its own run time).
-            const double window_items =
-                spec.mode == RunMode::kWork ? r.items : *r.items_per_s * result.window_s;
-            if (sequential)
-                r.energy_per_item_j = *r.energy_j / r.items;
-            else
-                r.energy_per_item_j = *r.energy_j / window_items;
-        }
-    }
+    set_energy_per_item(spec.mode, sequential, result.window_s, jobs);
     result.jobs = std::move(jobs);
     return result;
 }
