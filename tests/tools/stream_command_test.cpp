@@ -1,7 +1,7 @@
 // `migscope stream simulate --html` end to end: a busy day (one job named to break out of the
 // page) simulated on the shipped H200 profiles, the page checked in headless Chromium at 1400 px
 // (both plots drawn with their data, layout changes marked, nothing wider than the window, no
-// console messages), and an unwritable page refused before any work.
+// console messages), an unwritable page refused before any work, and no page left by a failure.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -92,6 +92,14 @@ TEST_F(StreamCommand, AnUnwritablePageIsRefusedBeforeAnyWork) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find("cannot write"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("never ..."), std::string::npos) << r.err;  // nothing was simulated
+}
+
+TEST_F(StreamCommand, AFailedSimulationLeavesNoPage) {
+    const fs::path html = dir_ / "s.html";
+    const ProcessResult r =
+        migscope({"stream", "simulate", (dir_ / "missing.json").string(), "--html", html.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_FALSE(fs::exists(html));
 }
 
 }  // namespace

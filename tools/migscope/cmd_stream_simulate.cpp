@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -56,10 +57,22 @@ nlohmann::ordered_json bounds_json(const plan::Bounds& b, bool known) {
     return {{"lo", b.lo}, {"hi", b.hi}};
 }
 
+// A file opened before the work that fills it, removed again unless the work got to keep it.
+struct RemovedUnlessKept {
+    std::string path;  // empty: none
+    bool kept = false;
+    ~RemovedUnlessKept() {
+        std::error_code ec;
+        if (!path.empty() && !kept)
+            std::filesystem::remove(path, ec);
+    }
+};
+
 int simulate_command(const SimulateOptions& o) {
     if (!o.schedule_dir.empty())
         create_folder(o.schedule_dir, "--schedule-dir");  // before any work
-    Output page(o.html);  // opened before any work: an unwritable path is bad input
+    Output page(o.html);                  // opened before any work: an unwritable path is bad input
+    RemovedUnlessKept page_file{o.html};  // and no empty page is left when the command fails
     const stream::Trace trace = stream::read_trace_file(o.trace);
     const stream::StreamInput input = stream::stream_input(trace);
     const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
@@ -114,6 +127,7 @@ int simulate_command(const SimulateOptions& o) {
         page.stream().flush();
         if (!page.stream())
             throw runtime_error("cannot write " + user_text::shown(o.html));
+        page_file.kept = true;
         std::cerr << "migscope stream simulate: the page with the plots over time in "
                   << user_text::escaped(o.html) << "\n";
     }
