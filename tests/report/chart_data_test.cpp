@@ -55,7 +55,8 @@ TEST(ChartData, MarkersCarryTheirTooltipText) {
     Plot p;
     p.name = "stream-energy";
     p.series = {{"online", SeriesStyle::kLines, {{0, 0, {}, {}, ""}, {1, 2, {}, {}, ""}}},
-                {"online: layout changes", SeriesStyle::kMarkers,
+                {"online: layout changes",
+                 SeriesStyle::kMarkers,
                  {{0.5, 1, {}, {}, "GPU 0 at 0.5 h: </script>"}}}};
     const nlohmann::json d = chart_data(p, "plot-stream-energy");
     EXPECT_EQ(d["kind"], "xy");
