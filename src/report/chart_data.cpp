@@ -43,6 +43,8 @@ const char* style_name(SeriesStyle s) {
             return "labelled";
         case SeriesStyle::kBars:
             return "bars";
+        case SeriesStyle::kMarkers:
+            return "markers";
     }
     return "points";
 }

@@ -70,6 +70,8 @@ std::string plot_clause(const PlotSeries& s, size_t index, const std::string& da
                    title;
         case SeriesStyle::kBars:
             return source + " using 1:2:3:4:(0.6) with boxerrorbars" + title;
+        case SeriesStyle::kMarkers:
+            return source + " using 1:2 with impulses dt 2 lw 1" + title;
     }
     return source + title;
 }

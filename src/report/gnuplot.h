@@ -14,6 +14,9 @@ enum class SeriesStyle {
     kPoints,          // points with min–max error bars where given
     kLabelledPoints,  // points with their label written beside them
     kBars,            // boxes with min–max error bars
+    // Moments marked on the series before it (layout changes on a line over time): a point
+    // with its label as the tooltip, a thin vertical line through the plot, the line's colour.
+    kMarkers,
 };
 
 struct PlotPoint {
@@ -21,7 +24,7 @@ struct PlotPoint {
     double y = 0;
     std::optional<double> y_min;  // error bar; both or neither
     std::optional<double> y_max;
-    std::string label;  // kLabelledPoints
+    std::string label;  // kLabelledPoints: beside the point; kMarkers: its tooltip
 };
 
 struct PlotSeries {

@@ -14,33 +14,13 @@
 #include "partition/backend_traits.h"
 #include "report/chart_data.h"
 #include "report/host_total.h"
+#include "report/html_page.h"
 #include "report/run_text.h"
 #include "report/table.h"
 #include "telemetry/idle_baseline.h"
 
-namespace migscope::embedded {
-extern const char kChartJs[];  // Debian's chart.min.js, embedded at build time
-extern const char kPlotsJs[];  // report/plots.js
-}  // namespace migscope::embedded
-
 namespace migscope::report {
 namespace {
-
-const char* kStyle = R"(
-body{font:15px/1.45 system-ui,sans-serif;color:#1d1d1f;max-width:1400px;margin:0 auto;padding:1em 1.5em}
-h1{margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.8em}
-.meta{color:#555}.na{color:#a00;font-weight:600}.spread{color:#555;font-size:90%}
-.caveat{background:#fff6e0;border-left:4px solid #e0a000;padding:.5em 1em}
-.scroll{overflow-x:auto}table{border-collapse:collapse;margin:.8em 0;font-size:13px}
-th,td{border:1px solid #ddd;padding:.25em .5em;vertical-align:top;text-align:left}
-th{background:#f2f2f2}td.n{text-align:right;white-space:nowrap}
-figure.plot{margin:1em 0;max-width:860px}figure.plot canvas{width:100%;display:block}
-#verdict{background:#eef6ee;border-left:4px solid #2c9c3c;padding:.3em 1em}
-#missing{background:#fff6e0;border-left:4px solid #e0a000;padding:.3em 1em}
-#verdict h2,#missing h2{border:0;margin-top:.6em}
-code{overflow-wrap:anywhere}
-figcaption{font-size:13px;color:#333}.front{font-weight:600}.host td{font-weight:600;border-top:1px solid #999}
-)";
 
 // A stored run on CPU cores (its energy from RAPL, where readable), not a GPU.
 bool on_cpu_cores(const store::RunRecord& r) {
@@ -50,17 +30,10 @@ bool on_cpu_cores(const store::RunRecord& r) {
 
 // The page's canvas for a figure: its plot's name is a slug already; "plot-" keeps it apart.
 std::string canvas_id(const Figure& f) {
-    return "plot-" + html_escape(f.plot.name);
+    return "plot-" + f.plot.name;
 }
 
-// An embedded script as it may sit in <script>: it must not hold "</script" (Chart.js does not;
-// a future version that did would be cut short, so it is broken where it would end the element).
-std::string embedded_script(const char* text) {
-    std::string s(text);
-    for (size_t at = s.find("</script"); at != std::string::npos; at = s.find("</script", at))
-        s.replace(at, 2, "<\\/");
-    return s;
-}
+using Table = HtmlTable;
 
 const std::string kMissing = "<span class=\"na\">–</span>";
 
@@ -107,46 +80,18 @@ std::string notes_html(const std::vector<std::string>& notes) {
     return text;
 }
 
-// An HTML table built row by row; cells are HTML already.
-class Table {
-  public:
-    explicit Table(const std::vector<std::string>& headers) {
-        html_ = "<table><thead><tr>";  // in a scrolling box: wide tables do not widen the page
-        for (const std::string& h : headers)
-            html_ += "<th>" + h + "</th>";
-        html_ += "</tr></thead><tbody>\n";
-    }
-    // `numeric` columns (by index) are right-aligned.
-    void row(const std::vector<std::string>& cells, const std::set<size_t>& numeric = {},
-             const std::string& row_class = "") {
-        html_ += row_class.empty() ? "<tr>" : "<tr class=\"" + row_class + "\">";
-        for (size_t i = 0; i < cells.size(); ++i)
-            html_ += (numeric.count(i) ? "<td class=\"n\">" : "<td>") + cells[i] + "</td>";
-        html_ += "</tr>\n";
-    }
-    std::string html() const {
-        return "<div class=\"scroll\">" + html_ + "</tbody></table></div>\n";
-    }
-
-  private:
-    std::string html_;
-};
-
 // Each figure: a canvas that plots.js draws on, its caption and the exported files if any.
 void write_figures(const ReportInput& in, Section section, std::ostream& out) {
     for (const ReportFigure& f : in.figures) {
         if (f.figure.section != section)
             continue;
-        out << "<figure class=\"plot\" id=\"fig-" << html_escape(f.figure.plot.name)
-            << "\">\n<canvas id=\"" << canvas_id(f.figure) << "\" role=\"img\" aria-label=\""
-            << html_escape(f.figure.plot.title) << "\">" << html_escape(f.figure.plot.title)
-            << " (the numbers are in the table below)</canvas>\n<figcaption>"
-            << html_escape(f.figure.caption);
+        std::string links;
         if (!f.svg_link.empty()) {
-            out << " <a href=\"" << html_escape(f.svg_link) << "\">SVG</a> · <a href=\""
-                << html_escape(f.png_link) << "\">PNG</a>";
+            links = "<a href=\"" + html_escape(f.svg_link) + "\">SVG</a> · <a href=\"" +
+                    html_escape(f.png_link) + "\">PNG</a>";
         }
-        out << "</figcaption></figure>\n";
+        out << figure_html("fig-" + f.figure.plot.name, canvas_id(f.figure), f.figure.plot.title,
+                           f.figure.caption, links);
     }
 }
 
@@ -578,11 +523,8 @@ void write_html(const ReportInput& in, std::ostream& out) {
     if (!in.runs.empty()) {
         span = ", " + in.runs.front().started_at + " to " + in.runs.back().started_at;
     }
-    out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-        << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        << "<title>migscope report: " << html_escape(in.source) << "</title>\n<style>" << kStyle
-        << "</style></head>\n<body data-figures=\"" << in.figures.size() << "\">\n"
-        << "<h1>migscope report</h1>\n<p class=\"meta\">" << in.runs.size() << " runs from <code>"
+    write_page_start(out, "migscope report: " + in.source, in.figures.size());
+    out << "<h1>migscope report</h1>\n<p class=\"meta\">" << in.runs.size() << " runs from <code>"
         << html_escape(in.source) << "</code>" << html_escape(span) << "; made by "
         << html_escape(in.generator) << ". Plots drawn in the page by Chart.js (embedded). "
         << html_escape(in.export_note) << "</p>\n";
@@ -599,13 +541,7 @@ void write_html(const ReportInput& in, std::ostream& out) {
     nlohmann::json figures = nlohmann::json::array();
     for (const ReportFigure& f : in.figures)
         figures.push_back(chart_data(f.figure.plot, canvas_id(f.figure)));
-    out << "<script type=\"application/json\" id=\"migscope-figures\">" << script_json(figures)
-        << "</script>\n";
-    if (!in.figures.empty()) {
-        out << "<script>" << embedded_script(embedded::kChartJs) << "</script>\n<script>"
-            << embedded_script(embedded::kPlotsJs) << "</script>\n";
-    }
-    out << "</body></html>\n";
+    write_page_end(out, figures);
 }
 
 }  // namespace migscope::report

@@ -53,6 +53,30 @@
     }
   };
 
+  // Marked moments (style "markers"): a thin dashed vertical line through the plot at each,
+  // behind the data, in the colour of the line they mark.
+  var markerLines = {
+    id: "migscopeMarkerLines",
+    beforeDatasetsDraw: function (chart) {
+      var ctx = chart.ctx, area = chart.chartArea;
+      chart.data.datasets.forEach(function (ds, i) {
+        var meta = chart.getDatasetMeta(i);
+        if (!ds.markers || meta.hidden) return;
+        ctx.save();
+        ctx.strokeStyle = ds.borderColor + "80";
+        ctx.lineWidth = 1;
+        ctx.setLineDash([4, 4]);
+        meta.data.forEach(function (el) {
+          if (isNaN(el.x) || el.x < area.left || el.x > area.right) return;
+          ctx.beginPath();
+          ctx.moveTo(el.x, area.top); ctx.lineTo(el.x, area.bottom);
+          ctx.stroke();
+        });
+        ctx.restore();
+      });
+    }
+  };
+
   function dataset(series, index, bar) {
     var color = colors[index % colors.length];
     var ds = {
@@ -69,6 +93,13 @@
     ds.showLine = series.style === "lines" || series.style === "linespoints";
     ds.pointRadius = series.style === "lines" ? 0 : 3;
     ds.borderWidth = series.style === "lines" ? 1.2 : 2;
+    if (series.style === "markers") {
+      ds.markers = true;
+      ds.showLine = false;
+      ds.pointStyle = "triangle";
+      ds.pointRadius = 5;
+      ds.tips = series.points.map(function (p) { return p.label || null; });
+    }
     if (series.style === "labelled") {
       ds.pointLabels = series.points.map(function (p) { return p.label || ""; });
       // Drawn first: a line through some of the same points (the Pareto front) stays visible.
@@ -90,7 +121,12 @@
         datasets.push(dataset(full, i, true));
       });
     } else {
-      fig.series.forEach(function (s, i) { datasets.push(dataset(s, i, false)); });
+      // Markers take the colour of the series they mark (the one before them).
+      var color = -1;
+      fig.series.forEach(function (s) {
+        if (s.style !== "markers" || color < 0) color++;
+        datasets.push(dataset(s, color, false));
+      });
     }
     if (fig.reference !== null) {
       var line = { label: bar ? "sequential baseline" : "reference", type: "line",
@@ -111,6 +147,19 @@
         y.suggestedMax = Math.max(y.suggestedMax === undefined ? p.range[1] : y.suggestedMax, p.range[1]);
       });
     });
+    var plugins = {
+      title: { display: true, text: fig.title, font: { size: 14 } },
+      legend: { labels: { filter: function (item) { return item.text !== ""; } } }
+    };
+    if (fig.series.some(function (s) { return s.style === "markers"; })) {
+      // A marker's tooltip is its own text (what changed, when); other points keep (x, y).
+      plugins.tooltip = { callbacks: { label: function (item) {
+        var tips = item.dataset.tips;
+        if (tips && tips[item.dataIndex]) return tips[item.dataIndex];
+        return (item.dataset.label ? item.dataset.label + ": " : "") +
+               "(" + item.label + ", " + item.formattedValue + ")";
+      } } };
+    }
     var canvas = document.getElementById(fig.canvas);
     return new Chart(canvas, {
       type: bar ? "bar" : "scatter",
@@ -121,12 +170,9 @@
         maintainAspectRatio: true,
         aspectRatio: 1.7,
         scales: { x: x, y: y },
-        plugins: {
-          title: { display: true, text: fig.title, font: { size: 14 } },
-          legend: { labels: { filter: function (item) { return item.text !== ""; } } }
-        }
+        plugins: plugins
       },
-      plugins: [whiskers, pointLabels]
+      plugins: [whiskers, pointLabels, markerLines]
     });
   }
 

@@ -51,6 +51,21 @@ TEST(ChartData, LongTitlesAndCategoriesBreakIntoLinesAndRangesTravel) {
     EXPECT_EQ(d["series"][0]["style"], "bars");
 }
 
+TEST(ChartData, MarkersCarryTheirTooltipText) {
+    Plot p;
+    p.name = "stream-energy";
+    p.series = {{"online", SeriesStyle::kLines, {{0, 0, {}, {}, ""}, {1, 2, {}, {}, ""}}},
+                {"online: layout changes",
+                 SeriesStyle::kMarkers,
+                 {{0.5, 1, {}, {}, "GPU 0 at 0.5 h: </script>"}}}};
+    const nlohmann::json d = chart_data(p, "plot-stream-energy");
+    EXPECT_EQ(d["kind"], "xy");
+    EXPECT_EQ(d["series"][1]["style"], "markers");
+    EXPECT_EQ(d["series"][1]["points"][0]["label"], "GPU 0 at 0.5 h: </script>");
+    EXPECT_FALSE(d["series"][0]["points"][0].contains("label"));
+    EXPECT_EQ(script_json(d).find("</script>"), std::string::npos);
+}
+
 TEST(WorthPlotting, OnePointIsATableRowNotAPlot) {
     EXPECT_FALSE(worth_plotting(numeric_plot({{132}})));
     EXPECT_FALSE(worth_plotting(numeric_plot({{132}, {132}})));  // train and finetune, whole GPU

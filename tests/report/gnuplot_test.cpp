@@ -40,7 +40,8 @@ Plot sample_plot() {
         {"train", SeriesStyle::kLinesPoints, {{16, 100, 95, 105, ""}, {60, 300, {}, {}, ""}}},
         {"trace", SeriesStyle::kLines, {{0, 90, {}, {}, ""}, {60, 500, {}, {}, ""}}},
         {"points", SeriesStyle::kPoints, {{32, 200, 190, 210, ""}}},
-        {"", SeriesStyle::kLabelledPoints, {{40, 250, {}, {}, "green 3g.71gb"}}}};
+        {"", SeriesStyle::kLabelledPoints, {{40, 250, {}, {}, "green 3g.71gb"}}},
+        {"changes", SeriesStyle::kMarkers, {{30, 150, {}, {}, "GPU 0 at 30 s: 3g.71gb@4"}}}};
     return p;
 }
 
@@ -54,6 +55,7 @@ TEST(Gnuplot, ScriptDrawsSvgThenPngWithQuotedText) {
     EXPECT_NE(script.find("set title 'it''s a test: bert_base'"), std::string::npos);
     EXPECT_NE(script.find("index 3 using 1:2:5 with labels"), std::string::npos);
     EXPECT_NE(script.find("index 2 using 1:2:3:4 with yerrorbars"), std::string::npos);
+    EXPECT_NE(script.find("index 4 using 1:2 with impulses"), std::string::npos);  // markers
 }
 
 // A job name from a shared store once ran shell commands through gnuplot: a line break ended the

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "browser_check.h"
 #include "report/report_fixture.h"
 #include "run_process.h"
 #include "store/store.h"
@@ -17,25 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using migscope::test::ReportFixture;
-
-size_t count(const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-        ++n;
-    return n;
-}
-
-// The program's path from PATH; empty when it is not installed.
-std::string find_program(const std::string& name) {
-    const char* path = std::getenv("PATH");
-    std::stringstream dirs(path ? path : "");
-    for (std::string dir; std::getline(dirs, dir, ':');) {
-        const fs::path candidate = fs::path(dir) / name;
-        if (!dir.empty() && access(candidate.c_str(), X_OK) == 0)
-            return candidate.string();
-    }
-    return "";
-}
 
 class ReportCommand : public ::testing::Test {
   protected:
@@ -56,15 +38,6 @@ class ReportCommand : public ::testing::Test {
     std::string db_;
 };
 
-// The number in attribute `name` of the page's <body>, or -1.
-long body_attribute(const std::string& dom, const std::string& name) {
-    const size_t body = dom.find("<body");
-    const size_t at = dom.find(name + "=\"", body);
-    if (body == std::string::npos || at == std::string::npos || at > dom.find('>', body))
-        return -1;
-    return std::strtol(dom.c_str() + at + name.size() + 2, nullptr, 10);
-}
-
 TEST_F(ReportCommand, WritesAReportWhosePlotsHeadlessChromiumDraws) {
     migscope::test::write_report_fixture(db_);
     const fs::path html = dir_ / "report.html";
@@ -83,23 +56,19 @@ TEST_F(ReportCommand, WritesAReportWhosePlotsHeadlessChromiumDraws) {
     const std::string chromium = find_program("chromium");
     ASSERT_FALSE(chromium.empty())
         << "chromium not found in PATH: install the Debian package chromium (install-deps.sh)";
-    const ProcessResult browser =
-        run_process({"/usr/bin/timeout", "120", chromium, "--headless", "--no-sandbox",
-                     "--disable-gpu", "--window-size=1400,1000", "--enable-logging=stderr", "--v=0",
-                     "--user-data-dir=" + (dir_ / "chromium").string(), "--dump-dom",
-                     "file://" + html.string()});
+    const BrowserCheck check =
+        load_in_chromium(chromium, html.string(), (dir_ / "chromium").string());
+    const ProcessResult& browser = check.browser;
     ASSERT_EQ(browser.exit_code, 0) << browser.err;
     const std::string& dom = browser.out;
     EXPECT_NE(dom.find("</html>"), std::string::npos) << dom.substr(0, 500);
-    EXPECT_EQ(count(dom, "<canvas"), static_cast<size_t>(ReportFixture::kFigures));
+    EXPECT_EQ(check.canvases, static_cast<size_t>(ReportFixture::kFigures));
     // The page's script drew every chart and found ink under each one's first data point.
-    EXPECT_EQ(body_attribute(dom, "data-plots-drawn"), ReportFixture::kFigures)
-        << dom.substr(0, 500);
-    EXPECT_NE(dom.find("data-report-check=\"ok\""), std::string::npos) << dom.substr(0, 500);
+    EXPECT_EQ(check.plots_drawn, ReportFixture::kFigures) << dom.substr(0, 500);
+    EXPECT_TRUE(check.ok) << dom.substr(0, 500);
     // Nothing is wider than the 1400 px window: wide tables scroll inside their box.
-    const long width = body_attribute(dom, "data-page-width");
-    EXPECT_GT(width, 0);
-    EXPECT_LE(width, 1400);
+    EXPECT_GT(check.page_width, 0);
+    EXPECT_LE(check.page_width, 1400);
     // Chromium logs every console message and uncaught error as "CONSOLE"; the page logs none.
     EXPECT_EQ(browser.err.find("CONSOLE"), std::string::npos) << browser.err;
     EXPECT_EQ(browser.err.find("Uncaught"), std::string::npos) << browser.err;

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`migscope stream trace|check|simulate` as a program: the readers on the fixtures of
 tests/stream, the generator's determinism through the CLI, traces that round-trip through `check`,
-a trace played through the simulator under every policy on the shipped H200 profiles, and bad
-input exiting 2 with the field named.
+a trace played through the simulator under every policy on the shipped H200 profiles (its page's
+plots holding the JSON's series and layout changes), and bad input exiting 2 with the field named.
 
 Usage: stream_cli_test.py MIGSCOPE_BINARY FIXTURE_DIR.
 """
@@ -233,9 +233,10 @@ class StreamFollowUp(unittest.TestCase):
 
     def test_combined_objective_and_schedule(self):
         out = os.path.join(self.dir.name, "schedule")
+        page = os.path.join(self.dir.name, "week.html")
         done = run("stream", "simulate", self.trace, "--gpus", "4", "--profiles", self.profiles,
                    "--objective", "energy-tardiness", "--tardiness-weight-w", "700",
-                   "--schedule-dir", out, "--format", "json")
+                   "--schedule-dir", out, "--format", "json", "--html", page)
         self.assertEqual(done.returncode, 0, done.stderr)
         doc = json.loads(done.stdout)
         self.assertEqual(doc["tardiness_weight_w"], 700)
@@ -281,6 +282,45 @@ class StreamFollowUp(unittest.TestCase):
             text = f.read()
         for step in steps:
             self.assertIn(f"\n  {step['config']}:\n", text)
+        self.check_page(page, doc)
+
+    def check_page(self, page, doc):
+        """The page's plots hold the JSON's series and layout changes, in the plots' units."""
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        data = re.search(r'<script type="application/json" id="migscope-figures">(.*?)</script>',
+                         html, re.S).group(1)
+        figures = {f["canvas"]: f for f in json.loads(data)}
+        self.assertEqual(set(figures), {"plot-stream-energy", "plot-stream-tardiness"})
+        size = {"(s)": 1, "(min)": 60, "(h)": 3600, "(kJ)": 1e3, "(MJ)": 1e6}
+        for canvas, key in (("plot-stream-energy", "energy_j"),
+                            ("plot-stream-tardiness", "tardiness_s")):
+            fig = figures[canvas]
+            x_unit = size[fig["x"]["label"].split(" ")[-1]]
+            y_unit = size[fig["y"]["label"].split(" ")[-1]]
+            series = {s["title"]: s for s in fig["series"]}
+            for p in doc["policies"]:
+                line = series[p["name"]]["points"]
+                self.assertEqual(len(line), len(p["series"]["end_s"]) + 1)
+                for point, end_s, value in zip(line[1:], p["series"]["end_s"], p["series"][key]):
+                    self.assertAlmostEqual(point["x"] * x_unit, end_s, delta=1e-6 * end_s)
+                    self.assertAlmostEqual(point["y"] * y_unit, value, delta=1e-6 * (1 + value))
+                self.assertAlmostEqual(line[-1]["y"] * y_unit, p[key], delta=1e-6 * (1 + p[key]))
+                interval = p[key + "_interval"]
+                self.assertAlmostEqual(line[-1]["range"][1] * y_unit, interval["hi"],
+                                       delta=1e-6 * (1 + interval["hi"]))
+                # Each layout change (every GPU's layouts after its first) is a marker.
+                seen, changes = set(), []
+                for l in p["layouts"]:
+                    if l["gpu"] in seen:
+                        changes.append(l)
+                    seen.add(l["gpu"])
+                self.assertEqual(len(changes), p["reconfigurations"])
+                marks = series.get(p["name"] + ": layout changes", {"points": []})["points"]
+                self.assertEqual(len(marks), len(changes), p["name"])
+                for m, c in zip(marks, sorted(changes, key=lambda c: c["at_s"])):
+                    self.assertAlmostEqual(m["x"] * x_unit, c["at_s"], delta=1e-6 * (1 + c["at_s"]))
+                    self.assertTrue(m["label"].endswith(": " + c["layout"]), m["label"])
 
     def test_schedule_of_a_named_policy_and_bad_names(self):
         out = os.path.join(self.dir.name, "s")

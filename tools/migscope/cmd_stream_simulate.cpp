@@ -3,19 +3,24 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "commands.h"
 #include "core/error.h"
 #include "core/folders.h"
 #include "core/text.h"
 #include "core/user_text.h"
+#include "core/version.h"
 #include "mig/catalog.h"
+#include "output_file.h"
 #include "runner/profile_source.h"
 #include "stream/compare.h"
 #include "stream/schedule.h"
 #include "stream/stream_input.h"
+#include "stream/stream_page.h"
 
 namespace migscope::cli {
 namespace {
@@ -34,9 +39,10 @@ struct SimulateOptions {
     double orchestrator_s = stream::ReconfigurationCost{}.orchestrator_s;
     double instance_s = stream::ReconfigurationCost{}.per_instance_s;
     std::string format = "table";
-    double series_bin_s = 60;     // --format json: the figures over time in bins this long
+    double series_bin_s = 60;     // --format json, --html: the figures over time in bins this long
     std::string schedule_dir;     // --schedule-dir: the chosen policy's schedule, written here
     std::string schedule_policy;  // empty: the policy that scores best on the objective
+    std::string html;             // --html: the page with the plots over time, written here
 };
 
 std::string bounds_text(const plan::Bounds& b, double scale, bool known) {
@@ -51,9 +57,22 @@ nlohmann::ordered_json bounds_json(const plan::Bounds& b, bool known) {
     return {{"lo", b.lo}, {"hi", b.hi}};
 }
 
+// A file opened before the work that fills it, removed again unless the work got to keep it.
+struct RemovedUnlessKept {
+    std::string path;  // empty: none
+    bool kept = false;
+    ~RemovedUnlessKept() {
+        std::error_code ec;
+        if (!path.empty() && !kept)
+            std::filesystem::remove(path, ec);
+    }
+};
+
 int simulate_command(const SimulateOptions& o) {
     if (!o.schedule_dir.empty())
         create_folder(o.schedule_dir, "--schedule-dir");  // before any work
+    Output page(o.html);                  // opened before any work: an unwritable path is bad input
+    RemovedUnlessKept page_file{o.html};  // and no empty page is left when the command fails
     const stream::Trace trace = stream::read_trace_file(o.trace);
     const stream::StreamInput input = stream::stream_input(trace);
     const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
@@ -68,7 +87,7 @@ int simulate_command(const SimulateOptions& o) {
     options.gpus = o.gpus;
     options.reconfiguration.orchestrator_s = o.orchestrator_s;
     options.reconfiguration.per_instance_s = o.instance_s;
-    if (o.format == "json")
+    if (o.format == "json" || !o.html.empty())
         options.series_bin_s = o.series_bin_s;
     stream::PolicySettings settings;
     settings.objective = stream::parse_stream_objective(o.objective, o.tardiness_weight_w);
@@ -89,6 +108,28 @@ int simulate_command(const SimulateOptions& o) {
                   << schedule.steps.size() << " layouts over time) in "
                   << user_text::escaped(o.schedule_dir) << ": " << stream::kScheduleConfigFile
                   << ", " << stream::kScheduleTimesFile << "\n";
+    }
+    if (!o.html.empty()) {
+        stream::StreamPageInput in;
+        in.trace = user_text::as_utf8(o.trace);
+        in.trace_source = trace.source;
+        in.gpus = o.gpus;
+        in.gpu_model = model.key;
+        in.profiles = user_text::as_utf8(profiles_origin);
+        in.model_error = user_text::as_utf8(error_origin);
+        in.objective = settings.objective;
+        in.objective_name = o.objective;
+        in.reconfiguration = options.reconfiguration;
+        in.generator = std::string("migscope ") + kVersion + " (" + kGitCommit + ")";
+        std::ostringstream text;
+        stream::write_stream_page(in, problem, input.jobs, compared, text);
+        page.stream() << user_text::as_utf8(text.str());
+        page.stream().flush();
+        if (!page.stream())
+            throw runtime_error("cannot write " + user_text::shown(o.html));
+        page_file.kept = true;
+        std::cerr << "migscope stream simulate: the page with the plots over time in "
+                  << user_text::escaped(o.html) << "\n";
     }
 
     if (o.format == "json") {
@@ -258,10 +299,14 @@ void add_stream_simulate_command(CLI::App& group, Action& action) {
     cmd->add_option("--schedule-policy", o->schedule_policy,
                     "--schedule-dir: the policy whose schedule is written (one of --policies; "
                     "default: the one that scores best on --objective)");
+    path_option(cmd->add_option(
+        "--html", o->html,
+        "Also write a self-contained HTML page: the comparison with each figure's interval, and "
+        "energy and tardiness over time with the layout changes marked"));
     cmd->add_option("--series-bin-s", o->series_bin_s,
-                    "--format json: each policy's energy, tardiness and jobs done over time, at "
-                    "the end of bins this long (made twice as long as often as needed to keep at "
-                    "most 2000)")
+                    "--format json and --html: each policy's energy, tardiness and jobs done over "
+                    "time, at the end of bins this long (made twice as long as often as needed to "
+                    "keep at most 2000)")
         ->capture_default_str()
         ->check(positive_number());
     cmd->add_option("--format", o->format, "table or json")
