@@ -36,6 +36,12 @@ def delay_file(path, per_partner_s, gpu_model, fit):
     pathlib.Path(path).write_text(json.dumps(doc, indent=1) + '\n')
 
 
+def relative(path):
+    """`path` from the checkout's root where it is inside it (the file names it so)."""
+    path = pathlib.Path(path).resolve()
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+
+
 def end_errors(rows):
     """|measured - predicted| end time of every job of every partitioned candidate predicted."""
     out = []
@@ -83,9 +89,6 @@ def main():
               f'{scores[-1][3]:.4f} s over {len(errors)} jobs')
     best = min(scores)
     at_zero = scores[0]
-    def relative(path):
-        path = pathlib.Path(path).resolve()
-        return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
     fit = {
         'created_at': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'),
         'command': 'scripts/fit-start-delay.py ' + ' '.join(relative(d) for d in args.dirs),

@@ -381,7 +381,8 @@ def error_summary(rows, keys):
         out[figure] = (len(ratios), statistics.median(abs(x - 1) for x in ratios),
                        statistics.median(ratios),
                        statistics.median(abs(x - 1) for x in gains) if gains else None,
-                       len(gains))
+                       len(gains), statistics.mean(abs(x - 1) for x in ratios),
+                       max(abs(x - 1) for x in ratios))
     return out
 
 
@@ -415,11 +416,20 @@ def repredict(args):
           f'gain over the mix\'s sequential baseline:')
     s0, s1 = error_summary(before, both), error_summary(after, both)
     for figure in s0:
-        n, e0, r0, g0, ng = s0[figure]
-        _, e1, r1, g1, _ = s1[figure]
+        n, e0, r0, g0, ng, m0, w0 = s0[figure]
+        _, e1, r1, g1, _, m1, w1 = s1[figure]
         gain = '-' if g0 is None else f'{100 * g0:.2f} -> {100 * g1:.2f} % ({ng} pairs)'
         print(f'  {figure:<11} {n} candidates: {100 * e0:.2f} % ({r0:.3f}) -> {100 * e1:.2f} % '
-              f'({r1:.3f}); gain {gain}')
+              f'({r1:.3f}); mean {100 * m0:.2f} -> {100 * m1:.2f} %, worst {100 * w0:.2f} -> '
+              f'{100 * w1:.2f} %; gain {gain}')
+    print('makespan, median measured / predicted by partitions:')
+    for n in sorted({r['partitions'] for r in after if key_of(r) in both and r['partitioned']}):
+        pairs = [(by_key[key_of(r)], r) for r in after
+                 if key_of(r) in both and r['partitioned'] and r['partitions'] == n]
+        medians = [statistics.median(pair[i]['measured']['makespan_s'] /
+                                     pair[i]['predicted']['makespan_s'] for pair in pairs)
+                   for i in (0, 1)]
+        print(f'  {n}: {len(pairs)} candidates, {medians[0]:.3f} -> {medians[1]:.3f}')
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({'before': before, 'after': after},
                                                       indent=1) + '\n')

@@ -120,11 +120,13 @@ class Repredict(unittest.TestCase):
                 self.row('mix-2', '2g.35gb@0+2g.35gb@2', (5, 50, 2), None)]
         keys = {plan_eval.key_of(r) for r in rows[:3]}
         summary = plan_eval.error_summary(rows, keys)
-        n, error, ratio, gain, pairs = summary['makespan_s']
+        n, error, ratio, gain, pairs, mean, worst = summary['makespan_s']
         self.assertEqual((n, pairs), (2, 2))
         self.assertAlmostEqual(error, 0.15)   # 10 % and 20 %
         self.assertAlmostEqual(ratio, 1.15)
         self.assertAlmostEqual(gain, 0.15)    # the baseline was predicted right
+        self.assertAlmostEqual(mean, 0.15)
+        self.assertAlmostEqual(worst, 0.2)
         # A candidate left out of the keys counts in neither.
         n, error = plan_eval.error_summary(rows, keys - {plan_eval.key_of(rows[2])})[
             'makespan_s'][:2]
