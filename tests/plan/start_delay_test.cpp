@@ -59,8 +59,7 @@ TEST(StartDelay, SixPartitionsStartLaterThanTwo) {
 TEST(StartDelay, WhileJobsWaitTheirPartitionsDrawNoDynamicPower) {
     // Two jobs of 10 s at 50 W dynamic each: 0.1 s of waiting, then 10 s at 100 W.
     GpuTimeline t;
-    simulate_gpu({{{0, 10, 50, 0}}, {{0, 10, 50, 0}}}, true, with_delay(0.1), 100, std::nullopt,
-                 t);
+    simulate_gpu({{{0, 10, 50, 0}}, {{0, 10, 50, 0}}}, true, with_delay(0.1), 100, std::nullopt, t);
     EXPECT_DOUBLE_EQ(t.makespan_s, 10.1);
     EXPECT_NEAR(t.dynamic_j, 100 * 10, 1e-9);
     // A command's start-up comes after the wait, as alone.
