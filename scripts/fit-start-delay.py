@@ -6,9 +6,9 @@ Each measured candidate of each mix in the given evaluation folders (`scripts/pl
 wrote them: the planner's JSON with the --verify measurements) is predicted again by the built
 `migscope plan` with a start delay of d seconds per other job starting together, for d on a grid;
 the d with the least median |measured / predicted - 1| makespan over the partitioned candidates
-(those that today's plan lists with their measured queues at every d) is written, with how it was
-made. Score it on a seed it was not fitted
-on with `scripts/plan-eval.py repredict DIR` against `--start-delay none`.
+(those that today's plan, under any objective, lists with their measured queues at every d) is
+written, with how it was made. Score it on a seed it was not fitted on with
+`scripts/plan-eval.py repredict DIR` (against `--start-delay none`).
 
   scripts/fit-start-delay.py DIR... [--grid-max 0.3] [--grid-step 0.01] [-o FILE]
 
