@@ -10,7 +10,12 @@ b=${MIGSCOPE:-${MIGSCOPE_BUILD_DIR:-$root/build}/tools/migscope/migscope}
 out=${1:-data/model-error-h200.json}
 old=data/profiles-h200-2026-12-01/profiles-h200.json  # the unfused ResNets' profiles and corrections
 rm -f "$out"
-add() { "$b" profile residuals "$@" $([ -f "$out" ] && echo --add-to "$out") -o "$out"; }
+# Every store with today's model: the start delay of jobs starting together (green partitions
+# only; docs/planner.md, "Model"), named as given so that the sources stay relative.
+add() {
+  "$b" profile residuals --start-delay data/start-delay-h200.json "$@" \
+    $([ -f "$out" ] && echo --add-to "$out") -o "$out"
+}
 # Today's profiles: their calibration mixes (in-sample for the corrections), nine mixes of all
 # seven profiled jobs (2026-12-04) and the three held-out evaluations' plans (2026-12-04, seeds
 # 20261204, 20261205 and 20261206; docs/planner.md, "Held-out evaluation": from the day one was

@@ -16,9 +16,16 @@ stores (data/model-error-h200.json).
                               into DIR/mix-K.json and DIR/eval.db; a mix already in DIR is
                               skipped, so a later call goes on
   scripts/plan-eval.py report DIR...                          the table, from the mix-K.json files
-  scripts/plan-eval.py rescore DIR --seed S --model-error F   each measured mix decided again with
-                              the residuals F (no GPU: the candidates are ranked as before, only
-                              the decision can change), scored against what DIR measured
+  scripts/plan-eval.py rescore DIR --seed S --model-error F [--start-delay F|none]
+                              each measured mix decided again with the residuals F and the
+                              start delay F (no GPU; with the start delay the mix was planned
+                              with, the candidates are ranked as before and only the decision
+                              can change), scored against what DIR measured
+  scripts/plan-eval.py repredict DIR... [--start-delay F|none] [--before F|none] [--json FILE]
+                              each measured candidate of each mix predicted again by the built
+                              `migscope plan` with both start delays (no GPU; candidates matched
+                              by layout and queues): measured / predicted makespan, energy and
+                              throughput, before -> after
 
 Python 3 standard library only.
 """
@@ -252,7 +259,8 @@ def rescore(args):
             continue
         measured = {c['name']: c for c in doc['verify']['candidates'] if 'measured' in c}
         command = plan_args(migscope_binary(), mix) + ['--model-error', args.model_error,
-                                                      '--profiles', args.profiles]
+                                                      '--profiles', args.profiles,
+                                                      '--start-delay', args.start_delay]
         doc = json.loads(subprocess.run(command, check=True, capture_output=True,
                                         text=True).stdout)
         d = doc['decision']
@@ -277,6 +285,156 @@ def rescore(args):
               f'worst {100 * max(regrets):.2f} %')
 
 
+def plan_args_of(doc):
+    """`plan` for a measured mix, from its own JSON: its jobs, work, objective and backend."""
+    jobs = []
+    for j in doc['jobs']:
+        if j.get('command'):
+            raise SystemExit(f"job {j['name']}: a command; repredict plans built-in jobs only")
+        jobs.append(f"{j['workload']}:{j['mode']}:{j['batch']}")
+    return ['plan', '--jobs', ','.join(jobs),
+            '--work', ','.join(str(j['work_steps']) for j in doc['jobs']),
+            '--backend', doc['backend'], '--objective', doc['objective'], '--format', 'json']
+
+
+def candidates_of(doc):
+    """A plan's JSON's candidates by name: its top ones, then its baselines' plans."""
+    out = {c['name']: c for c in doc['top']}
+    for b in doc.get('baselines', []):
+        if b.get('plan'):
+            out.setdefault(b['plan']['name'], b['plan'])
+    return out
+
+
+def queues_of(candidate):
+    return [g['queues'] for g in candidate['gpus']]
+
+
+def repredicted(dirs, start_delay, profiles, migscope=None):
+    """Each measured candidate of the mixes in `dirs`, predicted again: a list of dicts with the
+    mix, candidate, partitions, measured and predicted figures. A plan's figures do not depend on
+    the objective, so where the mix's objective lists the candidate's layout with other queues,
+    the other objectives' plans are searched for it too; None where none lists it with the queues
+    that were measured."""
+    migscope = migscope or migscope_binary()
+    rows = []
+    for d in dirs:
+        for path, doc in mix_files(d):
+            def planned(objective):
+                args = plan_args_of(doc)
+                args[args.index('--objective') + 1] = objective
+                return candidates_of(json.loads(subprocess.run(
+                    [migscope] + args + ['--top', '1000', '--model-error', 'none', '--profiles',
+                                         profiles, '--start-delay', start_delay],
+                    check=True, capture_output=True, text=True).stdout))
+            objectives = [doc['objective']] + [o for o in OBJECTIVES if o != doc['objective']]
+            today = {}  # objective -> its candidates, searched as needed
+            then = candidates_of(doc)
+            for c in doc['verify']['candidates']:
+                if 'measured' not in c or any(j['status'] != 'ok' for j in c['jobs']):
+                    continue
+                was, new = then.get(c['name']), None
+                for objective in objectives if was is not None else []:
+                    if objective not in today:
+                        today[objective] = planned(objective)
+                    now = today[objective].get(c['name'])
+                    # The whole GPU runs its jobs one after another: their order changes nothing.
+                    if now is not None and (queues_of(was) == queues_of(now) or
+                                            not was['gpus'][0]['partitioned']):
+                        new = now
+                        break
+                partitions = sum(len(g['queues']) for g in was['gpus']) if was else None
+                rows.append({'dir': str(d), 'mix': path.stem, 'objective': doc['objective'],
+                             'candidate': c['name'],
+                             'partitioned': not c['name'].startswith('whole GPU'),
+                             'partitions': partitions,
+                             'measured': {f: c['measured'].get(f) for f in FIGURES},
+                             'predicted_then': {f: c['predicted'].get(f) for f in FIGURES},
+                             'predicted': ({f: new.get(f) for f in FIGURES} if new else None),
+                             'jobs': {j['job']: (j['measured_end_s'], j['predicted_end_s'])
+                                      for j in c['jobs']},
+                             'jobs_predicted': ({j['job']: j['end_s'] for j in new['jobs']}
+                                                if new else None)})
+    return rows
+
+
+def key_of(row):
+    return (row['dir'], row['mix'], row['candidate'])
+
+
+def error_summary(rows, keys):
+    """Per figure, over the partitioned candidates of `keys`: (count, median |measured /
+    predicted - 1|, median measured / predicted, median |error| of the gain over the mix's own
+    sequential baseline)."""
+    out = {}
+    chosen = [r for r in rows if key_of(r) in keys and r['predicted']]
+    for figure in ('makespan_s', 'energy_j', 'throughput'):
+        ratios = [r['measured'][figure] / r['predicted'][figure] for r in chosen
+                  if r['partitioned'] and r['measured'].get(figure)]
+        gains = []
+        for r in chosen:
+            base = next((b for b in chosen if b['mix'] == r['mix'] and b['dir'] == r['dir'] and
+                         not b['partitioned']), None)
+            if r['partitioned'] and base and base['measured'].get(figure):
+                gains.append((r['measured'][figure] / base['measured'][figure]) /
+                             (r['predicted'][figure] / base['predicted'][figure]))
+        out[figure] = (len(ratios), statistics.median(abs(x - 1) for x in ratios),
+                       statistics.median(ratios),
+                       statistics.median(abs(x - 1) for x in gains) if gains else None,
+                       len(gains), statistics.mean(abs(x - 1) for x in ratios),
+                       max(abs(x - 1) for x in ratios))
+    return out
+
+
+def repredict(args):
+    """The measured candidates predicted again by the model with args.start_delay and with
+    args.before (default: without a start delay), compared on the candidates both still list with
+    their measured queues."""
+    after = repredicted(args.dirs, args.start_delay, args.profiles)
+    before = repredicted(args.dirs, args.before, args.profiles)
+    both = ({key_of(r) for r in after if r['predicted']} &
+            {key_of(r) for r in before if r['predicted']})
+    left_out = [r for r in after if key_of(r) not in both]
+    print(f'{len(after)} measured candidates; {len(left_out)} left out (one of the models plans '
+          f'their layout with other queues than were measured):')
+    for r in left_out:
+        print(f"  {r['dir']} {r['mix']} {r['candidate']}")
+    by_key = {key_of(r): r for r in before}
+    print(f'\n| mix | candidate | measured / predicted: makespan | energy | throughput |')
+    print('|---|---|---|---|---|')
+    for r in after:
+        if key_of(r) not in both:
+            continue
+        b = by_key[key_of(r)]
+        cells = [f"{b['measured'][f] / b['predicted'][f]:.3f} -> "
+                 f"{r['measured'][f] / r['predicted'][f]:.3f}"
+                 for f in ('makespan_s', 'energy_j', 'throughput')]
+        print(f"| {pathlib.Path(r['dir']).name}/{r['mix']} | {r['candidate']} | " +
+              ' | '.join(cells) + ' |')
+    print(f'\npartitioned candidates, --start-delay {args.before} -> {args.start_delay}: median '
+          f'|measured / predicted - 1| (median measured / predicted); median |error| of the '
+          f'gain over the mix\'s sequential baseline:')
+    s0, s1 = error_summary(before, both), error_summary(after, both)
+    for figure in s0:
+        n, e0, r0, g0, ng, m0, w0 = s0[figure]
+        _, e1, r1, g1, _, m1, w1 = s1[figure]
+        gain = '-' if g0 is None else f'{100 * g0:.2f} -> {100 * g1:.2f} % ({ng} pairs)'
+        print(f'  {figure:<11} {n} candidates: {100 * e0:.2f} % ({r0:.3f}) -> {100 * e1:.2f} % '
+              f'({r1:.3f}); mean {100 * m0:.2f} -> {100 * m1:.2f} %, worst {100 * w0:.2f} -> '
+              f'{100 * w1:.2f} %; gain {gain}')
+    print('makespan, median measured / predicted by partitions:')
+    for n in sorted({r['partitions'] for r in after if key_of(r) in both and r['partitioned']}):
+        pairs = [(by_key[key_of(r)], r) for r in after
+                 if key_of(r) in both and r['partitioned'] and r['partitions'] == n]
+        medians = [statistics.median(pair[i]['measured']['makespan_s'] /
+                                     pair[i]['predicted']['makespan_s'] for pair in pairs)
+                   for i in (0, 1)]
+        print(f'  {n}: {len(pairs)} candidates, {medians[0]:.3f} -> {medians[1]:.3f}')
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps({'before': before, 'after': after},
+                                                      indent=1) + '\n')
+
+
 def main():
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `report | head` ends quietly
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -299,6 +457,16 @@ def main():
     again.add_argument('--count', type=int, default=12)
     again.add_argument('--profiles', default=str(REPO / 'data/profiles-h200.json'))
     again.add_argument('--model-error', required=True)
+    again.add_argument('--start-delay', default=str(REPO / 'data/start-delay-h200.json'),
+                       help='a start-delay file, or none (the model without it)')
+    again_ = sub.add_parser('repredict')
+    again_.add_argument('dirs', nargs='+')
+    again_.add_argument('--profiles', default=str(REPO / 'data/profiles-h200.json'))
+    again_.add_argument('--start-delay', default=str(REPO / 'data/start-delay-h200.json'),
+                        help='a start-delay file, or none (the model without it)')
+    again_.add_argument('--before', default='none',
+                        help='the model to compare with: a start-delay file, or none (default)')
+    again_.add_argument('--json', help='also write every candidate\'s figures here')
     args = parser.parse_args()
     if args.what == 'mixes':
         for i, objective, jobs, steps in mixes(args.seed, args.count, args.profiles):
@@ -308,6 +476,8 @@ def main():
         run(args)
     elif args.what == 'rescore':
         rescore(args)
+    elif args.what == 'repredict':
+        repredict(args)
     else:
         report(args)
 

@@ -69,6 +69,20 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
                                  *p.power_limit_w, p.idle_power_w));
     }
     p.correction = profiles.correction;
+    p.correction.start_delay_per_partner_s = 0;
+    const StartDelay& delay = profiles.start_delay;
+    if (delay.per_partner_s > 0 && kind == PartitionKind::kGreen) {
+        p.correction.start_delay_per_partner_s = delay.per_partner_s;
+        p.notes.push_back(format("jobs that start together on partitions wait %.2f s per other "
+                                 "job starting with them before they run (fitted on green "
+                                 "partitions: ",
+                                 delay.per_partner_s) +
+                          delay.origin + ")");
+    } else if (delay.per_partner_s > 0) {
+        p.notes.push_back("the start delay of jobs starting together (" + delay.origin +
+                          ") was measured on " + delay.backend +
+                          " partitions only: not applied to these");
+    }
     p.constraints = constraints;
     double whole_memory_gib = 0;
     for (const mig::Profile& prof : model.profiles) {
@@ -224,36 +238,57 @@ void simulate_gpu(const std::vector<std::vector<QueuedJob>>& queues, bool partit
     out.end_s.resize(partitions);
     out.mix_s.resize(partitions);
     out.capped_s.resize(partitions);
+    out.wait_s.resize(partitions);
     out.makespan_s = out.dynamic_j = 0;
     // Per partition: its running job, and what is left of that job's start-up and rest (rest in
     // seconds as alone).
     std::vector<size_t> at(partitions, 0);
     std::vector<double> startup_left(partitions, 0), rest_left(partitions, 0);
+    // What is left of a started job's wait (below), before its start-up: its partition is busy
+    // but draws no dynamic power and moves no memory.
+    std::vector<double> delay_left(partitions, 0);
     for (size_t k = 0; k < partitions; ++k) {
         out.end_s[k].assign(queues[k].size(), 0);
         out.mix_s[k].assign(queues[k].size(), 0);
         out.capped_s[k].assign(queues[k].size(), 0);
+        out.wait_s[k].assign(queues[k].size(), 0);
         if (!queues[k].empty()) {
             startup_left[k] = queues[k][0].startup_s;
             rest_left[k] = queues[k][0].rest_s;
         }
     }
+    // Jobs that start at one moment with others wait (plan/start_delay.h): at 0 every
+    // partition's first job, later those whose predecessors end together.
+    std::vector<char> starting(partitions, 0);
+    for (size_t k = 0; k < partitions; ++k)
+        starting[k] = !queues[k].empty();
     double t = 0;
     while (true) {
         size_t busy = 0;
         double wanted_w = 0, memory_pct = 0;  // what the running jobs want (memory: in their rest)
         for (size_t k = 0; k < partitions; ++k) {
-            while (at[k] < queues[k].size() && startup_left[k] <= 0 && rest_left[k] <= 0) {
+            while (at[k] < queues[k].size() && delay_left[k] <= 0 && startup_left[k] <= 0 &&
+                   rest_left[k] <= 0) {
                 out.end_s[k][at[k]++] = t;  // done: the next job of the queue starts
                 if (at[k] < queues[k].size()) {
                     startup_left[k] = queues[k][at[k]].startup_s;
                     rest_left[k] = queues[k][at[k]].rest_s;
+                    starting[k] = 1;
                 }
             }
+        }
+        const size_t together = std::count(starting.begin(), starting.end(), 1);
+        const double delay_s =
+            partitioned ? start_delay_s(correction.start_delay_per_partner_s, together) : 0.0;
+        for (size_t k = 0; k < partitions; ++k) {
+            if (starting[k] && at[k] < queues[k].size())
+                delay_left[k] = out.wait_s[k][at[k]] = delay_s;
+            starting[k] = 0;
             if (at[k] < queues[k].size()) {
                 ++busy;
-                wanted_w += queues[k][at[k]].dynamic_w;
-                if (startup_left[k] <= 0)
+                if (delay_left[k] <= 0)
+                    wanted_w += queues[k][at[k]].dynamic_w;
+                if (delay_left[k] <= 0 && startup_left[k] <= 0)
                     memory_pct += queues[k][at[k]].memory_pct;
             }
         }
@@ -264,8 +299,9 @@ void simulate_gpu(const std::vector<std::vector<QueuedJob>>& queues, bool partit
         double dt = std::numeric_limits<double>::infinity();
         for (size_t k = 0; k < partitions; ++k) {
             if (at[k] < queues[k].size())
-                dt = std::min(dt,
-                              startup_left[k] > 0 ? startup_left[k] : rest_left[k] / rate.speed);
+                dt = std::min(dt, delay_left[k] > 0     ? delay_left[k]
+                                  : startup_left[k] > 0 ? startup_left[k]
+                                                        : rest_left[k] / rate.speed);
         }
         // The phase that ends first ends exactly; others within rounding of it end too.
         const auto advance = [](double& left, double step) {
@@ -278,7 +314,9 @@ void simulate_gpu(const std::vector<std::vector<QueuedJob>>& queues, bool partit
                 out.mix_s[k][at[k]] += dt;
             if (rate.clock < 1)
                 out.capped_s[k][at[k]] += dt;
-            if (startup_left[k] > 0)
+            if (delay_left[k] > 0)
+                advance(delay_left[k], dt);
+            else if (startup_left[k] > 0)
                 advance(startup_left[k], dt);
             else
                 advance(rest_left[k], dt * rate.speed);
@@ -410,8 +448,9 @@ Prediction predict(const Problem& problem, const Plan& plan) {
                 jp.partition_label = size.label;
                 jp.start_s = start_s;
                 jp.end_s = end_s;
-                jp.items_per_s = time_s > 0 ? job.items / time_s : 0.0;
-                jp.speed_fraction = time_s > 0 ? job.whole_gpu_s / time_s : 0.0;
+                const double running_s = time_s - timeline.wait_s[k][q];
+                jp.items_per_s = running_s > 0 ? job.items / running_s : 0.0;
+                jp.speed_fraction = running_s > 0 ? job.whole_gpu_s / running_s : 0.0;
                 jp.interpolated = job.on[size_of[k]].interpolated;
                 jp.situation = situation_of(time_s, timeline.mix_s[k][q], timeline.capped_s[k][q],
                                             size.sms, gpu.queues[k].size() > 1);

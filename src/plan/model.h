@@ -92,12 +92,17 @@ struct QueuedJob {
 // windows where every partition was busy, so a job that outlives its neighbours runs as alone);
 // when idle + that power exceeds the power limit, every job runs at cap_clock_ratio; while the
 // jobs in their rest want more than 100 % of the memory bandwidth together (their memory_pct),
-// none runs faster than 100 % / that sum.
+// none runs faster than 100 % / that sum. Jobs that start at one moment on two or more
+// partitions each wait start_delay_s(correction.start_delay_per_partner_s, how many) before their
+// start-up (plan/start_delay.h): every partition's first job, and queued jobs whose predecessors
+// end together; while it waits a job's partition counts as busy but draws no dynamic power.
 struct GpuTimeline {
     std::vector<std::vector<double>> end_s;  // per partition, per queued job
     // Per partition, per queued job: the seconds of its run with two or more partitions busy (a
     // mix), and with the clock below 1 (the power cap).
     std::vector<std::vector<double>> mix_s, capped_s;
+    // Per partition, per queued job: its wait for the jobs starting with it (none: 0).
+    std::vector<std::vector<double>> wait_s;
     double makespan_s = 0;
     double dynamic_j = 0;  // the board's energy above idle until the makespan
 };
@@ -191,8 +196,10 @@ struct JobPrediction {
     size_t partition = 0;  // index in the GPU's layout
     std::string partition_label;
     double start_s = 0, end_s = 0;
+    // Over its run less its wait for the jobs starting with it (GpuTimeline::wait_s), as
+    // `migscope run` counts a job's items/s: over its steps.
     double items_per_s = 0;
-    double speed_fraction = 0;  // of its whole-GPU speed
+    double speed_fraction = 0;  // of its whole-GPU speed, likewise
     // Its share of its GPU's energy until that GPU's last job ends, split as `migscope run`
     // attributes a window (telemetry/attribution.h): idle power by partition size, its own
     // dynamic power alone there × its time, and a time share of the mix's interaction.

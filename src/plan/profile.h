@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mig/catalog.h"
+#include "plan/start_delay.h"
 #include "store/record.h"
 
 namespace migscope::plan {
@@ -67,6 +68,10 @@ struct Correction {
     double throughput = 1;     // median over jobs of measured / predicted items/s
     double dynamic_power = 1;  // median over mixes of measured / predicted (board − idle) power
     int mixes = 0;             // runs it was calibrated from
+    // Each job starting at one moment with others on a GPU's partitions starts this much later
+    // per other job starting with it (plan/start_delay.h); 0: none. Not in the profiles' file:
+    // make_problem sets it from ProfileSet::start_delay for green partitions.
+    double start_delay_per_partner_s = 0;
 };
 
 struct ProfileProvenance {
@@ -95,6 +100,8 @@ struct ProfileSet {
     // planner does not model the cap (a busy board's lower clock).
     std::optional<double> power_limit_w;
     Correction correction;
+    // Fitted on fixed-work mixes, from its own file (runner::load_start_delay), not the profiles'.
+    StartDelay start_delay;
     std::vector<JobProfile> jobs;
 
     // The profile of a workload in a mode at a batch; with no batch, the only batch profiled.

@@ -106,4 +106,18 @@ std::optional<plan::ModelError> load_model_error(const std::string& given,
     return error;
 }
 
+plan::StartDelay load_start_delay(const std::string& given, const mig::GpuModel& model) {
+    if (given == "none")
+        return {};
+    const std::string shipped = data_dir() + "/start-delay-" + model.key + ".json";
+    if (given.empty() && !std::ifstream(shipped))
+        return {};
+    const std::string path = given.empty() ? shipped : given;
+    plan::StartDelay delay = plan::read_start_delay_file(path);
+    if (delay.gpu_model != model.key)
+        throw input_error(path + " holds the start delay of " + delay.gpu_model + ", not " +
+                          model.key + " (--gpu-model)");
+    return delay;
+}
+
 }  // namespace migscope::runner

@@ -38,4 +38,9 @@ plan::ProfileSet load_profiles(const std::string& given, const mig::GpuModel& mo
 std::optional<plan::ModelError> load_model_error(const std::string& given,
                                                  const mig::GpuModel& model, std::string& origin);
 
+// The start delay of jobs starting together (plan/start_delay.h): `given` (a start-delay file,
+// or "none" for no delay); empty: the shipped data/start-delay-MODEL.json when there is one, else
+// none. Input errors for an unreadable file and for another model's.
+plan::StartDelay load_start_delay(const std::string& given, const mig::GpuModel& model);
+
 }  // namespace migscope::runner

@@ -105,5 +105,34 @@ class Report(unittest.TestCase):
         self.assertIn('2 mixes: regret median 10.00 %, worst 20.00 %; 4 of 6', text)
 
 
+class Repredict(unittest.TestCase):
+    def row(self, mix, name, measured, predicted):
+        figures = ('makespan_s', 'energy_j', 'throughput')
+        return {'dir': 'd', 'mix': mix, 'candidate': name,
+                'partitioned': not name.startswith('whole GPU'),
+                'measured': dict(zip(figures, measured)),
+                'predicted': None if predicted is None else dict(zip(figures, predicted))}
+
+    def test_errors_and_gains_are_over_the_candidates_both_models_predict(self):
+        rows = [self.row('mix-1', 'whole GPU (not partitioned)', (10, 100, 1), (10, 100, 1)),
+                self.row('mix-1', '4g.71gb@0+3g.71gb@4', (11, 99, 0.9), (10, 100, 1)),
+                self.row('mix-1', '3g.71gb@0+3g.71gb@4', (12, 100, 0.8), (10, 100, 1)),
+                self.row('mix-2', '2g.35gb@0+2g.35gb@2', (5, 50, 2), None)]
+        keys = {plan_eval.key_of(r) for r in rows[:3]}
+        summary = plan_eval.error_summary(rows, keys)
+        n, error, ratio, gain, pairs, mean, worst = summary['makespan_s']
+        self.assertEqual((n, pairs), (2, 2))
+        self.assertAlmostEqual(error, 0.15)   # 10 % and 20 %
+        self.assertAlmostEqual(ratio, 1.15)
+        self.assertAlmostEqual(gain, 0.15)    # the baseline was predicted right
+        self.assertAlmostEqual(mean, 0.15)
+        self.assertAlmostEqual(worst, 0.2)
+        # A candidate left out of the keys counts in neither.
+        n, error = plan_eval.error_summary(rows, keys - {plan_eval.key_of(rows[2])})[
+            'makespan_s'][:2]
+        self.assertEqual(n, 1)
+        self.assertAlmostEqual(error, 0.1)
+
+
 if __name__ == '__main__':
     unittest.main(verbosity=2)

@@ -258,6 +258,64 @@ TEST_F(PlanCommand, SevenSmallJobsArePartitionedAndSequentialWinsForBigOnes) {
     EXPECT_NE(big.out.find("all-balanced"), std::string::npos);
 }
 
+// The shipped start delay (data/start-delay-MODEL.json, here in the test's data folder): on green
+// partitions, jobs starting together wait; MIG plans and `--start-delay none` do not.
+TEST_F(PlanCommand, JobsStartingTogetherOnGreenPartitionsWaitTheShippedStartDelay) {
+    const auto delay_file = [](const char* model) {
+        return json{{"format", "migscope-start-delay"},
+                    {"version", 1},
+                    {"gpu_model", model},
+                    {"backend", "green"},
+                    {"per_partner_s", 0.5},
+                    {"fit", {{"command", "hand-made"}}}}
+            .dump();
+    };
+    std::ofstream(dir_ / "start-delay-h200.json") << delay_file("h200");
+    const auto plan = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args = {"plan",     "--jobs",   "small,small", "--profiles",
+                                         profiles(), "--work",   "1000",        "--top",
+                                         "1000",     "--format", "json"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const ProcessResult r = migscope(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return json::parse(r.out);
+    };
+    const auto two_1g = [](const json& doc) {
+        for (const json& c : doc["top"])
+            if (c["name"] == "1g.18gb@0+1g.18gb@1")
+                return c;
+        return json();
+    };
+    const json with = plan({"--backend", "green"});
+    const json without = plan({"--backend", "green", "--start-delay", "none"});
+    ASSERT_FALSE(two_1g(with).is_null());
+    // Two jobs start together: each waits 0.5 s, and its items/s are over its steps.
+    for (size_t j = 0; j < 2; ++j) {
+        EXPECT_NEAR(two_1g(with)["jobs"][j]["end_s"].get<double>(),
+                    two_1g(without)["jobs"][j]["end_s"].get<double>() + 0.5, 1e-9);
+        EXPECT_NEAR(two_1g(with)["jobs"][j]["items_per_s"].get<double>(),
+                    two_1g(without)["jobs"][j]["items_per_s"].get<double>(), 1e-9);
+    }
+    EXPECT_NE(with["notes"].dump().find("wait 0.50 s per other job"), std::string::npos)
+        << with["notes"].dump();
+    EXPECT_EQ(without["notes"].dump().find("wait"), std::string::npos);
+    // One after another on the whole GPU: no wait.
+    EXPECT_DOUBLE_EQ(with["baselines"][0]["plan"]["makespan_s"].get<double>(),
+                     without["baselines"][0]["plan"]["makespan_s"].get<double>());
+    // MIG instances: fitted on green contexts, not applied, and said.
+    const json mig = plan({"--backend", "mig"});
+    EXPECT_DOUBLE_EQ(two_1g(mig)["makespan_s"].get<double>(),
+                     two_1g(without)["makespan_s"].get<double>());
+    EXPECT_NE(mig["notes"].dump().find("not applied"), std::string::npos) << mig["notes"].dump();
+    // Another model's file is refused, naming it.
+    std::ofstream(dir_ / "other.json") << delay_file("a100-80gb");
+    const ProcessResult other = migscope({"plan", "--jobs", "small,small", "--profiles", profiles(),
+                                          "--start-delay", (dir_ / "other.json").string()});
+    EXPECT_EQ(other.exit_code, 2);
+    EXPECT_NE(other.err.find("other.json holds the start delay of a100-80gb"), std::string::npos)
+        << other.err;
+}
+
 TEST_F(PlanCommand, ManyGpusUseTheHeuristicAndYamlIsAMigPartedConfig) {
     const ProcessResult r =
         migscope({"plan", "--jobs", "small,small,big,small,big,small", "--profiles", profiles(),

@@ -48,6 +48,7 @@ struct PlanOptions {
     size_t gpus = 1;
     std::string profiles;  // JSON file or results store; default data/profiles-MODEL.json
     std::string model_error;  // residuals file, "none"; default data/model-error-MODEL.json
+    std::string start_delay;  // start-delay file, "none"; default data/start-delay-MODEL.json
     double min_speed = 0;
     size_t top = 3;
     std::string method = "auto";
@@ -156,8 +157,9 @@ int plan_command(const PlanOptions& o) {
                               "' is a command, which green contexts cannot hold (they live in "
                               "migscope's worker): give --backend mps or mig");
     }
-    const plan::ProfileSet set =
+    plan::ProfileSet set =
         runner::load_profiles(o.profiles, model, origin, {o.jobs, o.jobs_file, o.backend});
+    set.start_delay = runner::load_start_delay(o.start_delay, model);
     const plan::Problem problem = plan::make_problem(requests, set, model, {o.min_speed}, kind);
     std::string error_origin;
     const std::optional<plan::ModelError> error =
@@ -295,6 +297,9 @@ void add_plan_command(CLI::App& app, Action& action) {
                     "The model's measured residuals, for every figure's interval and the "
                     "recommendation (a file from `migscope profile residuals`, or none; default: "
                     "the shipped data/model-error-MODEL.json)");
+    cmd->add_option("--start-delay", o->start_delay,
+                    "The start delay of jobs starting together on green partitions (a file, or "
+                    "none; default: the shipped data/start-delay-MODEL.json)");
     cmd->add_option("--min-speed", o->min_speed,
                     "Each job keeps at least this fraction of its whole-GPU speed (0 to 1)")
         ->capture_default_str();

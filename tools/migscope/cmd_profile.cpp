@@ -44,6 +44,7 @@ struct ProfileOptions {
 struct ResidualsOptions {
     std::string profiles;
     std::string correction_from;
+    std::string start_delay;  // start-delay file, "none"; default data/start-delay-MODEL.json
     std::vector<std::string> dbs;
     std::string gpu_model = "h200";
     std::string add_to;
@@ -165,6 +166,9 @@ int residuals_command(const ResidualsOptions& o) {
         profiles.correction = plan::read_profiles_file(o.correction_from).correction;
         origin += " (corrections of " + o.correction_from + ")";
     }
+    profiles.start_delay = runner::load_start_delay(o.start_delay, model);
+    if (!profiles.start_delay.origin.empty())
+        origin += " (start delay of " + profiles.start_delay.origin + ")";
     plan::ModelError error;
     if (!o.add_to.empty())
         error = plan::read_model_error_file(o.add_to);
@@ -254,6 +258,9 @@ void add_profile_command(CLI::App& app, Action& action) {
                           "Take the interference corrections from this profile file instead (the "
                           "planner's of the time, when --profiles is a store whose own mixes would "
                           "calibrate them in-sample)"));
+    resid->add_option("--start-delay", res->start_delay,
+                      "The start delay of jobs starting together on green partitions (a file, or "
+                      "none; default: the shipped data/start-delay-MODEL.json)");
     path_option(resid->add_option("--db", res->dbs, "Results store whose runs to use; repeat it"))
         ->required();
     resid->add_option("--gpu-model", res->gpu_model, "GPU model of the runs")

@@ -1,0 +1,56 @@
+// Jobs that start together on one GPU's partitions start late: the fitted delay's file.
+#include "plan/start_delay.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/json_fields.h"
+
+namespace migscope::plan {
+namespace {
+
+constexpr const char* kFormat = "migscope-start-delay";
+constexpr int kVersion = 1;
+
+}  // namespace
+
+StartDelay parse_start_delay_json(std::string_view text, const std::string& origin) {
+    const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded())
+        throw input_error(origin + ": not valid JSON");
+    try {
+        Fields top(doc, "");
+        const std::string format = top.get<std::string>("format");
+        const int version = top.get<int>("version");
+        if (format != kFormat || version != kVersion)
+            throw input_error("expected format \"" + std::string(kFormat) + "\" version " +
+                              std::to_string(kVersion) + ", got \"" + format + "\" version " +
+                              std::to_string(version));
+        StartDelay d;
+        d.gpu_model = top.get<std::string>("gpu_model");
+        d.backend = top.get<std::string>("backend");
+        d.per_partner_s = top.get<double>("per_partner_s");
+        if (!(d.per_partner_s >= 0) || d.per_partner_s > 60)
+            throw input_error("per_partner_s: must be 0 to 60 seconds");
+        if (!top.child("fit").is_object())
+            throw input_error("fit: expected an object (how per_partner_s was made)");
+        top.check_keys();
+        d.origin = origin;
+        return d;
+    } catch (const Error& err) {
+        throw input_error(origin + ": " + err.what());
+    }
+}
+
+StartDelay read_start_delay_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in)
+        throw input_error("cannot read start-delay file " + path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return parse_start_delay_json(text.str(), path);
+}
+
+}  // namespace migscope::plan
