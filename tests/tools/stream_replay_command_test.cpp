@@ -1,0 +1,147 @@
+// `migscope stream replay` end to end on the cpu backend with the stand-in worker: a tiny trace
+// (four jobs, seconds long) simulated on the shipped H200 profiles and run for real: every job
+// ran, none started before its arrival, each partition ran its jobs in the simulator's order,
+// the JSON carries the predicted and measured figures; bad input exits 2 naming the field.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "run_process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class StreamReplayCommand : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::path(testing::TempDir()) /
+               ("replay-" +
+                std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+    }
+    ProcessResult migscope(std::vector<std::string> args) {
+        args.insert(args.begin(), MIGSCOPE_BINARY);
+        return run_process(args, {{"MIGSCOPE_WORKER", FAKE_WORKER},
+                                  {"FAKE_STEP_S", "0.01"},
+                                  {"MIGSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
+    }
+    std::string write(const std::string& name, const std::string& text) {
+        const std::string path = (dir_ / name).string();
+        std::ofstream(path) << text;
+        return path;
+    }
+    // Four jobs of the shipped profiles arriving over 1.5 s, one named to escape the run
+    // directory, the last due soon.
+    std::string tiny_trace() {
+        return write("tiny.json", R"({"version": 1, "jobs": [
+  {"arrival_s": 0, "workload": "resnet18", "batch": 32, "work": 30},
+  {"arrival_s": 0.2, "workload": "bert-base", "batch": 4, "work": 20},
+  {"arrival_s": 0.5, "name": "../../escape me", "workload": "resnet18", "batch": 32, "work": 20},
+  {"arrival_s": 1.5, "workload": "gpt2-medium", "batch": 2, "work": 10, "deadline_s": 3}]})");
+    }
+    fs::path dir_;
+};
+
+TEST_F(StreamReplayCommand, ReplaysTheSchedulesOrderNeverBeforeAnArrival) {
+    const std::string trace = tiny_trace();
+    const fs::path runs = dir_ / "runs";
+    const ProcessResult r =
+        migscope({"stream", "replay", trace, "--policy", "never", "--backend", "cpu",
+                  "--idle-probe", "0", "--warmup-steps", "1", "--run-dir", runs.string(),
+                  "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const json doc = json::parse(r.out);
+    EXPECT_EQ(doc["backend"], "cpu");
+    EXPECT_EQ(doc["policy"], "never");
+    ASSERT_EQ(doc["jobs"].size(), 4u);
+    for (const json& j : doc["jobs"]) {
+        SCOPED_TRACE(j.dump());
+        for (const char* key : {"start_s", "end_s", "completion_s", "completion_s_interval"})
+            EXPECT_TRUE(j["predicted"].contains(key)) << key;
+        ASSERT_TRUE(j["measured"].is_object());
+        EXPECT_EQ(j["measured"]["status"], "ok");
+        EXPECT_EQ(j["measured"]["steps"], j["work_steps"]);  // every step of its work ran
+        const double arrival = j["arrival_s"].get<double>();
+        const double start = j["measured"]["start_s"].get<double>();
+        const double end = j["measured"]["end_s"].get<double>();
+        EXPECT_GE(start, arrival);  // never before it arrived
+        EXPECT_GT(end, start);
+        EXPECT_NEAR(j["measured"]["completion_s"].get<double>(), end - arrival, 1e-9);
+        EXPECT_TRUE(j.contains("inside"));
+    }
+    // Each partition ran its jobs in the simulator's order: by planned start, the measured
+    // starts (and ends) come in the same order.
+    std::map<std::string, std::vector<std::pair<double, size_t>>> planned;
+    for (const json& e : doc["epochs"]) {
+        for (const json& s : e["jobs"])
+            planned[s["partition"].get<std::string>() + "@" + std::to_string(e["epoch"].get<int>())]
+                .push_back({s["planned_start_s"].get<double>(), s["job"].get<size_t>()});
+    }
+    ASSERT_FALSE(planned.empty());
+    for (auto& [partition, jobs] : planned) {
+        std::sort(jobs.begin(), jobs.end());
+        for (size_t k = 1; k < jobs.size(); ++k) {
+            const json& before = doc["jobs"][jobs[k - 1].second]["measured"];
+            const json& after = doc["jobs"][jobs[k].second]["measured"];
+            EXPECT_LE(before["end_s"].get<double>(), after["start_s"].get<double>() + 1e-3)
+                << partition;
+        }
+    }
+    ASSERT_EQ(doc["totals"].size(), 4u);
+    for (const json& t : doc["totals"]) {
+        for (const char* key : {"figure", "predicted", "interval", "measured", "inside"})
+            EXPECT_TRUE(t.contains(key)) << key;
+        if (t["figure"] != "energy_j")  // the CPU's energy needs RAPL
+            EXPECT_TRUE(t["measured"].is_number()) << t.dump();
+    }
+    EXPECT_TRUE(doc["all_ok"].get<bool>());
+    // Each layout's run in its own folder; a job's name never becomes a path.
+    EXPECT_TRUE(fs::exists(runs / "epoch-0" / "result.json"));
+    for (const auto& entry : fs::recursive_directory_iterator(dir_))
+        EXPECT_EQ(entry.path().filename().string().find("escape"), std::string::npos)
+            << entry.path();
+}
+
+TEST_F(StreamReplayCommand, TheTableEndsWithTheTotalsAndADryRunRunsNothing) {
+    const std::string trace = tiny_trace();
+    const ProcessResult r = migscope({"stream", "replay", trace, "--policy", "never",
+                                      "--dry-run", "--run-dir", (dir_ / "runs").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("not run (--dry-run)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("mean JCT s"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("../../escape me"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir_ / "runs"));
+}
+
+TEST_F(StreamReplayCommand, BadInputExitsTwoNamingTheField) {
+    const std::string seconds = write("seconds.json", R"({"version": 1, "jobs": [
+  {"arrival_s": 0, "workload": "resnet18", "batch": 32, "duration_s": 60}]})");
+    const ProcessResult a = migscope({"stream", "replay", seconds, "--backend", "cpu"});
+    EXPECT_EQ(a.exit_code, 2) << a.err;
+    EXPECT_NE(a.err.find("jobs[0].duration_s"), std::string::npos) << a.err;
+
+    const ProcessResult b =
+        migscope({"stream", "replay", tiny_trace(), "--backend", "timeslice", "--dry-run"});
+    EXPECT_EQ(b.exit_code, 2) << b.err;
+    EXPECT_NE(b.err.find("--backend"), std::string::npos) << b.err;
+
+    const ProcessResult c =
+        migscope({"stream", "replay", tiny_trace(), "--policy", "sometimes", "--dry-run"});
+    EXPECT_EQ(c.exit_code, 2) << c.err;
+    EXPECT_NE(c.err.find("sometimes"), std::string::npos) << c.err;
+
+    const std::string typo = write("typo.json", R"({"version": 1, "jobs": [
+  {"arrival_s": 0, "workload": "resnet18", "bach": 32, "work": 5}]})");
+    const ProcessResult d = migscope({"stream", "replay", typo, "--dry-run"});
+    EXPECT_EQ(d.exit_code, 2) << d.err;
+    EXPECT_NE(d.err.find("jobs[0].bach"), std::string::npos) << d.err;
+}
+
+}  // namespace
