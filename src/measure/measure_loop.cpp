@@ -87,7 +87,8 @@ void check(const LoopSettings& s, const LoopHooks& h) {
     if (!(s.start_after_s >= 0))
         throw std::invalid_argument("measure loop: negative start time");
     if (s.start_after_s > 0 && s.hold != protocol::Hold::kUntilStart)
-        throw std::invalid_argument("measure loop: a start time counts from `start`: needs the hold");
+        throw std::invalid_argument(
+            "measure loop: a start time counts from `start`: needs the hold");
 }
 
 // One run of the loop: the phase it is in and what it has measured.

@@ -119,7 +119,8 @@ void Group::start_queued() {
             if (it == jobs.end() || !it->ended)
                 continue;
         }
-        if (p.start_after_s > 0 && !(open_time && seconds_between(*open_time, now) >= p.start_after_s))
+        if (p.start_after_s > 0 &&
+            !(open_time && seconds_between(*open_time, now) >= p.start_after_s))
             continue;
         released_[l] = true;
         if (job.ended)

@@ -86,8 +86,8 @@ CellRequest epoch_request(const ReplayRequest& r, const stream::ReplayEpoch& epo
         spec.steps = j.steps;
         most_steps = std::max(most_steps, j.steps);
         c.jobs.push_back(std::move(spec));
-        c.assign.push_back(static_cast<size_t>(
-            std::find(used.begin(), used.end(), j.partition) - used.begin()));
+        c.assign.push_back(
+            static_cast<size_t>(std::find(used.begin(), used.end(), j.partition) - used.begin()));
     }
     c.work_steps = std::max<int64_t>(1, most_steps);  // each job has its own (JobSpec::steps)
     c.start_after_s = start_after_s(epoch, r.stream, start_s);
@@ -103,6 +103,15 @@ ReplayResult replay_schedule(const Machine& machine, const Measurement& m, const
     for (size_t j = 0; j < r.jobs.size(); ++j)
         out.jobs.push_back(ReplayedJob{j, {}, 0, {}, {}, {}, JobStatus::kOk, {}});
     const mig::GpuModel* model = machine.gpu ? &machine.gpu->model : nullptr;
+    // What cannot run is refused before anything runs: a layout this GPU cannot hold, more core
+    // shares than cores, a job known not to fit its partition's memory.
+    for (const stream::ReplayEpoch& epoch : r.plan.epochs) {
+        if (epoch.jobs.empty())
+            continue;
+        std::string text;
+        require_fit(check_cell(machine, epoch_request(r, epoch, model, epoch.ready_s, text)),
+                    m.force);
+    }
     std::vector<bool> energy_known(r.jobs.size(), true);
     double previous_end_s = 0, windows_s = 0, idle_sum_w = 0;
     size_t idle_count = 0;
@@ -129,8 +138,8 @@ ReplayResult replay_schedule(const Machine& machine, const Measurement& m, const
         const CellOutcome cell = run_cell(machine, m, c, db, hooks);
         const RunResult& run = cell.run;
         done.window_s = run.window_s;
-        done.energy_j = run.energy.counter_energy_j ? run.energy.counter_energy_j
-                                                    : run.energy.trace_energy_j;
+        done.energy_j =
+            run.energy.counter_energy_j ? run.energy.counter_energy_j : run.energy.trace_energy_j;
         done.idle_power_w = run.idle_power_w;
         done.run_id = cell.run_id;
         done.warnings = run.warnings;
@@ -219,11 +228,11 @@ std::vector<ReplayCheck> replay_checks(const stream::StreamEstimate& e, const Re
         return c;
     };
     const stream::StreamResult& p = e.point;
-    return {check("energy_j", p.energy_j, e.energy_j, r.energy_j),
-            check("mean_completion_s", p.mean_completion_s, e.mean_completion_s,
-                  r.mean_completion_s),
-            check("p95_completion_s", p.p95_completion_s, e.p95_completion_s, r.p95_completion_s),
-            check("tardiness_s", p.tardiness_s, e.tardiness_s, r.tardiness_s)};
+    return {
+        check("energy_j", p.energy_j, e.energy_j, r.energy_j),
+        check("mean_completion_s", p.mean_completion_s, e.mean_completion_s, r.mean_completion_s),
+        check("p95_completion_s", p.p95_completion_s, e.p95_completion_s, r.p95_completion_s),
+        check("tardiness_s", p.tardiness_s, e.tardiness_s, r.tardiness_s)};
 }
 
 }  // namespace migscope::runner

@@ -19,9 +19,9 @@ namespace migscope::runner {
 struct ReplayRequest {
     partition::BackendKind backend = partition::BackendKind::kGreen;  // green, mps or cpu
     stream::ReplayPlan plan;
-    std::vector<partition::JobSpec> jobs;  // per stream job (the trace's order)
+    std::vector<partition::JobSpec> jobs;   // per stream job (the trace's order)
     std::vector<stream::StreamJob> stream;  // their arrivals and deadlines
-    std::string run_dir;  // each epoch's run cell in RUN_DIR/epoch-K
+    std::string run_dir;                    // each epoch's run cell in RUN_DIR/epoch-K
     std::string label;
 };
 
@@ -38,7 +38,7 @@ struct ReplayedJob {
 };
 
 struct ReplayedEpoch {
-    size_t epoch = 0;  // ReplayPlan::epochs
+    size_t epoch = 0;    // ReplayPlan::epochs
     std::string layout;  // as run ("3g.71gb@0+2g.35gb@4"; whole GPU: its full profile; cpu: "")
     size_t jobs = 0;
     double change_s = 0;  // the layout changed: the simulator's time, or later when the work
@@ -53,9 +53,9 @@ struct ReplayedEpoch {
 };
 
 struct ReplayResult {
-    std::vector<ReplayedJob> jobs;  // per stream job
+    std::vector<ReplayedJob> jobs;      // per stream job
     std::vector<ReplayedEpoch> epochs;  // the epochs that ran jobs
-    double horizon_s = 0;  // the last job's end
+    double horizon_s = 0;               // the last job's end
     // Measured in the epochs' windows, summed (none when an epoch measured none).
     std::optional<double> window_energy_j;
     // The replay's seconds outside the windows (layout changes, idle between epochs), charged at
@@ -83,7 +83,8 @@ std::vector<double> start_after_s(const stream::ReplayEpoch& epoch,
 CellRequest epoch_request(const ReplayRequest& r, const stream::ReplayEpoch& epoch,
                           const mig::GpuModel* model, double start_s, std::string& layout_text);
 
-// Runs every epoch with jobs through run_cell (its runs stored in `db` when given), in order.
+// Runs every epoch with jobs through run_cell (its runs stored in `db` when given), in order,
+// after checking every epoch's cell first (check_cell: an input error before anything runs).
 // Stops after an interrupted epoch (the jobs not yet run have no end).
 ReplayResult replay_schedule(const Machine& machine, const Measurement& m, const ReplayRequest& r,
                              store::Store* db, const RunHooks& hooks);

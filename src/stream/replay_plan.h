@@ -15,14 +15,14 @@ namespace migscope::stream {
 
 // One job's stretch on one partition of an epoch's layout.
 struct ReplayJob {
-    size_t job = 0;      // stream job (the trace's index)
-    size_t segment = 0;  // StreamResult::segments
+    size_t job = 0;        // stream job (the trace's index)
+    size_t segment = 0;    // StreamResult::segments
     size_t partition = 0;  // in the epoch's layout: its instances' order (0: the whole GPU)
     int64_t steps = 0;     // its share of the job's work, > 0
     // The job before it on its partition in this epoch (an index into ReplayEpoch::jobs): it
     // starts when that one has ended.
     std::optional<size_t> after;
-    double arrival_s = 0;  // it starts no earlier (the trace's clock)
+    double arrival_s = 0;                           // it starts no earlier (the trace's clock)
     double planned_start_s = 0, planned_end_s = 0;  // the simulator's, on the trace's clock
     bool stopped = false;  // the next layout change stops it: the rest of its work follows
 };
@@ -32,8 +32,8 @@ struct ReplayEpoch {
     GpuLayout layout;         // none: the whole GPU
     // The layout's partitions in order, as the simulator labels them ("2g.35gb@4"; "whole GPU").
     std::vector<std::string> partitions;
-    double change_s = 0;  // when the simulator changed to this layout (0: the first)
-    double ready_s = 0;   // when jobs may run on it: change_s plus the change's cost
+    double change_s = 0;          // when the simulator changed to this layout (0: the first)
+    double ready_s = 0;           // when jobs may run on it: change_s plus the change's cost
     std::vector<ReplayJob> jobs;  // in the order they start in the simulation
 };
 

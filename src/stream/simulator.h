@@ -112,8 +112,8 @@ struct JobOutcome {
 struct RunSegment {
     size_t job = 0;  // stream job
     size_t gpu = 0;
-    size_t partition = 0;  // in the GPU's layout then: its instances' order (0: the whole GPU)
-    std::string label;     // "2g.35gb@4" or "whole GPU"
+    size_t partition = 0;     // in the GPU's layout then: its instances' order (0: the whole GPU)
+    std::string label;        // "2g.35gb@4" or "whole GPU"
     size_t layout_event = 0;  // StreamResult::layouts' entry of the layout it ran on
     double start_s = 0, end_s = 0;
     // The fraction of the job's work still to do when the stretch began and when it ended.

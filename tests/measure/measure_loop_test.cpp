@@ -200,9 +200,9 @@ TEST(MeasureLoop, AJobWithAStartTimeWaitsThatLongAfterTheStart) {
     s.hold = Hold::kUntilStart;
     s.start_after_s = 7;
     const LoopOutcome out = job.run(s);
-    EXPECT_EQ(job.phases, (std::vector<Phase>{Phase::kWarmup, Phase::kHold,
-                                              Phase::kWaitForStartTime, Phase::kMeasure,
-                                              Phase::kDone}));
+    EXPECT_EQ(job.phases,
+              (std::vector<Phase>{Phase::kWarmup, Phase::kHold, Phase::kWaitForStartTime,
+                                  Phase::kMeasure, Phase::kDone}));
     ASSERT_EQ(out.step_times_s.size(), 2u);
     // The first measured step ended no earlier than 105 + 7 + one step.
     EXPECT_GE(job.clock.t_s, 112 + 2 * 0.5);

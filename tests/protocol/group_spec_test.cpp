@@ -238,9 +238,9 @@ TEST(GroupSpec, AStartTimeCountsFromTheStartLine) {
     EXPECT_NE(job(R"("hold_after_warmup": true, "start_after_s": -1)")
                   .find("jobs[0].start_after_s: must be finite and at least 0"),
               std::string::npos);
-    EXPECT_NE(job(R"("hold_after_warmup": true, "start_after_s": "soon")")
-                  .find("jobs[0].start_after_s"),
-              std::string::npos);
+    EXPECT_NE(
+        job(R"("hold_after_warmup": true, "start_after_s": "soon")").find("jobs[0].start_after_s"),
+        std::string::npos);
     WorkerJob t = g.jobs[0];
     EXPECT_THROW(train_argv("w", t, "cpu"), Error);  // the runner's, for `train` jobs
 }

@@ -41,7 +41,7 @@ TEST(StreamReplay, AnEpochStartsAfterItsChangeAndTheWorkBeforeIt) {
     e.ready_s = 15;  // a 5 s change
     EXPECT_DOUBLE_EQ(epoch_start_s(e, 0), 15);
     EXPECT_DOUBLE_EQ(epoch_start_s(e, 12), 17);  // the work before ran 2 s late
-    stream::ReplayEpoch first;  // at 0, no cost
+    stream::ReplayEpoch first;                   // at 0, no cost
     EXPECT_DOUBLE_EQ(epoch_start_s(first, 0), 0);
 }
 
@@ -124,7 +124,7 @@ TEST(StreamReplay, ChecksSayInsideOnlyForAWholeReplay) {
     EXPECT_EQ(c[0].inside, false);
     EXPECT_EQ(c[1].inside, true);
     EXPECT_EQ(c[3].inside, true);  // no tardiness, none predicted
-    r.jobs[0].end_s.reset();  // a job that did not end
+    r.jobs[0].end_s.reset();       // a job that did not end
     EXPECT_FALSE(replay_checks(e, r)[1].measured.has_value());
     EXPECT_FALSE(replay_checks(e, r)[1].inside.has_value());
 }

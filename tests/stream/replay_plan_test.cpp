@@ -142,7 +142,7 @@ TEST(StreamReplayPlan, StretchesAddUpToTheJobsSteps) {
     EXPECT_EQ(total, 3);
     const ReplayPlan one = replay_plan(r, jobs, {1});
     ASSERT_EQ(one.epochs.size(), 3u);
-    EXPECT_TRUE(one.epochs[0].jobs.empty());  // 0.34 of a step
+    EXPECT_TRUE(one.epochs[0].jobs.empty());   // 0.34 of a step
     ASSERT_EQ(one.epochs[1].jobs.size(), 1u);  // the step is done here (rounded)
     EXPECT_EQ(one.epochs[1].jobs[0].steps, 1);
     EXPECT_TRUE(one.epochs[2].jobs.empty());

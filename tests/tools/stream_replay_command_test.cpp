@@ -26,11 +26,18 @@ class StreamReplayCommand : public ::testing::Test {
         fs::remove_all(dir_);
         fs::create_directories(dir_);
     }
-    ProcessResult migscope(std::vector<std::string> args) {
+    // Without a GPU, or (`nvml_config`) on the fake NVML's GPU.
+    ProcessResult migscope(std::vector<std::string> args, const std::string& nvml_config = "") {
         args.insert(args.begin(), MIGSCOPE_BINARY);
-        return run_process(args, {{"MIGSCOPE_WORKER", FAKE_WORKER},
-                                  {"FAKE_STEP_S", "0.01"},
-                                  {"MIGSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
+        std::map<std::string, std::string> env = {{"MIGSCOPE_WORKER", FAKE_WORKER},
+                                                  {"FAKE_STEP_S", "0.01"}};
+        if (nvml_config.empty()) {
+            env["MIGSCOPE_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1";
+        } else {
+            env["MIGSCOPE_NVML_LIBRARY"] = FAKE_NVML_LIBRARY;
+            env["MIGSCOPE_FAKE_NVML_CONFIG"] = std::string(FAKE_NVML_DIR) + "/" + nvml_config;
+        }
+        return run_process(args, env);
     }
     std::string write(const std::string& name, const std::string& text) {
         const std::string path = (dir_ / name).string();
@@ -52,10 +59,9 @@ class StreamReplayCommand : public ::testing::Test {
 TEST_F(StreamReplayCommand, ReplaysTheSchedulesOrderNeverBeforeAnArrival) {
     const std::string trace = tiny_trace();
     const fs::path runs = dir_ / "runs";
-    const ProcessResult r =
-        migscope({"stream", "replay", trace, "--policy", "never", "--backend", "cpu",
-                  "--idle-probe", "0", "--warmup-steps", "1", "--run-dir", runs.string(),
-                  "--format", "json"});
+    const ProcessResult r = migscope({"stream", "replay", trace, "--policy", "never", "--backend",
+                                      "cpu", "--idle-probe", "0", "--warmup-steps", "1",
+                                      "--run-dir", runs.string(), "--format", "json"});
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     const json doc = json::parse(r.out);
     EXPECT_EQ(doc["backend"], "cpu");
@@ -102,17 +108,48 @@ TEST_F(StreamReplayCommand, ReplaysTheSchedulesOrderNeverBeforeAnArrival) {
             EXPECT_TRUE(t["measured"].is_number()) << t.dump();
     }
     EXPECT_TRUE(doc["all_ok"].get<bool>());
-    // Each layout's run in its own folder; a job's name never becomes a path.
+    // Each layout's run in its own folder; a job's name never becomes a path: its log is a slug
+    // inside the run's folder.
     EXPECT_TRUE(fs::exists(runs / "epoch-0" / "result.json"));
-    for (const auto& entry : fs::recursive_directory_iterator(dir_))
-        EXPECT_EQ(entry.path().filename().string().find("escape"), std::string::npos)
-            << entry.path();
+    EXPECT_TRUE(fs::exists(runs / "epoch-0" / "job-2-escape-me.stderr"));
+    for (const auto& entry : fs::recursive_directory_iterator(dir_)) {
+        const std::string name = entry.path().filename().string();
+        if (name.find("escape") != std::string::npos)
+            EXPECT_EQ(entry.path(), runs / "epoch-0" / "job-2-escape-me.stderr");
+    }
+    EXPECT_FALSE(fs::exists(dir_ / "escape me.stderr"));  // runs/epoch-0/../../
+}
+
+// On green partitions of the fake NVML's H200 (the stand-in worker's group waits for each job's
+// start time as the real worker does): the whole GPU as the model's full profile, every job
+// after its arrival, the board's energy measured and the gaps charged at idle power.
+TEST_F(StreamReplayCommand, ReplaysOnGreenPartitionsOfTheGpu) {
+    const fs::path runs = dir_ / "runs";
+    const ProcessResult r =
+        migscope({"stream", "replay", tiny_trace(), "--policy", "never", "--backend", "green",
+                  "--idle-probe", "0.2", "--warmup-steps", "1", "--run-dir", runs.string(), "--db",
+                  (dir_ / "replay.db").string(), "--format", "json"},
+                 "h200.json");
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const json doc = json::parse(r.out);
+    EXPECT_EQ(doc["backend"], "green");
+    ASSERT_TRUE(doc["epochs"][0]["measured"].is_object());
+    EXPECT_EQ(doc["epochs"][0]["measured"]["layout_run"], "7g.141gb");
+    EXPECT_TRUE(doc["epochs"][0]["measured"]["run_id"].is_number());  // stored
+    for (const json& j : doc["jobs"]) {
+        SCOPED_TRACE(j.dump());
+        EXPECT_EQ(j["measured"]["status"], "ok");
+        EXPECT_GE(j["measured"]["start_s"].get<double>(), j["arrival_s"].get<double>());
+    }
+    EXPECT_TRUE(doc["energy"]["energy_j"].is_number()) << doc["energy"].dump();
+    EXPECT_TRUE(doc["totals"][0]["measured"].is_number());
+    EXPECT_EQ(json::parse(std::ifstream(runs / "replay.json")), doc);
 }
 
 TEST_F(StreamReplayCommand, TheTableEndsWithTheTotalsAndADryRunRunsNothing) {
     const std::string trace = tiny_trace();
-    const ProcessResult r = migscope({"stream", "replay", trace, "--policy", "never",
-                                      "--dry-run", "--run-dir", (dir_ / "runs").string()});
+    const ProcessResult r = migscope({"stream", "replay", trace, "--policy", "never", "--dry-run",
+                                      "--run-dir", (dir_ / "runs").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("not run (--dry-run)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("mean JCT s"), std::string::npos) << r.out;

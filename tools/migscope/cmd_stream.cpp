@@ -164,7 +164,8 @@ void add_stream_command(CLI::App& app, Action& action) {
     CLI::App* group = app.add_subcommand(
         "stream",
         "Job streams: traces of jobs arriving over time, written, checked and played through "
-        "the stream simulator under each partitioning policy, and a policy's schedule replayed for real (docs/streams.md).");
+        "the stream simulator under each partitioning policy, and a policy's schedule replayed for "
+        "real (docs/streams.md).");
     group->require_subcommand(1);
 
     auto t = std::make_shared<TraceOptions>();

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/folders.h"
 #include "core/user_text.h"
 #include "interrupt.h"
 #include "mig/catalog.h"
@@ -48,7 +49,9 @@ struct ReplayOptions {
 
 using Json = nlohmann::ordered_json;
 
-Json number_or_null(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+Json number_or_null(const std::optional<double>& v) {
+    return v ? Json(*v) : Json(nullptr);
+}
 
 Json bounds_json(const plan::Bounds& b, bool known) {
     if (!known)
@@ -79,7 +82,9 @@ std::string seconds(const std::optional<double>& s) {
     return s ? fmt::format("{:.2f}", *s) : std::string("-");
 }
 
-std::string yes_no(const std::optional<bool>& b) { return b ? (*b ? "yes" : "no") : "-"; }
+std::string yes_no(const std::optional<bool>& b) {
+    return b ? (*b ? "yes" : "no") : "-";
+}
 
 int replay_command(ReplayOptions o) {
     const stream::Trace trace = stream::read_trace_file(o.trace);
@@ -124,9 +129,8 @@ int replay_command(ReplayOptions o) {
     settings.period_s = o.period_h * 3600;
     settings.window_s = o.window_h * 3600;
     std::cerr << "migscope stream replay: simulating " << o.policy << " ...\n";
-    const stream::PolicyComparison compared =
-        stream::compare_policies(problem, input.jobs, {o.policy}, options, settings, o.min_gain,
-                                 error ? &*error : nullptr);
+    const stream::PolicyComparison compared = stream::compare_policies(
+        problem, input.jobs, {o.policy}, options, settings, o.min_gain, error ? &*error : nullptr);
     const stream::StreamEstimate& estimate = compared.policies.front().second;
     const stream::StreamResult& schedule = estimate.point;
     const stream::ReplayPlan plan = stream::replay_plan(schedule, input.jobs, steps);
@@ -153,8 +157,8 @@ int replay_command(ReplayOptions o) {
             std::cerr << "migscope stream replay: " << line << '\n';
         };
         hooks->interrupt = install_interrupt_handler();
-        result = runner::replay_schedule(machine, o.measurement, request, db ? &*db : nullptr,
-                                         *hooks);
+        result =
+            runner::replay_schedule(machine, o.measurement, request, db ? &*db : nullptr, *hooks);
     }
     const std::vector<runner::ReplayCheck> checks = runner::replay_checks(estimate, result);
 
@@ -173,11 +177,11 @@ int replay_command(ReplayOptions o) {
         job["partition"] = p.partition;
         job["restarts"] = p.restarts;
         const double completion = p.end_s - s.arrival_s;
-        job["predicted"] = {{"start_s", p.start_s},
-                            {"end_s", p.end_s},
-                            {"completion_s", completion},
-                            {"completion_s_interval",
-                             bounds_json(estimate.job_completion_s[j], estimate.known)}};
+        job["predicted"] = {
+            {"start_s", p.start_s},
+            {"end_s", p.end_s},
+            {"completion_s", completion},
+            {"completion_s_interval", bounds_json(estimate.job_completion_s[j], estimate.known)}};
         Json measured = nullptr;
         std::optional<bool> inside;
         if (!o.dry_run) {
@@ -209,14 +213,15 @@ int replay_command(ReplayOptions o) {
         epoch["planned_start_s"] = ep.ready_s;
         Json stretches = Json::array();
         for (const stream::ReplayJob& r : ep.jobs) {
-            stretches.push_back({{"job", r.job},
-                                 {"name", user_text::as_utf8(trace.jobs[r.job].job.name)},
-                                 {"partition", ep.partitions.at(r.partition)},
-                                 {"steps", r.steps},
-                                 {"after_job", r.after ? Json(ep.jobs[*r.after].job) : Json(nullptr)},
-                                 {"planned_start_s", r.planned_start_s},
-                                 {"planned_end_s", r.planned_end_s},
-                                 {"stopped", r.stopped}});
+            stretches.push_back(
+                {{"job", r.job},
+                 {"name", user_text::as_utf8(trace.jobs[r.job].job.name)},
+                 {"partition", ep.partitions.at(r.partition)},
+                 {"steps", r.steps},
+                 {"after_job", r.after ? Json(ep.jobs[*r.after].job) : Json(nullptr)},
+                 {"planned_start_s", r.planned_start_s},
+                 {"planned_end_s", r.planned_end_s},
+                 {"stopped", r.stopped}});
         }
         epoch["jobs"] = std::move(stretches);
         epoch["measured"] = nullptr;
@@ -244,10 +249,8 @@ int replay_command(ReplayOptions o) {
                           {"inside", c.inside ? Json(*c.inside) : Json(nullptr)}});
     }
 
-    Output output(o.output);
-    std::ostream& out = output.stream();
-    if (o.format == "json") {
-        Json doc;
+    Json doc;
+    {
         doc["trace"] = user_text::as_utf8(o.trace);
         doc["policy"] = o.policy;
         doc["dry_run"] = o.dry_run;
@@ -275,6 +278,21 @@ int replay_command(ReplayOptions o) {
                           "idle power"}};
         doc["all_ok"] = !o.dry_run && result.all_ok();
         doc["interrupted"] = result.interrupted;
+    }
+    // Everything measured is kept in the run directory, whatever is printed.
+    bool kept = true;
+    if (!o.dry_run) {
+        try {
+            write_file(request.run_dir + "/replay.json", report::utf8_dump(doc, 2) + '\n',
+                       "replay.json");
+        } catch (const Error& e) {
+            std::cerr << "migscope stream replay: " << user_text::escaped(e.what()) << '\n';
+            kept = false;
+        }
+    }
+    Output output(o.output);
+    std::ostream& out = output.stream();
+    if (o.format == "json") {
         out << report::utf8_dump(doc, 2) << '\n';
     } else {
         out << user_text::escaped(o.trace) << ": " << trace.jobs.size() << " jobs, policy "
@@ -288,18 +306,18 @@ int replay_command(ReplayOptions o) {
             const runner::ReplayedEpoch* m = nullptr;
             for (const runner::ReplayedEpoch& x : result.epochs)
                 m = x.epoch == e ? &x : m;
-            out << fmt::format(
-                "{:>5} {:>9.1f} {:>9.1f} {:<32} {:>6} {:>9} {:>10}\n", e,
-                m ? m->change_s : ep.change_s, m ? m->start_s : ep.ready_s,
-                schedule.layouts[ep.layout_event].layout, ep.jobs.size(),
-                m ? fmt::format("{:.1f}", m->window_s) : "-",
-                m && m->energy_j ? fmt::format("{:.3g}", *m->energy_j / 1000) : "-");
+            out << fmt::format("{:>5} {:>9.1f} {:>9.1f} {:<32} {:>6} {:>9} {:>10}\n", e,
+                               m ? m->change_s : ep.change_s, m ? m->start_s : ep.ready_s,
+                               schedule.layouts[ep.layout_event].layout, ep.jobs.size(),
+                               m ? fmt::format("{:.1f}", m->window_s) : "-",
+                               m && m->energy_j ? fmt::format("{:.3g}", *m->energy_j / 1000) : "-");
         }
         out << '\n';
-        out << fmt::format("{:>3} {:<20} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>15} {:>8} {:>6} "
-                           "{:>9} {}\n",
-                           "job", "name", "arrive", "start", "(pred)", "end", "(pred)", "JCT",
-                           "pred interval", "(pred)", "inside", "energy kJ", "status");
+        out << fmt::format(
+            "{:>3} {:<20} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>15} {:>8} {:>6} "
+            "{:>9} {}\n",
+            "job", "name", "arrive", "start", "(pred)", "end", "(pred)", "JCT", "pred interval",
+            "(pred)", "inside", "energy kJ", "status");
         for (size_t j = 0; j < trace.jobs.size(); ++j) {
             const stream::JobOutcome& p = schedule.jobs[j];
             const double arrival = input.jobs[j].arrival_s;
@@ -322,12 +340,12 @@ int replay_command(ReplayOptions o) {
                 m ? runner::to_string(m->status) : "");
         }
         out << '\n';
-        out << fmt::format("{:<18} {:>11} {:>23} {:>11} {:>6}\n", "total", "predicted",
-                           "interval", "measured", "inside");
+        out << fmt::format("{:<18} {:>11} {:>23} {:>11} {:>6}\n", "total", "predicted", "interval",
+                           "measured", "inside");
         for (const runner::ReplayCheck& c : checks) {
             const bool energy = c.figure == "energy_j";
             const double scale = energy ? 1000 : 1;
-            const std::string name = energy                              ? "energy kJ"
+            const std::string name = energy                            ? "energy kJ"
                                      : c.figure == "mean_completion_s" ? "mean JCT s"
                                      : c.figure == "p95_completion_s"  ? "p95 JCT s"
                                                                        : "tardiness s";
@@ -345,20 +363,21 @@ int replay_command(ReplayOptions o) {
             << ". Times on the trace's clock; JCT = end - arrival.\n";
         if (!o.dry_run)
             out << "Energy: the board's counter over each layout's run ("
-                << (result.window_energy_j ? fmt::format("{:.4g} kJ", *result.window_energy_j / 1000)
-                                           : std::string("not measured"))
+                << (result.window_energy_j
+                        ? fmt::format("{:.4g} kJ", *result.window_energy_j / 1000)
+                        : std::string("not measured"))
                 << ") + " << fmt::format("{:.1f}", result.gap_s)
                 << " s between runs at the measured idle power ("
                 << (result.idle_power_w ? fmt::format("{:.1f} W", *result.idle_power_w)
                                         : std::string("none"))
                 << "). Runs, traces and job logs: " << user_text::escaped(request.run_dir)
-                << '\n';
+                << " (replay.json: everything above)\n";
     }
     if (o.dry_run)
         return kExitOk;
     if (result.interrupted || *hooks->interrupt)
         return kExitInterrupted;
-    return result.all_ok() ? kExitOk : kExitFailure;
+    return result.all_ok() && kept ? kExitOk : kExitFailure;
 }
 
 }  // namespace
@@ -437,8 +456,7 @@ void add_stream_replay_command(CLI::App& group, Action& action) {
                     "then the time between runs has no measured idle power)")
         ->check(CLI::Range(0.0, 60.0))
         ->capture_default_str();
-    cmd->add_flag("--force", m.force,
-                  "Run jobs whose known peak memory exceeds their partition's");
+    cmd->add_flag("--force", m.force, "Run jobs whose known peak memory exceeds their partition's");
     path_option(cmd->add_option("--run-dir", o->run_dir,
                                 "Where each layout's run goes, as epoch-K (default "
                                 "migscope-runs/DATE-replay-BACKEND)"));
