@@ -57,7 +57,11 @@ start=$(date +%s)
 rc=$?
 echo "replay: exit $rc after $(($(date +%s) - start)) s of wall time" | tee -a "$out/replay.log"
 date -u +'ended %Y-%m-%dT%H:%M:%SZ' >>"$out/provenance.txt"
-echo "JSON (every figure, per job and per layout): $out/runs/replay.json"
-echo
-cat "$out/table.txt"
+if [ -s "$out/table.txt" ]; then
+  echo "JSON (every figure, per job and per layout): $out/runs/replay.json"
+  echo
+  cat "$out/table.txt"
+else
+  echo "no table: see $out/replay.log" >&2
+fi
 exit $rc
