@@ -3,6 +3,7 @@
 // ran, none started before its arrival, each partition ran its jobs in the simulator's order,
 // the JSON carries the predicted and measured figures; bad input exits 2 naming the field.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -26,11 +27,13 @@ class StreamReplayCommand : public ::testing::Test {
         fs::remove_all(dir_);
         fs::create_directories(dir_);
     }
-    // Without a GPU, or (`nvml_config`) on the fake NVML's GPU.
-    ProcessResult migscope(std::vector<std::string> args, const std::string& nvml_config = "") {
+    // Without a GPU, or (`nvml_config`) on the fake NVML's GPU; the stand-in's steps take
+    // `step_s`.
+    ProcessResult migscope(std::vector<std::string> args, const std::string& nvml_config = "",
+                           const std::string& step_s = "0.01") {
         args.insert(args.begin(), MIGSCOPE_BINARY);
         std::map<std::string, std::string> env = {{"MIGSCOPE_WORKER", FAKE_WORKER},
-                                                  {"FAKE_STEP_S", "0.01"}};
+                                                  {"FAKE_STEP_S", step_s}};
         if (nvml_config.empty()) {
             env["MIGSCOPE_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1";
         } else {
@@ -144,6 +147,54 @@ TEST_F(StreamReplayCommand, ReplaysOnGreenPartitionsOfTheGpu) {
     EXPECT_TRUE(doc["energy"]["energy_j"].is_number()) << doc["energy"].dump();
     EXPECT_TRUE(doc["totals"][0]["measured"].is_number());
     EXPECT_EQ(json::parse(std::ifstream(runs / "replay.json")), doc);
+}
+
+// The online policy with free changes flips this stream's layout twice (whole GPU, 4g + 3g, whole
+// GPU): the running jobs are stopped at each change and the rest of their work runs on the next
+// layout, after the work before it ended. On the CPU the 4g + 3g layout is two core shares.
+TEST_F(StreamReplayCommand, ALayoutChangeStopsJobsAndTheirRestRunsOnTheNextLayout) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2)
+        GTEST_SKIP() << "needs two CPU cores for a layout of two partitions";
+    const std::string trace = write("flip.json", R"({"version": 1, "jobs": [
+  {"arrival_s": 0.10476441300393827, "workload": "resnet18", "batch": 32, "work": 126},
+  {"arrival_s": 0.20919744239209465, "workload": "resnet50", "batch": 32, "work": 122},
+  {"arrival_s": 0.27218802422387783, "workload": "resnet18", "batch": 32, "work": 89},
+  {"arrival_s": 0.37396387295077116, "workload": "gpt2-medium", "batch": 2, "work": 244}]})");
+    // Free changes and any gain: the policy flips as soon as a split pays (steps of 2 ms).
+    std::vector<std::string> args = {"stream", "replay", trace};
+    for (const char* a : {"--policy", "online", "--objective", "completion", "--orchestrator-s",
+                          "0", "--instance-s", "0", "--min-gain", "0", "--backend", "cpu",
+                          "--idle-probe", "0", "--warmup-steps", "1", "--format", "json"})
+        args.push_back(a);
+    args.insert(args.end(), {"--run-dir", (dir_ / "runs").string()});
+    const ProcessResult r = migscope(args, "", "0.002");
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const json doc = json::parse(r.out);
+    ASSERT_EQ(doc["layout_changes"], 2);
+    ASSERT_EQ(doc["epochs"].size(), 3u);
+    EXPECT_EQ(doc["epochs"][1]["layout"], "4g.71gb@0+3g.71gb@4");
+    // Job 0 ran on all three layouts, stopped twice; its stretches add up to its work.
+    int64_t steps = 0;
+    double previous_end = 0;
+    for (const json& e : doc["epochs"]) {
+        ASSERT_TRUE(e["measured"].is_object()) << e.dump();
+        EXPECT_GE(e["measured"]["start_s"].get<double>(), previous_end - 1e-9);  // after the work
+        previous_end =
+            e["measured"]["start_s"].get<double>() + e["measured"]["window_s"].get<double>();
+        ASSERT_FALSE(e["jobs"].empty());
+        EXPECT_EQ(e["jobs"][0]["job"], 0);
+        steps += e["jobs"][0]["steps"].get<int64_t>();
+    }
+    EXPECT_EQ(steps, 126);
+    EXPECT_TRUE(doc["epochs"][0]["jobs"][0]["stopped"].get<bool>());
+    for (const json& j : doc["jobs"]) {
+        SCOPED_TRACE(j.dump());
+        EXPECT_EQ(j["measured"]["status"], "ok");
+        EXPECT_EQ(j["measured"]["steps"], j["work_steps"]);
+        EXPECT_GE(j["measured"]["start_s"].get<double>(), j["arrival_s"].get<double>());
+    }
+    EXPECT_EQ(doc["jobs"][0]["restarts"], 2);
 }
 
 TEST_F(StreamReplayCommand, TheTableEndsWithTheTotalsAndADryRunRunsNothing) {
