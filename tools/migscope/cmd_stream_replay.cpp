@@ -331,7 +331,7 @@ int replay_command(ReplayOptions o) {
             out << fmt::format(
                 "{:>3} {:<20} {:>8.2f} {:>8} {:>8.2f} {:>8} {:>8.2f} {:>8} {:>15} {:>8.2f} {:>6} "
                 "{:>9} {}\n",
-                j, user_text::escaped(trace.jobs[j].job.name).substr(0, 20), arrival,
+                j, user_text::escaped(trace.jobs[j].job.name), arrival,
                 seconds(m ? m->start_s : std::nullopt), p.start_s,
                 seconds(m ? m->end_s : std::nullopt), p.end_s, seconds(jct),
                 estimate.known ? fmt::format("{:.2f}-{:.2f}", b.lo, b.hi) : std::string("-"),
