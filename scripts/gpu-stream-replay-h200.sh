@@ -13,7 +13,7 @@
 #   REPLAY_COUNT         jobs of the generated trace (default 13)
 #   REPLAY_SEED          its seed (default 3)
 #   REPLAY_WORK_MEDIAN   its median work in steps (default 3000: the online schedule ends at
-#                        about 400 s; 4500 makes it about 10 minutes, which with warm-ups runs
+#                        about 400 s; 4500 makes it 607 s, which with warm-ups runs
 #                        past a 10-minute command limit)
 #   REPLAY_BACKEND       green (default) or mps
 #   REPLAY_ORCHESTRATOR_S  the simulator's cost of a layout change beyond its instances (default
