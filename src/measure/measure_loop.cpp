@@ -20,6 +20,8 @@ const char* to_string(Phase phase) {
             return "hold";
         case Phase::kWaitForPredecessor:
             return "wait for predecessor";
+        case Phase::kWaitForStartTime:
+            return "wait for start time";
         case Phase::kMeasure:
             return "measure";
         case Phase::kDone:
@@ -60,6 +62,7 @@ LoopSettings loop_settings(const protocol::WorkerJob& job, const CapturePlan& ca
     s.seconds_s = job.seconds_s;
     s.hold = job.hold_after_warmup;
     s.predecessor = job.after ? Predecessor::kWaitForIt : Predecessor::kNone;
+    s.start_after_s = job.start_after_s;
     s.capture_step = capture.step;
     return s;
 }
@@ -81,6 +84,11 @@ void check(const LoopSettings& s, const LoopHooks& h) {
         throw std::invalid_argument("measure loop: holds for `start` without a start signal");
     if (s.predecessor == Predecessor::kWaitForIt && !h.predecessor_ended)
         throw std::invalid_argument("measure loop: waits for a predecessor it cannot see");
+    if (!(s.start_after_s >= 0))
+        throw std::invalid_argument("measure loop: negative start time");
+    if (s.start_after_s > 0 && s.hold != protocol::Hold::kUntilStart)
+        throw std::invalid_argument(
+            "measure loop: a start time counts from `start`: needs the hold");
 }
 
 // One run of the loop: the phase it is in and what it has measured.
@@ -93,13 +101,19 @@ class Loop {
         int64_t index = 0;
         for (; index < s_.warmup_steps; ++index)
             step(index, s_.capture_step == index ? Phase::kCapture : Phase::kWarmup);
+        double started_s = 0;  // when `start` came
         if (s_.hold == protocol::Hold::kUntilStart) {
             enter(Phase::kHold);
             wait_until([&] { return h_.start_received(); });
+            started_s = clock_.now_s();
         }
         if (s_.predecessor == Predecessor::kWaitForIt) {
             enter(Phase::kWaitForPredecessor);
             wait_until([&] { return h_.predecessor_ended(); });
+        }
+        if (s_.start_after_s > 0 && clock_.now_s() - started_s < s_.start_after_s) {
+            enter(Phase::kWaitForStartTime);
+            wait_until([&] { return clock_.now_s() - started_s >= s_.start_after_s; });
         }
         enter(Phase::kMeasure);
         const double start_s = clock_.now_s();

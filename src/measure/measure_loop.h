@@ -17,7 +17,15 @@ namespace migscope::measure {
 
 // In order; kCapture is one warm-up step (warm-up goes on after it), the others are entered once
 // each when they apply: warm-up steps, hold, wait, measured steps, done.
-enum class Phase { kWarmup, kCapture, kHold, kWaitForPredecessor, kMeasure, kDone };
+enum class Phase {
+    kWarmup,
+    kCapture,
+    kHold,
+    kWaitForPredecessor,
+    kWaitForStartTime,  // LoopSettings::start_after_s
+    kMeasure,
+    kDone
+};
 const char* to_string(Phase phase);
 
 // Monotonic time and waiting, injected so that tests drive the loop on a fake clock.
@@ -58,6 +66,9 @@ struct LoopSettings {
     double seconds_s = 0;  // kSeconds: > 0, counted from the start of the first measured step
     protocol::Hold hold = protocol::Hold::kNo;
     Predecessor predecessor = Predecessor::kNone;
+    // With Hold::kUntilStart: the measured steps start no earlier than this many seconds after
+    // `start` was received (a later arrival in a stream replay); 0: at once.
+    double start_after_s = 0;
     std::optional<int64_t> capture_step;  // CapturePlan::step
 };
 

@@ -22,6 +22,9 @@ struct Partition {
     // A queue (green, fixed work): the index, among the run's jobs, of the earlier job whose
     // partition this job shares; it starts its work when that job ends.
     std::optional<size_t> after_job;
+    // Fixed work: the job starts its work no earlier than this many seconds after the work
+    // starts (after the job before it, when queued): a job that arrives later (stream replay).
+    double start_after_s = 0;
 };
 
 // How long each built-in job trains.

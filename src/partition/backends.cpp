@@ -140,6 +140,8 @@ class GreenBackend : public Backend {
                                   "contexts live inside one process); use --backend mps");
             }
             protocol::WorkerJob w = worker_job(job, control);
+            if (control.hold_after_warmup)
+                w.start_after_s = p.start_after_s;  // counted by the worker from `start`
             if (p.after_job)
                 w.after = static_cast<int>(*p.after_job);  // on that job's SMs
             else if (p.sms)

@@ -75,6 +75,7 @@ WorkerJob parse_job(const json& j, const std::string& path) {
                                            "after",
                                            "until_stopped",
                                            "hold_after_warmup",
+                                           "start_after_s",
                                            "cuda_graph"};
     for (const auto& [key, value] : j.items()) {
         // "model": the spec's name for it before the job-spec types became one
@@ -139,6 +140,16 @@ WorkerJob parse_job(const json& j, const std::string& path) {
     if (j.contains("after"))
         s.after = static_cast<int>(
             std::min<int64_t>(get_integer(j["after"], path + ".after", 0), 1 << 20));
+    if (j.contains("start_after_s")) {
+        const json& v = j["start_after_s"];
+        if (!v.is_number())
+            throw strict::wrong_type(at(path + ".start_after_s"), "a number", json_type(v));
+        s.start_after_s = v.get<double>();
+        if (!(s.start_after_s >= 0) || !std::isfinite(s.start_after_s))
+            fail(path + ".start_after_s", "must be finite and at least 0, got " + v.dump());
+        if (s.start_after_s > 0 && s.hold_after_warmup != Hold::kUntilStart)
+            fail(path + ".start_after_s", "counts from `start`: needs hold_after_warmup");
+    }
     return s;
 }
 
@@ -192,6 +203,8 @@ json job_json(const WorkerJob& s, const std::string& path) {
         j["lora_rank"] = *job.lora_rank;
     if (s.after)
         j["after"] = *s.after;
+    if (s.start_after_s > 0)
+        j["start_after_s"] = s.start_after_s;
     if (s.sms)
         j["sms"] = *s.sms;
     if (s.memory_limit_gib)
@@ -263,6 +276,9 @@ std::vector<std::string> train_argv(const std::string& worker_path, const Worker
         throw input_error("job '" + job.name + "': an external command is not a worker job");
     if (s.after)
         throw input_error("job '" + job.name + "': a queue (after) needs a group of jobs");
+    if (s.start_after_s > 0)
+        throw input_error("job '" + job.name +
+                          "': a later start (start_after_s) is the runner's for `train` jobs");
     std::vector<std::string> a = {
         worker_path, "train",    "--model", job.workload,     "--mode",
         job.mode,    "--device", device,    "--warmup-steps", std::to_string(s.warmup_steps)};

@@ -38,6 +38,9 @@ struct WorkerJob {
     // Group only: the index of an earlier job whose SM partition this one shares; it warms up
     // with the others, then starts its measured steps when that job ends (a queue).
     std::optional<int> after;
+    // Group only, with hold_after_warmup: the measured steps start no earlier than this many
+    // seconds after `start` (and after the job it follows, when queued); 0: at once.
+    double start_after_s = 0;
     // `train` only: write a PyTorch-profiler trace of the measured steps here; empty: none.
     std::string profile_trace;
 };
@@ -52,7 +55,7 @@ struct GroupSpec {
 //     "sms": 16, "memory_limit_gib": 16, "warmup_steps": 3, "steps": 20 | "seconds": 30 |
 //     "until_stopped": true, "hold_after_warmup": true, "cuda_graph": false, "seed": 0,
 //     "lora_rank": 8, "data": "FILE", "checkpoint": "FILE", "save_checkpoint": "FILE",
-//     "after": 0}, ...]}
+//     "after": 0, "start_after_s": 12.5}, ...]}
 // `device`, `jobs` (at least one) and each job's `workload` are required. Strict: an unexpected
 // field, a wrong type or an out-of-range value is an input error naming its path (`jobs[1].batch`;
 // core/strict_fields.h words them).

@@ -5,6 +5,7 @@
 
 #include <sched.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -101,6 +102,26 @@ void write_trace(const RunResult& run, const std::string& path) {
     write_file(path, out.str(), "power trace");
 }
 
+// The CPU cores split into as many equal shares as `assign` names (each named at least once),
+// jobs sharing one queued on it in job order, as place_jobs queues them on a layout.
+std::vector<partition::Partition> assigned_cpu_partitions(const std::vector<unsigned>& cores,
+                                                          const std::vector<size_t>& assign) {
+    const size_t parts = *std::max_element(assign.begin(), assign.end()) + 1;
+    for (size_t k = 0; k < parts; ++k) {
+        if (std::find(assign.begin(), assign.end(), k) == assign.end())
+            throw input_error("assign: core share " + std::to_string(k) + " has no job");
+    }
+    const std::vector<partition::Partition> shares = partition::cpu_partitions(cores, parts);
+    std::vector<partition::Partition> out;
+    std::vector<std::optional<size_t>> last_on(parts);
+    for (size_t j = 0; j < assign.size(); ++j) {
+        out.push_back(shares[assign[j]]);
+        out.back().after_job = last_on[assign[j]];
+        last_on[assign[j]] = j;
+    }
+    return out;
+}
+
 // The partitions of a request on this machine. For mig, each job's place and queue, named by its
 // profile; sizes and devices come from the instances when they are found or made (run_cell).
 std::vector<partition::Partition> partitions_of(const Machine& machine, const CellRequest& r) {
@@ -118,6 +139,8 @@ std::vector<partition::Partition> partitions_of(const Machine& machine, const Ce
             return out;
         }
         case PartitionSource::kCpuCores:
+            if (!r.assign.empty())
+                return assigned_cpu_partitions(machine.cpu_cores, r.assign);
             return partition::cpu_partitions(machine.cpu_cores, n);
         case PartitionSource::kSmShares:
             return partition::layout_partitions(r.layout, gpu->model, n, gpu->uuid, r.assign);
@@ -125,6 +148,28 @@ std::vector<partition::Partition> partitions_of(const Machine& machine, const Ce
             break;
     }
     return partition::whole_gpu_partitions(gpu->model, n, gpu->uuid);
+}
+
+// The partitions of a request on this machine, each with its job's start_after_s.
+std::vector<partition::Partition> placed_partitions(const Machine& machine, const CellRequest& r) {
+    std::vector<partition::Partition> parts = partitions_of(machine, r);
+    if (r.start_after_s.empty())
+        return parts;
+    if (r.start_after_s.size() != r.jobs.size())
+        throw input_error("start_after_s: " + std::to_string(r.start_after_s.size()) +
+                          " entries for " + std::to_string(r.jobs.size()) + " jobs");
+    for (size_t j = 0; j < parts.size(); ++j) {
+        const double s = r.start_after_s[j];
+        if (!(s >= 0) || !std::isfinite(s))
+            throw input_error("start_after_s[" + std::to_string(j) +
+                              "]: must be finite seconds >= 0");
+        if (s > 0 && r.work_steps <= 0)
+            throw input_error("start_after_s[" + std::to_string(j) +
+                              "]: a later start needs fixed work (a duration window has no start "
+                              "for it)");
+        parts[j].start_after_s = s;
+    }
+    return parts;
 }
 
 // The checks of a request that need only whether it gives a layout, not the layout itself.
@@ -144,7 +189,7 @@ void check_backend(const Machine& machine, const CellRequest& r, bool layout_giv
         throw input_error("a layout applies to the " +
                           partition::backend_names_text(partition::takes_layout, "and") +
                           " backends, not " + backend);
-    if (!r.assign.empty() && !t.takes_layout)
+    if (!r.assign.empty() && !t.takes_layout && t.partitions != PartitionSource::kCpuCores)
         throw input_error("assign places jobs on the layout's partitions: it needs a layout");
 }
 
@@ -202,7 +247,7 @@ std::vector<std::string> check_cell(const Machine& machine, const CellRequest& r
                           ", but this GPU is " +
                           (machine.gpu->model.key.empty() ? machine.gpu->model.description
                                                           : machine.gpu->model.key));
-    const std::vector<partition::Partition> parts = partitions_of(machine, r);
+    const std::vector<partition::Partition> parts = placed_partitions(machine, r);
     const bool queues = std::any_of(parts.begin(), parts.end(),
                                     [](const partition::Partition& p) { return p.after_job; });
     if (queues && r.work_steps <= 0)
@@ -253,7 +298,7 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
     create_folder(r.run_dir, "run directory");  // before anything is made on the GPU
 
     const Gpu* gpu = machine.gpu.get();
-    std::vector<partition::Partition> partitions = partitions_of(machine, r);
+    std::vector<partition::Partition> partitions = placed_partitions(machine, r);
     std::optional<partition::MigInstances> mig_instances;
     if (partition::traits(r.backend).partitions == PartitionSource::kMigInstances) {
         // Profile ids as this driver reports them, where it does.

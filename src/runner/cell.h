@@ -75,6 +75,9 @@ struct CellRequest {
     std::vector<size_t> assign;
     double duration_s = 0;  // exactly one of duration_s and work_steps is > 0
     int64_t work_steps = 0;
+    // Fixed work: per job, the seconds after the work starts before it may start its own
+    // (partition::Partition::start_after_s); empty: every job at once (or after its queue).
+    std::vector<double> start_after_s;
     bool baseline = false;  // the jobs one after another on the whole GPU (or CPU)
     std::string run_dir;
     std::string label;

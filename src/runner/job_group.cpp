@@ -82,8 +82,10 @@ void Group::start_processes() {
 }
 
 bool Group::queued(size_t l) const {
-    return !partition::traits(backend_.kind()).queues_in_worker && launches_[l].jobs.size() == 1 &&
-           spec_.partitions[jobs[launches_[l].jobs.front()].index].after_job.has_value();
+    if (partition::traits(backend_.kind()).queues_in_worker || launches_[l].jobs.size() != 1)
+        return false;
+    const partition::Partition& p = spec_.partitions[jobs[launches_[l].jobs.front()].index];
+    return p.after_job.has_value() || (spec_.mode == RunMode::kWork && p.start_after_s > 0);
 }
 
 void Group::spawn(size_t l) {
@@ -101,21 +103,33 @@ void Group::spawn(size_t l) {
     }
 }
 
-// Fixed work on a partition that queues processes: each job starts once the one before it ended.
+// Fixed work on a partition that queues processes: each job starts once the one before it ended
+// and its start_after_s have passed since the work started.
 void Group::start_queued() {
+    const SteadyTime now = SteadyClock::now();
     for (size_t l = 0; l < launches_.size(); ++l) {
         if (!queued(l) || released_[l])
             continue;
         JobState& job = jobs[launch_jobs_[l].front()];
-        const size_t before = *spec_.partitions[job.index].after_job;
-        const auto it = std::find_if(jobs.begin(), jobs.end(),
-                                     [&](const JobState& j) { return j.index == before; });
-        if (it == jobs.end() || !it->ended)
+        const partition::Partition& p = spec_.partitions[job.index];
+        if (p.after_job) {
+            const size_t before = *p.after_job;
+            const auto it = std::find_if(jobs.begin(), jobs.end(),
+                                         [&](const JobState& j) { return j.index == before; });
+            if (it == jobs.end() || !it->ended)
+                continue;
+        }
+        if (p.start_after_s > 0 &&
+            !(open_time && seconds_between(*open_time, now) >= p.start_after_s))
             continue;
         released_[l] = true;
         if (job.ended)
             continue;  // failed while it waited
-        say("job " + job_spec(job).name + ": starts after " + spec_.jobs[before].name);
+        say("job " + job_spec(job).name + ": starts " +
+            (p.after_job ? "after " + spec_.jobs[*p.after_job].name : std::string()) +
+            (p.after_job && p.start_after_s > 0 ? ", " : "") +
+            (p.start_after_s > 0 ? seconds_text(p.start_after_s) + " after the work started"
+                                 : std::string()));
         if (job_spec(job).external())
             spawn(l);
         else if (children_[l] && !children_[l]->finished())
@@ -453,6 +467,14 @@ JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, boo
     }
     if (spec.mode == RunMode::kWork && s.end_time && g.open_time)
         r.finish_s = seconds_between(*g.open_time, *s.end_time);
+    if (spec.mode == RunMode::kWork && g.open_time) {
+        for (const Step& step : s.steps) {
+            if (step.warmup)
+                continue;
+            const double began_s = seconds_between(*g.open_time, step.end) - step.time_s;
+            r.start_s = std::max(0.0, std::min(r.start_s.value_or(began_s), began_s));
+        }
+    }
     if (s.result_event) {
         r.peak_memory_bytes = s.result_event->peak_memory_bytes;
         r.step_mode = protocol::to_string(s.result_event->step_mode);

@@ -177,10 +177,14 @@ std::vector<std::optional<double>> probe_marginals(const RunSpec& spec,
         return without_power_w;
     const bool queued = std::any_of(spec.partitions.begin(), spec.partitions.end(),
                                     [](const auto& p) { return p.after_job.has_value(); });
-    if (queued) {
+    const bool later = std::any_of(spec.partitions.begin(), spec.partitions.end(),
+                                   [](const auto& p) { return p.start_after_s > 0; });
+    if (queued || later) {
         result.warnings.push_back(
-            "no marginal probe: jobs queue on a partition (the probe needs one job per "
-            "partition); energy is split by partition size × busy seconds");
+            std::string("no marginal probe: ") +
+            (queued ? "jobs queue on a partition (the probe needs one job per partition)"
+                    : "jobs start at different times (the probe needs them all running)") +
+            "; energy is split by partition size × busy seconds");
         return without_power_w;
     }
     for (size_t i = 0; i < spec.jobs.size() && !result.interrupted; ++i)
@@ -305,6 +309,12 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         throw input_error("--duration must be positive");
     if (spec.mode == RunMode::kWork && spec.work_steps <= 0)
         throw input_error("--work must be positive");
+    for (const partition::Partition& p : spec.partitions) {
+        if (!(p.start_after_s >= 0) || !std::isfinite(p.start_after_s))
+            throw input_error("a job's start_after_s must be finite seconds >= 0");
+        if (p.start_after_s > 0 && spec.mode != RunMode::kWork)
+            throw input_error("a job's later start (start_after_s) needs fixed work (--work)");
+    }
 
     RunResult result;
     result.backend = backend.kind();

@@ -62,6 +62,8 @@ struct JobResult : store::JobMeasures {
     std::string stderr_path;
     // Board power of the mix without this job (RunSpec::marginal_probe_s).
     std::optional<double> without_power_w;
+    // kWork: when its first measured step began, in seconds from the window's opening.
+    std::optional<double> start_s;
 };
 
 struct RunResult {

@@ -30,6 +30,10 @@ StreamEstimate estimate(const plan::Problem& problem, const std::vector<StreamJo
         e.p95_completion_s = {e.point.p95_completion_s, e.point.p95_completion_s};
         e.tardiness_s = {e.point.tardiness_s, e.point.tardiness_s};
         e.energy_tardiness_j = {combined(e.point), combined(e.point)};
+        for (size_t j = 0; j < jobs.size(); ++j) {
+            const double c = e.point.jobs[j].end_s - jobs[j].arrival_s;
+            e.job_completion_s.push_back({c, c});
+        }
         return e;
     };
     if (!error)
@@ -57,6 +61,11 @@ StreamEstimate estimate(const plan::Problem& problem, const std::vector<StreamJo
     e.p95_completion_s = span(e.point.p95_completion_s, s.p95_completion_s, f.p95_completion_s);
     e.tardiness_s = span(e.point.tardiness_s, s.tardiness_s, f.tardiness_s);
     e.energy_tardiness_j = span(combined(e.point), combined(s), combined(f));
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        e.job_completion_s.push_back(span(e.point.jobs[j].end_s - jobs[j].arrival_s,
+                                          s.jobs[j].end_s - jobs[j].arrival_s,
+                                          f.jobs[j].end_s - jobs[j].arrival_s));
+    }
     return e;
 }
 

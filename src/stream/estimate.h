@@ -21,6 +21,8 @@ struct StreamEstimate {
     // the interval of the sum, not the sum of the two intervals.
     double tardiness_weight_w = 0;
     plan::Bounds energy_tardiness_j;
+    // Per stream job: its completion time (end - arrival) over the three runs.
+    std::vector<plan::Bounds> job_completion_s;
 };
 
 // Makes a fresh policy for each run (policies keep state).

@@ -23,6 +23,7 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 struct Running {
     size_t job = 0;  // stream job
     double startup_left_s = 0;
+    size_t segment = 0;  // its stretch here: StreamResult::segments
 };
 
 struct Partition {
@@ -40,6 +41,7 @@ struct Gpu {
     plan::PhaseRate rate;        // its phase since updated_s
     double busy_s = 0;
     uint64_t version = 0;  // bumped at each change: heap entries of older versions are stale
+    size_t layout_event = 0;  // StreamResult::layouts' entry of its layout
 };
 
 struct Event {
@@ -73,6 +75,7 @@ class Simulation {
         for (size_t g = 0; g < gpus_.size(); ++g) {
             set_layout(g, initial[g], 0, /*charge=*/false);
             gpus_[g].blocked_until_s = options_.initial_block_s;
+            result_.layouts[gpus_[g].layout_event].ready_s = options_.initial_block_s;
             refresh(g, 0);
         }
         size_t next = 0;
@@ -143,7 +146,8 @@ class Simulation {
         }
         if (charge)
             ++result_.reconfigurations;
-        result_.layouts.push_back({t, g, plan::describe(plan::GpuPlan{layout, {}}), layout});
+        gpu.layout_event = result_.layouts.size();
+        result_.layouts.push_back({t, g, plan::describe(plan::GpuPlan{layout, {}}), layout, t});
     }
 
     // A layout change: the GPU's jobs stop (keeping their progress), it is blocked for the
@@ -157,6 +161,10 @@ class Simulation {
         for (Partition& p : gpus_[g].parts) {
             if (p.running) {
                 displaced.push_back(p.running->job);
+                RunSegment& s = result_.segments[p.running->segment];
+                s.end_s = t;
+                s.work_left_to = rest_left_[p.running->job];
+                s.stopped = true;
                 ++result_.jobs[p.running->job].restarts;
                 startup_done_[p.running->job] = false;  // it starts again where it resumes
             }
@@ -168,6 +176,7 @@ class Simulation {
         gpus_[g].blocked_until_s =
             t + options_.reconfiguration.orchestrator_s +
             options_.reconfiguration.per_instance_s * static_cast<double>(instances);
+        result_.layouts[gpus_[g].layout_event].ready_s = gpus_[g].blocked_until_s;
         refresh(g, t);
         for (size_t job : displaced)
             dispatch(job, t);
@@ -277,18 +286,25 @@ class Simulation {
         for (Partition& p : gpu.parts) {
             if (p.running && p.running->startup_left_s <= 0 && rest_left_[p.running->job] <= 0) {
                 result_.jobs[p.running->job].end_s = t;
+                RunSegment& s = result_.segments[p.running->segment];
+                s.end_s = t;
+                s.work_left_to = 0;
                 p.running.reset();
                 ++finished_;
             }
         }
         const bool blocked = gpu.blocked_until_s > t;
         if (!blocked) {
-            for (Partition& p : gpu.parts) {
+            for (size_t k = 0; k < gpu.parts.size(); ++k) {
+                Partition& p = gpu.parts[k];
                 if (p.running || p.queue.empty())
                     continue;
                 const size_t job = p.queue.front();
                 p.queue.pop_front();
-                p.running = Running{job, startup_done_[job] ? 0.0 : on(job, p.size).startup_s};
+                p.running = Running{job, startup_done_[job] ? 0.0 : on(job, p.size).startup_s,
+                                    result_.segments.size()};
+                result_.segments.push_back(
+                    {job, g, k, p.label, gpu.layout_event, t, t, rest_left_[job], 0, false});
                 startup_done_[job] = true;
                 JobOutcome& o = result_.jobs[job];
                 if (!started_[job])

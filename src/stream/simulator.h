@@ -106,11 +106,29 @@ struct JobOutcome {
     unsigned restarts = 0;  // times a layout change stopped it
 };
 
+// One stretch of a job on one partition: from when it started there to when it ended or a
+// layout change stopped it. A job has one per start (JobOutcome::restarts + 1); they are what a
+// replay of the schedule runs (stream/replay_plan.h).
+struct RunSegment {
+    size_t job = 0;  // stream job
+    size_t gpu = 0;
+    size_t partition = 0;     // in the GPU's layout then: its instances' order (0: the whole GPU)
+    std::string label;        // "2g.35gb@4" or "whole GPU"
+    size_t layout_event = 0;  // StreamResult::layouts' entry of the layout it ran on
+    double start_s = 0, end_s = 0;
+    // The fraction of the job's work still to do when the stretch began and when it ended.
+    double work_left_from = 1, work_left_to = 0;
+    bool stopped = false;  // a layout change stopped it
+};
+
 struct LayoutEvent {
     double at_s = 0;
     size_t gpu = 0;
     std::string layout;  // plan::describe's words
     GpuLayout gpu_layout;  // the layout itself (none: whole)
+    // When the GPU runs jobs again: at_s plus the change's cost (the first layout's:
+    // SimulationOptions::initial_block_s).
+    double ready_s = 0;
 };
 
 struct StreamResult {
@@ -124,6 +142,8 @@ struct StreamResult {
     size_t reconfigurations = 0;
     std::vector<JobOutcome> jobs;  // per stream job
     std::vector<LayoutEvent> layouts;
+    // Every job's stretches on partitions, in the order they began (ties: GPU, then partition).
+    std::vector<RunSegment> segments;
     std::vector<SeriesPoint> series;  // empty unless SimulationOptions::series_bin_s > 0
     double series_bin_s = 0;          // their bins' length: the option's, doubled as needed
 };

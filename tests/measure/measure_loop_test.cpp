@@ -191,6 +191,41 @@ TEST(MeasureLoop, AQueuedJobWaitsForItsPredecessorAfterTheStart) {
     EXPECT_DOUBLE_EQ(out.measured_s, 1.0);
 }
 
+// A later start (a stream replay's arrival): the measured steps begin start_after_s after the
+// `start` line, and after the predecessor when that ends later.
+TEST(MeasureLoop, AJobWithAStartTimeWaitsThatLongAfterTheStart) {
+    FakeJob job;
+    job.start_at_s = 105;
+    LoopSettings s = steps(1, 2);
+    s.hold = Hold::kUntilStart;
+    s.start_after_s = 7;
+    const LoopOutcome out = job.run(s);
+    EXPECT_EQ(job.phases,
+              (std::vector<Phase>{Phase::kWarmup, Phase::kHold, Phase::kWaitForStartTime,
+                                  Phase::kMeasure, Phase::kDone}));
+    ASSERT_EQ(out.step_times_s.size(), 2u);
+    // The first measured step ended no earlier than 105 + 7 + one step.
+    EXPECT_GE(job.clock.t_s, 112 + 2 * 0.5);
+    EXPECT_LT(job.clock.t_s, 112 + 2 * 0.5 + 0.01);
+
+    FakeJob queued;  // the predecessor ends after the start time: no wait beyond it
+    queued.start_at_s = 105;
+    queued.predecessor_ends_at_s = 130;
+    s.predecessor = Predecessor::kWaitForIt;
+    queued.run(s);
+    EXPECT_EQ(queued.phases,
+              (std::vector<Phase>{Phase::kWarmup, Phase::kHold, Phase::kWaitForPredecessor,
+                                  Phase::kMeasure, Phase::kDone}));
+    EXPECT_LT(queued.clock.t_s, 130 + 2 * 0.5 + 0.01);
+
+    FakeJob stopped;  // a stop ends the wait
+    stopped.start_at_s = 105;
+    stopped.stop_at_s = 106;
+    s.predecessor = Predecessor::kNone;
+    EXPECT_EQ(stopped.run(s).stopped_by, StoppedBy::kStopLine);
+    EXPECT_LT(stopped.clock.t_s, 108);
+}
+
 TEST(MeasureLoop, AStopEndsTheWaitForAPredecessor) {
     FakeJob job;
     job.stop_at_s = 101;  // the predecessor never ends
@@ -283,6 +318,12 @@ TEST(MeasureLoop, SettingsThatCannotWorkAreRefused) {
     LoopSettings queued = steps(0, 1);
     queued.predecessor = Predecessor::kWaitForIt;
     EXPECT_THROW(run_measure_loop(queued, no_signals, job.clock), std::invalid_argument);
+    LoopSettings later = steps(0, 1);  // a start time counts from `start`: needs the hold
+    later.start_after_s = 3;
+    EXPECT_THROW(job.run(later), std::invalid_argument);
+    later.start_after_s = -1;
+    later.hold = Hold::kUntilStart;
+    EXPECT_THROW(job.run(later), std::invalid_argument);
     EXPECT_THROW(run_measure_loop(steps(0, 1), LoopHooks{}, job.clock), std::invalid_argument);
     EXPECT_EQ(run_measure_loop(steps(0, 1), no_signals, job.clock).step_times_s.size(), 1u);
 }

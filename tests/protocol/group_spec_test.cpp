@@ -173,6 +173,7 @@ GroupSpec every_field() {
     a.sms = 60;
     a.memory_limit_gib = 69.75;
     a.hold_after_warmup = Hold::kUntilStart;
+    a.start_after_s = 12.5;
     a.cuda_graph = CudaGraph::kEager;
     WorkerJob b;
     b.job.workload = "resnet18";
@@ -218,7 +219,30 @@ TEST(GroupSpec, WhatIsWrittenReadsBackTheSame) {
         EXPECT_EQ(y.hold_after_warmup, x.hold_after_warmup);
         EXPECT_EQ(y.cuda_graph, x.cuda_graph);
         EXPECT_EQ(y.after, x.after);
+        EXPECT_DOUBLE_EQ(y.start_after_s, x.start_after_s);
     }
+}
+
+// A later start counts from `start` (a stream replay's arrivals): it needs the hold, and it is
+// finite seconds >= 0, named by its path when not.
+TEST(GroupSpec, AStartTimeCountsFromTheStartLine) {
+    const GroupSpec g = parse_group_spec(R"({"device": "cpu", "jobs": [
+        {"workload": "resnet18", "steps": 3, "hold_after_warmup": true, "start_after_s": 4.5}]})");
+    EXPECT_DOUBLE_EQ(g.jobs[0].start_after_s, 4.5);
+    const auto job = [](const std::string& keys) {
+        return error_of(R"({"device": "cpu", "jobs": [{"workload": "resnet18", "steps": 3, )" +
+                        keys + "}]}");
+    };
+    EXPECT_NE(job(R"("start_after_s": 2)").find("jobs[0].start_after_s: counts from `start`"),
+              std::string::npos);
+    EXPECT_NE(job(R"("hold_after_warmup": true, "start_after_s": -1)")
+                  .find("jobs[0].start_after_s: must be finite and at least 0"),
+              std::string::npos);
+    EXPECT_NE(
+        job(R"("hold_after_warmup": true, "start_after_s": "soon")").find("jobs[0].start_after_s"),
+        std::string::npos);
+    WorkerJob t = g.jobs[0];
+    EXPECT_THROW(train_argv("w", t, "cpu"), Error);  // the runner's, for `train` jobs
 }
 
 TEST(GroupSpec, TheWriterSaysOnlyWhatDiffersFromTheDefaults) {
@@ -249,6 +273,7 @@ TEST(GroupSpec, TheWriterRefusesWhatTheSpecCannotCarry) {
 
 TEST(GroupSpec, TrainArgvSaysEveryChoice) {
     WorkerJob j = every_field().jobs[0];
+    j.start_after_s = 0;  // the runner's for `train` jobs (AStartTimeCountsFromTheStartLine)
     const std::vector<std::string> expected = {"w",
                                                "train",
                                                "--model",

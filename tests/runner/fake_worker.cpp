@@ -2,7 +2,8 @@
 // group spec and events of the real worker) with sleeps for steps (`train`, and `group --spec FILE`
 // with one thread per job), and fails on purpose when a job's model asks for it (fake-crash,
 // fake-oom, fake-noisy, fake-slow; fake-eager: its CUDA graph capture "fails"). A group job with
-// `after` starts its measured steps when that job has ended, as the real worker's queues.
+// `after` starts its measured steps when that job has ended, as the real worker's queues, and
+// one with `start_after_s` no earlier than that long after `start`.
 // FAKE_LOST_GPU=UUID: a worker whose CUDA_VISIBLE_DEVICES is that GPU dies at step 6, as workers
 // do when their GPU falls off the bus (with the fake NVML's "lost_after_s" on that GPU).
 #include <unistd.h>
@@ -44,6 +45,7 @@ struct Job {
     bool hold = false;
     unsigned sms = 16;
     long after = -1;  // group: the job it queues after
+    double start_after_s = 0;  // group: measured steps no earlier than this long after `start`
     bool cuda_graph = true;
 };
 
@@ -83,13 +85,21 @@ int run_job(const Job& j, size_t index, double step_s) {
     for (long step = 0;; ++step) {
         const bool warming = step < j.warmup;
         if (!warming) {
+            clock::time_point start_line = clock::now();
             if (j.hold && step == j.warmup) {
                 emit(protocol::WarmEvent{}, index);
                 while (!g_start)
                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                start_line = clock::now();
             }
             if (j.after >= 0 && step == j.warmup) {
                 while (!(*g_ended)[static_cast<size_t>(j.after)] && !g_stop)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            if (j.start_after_s > 0 && step == j.warmup) {
+                while (std::chrono::duration<double>(clock::now() - start_line).count() <
+                           j.start_after_s &&
+                       !g_stop)
                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
             }
             if (j.steps >= 0 ? measured >= j.steps : g_stop.load())
@@ -186,6 +196,7 @@ int main(int argc, char** argv) {
                 j.hold = s.hold_after_warmup == protocol::Hold::kUntilStart;
                 j.sms = s.sms ? static_cast<unsigned>(*s.sms) : 16u;
                 j.after = s.after.value_or(-1);
+                j.start_after_s = s.start_after_s;
                 j.cuda_graph = s.cuda_graph == protocol::CudaGraph::kCapture;
                 if (j.after >= 0)
                     j.sms = jobs.at(static_cast<size_t>(j.after)).sms;

@@ -394,6 +394,37 @@ TEST_F(RunTest, QueuedProcessesStartWhenTheJobBeforeThemEnds) {
     EXPECT_NEAR(r.window_s, *r.jobs[2].finish_s, 0.1);
 }
 
+// A job with a later start (a stream replay's arrival) starts its work no earlier than that
+// after the common start: the runner releases a process of its own (timeslice, as mps and cpu),
+// the worker's group waits itself (green); with a queue, after both.
+TEST_F(RunTest, AJobStartsItsWorkNoEarlierThanItsStartTime) {
+    for (const partition::BackendKind kind :
+         {partition::BackendKind::kTimeslice, partition::BackendKind::kGreen}) {
+        SCOPED_TRACE(partition::to_string(kind));
+        RunSpec s = spec_for({"fake", "fake", "fake"});
+        s.mode = RunMode::kWork;
+        s.work_steps = 5;
+        s.partitions[1].start_after_s = 0.3;
+        s.partitions[2].after_job = 0;
+        s.partitions[2].sms.reset();
+        s.partitions[2].start_after_s = 0.2;  // its predecessor ends before: waits for this
+        const RunResult r = run(s, kind);
+        for (const JobResult& j : r.jobs) {
+            EXPECT_EQ(j.status, JobStatus::kOk) << j.spec.name << ": " << j.message;
+            ASSERT_TRUE(j.start_s && j.finish_s) << j.spec.name;
+            EXPECT_EQ(j.steps, 5u);
+        }
+        EXPECT_LT(*r.jobs[0].start_s, 0.1);
+        EXPECT_GE(*r.jobs[1].start_s, 0.3);
+        EXPECT_GE(*r.jobs[2].start_s, 0.2);
+        EXPECT_GE(*r.jobs[2].start_s, *r.jobs[0].finish_s - 0.005);
+        EXPECT_GE(*r.jobs[1].finish_s, 0.3 + 5 * 0.01);
+    }
+    RunSpec bad = spec_for({"fake"});
+    bad.partitions[0].start_after_s = 1;  // a duration window has no start for it
+    EXPECT_ANY_THROW(run(bad));
+}
+
 // An external command that ignores SIGTERM at the window's end is killed, and that is a failed
 // job, not an ok one (the runner waits drain_timeout_s, then SIGTERM, then SIGKILL after 5 s).
 TEST_F(RunTest, ACommandKilledAfterIgnoringSigtermIsNotOk) {

@@ -231,7 +231,8 @@ void add_run_command(CLI::App& app, Action& action) {
                     "--assign says");
     cmd->add_option("--assign", o->assign,
                     "Each job's partition in --layout (from 0), e.g. 0,1,0: jobs on one partition "
-                    "run one after another in job order (green, mps and mig backends, --work)")
+                    "run one after another in job order (green, mps and mig backends, --work; "
+                    "cpu: as many equal core shares as it names)")
         ->delimiter(',');
     cmd->add_option("--jobs", o->jobs,
                     "Comma list of WORKLOAD[:MODE][:BATCH], e.g. resnet18,bert-base:finetune:16");

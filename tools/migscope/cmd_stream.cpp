@@ -164,7 +164,8 @@ void add_stream_command(CLI::App& app, Action& action) {
     CLI::App* group = app.add_subcommand(
         "stream",
         "Job streams: traces of jobs arriving over time, written, checked and played through "
-        "the stream simulator under each partitioning policy (docs/streams.md).");
+        "the stream simulator under each partitioning policy, and a policy's schedule replayed for "
+        "real (docs/streams.md).");
     group->require_subcommand(1);
 
     auto t = std::make_shared<TraceOptions>();
@@ -228,6 +229,7 @@ void add_stream_command(CLI::App& app, Action& action) {
     check->callback([c, &action] { action = [c] { return check_command(*c); }; });
 
     add_stream_simulate_command(*group, action);
+    add_stream_replay_command(*group, action);
 }
 
 }  // namespace migscope::cli

@@ -99,6 +99,7 @@ void add_energy_command(CLI::App& app, Action& action);
 void add_stream_command(CLI::App& app, Action& action);
 // `stream simulate`, a subcommand of `stream` (cmd_stream_simulate.cpp).
 void add_stream_simulate_command(CLI::App& group, Action& action);
+void add_stream_replay_command(CLI::App& group, Action& action);
 // Hidden; registered last: it prints completion and the man page from every command above.
 void add_generate_command(CLI::App& app, Action& action);
 

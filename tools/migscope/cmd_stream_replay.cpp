@@ -1,0 +1,480 @@
+// `migscope stream replay`: a trace simulated under one policy as `stream simulate` does, then
+// that policy's schedule executed for real, one fixed-work run per layout (runner/stream_replay.h),
+// and every job's measured times and energy set against the simulator's with its intervals.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "core/error.h"
+#include "core/folders.h"
+#include "core/user_text.h"
+#include "interrupt.h"
+#include "mig/catalog.h"
+#include "output_file.h"
+#include "report/json_value.h"
+#include "runner/profile_source.h"
+#include "runner/stream_replay.h"
+#include "store/store.h"
+#include "stream/compare.h"
+#include "stream/replay_plan.h"
+#include "stream/stream_input.h"
+
+namespace migscope::cli {
+namespace {
+
+struct ReplayOptions {
+    std::string trace;
+    std::string policy = "online";
+    std::string gpu_model = "h200";
+    std::string profiles;
+    std::string model_error;
+    std::string objective = "energy";
+    double tardiness_weight_w = stream::kDefaultTardinessWeightW;
+    double period_h = 12, window_h = 12;
+    std::optional<double> min_gain;
+    double orchestrator_s = stream::ReconfigurationCost{}.orchestrator_s;
+    double instance_s = stream::ReconfigurationCost{}.per_instance_s;
+    std::string backend;  // empty: green with a GPU, cpu without
+    unsigned gpu = 0;
+    runner::Measurement measurement;
+    std::string run_dir;
+    std::string db;
+    std::string label;
+    std::string format = "table";
+    std::string output;
+    bool dry_run = false;
+};
+
+using Json = nlohmann::ordered_json;
+
+Json number_or_null(const std::optional<double>& v) {
+    return v ? Json(*v) : Json(nullptr);
+}
+
+Json bounds_json(const plan::Bounds& b, bool known) {
+    if (!known)
+        return nullptr;
+    return {{"lo", b.lo}, {"hi", b.hi}};
+}
+
+// Each trace job's steps; a replay runs built-in jobs' fixed work.
+std::vector<int64_t> job_steps(const stream::Trace& trace, const std::string& origin) {
+    std::vector<int64_t> steps;
+    for (size_t i = 0; i < trace.jobs.size(); ++i) {
+        const stream::TraceJob& t = trace.jobs[i];
+        const std::string path = user_text::shown(origin) + ": jobs[" + std::to_string(i) + "]";
+        if (t.job.external())
+            throw input_error(path +
+                              ".command: a replay runs built-in workloads (their work in steps "
+                              "is what the planner's model predicts)");
+        if (!t.work_steps)
+            throw input_error(path +
+                              ".duration_s: a replay runs fixed work: give the job's work in "
+                              "steps (work)");
+        steps.push_back(*t.work_steps);
+    }
+    return steps;
+}
+
+std::string seconds(const std::optional<double>& s) {
+    return s ? fmt::format("{:.2f}", *s) : std::string("-");
+}
+
+std::string yes_no(const std::optional<bool>& b) {
+    return b ? (*b ? "yes" : "no") : "-";
+}
+
+int replay_command(ReplayOptions o) {
+    const stream::Trace trace = stream::read_trace_file(o.trace);
+    const stream::StreamInput input = stream::stream_input(trace);
+    const std::vector<int64_t> steps = job_steps(trace, o.trace);
+    const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
+
+    // Before anything is simulated or run: the machine and the backend.
+    runner::Machine machine;
+    partition::BackendKind backend = partition::BackendKind::kCpu;
+    if (!o.dry_run) {
+        machine = runner::open_machine(o.gpu);
+        if (o.backend.empty())
+            o.backend = machine.gpu ? "green" : "cpu";
+    } else if (o.backend.empty()) {
+        o.backend = "green";
+    }
+    backend = partition::parse_backend(o.backend);
+    const partition::BackendTraits& bt = partition::traits(backend);
+    if (!(bt.takes_layout && bt.partitions == partition::PartitionSource::kSmShares) &&
+        bt.partitions != partition::PartitionSource::kCpuCores)
+        throw input_error("--backend: a replay runs on green, mps or cpu partitions, not " +
+                          o.backend);
+    if (!o.dry_run && bt.needs_gpu && !machine.gpu)
+        throw unavailable_error("backend " + o.backend + " needs a GPU: " + machine.gpu_problem);
+    if (!o.dry_run && machine.gpu && bt.takes_layout && machine.gpu->model.key != model.key)
+        throw input_error("--gpu-model: the schedule is simulated for " + model.key +
+                          ", but this GPU is " + machine.gpu->model.key);
+
+    std::string profiles_origin, error_origin;
+    const plan::ProfileSet set =
+        runner::load_profiles(o.profiles, model, profiles_origin, {"", o.trace, "mig"});
+    const plan::Problem problem = plan::make_problem(input.requests, set, model, {});
+    const std::optional<plan::ModelError> error =
+        runner::load_model_error(o.model_error, model, error_origin);
+    stream::SimulationOptions options;
+    options.gpus = 1;
+    options.reconfiguration.orchestrator_s = o.orchestrator_s;
+    options.reconfiguration.per_instance_s = o.instance_s;
+    stream::PolicySettings settings;
+    settings.objective = stream::parse_stream_objective(o.objective, o.tardiness_weight_w);
+    settings.period_s = o.period_h * 3600;
+    settings.window_s = o.window_h * 3600;
+    std::cerr << "migscope stream replay: simulating " << o.policy << " ...\n";
+    const stream::PolicyComparison compared = stream::compare_policies(
+        problem, input.jobs, {o.policy}, options, settings, o.min_gain, error ? &*error : nullptr);
+    const stream::StreamEstimate& estimate = compared.policies.front().second;
+    const stream::StreamResult& schedule = estimate.point;
+    const stream::ReplayPlan plan = stream::replay_plan(schedule, input.jobs, steps);
+
+    runner::ReplayRequest request;
+    request.backend = backend;
+    request.plan = plan;
+    for (const stream::TraceJob& t : trace.jobs)
+        request.jobs.push_back(t.job);
+    request.stream = input.jobs;
+    request.run_dir = o.run_dir.empty()
+                          ? "migscope-runs/" + runner::local_time_stamp() + "-replay-" + o.backend
+                          : o.run_dir;
+    request.label = o.label.empty() ? "stream replay " + o.policy : o.label;
+
+    runner::ReplayResult result;
+    std::optional<runner::RunHooks> hooks;
+    if (!o.dry_run) {
+        std::optional<store::Store> db;
+        if (!o.db.empty())
+            db.emplace(store::Store::open(o.db));
+        hooks.emplace();
+        hooks->progress = [](const std::string& line) {
+            std::cerr << "migscope stream replay: " << line << '\n';
+        };
+        hooks->interrupt = install_interrupt_handler();
+        result =
+            runner::replay_schedule(machine, o.measurement, request, db ? &*db : nullptr, *hooks);
+    }
+    const std::vector<runner::ReplayCheck> checks = runner::replay_checks(estimate, result);
+
+    // Per job: where and when the simulator ran it, and what was measured.
+    Json jobs = Json::array();
+    for (size_t j = 0; j < trace.jobs.size(); ++j) {
+        const stream::JobOutcome& p = schedule.jobs[j];
+        const stream::StreamJob& s = input.jobs[j];
+        Json job;
+        job["job"] = j;
+        job["name"] = user_text::as_utf8(trace.jobs[j].job.name);
+        job["workload"] = trace.jobs[j].job.workload;
+        job["arrival_s"] = s.arrival_s;
+        job["deadline_s"] = number_or_null(s.deadline_s);
+        job["work_steps"] = steps[j];
+        job["partition"] = p.partition;
+        job["restarts"] = p.restarts;
+        const double completion = p.end_s - s.arrival_s;
+        job["predicted"] = {
+            {"start_s", p.start_s},
+            {"end_s", p.end_s},
+            {"completion_s", completion},
+            {"completion_s_interval", bounds_json(estimate.job_completion_s[j], estimate.known)}};
+        Json measured = nullptr;
+        std::optional<bool> inside;
+        if (!o.dry_run) {
+            const runner::ReplayedJob& m = result.jobs[j];
+            const std::optional<double> c =
+                m.end_s ? std::optional<double>(*m.end_s - s.arrival_s) : std::nullopt;
+            measured = {{"start_s", number_or_null(m.start_s)},
+                        {"end_s", number_or_null(m.end_s)},
+                        {"completion_s", number_or_null(c)},
+                        {"energy_j", number_or_null(m.energy_j)},
+                        {"steps", m.steps},
+                        {"status", runner::to_string(m.status)},
+                        {"message", user_text::as_utf8(m.message)}};
+            if (c && estimate.known)
+                inside = estimate.job_completion_s[j].contains(*c);
+        }
+        job["measured"] = std::move(measured);
+        job["inside"] = inside ? Json(*inside) : Json(nullptr);
+        jobs.push_back(std::move(job));
+    }
+    // Per epoch: the layout, the stretches run on it and what its run measured.
+    Json epochs = Json::array();
+    for (size_t e = 0; e < plan.epochs.size(); ++e) {
+        const stream::ReplayEpoch& ep = plan.epochs[e];
+        Json epoch;
+        epoch["epoch"] = e;
+        epoch["layout"] = schedule.layouts[ep.layout_event].layout;
+        epoch["planned_change_s"] = ep.change_s;
+        epoch["planned_start_s"] = ep.ready_s;
+        Json stretches = Json::array();
+        for (const stream::ReplayJob& r : ep.jobs) {
+            stretches.push_back(
+                {{"job", r.job},
+                 {"name", user_text::as_utf8(trace.jobs[r.job].job.name)},
+                 {"partition", ep.partitions.at(r.partition)},
+                 {"steps", r.steps},
+                 {"after_job", r.after ? Json(ep.jobs[*r.after].job) : Json(nullptr)},
+                 {"planned_start_s", r.planned_start_s},
+                 {"planned_end_s", r.planned_end_s},
+                 {"stopped", r.stopped}});
+        }
+        epoch["jobs"] = std::move(stretches);
+        epoch["measured"] = nullptr;
+        for (const runner::ReplayedEpoch& m : result.epochs) {
+            if (m.epoch != e)
+                continue;
+            epoch["measured"] = {{"layout_run", m.layout},
+                                 {"change_s", m.change_s},
+                                 {"start_s", m.start_s},
+                                 {"window_s", m.window_s},
+                                 {"energy_j", number_or_null(m.energy_j)},
+                                 {"idle_power_w", number_or_null(m.idle_power_w)},
+                                 {"run_id", m.run_id ? Json(*m.run_id) : Json(nullptr)},
+                                 {"run_dir", user_text::as_utf8(m.run_dir)},
+                                 {"warnings", m.warnings}};
+        }
+        epochs.push_back(std::move(epoch));
+    }
+    Json totals = Json::array();
+    for (const runner::ReplayCheck& c : checks) {
+        totals.push_back({{"figure", c.figure},
+                          {"predicted", c.predicted},
+                          {"interval", bounds_json(c.interval, c.interval_known)},
+                          {"measured", number_or_null(c.measured)},
+                          {"inside", c.inside ? Json(*c.inside) : Json(nullptr)}});
+    }
+
+    Json doc;
+    {
+        doc["trace"] = user_text::as_utf8(o.trace);
+        doc["policy"] = o.policy;
+        doc["dry_run"] = o.dry_run;
+        doc["backend"] = o.backend;
+        doc["gpu_model"] = model.key;
+        doc["profiles"] = user_text::as_utf8(profiles_origin);
+        doc["model_error"] = user_text::as_utf8(error_origin);
+        doc["interval_unknown_why"] = estimate.known ? "" : estimate.unknown_why;
+        doc["objective"] = o.objective;
+        doc["tardiness_weight_w"] = o.tardiness_weight_w;
+        doc["reconfiguration"] = {{"orchestrator_s", o.orchestrator_s},
+                                  {"per_instance_s", o.instance_s}};
+        doc["layout_changes"] = schedule.reconfigurations;
+        doc["run_dir"] = o.dry_run ? Json(nullptr) : Json(user_text::as_utf8(request.run_dir));
+        doc["jobs"] = std::move(jobs);
+        doc["epochs"] = std::move(epochs);
+        doc["totals"] = std::move(totals);
+        doc["energy"] = {{"window_energy_j", number_or_null(result.window_energy_j)},
+                         {"gap_s", result.gap_s},
+                         {"idle_power_w", number_or_null(result.idle_power_w)},
+                         {"energy_j", number_or_null(result.energy_j)},
+                         {"method",
+                          "the board's energy counter over each layout's run window, plus the "
+                          "seconds between windows (layout changes, idle) at the runs' measured "
+                          "idle power"}};
+        doc["all_ok"] = !o.dry_run && result.all_ok();
+        doc["interrupted"] = result.interrupted;
+    }
+    // Everything measured is kept in the run directory, whatever is printed.
+    bool kept = true;
+    if (!o.dry_run) {
+        try {
+            write_file(request.run_dir + "/replay.json", report::utf8_dump(doc, 2) + '\n',
+                       "replay.json");
+        } catch (const Error& e) {
+            std::cerr << "migscope stream replay: " << user_text::escaped(e.what()) << '\n';
+            kept = false;
+        }
+    }
+    Output output(o.output);
+    std::ostream& out = output.stream();
+    if (o.format == "json") {
+        out << report::utf8_dump(doc, 2) << '\n';
+    } else {
+        out << user_text::escaped(o.trace) << ": " << trace.jobs.size() << " jobs, policy "
+            << o.policy << " on " << model.key << " (" << schedule.reconfigurations
+            << " layout changes, " << plan.epochs.size() << " layouts), "
+            << (o.dry_run ? "not run (--dry-run)" : "replayed on " + o.backend) << '\n';
+        out << fmt::format("{:>5} {:>9} {:>9} {:<32} {:>6} {:>9} {:>10}\n", "epoch", "change s",
+                           "start s", "layout", "jobs", "window s", "energy kJ");
+        for (size_t e = 0; e < plan.epochs.size(); ++e) {
+            const stream::ReplayEpoch& ep = plan.epochs[e];
+            const runner::ReplayedEpoch* m = nullptr;
+            for (const runner::ReplayedEpoch& x : result.epochs)
+                m = x.epoch == e ? &x : m;
+            out << fmt::format("{:>5} {:>9.1f} {:>9.1f} {:<32} {:>6} {:>9} {:>10}\n", e,
+                               m ? m->change_s : ep.change_s, m ? m->start_s : ep.ready_s,
+                               schedule.layouts[ep.layout_event].layout, ep.jobs.size(),
+                               m ? fmt::format("{:.1f}", m->window_s) : "-",
+                               m && m->energy_j ? fmt::format("{:.3g}", *m->energy_j / 1000) : "-");
+        }
+        out << '\n';
+        out << fmt::format(
+            "{:>3} {:<20} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>15} {:>8} {:>6} "
+            "{:>9} {}\n",
+            "job", "name", "arrive", "start", "(pred)", "end", "(pred)", "JCT", "pred interval",
+            "(pred)", "inside", "energy kJ", "status");
+        for (size_t j = 0; j < trace.jobs.size(); ++j) {
+            const stream::JobOutcome& p = schedule.jobs[j];
+            const double arrival = input.jobs[j].arrival_s;
+            const runner::ReplayedJob* m = o.dry_run ? nullptr : &result.jobs[j];
+            const std::optional<double> jct =
+                m && m->end_s ? std::optional<double>(*m->end_s - arrival) : std::nullopt;
+            const plan::Bounds& b = estimate.job_completion_s[j];
+            std::optional<bool> inside;
+            if (jct && estimate.known)
+                inside = b.contains(*jct);
+            out << fmt::format(
+                "{:>3} {:<20} {:>8.2f} {:>8} {:>8.2f} {:>8} {:>8.2f} {:>8} {:>15} {:>8.2f} {:>6} "
+                "{:>9} {}\n",
+                j, user_text::escaped(trace.jobs[j].job.name), arrival,
+                seconds(m ? m->start_s : std::nullopt), p.start_s,
+                seconds(m ? m->end_s : std::nullopt), p.end_s, seconds(jct),
+                estimate.known ? fmt::format("{:.2f}-{:.2f}", b.lo, b.hi) : std::string("-"),
+                p.end_s - arrival, yes_no(inside),
+                m && m->energy_j ? fmt::format("{:.3g}", *m->energy_j / 1000) : "-",
+                m ? runner::to_string(m->status) : "");
+        }
+        out << '\n';
+        out << fmt::format("{:<18} {:>11} {:>23} {:>11} {:>6}\n", "total", "predicted", "interval",
+                           "measured", "inside");
+        for (const runner::ReplayCheck& c : checks) {
+            const bool energy = c.figure == "energy_j";
+            const double scale = energy ? 1000 : 1;
+            const std::string name = energy                            ? "energy kJ"
+                                     : c.figure == "mean_completion_s" ? "mean JCT s"
+                                     : c.figure == "p95_completion_s"  ? "p95 JCT s"
+                                                                       : "tardiness s";
+            out << fmt::format(
+                "{:<18} {:>11.4g} {:>23} {:>11} {:>6}\n", name, c.predicted / scale,
+                c.interval_known
+                    ? fmt::format("{:.4g}-{:.4g}", c.interval.lo / scale, c.interval.hi / scale)
+                    : std::string("-"),
+                c.measured ? fmt::format("{:.4g}", *c.measured / scale) : std::string("-"),
+                yes_no(c.inside));
+        }
+        out << "Predicted on the planner's model with " << user_text::escaped(profiles_origin)
+            << (estimate.known ? "; intervals from " + user_text::escaped(error_origin)
+                               : "; no intervals: " + estimate.unknown_why)
+            << ". Times on the trace's clock; JCT = end - arrival.\n";
+        if (!o.dry_run)
+            out << "Energy: the board's counter over each layout's run ("
+                << (result.window_energy_j
+                        ? fmt::format("{:.4g} kJ", *result.window_energy_j / 1000)
+                        : std::string("not measured"))
+                << ") + " << fmt::format("{:.1f}", result.gap_s)
+                << " s between runs at the measured idle power ("
+                << (result.idle_power_w ? fmt::format("{:.1f} W", *result.idle_power_w)
+                                        : std::string("none"))
+                << "). Runs, traces and job logs: " << user_text::escaped(request.run_dir)
+                << " (replay.json: everything above)\n";
+    }
+    if (o.dry_run)
+        return kExitOk;
+    if (result.interrupted || *hooks->interrupt)
+        return kExitInterrupted;
+    return result.all_ok() && kept ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+void add_stream_replay_command(CLI::App& group, Action& action) {
+    auto o = std::make_shared<ReplayOptions>();
+    runner::Measurement& m = o->measurement;
+    m.marginal_probe_s = 0;  // jobs that queue or start late get no marginal probe anyway
+    CLI::App* cmd = group.add_subcommand(
+        "replay",
+        "Simulate a trace under one policy as `stream simulate` does, then run that policy's "
+        "schedule for real: a fixed-work run per layout, each job on the simulator's "
+        "partition, in its order, never before its arrival; print each job's measured start, "
+        "end, completion and energy against the simulator's, and the totals with 'inside the "
+        "interval' (docs/streams.md)");
+    path_option(cmd->add_option("trace", o->trace, "The trace (JSON, `migscope stream trace`)"))
+        ->required();
+    cmd->add_option("--policy", o->policy,
+                    "The policy whose schedule is replayed (never, static, periodic, online)")
+        ->capture_default_str();
+    cmd->add_option("--backend", o->backend,
+                    "green | mps | cpu (default: green with a GPU, cpu without; on cpu each "
+                    "layout's partitions are equal shares of the CPU cores)");
+    cmd->add_option("--gpu", o->gpu, "GPU index (NVML)")->capture_default_str();
+    cmd->add_option("--gpu-model", o->gpu_model, "GPU model (" + mig::known_model_keys() + ")")
+        ->capture_default_str();
+    path_option(cmd->add_option("--profiles", o->profiles,
+                                "Profile file (JSON) or results store (SQLite) (default: the "
+                                "shipped data/profiles-MODEL.json)"));
+    cmd->add_option("--model-error", o->model_error,
+                    "The model's measured residuals, for the intervals (a file, or none; default: "
+                    "the shipped data/model-error-MODEL.json)");
+    cmd->add_option("--objective", o->objective,
+                    "What static, periodic and online choose by: energy, completion or "
+                    "energy-tardiness")
+        ->check(values_named(stream::stream_objective_names()))
+        ->capture_default_str();
+    cmd->add_option("--tardiness-weight-w", o->tardiness_weight_w,
+                    "energy-tardiness: what each second a job is late costs, in W")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1e9));
+    cmd->add_option("--period-h", o->period_h, "periodic: hours between repartitionings")
+        ->capture_default_str()
+        ->check(positive_number());
+    cmd->add_option("--window-h", o->window_h, "periodic: hours of past arrivals it looks at")
+        ->capture_default_str()
+        ->check(positive_number());
+    cmd->add_option("--min-gain", o->min_gain,
+                    "online: the least predicted gain worth a layout change (default: from the "
+                    "model's error)")
+        ->check(CLI::Range(0.0, 1.0));
+    cmd->add_option("--orchestrator-s", o->orchestrator_s,
+                    "Seconds a layout change blocks the GPU beyond its instances; the replay "
+                    "leaves this time out of its runs and charges it at the measured idle power")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 86400.0));
+    cmd->add_option("--instance-s", o->instance_s, "Seconds to create or destroy one instance")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 3600.0));
+    cmd->add_option("--warmup-steps", m.warmup_steps, "Steps each job runs before it counts")
+        ->capture_default_str();
+    cmd->add_flag_callback(
+        "--no-cuda-graph", [o] { o->measurement.cuda_graph = false; },
+        "Built-in workloads step eagerly: no CUDA graph");
+    cmd->add_option("--job-timeout", m.job_timeout_s,
+                    "A layout's run still going after this many seconds is timed out")
+        ->capture_default_str();
+    cmd->add_option("--warmup-timeout", m.warmup_timeout_s,
+                    "Start a layout's work anyway after this many seconds of warm-up")
+        ->capture_default_str();
+    cmd->add_option("--hz", m.hz, "Power sampling rate (10 to 100)")
+        ->check(CLI::Range(10.0, 100.0))
+        ->capture_default_str();
+    cmd->add_option("--idle-probe", m.idle_probe_s,
+                    "Seconds of idle power sampled before and after each layout's run (0: none; "
+                    "then the time between runs has no measured idle power)")
+        ->check(CLI::Range(0.0, 60.0))
+        ->capture_default_str();
+    cmd->add_flag("--force", m.force, "Run jobs whose known peak memory exceeds their partition's");
+    path_option(cmd->add_option("--run-dir", o->run_dir,
+                                "Where each layout's run goes, as epoch-K (default "
+                                "migscope-runs/DATE-replay-BACKEND)"));
+    path_option(cmd->add_option("--db", o->db,
+                                "Also store each layout's run in this SQLite results store"));
+    cmd->add_option("--label", o->label,
+                    "Label kept with the stored runs (default: 'stream replay POLICY')");
+    path_option(cmd->add_option("--worker", m.worker,
+                                "migscope-worker binary (default: found beside migscope)"));
+    cmd->add_flag("--dry-run", o->dry_run,
+                  "Simulate and print the schedule as it would run (layouts, stretches, steps); "
+                  "run nothing");
+    cmd->add_option("--format", o->format, "table or json")
+        ->check(CLI::IsMember({"table", "json"}))
+        ->capture_default_str();
+    path_option(
+        cmd->add_option("-o,--output", o->output, "Write the output here instead of stdout"));
+    cmd->callback([o, &action] { action = [o] { return replay_command(*o); }; });
+}
+
+}  // namespace migscope::cli
