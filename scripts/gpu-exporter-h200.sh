@@ -36,6 +36,9 @@ if [ "${PROBE:-0}" = 1 ]; then
   export CUDA_INJECTION64_PATH=$(realpath "$probe_lib") MIGSCOPE_ACTIVITY_SOCKET="$out/activity.sock"
 fi
 
+# LEARNED_POWER=1: the exporter charges each process its learned watts (--learned-power).
+[ "${LEARNED_POWER:-0}" = 1 ] && probe_args+=(--learned-power)
+
 start_exporter() {  # $1: stderr file; sets $exporter
   # The exporter itself never loads CUDA, so the probe's variable does not touch it.
   "$b" exporter --listen 127.0.0.1:9401 --interval-s 1 "${probe_args[@]}" 2>>"$1" &

@@ -201,7 +201,7 @@ void Exporter::sample_once() {
                 input.sharing = reading.sharing;
                 input.total_compute_slices = reading.total_compute_slices;
                 input.consumers = reading.consumers;
-                if (input.sharing == Sharing::kShared)
+                if (input.sharing == Sharing::kShared && options_.learned_power)
                     learn_powers(gpu.power, input);
                 split = split_interval(input);
                 if (reading.idle && input.duration_s > 0)

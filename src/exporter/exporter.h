@@ -31,6 +31,10 @@ struct ExporterOptions {
     // Where processes running the activity probe send their kernel busy time
     // (activity_listener.h); empty: not listened for.
     std::string activity_socket;
+    // Split a shared GPU's dynamic energy by each process's watts, learned live
+    // (telemetry::PowerRegression); off: by activity alone. Opt-in: on the H200 (2026-12-05) the
+    // learned split missed run's by up to 98 % a job in steady mixes (docs/exporter.md).
+    bool learned_power = false;
     // Idle intervals per clock state whose mean board power is the learned idle power
     // (telemetry::LiveIdleBaseline).
     size_t idle_window = 30;

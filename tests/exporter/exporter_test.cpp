@@ -923,9 +923,12 @@ TEST(ExporterSignal, TheProbesKernelTimeSplitsMpsClientsThroughTheSocket) {
 }
 
 // A heavy process (300 W at full activity) runs alone for 1.5 s, then a light one (100 W) joins
-// it at the same SM utilization: the regression learns each one's watts from the first phase, and
-// the second phase's dynamic energy is split 3 : 1 by power, not 1 : 1 by activity.
-TEST(ExporterPower, EachProcessIsChargedItsOwnWattsOnceLearned) {
+// it at the same SM utilization. With `learned_power` the regression learns each one's watts from
+// the first phase, and the second phase's dynamic energy is split 3 : 1 by power; without it (the
+// default) 1 : 1 by activity. Returns the split's label and heavy : light energy after 2 s.
+namespace {
+
+std::pair<std::string, double> heavy_beside_light(bool learned_power) {
     FakeProc proc;
     proc.add(6001, "heavy", "0::/user.slice\n");
     proc.add(6002, "light", "0::/user.slice\n");
@@ -942,6 +945,7 @@ TEST(ExporterPower, EachProcessIsChargedItsOwnWattsOnceLearned) {
     ExporterOptions options;
     options.idle_power_w = kIdleW;
     options.proc_root = proc.root.string();
+    options.learned_power = learned_power;
     Exporter exporter(session, options);
     const auto t0 = std::chrono::steady_clock::now();
     auto since_s = [&] {
@@ -956,16 +960,30 @@ TEST(ExporterPower, EachProcessIsChargedItsOwnWattsOnceLearned) {
     }
     last = exporter.metric_families();
     fs::remove(fixture);
+    // Whole either way: the consumers sum to the board.
+    EXPECT_NEAR(attributed_sum(last, "0"),
+                board(last, "0") - board(at_2_s, "0") + attributed_sum(at_2_s, "0"),
+                1e-6 * board(last, "0"));
     const auto info = find(last, "migscope_attribution_info", {{"gpu", "0"}});
-    EXPECT_EQ(label(info->labels, "dynamic_split"), "learned_power");
     const double heavy_j =
         energy_of(last, {{"pid", "6001"}}) - energy_of(at_2_s, {{"pid", "6001"}});
     const double light_j =
         energy_of(last, {{"pid", "6002"}}) - energy_of(at_2_s, {{"pid", "6002"}});
-    ASSERT_GT(light_j, 0);
-    EXPECT_NEAR(heavy_j / light_j, 3.0, 0.3);
-    // Still whole: the consumers sum to the board.
-    EXPECT_NEAR(attributed_sum(last, "0"),
-                board(last, "0") - board(at_2_s, "0") + attributed_sum(at_2_s, "0"),
-                1e-6 * board(last, "0"));
+    EXPECT_GT(light_j, 0);
+    return {label(info->labels, "dynamic_split"), light_j > 0 ? heavy_j / light_j : 0};
+}
+
+}  // namespace
+
+TEST(ExporterPower, WithLearnedPowerEachProcessIsChargedItsOwnWatts) {
+    const auto [split, heavy_over_light] = heavy_beside_light(true);
+    EXPECT_EQ(split, "learned_power");
+    EXPECT_NEAR(heavy_over_light, 3.0, 0.3);
+}
+
+// Off by default: on the H200 the learned split missed run's by up to 98 % (docs/exporter.md).
+TEST(ExporterPower, ByDefaultTheSplitFollowsActivityAlone) {
+    const auto [split, heavy_over_light] = heavy_beside_light(false);
+    EXPECT_EQ(split, "activity");
+    EXPECT_NEAR(heavy_over_light, 1.0, 0.1);
 }
