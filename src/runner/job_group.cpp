@@ -293,8 +293,8 @@ bool Group::all_alive_ready_to_open(SteadyTime now) {
         if (spec_.mode == RunMode::kWork ? !j.warm : !c.steady) {
             lagging += (lagging.empty() ? "" : ", ") + job_spec(j).name;
             if (c.cv)
-                lagging += " (step-time CV over " + seconds_text(spec_.steady.min_chunk_s) + " spans " +
-                           std::to_string(std::lround(*c.cv * 100)) + " %)";
+                lagging += " (step-time CV over " + seconds_text(spec_.steady.min_chunk_s) +
+                           " spans " + std::to_string(std::lround(*c.cv * 100)) + " %)";
         }
     }
     warnings_.push_back("window opened after the warm-up timeout (" +
@@ -317,8 +317,8 @@ void Group::open_window(SteadyTime now) {
         say("all jobs warm after " + seconds_text(seconds_between(started_, now)) +
             ": started the fixed work");
     } else {
-        say("all jobs steady after " + seconds_text(seconds_between(started_, now)) + ": measuring for " +
-            seconds_text(spec_.duration_s));
+        say("all jobs steady after " + seconds_text(seconds_between(started_, now)) +
+            ": measuring for " + seconds_text(spec_.duration_s));
     }
 }
 
@@ -416,7 +416,8 @@ void Group::run() {
                                 [](const auto& c) { return !c || c->finished(); })) {
                     phase_ = Phase::kDone;
                 } else if (seconds_between(drain_started, now) > spec_.drain_timeout_s) {
-                    warnings_.push_back("jobs did not stop within " + seconds_text(spec_.drain_timeout_s) +
+                    warnings_.push_back("jobs did not stop within " +
+                                        seconds_text(spec_.drain_timeout_s) +
                                         " of the window's end: terminated");
                     for (size_t l = 0; l < children_.size(); ++l) {
                         if (!children_[l] || children_[l]->finished())

@@ -188,8 +188,8 @@ std::vector<std::optional<double>> probe_marginals(const RunSpec& spec,
         return without_power_w;
     }
     for (size_t i = 0; i < spec.jobs.size() && !result.interrupted; ++i)
-        without_power_w[i] = probe_without(spec, i, backend, sampler, power, hooks,
-                                           result.warnings, result.interrupted);
+        without_power_w[i] = probe_without(spec, i, backend, sampler, power, hooks, result.warnings,
+                                           result.interrupted);
     return without_power_w;
 }
 
@@ -214,9 +214,9 @@ PendingAttribution collect_group(const RunSpec& spec, const Group& g,
         JobResult r = job_result(spec, s, g, g.interrupted);
         const partition::Partition& part = spec.partitions[s.index];
         p.jobs.push_back(s.index);
-        p.sizes.push_back(part.sms ? static_cast<double>(*part.sms)
-                                   : std::max<double>(1.0, static_cast<double>(
-                                                               part.cpu_cores.size())));
+        p.sizes.push_back(part.sms
+                              ? static_cast<double>(*part.sms)
+                              : std::max<double>(1.0, static_cast<double>(part.cpu_cores.size())));
         p.busy_s.push_back(r.busy_s);
         size_t head = s.index;  // the first job of its queue
         while (spec.partitions[head].after_job)
@@ -225,7 +225,8 @@ PendingAttribution collect_group(const RunSpec& spec, const Group& g,
         r.without_power_w = without_power_w[s.index];
         if (r.spec.external() && r.status == JobStatus::kOk && r.steps == 0)
             result.warnings.push_back(
-                "job " + r.spec.name + " reported no progress in the window (lines on "
+                "job " + r.spec.name +
+                " reported no progress in the window (lines on "
                 "MIGSCOPE_PROGRESS_FD, e.g. python/migscope_progress): its throughput is "
                 "unknown; its time and energy are measured");
         jobs[s.index] = std::move(r);
@@ -272,8 +273,8 @@ void attribute_windows(const RunSpec& spec, const std::vector<PendingAttribution
         in.partition_share = p.shares;
         in.idle_source = idle_source;
         in.without_source = "probe of " + seconds_text(spec.marginal_probe_s) + " each";
-        const bool all_probed = std::all_of(p.jobs.begin(), p.jobs.end(),
-                                            [&](size_t i) { return without_power_w[i]; });
+        const bool all_probed =
+            std::all_of(p.jobs.begin(), p.jobs.end(), [&](size_t i) { return without_power_w[i]; });
         if (all_probed && result.idle_power_w) {
             for (size_t i : p.jobs)
                 in.without_dynamic_w.push_back(*without_power_w[i] - *result.idle_power_w);

@@ -57,16 +57,17 @@ json run_json(const RunResult& run, const RecordContext& context) {
     const auto idle_state = [](const std::optional<telemetry::IdlePower>& p) -> json {
         if (!p)
             return nullptr;
-        return {{"mean_w", p->mean_w}, {"min_w", p->min_w}, {"max_w", p->max_w},
+        return {{"mean_w", p->mean_w},
+                {"min_w", p->min_w},
+                {"max_w", p->max_w},
                 {"samples", p->samples}};
     };
     j["idle"] = {{"clocks_up", idle_state(run.idle.clocks_up)},
                  {"deep", idle_state(run.idle.deep)},
                  {"no_clock", idle_state(run.idle.no_clock)},
                  {"clock_threshold_mhz", run.idle.clock_threshold_mhz},
-                 {"used", run.idle.static_power()
-                              ? json(to_string(run.idle.static_power()->first))
-                              : json(nullptr)}};
+                 {"used", run.idle.static_power() ? json(to_string(run.idle.static_power()->first))
+                                                  : json(nullptr)}};
     return j;
 }
 

@@ -12,9 +12,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "core/child_process.h"
 #include "core/user_text.h"
@@ -178,10 +178,9 @@ TEST_F(RunCommand, MigPinsEachJobToItsInstanceByUuid) {
 
 TEST_F(RunCommand, JobsQueueOnTheirMigInstance) {
     // a then b on the 4g.71gb instance, c on the 1g.18gb; each process pinned to its instance.
-    const ProcessResult r =
-        run({"--backend", "mig", "--layout", "4g.71gb+1g.18gb", "--assign", "0,0,1", "--jobs",
-             "a,b,c", "--work", "5", "--format", "json"},
-            "h200-mig-existing.json");
+    const ProcessResult r = run({"--backend", "mig", "--layout", "4g.71gb+1g.18gb", "--assign",
+                                 "0,0,1", "--jobs", "a,b,c", "--work", "5", "--format", "json"},
+                                "h200-mig-existing.json");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json jobs = json::parse(r.out)["run"]["jobs"];
     EXPECT_EQ(jobs[1]["partition"], "4g.71gb");
@@ -300,13 +299,15 @@ TEST_F(RunCommand, BadInputIsRejectedWithTheFieldNamed) {
 // With migscope's own worker the workloads are known: a misspelt one is bad input before any
 // worker starts (it once started one, which failed as the job). Another worker may know others.
 TEST_F(RunCommand, AnUnknownWorkloadIsBadInputWithTheBuiltInWorker) {
-    const ProcessResult r = run_process(
-        {MIGSCOPE_BINARY, "run", "--run-dir", dir_.string(), "--backend", "cpu", "--jobs",
-         "gpt2-tiny,resnt50", "--duration", "1"},
-        std::map<std::string, std::string>{
-            {"MIGSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
+    const ProcessResult r =
+        run_process({MIGSCOPE_BINARY, "run", "--run-dir", dir_.string(), "--backend", "cpu",
+                     "--jobs", "gpt2-tiny,resnt50", "--duration", "1"},
+                    std::map<std::string, std::string>{
+                        {"MIGSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
     EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_NE(r.err.find("job 'resnt50': unknown workload 'resnt50' (did you mean 'resnet50'?) (known: "), std::string::npos)
+    EXPECT_NE(
+        r.err.find("job 'resnt50': unknown workload 'resnt50' (did you mean 'resnet50'?) (known: "),
+        std::string::npos)
         << r.err;
     EXPECT_FALSE(fs::exists(dir_));  // refused before the run directory was made
 }
@@ -437,9 +438,13 @@ TEST_F(RunCommand, SignalsStopTheRunStoreItAsInterruptedAndExitInterrupted) {
         migscope::ChildOptions o;
         // A run of 2 s lets the baseline start soon; either window is long enough to be
         // interrupted well inside it.
-        o.argv = {MIGSCOPE_BINARY, "run", "--run-dir", (dir_ / "run").string(), "--jobs",
-                  "fake", "--duration", c.in_baseline ? "2" : "60", "--baseline", "sequential",
-                  "--idle-probe", "0", "--db", db};
+        o.argv = {MIGSCOPE_BINARY, "run",
+                  "--run-dir",     (dir_ / "run").string(),
+                  "--jobs",        "fake",
+                  "--duration",    c.in_baseline ? "2" : "60",
+                  "--baseline",    "sequential",
+                  "--idle-probe",  "0",
+                  "--db",          db};
         for (const auto& [key, value] : env_for(""))
             o.env.emplace_back(key, value);
         o.stderr_path = (dir_ / "stderr.txt").string();
@@ -461,7 +466,8 @@ TEST_F(RunCommand, SignalsStopTheRunStoreItAsInterruptedAndExitInterrupted) {
         const migscope::ExitStatus status = p.wait();
         EXPECT_EQ(status.code, 130) << status.describe() << read_file(dir_ / "stderr.txt");
 
-        migscope::store::Store store = migscope::store::Store::open(db, migscope::store::OpenMode::kRead);
+        migscope::store::Store store =
+            migscope::store::Store::open(db, migscope::store::OpenMode::kRead);
         const std::vector<migscope::store::RunRecord> runs = store.list_runs();
         ASSERT_EQ(runs.size(), c.in_baseline ? 2u : 1u) << read_file(dir_ / "stderr.txt");
         EXPECT_EQ(runs.back().interrupted, true);

@@ -16,6 +16,7 @@
 #include "report/json_value.h"
 #include "runner/profile_source.h"
 #include "runner/stream_replay.h"
+#include "runner/stream_replay_output.h"
 #include "store/store.h"
 #include "stream/compare.h"
 #include "stream/replay_plan.h"
@@ -49,16 +50,6 @@ struct ReplayOptions {
 
 using Json = nlohmann::ordered_json;
 
-Json number_or_null(const std::optional<double>& v) {
-    return v ? Json(*v) : Json(nullptr);
-}
-
-Json bounds_json(const plan::Bounds& b, bool known) {
-    if (!known)
-        return nullptr;
-    return {{"lo", b.lo}, {"hi", b.hi}};
-}
-
 // Each trace job's steps; a replay runs built-in jobs' fixed work.
 std::vector<int64_t> job_steps(const stream::Trace& trace, const std::string& origin) {
     std::vector<int64_t> steps;
@@ -76,14 +67,6 @@ std::vector<int64_t> job_steps(const stream::Trace& trace, const std::string& or
         steps.push_back(*t.work_steps);
     }
     return steps;
-}
-
-std::string seconds(const std::optional<double>& s) {
-    return s ? fmt::format("{:.2f}", *s) : std::string("-");
-}
-
-std::string yes_no(const std::optional<bool>& b) {
-    return b ? (*b ? "yes" : "no") : "-";
 }
 
 int replay_command(ReplayOptions o) {
@@ -160,125 +143,27 @@ int replay_command(ReplayOptions o) {
         result =
             runner::replay_schedule(machine, o.measurement, request, db ? &*db : nullptr, *hooks);
     }
-    const std::vector<runner::ReplayCheck> checks = runner::replay_checks(estimate, result);
 
-    // Per job: where and when the simulator ran it, and what was measured.
-    Json jobs = Json::array();
-    for (size_t j = 0; j < trace.jobs.size(); ++j) {
-        const stream::JobOutcome& p = schedule.jobs[j];
-        const stream::StreamJob& s = input.jobs[j];
-        Json job;
-        job["job"] = j;
-        job["name"] = user_text::as_utf8(trace.jobs[j].job.name);
-        job["workload"] = trace.jobs[j].job.workload;
-        job["arrival_s"] = s.arrival_s;
-        job["deadline_s"] = number_or_null(s.deadline_s);
-        job["work_steps"] = steps[j];
-        job["partition"] = p.partition;
-        job["restarts"] = p.restarts;
-        const double completion = p.end_s - s.arrival_s;
-        job["predicted"] = {
-            {"start_s", p.start_s},
-            {"end_s", p.end_s},
-            {"completion_s", completion},
-            {"completion_s_interval", bounds_json(estimate.job_completion_s[j], estimate.known)}};
-        Json measured = nullptr;
-        std::optional<bool> inside;
-        if (!o.dry_run) {
-            const runner::ReplayedJob& m = result.jobs[j];
-            const std::optional<double> c =
-                m.end_s ? std::optional<double>(*m.end_s - s.arrival_s) : std::nullopt;
-            measured = {{"start_s", number_or_null(m.start_s)},
-                        {"end_s", number_or_null(m.end_s)},
-                        {"completion_s", number_or_null(c)},
-                        {"energy_j", number_or_null(m.energy_j)},
-                        {"steps", m.steps},
-                        {"status", runner::to_string(m.status)},
-                        {"message", user_text::as_utf8(m.message)}};
-            if (c && estimate.known)
-                inside = estimate.job_completion_s[j].contains(*c);
-        }
-        job["measured"] = std::move(measured);
-        job["inside"] = inside ? Json(*inside) : Json(nullptr);
-        jobs.push_back(std::move(job));
-    }
-    // Per epoch: the layout, the stretches run on it and what its run measured.
-    Json epochs = Json::array();
-    for (size_t e = 0; e < plan.epochs.size(); ++e) {
-        const stream::ReplayEpoch& ep = plan.epochs[e];
-        Json epoch;
-        epoch["epoch"] = e;
-        epoch["layout"] = schedule.layouts[ep.layout_event].layout;
-        epoch["planned_change_s"] = ep.change_s;
-        epoch["planned_start_s"] = ep.ready_s;
-        Json stretches = Json::array();
-        for (const stream::ReplayJob& r : ep.jobs) {
-            stretches.push_back(
-                {{"job", r.job},
-                 {"name", user_text::as_utf8(trace.jobs[r.job].job.name)},
-                 {"partition", ep.partitions.at(r.partition)},
-                 {"steps", r.steps},
-                 {"after_job", r.after ? Json(ep.jobs[*r.after].job) : Json(nullptr)},
-                 {"planned_start_s", r.planned_start_s},
-                 {"planned_end_s", r.planned_end_s},
-                 {"stopped", r.stopped}});
-        }
-        epoch["jobs"] = std::move(stretches);
-        epoch["measured"] = nullptr;
-        for (const runner::ReplayedEpoch& m : result.epochs) {
-            if (m.epoch != e)
-                continue;
-            epoch["measured"] = {{"layout_run", m.layout},
-                                 {"change_s", m.change_s},
-                                 {"start_s", m.start_s},
-                                 {"window_s", m.window_s},
-                                 {"energy_j", number_or_null(m.energy_j)},
-                                 {"idle_power_w", number_or_null(m.idle_power_w)},
-                                 {"run_id", m.run_id ? Json(*m.run_id) : Json(nullptr)},
-                                 {"run_dir", user_text::as_utf8(m.run_dir)},
-                                 {"warnings", m.warnings}};
-        }
-        epochs.push_back(std::move(epoch));
-    }
-    Json totals = Json::array();
-    for (const runner::ReplayCheck& c : checks) {
-        totals.push_back({{"figure", c.figure},
-                          {"predicted", c.predicted},
-                          {"interval", bounds_json(c.interval, c.interval_known)},
-                          {"measured", number_or_null(c.measured)},
-                          {"inside", c.inside ? Json(*c.inside) : Json(nullptr)}});
-    }
-
-    Json doc;
-    {
-        doc["trace"] = user_text::as_utf8(o.trace);
-        doc["policy"] = o.policy;
-        doc["dry_run"] = o.dry_run;
-        doc["backend"] = o.backend;
-        doc["gpu_model"] = model.key;
-        doc["profiles"] = user_text::as_utf8(profiles_origin);
-        doc["model_error"] = user_text::as_utf8(error_origin);
-        doc["interval_unknown_why"] = estimate.known ? "" : estimate.unknown_why;
-        doc["objective"] = o.objective;
-        doc["tardiness_weight_w"] = o.tardiness_weight_w;
-        doc["reconfiguration"] = {{"orchestrator_s", o.orchestrator_s},
-                                  {"per_instance_s", o.instance_s}};
-        doc["layout_changes"] = schedule.reconfigurations;
-        doc["run_dir"] = o.dry_run ? Json(nullptr) : Json(user_text::as_utf8(request.run_dir));
-        doc["jobs"] = std::move(jobs);
-        doc["epochs"] = std::move(epochs);
-        doc["totals"] = std::move(totals);
-        doc["energy"] = {{"window_energy_j", number_or_null(result.window_energy_j)},
-                         {"gap_s", result.gap_s},
-                         {"idle_power_w", number_or_null(result.idle_power_w)},
-                         {"energy_j", number_or_null(result.energy_j)},
-                         {"method",
-                          "the board's energy counter over each layout's run window, plus the "
-                          "seconds between windows (layout changes, idle) at the runs' measured "
-                          "idle power"}};
-        doc["all_ok"] = !o.dry_run && result.all_ok();
-        doc["interrupted"] = result.interrupted;
-    }
+    runner::ReplayReport report;
+    report.trace = &trace;
+    report.input = &input;
+    report.steps = &steps;
+    report.estimate = &estimate;
+    report.plan = &plan;
+    report.result = &result;
+    report.trace_path = o.trace;
+    report.policy = o.policy;
+    report.backend = o.backend;
+    report.gpu_model = model.key;
+    report.profiles_origin = profiles_origin;
+    report.error_origin = error_origin;
+    report.objective = o.objective;
+    report.run_dir = request.run_dir;
+    report.tardiness_weight_w = o.tardiness_weight_w;
+    report.orchestrator_s = o.orchestrator_s;
+    report.instance_s = o.instance_s;
+    report.dry_run = o.dry_run;
+    const Json doc = runner::replay_json(report);
     // Everything measured is kept in the run directory, whatever is printed.
     bool kept = true;
     if (!o.dry_run) {
@@ -295,83 +180,7 @@ int replay_command(ReplayOptions o) {
     if (o.format == "json") {
         out << report::utf8_dump(doc, 2) << '\n';
     } else {
-        out << user_text::escaped(o.trace) << ": " << trace.jobs.size() << " jobs, policy "
-            << o.policy << " on " << model.key << " (" << schedule.reconfigurations
-            << " layout changes, " << plan.epochs.size() << " layouts), "
-            << (o.dry_run ? "not run (--dry-run)" : "replayed on " + o.backend) << '\n';
-        out << fmt::format("{:>5} {:>9} {:>9} {:<32} {:>6} {:>9} {:>10}\n", "epoch", "change s",
-                           "start s", "layout", "jobs", "window s", "energy kJ");
-        for (size_t e = 0; e < plan.epochs.size(); ++e) {
-            const stream::ReplayEpoch& ep = plan.epochs[e];
-            const runner::ReplayedEpoch* m = nullptr;
-            for (const runner::ReplayedEpoch& x : result.epochs)
-                m = x.epoch == e ? &x : m;
-            out << fmt::format("{:>5} {:>9.1f} {:>9.1f} {:<32} {:>6} {:>9} {:>10}\n", e,
-                               m ? m->change_s : ep.change_s, m ? m->start_s : ep.ready_s,
-                               schedule.layouts[ep.layout_event].layout, ep.jobs.size(),
-                               m ? fmt::format("{:.1f}", m->window_s) : "-",
-                               m && m->energy_j ? fmt::format("{:.3g}", *m->energy_j / 1000) : "-");
-        }
-        out << '\n';
-        out << fmt::format(
-            "{:>3} {:<20} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>15} {:>8} {:>6} "
-            "{:>9} {}\n",
-            "job", "name", "arrive", "start", "(pred)", "end", "(pred)", "JCT", "pred interval",
-            "(pred)", "inside", "energy kJ", "status");
-        for (size_t j = 0; j < trace.jobs.size(); ++j) {
-            const stream::JobOutcome& p = schedule.jobs[j];
-            const double arrival = input.jobs[j].arrival_s;
-            const runner::ReplayedJob* m = o.dry_run ? nullptr : &result.jobs[j];
-            const std::optional<double> jct =
-                m && m->end_s ? std::optional<double>(*m->end_s - arrival) : std::nullopt;
-            const plan::Bounds& b = estimate.job_completion_s[j];
-            std::optional<bool> inside;
-            if (jct && estimate.known)
-                inside = b.contains(*jct);
-            out << fmt::format(
-                "{:>3} {:<20} {:>8.2f} {:>8} {:>8.2f} {:>8} {:>8.2f} {:>8} {:>15} {:>8.2f} {:>6} "
-                "{:>9} {}\n",
-                j, user_text::escaped(trace.jobs[j].job.name), arrival,
-                seconds(m ? m->start_s : std::nullopt), p.start_s,
-                seconds(m ? m->end_s : std::nullopt), p.end_s, seconds(jct),
-                estimate.known ? fmt::format("{:.2f}-{:.2f}", b.lo, b.hi) : std::string("-"),
-                p.end_s - arrival, yes_no(inside),
-                m && m->energy_j ? fmt::format("{:.3g}", *m->energy_j / 1000) : "-",
-                m ? runner::to_string(m->status) : "");
-        }
-        out << '\n';
-        out << fmt::format("{:<18} {:>11} {:>23} {:>11} {:>6}\n", "total", "predicted", "interval",
-                           "measured", "inside");
-        for (const runner::ReplayCheck& c : checks) {
-            const bool energy = c.figure == "energy_j";
-            const double scale = energy ? 1000 : 1;
-            const std::string name = energy                            ? "energy kJ"
-                                     : c.figure == "mean_completion_s" ? "mean JCT s"
-                                     : c.figure == "p95_completion_s"  ? "p95 JCT s"
-                                                                       : "tardiness s";
-            out << fmt::format(
-                "{:<18} {:>11.4g} {:>23} {:>11} {:>6}\n", name, c.predicted / scale,
-                c.interval_known
-                    ? fmt::format("{:.4g}-{:.4g}", c.interval.lo / scale, c.interval.hi / scale)
-                    : std::string("-"),
-                c.measured ? fmt::format("{:.4g}", *c.measured / scale) : std::string("-"),
-                yes_no(c.inside));
-        }
-        out << "Predicted on the planner's model with " << user_text::escaped(profiles_origin)
-            << (estimate.known ? "; intervals from " + user_text::escaped(error_origin)
-                               : "; no intervals: " + estimate.unknown_why)
-            << ". Times on the trace's clock; JCT = end - arrival.\n";
-        if (!o.dry_run)
-            out << "Energy: the board's counter over each layout's run ("
-                << (result.window_energy_j
-                        ? fmt::format("{:.4g} kJ", *result.window_energy_j / 1000)
-                        : std::string("not measured"))
-                << ") + " << fmt::format("{:.1f}", result.gap_s)
-                << " s between runs at the measured idle power ("
-                << (result.idle_power_w ? fmt::format("{:.1f} W", *result.idle_power_w)
-                                        : std::string("none"))
-                << "). Runs, traces and job logs: " << user_text::escaped(request.run_dir)
-                << " (replay.json: everything above)\n";
+        runner::print_replay(report, out);
     }
     if (o.dry_run)
         return kExitOk;
