@@ -28,6 +28,9 @@ struct Exporter::Gpu {
     // Sampler state.
     std::optional<double> last_energy_j;  // last good board counter reading
     double last_t_s = 0;
+    // Whether the GPU was idle at the last good reading: an interval teaches idle power only when
+    // it was idle at both ends (one that ends idle may have begun with work, as when jobs exit).
+    bool last_reading_idle = false;
 
     // Snapshot (under Exporter::mutex_).
     bool up = false;
@@ -204,7 +207,7 @@ void Exporter::sample_once() {
                 if (input.sharing == Sharing::kShared && options_.learned_power)
                     learn_powers(gpu.power, input);
                 split = split_interval(input);
-                if (reading.idle && input.duration_s > 0)
+                if (reading.idle && gpu.last_reading_idle && input.duration_s > 0)
                     gpu.idle.add_idle(input.energy_j / input.duration_s, sm_clock_mhz);
             }
             // A counter that went back (the driver was reloaded) starts a new baseline: the
@@ -233,6 +236,7 @@ void Exporter::sample_once() {
             gpu.idle_source = idle_source;
             gpu.last_energy_j = *energy.value;
             gpu.last_t_s = t_s;
+            gpu.last_reading_idle = reading.idle;
         } catch (const Error& e) {
             // The GPU is down for this interval; its counters keep their values, and the next good
             // reading's delta covers the gap.
@@ -241,6 +245,7 @@ void Exporter::sample_once() {
                 warnings_.push_back("GPU " + std::to_string(gpu.index) + " is down: " + e.what());
             gpu.down_reported = true;
             gpu.up = false;
+            gpu.last_reading_idle = false;
             gpu.power_w.reset();
             gpu.activity.clear();
         }

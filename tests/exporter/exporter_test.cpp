@@ -301,6 +301,46 @@ TEST(Exporter, ConsumerChurnFailingGpuAndMissingProcessUtilization) {
               0);
 }
 
+// The idle power is learned from intervals idle at both ends. On the H200 (2026-12-05) the
+// interval in which jobs exited ended with no process but began with them at work; taken as idle it
+// raised the learned clocks-up power from 130 W to 252 W, and every later interval charged that as
+// static. Here: 600 W until process 4201 exits at 1 s, 130 W until 4202 starts at 2.6 s.
+TEST(Exporter, LearnsIdlePowerOnlyFromIntervalsIdleAtBothEnds) {
+    FakeNvmlEnv env("exporter-idle-after-work.json");
+    nvml::Session session = nvml::Session::open();
+    ExporterOptions options;
+    options.proc_root = "/nonexistent-proc";
+    Exporter exporter(session, options);
+    exporter.sample_once();
+    std::vector<MetricFamily> running_from;  // the first reading with 4202 at work
+    double running_from_s = 0;
+    const auto start = std::chrono::steady_clock::now();
+    const auto seconds = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    for (int i = 0; i < 12; ++i) {  // 0.3 s apart: to about 3.6 s
+        sleep_s(0.3);
+        exporter.sample_once();
+        if (running_from.empty() && seconds() > 2.9) {
+            running_from = exporter.metric_families();
+            running_from_s = seconds();
+        }
+    }
+    ASSERT_FALSE(running_from.empty());
+    const auto f = exporter.metric_families();
+    const double elapsed_s = seconds() - running_from_s;
+    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "0"}})->labels,
+                    "idle_power_source"),
+              "learned_clocks_up");
+    // While 4202 works, `idle` grows by the static power: the idle intervals' 130 W, not the
+    // ~290 W of the interval in which 4201 exited.
+    const auto idle_j = [](const std::vector<MetricFamily>& families) {
+        return find(families, "migscope_energy_joules_total", {{"gpu", "0"}, {"consumer", "idle"}})
+            ->value;
+    };
+    EXPECT_NEAR((idle_j(f) - idle_j(running_from)) / elapsed_s, 130.0, 6.0);
+}
+
 // Scrapes while the sampler runs and consumers come and go: every scrape is a complete snapshot
 // (parseable, the sum equal to the board's increase), never a half-updated one.
 TEST(Exporter, ScrapesDuringSamplingAndConsumerExitSeeWholeSnapshots) {
