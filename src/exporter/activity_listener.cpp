@@ -134,6 +134,17 @@ std::optional<activity::ActivityReport> ActivityListener::latest(
     return it->second.report;
 }
 
+std::vector<unsigned> ActivityListener::reported_since(const std::string& gpu_uuid,
+                                                      uint64_t since_ns) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<unsigned> pids;
+    for (const auto& [key, entry] : latest_) {
+        if (key.second == gpu_uuid && entry.report.sent_ns > since_ns)
+            pids.push_back(key.first);
+    }
+    return pids;
+}
+
 size_t ActivityListener::entries() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return latest_.size();

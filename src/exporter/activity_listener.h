@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -27,6 +28,10 @@ class ActivityReports {
     // The latest report of process `pid` for the GPU `gpu_uuid`, if one came.
     virtual std::optional<activity::ActivityReport> latest(unsigned pid,
                                                            const std::string& gpu_uuid) const = 0;
+    // The processes whose latest report for `gpu_uuid` was sent after `since_ns`
+    // (CLOCK_MONOTONIC), in pid order: with those NVML no longer lists, the ones that exited since.
+    virtual std::vector<unsigned> reported_since(const std::string& gpu_uuid,
+                                                 uint64_t since_ns) const = 0;
 };
 
 class ActivityListener : public ActivityReports {
@@ -43,6 +48,8 @@ class ActivityListener : public ActivityReports {
 
     std::optional<activity::ActivityReport> latest(unsigned pid,
                                                    const std::string& gpu_uuid) const override;
+    std::vector<unsigned> reported_since(const std::string& gpu_uuid,
+                                         uint64_t since_ns) const override;
     size_t entries() const;
     // Datagrams that were not reports, a full table: each kind once.
     std::vector<std::string> take_warnings();

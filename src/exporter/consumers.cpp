@@ -273,6 +273,19 @@ std::optional<std::vector<double>> ConsumerReader::kernel_time_activity(
     return std::nullopt;
 }
 
+void ConsumerReader::add_exited_reporters(
+    std::map<unsigned, std::optional<double>>& sm_ratio_by_pid) {
+    if (!activity_)
+        return;
+    const uint64_t now_ns = activity::monotonic_ns();
+    const uint64_t fresh_from_ns =
+        now_ns > KernelTimeRatios::kStaleAfterNs ? now_ns - KernelTimeRatios::kStaleAfterNs : 0;
+    for (unsigned pid :
+         activity_->reported_since(gpu_uuid(), std::max(last_shared_read_ns_, fresh_from_ns)))
+        sm_ratio_by_pid.try_emplace(pid);  // no NVML sample: the probe's report measures it
+    last_shared_read_ns_ = now_ns;
+}
+
 ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
     ConsumerReading reading;
     reading.sharing = Sharing::kShared;
@@ -309,6 +322,7 @@ ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
         }
     }
     reading.activity_measured = process_utilization_supported_;
+    add_exited_reporters(activity);
     // The container the kubelet gave this GPU (or replicas of it) to, when exactly one holds it.
     std::optional<ContainerName> gpu_owner;
     if (!owners.empty() && !activity.empty() && !gpu_uuid().empty())

@@ -80,6 +80,10 @@ class ConsumerReader {
     // Each tenant's activity from the probe when every one of them sends it fresh; else none,
     // and the pids without it are said once.
     std::optional<std::vector<double>> kernel_time_activity(const std::vector<unsigned>& pids);
+    // Adds each process that reported since the last reading but that NVML no longer lists: it
+    // exited in the interval, and its last report (the probe sends one at exit) measures its
+    // part of it, which would otherwise be `unattributed`.
+    void add_exited_reporters(std::map<unsigned, std::optional<double>>& sm_ratio_by_pid);
     // GPU instance id -> the UUIDs of its MIG devices (one per compute instance); empty when
     // they cannot be read (said once).
     std::map<unsigned, std::vector<std::string>> mig_device_uuids();
@@ -89,6 +93,7 @@ class ConsumerReader {
     const ActivityReports* activity_ = nullptr;
     KernelTimeRatios kernel_ratios_;
     int intervals_without_kernel_time_ = 0;  // in a row, with the probe listened for
+    uint64_t last_shared_read_ns_ = 0;       // CLOCK_MONOTONIC of the last shared-GPU reading
     std::optional<std::string> uuid_;        // the GPU's, read once
     std::optional<bool> gpm_supported_;
     std::vector<nvml::NvmlProfile> profiles_;  // read once, when MIG is first seen

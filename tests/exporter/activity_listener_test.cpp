@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -86,6 +87,12 @@ TEST(ActivityListener, AReportCountsForTheProcessThatSentIt) {
     EXPECT_EQ(listener.latest(static_cast<unsigned>(::getpid()), "GPU-a")->busy_ns, 111u);
     EXPECT_FALSE(listener.latest(static_cast<unsigned>(::getpid()), "GPU-b"));
     EXPECT_EQ(listener.entries(), 2u);
+    // Both were sent at 5 ns: after 4 ns both (the exited child too, in pid order), after 5 none.
+    const unsigned self = static_cast<unsigned>(::getpid()), kid = static_cast<unsigned>(child);
+    EXPECT_EQ(listener.reported_since("GPU-a", 4),
+              (std::vector<unsigned>{std::min(self, kid), std::max(self, kid)}));
+    EXPECT_TRUE(listener.reported_since("GPU-a", 5).empty());
+    EXPECT_TRUE(listener.reported_since("GPU-b", 0).empty());
     EXPECT_TRUE(listener.take_warnings().empty());
 }
 

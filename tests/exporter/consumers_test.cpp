@@ -64,6 +64,15 @@ struct FixedReports : ActivityReports {
             return std::nullopt;
         return it->second;
     }
+    std::vector<unsigned> reported_since(const std::string& uuid,
+                                         uint64_t since_ns) const override {
+        std::vector<unsigned> pids;
+        for (const auto& [key, report] : reports) {
+            if (key.second == uuid && report.sent_ns > since_ns)
+                pids.push_back(key.first);
+        }
+        return pids;
+    }
 };
 
 constexpr const char* kMpsGpu = "GPU-00000000-fake-h200-0000-0000000f0000";
@@ -170,6 +179,32 @@ TEST(ConsumerReader, AProcessWithoutTheProbeFallsBackToNvmlForAll) {
     EXPECT_TRUE(both.kernel_time);
     EXPECT_NEAR(both.consumers[0].activity_ratio.value(), 0.9, 1e-6);
     EXPECT_NEAR(both.consumers[1].activity_ratio.value(), 0.05, 1e-6);
+}
+
+// A process that exited in the interval is no longer listed, but its last report (the probe sends
+// one at exit) came after the previous reading: it is charged for its part of the interval, once.
+// On the H200 (2026-12-05) each exit interval's dynamic energy, 40-440 W over 1 s, went to
+// `unattributed` instead.
+TEST(ConsumerReader, AProcessThatExitedInTheIntervalIsChargedByItsLastReport) {
+    CommProc proc({{5101, "python3"}, {5102, "python3"}});
+    FakeNvmlEnv env("exporter-mps.json");
+    nvml::Session session = nvml::Session::open();
+    FixedReports reports;
+    reports.set(5101, kTimeSlicedGpu, 0.5);
+    reports.set(5102, kTimeSlicedGpu, 0.2);
+    reports.set(5199, kTimeSlicedGpu, 0.7, 0.1);  // its report at exit, 0.1 s ago
+    reports.set(5198, kTimeSlicedGpu, 0.7, 5.0);  // exited 5 s ago: stale, not charged
+    reports.set(5197, kMpsGpu, 0.7);              // another GPU's
+    ConsumerReader reader(session.device(1), proc.root.string(), &reports);
+    const ConsumerReading exit_interval = reader.read();
+    EXPECT_TRUE(exit_interval.kernel_time);
+    ASSERT_EQ(pids_of(exit_interval), (std::vector<std::string>{"5101", "5102", "5199"}));
+    EXPECT_NEAR(exit_interval.consumers[2].activity_ratio.value(), 0.7, 1e-6);
+    EXPECT_FALSE(exit_interval.idle);
+    // The next interval: no report of 5199's since, so it is gone.
+    const ConsumerReading next = reader.read();
+    EXPECT_EQ(pids_of(next), (std::vector<std::string>{"5101", "5102"}));
+    EXPECT_TRUE(next.kernel_time);
 }
 
 // A client whose probe stopped sending: its report goes stale and, under MPS, the dynamic
