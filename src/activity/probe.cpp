@@ -46,6 +46,7 @@ struct Probe {
     double period_s = 0.5;
     uint64_t started_ns = 0;
     std::optional<double> sm_share;
+    std::string job;  // MIGSCOPE_JOB, when it is a valid job name
     std::atomic<bool> stopping{false};
 };
 
@@ -122,6 +123,7 @@ void send_reports() {
         report.started_ns = p.started_ns;
         report.sent_ns = now_ns;
         report.sm_share = p.sm_share;
+        report.job = p.job;
         const std::string line = migscope::activity::encode(report);
         // No exporter listening (ENOENT, ECONNREFUSED) or its queue full (EAGAIN): this report
         // is lost, the next carries the cumulative counters.
@@ -162,6 +164,13 @@ bool configure(Probe& p) {
         const double s = std::strtod(period, nullptr);
         if (s >= 0.05 && s <= 60)
             p.period_s = s;
+    }
+    if (const char* job = std::getenv("MIGSCOPE_JOB")) {
+        if (migscope::activity::valid_job_name(job))
+            p.job = job;
+        else
+            say_once("MIGSCOPE_JOB is not a job name (1-128 letters, digits, . _ : + -); the "
+                     "reports name no job");
     }
     if (const char* percent = std::getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")) {
         const double share = std::strtod(percent, nullptr) / 100.0;

@@ -13,6 +13,7 @@ namespace {
 
 constexpr std::string_view kMagic = "migscope-activity 1";
 constexpr size_t kMaxUuidBytes = 96;
+constexpr size_t kMaxJobBytes = 128;
 // MPS takes whole percents; a thousandth keeps four decimals enough to read back.
 constexpr double kMinSmShare = 0.001;
 
@@ -42,6 +43,17 @@ bool parse_share(std::string_view text, double& out) {
 
 }  // namespace
 
+bool valid_job_name(std::string_view name) {
+    if (name.empty() || name.size() > kMaxJobBytes)
+        return false;
+    for (char c : name) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != ':' &&
+            c != '+' && c != '-')
+            return false;
+    }
+    return true;
+}
+
 uint64_t monotonic_ns() {
     timespec t{};
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -61,6 +73,8 @@ std::string encode(const ActivityReport& r) {
         std::snprintf(share, sizeof share, "%.4f", *r.sm_share);
         line += std::string(" sm_share=") + share;
     }
+    if (!r.job.empty())
+        line += " job=" + r.job;
     return line;
 }
 
@@ -103,6 +117,9 @@ std::optional<ActivityReport> decode(std::string_view line) {
             double share = 0;
             ok = parse_share(value, share);
             r.sm_share = share;
+        } else if (key == "job") {
+            ok = valid_job_name(value);
+            r.job = std::string(value);
         }
         if (!ok)
             return std::nullopt;

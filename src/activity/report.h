@@ -26,18 +26,25 @@ struct ActivityReport {
     // The process's share of the GPU's SMs, 0-1: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE / 100 under
     // MPS; none when the process may use every SM.
     std::optional<double> sm_share;
+    // The job the process runs, as its profile names it (MIGSCOPE_JOB in the process's
+    // environment: "resnet18:train:32", "resnet18:train" or a command's job name); empty when
+    // unset. 1-128 bytes of letters, digits and . _ : + - (a label, never a path).
+    std::string job;
 };
 
 // CLOCK_MONOTONIC in nanoseconds: the clock of started_ns and sent_ns, the same for every process
 // of the host.
 uint64_t monotonic_ns();
 
+// Whether `name` may be a report's job: 1-128 bytes of letters, digits and . _ : + -.
+bool valid_job_name(std::string_view name);
+
 // "migscope-activity 1 gpu=GPU-... busy_ns=N kernels=N dropped=N started_ns=N
-// sent_ns=N [sm_share=X]"
+// sent_ns=N [sm_share=X] [job=NAME]"
 std::string encode(const ActivityReport& report);
 // None for anything else: another version, a missing or repeated field, a number that does not
 // parse, a start after the sending, a share outside [0.001, 1], a UUID with other characters or
-// over 96 bytes.
+// over 96 bytes, a job name with other characters or over 128 bytes (valid_job_name).
 std::optional<ActivityReport> decode(std::string_view line);
 
 }  // namespace migscope::activity

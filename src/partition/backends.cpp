@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "activity/report.h"
 #include "core/error.h"
 #include "core/text.h"
 #include "partition/backend.h"
@@ -44,6 +45,17 @@ std::string stderr_path(const BackendOptions& o, const JobSpec& spec, size_t ind
     return o.run_dir + "/" + file + ".stderr";
 }
 
+// What a job's activity probe names to the exporter, which finds the job's profile by it
+// (plan::JobProfile::label(): "resnet18:train:32"; without a batch "resnet18:train"; a command
+// its job name); empty when that is no valid job name (activity::valid_job_name).
+std::string probe_job_name(const JobSpec& job) {
+    const std::string name =
+        job.external() ? job.name
+                       : job.workload + ":" + job.mode +
+                             (job.batch ? ":" + std::to_string(*job.batch) : std::string());
+    return activity::valid_job_name(name) ? name : "";
+}
+
 // One process per job, on the partition's device (or the CPU cores it names): mig, timeslice,
 // sequential and cpu.
 class ProcessPerJobBackend : public Backend {
@@ -77,6 +89,8 @@ class ProcessPerJobBackend : public Backend {
                 c.env.emplace_back("CUDA_VISIBLE_DEVICES", "");
             } else {
                 c.env.emplace_back("CUDA_VISIBLE_DEVICES", p.device);
+                if (const std::string name = probe_job_name(job); !name.empty())
+                    c.env.emplace_back("MIGSCOPE_JOB", name);
             }
             add_env(c, p);
             out.push_back(std::move(launch));

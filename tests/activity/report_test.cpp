@@ -21,7 +21,7 @@ ActivityReport sample() {
 
 }  // namespace
 
-TEST(ActivityReport, RoundTripsWithAndWithoutAnSmShare) {
+TEST(ActivityReport, RoundTripsWithAndWithoutAnSmShareAndAJob) {
     ActivityReport r = sample();
     std::optional<ActivityReport> back = decode(encode(r));
     ASSERT_TRUE(back);
@@ -37,6 +37,12 @@ TEST(ActivityReport, RoundTripsWithAndWithoutAnSmShare) {
     back = decode(encode(r) + "\n");  // a trailing newline is allowed
     ASSERT_TRUE(back);
     EXPECT_DOUBLE_EQ(back->sm_share.value(), 0.25);
+    EXPECT_EQ(back->job, "");
+
+    r.job = "resnet18:train:32";
+    back = decode(encode(r));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->job, "resnet18:train:32");
 }
 
 TEST(ActivityReport, RefusesAnythingElse) {
@@ -51,6 +57,11 @@ TEST(ActivityReport, RefusesAnythingElse) {
     EXPECT_FALSE(decode(good + " sm_share=0.0009"));
     EXPECT_FALSE(decode(good + " sm_share=1.5"));
     EXPECT_FALSE(decode(good + " sm_share=nan"));
+    EXPECT_TRUE(decode(good + " job=my-job_2.v1+lora"));
+    EXPECT_FALSE(decode(good + " job="));                            // empty job
+    EXPECT_FALSE(decode(good + " job=../etc/passwd"));               // a path is no job
+    EXPECT_FALSE(decode(good + " job=" + std::string(129, 'a')));  // over 128 bytes
+    EXPECT_TRUE(decode(good + " job=" + std::string(128, 'a')));
     EXPECT_FALSE(
         decode("migscope-activity 1 gpu=GPU-1 busy_ns=1 kernels=1 dropped=0 "
                "started_ns=0"));  // no sent_ns

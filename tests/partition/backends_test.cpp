@@ -200,6 +200,24 @@ TEST_F(BackendTest, TimesliceStartsOneWorkerPerJobOnTheWholeGpu) {
     EXPECT_EQ(launches[1].jobs, std::vector<size_t>{1});
     EXPECT_EQ(env_of(launches[1].child, "CUDA_VISIBLE_DEVICES"), "GPU-1");
     EXPECT_NE(launches[1].child.stderr_path.find("gpt2-medium"), std::string::npos);
+    // Each worker names its job to its activity probe as profiles name it (the exporter finds
+    // its power alone by it): without a batch, workload and mode.
+    EXPECT_EQ(env_of(launches[0].child, "MIGSCOPE_JOB"), "resnet50:train");
+    EXPECT_EQ(env_of(launches[1].child, "MIGSCOPE_JOB"), "gpt2-medium:finetune:4");
+}
+
+// A command's job name is its probe's job when it is a valid one; otherwise none is set.
+TEST_F(BackendTest, ACommandsJobNameIsItsProbesJobWhenValid) {
+    auto b = make_backend(BackendKind::kTimeslice, options(), "GPU-1");
+    std::vector<JobSpec> jobs(2);
+    jobs[0].name = "my-trainer_2";
+    jobs[0].command = {"/bin/true"};
+    jobs[1].name = "../evil name";
+    jobs[1].command = {"/bin/true"};
+    const auto launches = b->launches(jobs, whole_gpu_partitions(h200(), 2, "GPU-1"), {});
+    ASSERT_EQ(launches.size(), 2u);
+    EXPECT_EQ(env_of(launches[0].child, "MIGSCOPE_JOB"), "my-trainer_2");
+    EXPECT_EQ(env_of(launches[1].child, "MIGSCOPE_JOB"), "<unset>");
 }
 
 // A job's name is data, not a path: its log stays in the run directory under a safe name.
