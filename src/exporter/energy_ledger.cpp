@@ -17,7 +17,56 @@ void require_non_negative(double value, const std::string& field) {
                           std::to_string(value));
 }
 
+bool active(const ConsumerActivity& c) {
+    return c.activity_ratio.value_or(0) > 0;
+}
+
+// Whether every consumer with activity has a power alone (and at least one has activity).
+bool all_active_have_power_alone(const std::vector<ConsumerActivity>& consumers) {
+    bool any = false;
+    for (const ConsumerActivity& c : consumers) {
+        if (!active(c))
+            continue;
+        any = true;
+        if (!c.alone_dynamic_w || !std::isfinite(*c.alone_dynamic_w) || *c.alone_dynamic_w < 0)
+            return false;
+    }
+    return any;
+}
+
+// `run`'s marginal split from the powers alone: each active consumer busy the whole interval, the
+// mix without it drawing the other active ones' powers alone (summed when they run at once under
+// MPS, their mean when they take turns).
+void set_profile_margins(const IntervalInput& input, telemetry::AttributionInput& in) {
+    for (size_t i = 0; i < input.consumers.size(); ++i) {
+        in.busy_s[i] = active(input.consumers[i]) ? input.duration_s : 0.0;
+        double others_w = 0;
+        int others = 0;
+        for (size_t j = 0; j < input.consumers.size(); ++j) {
+            if (j != i && active(input.consumers[j])) {
+                others_w += *input.consumers[j].alone_dynamic_w;
+                ++others;
+            }
+        }
+        in.without_dynamic_w.push_back(input.mps || others == 0 ? others_w : others_w / others);
+    }
+    in.without_source = input.mps ? "the other jobs' powers alone from their profiles, summed"
+                                  : "the mean of the other jobs' powers alone from their profiles";
+}
+
 }  // namespace
+
+const char* dynamic_split_label(DynamicSplit split) {
+    switch (split) {
+        case DynamicSplit::kActivity:
+            return "activity";
+        case DynamicSplit::kLearnedPower:
+            return "learned_power";
+        case DynamicSplit::kProfilePower:
+            return "profile_power";
+    }
+    return "activity";
+}
 
 const char* consumer_label(ConsumerKind kind) {
     switch (kind) {
@@ -70,10 +119,12 @@ IntervalSplit split_interval(const IntervalInput& input) {
         in.partition_sms.push_back(c.compute_slices > 0 ? c.compute_slices : 1.0);
         in.busy_s.push_back(c.activity_ratio.value_or(0) * input.duration_s);
     }
+    const bool by_profile = input.sharing == Sharing::kShared && input.idle_power_w &&
+                            input.duration_s > 0 && all_active_have_power_alone(input.consumers);
     // The consumers' own powers as marginal powers: the mix without one draws its power × size
     // less (a consumer's busy seconds already carry its activity).
     const bool by_power =
-        !input.consumers.empty() && input.duration_s > 0 &&
+        !by_profile && !input.consumers.empty() && input.duration_s > 0 &&
         std::all_of(input.consumers.begin(), input.consumers.end(), [](const ConsumerActivity& c) {
             return c.full_activity_power_w && std::isfinite(*c.full_activity_power_w) &&
                    *c.full_activity_power_w >= 0;
@@ -89,10 +140,15 @@ IntervalSplit split_interval(const IntervalInput& input) {
                 mix_dynamic_w - *input.consumers[i].full_activity_power_w * in.partition_sms[i]);
         in.without_source = "live regression of the board's dynamic power on the activities";
     }
+    if (by_profile)
+        set_profile_margins(input, in);
     const telemetry::Attribution a = telemetry::attribute_energy(in);
 
     IntervalSplit split;
-    split.by_power = by_power && a.rest_j.has_value();
+    if (a.rest_j)
+        split.dynamic_split = by_profile ? DynamicSplit::kProfilePower
+                              : by_power ? DynamicSplit::kLearnedPower
+                                         : DynamicSplit::kActivity;
     split.static_j = a.idle_energy_j;
     for (size_t i = 0; i < input.consumers.size(); ++i)
         split.energy_j.emplace_back(input.consumers[i].consumer, a.energy_j[i]);

@@ -41,6 +41,10 @@ struct ConsumerActivity {
     // Its dynamic power at full activity (W), learned live (telemetry/power_regression.h); when
     // every consumer has one, the split charges each its own watts.
     std::optional<double> full_activity_power_w;
+    // Its dynamic power (board power above idle) alone on its share of the GPU, from the profile
+    // of the job its activity probe names (profile_power.h); when every active consumer of a
+    // shared GPU has one, the split is `run`'s marginal one with these as the mix without it.
+    std::optional<double> alone_dynamic_w;
 };
 
 enum class Sharing {
@@ -54,13 +58,26 @@ struct IntervalInput {
     std::optional<double> idle_power_w;  // static power; none: unknown, all energy is dynamic
     Sharing sharing = Sharing::kShared;
     double total_compute_slices = 7;  // the GPU's (kMig only)
+    // kShared only: an MPS server runs, so the processes run at once on their own SMs (the mix
+    // without one draws the others' powers summed); else they take turns (time-slicing: the mix
+    // without one draws the mean of the others').
+    bool mps = false;
     std::vector<ConsumerActivity> consumers;
 };
+
+// What the dynamic part of an interval followed.
+enum class DynamicSplit {
+    kActivity,       // partition size × activity
+    kLearnedPower,   // each consumer's learned full-activity power (--learned-power)
+    kProfilePower,   // each process's power alone from its job's profile (--profiles)
+};
+// "activity", "learned_power", "profile_power": the `dynamic_split` label.
+const char* dynamic_split_label(DynamicSplit split);
 
 struct IntervalSplit {
     std::vector<std::pair<Consumer, double>> energy_j;  // sums to IntervalInput::energy_j
     double static_j = 0;                                // idle power × duration, at most energy_j
-    bool by_power = false;  // the dynamic part followed the consumers' learned powers
+    DynamicSplit dynamic_split = DynamicSplit::kActivity;
 };
 
 // The interval as telemetry::attribute_energy's live variant splits it: static energy =
@@ -70,7 +87,11 @@ struct IntervalSplit {
 // activity (slices, or 1 for a process: its activity is already a share of the whole GPU), as
 // `run` splits it without marginal powers; where every consumer has a full-activity power, by
 // those powers as `run` splits by marginal powers (each consumer its power × size × activity ×
-// duration, the rest by activity; `by_power`); with no measured activity at all it goes to
+// duration, the rest by activity; kLearnedPower). Where every consumer with activity has a power
+// alone (kShared only, with an idle power), it is `run`'s marginal split (kProfilePower): each such
+// consumer is busy the whole interval, as `run` counts a job stepping, and the mix without it draws
+// the others' powers alone (summed under MPS, their mean when time-sliced); consumers without
+// activity get nothing. With no measured activity at all it goes to
 // `unattributed` (WithoutActivity::kUnattributed). Throws an input error naming the field for a
 // negative or non-finite energy, duration, idle power, slice count or activity.
 IntervalSplit split_interval(const IntervalInput& input);

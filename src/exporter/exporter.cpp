@@ -43,7 +43,7 @@ struct Exporter::Gpu {
     bool instances_listed = true;
     bool mps_server = false;
     bool kernel_time = false;
-    bool by_power = false;  // the last interval's dynamic part followed learned powers
+    DynamicSplit dynamic_split = DynamicSplit::kActivity;  // the last interval's
     bool process_signal_missing = false;
     std::string idle_source = "unknown";
     bool down_reported = false;
@@ -223,7 +223,7 @@ void Exporter::sample_once() {
                 gpu.ledger.add(*split, t_s);
                 gpu.ledger.retire_unseen(t_s, options_.retain_finished_s);
             }
-            gpu.by_power = split && split->by_power;
+            gpu.dynamic_split = split ? split->dynamic_split : DynamicSplit::kActivity;
             if (split || !gpu.board_energy_j)
                 gpu.board_energy_j = *energy.value;
             gpu.activity = std::move(reading.consumers);
@@ -348,7 +348,7 @@ std::vector<MetricFamily> Exporter::metric_families() const {
                    method_of(gpu.sharing, gpu.activity_measured, gpu.instances_listed,
                              gpu.mps_server, gpu.kernel_time, gpu.process_signal_missing)},
                   {"idle_power_source", gpu.idle_source},
-                  {"dynamic_split", gpu.by_power ? "learned_power" : "activity"}},
+                  {"dynamic_split", dynamic_split_label(gpu.dynamic_split)}},
                  1.0});
         }
     }

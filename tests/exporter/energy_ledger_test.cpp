@@ -93,6 +93,82 @@ TEST(EnergyLedger, NoMeasuredActivityIsUnattributedAndUnknownIdleMeansNoStatic) 
     EXPECT_DOUBLE_EQ(e.at("pid:1"), 0);
 }
 
+ConsumerActivity profiled(unsigned pid, double activity, std::optional<double> alone_w) {
+    ConsumerActivity c = process(pid, activity);
+    c.alone_dynamic_w = alone_w;
+    return c;
+}
+
+// With each process's power alone, `run`'s marginal split. The numbers are the H200's time-sliced
+// mlp + resnet18:32 (2026-12-05, ts-pa): 631 W, idle 130 W; alone mlp 697 W, resnet18 413 W.
+// `run` gave them 72 % and 28 % of the dynamic energy; the activities (kernel time 0.95 and 0.66)
+// only say that both ran.
+TEST(EnergyLedger, PowersAloneGiveRunsMarginalSplitTimeSliced) {
+    IntervalInput in;
+    in.energy_j = 631;
+    in.duration_s = 1;
+    in.idle_power_w = 130;
+    in.consumers = {profiled(1, 0.95, 697 - 130), profiled(2, 0.66, 413 - 130)};
+    const IntervalSplit split = split_interval(in);
+    const auto e = by_key(split);
+    EXPECT_EQ(split.dynamic_split, DynamicSplit::kProfilePower);
+    EXPECT_DOUBLE_EQ(e.at("idle"), 130);
+    // Without mlp the mix draws resnet18's 283 W: mlp's margin is 501 - 283 = 218 W; resnet18's
+    // is 501 - 567 < 0, so 0. The rest, 283 W, by busy seconds: both busy the whole interval.
+    EXPECT_NEAR(e.at("pid:1"), 218 + 141.5, 1e-9);
+    EXPECT_NEAR(e.at("pid:2"), 141.5, 1e-9);
+    EXPECT_NEAR(e.at("pid:1") / 501, 0.72, 0.005);
+    EXPECT_NEAR(sum(split), 631, 1e-9);
+}
+
+// Three processes: under MPS the mix without one draws the others' powers summed (they run at
+// once); time-sliced, their mean (they take turns). A process without activity gets nothing.
+TEST(EnergyLedger, PowersAloneSumUnderMpsAndAverageTimeSliced) {
+    IntervalInput in;
+    in.duration_s = 1;
+    in.idle_power_w = 100;
+    in.mps = true;
+    in.energy_j = 100 + 550;
+    in.consumers = {profiled(1, 0.4, 300), profiled(2, 0.4, 200), profiled(3, 0.4, 100),
+                    profiled(4, 0.0, std::nullopt)};
+    IntervalSplit split = split_interval(in);
+    auto e = by_key(split);
+    EXPECT_EQ(split.dynamic_split, DynamicSplit::kProfilePower);
+    // Margins 550 - 300, 550 - 400, 550 - 500; the rest (100) in thirds.
+    EXPECT_NEAR(e.at("pid:1"), 250 + 100.0 / 3, 1e-9);
+    EXPECT_NEAR(e.at("pid:2"), 150 + 100.0 / 3, 1e-9);
+    EXPECT_NEAR(e.at("pid:3"), 50 + 100.0 / 3, 1e-9);
+    EXPECT_DOUBLE_EQ(e.at("pid:4"), 0);
+
+    in.mps = false;
+    in.energy_j = 100 + 200;
+    split = split_interval(in);
+    e = by_key(split);
+    // Margins 200 - 150, 200 - 200, 200 - 250 < 0; the rest (150) in thirds.
+    EXPECT_NEAR(e.at("pid:1"), 50 + 50, 1e-9);
+    EXPECT_NEAR(e.at("pid:2"), 50, 1e-9);
+    EXPECT_NEAR(e.at("pid:3"), 50, 1e-9);
+    EXPECT_NEAR(sum(split), 300, 1e-9);
+}
+
+// One active process without a power alone, or no idle power: the split by activity.
+TEST(EnergyLedger, WithoutEveryActivePowerAloneTheSplitIsByActivity) {
+    IntervalInput in;
+    in.energy_j = 600;
+    in.duration_s = 2;
+    in.idle_power_w = 100;
+    in.consumers = {profiled(1, 0.6, 400), profiled(2, 0.2, std::nullopt)};
+    IntervalSplit split = split_interval(in);
+    EXPECT_EQ(split.dynamic_split, DynamicSplit::kActivity);
+    EXPECT_DOUBLE_EQ(by_key(split).at("pid:1"), 300);
+    in.consumers[1].alone_dynamic_w = 100;
+    in.idle_power_w.reset();
+    split = split_interval(in);
+    EXPECT_EQ(split.dynamic_split, DynamicSplit::kActivity);
+    EXPECT_DOUBLE_EQ(by_key(split).at("pid:1"), 450);
+    EXPECT_STREQ(dynamic_split_label(DynamicSplit::kProfilePower), "profile_power");
+}
+
 TEST(EnergyLedger, StaticPartIsAtMostTheEnergy) {
     IntervalInput in;
     in.energy_j = 50;  // less than idle power × duration (a power-capped or sleeping board)
