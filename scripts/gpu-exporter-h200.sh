@@ -22,9 +22,14 @@
 # time-sliced (ts-) and on MPS (mps-): MIXES="ts-pa mps-pa ts-pb mps-pb ts-pc mps-pc"; `shares` ends
 # with scripts/exporter-vs-run.py's table (compare.txt, compare.json). With `cost` the side with the
 # exporter also runs the probe, the side without runs neither: their sum's overhead on training.
+# PROFILES="FILE ..." (with PROBE=1): the exporter gives each process its power alone from these
+# profiles (--profiles), by the job its worker names (MIGSCOPE_JOB, set by `migscope run`).
+#   scripts/gpu-exporter-h200.sh profiles  makes one for the pairs' jobs: each alone on a 3g.71gb
+#       MPS share and on the whole GPU (`migscope profile --backend mps`), written to
+#       $OUT/profiles-mps.json (about 5 minutes at PROFILE_S=10).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-what=${1:?usage: $0 shares|cost}
+what=${1:?usage: $0 shares|cost|profiles}
 out=${OUT:-$PWD/gpu-exporter-out}
 b=${MIGSCOPE:-${MIGSCOPE_BUILD_DIR:-$root/build}/tools/migscope/migscope}
 mkdir -p "$out/scrapes"
@@ -38,6 +43,7 @@ fi
 
 # LEARNED_POWER=1: the exporter charges each process its learned watts (--learned-power).
 [ "${LEARNED_POWER:-0}" = 1 ] && probe_args+=(--learned-power)
+for f in ${PROFILES:-}; do probe_args+=(--profiles "$f"); done
 
 start_exporter() {  # $1: stderr file; sets $exporter
   # The exporter itself never loads CUDA, so the probe's variable does not touch it.
@@ -109,6 +115,13 @@ PY
     # Each job's live energy against run's split of the same window (issue 43 item 4).
     python3 "$root/scripts/exporter-vs-run.py" "$out" --json "$out/compare.json" |
       tee "$out/compare.txt" ;;
+  profiles)
+    "$b" profile --backend mps --sizes 3g.71gb --duration "${PROFILE_S:-10}" \
+      --jobs mlp,resnet18:32,resnet50:32,bert-base:4,gpt2-medium:8 --db "$out/profiles-mps.db" \
+      --run-dir "$out/profiles-mps" >"$out/profiles-mps.txt" 2>"$out/profiles-mps.log"
+    echo "profile: exit $?"
+    "$b" profile export --db "$out/profiles-mps.db" --gpu-model h200 -o "$out/profiles-mps.json"
+    echo "profile export: exit $?" ;;
   cost)
     for rep in $(seq "${REPS:-3}"); do
       for side in with without; do

@@ -243,19 +243,19 @@ const std::string& ConsumerReader::gpu_uuid() {
     return *uuid_;
 }
 
-std::optional<std::vector<double>> ConsumerReader::kernel_time_activity(
+std::optional<std::vector<ConsumerReader::ProbeActivity>> ConsumerReader::kernel_time_activity(
     const std::vector<unsigned>& pids) {
     if (!activity_ || pids.empty())
         return std::nullopt;
     const uint64_t now_ns = activity::monotonic_ns();
-    std::vector<double> ratios;
+    std::vector<ProbeActivity> ratios;
     std::vector<std::string> without_text;
     for (unsigned pid : pids) {
-        std::optional<double> ratio;
-        if (const auto report = activity_->latest(pid, gpu_uuid()))
-            ratio = kernel_ratios_.ratio(pid, *report, now_ns);
+        const auto report = activity_->latest(pid, gpu_uuid());
+        const std::optional<double> ratio =
+            report ? kernel_ratios_.ratio(pid, *report, now_ns) : std::nullopt;
         if (ratio)
-            ratios.push_back(*ratio);
+            ratios.push_back({*ratio, report->job, report->sm_share});
         else
             without_text.push_back(std::to_string(pid));
     }
@@ -348,10 +348,13 @@ ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
         processes.push_back(std::move(c));
         tenant_pids.push_back(pid);
     }
-    if (const std::optional<std::vector<double>> kernel = kernel_time_activity(tenant_pids)) {
+    if (const auto kernel = kernel_time_activity(tenant_pids)) {
         reading.kernel_time = true;
-        for (size_t i = 0; i < processes.size(); ++i)
-            processes[i].activity_ratio = (*kernel)[i];
+        for (size_t i = 0; i < processes.size(); ++i) {
+            processes[i].activity_ratio = (*kernel)[i].ratio;
+            processes[i].job = (*kernel)[i].job;
+            processes[i].sm_share = (*kernel)[i].sm_share;
+        }
     } else if (reading.mps_server) {
         // With the probe listened for, a client's first report may trail its first listing.
         if (!activity_ || intervals_without_kernel_time_ >= kIntervalsBeforeNoSampleWarning)

@@ -77,9 +77,15 @@ class ConsumerReader {
     ConsumerReading read_shared(const DeviceOwners& owners);
     Consumer process_consumer(unsigned pid, const std::optional<ContainerName>& gpu_owner);
     const std::string& gpu_uuid();
-    // Each tenant's activity from the probe when every one of them sends it fresh; else none,
-    // and the pids without it are said once.
-    std::optional<std::vector<double>> kernel_time_activity(const std::vector<unsigned>& pids);
+    // Each tenant's activity from the probe, with the job and SM share its report names, when
+    // every one of them sends it fresh; else none, and the pids without it are said once.
+    struct ProbeActivity {
+        double ratio = 0;
+        std::string job;
+        std::optional<double> sm_share;
+    };
+    std::optional<std::vector<ProbeActivity>> kernel_time_activity(
+        const std::vector<unsigned>& pids);
     // Adds each process that reported since the last reading but that NVML no longer lists: it
     // exited in the interval, and its last report (the probe sends one at exit) measures its
     // part of it, which would otherwise be `unattributed`.

@@ -45,6 +45,10 @@ struct ConsumerActivity {
     // of the job its activity probe names (profile_power.h); when every active consumer of a
     // shared GPU has one, the split is `run`'s marginal one with these as the mix without it.
     std::optional<double> alone_dynamic_w;
+    // A process with the activity probe: the job its report names (empty: none) and its SM share
+    // under MPS (none: every SM).
+    std::string job;
+    std::optional<double> sm_share;
 };
 
 enum class Sharing {

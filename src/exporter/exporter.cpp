@@ -119,6 +119,23 @@ void learn_powers(telemetry::PowerRegression& power, IntervalInput& input) {
     }
 }
 
+// Each active process's power alone from its job's profile; why one has none is said once per
+// GPU and reason (the GPU's split then stays by activity).
+void set_powers_alone(const ProfilePowers& powers, unsigned gpu_index, IntervalInput& input,
+                      std::set<std::string>& said, std::vector<std::string>& warnings) {
+    for (ConsumerActivity& c : input.consumers) {
+        if (c.activity_ratio.value_or(0) <= 0)
+            continue;
+        const PowerAlone p = powers.alone(c.job, input.mps, c.sm_share);
+        c.alone_dynamic_w = p.dynamic_w;
+        const std::string key = std::to_string(gpu_index) + "\n" + p.missing;
+        if (!p.dynamic_w && said.insert(key).second)
+            warnings.push_back("GPU " + std::to_string(gpu_index) + ": process " +
+                               c.consumer.labels.at(0).second + " has no power alone (" + p.missing +
+                               "): its GPU's split stays by activity while it runs (said once)");
+    }
+}
+
 }  // namespace
 
 Exporter::Exporter(const nvml::Session& session, ExporterOptions options)
@@ -138,6 +155,7 @@ Exporter::Exporter(const nvml::Session& session, ExporterOptions options)
     }
     if (!options_.activity_socket.empty())
         activity_ = std::make_unique<ActivityListener>(options_.activity_socket);
+    profile_powers_ = ProfilePowers::from_files(options_.profile_paths);
     const unsigned count = session.device_count();
     for (unsigned i = 0; i < count; ++i) {
         auto gpu = std::make_unique<Gpu>(options_.idle_window);
@@ -204,6 +222,10 @@ void Exporter::sample_once() {
                 input.sharing = reading.sharing;
                 input.total_compute_slices = reading.total_compute_slices;
                 input.consumers = reading.consumers;
+                input.mps = reading.mps_server;
+                if (input.sharing == Sharing::kShared && !profile_powers_.empty())
+                    set_powers_alone(profile_powers_, gpu.index, input, missing_powers_said_,
+                                     reader_warnings);
                 if (input.sharing == Sharing::kShared && options_.learned_power)
                     learn_powers(gpu.power, input);
                 split = split_interval(input);
@@ -309,7 +331,9 @@ std::vector<MetricFamily> Exporter::metric_families() const {
         "*_unattributed_* = no per-consumer activity (the driver gives none, or no process has "
         "a sample yet), so the rest is unattributed. dynamic_split: activity = by activity "
         "alone; learned_power = each process its own watts at full activity, learned live by a "
-        "regression of the board's dynamic power on the processes' activities (shared GPUs).",
+        "regression of the board's dynamic power on the processes' activities (shared GPUs); "
+        "profile_power = migscope run's marginal split, each process's power alone from the "
+        "profile of the job its activity probe names (--profiles).",
         MetricType::kGauge,
         {}};
 

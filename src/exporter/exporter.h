@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "exporter/energy_ledger.h"
 #include "exporter/exposition.h"
 #include "exporter/pod_resources.h"
+#include "exporter/profile_power.h"
 #include "nvml/session.h"
 
 namespace migscope::exporter {
@@ -35,6 +37,10 @@ struct ExporterOptions {
     // (telemetry::PowerRegression); off: by activity alone. Opt-in: on the H200 (2026-12-05) the
     // learned split missed run's by up to 98 % a job in steady mixes (docs/exporter.md).
     bool learned_power = false;
+    // Profiles (format migscope-profiles) that give each process of a time-sliced or MPS GPU its
+    // power alone, by the job its activity probe names (profile_power.h): then the split is
+    // `run`'s marginal one. Empty: none.
+    std::vector<std::string> profile_paths;
     // Idle intervals per clock state whose mean board power is the learned idle power
     // (telemetry::LiveIdleBaseline).
     size_t idle_window = 30;
@@ -67,6 +73,8 @@ class Exporter {
     ExporterOptions options_;
     std::unique_ptr<PodResourcesWatcher> pod_resources_;  // none when the socket option is empty
     std::unique_ptr<ActivityListener> activity_;          // none when activity_socket is empty
+    ProfilePowers profile_powers_;                        // from options_.profile_paths
+    std::set<std::string> missing_powers_said_;           // sampler thread only
     std::vector<std::unique_ptr<Gpu>> gpus_;
     mutable std::mutex mutex_;  // guards the Gpu snapshots and warnings_
     std::vector<std::string> warnings_;

@@ -22,6 +22,7 @@
 #include "fake_kubelet.h"
 #include "nvml/fake_nvml_env.h"
 #include "nvml/mig_instances_api.h"
+#include "plan/profile.h"
 
 using namespace migscope;
 using namespace migscope::exporter;
@@ -855,9 +856,9 @@ TEST(ExporterSignal, AProcessThatStopsReportingIsChargedNothingMore) {
 namespace {
 
 // Sends `pid`'s own activity report (the kernel names the sender) every 20 ms: busy `ratio` of
-// the time since `started_ns`, until `stop`.
+// the time since `started_ns`, naming `job`, until `stop`.
 void send_reports(const std::string& socket_path, const std::string& uuid, double ratio,
-                  const std::atomic<bool>& stop) {
+                  const std::string& job, const std::atomic<bool>& stop) {
     const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
@@ -865,6 +866,7 @@ void send_reports(const std::string& socket_path, const std::string& uuid, doubl
     auto now_ns = [] { return activity::monotonic_ns(); };
     activity::ActivityReport r;
     r.gpu_uuid = uuid;
+    r.job = job;
     r.started_ns = now_ns();
     while (!stop.load()) {
         sleep_s(0.02);
@@ -877,12 +879,18 @@ void send_reports(const std::string& socket_path, const std::string& uuid, doubl
     close(fd);
 }
 
-}  // namespace
+// Two processes running the activity probe on one GPU at `board_w`: this test (busy 0.2, naming
+// `my_job`) and a child of it (busy 0.6, `their_job`), each sending for itself through the
+// socket; beside an MPS server (pid 5000) when `mps`. What the exporter made of 0.6 s of
+// intervals once both had reported.
+struct ProbePair {
+    std::vector<MetricFamily> first, last;
+    std::vector<std::string> warnings;
+    std::string me, them;  // the pids
+};
 
-// Two MPS clients running the activity probe (this test and a child of it, each sending for
-// itself through the socket): each is charged the dynamic energy in proportion to its kernel
-// time (0.2 against 0.6), the server nothing, and the method says kernel time.
-TEST(ExporterSignal, TheProbesKernelTimeSplitsMpsClientsThroughTheSocket) {
+ProbePair probe_pair(bool mps, double board_w, ExporterOptions options,
+                     const std::string& my_job = "", const std::string& their_job = "") {
     const fs::path dir =
         fs::temp_directory_path() / ("migscope-exporter-probe-" + std::to_string(::getpid()));
     fs::create_directories(dir);
@@ -893,7 +901,7 @@ TEST(ExporterSignal, TheProbesKernelTimeSplitsMpsClientsThroughTheSocket) {
     if (child == 0) {
         // Sends until the socket is gone (the test ended) or 20 s passed.
         std::atomic<bool> child_stop{false};
-        std::thread t([&] { send_reports(socket_path, uuid, 0.6, child_stop); });
+        std::thread t([&] { send_reports(socket_path, uuid, 0.6, their_job, child_stop); });
         for (int i = 0; i < 2000 && fs::exists(dir); ++i)
             sleep_s(0.01);
         child_stop = true;
@@ -910,25 +918,24 @@ TEST(ExporterSignal, TheProbesKernelTimeSplitsMpsClientsThroughTheSocket) {
       "devices": [{"name": "NVIDIA H200", "uuid": ")"
                            << uuid << R"(", "memory_total_mib": 143771,
       "memory_used_mib": 2048, "mig_current": 0, "mig_pending": 0, "power_limit_w": 700,
-      "power_trace": [[0, 400], [1000, 400]], "sm_clock_mhz": 1980, "memory_clock_mhz": 3201,
-      "temperature_c": 50, "processes": [{"pid": 5000, "sm_util": 99}, {"pid": )"
+      "power_trace": [[0, )" << board_w << "], [1000, " << board_w
+                           << R"(]], "sm_clock_mhz": 1980, "memory_clock_mhz": 3201,
+      "temperature_c": 50, "processes": [)"
+                           << (mps ? R"({"pid": 5000, "sm_util": 99}, )" : "") << R"({"pid": )"
                            << self << R"(}, {"pid": )" << child << "}]}]}";
-    std::thread reporter([&] { send_reports(socket_path, uuid, 0.2, stop); });
-    std::vector<MetricFamily> first, last;
-    std::vector<std::string> warnings;
+    std::thread reporter([&] { send_reports(socket_path, uuid, 0.2, my_job, stop); });
+    ProbePair out;
     {
         FakeNvmlEnv env(fixture.string());
         nvml::Session session = nvml::Session::open();
-        ExporterOptions options;
-        options.idle_power_w = kIdleW;
         options.proc_root = proc.root.string();
         options.activity_socket = socket_path;
         Exporter exporter(session, options);
         // Until both have reported (at most 2 s), then 0.6 s of intervals.
         for (int i = 0; i < 100; ++i) {
             exporter.sample_once();
-            first = exporter.metric_families();
-            if (method_of(first, "0") == "shared_idle_static_kernel_time_dynamic")
+            out.first = exporter.metric_families();
+            if (method_of(out.first, "0").find("kernel_time") != std::string::npos)
                 break;
             sleep_s(0.02);
         }
@@ -936,30 +943,99 @@ TEST(ExporterSignal, TheProbesKernelTimeSplitsMpsClientsThroughTheSocket) {
             sleep_s(0.1);
             exporter.sample_once();
         }
-        last = exporter.metric_families();
-        warnings = exporter.take_warnings();
+        out.last = exporter.metric_families();
+        out.warnings = exporter.take_warnings();
     }
     stop = true;
     reporter.join();
     fs::remove_all(dir);
     waitpid(child, nullptr, 0);
+    out.me = std::to_string(self);
+    out.them = std::to_string(child);
+    return out;
+}
 
-    EXPECT_EQ(method_of(last, "0"), "shared_idle_static_kernel_time_dynamic");
-    EXPECT_FALSE(has_pid_series(last, "0", "5000"));
-    const std::string me = std::to_string(self), them = std::to_string(child);
-    const double mine_j = energy_of(last, {{"gpu", "0"}, {"pid", me}}) -
-                          energy_of(first, {{"gpu", "0"}, {"pid", me}});
-    const double theirs_j = energy_of(last, {{"gpu", "0"}, {"pid", them}}) -
-                            energy_of(first, {{"gpu", "0"}, {"pid", them}});
-    const double increase_j = board(last, "0") - board(first, "0");
+// A process's energy over the pair's intervals.
+double pair_energy_j(const ProbePair& pair, const std::string& pid) {
+    return energy_of(pair.last, {{"gpu", "0"}, {"pid", pid}}) -
+           energy_of(pair.first, {{"gpu", "0"}, {"pid", pid}});
+}
+
+}  // namespace
+
+// Two MPS clients running the activity probe (this test and a child of it, each sending for
+// itself through the socket): each is charged the dynamic energy in proportion to its kernel
+// time (0.2 against 0.6), the server nothing, and the method says kernel time.
+TEST(ExporterSignal, TheProbesKernelTimeSplitsMpsClientsThroughTheSocket) {
+    ExporterOptions options;
+    options.idle_power_w = kIdleW;
+    const ProbePair pair = probe_pair(true, 400, options);
+    EXPECT_EQ(method_of(pair.last, "0"), "shared_idle_static_kernel_time_dynamic");
+    EXPECT_FALSE(has_pid_series(pair.last, "0", "5000"));
+    const double mine_j = pair_energy_j(pair, pair.me), theirs_j = pair_energy_j(pair, pair.them);
+    const double increase_j = board(pair.last, "0") - board(pair.first, "0");
     ASSERT_GT(increase_j, 0);
     // All the dynamic energy (400 W board, kIdleW static) goes to the two clients, 1 : 3.
     EXPECT_NEAR((mine_j + theirs_j) / increase_j, (400 - kIdleW) / 400, 0.01);
     EXPECT_NEAR(mine_j / (mine_j + theirs_j), 0.25, 0.03);
-    EXPECT_NEAR(find(last, "migscope_sm_activity_ratio", {{"gpu", "0"}, {"pid", them}})->value, 0.6,
-                0.03);
-    for (const std::string& w : warnings)
+    EXPECT_NEAR(
+        find(pair.last, "migscope_sm_activity_ratio", {{"gpu", "0"}, {"pid", pair.them}})->value,
+        0.6, 0.03);
+    for (const std::string& w : pair.warnings)
         EXPECT_EQ(w.find("MPS server"), std::string::npos) << w;
+}
+
+// With --profiles, each time-sliced process's power alone (its job, named by its probe) gives
+// `run`'s marginal split instead of kernel time's: resnet18:32 alone 448 W and resnet50:32 489 W
+// (idle 131 W in the profiles) on a 600 W board with 100 W idle: margins 500 - 358 and
+// 500 - 317 W, the rest (175 W) in halves, so 229.5 : 270.5 where kernel time says 1 : 3.
+TEST(ExporterSignal, ProfilesGiveEachProcessItsPowerAloneAndRunsSplit) {
+    const fs::path profiles =
+        fs::temp_directory_path() / ("migscope-exporter-profiles-" + std::to_string(::getpid()));
+    plan::ProfileSet set;
+    set.gpu_model = "h200";
+    set.idle_power_w = plan::measured_of({131});
+    for (const auto& [workload, watts] : {std::pair{"resnet18", 448.0}, {"resnet50", 489.0}}) {
+        plan::JobProfile job;
+        job.workload = workload;
+        job.mode = "train";
+        job.batch = 32;
+        job.backend = "green";
+        job.item_unit = "images";
+        job.items_per_step = 32;
+        plan::PartitionProfile whole;
+        whole.partition = std::string(plan::kWholeGpu);
+        whole.sms = 132;
+        whole.items_per_s = plan::measured_of({1000});
+        whole.average_power_w = plan::measured_of({watts});
+        whole.window_s = 5;
+        job.partitions = {whole};
+        set.jobs.push_back(job);
+    }
+    std::ofstream(profiles) << plan::write_profiles_json(set);
+    ExporterOptions options;
+    options.idle_power_w = 100;
+    options.profile_paths = {profiles.string()};
+    ASSERT_NO_THROW(ProfilePowers::from_files(options.profile_paths));
+    const ProbePair pair =
+        probe_pair(false, 600, options, "resnet18:train:32", "resnet50:train");
+    EXPECT_EQ(label(find(pair.last, "migscope_attribution_info", {{"gpu", "0"}})->labels,
+                    "dynamic_split"),
+              "profile_power");
+    const double mine_j = pair_energy_j(pair, pair.me), theirs_j = pair_energy_j(pair, pair.them);
+    EXPECT_NEAR(mine_j / (mine_j + theirs_j), 229.5 / 500, 0.01);
+    EXPECT_TRUE(pair.warnings.empty()) << pair.warnings.front();
+
+    // A job no file profiles: said once, and the split stays by kernel time.
+    const ProbePair unknown = probe_pair(false, 600, options, "resnet18:train:32", "bert-base");
+    EXPECT_EQ(label(find(unknown.last, "migscope_attribution_info", {{"gpu", "0"}})->labels,
+                    "dynamic_split"),
+              "activity");
+    ASSERT_EQ(unknown.warnings.size(), 1u);
+    EXPECT_NE(unknown.warnings[0].find("no --profiles file profiles job 'bert-base'"),
+              std::string::npos)
+        << unknown.warnings[0];
+    fs::remove(profiles);
 }
 
 // A heavy process (300 W at full activity) runs alone for 1.5 s, then a light one (100 W) joins

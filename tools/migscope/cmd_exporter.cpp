@@ -28,6 +28,7 @@ struct ExporterCommandOptions {
     std::string pod_resources_socket = exporter::kKubeletPodResourcesSocket;
     std::string activity_socket;
     bool learned_power = false;
+    std::vector<std::string> profiles;
     double retain_finished_s = 3600;
 };
 
@@ -47,6 +48,7 @@ int run_exporter(const ExporterCommandOptions& o) {
     options.pod_resources_socket = o.pod_resources_socket;
     options.activity_socket = o.activity_socket;
     options.learned_power = o.learned_power;
+    options.profile_paths = o.profiles;
     options.retain_finished_s = o.retain_finished_s;
 
     nvml::Session session = nvml::Session::open();
@@ -138,6 +140,14 @@ void add_exporter_command(CLI::App& app, Action& action) {
                   "from how the board's power follows the processes' activities, instead of "
                   "splitting by activity alone; experimental: on the H200 it missed run's "
                   "split by up to 98 % a job in steady mixes (docs/exporter.md)");
+    path_option(cmd->add_option(
+                    "--profiles", o->profiles,
+                    "Profiles file(s) (migscope profile export) that give each process on a "
+                    "time-sliced or MPS GPU its power alone, by the job its activity probe names "
+                    "(MIGSCOPE_JOB; migscope run sets it): the split is then run's marginal one "
+                    "(docs/exporter.md); MPS clients need profiles measured with --backend mps. "
+                    "Repeatable; default: none")
+                    ->check(CLI::ExistingFile));
     cmd->callback([o, &action] { action = [o] { return run_exporter(*o); }; });
 }
 

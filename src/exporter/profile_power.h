@@ -1,0 +1,38 @@
+// Each process's dynamic power alone, from the profile of the job its activity probe names
+// (`migscope exporter --profiles`): the job alone on the whole GPU when processes take turns
+// (time-slicing), or on its SM share under MPS (from profiles measured with `--backend mps`),
+// less the profiles' idle power. The exporter's split uses them as `run` uses its probes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/profile.h"
+
+namespace migscope::exporter {
+
+// A process's power alone, or why there is none.
+struct PowerAlone {
+    std::optional<double> dynamic_w;  // board power above the profiles' idle power
+    std::string missing;              // why none: "no profile of job 'x'", ...
+};
+
+class ProfilePowers {
+  public:
+    ProfilePowers() = default;
+    explicit ProfilePowers(std::vector<plan::ProfileSet> sets) : sets_(std::move(sets)) {}
+    // Reads each file (plan::read_profiles_file); an input error names the file and the field.
+    static ProfilePowers from_files(const std::vector<std::string>& paths);
+    bool empty() const { return sets_.empty(); }
+
+    // `job` as the probe names it: a profile's label ("resnet18:train:32", a command's name) or
+    // "workload:mode" where one batch of it is profiled. The first file that profiles it answers.
+    // `mps`: the process is an MPS client with `sm_share` of the SMs (none: all of them).
+    PowerAlone alone(const std::string& job, bool mps, std::optional<double> sm_share) const;
+
+  private:
+    std::vector<plan::ProfileSet> sets_;
+};
+
+}  // namespace migscope::exporter
