@@ -22,4 +22,6 @@ fi
 echo "export CUDA_INJECTION64_PATH=$MIGSCOPE_PROBE"
 echo "export MIGSCOPE_ACTIVITY_SOCKET=$MIGSCOPE_ACTIVITY_SOCKET"
 echo "export LD_LIBRARY_PATH=$CUPTI_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The job the probe names, for an exporter run with --profiles (docs/exporter.md): submit with
+# MIGSCOPE_JOB=workload:mode:batch (or a command's profiled name); the task inherits it as is.
 exit 0

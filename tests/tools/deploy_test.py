@@ -640,8 +640,15 @@ class Deploy(unittest.TestCase):
             (job,) = [d for d in yaml.safe_load_all(f) if d]
         pod = job["spec"]["template"]["spec"]
         (train,) = pod["containers"]
-        env = {e["name"]: e["value"] for e in train["env"]}
+        env = {e["name"]: e.get("value") for e in train["env"]}
         self.assertEqual(env["MIGSCOPE_ACTIVITY_SOCKET"], socket)
+        # The job its probe names (for --profiles) comes from the pod's own annotation, and is
+        # one the probe takes: 1-128 letters, digits and . _ : + -.
+        (job_env,) = [e for e in train["env"] if e["name"] == "MIGSCOPE_JOB"]
+        key = re.fullmatch(r"metadata\.annotations\['(.+)'\]",
+                           job_env["valueFrom"]["fieldRef"]["fieldPath"]).group(1)
+        self.assertRegex(job["spec"]["template"]["metadata"]["annotations"][key],
+                         r"^[A-Za-z0-9._:+-]{1,128}$")
         mounts = {m["mountPath"]: m["name"] for m in train["volumeMounts"]}
         volumes = {v["name"]: v for v in pod["volumes"]}
         probe_dir = os.path.dirname(env["CUDA_INJECTION64_PATH"])
