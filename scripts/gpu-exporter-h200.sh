@@ -22,6 +22,8 @@
 # time-sliced (ts-) and on MPS (mps-): MIXES="ts-pa mps-pa ts-pb mps-pb ts-pc mps-pc"; `shares` ends
 # with scripts/exporter-vs-run.py's table (compare.txt, compare.json). With `cost` the side with the
 # exporter also runs the probe, the side without runs neither: their sum's overhead on training.
+# GRAPHS=1 (with PROBE=1): the probe records one interval per CUDA graph launch instead of one
+# per kernel (the cheaper probe to try against the 2.5 % the kernel records cost; with `cost`).
 # PROFILES="FILE ..." (with PROBE=1): the exporter gives each process its power alone from these
 # profiles (--profiles), by the job its worker names (MIGSCOPE_JOB, set by `migscope run`).
 #   scripts/gpu-exporter-h200.sh profiles  makes one for the pairs' jobs: each alone on a 3g.71gb
@@ -39,6 +41,8 @@ if [ "${PROBE:-0}" = 1 ]; then
   [ -r "$probe_lib" ] || { echo "no activity probe at $probe_lib (built where CUPTI is found)" >&2; exit 2; }
   probe_args=(--activity-socket "$out/activity.sock")
   export CUDA_INJECTION64_PATH=$(realpath "$probe_lib") MIGSCOPE_ACTIVITY_SOCKET="$out/activity.sock"
+  # GRAPHS=1: the probe records each CUDA graph launch, not each kernel (MIGSCOPE_ACTIVITY_GRAPHS).
+  [ "${GRAPHS:-0}" = 1 ] && export MIGSCOPE_ACTIVITY_GRAPHS=1
 fi
 
 # LEARNED_POWER=1: the exporter charges each process its learned watts (--learned-power).

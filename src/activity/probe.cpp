@@ -47,6 +47,10 @@ struct Probe {
     uint64_t started_ns = 0;
     std::optional<double> sm_share;
     std::string job;  // MIGSCOPE_JOB, when it is a valid job name
+    // MIGSCOPE_ACTIVITY_GRAPHS=1: one record per CUDA graph launch (its execution's start and end)
+    // instead of one per kernel of it, for jobs that replay their steps as graphs (migscope's
+    // workers): far fewer records, so a smaller cost (docs/exporter.md: not yet measured).
+    bool graphs = false;
     std::atomic<bool> stopping{false};
 };
 
@@ -94,6 +98,11 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
             if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
                 const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
                 p.devices[k->deviceId].busy.add(k->start, k->end);
+            } else if (record->kind == CUPTI_ACTIVITY_KIND_GRAPH_TRACE) {
+                const auto* g = reinterpret_cast<const CUpti_ActivityGraphTrace2*>(record);
+                // Both 0: CUPTI could not time this launch.
+                if (g->start != 0 || g->end != 0)
+                    p.devices[g->deviceId].busy.add(g->start, g->end);
             } else if (record->kind == CUPTI_ACTIVITY_KIND_DEVICE) {
                 const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
                 p.devices[d->id].uuid = uuid_text(d->uuid);
@@ -172,6 +181,8 @@ bool configure(Probe& p) {
             say_once("MIGSCOPE_JOB is not a job name (1-128 letters, digits, . _ : + -); the "
                      "reports name no job");
     }
+    if (const char* graphs = std::getenv("MIGSCOPE_ACTIVITY_GRAPHS"))
+        p.graphs = std::strcmp(graphs, "1") == 0;
     if (const char* percent = std::getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")) {
         const double share = std::strtod(percent, nullptr) / 100.0;
         if (share > 0 && share < 1)
@@ -197,9 +208,20 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     CUptiResult result = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     if (result == CUPTI_SUCCESS)
         result = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
-    // Concurrent: the plain kernel kind would serialise the process's kernels.
-    if (result == CUPTI_SUCCESS)
-        result = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (result == CUPTI_SUCCESS && p.graphs)
+        result = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+    // Concurrent: the plain kernel kind would serialise the process's kernels. With graph records
+    // it counts the kernels launched outside graphs, where CUPTI allows both kinds.
+    if (result == CUPTI_SUCCESS) {
+        const CUptiResult kernels = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        if (kernels != CUPTI_SUCCESS && p.graphs)
+            std::fprintf(stderr,
+                         "migscope-activity: graph launches only (CUPTI refused kernel records "
+                         "beside them: %s); kernels outside CUDA graphs are not counted\n",
+                         cupti_error(kernels).c_str());
+        else
+            result = kernels;
+    }
     if (result != CUPTI_SUCCESS) {
         say_once("CUPTI refused kernel activity tracing: " + cupti_error(result));
         return 1;
