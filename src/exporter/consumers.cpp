@@ -1,6 +1,7 @@
 // Reading MIG instances, processes and their activity from NVML, and process identities from /proc.
 #include "exporter/consumers.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -31,11 +32,7 @@ std::string read_text(const std::string& path) {
 }
 
 bool no_activity(const std::vector<ConsumerActivity>& consumers) {
-    for (const ConsumerActivity& c : consumers) {
-        if (c.activity_ratio.value_or(0) > 0)
-            return false;
-    }
-    return true;
+    return std::none_of(consumers.begin(), consumers.end(), has_activity);
 }
 
 }  // namespace

@@ -17,15 +17,11 @@ void require_non_negative(double value, const std::string& field) {
                           std::to_string(value));
 }
 
-bool active(const ConsumerActivity& c) {
-    return c.activity_ratio.value_or(0) > 0;
-}
-
 // Whether every consumer with activity has a power alone (and at least one has activity).
 bool all_active_have_power_alone(const std::vector<ConsumerActivity>& consumers) {
     bool any = false;
     for (const ConsumerActivity& c : consumers) {
-        if (!active(c))
+        if (!has_activity(c))
             continue;
         any = true;
         if (!c.alone_dynamic_w || !std::isfinite(*c.alone_dynamic_w) || *c.alone_dynamic_w < 0)
@@ -39,11 +35,11 @@ bool all_active_have_power_alone(const std::vector<ConsumerActivity>& consumers)
 // MPS, their mean when they take turns).
 void set_profile_margins(const IntervalInput& input, telemetry::AttributionInput& in) {
     for (size_t i = 0; i < input.consumers.size(); ++i) {
-        in.busy_s[i] = active(input.consumers[i]) ? input.duration_s : 0.0;
+        in.busy_s[i] = has_activity(input.consumers[i]) ? input.duration_s : 0.0;
         double others_w = 0;
         int others = 0;
         for (size_t j = 0; j < input.consumers.size(); ++j) {
-            if (j != i && active(input.consumers[j])) {
+            if (j != i && has_activity(input.consumers[j])) {
                 others_w += *input.consumers[j].alone_dynamic_w;
                 ++others;
             }
@@ -55,6 +51,10 @@ void set_profile_margins(const IntervalInput& input, telemetry::AttributionInput
 }
 
 }  // namespace
+
+bool has_activity(const ConsumerActivity& c) {
+    return c.activity_ratio.value_or(0) > 0;
+}
 
 const char* dynamic_split_label(DynamicSplit split) {
     switch (split) {

@@ -69,6 +69,9 @@ struct IntervalInput {
     std::vector<ConsumerActivity> consumers;
 };
 
+// Whether it was measured doing work in the interval (activity above 0).
+bool has_activity(const ConsumerActivity& c);
+
 // What the dynamic part of an interval followed.
 enum class DynamicSplit {
     kActivity,       // partition size × activity

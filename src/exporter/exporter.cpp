@@ -124,7 +124,7 @@ void learn_powers(telemetry::PowerRegression& power, IntervalInput& input) {
 void set_powers_alone(const ProfilePowers& powers, unsigned gpu_index, IntervalInput& input,
                       std::set<std::string>& said, std::vector<std::string>& warnings) {
     for (ConsumerActivity& c : input.consumers) {
-        if (c.activity_ratio.value_or(0) <= 0)
+        if (!has_activity(c))
             continue;
         const PowerAlone p = powers.alone(c.job, input.mps, c.sm_share);
         c.alone_dynamic_w = p.dynamic_w;
