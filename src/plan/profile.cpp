@@ -225,16 +225,10 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
     const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded())
         throw input_error(origin + ": not valid JSON");
-    Fields top(doc, "");
-    const std::string format = top.get<std::string>("format");
-    const int version = top.get<int>("version");
-    if (format != kFormat || version != kVersion) {
-        throw input_error(origin + ": expected format \"" + kFormat + "\" version " +
-                          std::to_string(kVersion) + ", got \"" + format + "\" version " +
-                          std::to_string(version));
-    }
     ProfileSet set;
     try {
+        Fields top(doc, "");
+        top.require_format(kFormat, kVersion);
         set.gpu_model = top.get<std::string>("gpu_model");
         Fields prov(top.child("provenance"), "provenance");
         ProfileProvenance& p = set.provenance;
@@ -261,9 +255,7 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
         set.correction.dynamic_power = corr.get<double>("dynamic_power");
         set.correction.mixes = corr.get<int>("mixes");
         corr.check_keys();
-        const json& jobs = top.child("jobs");
-        if (!jobs.is_array())
-            throw strict::wrong_type("jobs", "an array", json_type(jobs));
+        const json& jobs = top.array("jobs");
         for (size_t i = 0; i < jobs.size(); ++i) {
             const std::string path = "jobs[" + std::to_string(i) + "]";
             Fields f(jobs[i], path);
