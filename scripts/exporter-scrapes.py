@@ -2,24 +2,20 @@
 """Reads the scrapes of scripts/gpu-exporter-h200.sh (one Prometheus text file per second, named by
 its Unix time) and prints, for every stretch in which the same processes drew energy: its length,
 the board energy, each consumer's share, and whether the attributed series sum to the board."""
-import re
 import sys
 from pathlib import Path
 
-LINE = re.compile(r'^(\w+)\{(.*)\} (\S+)$')
-LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import exposition  # noqa: E402  (scripts/exposition.py, beside this script)
 
 
 def read(path):
+    """Board counter and {consumer (with pid and command for a process): counter} of one scrape."""
     board, consumers = None, {}
-    for line in path.read_text().splitlines():
-        m = LINE.match(line)
-        if not m:
-            continue
-        name, labels, value = m.group(1), dict(LABEL.findall(m.group(2))), float(m.group(3))
-        if name == "migscope_gpu_energy_joules_total":
+    for name, labels, value in exposition.samples(path.read_text()):
+        if name == exposition.BOARD_ENERGY:
             board = value
-        elif name == "migscope_energy_joules_total":
+        elif name == exposition.CONSUMER_ENERGY:
             key = labels["consumer"] + ("" if "pid" not in labels else
                                         f" {labels['pid']} {labels.get('command', '')}")
             consumers[key] = value

@@ -26,22 +26,19 @@ import sys
 import tarfile
 from pathlib import Path
 
-LINE = re.compile(r'^(\w+)\{(.*)\} (\S+)$')
-LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import exposition  # noqa: E402  (scripts/exposition.py, beside this script)
+
 LIVE_TARGET, SUM_TARGET = 0.05, 0.005
 
 
 def parse_scrape(text):
     """Board counter, {series key: counter}, methods and idle power source of one scrape."""
     board, series, methods = None, {}, set()
-    for line in text.splitlines():
-        m = LINE.match(line)
-        if not m:
-            continue
-        name, labels, value = m.group(1), dict(LABEL.findall(m.group(2))), float(m.group(3))
-        if name == "migscope_gpu_energy_joules_total":
+    for name, labels, value in exposition.samples(text):
+        if name == exposition.BOARD_ENERGY:
             board = value
-        elif name == "migscope_energy_joules_total":
+        elif name == exposition.CONSUMER_ENERGY:
             key = (labels["consumer"], labels.get("pid", ""))
             series[key] = series.get(key, 0.0) + value
         elif name == "migscope_attribution_info":

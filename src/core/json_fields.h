@@ -1,13 +1,16 @@
 // The strict reader's adapter to nlohmann-json: Fields reads one object's required and optional
-// fields of a given type, and check_keys() refuses every key not read (keys starting with '_' are
-// comments); the errors are core/strict_fields.h's, after the field's path
+// fields of a given type, its arrays and a versioned document's format and version, and
+// check_keys() refuses every key not read (keys starting with '_' are comments); the errors are
+// core/strict_fields.h's, after the field's path
 // ("jobs[2].bach: unexpected field (did you mean 'batch'?; expected one of: ...)").
 // Header-only over nlohmann-json: link nlohmann_json where it is included.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -81,6 +84,21 @@ class Fields {
             throw strict::missing_field(at(key));
         expected_.expect(key);
         return j_[key];
+    }
+    // The field `key`, which must be an array.
+    const nlohmann::json& array(const std::string& key) {
+        const nlohmann::json& v = child(key);
+        if (!v.is_array())
+            throw strict::wrong_type(at(key), "an array", json_type(v));
+        return v;
+    }
+    // A versioned document's header: its "format" (a string) and "version" (an integer) must be
+    // `format` and `version`, else strict::wrong_format.
+    void require_format(std::string_view format, int64_t version) {
+        const std::string got_format = get<std::string>("format");
+        const int64_t got_version = get<int64_t>("version");
+        if (got_format != format || got_version != version)
+            throw strict::wrong_format(format, version, got_format, got_version);
     }
     std::string at(const std::string& key) const { return strict::field_path(path_, key); }
     void check_keys() const { check_json_keys(j_, path_, expected_); }

@@ -40,6 +40,13 @@ Error wrong_type(const std::string& path, std::string_view expected, std::string
                        std::string(got));
 }
 
+Error wrong_format(std::string_view format, int64_t version, std::string_view got_format,
+                   int64_t got_version) {
+    return input_error("expected format \"" + std::string(format) + "\" version " +
+                       std::to_string(version) + ", got \"" + user_text::shown(got_format) +
+                       "\" version " + std::to_string(got_version));
+}
+
 Expected::Expected(std::initializer_list<std::string_view> keys, Comments comments)
     : comments_(comments) {
     for (std::string_view k : keys)

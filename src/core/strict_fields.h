@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,10 @@ Error unexpected_field(const std::string& path, std::string_view key,
 Error missing_field(const std::string& path, const std::string& note = "");
 // "PATH: wrong type: expected EXPECTED, got GOT" ("an integer", "a string", ...).
 Error wrong_type(const std::string& path, std::string_view expected, std::string_view got);
+// A versioned document of another format or version than its reader's (its header's "format"
+// and "version" fields): "expected format \"FORMAT\" version VERSION, got \"GOT\" version N".
+Error wrong_format(std::string_view format, int64_t version, std::string_view got_format,
+                   int64_t got_version);
 
 // The fields one object (table, mapping) may hold: a reader expects each field it reads, then
 // checks every key the object holds.

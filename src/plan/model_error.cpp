@@ -53,28 +53,20 @@ ModelError parse_model_error_json(std::string_view text, const std::string& orig
         throw input_error(origin + ": not valid JSON");
     try {
         Fields top(doc, "");
-        const std::string format = top.get<std::string>("format");
-        const int version = top.get<int>("version");
-        if (format != kFormat || version != kVersion)
-            throw input_error("expected format \"" + std::string(kFormat) + "\" version " +
-                              std::to_string(kVersion) + ", got \"" + format + "\" version " +
-                              std::to_string(version));
+        top.require_format(kFormat, kVersion);
         ModelError e;
         e.gpu_model = top.get<std::string>("gpu_model");
         e.created_at = top.get<std::string>("created_at");
-        const json& sources = top.child("sources");
-        if (!sources.is_array())
-            throw input_error("sources: expected an array of strings");
-        for (const json& s : sources) {
-            if (!s.is_string())
-                throw input_error("sources: expected an array of strings");
-            e.sources.push_back(s.get<std::string>());
+        const json& sources = top.array("sources");
+        for (size_t i = 0; i < sources.size(); ++i) {
+            if (!sources[i].is_string())
+                throw strict::wrong_type(strict::item_path("sources", i), "a string",
+                                         json_type(sources[i]));
+            e.sources.push_back(sources[i].get<std::string>());
         }
-        const json& residuals = top.child("residuals");
-        if (!residuals.is_array())
-            throw strict::wrong_type("residuals", "an array", json_type(residuals));
+        const json& residuals = top.array("residuals");
         for (size_t i = 0; i < residuals.size(); ++i) {
-            const std::string path = "residuals[" + std::to_string(i) + "]";
+            const std::string path = strict::item_path("residuals", i);
             Fields f(residuals[i], path);
             Residual r;
             const std::string kind = f.get<std::string>("kind");

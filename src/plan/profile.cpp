@@ -225,16 +225,10 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
     const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded())
         throw input_error(origin + ": not valid JSON");
-    Fields top(doc, "");
-    const std::string format = top.get<std::string>("format");
-    const int version = top.get<int>("version");
-    if (format != kFormat || version != kVersion) {
-        throw input_error(origin + ": expected format \"" + kFormat + "\" version " +
-                          std::to_string(kVersion) + ", got \"" + format + "\" version " +
-                          std::to_string(version));
-    }
     ProfileSet set;
     try {
+        Fields top(doc, "");
+        top.require_format(kFormat, kVersion);
         set.gpu_model = top.get<std::string>("gpu_model");
         Fields prov(top.child("provenance"), "provenance");
         ProfileProvenance& p = set.provenance;
@@ -261,9 +255,7 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
         set.correction.dynamic_power = corr.get<double>("dynamic_power");
         set.correction.mixes = corr.get<int>("mixes");
         corr.check_keys();
-        const json& jobs = top.child("jobs");
-        if (!jobs.is_array())
-            throw strict::wrong_type("jobs", "an array", json_type(jobs));
+        const json& jobs = top.array("jobs");
         for (size_t i = 0; i < jobs.size(); ++i) {
             const std::string path = "jobs[" + std::to_string(i) + "]";
             Fields f(jobs[i], path);
@@ -393,98 +385,123 @@ bool used_for_profiles(const store::RunRecord& run) {
     return usable_single_job(run) || usable_mix(run);
 }
 
-ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
-                              const mig::GpuModel& model) {
-    struct Values {
-        std::vector<double> items_per_s, power_w, window_s;
-        std::vector<double> startup_s;  // a command's runs that reported steps
-        std::vector<double> memory_pct;  // the runs that recorded it
-        std::vector<double> granted_sms;  // green contexts: the SMs the worker was granted
-    };
-    struct JobValues {
-        std::string item_unit;
-        std::vector<double> items_per_step;
-        std::optional<double> peak_memory_gib;
-        std::map<std::string, Values> partitions;
-        std::set<std::string> step_modes;  // more than one: refused
-        std::set<std::string> backends;    // of its partition sizes; more than one: refused
-        std::set<std::vector<std::string>> commands;  // external: more than one: refused
-    };
-    // (workload, mode, batch), or for a command ("", "", 0, name)
-    std::map<std::tuple<std::string, std::string, int64_t, std::string>, JobValues> by_job;
+namespace {
+
+// One partition size's values over a job's single-job runs.
+struct PartitionValues {
+    std::vector<double> items_per_s, power_w, window_s;
+    std::vector<double> startup_s;    // a command's runs that reported steps
+    std::vector<double> memory_pct;   // the runs that recorded it
+    std::vector<double> granted_sms;  // green contexts: the SMs the worker was granted
+};
+
+// One job's values over its single-job runs: what its profile is made of.
+struct JobValues {
+    std::string item_unit;
+    std::vector<double> items_per_step;
+    std::optional<double> peak_memory_gib;
+    std::map<std::string, PartitionValues> partitions;
+    std::set<std::string> step_modes;             // more than one: refused
+    std::set<std::string> backends;               // of its partition sizes; more than one: refused
+    std::set<std::vector<std::string>> commands;  // external: more than one: refused
+};
+
+// (workload, mode, batch), or for a command ("", "", 0, name)
+using JobKey = std::tuple<std::string, std::string, int64_t, std::string>;
+
+// What the runs used for profiles hold: each job's values, the idle power, the provenance.
+struct RunValues {
+    std::map<JobKey, JobValues> by_job;
     std::map<std::string, std::vector<double>> idle_by_state;  // "" for runs without a state
     std::set<std::string> gpus, drivers, builds, step_modes;
     std::set<double> limits_w;  // the boards' power limits, where runs recorded them
     std::set<int64_t> ids;
     std::string first, last;
+};
+
+// Adds a usable single-job run's job to its job's values, unless the model does not know its
+// partition.
+void add_single_job(const store::RunRecord& r, const mig::GpuModel& model,
+                    std::map<JobKey, JobValues>& by_job) {
+    const store::JobRecord& j = r.jobs[0];
+    if (!sms_of(j.partition, model))
+        return;  // a partition the model does not know (cores of a CPU run)
+    const bool command = !j.workload;
+    JobValues& jv = by_job[command ? JobKey(std::string(), std::string(), int64_t{0}, j.name)
+                                   : JobKey(*j.workload, j.mode, *stored_batch(j), std::string())];
+    jv.step_modes.insert(store::step_mode_of(j));
+    if (partition_backend(r.backend))
+        jv.backends.insert(r.backend);
+    if (command) {
+        jv.commands.insert(j.command);
+        jv.item_unit = "runs";
+        jv.items_per_step.push_back(1);
+    } else {
+        jv.item_unit = j.item_unit.value_or("items");
+        if (j.steps > 0)
+            jv.items_per_step.push_back(j.items / double(j.steps));
+    }
+    if (j.peak_memory_bytes) {
+        const double gib = static_cast<double>(*j.peak_memory_bytes) / (1024.0 * 1024 * 1024);
+        jv.peak_memory_gib = std::max(jv.peak_memory_gib.value_or(0.0), gib);
+    }
+    // An instance of every compute slice (7g.141gb) is the whole GPU.
+    const mig::Profile* full = model.find(j.partition);
+    const bool whole = full && full->compute_slices == model.compute_slices;
+    PartitionValues& v = jv.partitions[whole ? std::string(kWholeGpu) : j.partition];
+    v.items_per_s.push_back(command ? 1 / *j.finish_s : *j.items_per_s);
+    if (command && j.steps > 0 && j.busy_s > 0)  // it reported steps: the rest is start-up
+        v.startup_s.push_back(std::max(0.0, *j.finish_s - j.busy_s));
+    v.power_w.push_back(*r.average_power_w);
+    v.window_s.push_back(r.window_s);
+    if (j.memory_utilization_pct)
+        v.memory_pct.push_back(*j.memory_utilization_pct);
+    if (rounds_sms(r.backend) && j.sms)
+        v.granted_sms.push_back(double(*j.sms));
+}
+
+RunValues collect_run_values(const std::vector<store::RunRecord>& runs,
+                             const mig::GpuModel& model) {
+    RunValues out;
     for (const store::RunRecord& r : runs) {
         if (!used_for_profiles(r))
             continue;
         if (r.idle_power_w)
-            idle_by_state[r.idle_state.value_or("")].push_back(*r.idle_power_w);
+            out.idle_by_state[r.idle_state.value_or("")].push_back(*r.idle_power_w);
         if (r.provenance.gpu_name)
-            gpus.insert(*r.provenance.gpu_name);
+            out.gpus.insert(*r.provenance.gpu_name);
         if (r.provenance.driver_version)
-            drivers.insert(*r.provenance.driver_version);
+            out.drivers.insert(*r.provenance.driver_version);
         if (r.provenance.power_limit_w)
-            limits_w.insert(*r.provenance.power_limit_w);
-        builds.insert(r.provenance.migscope_version + " (" + r.provenance.migscope_commit + ")");
-        ids.insert(r.id);
+            out.limits_w.insert(*r.provenance.power_limit_w);
+        out.builds.insert(r.provenance.migscope_version + " (" + r.provenance.migscope_commit +
+                          ")");
+        out.ids.insert(r.id);
         for (const store::JobRecord& j : r.jobs) {
             if (j.workload)  // a command has no step mode of migscope's
-                step_modes.insert(store::step_mode_of(j));
+                out.step_modes.insert(store::step_mode_of(j));
         }
-        first = first.empty() ? r.started_at : std::min(first, r.started_at);
-        last = std::max(last, r.started_at);
-        if (!usable_single_job(r))
-            continue;
-        const store::JobRecord& j = r.jobs[0];
-        if (!sms_of(j.partition, model))
-            continue;  // a partition the model does not know (cores of a CPU run)
-        const bool command = !j.workload;
-        JobValues& jv =
-            by_job[command ? std::tuple(std::string(), std::string(), int64_t{0}, j.name)
-                           : std::tuple(*j.workload, j.mode, *stored_batch(j), std::string())];
-        jv.step_modes.insert(store::step_mode_of(j));
-        if (partition_backend(r.backend))
-            jv.backends.insert(r.backend);
-        if (command) {
-            jv.commands.insert(j.command);
-            jv.item_unit = "runs";
-            jv.items_per_step.push_back(1);
-        } else {
-            jv.item_unit = j.item_unit.value_or("items");
-            if (j.steps > 0)
-                jv.items_per_step.push_back(j.items / double(j.steps));
-        }
-        if (j.peak_memory_bytes) {
-            const double gib = static_cast<double>(*j.peak_memory_bytes) / (1024.0 * 1024 * 1024);
-            jv.peak_memory_gib = std::max(jv.peak_memory_gib.value_or(0.0), gib);
-        }
-        // An instance of every compute slice (7g.141gb) is the whole GPU.
-        const mig::Profile* full = model.find(j.partition);
-        const bool whole = full && full->compute_slices == model.compute_slices;
-        Values& v = jv.partitions[whole ? std::string(kWholeGpu) : j.partition];
-        v.items_per_s.push_back(command ? 1 / *j.finish_s : *j.items_per_s);
-        if (command && j.steps > 0 && j.busy_s > 0)  // it reported steps: the rest is start-up
-            v.startup_s.push_back(std::max(0.0, *j.finish_s - j.busy_s));
-        v.power_w.push_back(*r.average_power_w);
-        v.window_s.push_back(r.window_s);
-        if (j.memory_utilization_pct)
-            v.memory_pct.push_back(*j.memory_utilization_pct);
-        if (rounds_sms(r.backend) && j.sms)
-            v.granted_sms.push_back(double(*j.sms));
+        out.first = out.first.empty() ? r.started_at : std::min(out.first, r.started_at);
+        out.last = std::max(out.last, r.started_at);
+        if (usable_single_job(r))
+            add_single_job(r, model, out.by_job);
     }
-    if (by_job.empty()) {
+    return out;
+}
+
+// Refuses runs no profile can be made of: no usable single-job run, no idle power, a job's runs
+// of more than one step mode, backend or command, boards under different power limits.
+void check_profilable(const RunValues& values) {
+    if (values.by_job.empty()) {
         throw input_error(
             "no usable single-job runs (green, mps, mig or sequential, one job, status ok) to "
             "profile from");
     }
-    if (idle_by_state.empty())
+    if (values.idle_by_state.empty())
         throw input_error("no idle power in the runs (run them with --idle-probe above 0)");
     // A CUDA graph speeds a small-batch job on the whole GPU by up to 2.5x: one profile must not
     // take the median of both kinds.
-    for (const auto& [key, jv] : by_job) {
+    for (const auto& [key, jv] : values.by_job) {
         const auto& [workload, mode, batch, name] = key;
         const std::string who =
             name.empty() ? workload + ":" + mode + ":" + std::to_string(batch) : "'" + name + "'";
@@ -504,68 +521,84 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
                               " ran different commands: export stores of one kind");
         }
     }
-
-    if (limits_w.size() > 1) {
+    if (values.limits_w.size() > 1) {
         std::string listed;
-        for (double w : limits_w)
+        for (double w : values.limits_w)
             listed += (listed.empty() ? "" : ", ") + std::to_string(std::lround(w));
         throw input_error("the runs were made under different board power limits (" + listed +
                           " W): export stores of one limit, which the planner models");
     }
+}
+
+ProfileProvenance provenance_of(const RunValues& values) {
+    ProfileProvenance p;
+    p.created_at = utc_now();
+    p.measured_from = values.first;
+    p.measured_to = values.last;
+    p.gpu = joined(values.gpus);
+    p.driver = joined(values.drivers);
+    p.migscope = joined(values.builds);
+    p.steps = joined(values.step_modes);
+    p.source = "runs";
+    for (int64_t id : values.ids)
+        p.source += (id == *values.ids.begin() ? " " : ", ") + std::to_string(id);
+    return p;
+}
+
+// A job's profile from its values: medians and spreads per partition size, smallest first.
+JobProfile job_profile_of(const JobKey& key, const JobValues& jv, const mig::GpuModel& model) {
+    JobProfile job;
+    std::tie(job.workload, job.mode, job.batch, job.name) = key;
+    if (!jv.commands.empty())
+        job.command = *jv.commands.begin();
+    if (!jv.backends.empty())
+        job.backend = *jv.backends.begin();
+    job.item_unit = jv.item_unit;
+    job.items_per_step =
+        jv.items_per_step.empty() ? double(job.batch) : *percentile(jv.items_per_step, 0.5);
+    job.peak_memory_gib = jv.peak_memory_gib;
+    for (const auto& [label, v] : jv.partitions) {
+        PartitionProfile pp;
+        pp.partition = label;
+        // A green context may get more than its profile's SMs (the first split of a layout is
+        // rounded up): what it ran on is what it measured.
+        pp.sms = v.granted_sms.empty()
+                     ? *sms_of(label, model)
+                     : static_cast<unsigned>(std::lround(*percentile(v.granted_sms, 0.5)));
+        pp.items_per_s = measured_of(v.items_per_s);
+        pp.average_power_w = measured_of(v.power_w);
+        pp.window_s = *percentile(v.window_s, 0.5);
+        if (!v.startup_s.empty() && v.startup_s.size() == v.items_per_s.size())
+            pp.startup_s = measured_of(v.startup_s);
+        if (!v.memory_pct.empty())
+            pp.memory_utilization_pct = measured_of(v.memory_pct);
+        job.partitions.push_back(pp);
+    }
+    std::sort(job.partitions.begin(), job.partitions.end(),
+              [](const auto& a, const auto& b) { return a.sms < b.sms; });
+    return job;
+}
+
+}  // namespace
+
+ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
+                              const mig::GpuModel& model) {
+    const RunValues values = collect_run_values(runs, model);
+    check_profilable(values);
     ProfileSet set;
     set.gpu_model = model.key;
-    if (!limits_w.empty())
-        set.power_limit_w = *limits_w.begin();
+    if (!values.limits_w.empty())
+        set.power_limit_w = *values.limits_w.begin();
     for (const char* state : {"clocks-up", "no-clock", "deep", ""}) {
-        if (const auto it = idle_by_state.find(state); it != idle_by_state.end()) {
+        if (const auto it = values.idle_by_state.find(state); it != values.idle_by_state.end()) {
             set.idle_power_w = measured_of(it->second);
             set.idle_state = state;
             break;
         }
     }
-    ProfileProvenance& p = set.provenance;
-    p.created_at = utc_now();
-    p.measured_from = first;
-    p.measured_to = last;
-    p.gpu = joined(gpus);
-    p.driver = joined(drivers);
-    p.migscope = joined(builds);
-    p.steps = joined(step_modes);
-    p.source = "runs";
-    for (int64_t id : ids)
-        p.source += (id == *ids.begin() ? " " : ", ") + std::to_string(id);
-    for (const auto& [key, jv] : by_job) {
-        JobProfile job;
-        std::tie(job.workload, job.mode, job.batch, job.name) = key;
-        if (!jv.commands.empty())
-            job.command = *jv.commands.begin();
-        if (!jv.backends.empty())
-            job.backend = *jv.backends.begin();
-        job.item_unit = jv.item_unit;
-        job.items_per_step =
-            jv.items_per_step.empty() ? double(job.batch) : *percentile(jv.items_per_step, 0.5);
-        job.peak_memory_gib = jv.peak_memory_gib;
-        for (const auto& [label, v] : jv.partitions) {
-            PartitionProfile pp;
-            pp.partition = label;
-            // A green context may get more than its profile's SMs (the first split of a
-            // layout is rounded up): what it ran on is what it measured.
-            pp.sms = v.granted_sms.empty()
-                         ? *sms_of(label, model)
-                         : static_cast<unsigned>(std::lround(*percentile(v.granted_sms, 0.5)));
-            pp.items_per_s = measured_of(v.items_per_s);
-            pp.average_power_w = measured_of(v.power_w);
-            pp.window_s = *percentile(v.window_s, 0.5);
-            if (!v.startup_s.empty() && v.startup_s.size() == v.items_per_s.size())
-                pp.startup_s = measured_of(v.startup_s);
-            if (!v.memory_pct.empty())
-                pp.memory_utilization_pct = measured_of(v.memory_pct);
-            job.partitions.push_back(pp);
-        }
-        std::sort(job.partitions.begin(), job.partitions.end(),
-                  [](const auto& a, const auto& b) { return a.sms < b.sms; });
-        set.jobs.push_back(job);
-    }
+    set.provenance = provenance_of(values);
+    for (const auto& [key, jv] : values.by_job)
+        set.jobs.push_back(job_profile_of(key, jv, model));
     set.correction = calibrate(set, runs, model);
     return set;
 }

@@ -22,20 +22,14 @@ StartDelay parse_start_delay_json(std::string_view text, const std::string& orig
         throw input_error(origin + ": not valid JSON");
     try {
         Fields top(doc, "");
-        const std::string format = top.get<std::string>("format");
-        const int version = top.get<int>("version");
-        if (format != kFormat || version != kVersion)
-            throw input_error("expected format \"" + std::string(kFormat) + "\" version " +
-                              std::to_string(kVersion) + ", got \"" + format + "\" version " +
-                              std::to_string(version));
+        top.require_format(kFormat, kVersion);
         StartDelay d;
         d.gpu_model = top.get<std::string>("gpu_model");
         d.backend = top.get<std::string>("backend");
         d.per_partner_s = top.get<double>("per_partner_s");
         if (!(d.per_partner_s >= 0) || d.per_partner_s > 60)
             throw input_error("per_partner_s: must be 0 to 60 seconds");
-        if (!top.child("fit").is_object())
-            throw input_error("fit: expected an object (how per_partner_s was made)");
+        require_json_object(top.child("fit"), top.at("fit"));  // how per_partner_s was made
         top.check_keys();
         d.origin = origin;
         return d;

@@ -20,9 +20,7 @@ std::vector<MemoryRecord> read_memory_records(const std::string& path) {
     std::vector<MemoryRecord> out;
     try {
         Fields top(doc, "");  // other top-level keys are the file's notes
-        const nlohmann::json& records = top.child("records");
-        if (!records.is_array())
-            throw strict::wrong_type("records", "an array", json_type(records));
+        const nlohmann::json& records = top.array("records");
         for (size_t i = 0; i < records.size(); ++i) {
             Fields f(records[i], strict::item_path("records", i));
             MemoryRecord m;

@@ -338,8 +338,14 @@ HistoryRead read_sacct(std::string_view text, const std::string& origin,
 
 namespace {
 
-HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
-                               const HistoryOptions& options) {
+// The Jobs of `kubectl get jobs -o json` (a List or JobList) or of one Job, and the prefix their
+// paths start with in messages ("items", or none for one Job).
+struct KubectlItems {
+    std::vector<json> items;
+    std::string prefix;
+};
+
+KubectlItems parse_kubectl_items(std::string_view text, const std::string& origin) {
     json doc;
     try {
         doc = json::parse(text);
@@ -349,174 +355,223 @@ HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
     if (!doc.is_object())
         throw input_error(origin +
                           ": expected a Kubernetes List of Jobs (kubectl get jobs -o json)");
-    std::vector<json> items;
-    std::string prefix = "items";
     const std::string kind = doc.value("kind", "");
-    if (kind == "Job") {
-        items.push_back(doc);
-        prefix = "";
-    } else if ((kind == "List" || kind == "JobList") && doc.contains("items") &&
-               doc["items"].is_array()) {
-        items = doc["items"].get<std::vector<json>>();
-    } else {
-        throw input_error(
-            origin + ": kind '" + user_text::shown(kind) +
-            "' with no items array: expected a List of Jobs (kubectl get jobs -o json)");
+    if (kind == "Job")
+        return {{doc}, ""};
+    if ((kind == "List" || kind == "JobList") && doc.contains("items") && doc["items"].is_array())
+        return {doc["items"].get<std::vector<json>>(), "items"};
+    throw input_error(origin + ": kind '" + user_text::shown(kind) +
+                      "' with no items array: expected a List of Jobs (kubectl get jobs -o json)");
+}
+
+// One Job of the list, its fields read by their path; errors name the field after the Job's
+// place in the list ("k.json: items[2].metadata.name: missing").
+class KubectlJob {
+  public:
+    KubectlJob(const json& item, const std::string& origin, const KubectlItems& list, size_t i)
+        : item_(item),
+          path_(origin + ": " +
+                (list.prefix.empty() ? std::string("")
+                                     : list.prefix + "[" + std::to_string(i) + "]")),
+          dot_(list.prefix.empty() ? "" : ".") {
+        if (!item_.is_object())
+            throw input_error(path_ + ": expected an object");
+        if (item_.value("kind", "Job") != "Job")
+            throw input_error(where("kind") + ": '" + user_text::shown(item_.value("kind", "")) +
+                              "' is not Job");
     }
+
+    const json& item() const { return item_; }
+    // "ORIGIN: items[I].FIELD".
+    std::string where(const std::string& field) const { return path_ + dot_ + field; }
+
+    // A string field by its keys; an input error naming it when it is not a string, or when it
+    // is `required` and missing (named up to the first missing key).
+    std::optional<std::string> string_at(std::initializer_list<const char*> keys,
+                                         bool required) const {
+        const json* j = &item_;
+        std::string at = path_ + dot_;
+        bool first = true;
+        for (const char* k : keys) {
+            at += (first ? "" : ".") + std::string(k);
+            first = false;
+            if (!j->is_object() || !j->contains(k) || (*j)[k].is_null()) {
+                if (required)
+                    throw input_error(at + ": missing");
+                return std::nullopt;
+            }
+            j = &(*j)[k];
+        }
+        if (!j->is_string())
+            throw input_error(at + ": expected a string");
+        return j->get<std::string>();
+    }
+
+    // An optional RFC 3339 time field in Unix seconds.
+    std::optional<double> time_at(std::initializer_list<const char*> keys) const {
+        const std::optional<std::string> t = string_at(keys, false);
+        if (!t)
+            return std::nullopt;
+        const std::optional<double> s = parse_time_s(*t, true);
+        std::string at = path_ + dot_;
+        for (const char* k : keys)
+            at += std::string(k) + ".";
+        at.pop_back();
+        if (!s)
+            throw input_error(at + ": '" + user_text::shown(*t) +
+                              "' is not an RFC 3339 time (2024-03-05T14:02:11Z)");
+        return s;
+    }
+
+  private:
+    const json& item_;
+    std::string path_;
+    std::string dot_;
+};
+
+// The pod template's containers (a copy: absent parts read as empty).
+json pod_containers(const json& item) {
+    const json containers = item.contains("spec") && item["spec"].is_object()
+                                ? item["spec"].value("template", json::object())
+                                : json::object();
+    return containers.is_object() && containers.contains("spec") && containers["spec"].is_object()
+               ? containers["spec"].value("containers", json::array())
+               : json::array();
+}
+
+// The index of the first container that asks for an nvidia.com/ resource (limits or requests).
+std::optional<size_t> first_gpu_container(const json& containers) {
+    for (size_t k = 0; k < containers.size(); ++k) {
+        const json& c = containers[k];
+        if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object())
+            continue;
+        for (const char* part : {"limits", "requests"}) {
+            const json& r = c["resources"].value(part, json::object());
+            if (!r.is_object())
+                continue;
+            for (const auto& [key, value] : r.items()) {
+                if (text::starts_with(key, "nvidia.com/"))
+                    return k;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+// The workload the Job names, as a job called `name`: its annotation, else its label (a label
+// cannot hold ':'); none when it names none.
+std::optional<partition::JobSpec> named_workload(const KubectlJob& job, const std::string& name) {
+    std::optional<std::string> named =
+        job.string_at({"metadata", "annotations", "migscope.io/workload"}, false);
+    std::string named_where = "metadata.annotations.migscope.io/workload";
+    if (!named) {
+        named = job.string_at({"metadata", "labels", "migscope.io/workload"}, false);
+        named_where = "metadata.labels.migscope.io/workload";
+    }
+    if (!named)
+        return std::nullopt;
+    const std::string where = job.where(named_where);
+    if (named->find(',') != std::string::npos)
+        throw input_error(where + ": one workload, WORKLOAD[:MODE][:BATCH]");
+    std::vector<partition::JobSpec> specs;
+    try {
+        specs = partition::parse_job_list(*named);
+        partition::check_builtin_workload(specs.front().workload, "workload");
+    } catch (const Error& e) {
+        throw input_error(where + ": " + e.what());
+    }
+    partition::JobSpec spec = specs.front();
+    spec.name = name;
+    return spec;
+}
+
+// The container's own command and args as one argv; none when it has no command (the image's
+// entrypoint, which the Job does not hold).
+std::optional<std::vector<std::string>> container_argv(const KubectlJob& job, const json& container,
+                                                       size_t index) {
+    std::vector<std::string> argv;
+    for (const char* part : {"command", "args"}) {
+        const json& a = container.value(part, json::array());
+        const std::string where =
+            job.where("spec.template.spec.containers[" + std::to_string(index) + "]." + part);
+        if (!a.is_array())
+            throw input_error(where + ": expected an array of strings");
+        for (const json& word : a) {
+            if (!word.is_string())
+                throw input_error(where + ": expected an array of strings");
+            argv.push_back(word.get<std::string>());
+        }
+    }
+    if (container.value("command", json::array()).empty())
+        return std::nullopt;
+    return argv;
+}
+
+// One finished Job that asked for a GPU as (creation time, trace job); none, counted in
+// `skips`, when it is still running or failed, used no GPU, names no job or ran 0 s.
+std::optional<std::pair<double, TraceJob>> read_kubectl_job(const KubectlJob& item,
+                                                            const HistoryOptions& options,
+                                                            Skips& skips) {
+    const std::string name = *item.string_at({"metadata", "name"}, true);
+    const std::optional<double> created = item.time_at({"metadata", "creationTimestamp"});
+    if (!created)
+        throw input_error(item.where("metadata.creationTimestamp") + ": missing");
+    const std::optional<double> started = item.time_at({"status", "startTime"});
+    const std::optional<double> completed = item.time_at({"status", "completionTime"});
+    if (!started || !completed) {
+        skips.add("jobs without status.startTime and status.completionTime (running or failed)");
+        return std::nullopt;
+    }
+    const json containers = pod_containers(item.item());
+    const std::optional<size_t> gpu_index = first_gpu_container(containers);
+    if (!gpu_index) {
+        skips.add("jobs without a GPU (no nvidia.com/ resource in a container)");
+        return std::nullopt;
+    }
+    std::optional<partition::JobSpec> job = named_workload(item, name);
+    if (!job)
+        job = job_for_name(options.rules, name);
+    if (!job) {
+        const std::optional<std::vector<std::string>> argv =
+            container_argv(item, containers[*gpu_index], *gpu_index);
+        if (!argv) {
+            skips.add(
+                "jobs with no workload annotation, no --map and no container command "
+                "(the image's entrypoint is not in the Job)",
+                name);
+            return std::nullopt;
+        }
+        job = partition::JobSpec{};
+        job->name = name;
+        job->command = *argv;
+    }
+    try {
+        partition::check_job_name(job->name, "name");
+    } catch (const Error& e) {
+        throw input_error(item.where("metadata.name") + ": " + e.what());
+    }
+    const double duration_s = *completed - *started;
+    if (!(duration_s > 0)) {
+        skips.add("jobs that ran 0 s");
+        return std::nullopt;
+    }
+    TraceJob t;
+    t.job = std::move(*job);
+    t.duration_s = duration_s;
+    return std::pair(*created, std::move(t));
+}
+
+HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
+                               const HistoryOptions& options) {
+    const KubectlItems list = parse_kubectl_items(text, origin);
     Skips skips;
     std::vector<std::pair<double, TraceJob>> jobs;
     size_t read = 0;
-    for (size_t i = 0; i < items.size(); ++i) {
-        const json& item = items[i];
-        const std::string path =
-            origin + ": " +
-            (prefix.empty() ? std::string("") : prefix + "[" + std::to_string(i) + "]");
-        const std::string dot = prefix.empty() ? "" : ".";
-        // A field of the item by its path; an input error naming it when it is not a string.
-        auto string_at = [&](std::initializer_list<const char*> keys,
-                             bool required) -> std::optional<std::string> {
-            const json* j = &item;
-            std::string where = path + dot;
-            bool first = true;
-            for (const char* k : keys) {
-                where += (first ? "" : ".") + std::string(k);
-                first = false;
-                if (!j->is_object() || !j->contains(k) || (*j)[k].is_null()) {
-                    if (required)
-                        throw input_error(where + ": missing");
-                    return std::nullopt;
-                }
-                j = &(*j)[k];
-            }
-            if (!j->is_string())
-                throw input_error(where + ": expected a string");
-            return j->get<std::string>();
-        };
-        if (!item.is_object())
-            throw input_error(path + ": expected an object");
-        if (item.value("kind", "Job") != "Job")
-            throw input_error(path + dot + "kind: '" + user_text::shown(item.value("kind", "")) +
-                              "' is not Job");
+    for (size_t i = 0; i < list.items.size(); ++i) {
+        const KubectlJob item(list.items[i], origin, list, i);
         ++read;
-        const std::string name = *string_at({"metadata", "name"}, true);
-        auto time_at = [&](std::initializer_list<const char*> keys) -> std::optional<double> {
-            const std::optional<std::string> t = string_at(keys, false);
-            if (!t)
-                return std::nullopt;
-            const std::optional<double> s = parse_time_s(*t, true);
-            std::string where = path + dot;
-            for (const char* k : keys)
-                where += std::string(k) + ".";
-            where.pop_back();
-            if (!s)
-                throw input_error(where + ": '" + user_text::shown(*t) +
-                                  "' is not an RFC 3339 time (2024-03-05T14:02:11Z)");
-            return s;
-        };
-        const std::optional<double> created = time_at({"metadata", "creationTimestamp"});
-        if (!created)
-            throw input_error(path + dot + "metadata.creationTimestamp: missing");
-        const std::optional<double> started = time_at({"status", "startTime"});
-        const std::optional<double> completed = time_at({"status", "completionTime"});
-        if (!started || !completed) {
-            skips.add(
-                "jobs without status.startTime and status.completionTime (running or failed)");
-            continue;
-        }
-        // The containers of the pod template; the first that asks for an nvidia.com/ resource.
-        const json* gpu_container = nullptr;
-        size_t gpu_index = 0;
-        const json containers = item.contains("spec") && item["spec"].is_object()
-                                    ? item["spec"].value("template", json::object())
-                                    : json::object();
-        const json list =
-            containers.is_object() && containers.contains("spec") && containers["spec"].is_object()
-                ? containers["spec"].value("containers", json::array())
-                : json::array();
-        for (size_t k = 0; k < list.size(); ++k) {
-            const json& c = list[k];
-            if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object())
-                continue;
-            for (const char* part : {"limits", "requests"}) {
-                const json& r = c["resources"].value(part, json::object());
-                if (!r.is_object())
-                    continue;
-                for (const auto& [key, value] : r.items()) {
-                    if (text::starts_with(key, "nvidia.com/") && !gpu_container) {
-                        gpu_container = &c;
-                        gpu_index = k;
-                    }
-                }
-            }
-        }
-        if (!gpu_container) {
-            skips.add("jobs without a GPU (no nvidia.com/ resource in a container)");
-            continue;
-        }
-        std::optional<partition::JobSpec> job;
-        // The workload the job names: annotation, else label (a label cannot hold ':').
-        std::optional<std::string> named =
-            string_at({"metadata", "annotations", "migscope.io/workload"}, false);
-        std::string named_where = "metadata.annotations.migscope.io/workload";
-        if (!named) {
-            named = string_at({"metadata", "labels", "migscope.io/workload"}, false);
-            named_where = "metadata.labels.migscope.io/workload";
-        }
-        if (named) {
-            const std::string where = path + dot + named_where;
-            if (named->find(',') != std::string::npos)
-                throw input_error(where + ": one workload, WORKLOAD[:MODE][:BATCH]");
-            std::vector<partition::JobSpec> specs;
-            try {
-                specs = partition::parse_job_list(*named);
-                partition::check_builtin_workload(specs.front().workload, "workload");
-            } catch (const Error& e) {
-                throw input_error(where + ": " + e.what());
-            }
-            job = specs.front();
-            job->name = name;
-        } else {
-            job = job_for_name(options.rules, name);
-        }
-        if (!job) {  // the container's own command
-            std::vector<std::string> argv;
-            for (const char* part : {"command", "args"}) {
-                const json& a = gpu_container->value(part, json::array());
-                const std::string where = path + dot + "spec.template.spec.containers[" +
-                                          std::to_string(gpu_index) + "]." + part;
-                if (!a.is_array())
-                    throw input_error(where + ": expected an array of strings");
-                for (const json& word : a) {
-                    if (!word.is_string())
-                        throw input_error(where + ": expected an array of strings");
-                    argv.push_back(word.get<std::string>());
-                }
-            }
-            if (gpu_container->value("command", json::array()).empty()) {
-                skips.add(
-                    "jobs with no workload annotation, no --map and no container command "
-                    "(the image's entrypoint is not in the Job)",
-                    name);
-                continue;
-            }
-            job = partition::JobSpec{};
-            job->name = name;
-            job->command = argv;
-        }
-        try {
-            partition::check_job_name(job->name, "name");
-        } catch (const Error& e) {
-            throw input_error(path + dot + "metadata.name: " + e.what());
-        }
-        const double duration_s = *completed - *started;
-        if (!(duration_s > 0)) {
-            skips.add("jobs that ran 0 s");
-            continue;
-        }
-        TraceJob t;
-        t.job = std::move(*job);
-        t.duration_s = duration_s;
-        jobs.emplace_back(*created, std::move(t));
+        if (std::optional<std::pair<double, TraceJob>> job = read_kubectl_job(item, options, skips))
+            jobs.push_back(std::move(*job));
     }
     return finish(std::move(jobs), origin, "kubectl " + origin, skips, read);
 }

@@ -53,6 +53,34 @@ TEST(JsonFields, MissingFieldAndWrongTypeNameThePath) {
               "provenance: wrong type: expected an object, got an integer");
 }
 
+TEST(JsonFields, AVersionedDocumentsHeaderIsItsFormatAndVersion) {
+    const auto header = [](const std::string& text) {
+        return message_of([&] {
+            const json j = json::parse(text);
+            Fields top(j, "");
+            top.require_format("migscope-x", 1);
+            top.check_keys();  // "format" and "version" are expected fields
+        });
+    };
+    EXPECT_EQ(header(R"({"format": "migscope-x", "version": 1})"), "(no error)");
+    EXPECT_EQ(header(R"({"format": "migscope-y", "version": 1})"),
+              "expected format \"migscope-x\" version 1, got \"migscope-y\" version 1");
+    EXPECT_EQ(header(R"({"format": "migscope-x", "version": 2})"),
+              "expected format \"migscope-x\" version 1, got \"migscope-x\" version 2");
+    EXPECT_EQ(header(R"({"version": 1})"), "format: missing field");
+    EXPECT_EQ(header(R"({"format": "migscope-x", "version": "1"})"),
+              "version: wrong type: expected an integer, got a string");
+}
+
+TEST(JsonFields, AnArrayFieldMustBeAnArray) {
+    const json j = json::parse(R"({"jobs": [1, 2], "sources": "a"})");
+    Fields f(j, "plan");
+    EXPECT_EQ(f.array("jobs").size(), 2u);
+    EXPECT_EQ(message_of([&] { f.array("sources"); }),
+              "plan.sources: wrong type: expected an array, got a string");
+    EXPECT_EQ(message_of([&] { f.array("absent"); }), "plan.absent: missing field");
+}
+
 TEST(JsonFields, CheckJsonKeysUsesTheGivenExpectations) {
     const json j = json::parse(R"({"jobs": [], "extra": 1})");
     EXPECT_EQ(message_of([&] { check_json_keys(j, "", strict::Expected{"jobs"}); }),

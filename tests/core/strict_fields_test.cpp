@@ -38,6 +38,11 @@ TEST(StrictFields, TheThreeErrorsAreWordedOnce) {
               "jobs[0].batch: wrong type: expected an integer, got a string");
     EXPECT_EQ(std::string(unexpected_field("x.colour", "colour", {"name", "jobs"}).what()),
               "x.colour: unexpected field (expected one of: name, jobs)");
+    EXPECT_EQ(std::string(wrong_format("migscope-profiles", 1, "migscope-model-error", 2).what()),
+              "expected format \"migscope-profiles\" version 1, got \"migscope-model-error\" "
+              "version 2");
+    EXPECT_EQ(std::string(wrong_format("f", 1, "a\nb", 1).what()),  // the user's text escaped
+              "expected format \"f\" version 1, got \"a\\nb\" version 1");
     EXPECT_EQ(std::string(unexpected_field("x.y", "y", {}).what()),
               "x.y: unexpected field (expected none)");
     EXPECT_EQ(missing_field("x").kind(), ErrorKind::kInput);

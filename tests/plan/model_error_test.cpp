@@ -121,7 +121,11 @@ TEST(ModelError, TheFileRoundTripsAndIsReadStrictly) {
     EXPECT_NE(refused("\"speed\"", "\"sped\"").find("residuals[0].kind"), std::string::npos);
     EXPECT_NE(refused("\"ratio\": 0.9", "\"ratio\": -1").find("residuals[0].ratio"),
               std::string::npos);
-    EXPECT_NE(refused("\"version\": 1", "\"version\": 2").find("x.json"), std::string::npos);
+    EXPECT_EQ(refused("\"version\": 1", "\"version\": 2"),
+              "x.json: expected format \"migscope-model-error\" version 1, got "
+              "\"migscope-model-error\" version 2");
+    EXPECT_EQ(refused("\"sources\": [", "\"sources\": [3, "),
+              "x.json: sources[0]: wrong type: expected a string, got an integer");
 }
 
 // a: 200 items/s on the whole GPU (300 W), 100 on 2g (200 W). b: 100 on the whole GPU (250 W),

@@ -314,7 +314,20 @@ TEST(Profiles, JsonRoundTripsAndRejectsUnknownKeysWithTheirPath) {
     }
     std::string v2 = write_profiles_json(set);
     v2.replace(v2.find("\"version\": 1"), 12, "\"version\": 2");
-    EXPECT_THROW(parse_profiles_json(v2, "x.json"), Error);
+    try {
+        parse_profiles_json(v2, "x.json");
+        FAIL() << "version 2 was read";
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "x.json: expected format \"migscope-profiles\" version 1, got "
+                               "\"migscope-profiles\" version 2");
+    }
+    // The header is read like every field: a missing one names the file too.
+    try {
+        parse_profiles_json(R"({"version": 1})", "x.json");
+        FAIL() << "a file without its format was read";
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "x.json: format: missing field");
+    }
     EXPECT_THROW(parse_profiles_json("{", "x.json"), Error);
     std::string state = write_profiles_json(set);
     state.replace(state.find("\"clocks-up\""), 11, "\"warm\"");

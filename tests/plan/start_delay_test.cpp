@@ -150,7 +150,22 @@ TEST(StartDelay, TheFileIsReadStrictly) {
     EXPECT_THROW(parse_start_delay_json(negative, "delay.json"), Error);
     std::string other = good;
     other.replace(other.find("start-delay"), 11, "model-error");
-    EXPECT_THROW(parse_start_delay_json(other, "delay.json"), Error);
+    try {
+        parse_start_delay_json(other, "delay.json");
+        ADD_FAILURE() << "another format was read";
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(),
+                     "delay.json: expected format \"migscope-start-delay\" version 1, got "
+                     "\"migscope-model-error\" version 1");
+    }
+    std::string no_fit = good;
+    no_fit.replace(no_fit.find("{\"command\": \"x\"}"), 16, "1");
+    try {
+        parse_start_delay_json(no_fit, "delay.json");
+        ADD_FAILURE() << "a fit that is not an object was read";
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "delay.json: fit: wrong type: expected an object, got an integer");
+    }
     EXPECT_THROW(parse_start_delay_json("{", "delay.json"), Error);
     try {
         parse_start_delay_json(unknown, "delay.json");
