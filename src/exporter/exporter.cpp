@@ -155,7 +155,6 @@ Exporter::Exporter(const nvml::Session& session, ExporterOptions options)
     }
     if (!options_.activity_socket.empty())
         activity_ = std::make_unique<ActivityListener>(options_.activity_socket);
-    profile_powers_ = ProfilePowers::from_files(options_.profile_paths);
     const unsigned count = session.device_count();
     for (unsigned i = 0; i < count; ++i) {
         auto gpu = std::make_unique<Gpu>(options_.idle_window);
@@ -223,9 +222,9 @@ void Exporter::sample_once() {
                 input.total_compute_slices = reading.total_compute_slices;
                 input.consumers = reading.consumers;
                 input.mps = reading.mps_server;
-                if (input.sharing == Sharing::kShared && !profile_powers_.empty())
-                    set_powers_alone(profile_powers_, gpu.index, input, missing_powers_said_,
-                                     reader_warnings);
+                if (input.sharing == Sharing::kShared && !options_.profile_powers.empty())
+                    set_powers_alone(options_.profile_powers, gpu.index, input,
+                                     missing_powers_said_, reader_warnings);
                 if (input.sharing == Sharing::kShared && options_.learned_power)
                     learn_powers(gpu.power, input);
                 split = split_interval(input);

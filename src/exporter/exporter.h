@@ -37,10 +37,9 @@ struct ExporterOptions {
     // (telemetry::PowerRegression); off: by activity alone. Opt-in: on the H200 (2026-12-05) the
     // learned split missed run's by up to 98 % a job in steady mixes (docs/exporter.md).
     bool learned_power = false;
-    // Profiles (format migscope-profiles) that give each process of a time-sliced or MPS GPU its
-    // power alone, by the job its activity probe names (profile_power.h): then the split is
-    // `run`'s marginal one. Empty: none.
-    std::vector<std::string> profile_paths;
+    // Profiles that give each process of a time-sliced or MPS GPU its power alone, by the job its
+    // activity probe names (profile_power.h): then the split is `run`'s marginal one. Empty: none.
+    ProfilePowers profile_powers;
     // Idle intervals per clock state whose mean board power is the learned idle power
     // (telemetry::LiveIdleBaseline).
     size_t idle_window = 30;
@@ -73,7 +72,6 @@ class Exporter {
     ExporterOptions options_;
     std::unique_ptr<PodResourcesWatcher> pod_resources_;  // none when the socket option is empty
     std::unique_ptr<ActivityListener> activity_;          // none when activity_socket is empty
-    ProfilePowers profile_powers_;                        // from options_.profile_paths
     std::set<std::string> missing_powers_said_;           // sampler thread only
     std::vector<std::unique_ptr<Gpu>> gpus_;
     mutable std::mutex mutex_;  // guards the Gpu snapshots and warnings_

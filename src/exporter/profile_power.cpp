@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
-
 namespace migscope::exporter {
 namespace {
 
@@ -48,15 +46,8 @@ unsigned mps_sms(const plan::JobProfile& job, double sms_exact, unsigned whole_s
 
 ProfilePowers ProfilePowers::from_files(const std::vector<std::string>& paths) {
     std::vector<plan::ProfileSet> sets;
-    for (const std::string& path : paths) {
-        try {
-            sets.push_back(plan::read_profiles_file(path));
-        } catch (const Error& e) {
-            if (e.kind() != ErrorKind::kInput)
-                throw;
-            throw input_error("exporter: --profiles " + path + ": " + e.what());
-        }
-    }
+    for (const std::string& path : paths)
+        sets.push_back(plan::read_profiles_file(path));
     return ProfilePowers(std::move(sets));
 }
 

@@ -22,7 +22,7 @@ class ProfilePowers {
   public:
     ProfilePowers() = default;
     explicit ProfilePowers(std::vector<plan::ProfileSet> sets) : sets_(std::move(sets)) {}
-    // Reads each file (plan::read_profiles_file); an input error names the file and the field.
+    // Reads each file (plan::read_profiles_file: an input error names the file and the field).
     static ProfilePowers from_files(const std::vector<std::string>& paths);
     bool empty() const { return sets_.empty(); }
 

@@ -990,8 +990,6 @@ TEST(ExporterSignal, TheProbesKernelTimeSplitsMpsClientsThroughTheSocket) {
 // (idle 131 W in the profiles) on a 600 W board with 100 W idle: margins 500 - 358 and
 // 500 - 317 W, the rest (175 W) in halves, so 229.5 : 270.5 where kernel time says 1 : 3.
 TEST(ExporterSignal, ProfilesGiveEachProcessItsPowerAloneAndRunsSplit) {
-    const fs::path profiles =
-        fs::temp_directory_path() / ("migscope-exporter-profiles-" + std::to_string(::getpid()));
     plan::ProfileSet set;
     set.gpu_model = "h200";
     set.idle_power_w = plan::measured_of({131});
@@ -1000,23 +998,16 @@ TEST(ExporterSignal, ProfilesGiveEachProcessItsPowerAloneAndRunsSplit) {
         job.workload = workload;
         job.mode = "train";
         job.batch = 32;
-        job.backend = "green";
-        job.item_unit = "images";
-        job.items_per_step = 32;
         plan::PartitionProfile whole;
         whole.partition = std::string(plan::kWholeGpu);
         whole.sms = 132;
-        whole.items_per_s = plan::measured_of({1000});
         whole.average_power_w = plan::measured_of({watts});
-        whole.window_s = 5;
         job.partitions = {whole};
         set.jobs.push_back(job);
     }
-    std::ofstream(profiles) << plan::write_profiles_json(set);
     ExporterOptions options;
     options.idle_power_w = 100;
-    options.profile_paths = {profiles.string()};
-    ASSERT_NO_THROW(ProfilePowers::from_files(options.profile_paths));
+    options.profile_powers = ProfilePowers({set});
     const ProbePair pair =
         probe_pair(false, 600, options, "resnet18:train:32", "resnet50:train");
     EXPECT_EQ(label(find(pair.last, "migscope_attribution_info", {{"gpu", "0"}})->labels,
@@ -1035,7 +1026,6 @@ TEST(ExporterSignal, ProfilesGiveEachProcessItsPowerAloneAndRunsSplit) {
     EXPECT_NE(unknown.warnings[0].find("no --profiles file profiles job 'bert-base'"),
               std::string::npos)
         << unknown.warnings[0];
-    fs::remove(profiles);
 }
 
 // A heavy process (300 W at full activity) runs alone for 1.5 s, then a light one (100 W) joins

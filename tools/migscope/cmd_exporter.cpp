@@ -40,6 +40,7 @@ void print_warnings(exporter::Exporter& e) {
 int run_exporter(const ExporterCommandOptions& o) {
     const exporter::ListenAddress address = exporter::parse_listen_address(o.listen);
     exporter::ExporterOptions options;
+    options.profile_powers = exporter::ProfilePowers::from_files(o.profiles);  // before NVML
     options.interval_s = o.interval_s;
     if (o.idle_power_w >= 0)
         options.idle_power_w = o.idle_power_w;
@@ -48,7 +49,6 @@ int run_exporter(const ExporterCommandOptions& o) {
     options.pod_resources_socket = o.pod_resources_socket;
     options.activity_socket = o.activity_socket;
     options.learned_power = o.learned_power;
-    options.profile_paths = o.profiles;
     options.retain_finished_s = o.retain_finished_s;
 
     nvml::Session session = nvml::Session::open();
