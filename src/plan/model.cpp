@@ -17,9 +17,11 @@
 namespace migscope::plan {
 namespace {
 
+// The whole text, however long (a fixed buffer cut the start delay's note and its file's name).
 std::string format(const char* pattern, double a, double b = 0) {
-    char text[128];
-    std::snprintf(text, sizeof text, pattern, a, b);
+    const int length = std::snprintf(nullptr, 0, pattern, a, b);
+    std::string text(static_cast<size_t>(std::max(0, length)), '\0');
+    std::snprintf(text.data(), text.size() + 1, pattern, a, b);
     return text;
 }
 

@@ -298,6 +298,11 @@ TEST_F(PlanCommand, JobsStartingTogetherOnGreenPartitionsWaitTheShippedStartDela
     }
     EXPECT_NE(with["notes"].dump().find("wait 0.50 s per other job"), std::string::npos)
         << with["notes"].dump();
+    // The note names the file whole (a 128-byte buffer once cut it to "partitions/...").
+    EXPECT_NE(with["notes"].dump().find("(fitted on green partitions: " +
+                                        (dir_ / "start-delay-h200.json").string() + ")"),
+              std::string::npos)
+        << with["notes"].dump();
     EXPECT_EQ(without["notes"].dump().find("wait"), std::string::npos);
     // One after another on the whole GPU: no wait.
     EXPECT_DOUBLE_EQ(with["baselines"][0]["plan"]["makespan_s"].get<double>(),
