@@ -1,8 +1,9 @@
 // Known peak memory per workload, and the check against partition sizes.
 #include "runner/memory_fit.h"
 
-#include <cstdio>
 #include <fstream>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -60,14 +61,12 @@ std::vector<std::string> memory_misfits(const std::vector<partition::JobSpec>& j
         const auto& memory = partitions[i].memory_gib;
         if (!record || !memory || record->peak_memory_gib <= *memory)
             continue;
-        char line[256];
-        std::snprintf(line, sizeof line,
-                      "job '%s' needs %.1f GiB (measured peak of %s %s at batch %lld) but its "
-                      "partition %s has %.2f GiB",
-                      jobs[i].name.c_str(), record->peak_memory_gib, record->workload.c_str(),
-                      record->mode.c_str(), static_cast<long long>(record->batch),
-                      partitions[i].label.c_str(), *memory);
-        out.push_back(line);
+        // fmt, not a fixed buffer: a job's name is the user's, of any length.
+        out.push_back(fmt::format(
+            "job '{}' needs {:.1f} GiB (measured peak of {} {} at batch {}) but its partition {} "
+            "has {:.2f} GiB",
+            jobs[i].name, record->peak_memory_gib, record->workload, record->mode, record->batch,
+            partitions[i].label, *memory));
     }
     return out;
 }

@@ -48,6 +48,13 @@ TEST(MemoryFit, AJobLargerThanItsPartitionIsNamedWithBothSizes) {
     EXPECT_NE(misfits[0].find("32.50 GiB"), std::string::npos);
     partition::Partition whole;  // no memory cap: fits
     EXPECT_TRUE(memory_misfits(jobs, {whole, whole}, shipped()).empty());
+    // A long name is said whole (a 256-byte buffer once cut the sentence short).
+    auto named = jobs;
+    named[0].name = std::string(300, 'n');
+    const auto long_name = memory_misfits(named, {small, small}, shipped());
+    ASSERT_EQ(long_name.size(), 1u);
+    EXPECT_NE(long_name[0].find(std::string(300, 'n') + "' needs 41.7 GiB"), std::string::npos);
+    EXPECT_NE(long_name[0].find("has 32.50 GiB"), std::string::npos) << long_name[0];
 }
 
 TEST(MemoryFit, MalformedRecordsAreRejectedWithTheirIndex) {
