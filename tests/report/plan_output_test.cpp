@@ -1,0 +1,80 @@
+// Golden tests of the planner's printers (report/plan_output.h): the table and the JSON of one
+// problem, three jobs planned on green partitions of an H200 from the shipped profiles, model
+// error and start delay. Updating those data files changes the output; the golden files are then
+// rewritten on purpose (golden.h).
+#include "report/plan_output.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "golden.h"
+#include "mig/catalog.h"
+#include "plan/model_error.h"
+#include "plan/start_delay.h"
+
+namespace migscope::report {
+namespace {
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+struct PlanFixture {
+    plan::ProfileSet profiles;
+    plan::ModelError error;
+    plan::Problem problem;
+    plan::SearchResult result;
+};
+
+// resnet18:32, resnet50:32 and bert-base:4, a minute's work alone on the whole GPU each, for the
+// least energy on one GPU's green partitions; the files are named as the CLI would name them,
+// without the folder (which differs from machine to machine).
+PlanFixture fixture() {
+    PlanFixture f;
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    f.profiles = plan::read_profiles_file(MIGSCOPE_DATA_DIR "/profiles-h200.json");
+    f.profiles.start_delay = plan::parse_start_delay_json(
+        read_text(MIGSCOPE_DATA_DIR "/start-delay-h200.json"), "data/start-delay-h200.json");
+    f.error = plan::parse_model_error_json(read_text(MIGSCOPE_DATA_DIR "/model-error-h200.json"),
+                                           "data/model-error-h200.json");
+    std::vector<plan::JobRequest> jobs;
+    for (const auto& [name, batch] :
+         {std::pair{"resnet18", 32}, {"resnet50", 32}, {"bert-base", 4}}) {
+        plan::JobRequest r;
+        r.name = name;
+        r.workload = name;
+        r.batch = batch;
+        r.work_whole_gpu_s = 60;
+        jobs.push_back(r);
+    }
+    f.problem = plan::make_problem(jobs, f.profiles, h200, {}, plan::PartitionKind::kGreen);
+    plan::SearchOptions options;
+    options.error = &f.error;
+    f.result = plan::search(f.problem, options);
+    return f;
+}
+
+PlanReport report_of(const PlanFixture& f) {
+    return PlanReport{f.problem, f.result, f.profiles, "data/profiles-h200.json", "energy", 1,
+                      0.0,       "green",  "data/model-error-h200.json"};
+}
+
+TEST(PlanOutput, TheTableMatchesItsGoldenFile) {
+    const PlanFixture f = fixture();
+    std::ostringstream out;
+    print_plan(report_of(f), out);
+    test::expect_golden(out.str(), "plan-h200-green-energy.txt");
+}
+
+TEST(PlanOutput, TheJsonMatchesItsGoldenFile) {
+    const PlanFixture f = fixture();
+    test::expect_golden(plan_json(report_of(f)).dump(1) + "\n", "plan-h200-green-energy.json");
+}
+
+}  // namespace
+}  // namespace migscope::report
