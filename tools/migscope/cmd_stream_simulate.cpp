@@ -1,11 +1,7 @@
 // `migscope stream simulate`: a trace played through the stream simulator under each policy, with
 // each figure's interval from the planner's known error.
-#include <fmt/format.h>
-
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "commands.h"
@@ -18,6 +14,7 @@
 #include "output_file.h"
 #include "stream/compare.h"
 #include "stream/schedule.h"
+#include "stream/simulation_output.h"
 #include "stream/stream_input.h"
 #include "stream/stream_page.h"
 #include "stream_options.h"
@@ -36,18 +33,6 @@ struct SimulateOptions {
     std::string schedule_policy;  // empty: the policy that scores best on the objective
     std::string html;             // --html: the page with the plots over time, written here
 };
-
-std::string bounds_text(const plan::Bounds& b, double scale, bool known) {
-    if (!known)
-        return "";
-    return fmt::format("{:.4g}-{:.4g}", b.lo / scale, b.hi / scale);
-}
-
-nlohmann::ordered_json bounds_json(const plan::Bounds& b, bool known) {
-    if (!known)
-        return nullptr;
-    return {{"lo", b.lo}, {"hi", b.hi}};
-}
 
 // A file opened before the work that fills it, removed again unless the work got to keep it.
 struct RemovedUnlessKept {
@@ -79,7 +64,6 @@ int simulate_command(const SimulateOptions& o) {
         m.error ? &*m.error : nullptr, [](const std::string& name) {
             std::cerr << "migscope stream simulate: " << name << " ...\n";
         });
-    const auto& results = compared.policies;
     if (!o.schedule_dir.empty()) {
         const auto& [name, chosen] =
             stream::chosen_policy(compared, o.schedule_policy, settings.objective);
@@ -90,6 +74,16 @@ int simulate_command(const SimulateOptions& o) {
                   << user_text::escaped(o.schedule_dir) << ": " << stream::kScheduleConfigFile
                   << ", " << stream::kScheduleTimesFile << "\n";
     }
+    stream::SimulationSetup setup;
+    setup.trace_path = o.trace;
+    setup.jobs = trace.jobs.size();
+    setup.gpus = o.gpus;
+    setup.gpu_model = model.key;
+    setup.profiles_origin = m.profiles_origin;
+    setup.error_origin = m.error_origin;
+    setup.objective_name = o.stream.objective;
+    setup.objective = settings.objective;
+    setup.reconfiguration = options.reconfiguration;
     if (!o.html.empty()) {
         stream::StreamPageInput in;
         in.trace = user_text::as_utf8(o.trace);
@@ -113,106 +107,10 @@ int simulate_command(const SimulateOptions& o) {
                   << user_text::escaped(o.html) << "\n";
     }
 
-    if (o.format == "json") {
-        nlohmann::ordered_json doc;
-        doc["trace"] = user_text::as_utf8(o.trace);
-        doc["jobs"] = trace.jobs.size();
-        doc["gpus"] = o.gpus;
-        doc["gpu_model"] = model.key;
-        doc["profiles"] = user_text::as_utf8(m.profiles_origin);
-        doc["model_error"] = user_text::as_utf8(m.error_origin);
-        doc["objective"] = o.stream.objective;
-        doc["tardiness_weight_w"] = o.stream.tardiness_weight_w;
-        doc["reconfiguration"] = {{"orchestrator_s", o.stream.orchestrator_s},
-                                  {"per_instance_s", o.stream.instance_s}};
-        doc["online_min_gain"] = {{"fraction", compared.online_min_gain},
-                                  {"from", compared.online_min_gain_from}};
-        doc["policies"] = nlohmann::ordered_json::array();
-        for (const auto& [name, e] : results) {
-            const stream::StreamResult& r = e.point;
-            nlohmann::ordered_json p;
-            p["policy"] = name;
-            p["name"] = r.policy;
-            p["energy_j"] = r.energy_j;
-            p["energy_j_interval"] = bounds_json(e.energy_j, e.known);
-            p["mean_completion_s"] = r.mean_completion_s;
-            p["mean_completion_s_interval"] = bounds_json(e.mean_completion_s, e.known);
-            p["p95_completion_s"] = r.p95_completion_s;
-            p["p95_completion_s_interval"] = bounds_json(e.p95_completion_s, e.known);
-            p["tardiness_s"] = r.tardiness_s;
-            p["tardiness_s_interval"] = bounds_json(e.tardiness_s, e.known);
-            p["energy_tardiness_j"] = stream::energy_tardiness_j(r, o.stream.tardiness_weight_w);
-            p["energy_tardiness_j_interval"] = bounds_json(e.energy_tardiness_j, e.known);
-            p["late_jobs"] = r.late_jobs;
-            p["busy_fraction"] = r.busy_fraction;
-            p["horizon_s"] = r.horizon_s;
-            p["reconfigurations"] = r.reconfigurations;
-            p["interval_unknown_why"] = e.known ? "" : e.unknown_why;
-            p["layouts"] = nlohmann::ordered_json::array();
-            for (const stream::LayoutEvent& l : r.layouts)
-                p["layouts"].push_back({{"at_s", l.at_s}, {"gpu", l.gpu}, {"layout", l.layout}});
-            nlohmann::ordered_json series;
-            series["bin_s"] = r.series_bin_s;
-            for (const char* key :
-                 {"end_s", "energy_j", "tardiness_s", "energy_tardiness_j", "jobs_done"})
-                series[key] = nlohmann::ordered_json::array();
-            for (const stream::SeriesPoint& s : r.series) {
-                series["end_s"].push_back(s.end_s);
-                series["energy_j"].push_back(s.energy_j);
-                series["tardiness_s"].push_back(s.tardiness_s);
-                series["energy_tardiness_j"].push_back(s.energy_j +
-                                                       o.stream.tardiness_weight_w * s.tardiness_s);
-                series["jobs_done"].push_back(s.jobs_done);
-            }
-            p["series"] = std::move(series);
-            doc["policies"].push_back(std::move(p));
-        }
-        std::cout << doc.dump(2) << '\n';
-        return kExitOk;
-    }
-
-    std::cout << user_text::escaped(o.trace) << ": " << trace.jobs.size() << " jobs on " << o.gpus
-              << " x " << model.key << ", objective " << o.stream.objective
-              << (settings.objective.kind == stream::StreamObjective::Kind::kEnergyTardiness
-                      ? fmt::format(" (a late second costs {:g} W)", o.stream.tardiness_weight_w)
-                      : std::string())
-              << "; a layout change "
-              << "costs " << o.stream.orchestrator_s << " s + " << o.stream.instance_s
-              << " s per instance; "
-              << "online changes for a predicted gain over "
-              << fmt::format("{:.1f}", 100 * compared.online_min_gain) << " % ("
-              << compared.online_min_gain_from << ")\n";
-    const bool known = !results.empty() && results.front().second.known;
-    size_t width = 6;
-    for (const auto& [name, e] : results)
-        width = std::max(width, e.point.policy.size());
-    std::cout << fmt::format(
-        "{:<{}} {:>9} {:>15} {:>10} {:>15} {:>8} {:>10} {:>5} {:>5} {:>8} {:>11} {:>17}\n",
-        "policy", width, "energy kJ", "interval", "mean JCT s", "interval", "p95 s", "tardy s",
-        "late", "busy", "changes", "E+w*T kJ", "interval");
-    for (const auto& [name, e] : results) {
-        const stream::StreamResult& r = e.point;
-        std::cout << fmt::format(
-            "{:<{}} {:>9.4g} {:>15} {:>10.4g} {:>15} {:>8.4g} {:>10.4g} {:>5} {:>4.0f}% {:>8} "
-            "{:>11.4g} {:>17}\n",
-            r.policy, width, r.energy_j / 1000, bounds_text(e.energy_j, 1000, e.known),
-            r.mean_completion_s, bounds_text(e.mean_completion_s, 1, e.known), r.p95_completion_s,
-            r.tardiness_s, r.late_jobs, 100 * r.busy_fraction, r.reconfigurations,
-            stream::energy_tardiness_j(r, o.stream.tardiness_weight_w) / 1000,
-            bounds_text(e.energy_tardiness_j, 1000, e.known));
-    }
-    std::cout << "Simulated on the planner's model with " << user_text::escaped(m.profiles_origin)
-              << "; ";
-    if (known)
-        std::cout << "intervals: every job at the slow and the fast end of the model's known "
-                     "error ("
-                  << user_text::escaped(m.error_origin) << ").\n";
+    if (o.format == "json")
+        std::cout << stream::simulation_json(setup, compared).dump(2) << '\n';
     else
-        std::cout << "no intervals: " << results.front().second.unknown_why << ".\n";
-    std::cout << "JCT: completion time, end - arrival. E+w*T: energy + "
-              << o.stream.tardiness_weight_w
-              << " W x tardiness (the combined objective). static: the best fixed layout in "
-                 "hindsight. docs/streams.md says how each policy decides.\n";
+        stream::write_simulation_table(setup, compared, std::cout);
     return kExitOk;
 }
 
