@@ -11,8 +11,9 @@
 
 namespace migscope::stream {
 
-// What the comparison was run on, as the user gave it: the texts are kept raw, and each output
-// escapes them its own way.
+// What the comparison was run on, as the user gave it, which every output of `stream simulate`
+// shows (the page too, stream_page.h): the texts are kept raw, and each output escapes them its
+// own way.
 struct SimulationSetup {
     std::string trace_path;  // the trace file, as given
     size_t jobs = 0;         // the trace's

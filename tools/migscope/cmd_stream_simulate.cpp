@@ -85,17 +85,8 @@ int simulate_command(const SimulateOptions& o) {
     setup.objective = settings.objective;
     setup.reconfiguration = options.reconfiguration;
     if (!o.html.empty()) {
-        stream::StreamPageInput in;
-        in.trace = user_text::as_utf8(o.trace);
-        in.trace_source = trace.source;
-        in.gpus = o.gpus;
-        in.gpu_model = model.key;
-        in.profiles = user_text::as_utf8(m.profiles_origin);
-        in.model_error = user_text::as_utf8(m.error_origin);
-        in.objective = settings.objective;
-        in.objective_name = o.stream.objective;
-        in.reconfiguration = options.reconfiguration;
-        in.generator = std::string("migscope ") + kVersion + " (" + kGitCommit + ")";
+        const stream::StreamPageInput in{
+            setup, trace.source, std::string("migscope ") + kVersion + " (" + kGitCommit + ")"};
         std::ostringstream text;
         stream::write_stream_page(in, m.problem, input.jobs, compared, text);
         page.stream() << user_text::as_utf8(text.str());
