@@ -42,29 +42,10 @@ struct ReplayOptions {
 
 using Json = nlohmann::ordered_json;
 
-// Each trace job's steps; a replay runs built-in jobs' fixed work.
-std::vector<int64_t> job_steps(const stream::Trace& trace, const std::string& origin) {
-    std::vector<int64_t> steps;
-    for (size_t i = 0; i < trace.jobs.size(); ++i) {
-        const stream::TraceJob& t = trace.jobs[i];
-        const std::string path = user_text::shown(origin) + ": jobs[" + std::to_string(i) + "]";
-        if (t.job.external())
-            throw input_error(path +
-                              ".command: a replay runs built-in workloads (their work in steps "
-                              "is what the planner's model predicts)");
-        if (!t.work_steps)
-            throw input_error(path +
-                              ".duration_s: a replay runs fixed work: give the job's work in "
-                              "steps (work)");
-        steps.push_back(*t.work_steps);
-    }
-    return steps;
-}
-
 int replay_command(ReplayOptions o) {
     const stream::Trace trace = stream::read_trace_file(o.trace);
     const stream::StreamInput input = stream::stream_input(trace);
-    const std::vector<int64_t> steps = job_steps(trace, o.trace);
+    const std::vector<int64_t> steps = stream::replay_job_steps(trace, o.trace);
     const mig::GpuModel& model = mig::builtin_model(o.stream.gpu_model);
 
     // Before anything is simulated or run: the machine and the backend.
