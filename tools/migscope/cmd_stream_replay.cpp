@@ -42,6 +42,8 @@ struct ReplayOptions {
 
 using Json = nlohmann::ordered_json;
 
+constexpr size_t kReplayGpus = 1;  // a replay runs its schedule on one GPU
+
 int replay_command(ReplayOptions o) {
     const stream::Trace trace = stream::read_trace_file(o.trace);
     const stream::StreamInput input = stream::stream_input(trace);
@@ -74,9 +76,9 @@ int replay_command(ReplayOptions o) {
     // Before the progress line: a bad --objective is refused before anything is simulated.
     const stream::PolicySettings settings = policy_settings(o.stream);
     std::cerr << "migscope stream replay: simulating " << o.policy << " ...\n";
-    const stream::PolicyComparison compared =
-        stream::compare_policies(m.problem, input.jobs, {o.policy}, simulation_options(o.stream, 1),
-                                 settings, o.stream.min_gain, m.error ? &*m.error : nullptr);
+    const stream::PolicyComparison compared = stream::compare_policies(
+        m.problem, input.jobs, {o.policy}, simulation_options(o.stream, kReplayGpus), settings,
+        o.stream.min_gain, m.error ? &*m.error : nullptr);
     const stream::StreamEstimate& estimate = compared.policies.front().second;
     const stream::StreamResult& schedule = estimate.point;
     const stream::ReplayPlan plan = stream::replay_plan(schedule, input.jobs, steps);
@@ -114,17 +116,10 @@ int replay_command(ReplayOptions o) {
     report.estimate = &estimate;
     report.plan = &plan;
     report.result = &result;
-    report.trace_path = o.trace;
+    report.setup = simulation_setup(o.stream, o.trace, trace.jobs.size(), kReplayGpus, model, m);
     report.policy = o.policy;
     report.backend = o.backend;
-    report.gpu_model = model.key;
-    report.profiles_origin = m.profiles_origin;
-    report.error_origin = m.error_origin;
-    report.objective = o.stream.objective;
     report.run_dir = request.run_dir;
-    report.tardiness_weight_w = o.stream.tardiness_weight_w;
-    report.orchestrator_s = o.stream.orchestrator_s;
-    report.instance_s = o.stream.instance_s;
     report.dry_run = o.dry_run;
     const Json doc = runner::replay_json(report);
     // Everything measured is kept in the run directory, whatever is printed.

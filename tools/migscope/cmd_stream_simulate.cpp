@@ -74,16 +74,8 @@ int simulate_command(const SimulateOptions& o) {
                   << user_text::escaped(o.schedule_dir) << ": " << stream::kScheduleConfigFile
                   << ", " << stream::kScheduleTimesFile << "\n";
     }
-    stream::SimulationSetup setup;
-    setup.trace_path = o.trace;
-    setup.jobs = trace.jobs.size();
-    setup.gpus = o.gpus;
-    setup.gpu_model = model.key;
-    setup.profiles_origin = m.profiles_origin;
-    setup.error_origin = m.error_origin;
-    setup.objective_name = o.stream.objective;
-    setup.objective = settings.objective;
-    setup.reconfiguration = options.reconfiguration;
+    const stream::SimulationSetup setup =
+        simulation_setup(o.stream, o.trace, trace.jobs.size(), o.gpus, model, m);
     if (!o.html.empty()) {
         const stream::StreamPageInput in{
             setup, trace.source, std::string("migscope ") + kVersion + " (" + kGitCommit + ")"};

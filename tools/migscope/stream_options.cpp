@@ -102,4 +102,20 @@ StreamModel load_stream_model(const StreamOptions& o, const mig::GpuModel& model
     return m;
 }
 
+stream::SimulationSetup simulation_setup(const StreamOptions& o, const std::string& trace_path,
+                                         size_t jobs, size_t gpus, const mig::GpuModel& model,
+                                         const StreamModel& stream_model) {
+    stream::SimulationSetup setup;
+    setup.trace_path = trace_path;
+    setup.jobs = jobs;
+    setup.gpus = gpus;
+    setup.gpu_model = model.key;
+    setup.profiles_origin = stream_model.profiles_origin;
+    setup.error_origin = stream_model.error_origin;
+    setup.objective_name = o.objective;
+    setup.objective = policy_settings(o).objective;
+    setup.reconfiguration = simulation_options(o, gpus).reconfiguration;
+    return setup;
+}
+
 }  // namespace migscope::cli

@@ -12,6 +12,7 @@
 #include "plan/model.h"
 #include "plan/model_error.h"
 #include "stream/policy_registry.h"
+#include "stream/simulation_output.h"
 #include "stream/simulator.h"
 #include "stream/stream_input.h"
 
@@ -55,5 +56,11 @@ struct StreamModel {
 // job the profiles do not know (`trace_path`, for the profiles of the user's commands).
 StreamModel load_stream_model(const StreamOptions& o, const mig::GpuModel& model,
                               const std::string& trace_path, const stream::StreamInput& input);
+
+// What the comparison runs on, as `stream simulate` and `stream replay` print it: the trace of
+// `jobs` jobs at `trace_path` on `gpus` GPUs of `model`, with `stream_model`'s origins.
+stream::SimulationSetup simulation_setup(const StreamOptions& o, const std::string& trace_path,
+                                         size_t jobs, size_t gpus, const mig::GpuModel& model,
+                                         const StreamModel& stream_model);
 
 }  // namespace migscope::cli
