@@ -61,11 +61,8 @@ int replay_command(ReplayOptions o) {
         o.backend = "green";
     }
     backend = partition::parse_backend(o.backend);
+    runner::check_replay_backend(backend, o.backend);
     const partition::BackendTraits& bt = partition::traits(backend);
-    if (!(bt.takes_layout && bt.partitions == partition::PartitionSource::kSmShares) &&
-        bt.partitions != partition::PartitionSource::kCpuCores)
-        throw input_error("--backend: a replay runs on green, mps or cpu partitions, not " +
-                          o.backend);
     if (!o.dry_run && bt.needs_gpu && !machine.gpu)
         throw unavailable_error("backend " + o.backend + " needs a GPU: " + machine.gpu_problem);
     if (!o.dry_run && machine.gpu && bt.takes_layout && machine.gpu->model.key != model.key)
