@@ -69,13 +69,13 @@ int replay_command(ReplayOptions o) {
         throw input_error("--gpu-model: the schedule is simulated for " + model.key +
                           ", but this GPU is " + machine.gpu->model.key);
 
-    const StreamModel m = load_stream_model(o.stream, model, o.trace, input);
+    const StreamModel stream_model = load_stream_model(o.stream, model, o.trace, input);
     // Before the progress line: a bad --objective is refused before anything is simulated.
     const stream::PolicySettings settings = policy_settings(o.stream);
     std::cerr << "migscope stream replay: simulating " << o.policy << " ...\n";
     const stream::PolicyComparison compared = stream::compare_policies(
-        m.problem, input.jobs, {o.policy}, simulation_options(o.stream, kReplayGpus), settings,
-        o.stream.min_gain, m.error ? &*m.error : nullptr);
+        stream_model.problem, input.jobs, {o.policy}, simulation_options(o.stream, kReplayGpus),
+        settings, o.stream.min_gain, stream_model.error ? &*stream_model.error : nullptr);
     const stream::StreamEstimate& estimate = compared.policies.front().second;
     const stream::StreamResult& schedule = estimate.point;
     const stream::ReplayPlan plan = stream::replay_plan(schedule, input.jobs, steps);
@@ -113,7 +113,8 @@ int replay_command(ReplayOptions o) {
     report.estimate = &estimate;
     report.plan = &plan;
     report.result = &result;
-    report.setup = simulation_setup(o.stream, o.trace, trace.jobs.size(), kReplayGpus, model, m);
+    report.setup =
+        simulation_setup(o.stream, o.trace, trace.jobs.size(), kReplayGpus, model, stream_model);
     report.policy = o.policy;
     report.backend = o.backend;
     report.run_dir = request.run_dir;

@@ -53,15 +53,16 @@ int simulate_command(const SimulateOptions& o) {
     const stream::Trace trace = stream::read_trace_file(o.trace);
     const stream::StreamInput input = stream::stream_input(trace);
     const mig::GpuModel& model = mig::builtin_model(o.stream.gpu_model);
-    const StreamModel m = load_stream_model(o.stream, model, o.trace, input);
+    const StreamModel stream_model = load_stream_model(o.stream, model, o.trace, input);
 
     stream::SimulationOptions options = simulation_options(o.stream, o.gpus);
     if (o.format == "json" || !o.html.empty())
         options.series_bin_s = o.series_bin_s;
     const stream::PolicySettings settings = policy_settings(o.stream);
     const stream::PolicyComparison compared = stream::compare_policies(
-        m.problem, input.jobs, text::split(o.policies, ','), options, settings, o.stream.min_gain,
-        m.error ? &*m.error : nullptr, [](const std::string& name) {
+        stream_model.problem, input.jobs, text::split(o.policies, ','), options, settings,
+        o.stream.min_gain, stream_model.error ? &*stream_model.error : nullptr,
+        [](const std::string& name) {
             std::cerr << "migscope stream simulate: " << name << " ...\n";
         });
     if (!o.schedule_dir.empty()) {
@@ -75,12 +76,12 @@ int simulate_command(const SimulateOptions& o) {
                   << ", " << stream::kScheduleTimesFile << "\n";
     }
     const stream::SimulationSetup setup =
-        simulation_setup(o.stream, o.trace, trace.jobs.size(), o.gpus, model, m);
+        simulation_setup(o.stream, o.trace, trace.jobs.size(), o.gpus, model, stream_model);
     if (!o.html.empty()) {
         const stream::StreamPageInput in{
             setup, trace.source, std::string("migscope ") + kVersion + " (" + kGitCommit + ")"};
         std::ostringstream text;
-        stream::write_stream_page(in, m.problem, input.jobs, compared, text);
+        stream::write_stream_page(in, stream_model.problem, input.jobs, compared, text);
         page.stream() << user_text::as_utf8(text.str());
         page.stream().flush();
         if (!page.stream())
