@@ -45,8 +45,8 @@ SimulationSetup setup_of(StreamObjective::Kind kind) {
     setup.gpu_model = "h200";
     setup.profiles_origin = "data/profiles-h200.json";
     setup.error_origin = "data/model-error-h200.json";
-    setup.objective_name = kind == StreamObjective::Kind::kEnergyTardiness ? "energy-tardiness"
-                                                                          : "energy";
+    setup.objective_name =
+        kind == StreamObjective::Kind::kEnergyTardiness ? "energy-tardiness" : "energy";
     setup.objective.kind = kind;
     setup.objective.tardiness_weight_w = 600;
     setup.reconfiguration.orchestrator_s = 30;
@@ -108,9 +108,9 @@ TEST(SimulationOutput, JsonIntervalsAreNullWhenUnknown) {
     const nlohmann::ordered_json doc =
         simulation_json(setup_of(StreamObjective::Kind::kEnergy), comparison(/*known=*/false));
     const auto& p = doc["policies"][0];
-    for (const char* key : {"energy_j_interval", "mean_completion_s_interval",
-                            "p95_completion_s_interval", "tardiness_s_interval",
-                            "energy_tardiness_j_interval"})
+    for (const char* key :
+         {"energy_j_interval", "mean_completion_s_interval", "p95_completion_s_interval",
+          "tardiness_s_interval", "energy_tardiness_j_interval"})
         EXPECT_TRUE(p[key].is_null()) << key;
     EXPECT_EQ(p["interval_unknown_why"], "no model error (--model-error none)");
 }
