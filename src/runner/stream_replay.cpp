@@ -52,8 +52,16 @@ std::vector<double> start_after_s(const stream::ReplayEpoch& epoch,
     return out;
 }
 
+void check_replay_backend(partition::BackendKind backend, const std::string& name) {
+    const partition::BackendTraits& t = partition::traits(backend);
+    const bool sm_shares = t.takes_layout && t.partitions == partition::PartitionSource::kSmShares;
+    if (!sm_shares && t.partitions != partition::PartitionSource::kCpuCores)
+        throw input_error("--backend: a replay runs on green, mps or cpu partitions, not " + name);
+}
+
 CellRequest epoch_request(const ReplayRequest& r, const stream::ReplayEpoch& epoch,
                           const mig::GpuModel* model, double start_s, std::string& layout_text) {
+    check_replay_backend(r.backend, partition::to_string(r.backend));
     const std::vector<size_t> used = used_partitions(epoch);
     CellRequest c;
     c.backend = r.backend;
@@ -74,10 +82,7 @@ CellRequest epoch_request(const ReplayRequest& r, const stream::ReplayEpoch& epo
         }
         c.layout = partition::Layout::parse(layout_text, *model);
         layout_text = c.layout.canonical_text();
-    } else if (t.partitions != partition::PartitionSource::kCpuCores) {
-        throw input_error("--backend: a replay runs on partitions: green, mps or cpu, not " +
-                          partition::to_string(r.backend));
-    } else {
+    } else {  // CPU cores
         layout_text.clear();
     }
     int64_t most_steps = 0;

@@ -25,6 +25,10 @@ struct ReplayRequest {
     std::string label;
 };
 
+// A replay runs on partitions of SMs or CPU cores: green, mps or cpu. An input error naming
+// --backend and `name` (the backend as the user gave it) for any other.
+void check_replay_backend(partition::BackendKind backend, const std::string& name);
+
 // One job over the whole replay. Times on the replay's clock (the trace's: arrivals count from
 // 0, the first epoch's work starts at 0).
 struct ReplayedJob {

@@ -128,18 +128,18 @@ nlohmann::ordered_json replay_json(const ReplayReport& r) {
 
     Json doc;
     {
-        doc["trace"] = user_text::as_utf8(r.trace_path);
+        doc["trace"] = user_text::as_utf8(r.setup.trace_path);
         doc["policy"] = r.policy;
         doc["dry_run"] = r.dry_run;
         doc["backend"] = r.backend;
-        doc["gpu_model"] = r.gpu_model;
-        doc["profiles"] = user_text::as_utf8(r.profiles_origin);
-        doc["model_error"] = user_text::as_utf8(r.error_origin);
+        doc["gpu_model"] = r.setup.gpu_model;
+        doc["profiles"] = user_text::as_utf8(r.setup.profiles_origin);
+        doc["model_error"] = user_text::as_utf8(r.setup.error_origin);
         doc["interval_unknown_why"] = estimate.known ? "" : estimate.unknown_why;
-        doc["objective"] = r.objective;
-        doc["tardiness_weight_w"] = r.tardiness_weight_w;
-        doc["reconfiguration"] = {{"orchestrator_s", r.orchestrator_s},
-                                  {"per_instance_s", r.instance_s}};
+        doc["objective"] = r.setup.objective_name;
+        doc["tardiness_weight_w"] = r.setup.objective.tardiness_weight_w;
+        doc["reconfiguration"] = {{"orchestrator_s", r.setup.reconfiguration.orchestrator_s},
+                                  {"per_instance_s", r.setup.reconfiguration.per_instance_s}};
         doc["layout_changes"] = schedule.reconfigurations;
         doc["run_dir"] = r.dry_run ? Json(nullptr) : Json(user_text::as_utf8(r.run_dir));
         doc["jobs"] = std::move(jobs);
@@ -167,8 +167,8 @@ void print_replay(const ReplayReport& r, std::ostream& out) {
     const stream::ReplayPlan& plan = *r.plan;
     const ReplayResult& result = *r.result;
     const std::vector<ReplayCheck> checks = replay_checks(estimate, result);
-    out << user_text::escaped(r.trace_path) << ": " << trace.jobs.size() << " jobs, policy "
-        << r.policy << " on " << r.gpu_model << " (" << schedule.reconfigurations
+    out << user_text::escaped(r.setup.trace_path) << ": " << trace.jobs.size() << " jobs, policy "
+        << r.policy << " on " << r.setup.gpu_model << " (" << schedule.reconfigurations
         << " layout changes, " << plan.epochs.size() << " layouts), "
         << (r.dry_run ? "not run (--dry-run)" : "replayed on " + r.backend) << '\n';
     out << fmt::format("{:>5} {:>9} {:>9} {:<32} {:>6} {:>9} {:>10}\n", "epoch", "change s",
@@ -229,8 +229,8 @@ void print_replay(const ReplayReport& r, std::ostream& out) {
             c.measured ? fmt::format("{:.4g}", *c.measured / scale) : std::string("-"),
             yes_no(c.inside));
     }
-    out << "Predicted on the planner's model with " << user_text::escaped(r.profiles_origin)
-        << (estimate.known ? "; intervals from " + user_text::escaped(r.error_origin)
+    out << "Predicted on the planner's model with " << user_text::escaped(r.setup.profiles_origin)
+        << (estimate.known ? "; intervals from " + user_text::escaped(r.setup.error_origin)
                            : "; no intervals: " + estimate.unknown_why)
         << ". Times on the trace's clock; JCT = end - arrival.\n";
     if (!r.dry_run)

@@ -10,6 +10,7 @@
 #include "runner/stream_replay.h"
 #include "stream/estimate.h"
 #include "stream/replay_plan.h"
+#include "stream/simulation_output.h"
 #include "stream/stream_input.h"
 #include "stream/trace.h"
 
@@ -23,9 +24,9 @@ struct ReplayReport {
     const stream::StreamEstimate* estimate = nullptr;  // the policy's schedule and intervals
     const stream::ReplayPlan* plan = nullptr;
     const ReplayResult* result = nullptr;
-    std::string trace_path, policy, backend, gpu_model, profiles_origin, error_origin, objective;
-    std::string run_dir;
-    double tardiness_weight_w = 0, orchestrator_s = 0, instance_s = 0;
+    stream::SimulationSetup
+        setup;  // what the schedule was simulated on, as `stream simulate` has it
+    std::string policy, backend, run_dir;
     bool dry_run = false;
 };
 

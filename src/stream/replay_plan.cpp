@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/error.h"
+#include "core/user_text.h"
 
 namespace migscope::stream {
 namespace {
@@ -26,6 +27,24 @@ int64_t done_steps(int64_t steps, double left) {
 }
 
 }  // namespace
+
+std::vector<int64_t> replay_job_steps(const Trace& trace, const std::string& origin) {
+    std::vector<int64_t> steps;
+    for (size_t i = 0; i < trace.jobs.size(); ++i) {
+        const TraceJob& t = trace.jobs[i];
+        const std::string path = user_text::shown(origin) + ": jobs[" + std::to_string(i) + "]";
+        if (t.job.external())
+            throw input_error(path +
+                              ".command: a replay runs built-in workloads (their work in steps "
+                              "is what the planner's model predicts)");
+        if (!t.work_steps)
+            throw input_error(path +
+                              ".duration_s: a replay runs fixed work: give the job's work in "
+                              "steps (work)");
+        steps.push_back(*t.work_steps);
+    }
+    return steps;
+}
 
 ReplayPlan replay_plan(const StreamResult& result, const std::vector<StreamJob>& jobs,
                        const std::vector<int64_t>& job_steps) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "stream/simulator.h"
+#include "stream/trace.h"
 
 namespace migscope::stream {
 
@@ -40,6 +41,11 @@ struct ReplayEpoch {
 struct ReplayPlan {
     std::vector<ReplayEpoch> epochs;  // every layout the GPU had, in time order
 };
+
+// Each trace job's work in steps: a replay runs built-in workloads' fixed work, whose steps the
+// planner's model predicts. An input error naming `origin` and the job ("trace.json: jobs[2]
+// .command: ...") for a job that runs a command or whose amount is a duration.
+std::vector<int64_t> replay_job_steps(const Trace& trace, const std::string& origin);
 
 // The schedule of `result` (simulated on one GPU, with its segments) as epochs. `job_steps` is
 // each stream job's work in steps (the trace's `work`). A stretch's steps are the simulator's

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/user_text.h"
 #include "report/chart_data.h"
 #include "report/html.h"
 #include "report/html_page.h"
@@ -27,13 +28,13 @@ std::string with_interval(double value, const plan::Bounds& b, bool known, doubl
 
 void write_comparison(const StreamPageInput& in, const PolicyComparison& compared,
                       const ChartUnits& u, std::ostream& out) {
-    const auto& best = chosen_policy(compared, "", in.objective);
+    const auto& best = chosen_policy(compared, "", in.setup.objective);
     const std::string e = u.energy_name;
     report::HtmlTable t(
         {"policy", "energy (" + e + ")", "mean completion (" + u.time_name + ")",
          "p95 completion (" + u.time_name + ")", "tardiness (" + u.tardiness_name + ")",
          "late jobs", "busy", "layout changes",
-         "E + " + short_number(in.objective.tardiness_weight_w) + " W × T (" + e + ")"});
+         "E + " + short_number(in.setup.objective.tardiness_weight_w) + " W × T (" + e + ")"});
     for (const auto& [name, est] : compared.policies) {
         const StreamResult& r = est.point;
         const bool k = est.known;
@@ -44,7 +45,7 @@ void write_comparison(const StreamPageInput& in, const PolicyComparison& compare
                with_interval(r.tardiness_s, est.tardiness_s, k, u.tardiness_s),
                std::to_string(r.late_jobs), short_number(100 * r.busy_fraction) + " %",
                std::to_string(r.reconfigurations),
-               with_interval(energy_tardiness_j(r, in.objective.tardiness_weight_w),
+               with_interval(energy_tardiness_j(r, in.setup.objective.tardiness_weight_w),
                              est.energy_tardiness_j, k, u.energy_j)},
               {1, 2, 3, 4, 5, 6, 7, 8}, &best.second == &est ? "front" : "");
     }
@@ -53,11 +54,11 @@ void write_comparison(const StreamPageInput& in, const PolicyComparison& compare
     out << "<p class=\"meta\">Completion: end − arrival. Tardiness: late seconds summed over the "
            "jobs with a deadline. E + W × T: the combined objective. <b>(best)</b>: the policy "
            "that scores best on the objective ("
-        << html_escape(in.objective_name) << "). ";
+        << html_escape(in.setup.objective_name) << "). ";
     if (known) {
         out << "In brackets, each figure's interval: the stream simulated with every job at the "
                "slow and at the fast end of the model's known error ("
-            << html_escape(in.model_error) << ").";
+            << html_escape(user_text::as_utf8(in.setup.error_origin)) << ").";
     } else if (!compared.policies.empty()) {
         out << "No intervals: " << html_escape(compared.policies.front().second.unknown_why) << ".";
     }
@@ -159,16 +160,18 @@ void write_stream_page(const StreamPageInput& in, const plan::Problem& problem,
     plots.erase(std::remove_if(plots.begin(), plots.end(),
                                [](const report::Plot& p) { return p.series.empty(); }),
                 plots.end());
-    report::write_page_start(out, "migscope stream simulation: " + in.trace, plots.size());
-    out << "<h1>migscope stream simulation</h1>\n<p class=\"meta\"><code>" << html_escape(in.trace)
-        << "</code>" << (in.trace_source.empty() ? "" : " (" + html_escape(in.trace_source) + ")")
-        << ": " << jobs.size() << " jobs on " << in.gpus << " × " << html_escape(in.gpu_model)
-        << ", objective " << html_escape(in.objective_name) << "; a layout change costs "
-        << short_number(in.reconfiguration.orchestrator_s) << " s + "
-        << short_number(in.reconfiguration.per_instance_s)
-        << " s per instance. Simulated on the planner's model with " << html_escape(in.profiles)
-        << "; made by " << html_escape(in.generator)
-        << ". Plots drawn in the page by Chart.js (embedded).</p>\n";
+    const std::string trace_text = user_text::as_utf8(in.setup.trace_path);
+    report::write_page_start(out, "migscope stream simulation: " + trace_text, plots.size());
+    out << "<h1>migscope stream simulation</h1>\n<p class=\"meta\"><code>"
+        << html_escape(trace_text) << "</code>"
+        << (in.trace_source.empty() ? "" : " (" + html_escape(in.trace_source) + ")") << ": "
+        << jobs.size() << " jobs on " << in.setup.gpus << " × " << html_escape(in.setup.gpu_model)
+        << ", objective " << html_escape(in.setup.objective_name) << "; a layout change costs "
+        << short_number(in.setup.reconfiguration.orchestrator_s) << " s + "
+        << short_number(in.setup.reconfiguration.per_instance_s)
+        << " s per instance. Simulated on the planner's model with "
+        << html_escape(user_text::as_utf8(in.setup.profiles_origin)) << "; made by "
+        << html_escape(in.generator) << ". Plots drawn in the page by Chart.js (embedded).</p>\n";
     write_comparison(in, compared, units, out);
 
     out << "<section id=\"over-time\"><h2>Over time</h2>\n";

@@ -8,20 +8,14 @@
 #include <vector>
 
 #include "stream/compare.h"
+#include "stream/simulation_output.h"
 
 namespace migscope::stream {
 
 struct StreamPageInput {
-    std::string trace;         // the trace file, as given
+    SimulationSetup setup;     // what the comparison ran on, as `stream simulate` prints it
     std::string trace_source;  // the trace's own `source` text
-    size_t gpus = 1;
-    std::string gpu_model;
-    std::string profiles;     // where the profiles came from
-    std::string model_error;  // where the residuals came from
-    StreamObjective objective;
-    std::string objective_name;  // as given: "energy-tardiness"
-    ReconfigurationCost reconfiguration;
-    std::string generator;  // "migscope 0.4.0 (abc1234)"
+    std::string generator;     // "migscope 0.4.0 (abc1234)"
 };
 
 // At most this many rows of a policy's layout changes are listed (the markers show them all;

@@ -103,6 +103,25 @@ TEST(StreamReplay, AnEpochIsARunCellOfTheUsedPartitions) {
     EXPECT_THROW(epoch_request(r, e, &h200, 0, text), Error);
 }
 
+// A replay runs on SM or CPU-core partitions; others are refused naming --backend and the
+// backend as the user gave it.
+TEST(StreamReplay, RunsOnGreenMpsOrCpuPartitionsOnly) {
+    for (partition::BackendKind kind : {partition::BackendKind::kGreen,
+                                        partition::BackendKind::kMps, partition::BackendKind::kCpu})
+        EXPECT_NO_THROW(check_replay_backend(kind, partition::to_string(kind)));
+    for (partition::BackendKind kind :
+         {partition::BackendKind::kMig, partition::BackendKind::kTimeslice,
+          partition::BackendKind::kSequential}) {
+        try {
+            check_replay_backend(kind, "MyBackend");
+            ADD_FAILURE() << partition::to_string(kind) << " was not refused";
+        } catch (const Error& e) {
+            EXPECT_EQ(std::string(e.what()),
+                      "--backend: a replay runs on green, mps or cpu partitions, not MyBackend");
+        }
+    }
+}
+
 // The totals against the simulator: inside only when measured and the interval is known; a
 // partial replay has no measure.
 TEST(StreamReplay, ChecksSayInsideOnlyForAWholeReplay) {

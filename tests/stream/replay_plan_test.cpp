@@ -166,5 +166,33 @@ TEST(StreamReplayPlan, RefusesSchedulesItCannotRun) {
     EXPECT_THROW(replay_plan(simulate(p, jobs, never, {}), jobs, {100, 0}), Error);
 }
 
+TEST(StreamReplayPlan, JobStepsAreTheTracesWork) {
+    const Trace trace = parse_trace_json(R"({"version": 1, "jobs": [
+        {"arrival_s": 0, "workload": "resnet18", "work": 30},
+        {"arrival_s": 1, "workload": "bert-base", "work": 20}]})",
+                                         "t.json");
+    EXPECT_EQ(replay_job_steps(trace, "t.json"), (std::vector<int64_t>{30, 20}));
+}
+
+TEST(StreamReplayPlan, JobStepsRefuseCommandsAndDurationsNamingTheJob) {
+    const auto message = [](const std::string& text) {
+        try {
+            replay_job_steps(parse_trace_json(text, "t.json"), "t.json");
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(message(R"({"version": 1, "jobs": [
+        {"arrival_s": 0, "workload": "resnet18", "work": 30},
+        {"arrival_s": 1, "name": "x", "command": ["x"], "work": 5}]})")
+                  .rfind("t.json: jobs[1].command: a replay runs built-in workloads", 0),
+              0u);
+    EXPECT_EQ(message(R"({"version": 1, "jobs": [
+        {"arrival_s": 0, "workload": "resnet18", "duration_s": 30}]})")
+                  .rfind("t.json: jobs[0].duration_s: a replay runs fixed work", 0),
+              0u);
+}
+
 }  // namespace
 }  // namespace migscope::stream

@@ -48,14 +48,14 @@ std::string hostile_page() {
     const PolicyComparison compared =
         compare_policies(problem, jobs, {"never", "periodic"}, o, s, 0.0, nullptr);
     StreamPageInput in;
-    in.trace = "traces/" + kHostile + ".json";
+    in.setup.trace_path = "traces/" + kHostile + ".json";
     in.trace_source = "sacct " + kHostile;
-    in.gpus = 2;
-    in.gpu_model = "h200";
-    in.profiles = "profiles " + kHostile;
-    in.model_error = "none";
-    in.objective_name = "energy";
-    in.reconfiguration = o.reconfiguration;
+    in.setup.gpus = 2;
+    in.setup.gpu_model = "h200";
+    in.setup.profiles_origin = "profiles " + kHostile;
+    in.setup.error_origin = "none";
+    in.setup.objective_name = "energy";
+    in.setup.reconfiguration = o.reconfiguration;
     in.generator = "migscope test";
     std::ostringstream out;
     write_stream_page(in, problem, jobs, compared, out);

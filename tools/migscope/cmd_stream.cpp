@@ -1,11 +1,8 @@
 // `migscope stream`: job streams. `trace` writes a trace from sacct output, a kubectl Job list or
 // the generator; `check` validates a trace and summarises it; `simulate` (cmd_stream_simulate.cpp)
 // plays it through the simulator.
-#include <fmt/format.h>
-
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "commands.h"
@@ -15,6 +12,7 @@
 #include "stream/generate.h"
 #include "stream/history.h"
 #include "stream/trace.h"
+#include "stream/trace_summary_output.h"
 
 namespace migscope::cli {
 namespace {
@@ -103,58 +101,12 @@ int trace_command(const TraceOptions& o, const CLI::App& cmd) {
     return kExitOk;
 }
 
-std::string time_text(double s) {
-    if (s < 120)
-        return fmt::format("{:.3g} s", s);
-    if (s < 7200)
-        return fmt::format("{:.3g} min", s / 60);
-    return fmt::format("{:.3g} h", s / 3600);
-}
-
 int check_command(const CheckOptions& o) {
     const stream::Trace trace = stream::read_trace_file(o.path);
-    const stream::TraceSummary s = stream::summarize(trace);
-    if (o.format == "json") {
-        nlohmann::ordered_json j;
-        j["file"] = user_text::as_utf8(o.path);
-        j["version"] = stream::kTraceVersion;
-        j["source"] = trace.source;
-        j["jobs"] = s.jobs;
-        j["first_arrival_s"] = s.first_arrival_s;
-        j["last_arrival_s"] = s.last_arrival_s;
-        j["span_s"] = s.span_s;
-        j["arrival_rate_per_h"] = s.arrival_rate_per_h;
-        j["jobs_with_work"] = s.jobs_with_work;
-        j["total_work_steps"] = s.total_work_steps;
-        j["jobs_with_duration"] = s.jobs_with_duration;
-        j["total_duration_s"] = s.total_duration_s;
-        j["jobs_with_deadline"] = s.jobs_with_deadline;
-        j["workloads"] = nlohmann::ordered_json::object();
-        for (const stream::WorkloadCount& w : s.workloads)
-            j["workloads"][w.workload] = w.jobs;
-        std::cout << j.dump(2) << '\n';
-        return kExitOk;
-    }
-    std::cout << user_text::escaped(o.path) << ": valid trace (version " << stream::kTraceVersion
-              << "), " << s.jobs << " jobs\n";
-    if (!trace.source.empty())
-        std::cout << "  source      " << user_text::escaped(trace.source) << '\n';
-    std::cout << "  arrivals    " << time_text(s.first_arrival_s) << " to "
-              << time_text(s.last_arrival_s) << " (span " << time_text(s.span_s) << "), "
-              << fmt::format("{:.3g}", s.arrival_rate_per_h) << " per hour\n";
-    std::cout << "  amounts     " << s.jobs_with_work << " in steps (total "
-              << fmt::format("{:.0f}", s.total_work_steps) << "), " << s.jobs_with_duration
-              << " in seconds (total " << time_text(s.total_duration_s) << ")\n";
-    std::cout << "  deadlines   " << s.jobs_with_deadline << " jobs\n";
-    std::cout << "  workloads   ";
-    for (size_t i = 0; i < s.workloads.size(); ++i) {
-        if (i == 8) {
-            std::cout << ", " << s.workloads.size() - i << " more";
-            break;
-        }
-        std::cout << (i ? ", " : "") << s.workloads[i].workload << " " << s.workloads[i].jobs;
-    }
-    std::cout << '\n';
+    if (o.format == "json")
+        std::cout << stream::trace_summary_json(o.path, trace).dump(2) << '\n';
+    else
+        stream::write_trace_summary(o.path, trace, std::cout);
     return kExitOk;
 }
 

@@ -14,13 +14,13 @@
 #include "mig/catalog.h"
 #include "output_file.h"
 #include "report/json_value.h"
-#include "runner/profile_source.h"
 #include "runner/stream_replay.h"
 #include "runner/stream_replay_output.h"
 #include "store/store.h"
 #include "stream/compare.h"
 #include "stream/replay_plan.h"
 #include "stream/stream_input.h"
+#include "stream_options.h"
 
 namespace migscope::cli {
 namespace {
@@ -28,15 +28,7 @@ namespace {
 struct ReplayOptions {
     std::string trace;
     std::string policy = "online";
-    std::string gpu_model = "h200";
-    std::string profiles;
-    std::string model_error;
-    std::string objective = "energy";
-    double tardiness_weight_w = stream::kDefaultTardinessWeightW;
-    double period_h = 12, window_h = 12;
-    std::optional<double> min_gain;
-    double orchestrator_s = stream::ReconfigurationCost{}.orchestrator_s;
-    double instance_s = stream::ReconfigurationCost{}.per_instance_s;
+    StreamOptions stream;
     std::string backend;  // empty: green with a GPU, cpu without
     unsigned gpu = 0;
     runner::Measurement measurement;
@@ -50,30 +42,13 @@ struct ReplayOptions {
 
 using Json = nlohmann::ordered_json;
 
-// Each trace job's steps; a replay runs built-in jobs' fixed work.
-std::vector<int64_t> job_steps(const stream::Trace& trace, const std::string& origin) {
-    std::vector<int64_t> steps;
-    for (size_t i = 0; i < trace.jobs.size(); ++i) {
-        const stream::TraceJob& t = trace.jobs[i];
-        const std::string path = user_text::shown(origin) + ": jobs[" + std::to_string(i) + "]";
-        if (t.job.external())
-            throw input_error(path +
-                              ".command: a replay runs built-in workloads (their work in steps "
-                              "is what the planner's model predicts)");
-        if (!t.work_steps)
-            throw input_error(path +
-                              ".duration_s: a replay runs fixed work: give the job's work in "
-                              "steps (work)");
-        steps.push_back(*t.work_steps);
-    }
-    return steps;
-}
+constexpr size_t kReplayGpus = 1;  // a replay runs its schedule on one GPU
 
 int replay_command(ReplayOptions o) {
     const stream::Trace trace = stream::read_trace_file(o.trace);
     const stream::StreamInput input = stream::stream_input(trace);
-    const std::vector<int64_t> steps = job_steps(trace, o.trace);
-    const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
+    const std::vector<int64_t> steps = stream::replay_job_steps(trace, o.trace);
+    const mig::GpuModel& model = mig::builtin_model(o.stream.gpu_model);
 
     // Before anything is simulated or run: the machine and the backend.
     runner::Machine machine;
@@ -86,34 +61,21 @@ int replay_command(ReplayOptions o) {
         o.backend = "green";
     }
     backend = partition::parse_backend(o.backend);
+    runner::check_replay_backend(backend, o.backend);
     const partition::BackendTraits& bt = partition::traits(backend);
-    if (!(bt.takes_layout && bt.partitions == partition::PartitionSource::kSmShares) &&
-        bt.partitions != partition::PartitionSource::kCpuCores)
-        throw input_error("--backend: a replay runs on green, mps or cpu partitions, not " +
-                          o.backend);
     if (!o.dry_run && bt.needs_gpu && !machine.gpu)
         throw unavailable_error("backend " + o.backend + " needs a GPU: " + machine.gpu_problem);
     if (!o.dry_run && machine.gpu && bt.takes_layout && machine.gpu->model.key != model.key)
         throw input_error("--gpu-model: the schedule is simulated for " + model.key +
                           ", but this GPU is " + machine.gpu->model.key);
 
-    std::string profiles_origin, error_origin;
-    const plan::ProfileSet set =
-        runner::load_profiles(o.profiles, model, profiles_origin, {"", o.trace, "mig"});
-    const plan::Problem problem = plan::make_problem(input.requests, set, model, {});
-    const std::optional<plan::ModelError> error =
-        runner::load_model_error(o.model_error, model, error_origin);
-    stream::SimulationOptions options;
-    options.gpus = 1;
-    options.reconfiguration.orchestrator_s = o.orchestrator_s;
-    options.reconfiguration.per_instance_s = o.instance_s;
-    stream::PolicySettings settings;
-    settings.objective = stream::parse_stream_objective(o.objective, o.tardiness_weight_w);
-    settings.period_s = o.period_h * 3600;
-    settings.window_s = o.window_h * 3600;
+    const StreamModel stream_model = load_stream_model(o.stream, model, o.trace, input);
+    // Before the progress line: a bad --objective is refused before anything is simulated.
+    const stream::PolicySettings settings = policy_settings(o.stream);
     std::cerr << "migscope stream replay: simulating " << o.policy << " ...\n";
     const stream::PolicyComparison compared = stream::compare_policies(
-        problem, input.jobs, {o.policy}, options, settings, o.min_gain, error ? &*error : nullptr);
+        stream_model.problem, input.jobs, {o.policy}, simulation_options(o.stream, kReplayGpus),
+        settings, o.stream.min_gain, stream_model.error ? &*stream_model.error : nullptr);
     const stream::StreamEstimate& estimate = compared.policies.front().second;
     const stream::StreamResult& schedule = estimate.point;
     const stream::ReplayPlan plan = stream::replay_plan(schedule, input.jobs, steps);
@@ -151,17 +113,11 @@ int replay_command(ReplayOptions o) {
     report.estimate = &estimate;
     report.plan = &plan;
     report.result = &result;
-    report.trace_path = o.trace;
+    report.setup =
+        simulation_setup(o.stream, o.trace, trace.jobs.size(), kReplayGpus, model, stream_model);
     report.policy = o.policy;
     report.backend = o.backend;
-    report.gpu_model = model.key;
-    report.profiles_origin = profiles_origin;
-    report.error_origin = error_origin;
-    report.objective = o.objective;
     report.run_dir = request.run_dir;
-    report.tardiness_weight_w = o.tardiness_weight_w;
-    report.orchestrator_s = o.orchestrator_s;
-    report.instance_s = o.instance_s;
     report.dry_run = o.dry_run;
     const Json doc = runner::replay_json(report);
     // Everything measured is kept in the run directory, whatever is printed.
@@ -211,41 +167,8 @@ void add_stream_replay_command(CLI::App& group, Action& action) {
                     "green | mps | cpu (default: green with a GPU, cpu without; on cpu each "
                     "layout's partitions are equal shares of the CPU cores)");
     cmd->add_option("--gpu", o->gpu, "GPU index (NVML)")->capture_default_str();
-    cmd->add_option("--gpu-model", o->gpu_model, "GPU model (" + mig::known_model_keys() + ")")
-        ->capture_default_str();
-    path_option(cmd->add_option("--profiles", o->profiles,
-                                "Profile file (JSON) or results store (SQLite) (default: the "
-                                "shipped data/profiles-MODEL.json)"));
-    cmd->add_option("--model-error", o->model_error,
-                    "The model's measured residuals, for the intervals (a file, or none; default: "
-                    "the shipped data/model-error-MODEL.json)");
-    cmd->add_option("--objective", o->objective,
-                    "What static, periodic and online choose by: energy, completion or "
-                    "energy-tardiness")
-        ->check(values_named(stream::stream_objective_names()))
-        ->capture_default_str();
-    cmd->add_option("--tardiness-weight-w", o->tardiness_weight_w,
-                    "energy-tardiness: what each second a job is late costs, in W")
-        ->capture_default_str()
-        ->check(CLI::Range(0.0, 1e9));
-    cmd->add_option("--period-h", o->period_h, "periodic: hours between repartitionings")
-        ->capture_default_str()
-        ->check(positive_number());
-    cmd->add_option("--window-h", o->window_h, "periodic: hours of past arrivals it looks at")
-        ->capture_default_str()
-        ->check(positive_number());
-    cmd->add_option("--min-gain", o->min_gain,
-                    "online: the least predicted gain worth a layout change (default: from the "
-                    "model's error)")
-        ->check(CLI::Range(0.0, 1.0));
-    cmd->add_option("--orchestrator-s", o->orchestrator_s,
-                    "Seconds a layout change blocks the GPU beyond its instances; the replay "
-                    "leaves this time out of its runs and charges it at the measured idle power")
-        ->capture_default_str()
-        ->check(CLI::Range(0.0, 86400.0));
-    cmd->add_option("--instance-s", o->instance_s, "Seconds to create or destroy one instance")
-        ->capture_default_str()
-        ->check(CLI::Range(0.0, 3600.0));
+    add_stream_model_options(*cmd, o->stream);
+    add_stream_policy_options(*cmd, o->stream, StreamCommand::kReplay);
     cmd->add_option("--warmup-steps", m.warmup_steps, "Steps each job runs before it counts")
         ->capture_default_str();
     cmd->add_flag_callback(

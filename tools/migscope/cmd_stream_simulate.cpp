@@ -1,11 +1,7 @@
 // `migscope stream simulate`: a trace played through the stream simulator under each policy, with
 // each figure's interval from the planner's known error.
-#include <fmt/format.h>
-
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "commands.h"
@@ -16,11 +12,12 @@
 #include "core/version.h"
 #include "mig/catalog.h"
 #include "output_file.h"
-#include "runner/profile_source.h"
 #include "stream/compare.h"
 #include "stream/schedule.h"
+#include "stream/simulation_output.h"
 #include "stream/stream_input.h"
 #include "stream/stream_page.h"
+#include "stream_options.h"
 
 namespace migscope::cli {
 namespace {
@@ -28,34 +25,14 @@ namespace {
 struct SimulateOptions {
     std::string trace;
     size_t gpus = 1;
-    std::string gpu_model = "h200";
-    std::string profiles;
-    std::string model_error;
+    StreamOptions stream;
     std::string policies = "never,static,periodic,online";
-    std::string objective = "energy";
-    double tardiness_weight_w = stream::kDefaultTardinessWeightW;
-    double period_h = 12, window_h = 12;
-    std::optional<double> min_gain;  // none: from the model's error
-    double orchestrator_s = stream::ReconfigurationCost{}.orchestrator_s;
-    double instance_s = stream::ReconfigurationCost{}.per_instance_s;
     std::string format = "table";
     double series_bin_s = 60;     // --format json, --html: the figures over time in bins this long
     std::string schedule_dir;     // --schedule-dir: the chosen policy's schedule, written here
     std::string schedule_policy;  // empty: the policy that scores best on the objective
     std::string html;             // --html: the page with the plots over time, written here
 };
-
-std::string bounds_text(const plan::Bounds& b, double scale, bool known) {
-    if (!known)
-        return "";
-    return fmt::format("{:.4g}-{:.4g}", b.lo / scale, b.hi / scale);
-}
-
-nlohmann::ordered_json bounds_json(const plan::Bounds& b, bool known) {
-    if (!known)
-        return nullptr;
-    return {{"lo", b.lo}, {"hi", b.hi}};
-}
 
 // A file opened before the work that fills it, removed again unless the work got to keep it.
 struct RemovedUnlessKept {
@@ -75,30 +52,19 @@ int simulate_command(const SimulateOptions& o) {
     RemovedUnlessKept page_file{o.html};  // and no empty page is left when the command fails
     const stream::Trace trace = stream::read_trace_file(o.trace);
     const stream::StreamInput input = stream::stream_input(trace);
-    const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
-    std::string profiles_origin, error_origin;
-    const plan::ProfileSet set =
-        runner::load_profiles(o.profiles, model, profiles_origin, {"", o.trace, "mig"});
-    const plan::Problem problem = plan::make_problem(input.requests, set, model, {});
-    const std::optional<plan::ModelError> error =
-        runner::load_model_error(o.model_error, model, error_origin);
+    const mig::GpuModel& model = mig::builtin_model(o.stream.gpu_model);
+    const StreamModel stream_model = load_stream_model(o.stream, model, o.trace, input);
 
-    stream::SimulationOptions options;
-    options.gpus = o.gpus;
-    options.reconfiguration.orchestrator_s = o.orchestrator_s;
-    options.reconfiguration.per_instance_s = o.instance_s;
+    stream::SimulationOptions options = simulation_options(o.stream, o.gpus);
     if (o.format == "json" || !o.html.empty())
         options.series_bin_s = o.series_bin_s;
-    stream::PolicySettings settings;
-    settings.objective = stream::parse_stream_objective(o.objective, o.tardiness_weight_w);
-    settings.period_s = o.period_h * 3600;
-    settings.window_s = o.window_h * 3600;
+    const stream::PolicySettings settings = policy_settings(o.stream);
     const stream::PolicyComparison compared = stream::compare_policies(
-        problem, input.jobs, text::split(o.policies, ','), options, settings, o.min_gain,
-        error ? &*error : nullptr, [](const std::string& name) {
+        stream_model.problem, input.jobs, text::split(o.policies, ','), options, settings,
+        o.stream.min_gain, stream_model.error ? &*stream_model.error : nullptr,
+        [](const std::string& name) {
             std::cerr << "migscope stream simulate: " << name << " ...\n";
         });
-    const auto& results = compared.policies;
     if (!o.schedule_dir.empty()) {
         const auto& [name, chosen] =
             stream::chosen_policy(compared, o.schedule_policy, settings.objective);
@@ -109,20 +75,13 @@ int simulate_command(const SimulateOptions& o) {
                   << user_text::escaped(o.schedule_dir) << ": " << stream::kScheduleConfigFile
                   << ", " << stream::kScheduleTimesFile << "\n";
     }
+    const stream::SimulationSetup setup =
+        simulation_setup(o.stream, o.trace, trace.jobs.size(), o.gpus, model, stream_model);
     if (!o.html.empty()) {
-        stream::StreamPageInput in;
-        in.trace = user_text::as_utf8(o.trace);
-        in.trace_source = trace.source;
-        in.gpus = o.gpus;
-        in.gpu_model = model.key;
-        in.profiles = user_text::as_utf8(profiles_origin);
-        in.model_error = user_text::as_utf8(error_origin);
-        in.objective = settings.objective;
-        in.objective_name = o.objective;
-        in.reconfiguration = options.reconfiguration;
-        in.generator = std::string("migscope ") + kVersion + " (" + kGitCommit + ")";
+        const stream::StreamPageInput in{
+            setup, trace.source, std::string("migscope ") + kVersion + " (" + kGitCommit + ")"};
         std::ostringstream text;
-        stream::write_stream_page(in, problem, input.jobs, compared, text);
+        stream::write_stream_page(in, stream_model.problem, input.jobs, compared, text);
         page.stream() << user_text::as_utf8(text.str());
         page.stream().flush();
         if (!page.stream())
@@ -132,104 +91,10 @@ int simulate_command(const SimulateOptions& o) {
                   << user_text::escaped(o.html) << "\n";
     }
 
-    if (o.format == "json") {
-        nlohmann::ordered_json doc;
-        doc["trace"] = user_text::as_utf8(o.trace);
-        doc["jobs"] = trace.jobs.size();
-        doc["gpus"] = o.gpus;
-        doc["gpu_model"] = model.key;
-        doc["profiles"] = user_text::as_utf8(profiles_origin);
-        doc["model_error"] = user_text::as_utf8(error_origin);
-        doc["objective"] = o.objective;
-        doc["tardiness_weight_w"] = o.tardiness_weight_w;
-        doc["reconfiguration"] = {{"orchestrator_s", o.orchestrator_s},
-                                  {"per_instance_s", o.instance_s}};
-        doc["online_min_gain"] = {{"fraction", compared.online_min_gain},
-                                  {"from", compared.online_min_gain_from}};
-        doc["policies"] = nlohmann::ordered_json::array();
-        for (const auto& [name, e] : results) {
-            const stream::StreamResult& r = e.point;
-            nlohmann::ordered_json p;
-            p["policy"] = name;
-            p["name"] = r.policy;
-            p["energy_j"] = r.energy_j;
-            p["energy_j_interval"] = bounds_json(e.energy_j, e.known);
-            p["mean_completion_s"] = r.mean_completion_s;
-            p["mean_completion_s_interval"] = bounds_json(e.mean_completion_s, e.known);
-            p["p95_completion_s"] = r.p95_completion_s;
-            p["p95_completion_s_interval"] = bounds_json(e.p95_completion_s, e.known);
-            p["tardiness_s"] = r.tardiness_s;
-            p["tardiness_s_interval"] = bounds_json(e.tardiness_s, e.known);
-            p["energy_tardiness_j"] = stream::energy_tardiness_j(r, o.tardiness_weight_w);
-            p["energy_tardiness_j_interval"] = bounds_json(e.energy_tardiness_j, e.known);
-            p["late_jobs"] = r.late_jobs;
-            p["busy_fraction"] = r.busy_fraction;
-            p["horizon_s"] = r.horizon_s;
-            p["reconfigurations"] = r.reconfigurations;
-            p["interval_unknown_why"] = e.known ? "" : e.unknown_why;
-            p["layouts"] = nlohmann::ordered_json::array();
-            for (const stream::LayoutEvent& l : r.layouts)
-                p["layouts"].push_back({{"at_s", l.at_s}, {"gpu", l.gpu}, {"layout", l.layout}});
-            nlohmann::ordered_json series;
-            series["bin_s"] = r.series_bin_s;
-            for (const char* key :
-                 {"end_s", "energy_j", "tardiness_s", "energy_tardiness_j", "jobs_done"})
-                series[key] = nlohmann::ordered_json::array();
-            for (const stream::SeriesPoint& s : r.series) {
-                series["end_s"].push_back(s.end_s);
-                series["energy_j"].push_back(s.energy_j);
-                series["tardiness_s"].push_back(s.tardiness_s);
-                series["energy_tardiness_j"].push_back(s.energy_j +
-                                                       o.tardiness_weight_w * s.tardiness_s);
-                series["jobs_done"].push_back(s.jobs_done);
-            }
-            p["series"] = std::move(series);
-            doc["policies"].push_back(std::move(p));
-        }
-        std::cout << doc.dump(2) << '\n';
-        return kExitOk;
-    }
-
-    std::cout << user_text::escaped(o.trace) << ": " << trace.jobs.size() << " jobs on " << o.gpus
-              << " x " << model.key << ", objective " << o.objective
-              << (settings.objective.kind == stream::StreamObjective::Kind::kEnergyTardiness
-                      ? fmt::format(" (a late second costs {:g} W)", o.tardiness_weight_w)
-                      : std::string())
-              << "; a layout change "
-              << "costs " << o.orchestrator_s << " s + " << o.instance_s << " s per instance; "
-              << "online changes for a predicted gain over "
-              << fmt::format("{:.1f}", 100 * compared.online_min_gain) << " % ("
-              << compared.online_min_gain_from << ")\n";
-    const bool known = !results.empty() && results.front().second.known;
-    size_t width = 6;
-    for (const auto& [name, e] : results)
-        width = std::max(width, e.point.policy.size());
-    std::cout << fmt::format(
-        "{:<{}} {:>9} {:>15} {:>10} {:>15} {:>8} {:>10} {:>5} {:>5} {:>8} {:>11} {:>17}\n",
-        "policy", width, "energy kJ", "interval", "mean JCT s", "interval", "p95 s", "tardy s",
-        "late", "busy", "changes", "E+w*T kJ", "interval");
-    for (const auto& [name, e] : results) {
-        const stream::StreamResult& r = e.point;
-        std::cout << fmt::format(
-            "{:<{}} {:>9.4g} {:>15} {:>10.4g} {:>15} {:>8.4g} {:>10.4g} {:>5} {:>4.0f}% {:>8} "
-            "{:>11.4g} {:>17}\n",
-            r.policy, width, r.energy_j / 1000, bounds_text(e.energy_j, 1000, e.known),
-            r.mean_completion_s, bounds_text(e.mean_completion_s, 1, e.known), r.p95_completion_s,
-            r.tardiness_s, r.late_jobs, 100 * r.busy_fraction, r.reconfigurations,
-            stream::energy_tardiness_j(r, o.tardiness_weight_w) / 1000,
-            bounds_text(e.energy_tardiness_j, 1000, e.known));
-    }
-    std::cout << "Simulated on the planner's model with " << user_text::escaped(profiles_origin)
-              << "; ";
-    if (known)
-        std::cout << "intervals: every job at the slow and the fast end of the model's known "
-                     "error ("
-                  << user_text::escaped(error_origin) << ").\n";
+    if (o.format == "json")
+        std::cout << stream::simulation_json(setup, compared).dump(2) << '\n';
     else
-        std::cout << "no intervals: " << results.front().second.unknown_why << ".\n";
-    std::cout << "JCT: completion time, end - arrival. E+w*T: energy + " << o.tardiness_weight_w
-              << " W x tardiness (the combined objective). static: the best fixed layout in "
-                 "hindsight. docs/streams.md says how each policy decides.\n";
+        stream::write_simulation_table(setup, compared, std::cout);
     return kExitOk;
 }
 
@@ -248,49 +113,11 @@ void add_stream_simulate_command(CLI::App& group, Action& action) {
     cmd->add_option("--gpus", o->gpus, "GPUs the jobs share")
         ->capture_default_str()
         ->check(CLI::Range(size_t(1), size_t(100000)));
-    cmd->add_option("--gpu-model", o->gpu_model, "GPU model (" + mig::known_model_keys() + ")")
-        ->capture_default_str();
-    path_option(cmd->add_option("--profiles", o->profiles,
-                                "Profile file (JSON) or results store (SQLite) (default: the "
-                                "shipped data/profiles-MODEL.json)"));
-    cmd->add_option("--model-error", o->model_error,
-                    "The model's measured residuals, for the intervals (a file, or none; default: "
-                    "the shipped data/model-error-MODEL.json)");
+    add_stream_model_options(*cmd, o->stream);
     cmd->add_option("--policies", o->policies,
                     "Policies to compare, comma-separated (never, static, periodic, online)")
         ->capture_default_str();
-    cmd->add_option("--objective", o->objective,
-                    "What static, periodic and online choose by: energy (J), completion (mean "
-                    "completion time) or energy-tardiness (energy + W x tardiness, J)")
-        ->check(values_named(stream::stream_objective_names()))
-        ->capture_default_str();
-    cmd->add_option("--tardiness-weight-w", o->tardiness_weight_w,
-                    "energy-tardiness: what each second a job is late costs, as a power in W "
-                    "(700: an H200 at its power cap, so an hour late weighs 2520 kJ); the E+w*T "
-                    "column uses it for every objective")
-        ->capture_default_str()
-        ->check(CLI::Range(0.0, 1e9));
-    cmd->add_option("--period-h", o->period_h, "periodic: hours between repartitionings")
-        ->capture_default_str()
-        ->check(positive_number());
-    cmd->add_option("--window-h", o->window_h,
-                    "periodic: the hours of past arrivals each repartitioning looks at")
-        ->capture_default_str()
-        ->check(positive_number());
-    cmd->add_option("--min-gain", o->min_gain,
-                    "online: the least predicted gain, as a fraction of the figure, worth a "
-                    "layout change beyond its cost (default: how far the model's predicted gain "
-                    "of partitioning was off, measured: the gain residuals' band)")
-        ->check(CLI::Range(0.0, 1.0));
-    cmd->add_option("--orchestrator-s", o->orchestrator_s,
-                    "Seconds a layout change blocks the GPU beyond its instances (the "
-                    "orchestrator: mig-manager took tens of s to ~2 min in published logs)")
-        ->capture_default_str()
-        ->check(CLI::Range(0.0, 86400.0));
-    cmd->add_option("--instance-s", o->instance_s,
-                    "Seconds to create or destroy one GPU instance (A100: 0.05-0.3 s)")
-        ->capture_default_str()
-        ->check(CLI::Range(0.0, 3600.0));
+    add_stream_policy_options(*cmd, o->stream, StreamCommand::kSimulate);
     path_option(cmd->add_option(
         "--schedule-dir", o->schedule_dir,
         "Write the chosen policy's layouts over time into this folder (made if missing): "
