@@ -1,0 +1,63 @@
+// Golden tests of the stored runs' printers (report/record_output.h): the runs table and CSV, the
+// jobs CSV, one run with its jobs, and one run's JSON, over the report fixture's store.
+#include "report/record_output.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "golden.h"
+#include "report_fixture.h"
+#include "store/store.h"
+
+namespace migscope::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RecordOutput : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        path_ = fs::path(testing::TempDir()) /
+                ("record-output-" + std::to_string(::getpid()) + ".db");
+        fs::remove(path_);
+        test::write_report_fixture(path_.string());
+        store::Store db = store::Store::open(path_.string());
+        runs_ = db.list_runs();
+        ASSERT_FALSE(runs_.empty());
+        // The layout runs with their jobs (the first one of the fixture's that ran several).
+        for (const store::RunRecord& r : runs_) {
+            if (r.jobs.size() > 1) {
+                mix_ = db.get_run(r.id);
+                break;
+            }
+        }
+        ASSERT_TRUE(mix_);
+    }
+    void TearDown() override { fs::remove(path_); }
+
+    fs::path path_;
+    std::vector<store::RunRecord> runs_;
+    std::optional<store::RunRecord> mix_;
+};
+
+TEST_F(RecordOutput, TheRunsTableAndCsvMatchTheirGoldenFiles) {
+    std::ostringstream table, csv, jobs;
+    print_runs_table(runs_, table);
+    print_runs_csv(runs_, csv);
+    print_jobs_csv(runs_, jobs);
+    test::expect_golden(table.str(), "runs-table.txt");
+    test::expect_golden(csv.str(), "runs.csv");
+    test::expect_golden(jobs.str(), "jobs.csv");
+}
+
+TEST_F(RecordOutput, OneRunAsTextAndJsonMatchesItsGoldenFiles) {
+    std::ostringstream text;
+    print_run_record(*mix_, {}, text);
+    test::expect_golden(text.str(), "run-record.txt");
+    test::expect_golden(record_json(*mix_).dump(1) + "\n", "run-record.json");
+}
+
+}  // namespace
+}  // namespace migscope::report
