@@ -178,6 +178,38 @@ size_t Exporter::gpu_count() const {
     return gpus_.size();
 }
 
+std::pair<std::optional<double>, std::string> Exporter::static_power(const Gpu& gpu) const {
+    if (options_.idle_power_w)
+        return {options_.idle_power_w, "option"};
+    if (const auto learned = gpu.idle.baseline().static_power())
+        return {learned->second.mean_w, idle_source_label(learned->first)};
+    return {std::nullopt, "unknown"};
+}
+
+IntervalSplit Exporter::split_since_last(Gpu& gpu, const ConsumerReading& reading,
+                                         double energy_j, double t_s,
+                                         std::optional<double> idle_w,
+                                         std::optional<unsigned> sm_clock_mhz,
+                                         std::vector<std::string>& warnings) {
+    IntervalInput input;
+    input.energy_j = energy_j - *gpu.last_energy_j;
+    input.duration_s = t_s - gpu.last_t_s;
+    input.idle_power_w = idle_w;
+    input.sharing = reading.sharing;
+    input.total_compute_slices = reading.total_compute_slices;
+    input.consumers = reading.consumers;
+    input.mps = reading.mps_server;
+    if (input.sharing == Sharing::kShared && !options_.profile_powers.empty())
+        set_powers_alone(options_.profile_powers, gpu.index, input, missing_powers_said_,
+                         warnings);
+    if (input.sharing == Sharing::kShared && options_.learned_power)
+        learn_powers(gpu.power, input);
+    IntervalSplit split = split_interval(input);
+    if (reading.idle && gpu.last_reading_idle && input.duration_s > 0)
+        gpu.idle.add_idle(input.energy_j / input.duration_s, sm_clock_mhz);
+    return split;
+}
+
 void Exporter::sample_once() {
     // The kubelet's last answer (its thread asks it; this never waits for it).
     const std::shared_ptr<const DeviceOwners> owners =
@@ -203,36 +235,13 @@ void Exporter::sample_once() {
             const std::optional<unsigned> sm_clock_mhz = gpu.device->clocks().sm_mhz;
             gpu.idle.observe_clock(sm_clock_mhz);
 
-            std::optional<IntervalSplit> split;
-            std::optional<double> idle_w = options_.idle_power_w;
-            std::string idle_source = "option";
-            if (!idle_w) {
-                idle_source = "unknown";
-                if (const auto learned = gpu.idle.baseline().static_power()) {
-                    idle_w = learned->second.mean_w;
-                    idle_source = idle_source_label(learned->first);
-                }
-            }
-            if (gpu.last_energy_j && *energy.value >= *gpu.last_energy_j) {
-                IntervalInput input;
-                input.energy_j = *energy.value - *gpu.last_energy_j;
-                input.duration_s = t_s - gpu.last_t_s;
-                input.idle_power_w = idle_w;
-                input.sharing = reading.sharing;
-                input.total_compute_slices = reading.total_compute_slices;
-                input.consumers = reading.consumers;
-                input.mps = reading.mps_server;
-                if (input.sharing == Sharing::kShared && !options_.profile_powers.empty())
-                    set_powers_alone(options_.profile_powers, gpu.index, input,
-                                     missing_powers_said_, reader_warnings);
-                if (input.sharing == Sharing::kShared && options_.learned_power)
-                    learn_powers(gpu.power, input);
-                split = split_interval(input);
-                if (reading.idle && gpu.last_reading_idle && input.duration_s > 0)
-                    gpu.idle.add_idle(input.energy_j / input.duration_s, sm_clock_mhz);
-            }
+            const auto [idle_w, idle_source] = static_power(gpu);
             // A counter that went back (the driver was reloaded) starts a new baseline: the
             // board series resets, the attributed ones keep their values.
+            std::optional<IntervalSplit> split;
+            if (gpu.last_energy_j && *energy.value >= *gpu.last_energy_j)
+                split = split_since_last(gpu, reading, *energy.value, t_s, idle_w, sm_clock_mhz,
+                                         reader_warnings);
 
             std::lock_guard<std::mutex> lock(mutex_);
             for (std::string& w : reader_warnings)

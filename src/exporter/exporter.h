@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "exporter/activity_listener.h"
@@ -69,6 +70,15 @@ class Exporter {
 
   private:
     struct Gpu;
+    // The GPU's static power and where it came from: the option, the learned idle power
+    // ("learned_clocks_up", ...) or none ("unknown").
+    std::pair<std::optional<double>, std::string> static_power(const Gpu& gpu) const;
+    // The interval since the GPU's last good reading, split; an interval idle at both of its
+    // readings also teaches the idle power (after the split, which used the power learned before).
+    IntervalSplit split_since_last(Gpu& gpu, const ConsumerReading& reading, double energy_j,
+                                   double t_s, std::optional<double> idle_w,
+                                   std::optional<unsigned> sm_clock_mhz,
+                                   std::vector<std::string>& warnings);
     ExporterOptions options_;
     std::unique_ptr<PodResourcesWatcher> pod_resources_;  // none when the socket option is empty
     std::unique_ptr<ActivityListener> activity_;          // none when activity_socket is empty
