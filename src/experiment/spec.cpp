@@ -8,13 +8,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/strict_fields.h"
+#include "core/text_file.h"
 #include "core/user_text.h"
 #include "mig/catalog.h"
 
@@ -441,12 +440,7 @@ Spec parse_spec(std::string_view text, const std::string& origin) {
 }
 
 Spec read_spec(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw input_error("cannot read experiment spec " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return parse_spec(text.str(), path);
+    return parse_spec(read_text_file(path, "experiment spec"), path);
 }
 
 std::string to_string(SectionKind kind) {

@@ -2,15 +2,14 @@
 #include "partition/job.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/text.h"
+#include "core/text_file.h"
 #include "core/user_text.h"
 
 namespace migscope::partition {
@@ -250,12 +249,7 @@ std::vector<JobSpec> jobs_from_options(std::string_view list, const std::string&
 }
 
 std::vector<JobSpec> read_jobs_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw input_error("cannot read jobs file " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return parse_jobs_json(text.str(), path);
+    return parse_jobs_json(read_text_file(path, "jobs file"), path);
 }
 
 }  // namespace migscope::partition

@@ -2,13 +2,12 @@
 #include "plan/model_error.h"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/statistics.h"
+#include "core/text_file.h"
 #include "plan/objective.h"
 
 namespace migscope::plan {
@@ -92,12 +91,7 @@ ModelError parse_model_error_json(std::string_view text, const std::string& orig
 }
 
 ModelError read_model_error_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw input_error("cannot read model-error file " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return parse_model_error_json(text.str(), path);
+    return parse_model_error_json(read_text_file(path, "model-error file"), path);
 }
 
 std::string write_model_error_json(const ModelError& e) {

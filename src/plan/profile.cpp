@@ -4,17 +4,16 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/statistics.h"
 #include "core/text.h"
+#include "core/text_file.h"
 #include "partition/backend_traits.h"
 #include "store/store.h"
 #include "telemetry/idle_baseline.h"
@@ -323,12 +322,7 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
 }
 
 ProfileSet read_profiles_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw input_error("cannot read profiles " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return parse_profiles_json(text.str(), path);
+    return parse_profiles_json(read_text_file(path, "profiles"), path);
 }
 
 std::string write_profiles_json(const ProfileSet& set) {

@@ -1,12 +1,11 @@
 // Jobs that start together on one GPU's partitions start late: the fitted delay's file.
 #include "plan/start_delay.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/json_fields.h"
+#include "core/text_file.h"
 
 namespace migscope::plan {
 namespace {
@@ -39,12 +38,7 @@ StartDelay parse_start_delay_json(std::string_view text, const std::string& orig
 }
 
 StartDelay read_start_delay_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw input_error("cannot read start-delay file " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return parse_start_delay_json(text.str(), path);
+    return parse_start_delay_json(read_text_file(path, "start-delay file"), path);
 }
 
 }  // namespace migscope::plan

@@ -3,14 +3,13 @@
 #include "runner/plan_file.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/text.h"
+#include "core/text_file.h"
 #include "core/user_text.h"
 #include "mig/catalog.h"
 #include "partition/job.h"
@@ -227,12 +226,7 @@ HostRequest parse_plan_file(const std::string& text, const std::string& origin,
 }
 
 HostRequest read_plan_file(const std::string& path, const PlanFileOptions& o) {
-    std::ifstream in(path);
-    if (!in)
-        throw input_error("cannot read plan file " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return parse_plan_file(text.str(), path, o);
+    return parse_plan_file(read_text_file(path, "plan file"), path, o);
 }
 
 }  // namespace migscope::runner

@@ -4,14 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/error.h"
-#include "core/strict_fields.h"
 #include "core/json_fields.h"
+#include "core/strict_fields.h"
+#include "core/text_file.h"
 #include "core/user_text.h"
 
 namespace migscope::stream {
@@ -174,12 +173,7 @@ Trace parse_trace_json(std::string_view text, const std::string& origin) {
 }
 
 Trace read_trace_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw input_error("cannot read trace file " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return parse_trace_json(text.str(), path);
+    return parse_trace_json(read_text_file(path, "trace file"), path);
 }
 
 void check_trace(const Trace& trace, const std::string& origin) {
