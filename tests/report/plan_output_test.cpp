@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <sstream>
 
+#include "core/text_file.h"
 #include "golden.h"
 #include "mig/catalog.h"
 #include "plan/model_error.h"
@@ -16,13 +16,6 @@
 
 namespace migscope::report {
 namespace {
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 struct PlanFixture {
     plan::ProfileSet profiles;
@@ -39,9 +32,11 @@ PlanFixture fixture() {
     const mig::GpuModel& h200 = mig::builtin_model("h200");
     f.profiles = plan::read_profiles_file(MIGSCOPE_DATA_DIR "/profiles-h200.json");
     f.profiles.start_delay = plan::parse_start_delay_json(
-        read_text(MIGSCOPE_DATA_DIR "/start-delay-h200.json"), "data/start-delay-h200.json");
-    f.error = plan::parse_model_error_json(read_text(MIGSCOPE_DATA_DIR "/model-error-h200.json"),
-                                           "data/model-error-h200.json");
+        read_text_file(MIGSCOPE_DATA_DIR "/start-delay-h200.json", "start-delay file"),
+        "data/start-delay-h200.json");
+    f.error = plan::parse_model_error_json(
+        read_text_file(MIGSCOPE_DATA_DIR "/model-error-h200.json", "model-error file"),
+        "data/model-error-h200.json");
     std::vector<plan::JobRequest> jobs;
     for (const auto& [name, batch] :
          {std::pair{"resnet18", 32}, {"resnet50", 32}, {"bert-base", 4}}) {
