@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "mig/catalog.h"
 #include "nvml/call_error.h"
 #include "telemetry/idle_baseline.h"
 #include "telemetry/power_regression.h"
@@ -22,6 +23,7 @@ struct Exporter::Gpu {
     std::unique_ptr<ConsumerReader> reader;
     std::string uuid;
     std::string model;
+    std::string model_key;  // the catalog's ("h200"); empty for a model it does not know
     telemetry::LiveIdleBaseline idle;
     telemetry::PowerRegression power;  // shared GPUs: each process's own watts
 
@@ -163,6 +165,8 @@ Exporter::Exporter(const nvml::Session& session, ExporterOptions options)
             gpu->device = session.device(i);
             gpu->uuid = gpu->device->uuid().value.value_or("");
             gpu->model = gpu->device->name().value.value_or("");
+            if (const mig::GpuModel* known = mig::match_builtin_by_device_name(gpu->model))
+                gpu->model_key = known->key;
             gpu->reader =
                 std::make_unique<ConsumerReader>(*gpu->device, options_.proc_root, activity_.get());
         } catch (const Error& e) {
@@ -181,7 +185,15 @@ size_t Exporter::gpu_count() const {
 std::pair<std::optional<double>, std::string> Exporter::static_power(const Gpu& gpu) const {
     if (options_.idle_power_w)
         return {options_.idle_power_w, "option"};
-    if (const auto learned = gpu.idle.baseline().static_power())
+    const auto learned = gpu.idle.baseline().static_power();
+    if (learned && learned->first == telemetry::IdleState::kClocksUp)
+        return {learned->second.mean_w, idle_source_label(learned->first)};
+    // Not yet seen idle with its clocks up (a GPU busy since the exporter started, or one that
+    // drops to deep idle between jobs): the clocks-up idle power the --profiles were measured
+    // against, which their powers alone are above, before deep idle, which undercounts.
+    if (const auto profiled = options_.profile_powers.clocks_up_idle_w(gpu.model_key))
+        return {profiled, "profiles_clocks_up"};
+    if (learned)
         return {learned->second.mean_w, idle_source_label(learned->first)};
     return {std::nullopt, "unknown"};
 }

@@ -70,8 +70,9 @@ class Exporter {
 
   private:
     struct Gpu;
-    // The GPU's static power and where it came from: the option, the learned idle power
-    // ("learned_clocks_up", ...) or none ("unknown").
+    // The GPU's static power and where it came from, first found: the option, the learned idle
+    // power with clocks up, the --profiles' ("profiles_clocks_up"), the learned deep or no-clock
+    // idle power ("learned_deep", ...), none ("unknown").
     std::pair<std::optional<double>, std::string> static_power(const Gpu& gpu) const;
     // The interval since the GPU's last good reading, split; an interval idle at both of its
     // readings also teaches the idle power (after the split, which used the power learned before).

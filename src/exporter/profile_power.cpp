@@ -88,4 +88,12 @@ PowerAlone ProfilePowers::alone(const std::string& job, bool mps,
     return {std::nullopt, missing};
 }
 
+std::optional<double> ProfilePowers::clocks_up_idle_w(const std::string& gpu_model) const {
+    for (const plan::ProfileSet& set : sets_) {
+        if (set.gpu_model == gpu_model && set.idle_state == "clocks-up" && set.idle_power_w.reps > 0)
+            return set.idle_power_w.value;
+    }
+    return std::nullopt;
+}
+
 }  // namespace migscope::exporter

@@ -30,6 +30,9 @@ class ProfilePowers {
     // "workload:mode" where one batch of it is profiled. The first file that profiles it answers.
     // `mps`: the process is an MPS client with `sm_share` of the SMs (none: all of them).
     PowerAlone alone(const std::string& job, bool mps, std::optional<double> sm_share) const;
+    // The board's idle power with its clocks up that the profiles of this GPU model (catalog key,
+    // "h200") were measured against, from the first such file; none when no file gives one.
+    std::optional<double> clocks_up_idle_w(const std::string& gpu_model) const;
 
   private:
     std::vector<plan::ProfileSet> sets_;

@@ -993,10 +993,14 @@ TEST(ExporterSignal, TheProbesKernelTimeSplitsMpsClientsThroughTheSocket) {
 // `run`'s marginal split instead of kernel time's: resnet18:32 alone 448 W and resnet50:32 489 W
 // (idle 131 W in the profiles) on a 600 W board with 100 W idle: margins 500 - 358 and
 // 500 - 317 W, the rest (175 W) in halves, so 229.5 : 270.5 where kernel time says 1 : 3.
-TEST(ExporterSignal, ProfilesGiveEachProcessItsPowerAloneAndRunsSplit) {
+namespace {
+
+// resnet18:32 and resnet50:32 alone on the whole H200 (448 and 489 W), idle with clocks up 131 W.
+plan::ProfileSet resnet_profiles() {
     plan::ProfileSet set;
     set.gpu_model = "h200";
     set.idle_power_w = plan::measured_of({131});
+    set.idle_state = "clocks-up";
     for (const auto& [workload, watts] : {std::pair{"resnet18", 448.0}, {"resnet50", 489.0}}) {
         plan::JobProfile job;
         job.workload = workload;
@@ -1009,9 +1013,15 @@ TEST(ExporterSignal, ProfilesGiveEachProcessItsPowerAloneAndRunsSplit) {
         job.partitions = {whole};
         set.jobs.push_back(job);
     }
+    return set;
+}
+
+}  // namespace
+
+TEST(ExporterSignal, ProfilesGiveEachProcessItsPowerAloneAndRunsSplit) {
     ExporterOptions options;
     options.idle_power_w = 100;
-    options.profile_powers = ProfilePowers({set});
+    options.profile_powers = ProfilePowers({resnet_profiles()});
     const ProbePair pair =
         probe_pair(false, 600, options, "resnet18:train:32", "resnet50:train");
     EXPECT_EQ(label(find(pair.last, "migscope_attribution_info", {{"gpu", "0"}})->labels,
@@ -1030,6 +1040,31 @@ TEST(ExporterSignal, ProfilesGiveEachProcessItsPowerAloneAndRunsSplit) {
     EXPECT_NE(unknown.warnings[0].find("no --profiles file profiles job 'bert-base'"),
               std::string::npos)
         << unknown.warnings[0];
+}
+
+// A GPU busy since the exporter started has taught no idle power: with --profiles its static
+// power is the clocks-up idle power the profiles were measured against (131 W), not nothing, and
+// not the deep idle power that undercounts it; profiles of another GPU model give none.
+TEST(ExporterSignal, ProfilesGiveTheStaticPowerUntilClocksUpIdleIsLearned) {
+    ExporterOptions options;
+    options.profile_powers = ProfilePowers({resnet_profiles()});
+    const ProbePair pair = probe_pair(false, 600, options, "resnet18:train:32", "resnet50:train");
+    EXPECT_EQ(label(find(pair.last, "migscope_attribution_info", {{"gpu", "0"}})->labels,
+                    "idle_power_source"),
+              "profiles_clocks_up");
+    const double idle_j = energy_of(pair.last, {{"gpu", "0"}, {"consumer", "idle"}}) -
+                          energy_of(pair.first, {{"gpu", "0"}, {"consumer", "idle"}});
+    const double increase_j = board(pair.last, "0") - board(pair.first, "0");
+    ASSERT_GT(increase_j, 0);
+    EXPECT_NEAR(idle_j / increase_j, 131.0 / 600, 0.01);
+
+    plan::ProfileSet other = resnet_profiles();
+    other.gpu_model = "h100-80gb";
+    options.profile_powers = ProfilePowers({other});
+    const ProbePair unmatched = probe_pair(false, 600, options, "resnet18:train:32", "resnet50:train");
+    EXPECT_EQ(label(find(unmatched.last, "migscope_attribution_info", {{"gpu", "0"}})->labels,
+                    "idle_power_source"),
+              "unknown");
 }
 
 // A heavy process (300 W at full activity) runs alone for 1.5 s, then a light one (100 W) joins
