@@ -123,17 +123,19 @@ void learn_powers(telemetry::PowerRegression& power, IntervalInput& input) {
 
 // Each active process's power alone from its job's profile; why one has none is said once per
 // GPU and reason (the GPU's split then stays by activity).
-void set_powers_alone(const ProfilePowers& powers, unsigned gpu_index, IntervalInput& input,
-                      std::set<std::string>& said, std::vector<std::string>& warnings) {
+void set_powers_alone(const ProfilePowers& powers, unsigned gpu_index, const std::string& model_key,
+                      IntervalInput& input, std::set<std::string>& said,
+                      std::vector<std::string>& warnings) {
     for (ConsumerActivity& c : input.consumers) {
         if (!has_activity(c))
             continue;
-        const PowerAlone p = powers.alone(c.job, input.mps, c.sm_share);
+        const PowerAlone p = powers.alone(model_key, c.job, input.mps, c.sm_share);
         c.alone_dynamic_w = p.dynamic_w;
         const std::string key = std::to_string(gpu_index) + "\n" + p.missing;
         if (!p.dynamic_w && said.insert(key).second)
             warnings.push_back("GPU " + std::to_string(gpu_index) + ": process " +
-                               c.consumer.labels.at(0).second + " has no power alone (" + p.missing +
+                               c.consumer.labels.at(0).second + " has no power alone (" +
+                               p.missing +
                                "): its GPU's split stays by activity while it runs (said once)");
     }
 }
@@ -198,9 +200,8 @@ std::pair<std::optional<double>, std::string> Exporter::static_power(const Gpu& 
     return {std::nullopt, "unknown"};
 }
 
-IntervalSplit Exporter::split_since_last(Gpu& gpu, const ConsumerReading& reading,
-                                         double energy_j, double t_s,
-                                         std::optional<double> idle_w,
+IntervalSplit Exporter::split_since_last(Gpu& gpu, const ConsumerReading& reading, double energy_j,
+                                         double t_s, std::optional<double> idle_w,
                                          std::optional<unsigned> sm_clock_mhz,
                                          std::vector<std::string>& warnings) {
     IntervalInput input;
@@ -212,8 +213,8 @@ IntervalSplit Exporter::split_since_last(Gpu& gpu, const ConsumerReading& readin
     input.consumers = reading.consumers;
     input.mps = reading.mps_server;
     if (input.sharing == Sharing::kShared && !options_.profile_powers.empty())
-        set_powers_alone(options_.profile_powers, gpu.index, input, missing_powers_said_,
-                         warnings);
+        set_powers_alone(options_.profile_powers, gpu.index, gpu.model_key, input,
+                         missing_powers_said_, warnings);
     if (input.sharing == Sharing::kShared && options_.learned_power)
         learn_powers(gpu.power, input);
     IntervalSplit split = split_interval(input);

@@ -51,12 +51,19 @@ ProfilePowers ProfilePowers::from_files(const std::vector<std::string>& paths) {
     return ProfilePowers(std::move(sets));
 }
 
-PowerAlone ProfilePowers::alone(const std::string& job, bool mps,
+PowerAlone ProfilePowers::alone(const std::string& gpu_model, const std::string& job, bool mps,
                                 std::optional<double> sm_share) const {
     if (job.empty())
         return {std::nullopt, "its activity probe names no job (MIGSCOPE_JOB)"};
     std::string missing = "no --profiles file profiles job '" + job + "'";
     for (const plan::ProfileSet& set : sets_) {
+        if (set.gpu_model != gpu_model) {
+            missing =
+                "a --profiles file holds profiles of " + set.gpu_model + ", not of this GPU (" +
+                (gpu_model.empty() ? std::string("a model the catalog does not know") : gpu_model) +
+                ")";
+            continue;
+        }
         const plan::JobProfile* profile = find_job(set, job);
         if (!profile)
             continue;
@@ -90,7 +97,8 @@ PowerAlone ProfilePowers::alone(const std::string& job, bool mps,
 
 std::optional<double> ProfilePowers::clocks_up_idle_w(const std::string& gpu_model) const {
     for (const plan::ProfileSet& set : sets_) {
-        if (set.gpu_model == gpu_model && set.idle_state == "clocks-up" && set.idle_power_w.reps > 0)
+        if (set.gpu_model == gpu_model && set.idle_state == "clocks-up" &&
+            set.idle_power_w.reps > 0)
             return set.idle_power_w.value;
     }
     return std::nullopt;

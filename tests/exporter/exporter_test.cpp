@@ -330,9 +330,9 @@ TEST(Exporter, LearnsIdlePowerOnlyFromIntervalsIdleAtBothEnds) {
     ASSERT_FALSE(running_from.empty());
     const auto f = exporter.metric_families();
     const double elapsed_s = seconds() - running_from_s;
-    EXPECT_EQ(label(find(f, "migscope_attribution_info", {{"gpu", "0"}})->labels,
-                    "idle_power_source"),
-              "learned_clocks_up");
+    EXPECT_EQ(
+        label(find(f, "migscope_attribution_info", {{"gpu", "0"}})->labels, "idle_power_source"),
+        "learned_clocks_up");
     // While 4202 works, `idle` grows by the static power: the idle intervals' 130 W, not the
     // ~290 W of the interval in which 4201 exited.
     const auto idle_j = [](const std::vector<MetricFamily>& families) {
@@ -922,7 +922,8 @@ ProbePair probe_pair(bool mps, double board_w, ExporterOptions options,
       "devices": [{"name": "NVIDIA H200", "uuid": ")"
                            << uuid << R"(", "memory_total_mib": 143771,
       "memory_used_mib": 2048, "mig_current": 0, "mig_pending": 0, "power_limit_w": 700,
-      "power_trace": [[0, )" << board_w << "], [1000, " << board_w
+      "power_trace": [[0, )"
+                           << board_w << "], [1000, " << board_w
                            << R"(]], "sm_clock_mhz": 1980, "memory_clock_mhz": 3201,
       "temperature_c": 50, "processes": [)"
                            << (mps ? R"({"pid": 5000, "sm_util": 99}, )" : "") << R"({"pid": )"
@@ -1022,8 +1023,7 @@ TEST(ExporterSignal, ProfilesGiveEachProcessItsPowerAloneAndRunsSplit) {
     ExporterOptions options;
     options.idle_power_w = 100;
     options.profile_powers = ProfilePowers({resnet_profiles()});
-    const ProbePair pair =
-        probe_pair(false, 600, options, "resnet18:train:32", "resnet50:train");
+    const ProbePair pair = probe_pair(false, 600, options, "resnet18:train:32", "resnet50:train");
     EXPECT_EQ(label(find(pair.last, "migscope_attribution_info", {{"gpu", "0"}})->labels,
                     "dynamic_split"),
               "profile_power");
@@ -1061,7 +1061,8 @@ TEST(ExporterSignal, ProfilesGiveTheStaticPowerUntilClocksUpIdleIsLearned) {
     plan::ProfileSet other = resnet_profiles();
     other.gpu_model = "h100-80gb";
     options.profile_powers = ProfilePowers({other});
-    const ProbePair unmatched = probe_pair(false, 600, options, "resnet18:train:32", "resnet50:train");
+    const ProbePair unmatched =
+        probe_pair(false, 600, options, "resnet18:train:32", "resnet50:train");
     EXPECT_EQ(label(find(unmatched.last, "migscope_attribution_info", {{"gpu", "0"}})->labels,
                     "idle_power_source"),
               "unknown");

@@ -56,49 +56,68 @@ plan::JobProfile resnet18_green(int64_t batch = 32) {
 
 TEST(ProfilePowers, TimeSlicedAProcessRunsAloneOnTheWholeGpu) {
     const ProfilePowers powers({set_of({resnet18_green()}, 131)});
-    const PowerAlone p = powers.alone("resnet18:train:32", false, std::nullopt);
+    const PowerAlone p = powers.alone("h200", "resnet18:train:32", false, std::nullopt);
     ASSERT_TRUE(p.dynamic_w) << p.missing;
     EXPECT_DOUBLE_EQ(*p.dynamic_w, 448 - 131);
     // Without a batch: the one batch profiled.
-    EXPECT_DOUBLE_EQ(powers.alone("resnet18:train", false, std::nullopt).dynamic_w.value(), 317);
+    EXPECT_DOUBLE_EQ(powers.alone("h200", "resnet18:train", false, std::nullopt).dynamic_w.value(),
+                     317);
     // An MPS share of 1 (or none) is the whole GPU too, whatever backend profiled it.
-    EXPECT_DOUBLE_EQ(powers.alone("resnet18:train:32", true, std::nullopt).dynamic_w.value(), 317);
+    EXPECT_DOUBLE_EQ(
+        powers.alone("h200", "resnet18:train:32", true, std::nullopt).dynamic_w.value(), 317);
 }
 
 TEST(ProfilePowers, AnMpsClientOnItsShareFromMpsProfilesOnly) {
-    const plan::JobProfile mps = job(
-        "resnet18", 32, "mps",
-        {size("1g.18gb", 16, 180), size("3g.71gb", 60, 261), size("whole GPU", 132, 448)});
+    const plan::JobProfile mps =
+        job("resnet18", 32, "mps",
+            {size("1g.18gb", 16, 180), size("3g.71gb", 60, 261), size("whole GPU", 132, 448)});
     const ProfilePowers powers({set_of({mps}, 131)});
     // 0.5 × 132 = 66 SMs: 261 W + 6/72 of the way to 448 W.
-    EXPECT_NEAR(powers.alone("resnet18:train:32", true, 0.5).dynamic_w.value(),
+    EXPECT_NEAR(powers.alone("h200", "resnet18:train:32", true, 0.5).dynamic_w.value(),
                 261 + (448 - 261) * 6.0 / 72 - 131, 1e-9);
     // 3g.71gb's 60 SMs as MPS runs them: 45 %, 59.4 SMs, within a percent of the profiled 60.
-    EXPECT_DOUBLE_EQ(powers.alone("resnet18:train:32", true, 0.45).dynamic_w.value(), 261 - 131);
+    EXPECT_DOUBLE_EQ(powers.alone("h200", "resnet18:train:32", true, 0.45).dynamic_w.value(),
+                     261 - 131);
     // Green partitions draw otherwise than MPS shares: not used for an MPS client.
-    const PowerAlone green =
-        ProfilePowers({set_of({resnet18_green()}, 131)}).alone("resnet18:train:32", true, 0.5);
+    const PowerAlone green = ProfilePowers({set_of({resnet18_green()}, 131)})
+                                 .alone("h200", "resnet18:train:32", true, 0.5);
     EXPECT_FALSE(green.dynamic_w);
     EXPECT_NE(green.missing.find("profiled on green partitions, not on MPS"), std::string::npos)
         << green.missing;
     // The first file that can answer does: the green one cannot, the MPS one can.
     const ProfilePowers both({set_of({resnet18_green()}, 131), set_of({mps}, 131)});
-    EXPECT_TRUE(both.alone("resnet18:train:32", true, 0.5).dynamic_w);
+    EXPECT_TRUE(both.alone("h200", "resnet18:train:32", true, 0.5).dynamic_w);
 }
 
 TEST(ProfilePowers, WhyThereIsNone) {
     const ProfilePowers powers({set_of({resnet18_green(32), resnet18_green(256)}, 131)});
-    EXPECT_NE(powers.alone("", false, std::nullopt).missing.find("names no job (MIGSCOPE_JOB)"),
-              std::string::npos);
+    EXPECT_NE(
+        powers.alone("h200", "", false, std::nullopt).missing.find("names no job (MIGSCOPE_JOB)"),
+        std::string::npos);
     // Two batches profiled: "resnet18:train" names neither.
-    EXPECT_EQ(powers.alone("resnet18:train", false, std::nullopt).missing,
+    EXPECT_EQ(powers.alone("h200", "resnet18:train", false, std::nullopt).missing,
               "no --profiles file profiles job 'resnet18:train'");
-    EXPECT_TRUE(powers.alone("resnet18:train:256", false, std::nullopt).dynamic_w);
+    EXPECT_TRUE(powers.alone("h200", "resnet18:train:256", false, std::nullopt).dynamic_w);
     const ProfilePowers partial(
         {set_of({job("vit-b16", 16, "green", {size("3g.71gb", 64, 418)})}, 131)});
-    EXPECT_EQ(partial.alone("vit-b16:train:16", false, std::nullopt).missing,
+    EXPECT_EQ(partial.alone("h200", "vit-b16:train:16", false, std::nullopt).missing,
               "job 'vit-b16:train:16' has no whole-GPU profile");
     EXPECT_TRUE(ProfilePowers().empty());
+}
+
+// Profiles answer for their own GPU model only: an H200's are no H100's power alone or idle.
+TEST(ProfilePowers, OnlyProfilesOfTheGpusModelAnswer) {
+    plan::ProfileSet set = set_of({resnet18_green()}, 131);
+    set.idle_state = "clocks-up";
+    const ProfilePowers powers({set});
+    EXPECT_EQ(powers.alone("h100-80gb", "resnet18:train:32", false, std::nullopt).missing,
+              "a --profiles file holds profiles of h200, not of this GPU (h100-80gb)");
+    EXPECT_FALSE(powers.alone("", "resnet18:train:32", false, std::nullopt).dynamic_w);
+    EXPECT_EQ(powers.clocks_up_idle_w("h200"), 131);
+    EXPECT_FALSE(powers.clocks_up_idle_w("h100-80gb"));
+    // An idle power measured in another state (deep idle) is not the clocks-up one.
+    set.idle_state = "deep";
+    EXPECT_FALSE(ProfilePowers({set}).clocks_up_idle_w("h200"));
 }
 
 TEST(ProfilePowers, AFileThatIsNoProfilesIsAnInputErrorNamingIt) {
