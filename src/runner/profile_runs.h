@@ -55,7 +55,7 @@ std::string profile_run_dir(const ProfileRequest& request, const ProfileCell& ce
 // kProfileRunStartS + both idle probes until runs here have measured it; a command's run is as
 // long as its longest run so far, unknown before its first.
 // kProfileRunStartS: on the H200, 16 runs of 6 s windows with 2 s idle probes took 4.5 min
-// (docs/planner.md, "The shipped profiles"): 17 s each, 7 s beyond the window and the probes.
+// (docs/planner.md, "Profiles"): 17 s each, 7 s beyond the window and the probes.
 inline constexpr double kProfileRunStartS = 7;
 struct ProfilePace {
     double overhead_s = 0;     // measured: mean seconds of a built-in run beyond its window
