@@ -155,7 +155,7 @@ struct Problem {
 // What the partitions are: MIG instances or green contexts. Both get their MIG profile's SMs:
 // the worker splits a green context's SMs off what the partitions before it left, and the driver
 // grants such a split exactly (H200: 1g.35gb 26, 3g.71gb 60); only the first split, from the
-// whole device, is rounded up to the granularity (docs/planner.md, "Green contexts' SMs"), which
+// whole device, is rounded up to the granularity (docs/planner.md, "--backend mig|green"), which
 // the model does not count. kGreen adds that note to the plan.
 enum class PartitionKind { kMig, kGreen };
 
