@@ -56,7 +56,7 @@ struct Estimate {
     bool without_work = false;  // true: fixed work not included
 };
 Estimate estimate(const Cell& cell);
-// The allowances come from the H200 (docs/results-h200.md, "Measuring it again"): a run of
+// The allowances come from the H200 (data/study-h200/README.md, session 1): a run of
 // several jobs spent 30–37 s outside its window, a run of one job 7–17 s (median 8–9 s), each
 // job of a baseline about 7.5 s.
 inline constexpr double kGpuMixStartupAllowance_s = 30;  // a run of several jobs on a GPU
