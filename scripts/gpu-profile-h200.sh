@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures the planner's shipped H200 profiles again (data/profiles-h200.json; docs/planner.md
-# "The shipped profiles"), on the GPU host after `./build.sh build`, in parts that fit one device
+# "Profiles"), on the GPU host after `./build.sh build`, in parts that fit one device
 # call each; every part writes its own store under $OUT:
 #   scripts/gpu-profile-h200.sh cnn           resnet18 and resnet50 at batches 32 and 256
 #   scripts/gpu-profile-h200.sh transformers  bert-base:4, gpt2-medium:2, vit-b16:16
