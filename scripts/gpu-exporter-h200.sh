@@ -28,7 +28,8 @@
 # profiles (--profiles), by the job its worker names (MIGSCOPE_JOB, set by `migscope run`).
 #   scripts/gpu-exporter-h200.sh profiles  makes one for the pairs' jobs: each alone on a 3g.71gb
 #       MPS share and on the whole GPU (`migscope profile --backend mps`), written to
-#       $OUT/profiles-mps.json (about 5 minutes at PROFILE_S=10).
+#       $OUT/profiles-mps.json (about 5 minutes at PROFILE_S=10); GPU_MODEL: the catalog key of
+#       the GPU it runs on (default h200), which the exporter matches the profiles against.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:?usage: $0 shares|cost|profiles}
@@ -124,7 +125,7 @@ PY
       --jobs mlp,resnet18:32,resnet50:32,bert-base:4,gpt2-medium:8 --db "$out/profiles-mps.db" \
       --run-dir "$out/profiles-mps" >"$out/profiles-mps.txt" 2>"$out/profiles-mps.log"
     echo "profile: exit $?"
-    "$b" profile export --db "$out/profiles-mps.db" --gpu-model h200 -o "$out/profiles-mps.json"
+    "$b" profile export --db "$out/profiles-mps.db" --gpu-model "${GPU_MODEL:-h200}" -o "$out/profiles-mps.json"
     echo "profile export: exit $?" ;;
   cost)
     for rep in $(seq "${REPS:-3}"); do
