@@ -99,6 +99,41 @@ std::string ExitStatus::describe() const {
     return "ended, exit status not available";
 }
 
+namespace {
+
+// The child's ends of its pipes: stdin, stdout (its log where its progress goes to fd 3),
+// stderr and progress (-1: none), and the pipe that carries exec's errno back.
+struct ChildFds {
+    int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1, progress_fd = -1, exec_status_fd = -1;
+};
+
+// The child's side of fork, up to exec: only async-signal-safe calls. Runs in its own process
+// group, killed with `parent`, on `cores` (null: wherever it may). Never returns: on exec's
+// failure its errno goes into the status pipe and the child exits 127.
+[[noreturn]] void exec_child(pid_t parent, const ChildFds& fds, const cpu_set_t* cores,
+                             char* const* argv, char* const* envp) {
+    setpgid(0, 0);
+    // Killed with its parent, even by SIGKILL (which no handler sees): a job must not run on
+    // unmeasured. A parent that died before this line is no longer our parent.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127);
+    dup2(fds.stdin_fd, STDIN_FILENO);
+    dup2(fds.stdout_fd, STDOUT_FILENO);
+    if (fds.stderr_fd >= 0)
+        dup2(fds.stderr_fd, STDERR_FILENO);
+    if (fds.progress_fd >= 0)
+        dup2(fds.progress_fd, 3);
+    if (cores)
+        sched_setaffinity(0, sizeof *cores, cores);
+    execvpe(argv[0], argv, envp);
+    const int err = errno;
+    (void)!write(fds.exec_status_fd, &err, sizeof err);
+    _exit(127);
+}
+
+}  // namespace
+
 ChildProcess ChildProcess::start(const ChildOptions& options) {
     if (options.argv.empty())
         throw input_error("no command given");
@@ -131,33 +166,18 @@ ChildProcess ChildProcess::start(const ChildOptions& options) {
     for (unsigned c : options.cpu_cores)
         CPU_SET(c, &cores);
 
+    // A command that reports on fd 3 prints what it likes on stdout: into its log.
+    const bool stdout_to_log = options.progress == ProgressPipe::kFd3 && stderr_fd >= 0;
+    const ChildFds child_fds{in[1], stdout_to_log ? stderr_fd : out[1], stderr_fd, progress[1],
+                             exec_status[1]};
+
     const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0)
         throw runtime_error("fork failed: " + errno_text(errno));
-    if (pid == 0) {
-        // Child: only async-signal-safe calls from here to exec.
-        setpgid(0, 0);
-        // Killed with its parent, even by SIGKILL (which no handler sees): a job must not run on
-        // unmeasured. A parent that died before this line is no longer our parent.
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(127);
-        dup2(in[1], STDIN_FILENO);
-        // A command that reports on fd 3 prints what it likes on stdout: into its log.
-        const bool stdout_to_log = options.progress == ProgressPipe::kFd3 && stderr_fd >= 0;
-        dup2(stdout_to_log ? stderr_fd : out[1], STDOUT_FILENO);
-        if (stderr_fd >= 0)
-            dup2(stderr_fd, STDERR_FILENO);
-        if (progress[1] >= 0)
-            dup2(progress[1], 3);
-        if (!options.cpu_cores.empty())
-            sched_setaffinity(0, sizeof cores, &cores);
-        execvpe(argv[0], argv.data(), envp.data());
-        const int err = errno;
-        (void)!write(exec_status[1], &err, sizeof err);
-        _exit(127);
-    }
+    if (pid == 0)  // the child: only async-signal-safe calls from here to exec
+        exec_child(parent, child_fds, options.cpu_cores.empty() ? nullptr : &cores, argv.data(),
+                   envp.data());
     setpgid(pid, pid);  // also from the parent, so the group exists before we signal it
     close(in[1]);
     close(out[1]);

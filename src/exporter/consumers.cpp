@@ -35,6 +35,50 @@ bool no_activity(const std::vector<ConsumerActivity>& consumers) {
     return std::none_of(consumers.begin(), consumers.end(), has_activity);
 }
 
+// What is said while an MPS server serves the GPU and its clients send no probe's reports.
+std::string mps_server_warning(const std::string& server_command, unsigned server_pid) {
+    return "an MPS server (" + server_command + ", pid " + std::to_string(server_pid) +
+           ") serves this GPU: the driver reports its clients' SM use as the "
+           "server's, so no client's activity is measured and the dynamic energy goes "
+           "to `unattributed` while it runs (never to the server); start the clients "
+           "with the activity probe (docs/exporter.md) to measure each";
+}
+
+// The GPU's compute slices: the largest GPU instance profile's (7 when none says).
+double total_compute_slices(const std::vector<nvml::NvmlProfile>& profiles) {
+    double total = 0;
+    for (const nvml::NvmlProfile& p : profiles)
+        total = std::max<double>(total, p.slice_count);
+    return total <= 0 ? 7 : total;
+}
+
+// A MIG instance as a consumer: its profile and id, and the container that holds it where
+// exactly one does (a new tenant of the instance is a new series: its counter starts at 0).
+ConsumerActivity mig_consumer(const nvml::NvmlProfile& profile, unsigned gpu_instance_id,
+                              const std::map<unsigned, std::vector<std::string>>& instance_uuids,
+                              const DeviceOwners& owners) {
+    std::string name = profile.name.rfind("MIG ", 0) == 0 ? profile.name.substr(4) : profile.name;
+    if (name.empty())
+        name = std::to_string(profile.slice_count) + "g";
+    const std::string id = std::to_string(gpu_instance_id);
+    ConsumerActivity c;
+    c.consumer.kind = ConsumerKind::kMigInstance;
+    c.consumer.key = "mig:" + id + ":" + name;
+    c.consumer.labels = {{"GPU_I_PROFILE", name}, {"GPU_I_ID", id}};
+    if (const auto uuids = instance_uuids.find(gpu_instance_id); uuids != instance_uuids.end()) {
+        if (const std::optional<ContainerName> holder = sole_owner(owners, uuids->second)) {
+            c.consumer.key +=
+                ":" + holder->namespace_name + "/" + holder->pod + "/" + holder->container;
+            c.consumer.labels.insert(c.consumer.labels.end(),
+                                     {{"namespace", holder->namespace_name},
+                                      {"pod", holder->pod},
+                                      {"container", holder->container}});
+        }
+    }
+    c.compute_slices = profile.slice_count;
+    return c;
+}
+
 }  // namespace
 
 bool is_mps_server_command(const std::string& command) {
@@ -107,12 +151,7 @@ ConsumerReading ConsumerReader::read_mig(const DeviceOwners& owners) {
     reading.has_compute_processes = !mig.compute_processes().empty();
     if (profiles_.empty())
         profiles_ = device_.gpu_instance_profiles();
-    reading.total_compute_slices = 0;
-    for (const nvml::NvmlProfile& p : profiles_)
-        reading.total_compute_slices =
-            std::max<double>(reading.total_compute_slices, p.slice_count);
-    if (reading.total_compute_slices <= 0)
-        reading.total_compute_slices = 7;
+    reading.total_compute_slices = total_compute_slices(profiles_);
     if (!gpm_supported_)
         gpm_supported_ = nvml::gpm_supported(device_);
     if (!*gpm_supported_) {
@@ -151,47 +190,9 @@ ConsumerReading ConsumerReader::read_mig(const DeviceOwners& owners) {
         }
         for (const nvml::GpuInstanceRecord& gi : instances) {
             seen.insert(gi.id);
-            std::string name =
-                profile.name.rfind("MIG ", 0) == 0 ? profile.name.substr(4) : profile.name;
-            if (name.empty())
-                name = std::to_string(profile.slice_count) + "g";
-            ConsumerActivity c;
-            c.consumer.kind = ConsumerKind::kMigInstance;
-            c.consumer.key = "mig:" + std::to_string(gi.id) + ":" + name;
-            c.consumer.labels = {{"GPU_I_PROFILE", name}, {"GPU_I_ID", std::to_string(gi.id)}};
-            if (const auto uuids = instance_uuids.find(gi.id); uuids != instance_uuids.end()) {
-                if (const std::optional<ContainerName> holder = sole_owner(owners, uuids->second)) {
-                    // A new tenant of the instance is a new series: its counter starts at 0.
-                    c.consumer.key +=
-                        ":" + holder->namespace_name + "/" + holder->pod + "/" + holder->container;
-                    c.consumer.labels.insert(c.consumer.labels.end(),
-                                             {{"namespace", holder->namespace_name},
-                                              {"pod", holder->pod},
-                                              {"container", holder->container}});
-                }
-            }
-            c.compute_slices = profile.slice_count;
-            if (*gpm_supported_) {
-                try {
-                    auto sample = std::make_unique<nvml::GpmSampleBuffer>(device_);
-                    nvml::gpm_mig_sample(device_, gi.id, *sample);
-                    auto previous = gpm_previous_.find(gi.id);
-                    if (previous != gpm_previous_.end())
-                        c.activity_ratio =
-                            nvml::gpm_sm_activity_ratio(device_, *previous->second, *sample);
-                    gpm_previous_[gi.id] = std::move(sample);
-                } catch (const nvml::CallError& e) {
-                    if (e.code() == nvml::api::kErrorGpuIsLost)
-                        throw;
-                    // This instance's activity is unknown this interval (its dynamic share goes
-                    // to `unattributed`); the next pair of samples starts afresh.
-                    gpm_previous_.erase(gi.id);
-                    activity_failed = true;
-                    warn_once("gpm-error", std::string(e.what()) +
-                                               " (its dynamic energy is unattributed while it "
-                                               "fails; said once)");
-                }
-            }
+            ConsumerActivity c = mig_consumer(profile, gi.id, instance_uuids, owners);
+            if (*gpm_supported_)
+                c.activity_ratio = gpm_activity(gi.id, activity_failed);
             reading.consumers.push_back(std::move(c));
         }
     }
@@ -200,6 +201,29 @@ ConsumerReading ConsumerReader::read_mig(const DeviceOwners& owners) {
     reading.idle =
         !reading.has_compute_processes && !activity_failed && no_activity(reading.consumers);
     return reading;
+}
+
+std::optional<double> ConsumerReader::gpm_activity(unsigned gpu_instance_id, bool& failed) {
+    std::optional<double> ratio;
+    try {
+        auto sample = std::make_unique<nvml::GpmSampleBuffer>(device_);
+        nvml::gpm_mig_sample(device_, gpu_instance_id, *sample);
+        auto previous = gpm_previous_.find(gpu_instance_id);
+        if (previous != gpm_previous_.end())
+            ratio = nvml::gpm_sm_activity_ratio(device_, *previous->second, *sample);
+        gpm_previous_[gpu_instance_id] = std::move(sample);
+    } catch (const nvml::CallError& e) {
+        if (e.code() == nvml::api::kErrorGpuIsLost)
+            throw;
+        // This instance's activity is unknown this interval (its dynamic share goes
+        // to `unattributed`); the next pair of samples starts afresh.
+        gpm_previous_.erase(gpu_instance_id);
+        failed = true;
+        warn_once("gpm-error", std::string(e.what()) +
+                                   " (its dynamic energy is unattributed while it "
+                                   "fails; said once)");
+    }
+    return ratio;
 }
 
 Consumer ConsumerReader::process_consumer(unsigned pid,
@@ -283,6 +307,35 @@ void ConsumerReader::add_exited_reporters(
     last_shared_read_ns_ = now_ns;
 }
 
+bool ConsumerReader::sample_process_utilization(
+    std::map<unsigned, std::optional<double>>& activity) {
+    try {
+        for (const nvml::ProcessSmSample& s :
+             nvml::process_sm_utilization(device_, last_process_sample_us_)) {
+            activity[s.pid] = s.sm_ratio;  // a process that just exited still counts
+            last_process_sample_us_ = std::max(last_process_sample_us_, s.timestamp_us);
+        }
+    } catch (const nvml::CallError& e) {
+        if (e.code() == nvml::api::kErrorGpuIsLost)
+            throw;
+        if (e.code() == nvml::api::kErrorNotSupported ||
+            e.code() == nvml::api::kErrorFunctionNotFound) {
+            process_utilization_supported_ = false;
+            warn_once("no-process-utilization",
+                      std::string("the driver gives no per-process SM utilization (") + e.what() +
+                          "), so dynamic energy is unattributed");
+        } else {
+            // Another error: this interval's activity is unknown (unattributed), the GPU
+            // stays up and the next interval tries again.
+            warn_once("process-utilization-error",
+                      std::string(e.what()) +
+                          " (dynamic energy is unattributed while it fails; said once)");
+        }
+        return false;
+    }
+    return true;
+}
+
 ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
     ConsumerReading reading;
     reading.sharing = Sharing::kShared;
@@ -291,33 +344,7 @@ ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
     for (const nvml::ComputeProcess& p : mig.compute_processes())
         activity[p.pid];
     reading.has_compute_processes = !activity.empty();
-    bool measured = process_utilization_supported_;
-    if (process_utilization_supported_) {
-        try {
-            for (const nvml::ProcessSmSample& s :
-                 nvml::process_sm_utilization(device_, last_process_sample_us_)) {
-                activity[s.pid] = s.sm_ratio;  // a process that just exited still counts
-                last_process_sample_us_ = std::max(last_process_sample_us_, s.timestamp_us);
-            }
-        } catch (const nvml::CallError& e) {
-            measured = false;
-            if (e.code() == nvml::api::kErrorGpuIsLost)
-                throw;
-            if (e.code() == nvml::api::kErrorNotSupported ||
-                e.code() == nvml::api::kErrorFunctionNotFound) {
-                process_utilization_supported_ = false;
-                warn_once("no-process-utilization",
-                          std::string("the driver gives no per-process SM utilization (") +
-                              e.what() + "), so dynamic energy is unattributed");
-            } else {
-                // Another error: this interval's activity is unknown (unattributed), the GPU
-                // stays up and the next interval tries again.
-                warn_once("process-utilization-error",
-                          std::string(e.what()) +
-                              " (dynamic energy is unattributed while it fails; said once)");
-            }
-        }
-    }
+    const bool measured = process_utilization_supported_ && sample_process_utilization(activity);
     reading.activity_measured = process_utilization_supported_;
     add_exited_reporters(activity);
     // The container the kubelet gave this GPU (or replicas of it) to, when exactly one holds it.
@@ -355,14 +382,7 @@ ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
     } else if (reading.mps_server) {
         // With the probe listened for, a client's first report may trail its first listing.
         if (!activity_ || intervals_without_kernel_time_ >= kIntervalsBeforeNoSampleWarning)
-            warn_once(
-                "mps-server",
-                "an MPS server (" + live[*server_pid].command + ", pid " +
-                    std::to_string(*server_pid) +
-                    ") serves this GPU: the driver reports its clients' SM use as the "
-                    "server's, so no client's activity is measured and the dynamic energy goes "
-                    "to `unattributed` while it runs (never to the server); start the clients "
-                    "with the activity probe (docs/exporter.md) to measure each");
+            warn_once("mps-server", mps_server_warning(live[*server_pid].command, *server_pid));
         for (ConsumerActivity& c : processes)
             c.activity_ratio.reset();
     }

@@ -93,6 +93,12 @@ class ConsumerReader {
     // GPU instance id -> the UUIDs of its MIG devices (one per compute instance); empty when
     // they cannot be read (said once).
     std::map<unsigned, std::vector<std::string>> mig_device_uuids();
+    // GPU instance `gpu_instance_id`'s SM activity over the interval from GPM: none at its first
+    // sample, or when GPM fails (then `failed` is set, the next pair starts afresh, said once).
+    std::optional<double> gpm_activity(unsigned gpu_instance_id, bool& failed);
+    // Each process's SM ratio since the last sample into `activity` (pid -> ratio); false when
+    // NVML fails (said once; without support for good: process_utilization_supported_ false).
+    bool sample_process_utilization(std::map<unsigned, std::optional<double>>& activity);
 
     nvml::Device device_;
     std::string proc_root_;

@@ -309,6 +309,7 @@ std::vector<std::string> Exporter::take_warnings() {
 }
 
 std::vector<MetricFamily> Exporter::metric_families() const {
+    // Long as the six families' help texts, the scrape's own documentation; the loop is short.
     MetricFamily up{"migscope_gpu_up",
                     "1 when the last sample of the GPU succeeded, 0 when NVML failed for it "
                     "(e.g. it fell off the bus).",

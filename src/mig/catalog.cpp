@@ -157,6 +157,7 @@ void add_pci_ids(std::vector<GpuModel>& models) {
 }
 
 std::vector<GpuModel> make_catalog() {
+    // Long as a data table: one entry per built-in GPU model, each with its sources' figures.
     std::vector<GpuModel> models;
     models.push_back(with_green(a30(), kAmpereGreen));
     models.push_back(with_green(

@@ -141,11 +141,11 @@ std::vector<LayoutTerm> repeated_terms(const Profile& profile, uint64_t count,
     return std::vector<LayoutTerm>(count, LayoutTerm{profile.name, std::nullopt});
 }
 
-LayoutCheck check_layout(const std::vector<LayoutTerm>& terms, const GpuModel& model) {
-    std::vector<const Profile*> profiles;
-    for (const LayoutTerm& t : terms)
-        profiles.push_back(&model.require(t.profile));
+namespace {
 
+// Why the profiles cannot be one layout by their numbers alone: a profile more often than its
+// maximum, or compute or memory slices that sum to more than the GPU has; empty when they can.
+std::string count_problem(const std::vector<const Profile*>& profiles, const GpuModel& model) {
     // Counts against each profile's maximum.
     std::map<std::string, unsigned> counts;
     for (const Profile* p : profiles)
@@ -153,8 +153,8 @@ LayoutCheck check_layout(const std::vector<LayoutTerm>& terms, const GpuModel& m
     for (const auto& [name, count] : counts) {
         const Profile& p = model.require(name);
         if (count > p.max_count) {
-            return {std::nullopt, name + " appears " + std::to_string(count) + " times; at most " +
-                                      std::to_string(p.max_count) + " fit on " + model.key};
+            return name + " appears " + std::to_string(count) + " times; at most " +
+                   std::to_string(p.max_count) + " fit on " + model.key;
         }
     }
     // Slice sums.
@@ -168,15 +168,24 @@ LayoutCheck check_layout(const std::vector<LayoutTerm>& terms, const GpuModel& m
         return std::make_pair(total, detail);
     };
     if (auto [total, detail] = sum_detail(&Profile::compute_slices); total > model.compute_slices) {
-        return {std::nullopt, "compute slices sum to " + std::to_string(total) + " (" + detail +
-                                  "); " + model.key + " has " +
-                                  std::to_string(model.compute_slices)};
+        return "compute slices sum to " + std::to_string(total) + " (" + detail + "); " +
+               model.key + " has " + std::to_string(model.compute_slices);
     }
     if (auto [total, detail] = sum_detail(&Profile::memory_slices); total > model.memory_slices) {
-        return {std::nullopt, "memory slices sum to " + std::to_string(total) + " (" + detail +
-                                  "); " + model.key + " has " +
-                                  std::to_string(model.memory_slices)};
+        return "memory slices sum to " + std::to_string(total) + " (" + detail + "); " + model.key +
+               " has " + std::to_string(model.memory_slices);
     }
+    return "";
+}
+
+}  // namespace
+
+LayoutCheck check_layout(const std::vector<LayoutTerm>& terms, const GpuModel& model) {
+    std::vector<const Profile*> profiles;
+    for (const LayoutTerm& t : terms)
+        profiles.push_back(&model.require(t.profile));
+    if (std::string problem = count_problem(profiles, model); !problem.empty())
+        return {std::nullopt, problem};
     // Fixed placements: allowed starts, no overlaps among them.
     Mask used = 0;
     std::vector<Instance> fixed;

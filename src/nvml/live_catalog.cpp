@@ -49,6 +49,71 @@ std::string join(const std::vector<unsigned>& v) {
 
 }  // namespace
 
+namespace {
+
+// An NVML profile record as a catalog profile, without its name: slices, count, SMs, memory
+// and placements.
+mig::Profile profile_of(const NvmlProfile& n) {
+    mig::Profile p;
+    p.id = n.id;
+    p.compute_slices = n.slice_count;
+    p.max_count = n.instance_count;
+    p.sms = n.multiprocessor_count;
+    p.memory_gib = static_cast<double>(n.memory_mib) / 1024.0;
+    p.media_extensions = *variant_suffix(n.profile_enum) != '\0';
+    for (const api::GpuInstancePlacement& pl : n.placements) {
+        p.placements.push_back(pl.start);
+        p.memory_slices = pl.size;
+    }
+    return p;
+}
+
+// The built-in table's profile of NVML profile id `id` (the last with it); none without a table.
+const mig::Profile* table_profile(const mig::GpuModel* builtin, unsigned id) {
+    const mig::Profile* table = nullptr;
+    if (builtin) {
+        for (const mig::Profile& b : builtin->profiles) {
+            if (b.id && *b.id == id)
+                table = &b;
+        }
+    }
+    return table;
+}
+
+// A line for every figure in which NVML's profile `p` (named `nvml_name` by the driver, empty
+// where it gave none) differs from the built-in table's.
+void compare_with_table(const mig::Profile& p, const std::string& nvml_name,
+                        const mig::Profile& table, std::vector<std::string>& disagreements) {
+    auto differ = [&](const std::string& what, const std::string& ours, const std::string& theirs) {
+        disagreements.push_back(p.name + ": " + what + " table " + ours + ", NVML " + theirs);
+    };
+    if (!nvml_name.empty() && text::lower(nvml_name) != text::lower(table.name)) {
+        differ("name", table.name, nvml_name);
+    }
+    if (table.compute_slices != p.compute_slices) {
+        differ("compute slices", std::to_string(table.compute_slices),
+               std::to_string(p.compute_slices));
+    }
+    if (!p.placements.empty() && table.memory_slices != p.memory_slices) {
+        differ("memory slices", std::to_string(table.memory_slices),
+               std::to_string(p.memory_slices));
+    }
+    if (table.max_count != p.max_count) {
+        differ("max count", std::to_string(table.max_count), std::to_string(p.max_count));
+    }
+    if (table.sms && *table.sms != *p.sms) {
+        differ("SMs", std::to_string(*table.sms), std::to_string(*p.sms));
+    }
+    if (table.memory_gib && std::fabs(*table.memory_gib - *p.memory_gib) > 0.005) {
+        differ("memory GiB", fmt_gib(*table.memory_gib), fmt_gib(*p.memory_gib));
+    }
+    if (!p.placements.empty() && table.placements != p.placements) {
+        differ("placements", join(table.placements), join(p.placements));
+    }
+}
+
+}  // namespace
+
 LiveModel model_from_profiles(const std::vector<NvmlProfile>& profiles, const std::string& key,
                               const std::string& device_name, const mig::GpuModel* builtin) {
     LiveModel live;
@@ -63,27 +128,12 @@ LiveModel model_from_profiles(const std::vector<NvmlProfile>& profiles, const st
     model.compute_slices = 0;
 
     for (const NvmlProfile& n : profiles) {
-        mig::Profile p;
-        p.id = n.id;
-        p.compute_slices = n.slice_count;
-        p.max_count = n.instance_count;
-        p.sms = n.multiprocessor_count;
-        p.memory_gib = static_cast<double>(n.memory_mib) / 1024.0;
-        p.media_extensions = *variant_suffix(n.profile_enum) != '\0';
-        for (const api::GpuInstancePlacement& pl : n.placements) {
-            p.placements.push_back(pl.start);
-            p.memory_slices = pl.size;
+        mig::Profile p = profile_of(n);
+        for (const api::GpuInstancePlacement& pl : n.placements)
             model.memory_slices = std::max(model.memory_slices, pl.start + pl.size);
-        }
         model.compute_slices = std::max(model.compute_slices, n.slice_count);
 
-        const mig::Profile* table = nullptr;
-        if (builtin) {
-            for (const mig::Profile& b : builtin->profiles) {
-                if (b.id && *b.id == n.id)
-                    table = &b;
-            }
-        }
+        const mig::Profile* table = table_profile(builtin, n.id);
         // Drivers name profiles "MIG 1g.18gb"; nvidia-smi and mig-parted drop the prefix.
         std::string nvml_name = n.name;
         if (text::starts_with(nvml_name, "MIG "))
@@ -107,34 +157,7 @@ LiveModel model_from_profiles(const std::vector<NvmlProfile>& profiles, const st
             live.disagreements.push_back("NVML offers " + p.name + " (id " + std::to_string(n.id) +
                                          "), which the " + builtin->key + " table lacks");
         } else if (table) {
-            auto differ = [&](const std::string& what, const std::string& ours,
-                              const std::string& theirs) {
-                live.disagreements.push_back(p.name + ": " + what + " table " + ours + ", NVML " +
-                                             theirs);
-            };
-            if (!nvml_name.empty() && text::lower(nvml_name) != text::lower(table->name)) {
-                differ("name", table->name, nvml_name);
-            }
-            if (table->compute_slices != p.compute_slices) {
-                differ("compute slices", std::to_string(table->compute_slices),
-                       std::to_string(p.compute_slices));
-            }
-            if (!p.placements.empty() && table->memory_slices != p.memory_slices) {
-                differ("memory slices", std::to_string(table->memory_slices),
-                       std::to_string(p.memory_slices));
-            }
-            if (table->max_count != p.max_count) {
-                differ("max count", std::to_string(table->max_count), std::to_string(p.max_count));
-            }
-            if (table->sms && *table->sms != *p.sms) {
-                differ("SMs", std::to_string(*table->sms), std::to_string(*p.sms));
-            }
-            if (table->memory_gib && std::fabs(*table->memory_gib - *p.memory_gib) > 0.005) {
-                differ("memory GiB", fmt_gib(*table->memory_gib), fmt_gib(*p.memory_gib));
-            }
-            if (!p.placements.empty() && table->placements != p.placements) {
-                differ("placements", join(table->placements), join(p.placements));
-            }
+            compare_with_table(p, nvml_name, *table, live.disagreements);
         }
         model.profiles.push_back(std::move(p));
     }

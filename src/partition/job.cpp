@@ -135,6 +135,91 @@ const strict::Expected& jobs_file_keys() {
     return keys;
 }
 
+namespace {
+
+// A job's "command": a non-empty array of strings, each a valid text.
+std::vector<std::string> read_command(const nlohmann::json& value, const std::string& path) {
+    if (!value.is_array() || value.empty())
+        throw input_error(path + ".command must be a non-empty array of strings");
+    std::vector<std::string> command;
+    for (const nlohmann::json& a : value) {
+        if (!a.is_string())
+            throw input_error(path + ".command must be a non-empty array of strings");
+        command.push_back(a.get<std::string>());
+        user_text::check_text(command.back(),
+                              path + ".command[" + std::to_string(command.size() - 1) + "]");
+    }
+    return command;
+}
+
+// Refuses a job that is both or neither a built-in workload and a command, or that gives what
+// applies to the other kind only; names it (its command's program or its workload) where it
+// has no name.
+void check_file_job(JobSpec& job, const std::string& path) {
+    if (job.workload.empty() == job.command.empty())
+        throw input_error(path + ": give exactly one of \"workload\" and \"command\"");
+    if (job.external() &&
+        (job.batch || job.lora_rank || !job.data.empty() || !job.checkpoint.empty()))
+        throw input_error(
+            path + ": batch, data, checkpoint and lora_rank apply to built-in workloads only");
+    if (!job.external() && job.item_unit)
+        throw input_error(path +
+                          ".item_unit: applies to commands only (a built-in "
+                          "workload reports its own unit)");
+    if (job.name.empty())
+        job.name = job.external() ? job.command[0] : job.workload;
+    check_job_name(job.name, path + ".name");
+}
+
+// One job object of the jobs file (at `path`), every key checked.
+JobSpec read_file_job(const nlohmann::json& j, const std::string& path) {
+    require_json_object(j, path);
+    JobSpec job;
+    auto string_at = [&](const std::string& key) {
+        if (!j[key].is_string())
+            throw strict::wrong_type(path + "." + key, "a string", json_type(j[key]));
+        std::string value = j[key].get<std::string>();
+        user_text::check_text(value, path + "." + key);  // "\u0000" is valid JSON
+        return value;
+    };
+    auto positive_at = [&](const std::string& key) {
+        if (!j[key].is_number_integer())
+            throw strict::wrong_type(path + "." + key, "an integer", json_type(j[key]));
+        if (j[key].get<int64_t>() <= 0)
+            throw input_error(path + "." + key + " must be a positive integer");
+        return j[key].get<int64_t>();
+    };
+    const strict::Expected& kJobKeys = jobs_file_keys();
+    for (const auto& [key, value] : j.items()) {
+        kJobKeys.check(key, strict::field_path(path, key));
+        if (key == "workload") {
+            job.workload = string_at(key);
+            check_job_name(job.workload, path + ".workload");
+        } else if (key == "name")
+            job.name = string_at(key);
+        else if (key == "mode") {
+            job.mode = string_at(key);
+            check_mode(job.mode, path + ".mode");
+        } else if (key == "batch")
+            job.batch = positive_at(key);
+        else if (key == "lora_rank")
+            job.lora_rank = positive_at(key);
+        else if (key == "data")
+            job.data = string_at(key);
+        else if (key == "checkpoint")
+            job.checkpoint = string_at(key);
+        else if (key == "item_unit") {
+            job.item_unit = string_at(key);
+            check_job_name(*job.item_unit, path + ".item_unit");  // a word for tables
+        } else if (key == "command")
+            job.command = read_command(value, path);
+    }
+    check_file_job(job, path);
+    return job;
+}
+
+}  // namespace
+
 std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& origin) {
     using nlohmann::json;
     user_text::check_text(text, origin);  // as every input file: named before its parser's words
@@ -152,76 +237,10 @@ std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& o
         throw strict::missing_field(origin + ": jobs");
     if (!doc["jobs"].is_array())
         throw strict::wrong_type(origin + ": jobs", "an array", json_type(doc["jobs"]));
-    const strict::Expected& kJobKeys = jobs_file_keys();
     std::vector<JobSpec> jobs;
     size_t index = 0;
-    for (const json& j : doc["jobs"]) {
-        const std::string path = origin + ": jobs[" + std::to_string(index++) + "]";
-        require_json_object(j, path);
-        JobSpec job;
-        auto string_at = [&](const std::string& key) {
-            if (!j[key].is_string())
-                throw strict::wrong_type(path + "." + key, "a string", json_type(j[key]));
-            std::string value = j[key].get<std::string>();
-            user_text::check_text(value, path + "." + key);  // "\u0000" is valid JSON
-            return value;
-        };
-        auto positive_at = [&](const std::string& key) {
-            if (!j[key].is_number_integer())
-                throw strict::wrong_type(path + "." + key, "an integer", json_type(j[key]));
-            if (j[key].get<int64_t>() <= 0)
-                throw input_error(path + "." + key + " must be a positive integer");
-            return j[key].get<int64_t>();
-        };
-        for (const auto& [key, value] : j.items()) {
-            kJobKeys.check(key, strict::field_path(path, key));
-            if (key == "workload") {
-                job.workload = string_at(key);
-                check_job_name(job.workload, path + ".workload");
-            } else if (key == "name")
-                job.name = string_at(key);
-            else if (key == "mode") {
-                job.mode = string_at(key);
-                check_mode(job.mode, path + ".mode");
-            } else if (key == "batch")
-                job.batch = positive_at(key);
-            else if (key == "lora_rank")
-                job.lora_rank = positive_at(key);
-            else if (key == "data")
-                job.data = string_at(key);
-            else if (key == "checkpoint")
-                job.checkpoint = string_at(key);
-            else if (key == "item_unit") {
-                job.item_unit = string_at(key);
-                check_job_name(*job.item_unit, path + ".item_unit");  // a word for tables
-            }
-            else if (key == "command") {
-                if (!value.is_array() || value.empty())
-                    throw input_error(path + ".command must be a non-empty array of strings");
-                for (const json& a : value) {
-                    if (!a.is_string())
-                        throw input_error(path + ".command must be a non-empty array of strings");
-                    job.command.push_back(a.get<std::string>());
-                    user_text::check_text(
-                        job.command.back(),
-                        path + ".command[" + std::to_string(job.command.size() - 1) + "]");
-                }
-            }
-        }
-        if (job.workload.empty() == job.command.empty())
-            throw input_error(path + ": give exactly one of \"workload\" and \"command\"");
-        if (job.external() &&
-            (job.batch || job.lora_rank || !job.data.empty() || !job.checkpoint.empty()))
-            throw input_error(
-                path + ": batch, data, checkpoint and lora_rank apply to built-in workloads only");
-        if (!job.external() && job.item_unit)
-            throw input_error(path + ".item_unit: applies to commands only (a built-in "
-                              "workload reports its own unit)");
-        if (job.name.empty())
-            job.name = job.external() ? job.command[0] : job.workload;
-        check_job_name(job.name, path + ".name");
-        jobs.push_back(std::move(job));
-    }
+    for (const json& j : doc["jobs"])
+        jobs.push_back(read_file_job(j, origin + ": jobs[" + std::to_string(index++) + "]"));
     if (jobs.empty())
         throw input_error(origin + ": no jobs");
     make_names_unique(jobs);

@@ -255,72 +255,62 @@ std::vector<std::string> MigInstances::release() {
     return failures;
 }
 
-MigInstances realise_mig_layout(const nvml::Device& gpu, const mig::GpuModel& model,
-                                const std::vector<mig::LayoutTerm>& request, ApplyMode mode) {
-    if (request.empty())
-        throw input_error("empty MIG layout: nothing to realise on " + gpu_label(gpu));
-    require_mig_enabled(gpu);
-    MigInstances owner(gpu);
-    const MigInstancesApi& api = *owner.api_;
-    const std::string gpu_index = std::to_string(gpu.index());
+namespace {
 
-    if (mode == ApplyMode::kApply) {
-        std::vector<nvml::ComputeProcess> processes;
-        try {
-            processes = api.compute_processes();
-        } catch (const nvml::CallError& e) {
-            rethrow_nvml(e, gpu, "checking for other processes before creating MIG instances");
-        }
-        if (!processes.empty()) {
-            std::vector<std::string> pids;
-            for (const nvml::ComputeProcess& p : processes)
-                pids.push_back(std::to_string(p.pid));
-            throw unavailable_error(
-                gpu_label(gpu) + " runs " + std::to_string(processes.size()) + " compute process" +
-                (processes.size() == 1 ? "" : "es") + " (PID" +
-                (processes.size() == 1 ? " " : "s ") + join(pids) +
-                "): migscope creates MIG instances only on a GPU nobody else uses");
-        }
-    }
-
-    std::vector<Found> existing;
+// Refuses to create instances on a GPU that runs compute processes: nobody else may be using it.
+void require_no_processes(const MigInstancesApi& api, const nvml::Device& gpu) {
+    std::vector<nvml::ComputeProcess> processes;
     try {
-        existing = find_existing(api, model);
+        processes = api.compute_processes();
     } catch (const nvml::CallError& e) {
-        rethrow_nvml(e, gpu, "listing MIG instances");
+        rethrow_nvml(e, gpu, "checking for other processes before creating MIG instances");
     }
+    if (processes.empty())
+        return;
+    std::vector<std::string> pids;
+    for (const nvml::ComputeProcess& p : processes)
+        pids.push_back(std::to_string(p.pid));
+    throw unavailable_error(gpu_label(gpu) + " runs " + std::to_string(processes.size()) +
+                            " compute process" + (processes.size() == 1 ? "" : "es") + " (PID" +
+                            (processes.size() == 1 ? " " : "s ") + join(pids) +
+                            "): migscope creates MIG instances only on a GPU nobody else uses");
+}
 
+// The request's instances among those that exist (each with a compute instance), in the
+// request's order; refuses a term none matches.
+std::vector<MigInstance> match_existing(const nvml::Device& gpu,
+                                        const std::vector<mig::LayoutTerm>& request,
+                                        const std::vector<Found>& existing) {
+    std::vector<mig::Instance> candidates = usable(existing);
+    std::vector<std::optional<size_t>> match = match_terms(request, candidates);
+    std::vector<std::string> missing;
+    for (size_t t = 0; t < request.size(); ++t) {
+        if (!match[t])
+            missing.push_back(term_text(request[t]));
+    }
+    if (!missing.empty()) {
+        throw input_error("MIG layout not found on " + gpu_label(gpu) + ": missing " +
+                          join(missing) + "; existing: " + describe_all(existing) +
+                          ". Create the layout with --apply (needs root) or ask for "
+                          "instances that exist");
+    }
     std::vector<MigInstance> instances(request.size());
-    if (mode == ApplyMode::kUseExisting) {
-        std::vector<mig::Instance> candidates = usable(existing);
-        std::vector<std::optional<size_t>> match = match_terms(request, candidates);
-        std::vector<std::string> missing;
-        for (size_t t = 0; t < request.size(); ++t) {
-            if (!match[t])
-                missing.push_back(term_text(request[t]));
-        }
-        if (!missing.empty()) {
-            throw input_error("MIG layout not found on " + gpu_label(gpu) + ": missing " +
-                              join(missing) + "; existing: " + describe_all(existing) +
-                              ". Create the layout with --apply (needs root) or ask for "
-                              "instances that exist");
-        }
-        for (size_t t = 0; t < request.size(); ++t) {
-            const mig::Instance& c = candidates[*match[t]];
-            auto f = std::find_if(existing.begin(), existing.end(), [&](const Found& x) {
-                return x.compute_instance && x.profile->name == c.profile &&
-                       x.gpu_instance.placement.start == c.start;
-            });
-            instances[t] =
-                MigInstance{c.profile,   c.start, f->gpu_instance.id, f->compute_instance->id, "",
-                            f->sm_count, 0};
-        }
-        attach_mig_devices(api, gpu, model, instances);
-        owner.instances_ = std::move(instances);
-        return owner;
+    for (size_t t = 0; t < request.size(); ++t) {
+        const mig::Instance& c = candidates[*match[t]];
+        auto f = std::find_if(existing.begin(), existing.end(), [&](const Found& x) {
+            return x.compute_instance && x.profile->name == c.profile &&
+                   x.gpu_instance.placement.start == c.start;
+        });
+        instances[t] = MigInstance{
+            c.profile, c.start, f->gpu_instance.id, f->compute_instance->id, "", f->sm_count, 0};
     }
+    return instances;
+}
 
-    // kApply: requested placements must be free of existing instances.
+// Each requested placement that overlaps an existing instance, with the memory slices they share.
+std::vector<std::string> placement_conflicts(const mig::GpuModel& model,
+                                             const std::vector<mig::LayoutTerm>& request,
+                                             const std::vector<Found>& existing) {
     std::vector<std::string> conflicts;
     for (const mig::LayoutTerm& t : request) {
         if (!t.start)
@@ -337,6 +327,23 @@ MigInstances realise_mig_layout(const nvml::Device& gpu, const mig::GpuModel& mo
             }
         }
     }
+    return conflicts;
+}
+
+// The instances to create and each term's place among them.
+struct CreationPlan {
+    std::vector<mig::Instance> planned;
+    std::vector<std::optional<size_t>> placement;  // per term: its index in `planned`
+};
+
+// Where the request's instances go on free memory slices: start-less terms are placed around the
+// existing instances (which count against the limits). Refuses a requested placement that
+// overlaps an existing instance, or a layout that does not fit beside them; either refusal says
+// when the whole layout already exists (then it is used without --apply).
+CreationPlan plan_creation(const nvml::Device& gpu, const mig::GpuModel& model,
+                           const std::vector<mig::LayoutTerm>& request,
+                           const std::vector<Found>& existing) {
+    const std::vector<std::string> conflicts = placement_conflicts(model, request, existing);
     const bool already_there = [&] {
         std::vector<std::optional<size_t>> m = match_terms(request, usable(existing));
         return std::all_of(m.begin(), m.end(), [](const auto& x) { return x.has_value(); });
@@ -348,7 +355,6 @@ MigInstances realise_mig_layout(const nvml::Device& gpu, const mig::GpuModel& mo
                           join(conflicts, "; ") +
                           "; migscope creates instances on free memory slices only" + use_them);
     }
-    // Place start-less terms around the existing instances (which count against the limits).
     std::vector<mig::LayoutTerm> everything;
     std::vector<mig::Instance> existing_placed;
     for (const Found& f : existing) {
@@ -364,14 +370,49 @@ MigInstances realise_mig_layout(const nvml::Device& gpu, const mig::GpuModel& mo
                               : " beside its existing instances (" + describe_all(existing) + ")") +
             ": " + check.reason + use_them);
     }
-    std::vector<mig::Instance> planned = check.layout->instances;
+    CreationPlan plan;
+    plan.planned = check.layout->instances;
     for (const mig::Instance& e : existing_placed) {
-        auto it = std::find(planned.begin(), planned.end(), e);
-        if (it != planned.end())
-            planned.erase(it);
+        auto it = std::find(plan.planned.begin(), plan.planned.end(), e);
+        if (it != plan.planned.end())
+            plan.planned.erase(it);
     }
-    std::vector<std::optional<size_t>> placement = match_terms(request, planned);
+    plan.placement = match_terms(request, plan.planned);
+    return plan;
+}
 
+}  // namespace
+
+MigInstances realise_mig_layout(const nvml::Device& gpu, const mig::GpuModel& model,
+                                const std::vector<mig::LayoutTerm>& request, ApplyMode mode) {
+    if (request.empty())
+        throw input_error("empty MIG layout: nothing to realise on " + gpu_label(gpu));
+    require_mig_enabled(gpu);
+    MigInstances owner(gpu);
+    const MigInstancesApi& api = *owner.api_;
+    const std::string gpu_index = std::to_string(gpu.index());
+    if (mode == ApplyMode::kApply)
+        require_no_processes(api, gpu);
+
+    std::vector<Found> existing;
+    try {
+        existing = find_existing(api, model);
+    } catch (const nvml::CallError& e) {
+        rethrow_nvml(e, gpu, "listing MIG instances");
+    }
+
+    if (mode == ApplyMode::kUseExisting) {
+        std::vector<MigInstance> instances = match_existing(gpu, request, existing);
+        attach_mig_devices(api, gpu, model, instances);
+        owner.instances_ = std::move(instances);
+        return owner;
+    }
+
+    // kApply: requested placements must be free of existing instances.
+    const CreationPlan plan = plan_creation(gpu, model, request, existing);
+    const std::vector<mig::Instance>& planned = plan.planned;
+    const std::vector<std::optional<size_t>>& placement = plan.placement;
+    std::vector<MigInstance> instances(request.size());
     try {
         owner.nvml_reference_ = std::make_unique<nvml::Session>(nvml::Session::retain(gpu));
         for (size_t t = 0; t < request.size(); ++t) {

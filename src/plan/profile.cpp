@@ -220,6 +220,92 @@ const JobProfile& ProfileSet::require(const std::string& who, const std::string&
                       " (measure it with `migscope profile`)");
 }
 
+namespace {
+
+// The file's "provenance" object: where and how the profiles were measured.
+ProfileProvenance read_provenance(const json& node) {
+    Fields prov(node, "provenance");
+    ProfileProvenance p;
+    p.created_at = prov.get<std::string>("created_at");
+    p.measured_from = prov.get<std::string>("measured_from");
+    p.measured_to = prov.get<std::string>("measured_to");
+    p.gpu = prov.get<std::string>("gpu");
+    p.driver = prov.get<std::string>("driver");
+    p.migscope = prov.get<std::string>("migscope");
+    p.command = prov.get<std::string>("command");
+    p.source = prov.get<std::string>("source");
+    p.steps = prov.optional<std::string>("steps").value_or("");
+    prov.check_keys();
+    return p;
+}
+
+// One partition size of a job's profile (at `path`); its items_per_s and sms must be positive.
+PartitionProfile read_partition_profile(const json& node, const std::string& path) {
+    Fields pf(node, path);
+    PartitionProfile pp;
+    pp.partition = pf.get<std::string>("partition");
+    pp.sms = pf.get<unsigned>("sms");
+    pp.items_per_s = read_measured(pf.child("items_per_s"), path + ".items_per_s");
+    pp.average_power_w = read_measured(pf.child("average_power_w"), path + ".average_power_w");
+    pp.window_s = pf.get<double>("window_s");
+    if (pf.has("startup_s"))
+        pp.startup_s = read_measured(pf.child("startup_s"), path + ".startup_s");
+    if (pf.has("memory_utilization_pct")) {
+        pp.memory_utilization_pct =
+            read_measured(pf.child("memory_utilization_pct"), path + ".memory_utilization_pct");
+    }
+    pf.check_keys();
+    if (pp.items_per_s.value <= 0 || pp.sms == 0)
+        throw input_error(path + ": items_per_s and sms must be positive");
+    return pp;
+}
+
+// One job's profile (at `path`): a built-in workload's (workload, mode, batch) or an external
+// command's (name, command), its unit, and its partition sizes, fewest SMs first.
+JobProfile read_job_profile(const json& node, const std::string& path) {
+    Fields f(node, path);
+    JobProfile job;
+    if (f.optional<std::string>("name")) {  // an external command
+        job.name = f.get<std::string>("name");
+        const json& argv = f.child("command");
+        if (!argv.is_array() || argv.empty())
+            throw input_error(path + ".command: expected a non-empty array of strings");
+        for (const json& a : argv) {
+            if (!a.is_string())
+                throw input_error(path + ".command: expected a non-empty array of strings");
+            job.command.push_back(a.get<std::string>());
+        }
+        if (job.name.empty())
+            throw input_error(path + ".name: empty");
+    } else {
+        job.workload = f.get<std::string>("workload");
+        job.mode = f.get<std::string>("mode");
+        job.batch = f.get<int64_t>("batch");
+    }
+    job.backend = f.optional<std::string>("backend").value_or("");
+    if (!job.backend.empty() && !partition_backend(job.backend))
+        throw input_error(path + ".backend: \"" + job.backend + "\" is not " +
+                          partition::backend_names_text(partition::plans_partitions, "or"));
+    job.item_unit = f.get<std::string>("item_unit");
+    job.items_per_step = f.get<double>("items_per_step");
+    if (job.items_per_step <= 0)
+        throw input_error(path + ".items_per_step: must be positive");
+    job.peak_memory_gib = f.optional<double>("peak_memory_gib");
+    const json& parts = f.child("partitions");
+    if (!parts.is_array() || parts.empty())
+        throw input_error(path + ".partitions: expected a non-empty array");
+    for (size_t k = 0; k < parts.size(); ++k) {
+        job.partitions.push_back(
+            read_partition_profile(parts[k], path + ".partitions[" + std::to_string(k) + "]"));
+    }
+    std::sort(job.partitions.begin(), job.partitions.end(),
+              [](const auto& a, const auto& b) { return a.sms < b.sms; });
+    f.check_keys();
+    return job;
+}
+
+}  // namespace
+
 ProfileSet parse_profiles_json(std::string_view text, const std::string& origin) {
     const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded())
@@ -229,18 +315,7 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
         Fields top(doc, "");
         top.require_format(kFormat, kVersion);
         set.gpu_model = top.get<std::string>("gpu_model");
-        Fields prov(top.child("provenance"), "provenance");
-        ProfileProvenance& p = set.provenance;
-        p.created_at = prov.get<std::string>("created_at");
-        p.measured_from = prov.get<std::string>("measured_from");
-        p.measured_to = prov.get<std::string>("measured_to");
-        p.gpu = prov.get<std::string>("gpu");
-        p.driver = prov.get<std::string>("driver");
-        p.migscope = prov.get<std::string>("migscope");
-        p.command = prov.get<std::string>("command");
-        p.source = prov.get<std::string>("source");
-        p.steps = prov.optional<std::string>("steps").value_or("");
-        prov.check_keys();
+        set.provenance = read_provenance(top.child("provenance"));
         set.idle_power_w = read_measured(top.child("idle_power_w"), "idle_power_w");
         set.idle_state = top.optional<std::string>("idle_state").value_or("");
         set.power_limit_w = top.optional<double>("power_limit_w");
@@ -255,65 +330,8 @@ ProfileSet parse_profiles_json(std::string_view text, const std::string& origin)
         set.correction.mixes = corr.get<int>("mixes");
         corr.check_keys();
         const json& jobs = top.array("jobs");
-        for (size_t i = 0; i < jobs.size(); ++i) {
-            const std::string path = "jobs[" + std::to_string(i) + "]";
-            Fields f(jobs[i], path);
-            JobProfile job;
-            if (f.optional<std::string>("name")) {  // an external command
-                job.name = f.get<std::string>("name");
-                const json& argv = f.child("command");
-                if (!argv.is_array() || argv.empty())
-                    throw input_error(path + ".command: expected a non-empty array of strings");
-                for (const json& a : argv) {
-                    if (!a.is_string())
-                        throw input_error(path + ".command: expected a non-empty array of strings");
-                    job.command.push_back(a.get<std::string>());
-                }
-                if (job.name.empty())
-                    throw input_error(path + ".name: empty");
-            } else {
-                job.workload = f.get<std::string>("workload");
-                job.mode = f.get<std::string>("mode");
-                job.batch = f.get<int64_t>("batch");
-            }
-            job.backend = f.optional<std::string>("backend").value_or("");
-            if (!job.backend.empty() && !partition_backend(job.backend))
-                throw input_error(path + ".backend: \"" + job.backend + "\" is not " +
-                                  partition::backend_names_text(partition::plans_partitions, "or"));
-            job.item_unit = f.get<std::string>("item_unit");
-            job.items_per_step = f.get<double>("items_per_step");
-            if (job.items_per_step <= 0)
-                throw input_error(path + ".items_per_step: must be positive");
-            job.peak_memory_gib = f.optional<double>("peak_memory_gib");
-            const json& parts = f.child("partitions");
-            if (!parts.is_array() || parts.empty())
-                throw input_error(path + ".partitions: expected a non-empty array");
-            for (size_t k = 0; k < parts.size(); ++k) {
-                const std::string ppath = path + ".partitions[" + std::to_string(k) + "]";
-                Fields pf(parts[k], ppath);
-                PartitionProfile pp;
-                pp.partition = pf.get<std::string>("partition");
-                pp.sms = pf.get<unsigned>("sms");
-                pp.items_per_s = read_measured(pf.child("items_per_s"), ppath + ".items_per_s");
-                pp.average_power_w =
-                    read_measured(pf.child("average_power_w"), ppath + ".average_power_w");
-                pp.window_s = pf.get<double>("window_s");
-                if (pf.has("startup_s"))
-                    pp.startup_s = read_measured(pf.child("startup_s"), ppath + ".startup_s");
-                if (pf.has("memory_utilization_pct")) {
-                    pp.memory_utilization_pct = read_measured(pf.child("memory_utilization_pct"),
-                                                              ppath + ".memory_utilization_pct");
-                }
-                pf.check_keys();
-                if (pp.items_per_s.value <= 0 || pp.sms == 0)
-                    throw input_error(ppath + ": items_per_s and sms must be positive");
-                job.partitions.push_back(pp);
-            }
-            std::sort(job.partitions.begin(), job.partitions.end(),
-                      [](const auto& a, const auto& b) { return a.sms < b.sms; });
-            f.check_keys();
-            set.jobs.push_back(job);
-        }
+        for (size_t i = 0; i < jobs.size(); ++i)
+            set.jobs.push_back(read_job_profile(jobs[i], "jobs[" + std::to_string(i) + "]"));
         top.check_keys();
     } catch (const Error& e) {
         throw input_error(origin + ": " + e.what());

@@ -47,16 +47,9 @@ std::optional<std::vector<size_t>> assign_of(const std::string& label) {
     return out;
 }
 
-// A stored run as a plan of one GPU: its jobs as requests (their measured steps as the work),
-// its layout placed as the runner placed it, each job on its term (a queue where a label's
-// --assign puts several on one), or the whole GPU one after another.
-struct Rebuilt {
-    Problem problem;
-    GpuPlan gpu;
-};
-
-Rebuilt rebuild(const store::RunRecord& r, const ProfileSet& profiles,
-                const mig::GpuModel& model) {
+// A stored run's jobs as requests: a built-in workload's measured steps as its work (a repeated
+// name made unique by its index), a command as itself.
+std::vector<JobRequest> requests_of(const store::RunRecord& r) {
     std::vector<JobRequest> requests;
     std::set<std::string> names;
     for (size_t i = 0; i < r.jobs.size(); ++i) {
@@ -78,6 +71,63 @@ Rebuilt rebuild(const store::RunRecord& r, const ProfileSet& profiles,
         names.insert(q.name);
         requests.push_back(std::move(q));
     }
+    return requests;
+}
+
+// Each layout term's instance in the placed (largest first) layout.
+std::vector<size_t> instances_of_terms(const std::vector<mig::LayoutTerm>& terms,
+                                       const mig::Layout& layout) {
+    std::vector<size_t> instance_of(terms.size());
+    std::vector<char> taken(layout.instances.size(), 0);
+    for (size_t t = 0; t < terms.size(); ++t) {
+        for (size_t k = 0; k < taken.size(); ++k) {
+            const mig::Instance& in = layout.instances[k];
+            if (!taken[k] && in.profile == terms[t].profile &&
+                (!terms[t].start || *terms[t].start == in.start)) {
+                taken[k] = 1;
+                instance_of[t] = k;
+                break;
+            }
+        }
+    }
+    return instance_of;
+}
+
+// Each job's layout term: as its label's --assign names them, else one job per term, each on the
+// first free term of its partition's profile.
+std::vector<size_t> terms_of_jobs(const store::RunRecord& r,
+                                  const std::vector<mig::LayoutTerm>& terms) {
+    if (const auto assign = assign_of(r.label)) {
+        if (assign->size() != r.jobs.size())
+            throw input_error("its label's --assign names " + std::to_string(assign->size()) +
+                              " partitions for " + std::to_string(r.jobs.size()) + " jobs");
+        return *assign;
+    }
+    std::vector<size_t> term_of(r.jobs.size());
+    std::vector<char> used(terms.size(), 0);
+    for (size_t i = 0; i < r.jobs.size(); ++i) {
+        size_t t = 0;
+        while (t < terms.size() && (used[t] || terms[t].profile != r.jobs[i].partition))
+            ++t;
+        if (t == terms.size())
+            throw input_error("job '" + r.jobs[i].name + "' on " + r.jobs[i].partition +
+                              ": no free partition of the layout (queues not stored)");
+        used[t] = 1;
+        term_of[i] = t;
+    }
+    return term_of;
+}
+
+// A stored run as a plan of one GPU: its jobs as requests (their measured steps as the work),
+// its layout placed as the runner placed it, each job on its term (a queue where a label's
+// --assign puts several on one), or the whole GPU one after another.
+struct Rebuilt {
+    Problem problem;
+    GpuPlan gpu;
+};
+
+Rebuilt rebuild(const store::RunRecord& r, const ProfileSet& profiles, const mig::GpuModel& model) {
+    const std::vector<JobRequest> requests = requests_of(r);
     const partition::BackendTraits* backend = partition::find_backend(r.backend);
     const PartitionKind kind =
         backend && backend->rounds_sms ? PartitionKind::kGreen : PartitionKind::kMig;
@@ -100,39 +150,8 @@ Rebuilt rebuild(const store::RunRecord& r, const ProfileSet& profiles,
     const mig::LayoutCheck check = mig::check_layout(terms, model);
     if (!check.layout)
         throw input_error("layout " + *r.layout + ": " + check.reason);
-    // Each term's instance in the placed (largest first) layout.
-    std::vector<size_t> instance_of(terms.size());
-    std::vector<char> taken(check.layout->instances.size(), 0);
-    for (size_t t = 0; t < terms.size(); ++t) {
-        for (size_t k = 0; k < taken.size(); ++k) {
-            const mig::Instance& in = check.layout->instances[k];
-            if (!taken[k] && in.profile == terms[t].profile &&
-                (!terms[t].start || *terms[t].start == in.start)) {
-                taken[k] = 1;
-                instance_of[t] = k;
-                break;
-            }
-        }
-    }
-    std::vector<size_t> term_of(r.jobs.size());
-    if (const auto assign = assign_of(r.label)) {
-        if (assign->size() != r.jobs.size())
-            throw input_error("its label's --assign names " + std::to_string(assign->size()) +
-                              " partitions for " + std::to_string(r.jobs.size()) + " jobs");
-        term_of = *assign;
-    } else {  // one job per term: each job on the first free term of its partition's profile
-        std::vector<char> used(terms.size(), 0);
-        for (size_t i = 0; i < r.jobs.size(); ++i) {
-            size_t t = 0;
-            while (t < terms.size() && (used[t] || terms[t].profile != r.jobs[i].partition))
-                ++t;
-            if (t == terms.size())
-                throw input_error("job '" + r.jobs[i].name + "' on " + r.jobs[i].partition +
-                                  ": no free partition of the layout (queues not stored)");
-            used[t] = 1;
-            term_of[i] = t;
-        }
-    }
+    const std::vector<size_t> instance_of = instances_of_terms(terms, *check.layout);
+    const std::vector<size_t> term_of = terms_of_jobs(r, terms);
     out.gpu.layout = *check.layout;
     out.gpu.queues.assign(check.layout->instances.size(), {});
     for (size_t i = 0; i < r.jobs.size(); ++i) {

@@ -255,6 +255,51 @@ void decide(const Problem& p, const SearchOptions& o, SearchResult& r) {
     }
 }
 
+// The baseline `name`: the best plan on the layout `spec` (empty: the GPU has no such
+// configuration), or why there is none.
+Baseline layout_baseline(const Problem& p, const SearchOptions& o, const std::string& name,
+                         const std::string& spec) {
+    Baseline b{name, std::nullopt, ""};
+    if (spec.empty()) {
+        b.why_not = "no such configuration for " + p.model.key;
+        return b;
+    }
+    const mig::LayoutCheck check = mig::check_layout(mig::parse_layout(spec, p.model), p.model);
+    if (!check.layout) {
+        b.why_not = "not a layout of " + p.model.key + ": " + check.reason;
+        return b;
+    }
+    for (const mig::Instance& i : check.layout->instances) {
+        if (std::none_of(p.sizes.begin(), p.sizes.end(),
+                         [&](const Size& s) { return s.label == i.profile; })) {
+            b.why_not = i.profile + ": SMs or memory unknown for " + p.model.key;
+            return b;
+        }
+    }
+    b.candidate = best_on_layout(p, *check.layout, o);
+    if (!b.candidate)
+        b.why_not = "some job can use none of its partitions (memory or min speed)";
+    return b;
+}
+
+// The best single layout baseline: the best of the layouts' plans (best first) whose GPUs are all
+// partitioned alike.
+Baseline best_single_layout(const std::vector<Candidate>& per_layout) {
+    Baseline single{"best single layout", std::nullopt,
+                    "no partitioned layout can run the job set"};
+    for (const Candidate& c : per_layout) {
+        const bool uniform = std::all_of(c.plan.begin(), c.plan.end(), [&](const GpuPlan& g) {
+            return g.layout && g.layout == c.plan.front().layout;
+        });
+        if (uniform) {
+            single.candidate = c;
+            single.why_not.clear();
+            break;
+        }
+    }
+    return single;
+}
+
 }  // namespace
 
 SearchResult search(const Problem& p, const SearchOptions& o) {
@@ -290,53 +335,18 @@ SearchResult search(const Problem& p, const SearchOptions& o) {
     r.top.assign(per_layout.begin(), per_layout.begin() + std::min(o.top_k, per_layout.size()));
 
     // Baselines.
-    SearchOptions fixed = o;
-    auto baseline_of = [&](const std::string& name, const std::string& spec) {
-        Baseline b{name, std::nullopt, ""};
-        if (spec.empty()) {
-            b.why_not = "no such configuration for " + p.model.key;
-            return b;
-        }
-        const mig::LayoutCheck check = mig::check_layout(mig::parse_layout(spec, p.model), p.model);
-        if (!check.layout) {
-            b.why_not = "not a layout of " + p.model.key + ": " + check.reason;
-            return b;
-        }
-        for (const mig::Instance& i : check.layout->instances) {
-            if (std::none_of(p.sizes.begin(), p.sizes.end(),
-                             [&](const Size& s) { return s.label == i.profile; })) {
-                b.why_not = i.profile + ": SMs or memory unknown for " + p.model.key;
-                return b;
-            }
-        }
-        b.candidate = best_on_layout(p, *check.layout, fixed);
-        if (!b.candidate)
-            b.why_not = "some job can use none of its partitions (memory or min speed)";
-        return b;
-    };
     Baseline sequential{"sequential whole GPU", std::nullopt, ""};
     sequential.candidate = candidate_of(p, whole_gpu_plan(p, tab, o.objective, o.gpus));
     r.baselines.push_back(std::move(sequential));
     // Every compute slice its own 1g instance, and mig-parted's all-balanced configuration (on
     // seven-slice GPUs 3g + 2g + 2 × 1g, on the four-slice A30 2g + 2 × 1g).
     const std::string all_1g = std::to_string(p.model.compute_slices) + "x1g";
-    r.baselines.push_back(baseline_of(all_1g, p.model.find("1g") ? all_1g : ""));
-    r.baselines.push_back(baseline_of("all-balanced", p.model.compute_slices == 7   ? "3g+2g+2x1g"
-                                                      : p.model.compute_slices == 4 ? "2g+2x1g"
-                                                                                    : ""));
-    Baseline single{"best single layout", std::nullopt,
-                    "no partitioned layout can run the job set"};
-    for (const Candidate& c : per_layout) {
-        const bool uniform = std::all_of(c.plan.begin(), c.plan.end(), [&](const GpuPlan& g) {
-            return g.layout && g.layout == c.plan.front().layout;
-        });
-        if (uniform) {
-            single.candidate = c;
-            single.why_not.clear();
-            break;
-        }
-    }
-    r.baselines.push_back(std::move(single));
+    r.baselines.push_back(layout_baseline(p, o, all_1g, p.model.find("1g") ? all_1g : ""));
+    r.baselines.push_back(layout_baseline(p, o, "all-balanced",
+                                          p.model.compute_slices == 7   ? "3g+2g+2x1g"
+                                          : p.model.compute_slices == 4 ? "2g+2x1g"
+                                                                        : ""));
+    r.baselines.push_back(best_single_layout(per_layout));
     decide(p, o, r);
     return r;
 }

@@ -57,8 +57,8 @@ bool get_bool(const json& v, const std::string& path) {
     return v.get<bool>();
 }
 
-WorkerJob parse_job(const json& j, const std::string& path) {
-    require_json_object(j, at(path));
+// Refuses a key a job object does not have, naming it (and "model", the old name of "workload").
+void check_job_keys(const json& j, const std::string& path) {
     static const strict::Expected kKeys = {"workload",
                                            "mode",
                                            "batch",
@@ -82,8 +82,12 @@ WorkerJob parse_job(const json& j, const std::string& path) {
         kKeys.check(key, at(strict::field_path(path, key)),
                     key == "model" ? "the workload's key is \"workload\"" : "");
     }
-    WorkerJob s;
-    JobSpec& job = s.job;
+}
+
+// The job's training definition: its workload (also its name), mode, batch, LoRA rank, data and
+// checkpoint.
+JobSpec read_job_spec(const json& j, const std::string& path) {
+    JobSpec job;
     if (!j.contains("workload"))
         throw strict::missing_field(at(path + ".workload"), "the workload's name");
     job.workload = get_string(j["workload"], path + ".workload");
@@ -103,18 +107,11 @@ WorkerJob parse_job(const json& j, const std::string& path) {
         job.data = get_string(j["data"], path + ".data");
     if (j.contains("checkpoint"))
         job.checkpoint = get_string(j["checkpoint"], path + ".checkpoint");
-    if (j.contains("sms"))
-        s.sms =
-            static_cast<int>(std::min<int64_t>(get_integer(j["sms"], path + ".sms", 1), 1 << 20));
-    if (j.contains("memory_limit_gib"))
-        s.memory_limit_gib = get_positive_number(j["memory_limit_gib"], path + ".memory_limit_gib");
-    if (j.contains("warmup_steps"))
-        s.warmup_steps = get_integer(j["warmup_steps"], path + ".warmup_steps", 0);
-    if (j.contains("seed"))
-        s.seed = static_cast<uint64_t>(get_integer(j["seed"], path + ".seed", 0));
-    if (j.contains("save_checkpoint"))
-        s.save_checkpoint = get_string(j["save_checkpoint"], path + ".save_checkpoint");
+    return job;
+}
 
+// The job's stop rules (steps, seconds, until_stopped) into `s`; returns how many were given.
+int read_stop_rules(const json& j, const std::string& path, WorkerJob& s) {
     int stop_rules = 0;
     if (j.contains("steps")) {
         s.stop = StopRule::kSteps;
@@ -130,6 +127,40 @@ WorkerJob parse_job(const json& j, const std::string& path) {
         s.stop = StopRule::kUntilStopped;
         ++stop_rules;
     }
+    return stop_rules;
+}
+
+// The job's later start: finite seconds >= 0, counted from `start`, so only with
+// hold_after_warmup.
+double read_start_after_s(const json& v, const std::string& path, Hold hold) {
+    if (!v.is_number())
+        throw strict::wrong_type(at(path), "a number", json_type(v));
+    const double start_after_s = v.get<double>();
+    if (!(start_after_s >= 0) || !std::isfinite(start_after_s))
+        fail(path, "must be finite and at least 0, got " + v.dump());
+    if (start_after_s > 0 && hold != Hold::kUntilStart)
+        fail(path, "counts from `start`: needs hold_after_warmup");
+    return start_after_s;
+}
+
+WorkerJob parse_job(const json& j, const std::string& path) {
+    require_json_object(j, at(path));
+    check_job_keys(j, path);
+    WorkerJob s;
+    s.job = read_job_spec(j, path);
+    if (j.contains("sms"))
+        s.sms =
+            static_cast<int>(std::min<int64_t>(get_integer(j["sms"], path + ".sms", 1), 1 << 20));
+    if (j.contains("memory_limit_gib"))
+        s.memory_limit_gib = get_positive_number(j["memory_limit_gib"], path + ".memory_limit_gib");
+    if (j.contains("warmup_steps"))
+        s.warmup_steps = get_integer(j["warmup_steps"], path + ".warmup_steps", 0);
+    if (j.contains("seed"))
+        s.seed = static_cast<uint64_t>(get_integer(j["seed"], path + ".seed", 0));
+    if (j.contains("save_checkpoint"))
+        s.save_checkpoint = get_string(j["save_checkpoint"], path + ".save_checkpoint");
+
+    const int stop_rules = read_stop_rules(j, path, s);
     if (j.contains("hold_after_warmup") &&
         get_bool(j["hold_after_warmup"], path + ".hold_after_warmup"))
         s.hold_after_warmup = Hold::kUntilStart;
@@ -140,16 +171,9 @@ WorkerJob parse_job(const json& j, const std::string& path) {
     if (j.contains("after"))
         s.after = static_cast<int>(
             std::min<int64_t>(get_integer(j["after"], path + ".after", 0), 1 << 20));
-    if (j.contains("start_after_s")) {
-        const json& v = j["start_after_s"];
-        if (!v.is_number())
-            throw strict::wrong_type(at(path + ".start_after_s"), "a number", json_type(v));
-        s.start_after_s = v.get<double>();
-        if (!(s.start_after_s >= 0) || !std::isfinite(s.start_after_s))
-            fail(path + ".start_after_s", "must be finite and at least 0, got " + v.dump());
-        if (s.start_after_s > 0 && s.hold_after_warmup != Hold::kUntilStart)
-            fail(path + ".start_after_s", "counts from `start`: needs hold_after_warmup");
-    }
+    if (j.contains("start_after_s"))
+        s.start_after_s =
+            read_start_after_s(j["start_after_s"], path + ".start_after_s", s.hold_after_warmup);
     return s;
 }
 

@@ -284,55 +284,65 @@ bool CellOutcome::all_ok() const {
     return true;
 }
 
-CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellRequest& r,
-                     store::Store* db, const RunHooks& hooks) {
-    if (builtin_worker(m.worker)) {  // an unknown workload would start a worker only to fail
-        for (const partition::JobSpec& j : r.jobs) {
-            if (!j.external())
-                partition::check_builtin_workload(j.workload, "job '" + j.name + "'");
-        }
+namespace {
+
+// Refuses an unknown built-in workload before anything starts: it would start a worker only to
+// fail.
+void check_builtin_workloads(const Measurement& m, const CellRequest& r) {
+    if (!builtin_worker(m.worker))
+        return;
+    for (const partition::JobSpec& j : r.jobs) {
+        if (!j.external())
+            partition::check_builtin_workload(j.workload, "job '" + j.name + "'");
     }
-    const std::vector<std::string> misfits = check_cell(machine, r);
-    require_fit(misfits, m.force);
+}
 
-    create_folder(r.run_dir, "run directory");  // before anything is made on the GPU
-
-    const Gpu* gpu = machine.gpu.get();
-    std::vector<partition::Partition> partitions = placed_partitions(machine, r);
+// The cell's MIG instances, created (--apply) or found, with each job's partition set to its
+// instance; none for a backend that does not run on MIG instances.
+std::optional<partition::MigInstances> realise_instances(
+    const Gpu* gpu, const Measurement& m, const CellRequest& r,
+    std::vector<partition::Partition>& partitions) {
+    if (partition::traits(r.backend).partitions != PartitionSource::kMigInstances)
+        return std::nullopt;
+    // Profile ids as this driver reports them, where it does.
+    mig::GpuModel model = gpu->model;
+    if (auto live = nvml::read_live_model(*gpu->device))
+        model = live->model;
     std::optional<partition::MigInstances> mig_instances;
-    if (partition::traits(r.backend).partitions == PartitionSource::kMigInstances) {
-        // Profile ids as this driver reports them, where it does.
-        mig::GpuModel model = gpu->model;
-        if (auto live = nvml::read_live_model(*gpu->device))
-            model = live->model;
-        mig_instances.emplace(partition::realise_mig_layout(
-            *gpu->device, model, r.layout.terms(),
-            m.apply ? partition::ApplyMode::kApply : partition::ApplyMode::kUseExisting));
-        const std::vector<partition::MigInstance>& instances = mig_instances->instances();
-        const std::vector<partition::JobPlace> places =
-            partition::place_jobs(r.layout, r.jobs.size(), r.assign);
-        for (size_t j = 0; j < partitions.size(); ++j) {  // each job on its partition's instance
-            const partition::MigInstance& i = instances.at(places[j].term);
-            partition::Partition& p = partitions[j];
-            p.label = i.profile;
-            p.sms = i.sm_count;
-            p.memory_gib = static_cast<double>(i.memory_bytes) / (1024.0 * 1024 * 1024);
-            p.device = i.uuid;
-        }
+    mig_instances.emplace(partition::realise_mig_layout(
+        *gpu->device, model, r.layout.terms(),
+        m.apply ? partition::ApplyMode::kApply : partition::ApplyMode::kUseExisting));
+    const std::vector<partition::MigInstance>& instances = mig_instances->instances();
+    const std::vector<partition::JobPlace> places =
+        partition::place_jobs(r.layout, r.jobs.size(), r.assign);
+    for (size_t j = 0; j < partitions.size(); ++j) {  // each job on its partition's instance
+        const partition::MigInstance& i = instances.at(places[j].term);
+        partition::Partition& p = partitions[j];
+        p.label = i.profile;
+        p.sms = i.sm_count;
+        p.memory_gib = static_cast<double>(i.memory_bytes) / (1024.0 * 1024 * 1024);
+        p.device = i.uuid;
     }
+    return mig_instances;
+}
 
-    std::unique_ptr<telemetry::PowerSource> power;
-    if (partition::traits(r.backend).energy == partition::EnergyMeter::kCpuPackage) {
-        try {
-            power = std::make_unique<telemetry::RaplPowerSource>();
-        } catch (const Error& e) {
-            if (hooks.progress)
-                hooks.progress(std::string("CPU energy not measured: ") + e.what());
-        }
-    } else {
-        power = std::make_unique<telemetry::NvmlPowerSource>(*gpu->device);
+// The backend's energy meter: the CPU package (RAPL; none, said, where it cannot be read) or
+// the GPU's board.
+std::unique_ptr<telemetry::PowerSource> open_power_source(const Gpu* gpu, const CellRequest& r,
+                                                          const RunHooks& hooks) {
+    if (partition::traits(r.backend).energy != partition::EnergyMeter::kCpuPackage)
+        return std::make_unique<telemetry::NvmlPowerSource>(*gpu->device);
+    try {
+        return std::make_unique<telemetry::RaplPowerSource>();
+    } catch (const Error& e) {
+        if (hooks.progress)
+            hooks.progress(std::string("CPU energy not measured: ") + e.what());
     }
+    return nullptr;
+}
 
+// The run's settings from the measurement's and the cell's (partitions and directory apart).
+RunSpec run_spec_of(const Measurement& m, const CellRequest& r, const Gpu* gpu) {
     RunSpec spec;
     spec.jobs = r.jobs;
     spec.mode = r.duration_s > 0 ? RunMode::kDuration : RunMode::kWork;
@@ -350,6 +360,56 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
     spec.marginal_probe_s = m.marginal_probe_s;
     if (spec.mode == RunMode::kDuration)
         spec.marginal_probe_s = std::min(spec.marginal_probe_s, spec.duration_s);
+    return spec;
+}
+
+// Everything measured, kept in the run directory whatever is printed: result.json and the
+// traces. A file that cannot be written (a full disk) is said, after the run is stored.
+void write_run_dir(const CellRequest& r, CellOutcome& out) {
+    out.doc = {{"run", run_json(out.run, out.context)}};
+    if (out.baseline) {
+        out.doc["baseline"] = run_json(*out.baseline, out.baseline_context);
+        out.doc["comparison"] = comparison_json(compare_with_baseline(out.run, *out.baseline));
+    }
+    try {
+        write_file(r.run_dir + "/result.json", report::utf8_dump(out.doc, 2) + '\n', "result.json");
+        write_trace(out.run, r.run_dir + "/trace.csv");
+        if (out.baseline)
+            write_trace(*out.baseline, r.run_dir + "/baseline/trace.csv");
+    } catch (const Error& e) {
+        out.run_dir_problem = e.what();
+    }
+}
+
+// The run and its baseline into the store, as two transactions: a crash between them keeps the
+// run.
+void store_outcome(store::Store& db, const CellRequest& r, CellOutcome& out) {
+    CellRows rows;
+    rows.run.push_back(to_run_record(out.run, out.context));
+    if (out.baseline)
+        rows.baseline.push_back(to_run_record(*out.baseline, out.baseline_context));
+    const StoredIds ids = store_cell(db, rows, r.earlier, r.run_dir, out.unstored);
+    if (!ids.run.empty())
+        out.run_id = ids.run.front();
+    if (!ids.baseline.empty())
+        out.baseline_id = ids.baseline.front();
+}
+
+}  // namespace
+
+CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellRequest& r,
+                     store::Store* db, const RunHooks& hooks) {
+    check_builtin_workloads(m, r);
+    const std::vector<std::string> misfits = check_cell(machine, r);
+    require_fit(misfits, m.force);
+
+    create_folder(r.run_dir, "run directory");  // before anything is made on the GPU
+
+    const Gpu* gpu = machine.gpu.get();
+    std::vector<partition::Partition> partitions = placed_partitions(machine, r);
+    std::optional<partition::MigInstances> mig_instances = realise_instances(gpu, m, r, partitions);
+    std::unique_ptr<telemetry::PowerSource> power = open_power_source(gpu, r, hooks);
+    const RunSpec spec = run_spec_of(m, r, gpu);
 
     partition::BackendOptions bo;
     bo.worker_path = find_worker(m.worker);
@@ -399,36 +459,11 @@ CellOutcome run_cell(const Machine& machine, const Measurement& m, const CellReq
         normalise_throughput(out.run, out.baseline->jobs);
         normalise_throughput(*out.baseline, out.baseline->jobs);
     }
-
-    // Everything measured is kept in the run directory, whatever is printed.
-    out.doc = {{"run", run_json(out.run, context)}};
-    if (out.baseline) {
-        out.doc["baseline"] = run_json(*out.baseline, baseline_context);
-        out.doc["comparison"] = comparison_json(compare_with_baseline(out.run, *out.baseline));
-    }
     out.context = context;
     out.baseline_context = baseline_context;
-    // A file that cannot be written (a full disk) is said, after the run is stored.
-    try {
-        write_file(r.run_dir + "/result.json", report::utf8_dump(out.doc, 2) + '\n', "result.json");
-        write_trace(out.run, r.run_dir + "/trace.csv");
-        if (out.baseline)
-            write_trace(*out.baseline, r.run_dir + "/baseline/trace.csv");
-    } catch (const Error& e) {
-        out.run_dir_problem = e.what();
-    }
-    if (db) {
-        // The run and its baseline are two transactions: a crash between them keeps the run.
-        CellRows rows;
-        rows.run.push_back(to_run_record(out.run, context));
-        if (out.baseline)
-            rows.baseline.push_back(to_run_record(*out.baseline, baseline_context));
-        const StoredIds ids = store_cell(*db, rows, r.earlier, r.run_dir, out.unstored);
-        if (!ids.run.empty())
-            out.run_id = ids.run.front();
-        if (!ids.baseline.empty())
-            out.baseline_id = ids.baseline.front();
-    }
+    write_run_dir(r, out);
+    if (db)
+        store_outcome(*db, r, out);
     return out;
 }
 

@@ -347,10 +347,71 @@ void Group::tell_all(protocol::Command command) {
     }
 }
 
+void Group::drain(SteadyTime now) {
+    tell_all(protocol::Command::kStop);
+    phase_ = Phase::kDraining;
+    drain_started_ = now;
+}
+
+void Group::step_open(SteadyTime now, bool all_ended) {
+    const double open_s = seconds_between(*open_time, now);
+    if (spec_.mode == RunMode::kWork) {
+        start_queued();
+        if (all_ended) {
+            close_window("all jobs finished their work after " + seconds_text(open_s));
+            phase_ = Phase::kDone;
+        } else if (open_s > spec_.job_timeout_s) {
+            for (JobState& j : jobs)
+                j.timed_out = !j.ended;
+            close_window("job timeout (" + seconds_text(spec_.job_timeout_s) + ")");
+            drain(now);
+        }
+        return;
+    }
+    const bool one_ended = std::any_of(jobs.begin(), jobs.end(), [&](const JobState& j) {
+        return j.ended && j.end_time && *j.end_time > *open_time;
+    });
+    if (open_s >= spec_.duration_s || one_ended) {
+        if (one_ended)
+            warnings_.push_back(
+                "a job ended during the window: it was closed early, "
+                "after " +
+                seconds_text(open_s));
+        close_window(one_ended ? "a job ended" : "");
+        drain(now);
+    } else if (open_s - last_report_s_ >= 10) {
+        last_report_s_ = open_s;
+        say("window " + seconds_text(open_s) + " of " + seconds_text(spec_.duration_s));
+    }
+}
+
+void Group::step_draining(SteadyTime now) {
+    if (std::all_of(children_.begin(), children_.end(),
+                    [](const auto& c) { return !c || c->finished(); })) {
+        phase_ = Phase::kDone;
+    } else if (seconds_between(drain_started_, now) > spec_.drain_timeout_s) {
+        warnings_.push_back("jobs did not stop within " + seconds_text(spec_.drain_timeout_s) +
+                            " of the window's end: terminated");
+        terminate_children();
+    }
+}
+
+void Group::terminate_children() {
+    for (size_t l = 0; l < children_.size(); ++l) {
+        if (!children_[l] || children_[l]->finished())
+            continue;
+        // reap() skips finished children: how this one ended is kept here
+        const ExitStatus status = children_[l]->terminate(kTerminateGraceS);
+        for (size_t p : launch_jobs_[l]) {
+            jobs[p].exit = status;
+            jobs[p].ended = true;
+            jobs[p].end_time = jobs[p].end_time.value_or(SteadyClock::now());
+        }
+    }
+}
+
 void Group::run() {
     start_processes();
-    SteadyTime drain_started;
-    double last_report_s = 0;
     while (phase_ != Phase::kDone) {
         pump(50);
         reap();
@@ -361,9 +422,7 @@ void Group::run() {
             interrupted = true;
             if (phase_ == Phase::kOpen)
                 close_window("interrupted");
-            tell_all(protocol::Command::kStop);
-            phase_ = Phase::kDraining;
-            drain_started = now;
+            drain(now);
             continue;
         }
         switch (phase_) {
@@ -374,63 +433,11 @@ void Group::run() {
                     open_window(now);
                 }
                 break;
-            case Phase::kOpen: {
-                const double open_s = seconds_between(*open_time, now);
-                if (spec_.mode == RunMode::kWork) {
-                    start_queued();
-                    if (all_ended) {
-                        close_window("all jobs finished their work after " + seconds_text(open_s));
-                        phase_ = Phase::kDone;
-                    } else if (open_s > spec_.job_timeout_s) {
-                        for (JobState& j : jobs)
-                            j.timed_out = !j.ended;
-                        close_window("job timeout (" + seconds_text(spec_.job_timeout_s) + ")");
-                        tell_all(protocol::Command::kStop);
-                        phase_ = Phase::kDraining;
-                        drain_started = now;
-                    }
-                    break;
-                }
-                const bool one_ended =
-                    std::any_of(jobs.begin(), jobs.end(), [&](const JobState& j) {
-                        return j.ended && j.end_time && *j.end_time > *open_time;
-                    });
-                if (open_s >= spec_.duration_s || one_ended) {
-                    if (one_ended)
-                        warnings_.push_back(
-                            "a job ended during the window: it was closed early, "
-                            "after " +
-                            seconds_text(open_s));
-                    close_window(one_ended ? "a job ended" : "");
-                    tell_all(protocol::Command::kStop);
-                    phase_ = Phase::kDraining;
-                    drain_started = now;
-                } else if (open_s - last_report_s >= 10) {
-                    last_report_s = open_s;
-                    say("window " + seconds_text(open_s) + " of " + seconds_text(spec_.duration_s));
-                }
+            case Phase::kOpen:
+                step_open(now, all_ended);
                 break;
-            }
             case Phase::kDraining:
-                if (std::all_of(children_.begin(), children_.end(),
-                                [](const auto& c) { return !c || c->finished(); })) {
-                    phase_ = Phase::kDone;
-                } else if (seconds_between(drain_started, now) > spec_.drain_timeout_s) {
-                    warnings_.push_back("jobs did not stop within " +
-                                        seconds_text(spec_.drain_timeout_s) +
-                                        " of the window's end: terminated");
-                    for (size_t l = 0; l < children_.size(); ++l) {
-                        if (!children_[l] || children_[l]->finished())
-                            continue;
-                        // reap() skips finished children: how this one ended is kept here
-                        const ExitStatus status = children_[l]->terminate(kTerminateGraceS);
-                        for (size_t p : launch_jobs_[l]) {
-                            jobs[p].exit = status;
-                            jobs[p].ended = true;
-                            jobs[p].end_time = jobs[p].end_time.value_or(SteadyClock::now());
-                        }
-                    }
-                }
+                step_draining(now);
                 break;
             case Phase::kDone:
                 break;

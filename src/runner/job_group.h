@@ -81,6 +81,14 @@ class Group {
     bool queued(size_t launch) const;
     void spawn(size_t launch);
     void start_queued();
+    // The phases of run()'s loop: the open window's checks (work done, timeout, duration, a job
+    // that ended, progress every 10 s) and the drain's (all stopped, or the stragglers ended).
+    void step_open(SteadyTime now, bool all_ended);
+    void step_draining(SteadyTime now);
+    // Tells every job to stop and waits for them: the drain starts now.
+    void drain(SteadyTime now);
+    // Ends every child still running, each of its jobs ended with how the child ended.
+    void terminate_children();
     bool interrupt_requested() const {
         return hooks_.interrupt != nullptr && hooks_.interrupt->load();
     }
@@ -99,6 +107,8 @@ class Group {
     std::vector<bool> released_;
     Phase phase_ = Phase::kWarming;
     SteadyTime started_;
+    SteadyTime drain_started_;  // when the drain began (Phase::kDraining)
+    double last_report_s_ = 0;  // the window's length at its last progress line
     bool warned_bad_line_ = false;
 };
 

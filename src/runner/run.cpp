@@ -298,10 +298,9 @@ void set_energy_per_item(RunMode mode, bool sequential, double window_s,
     }
 }
 
-}  // namespace
-
-RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
-                      telemetry::PowerSource* power, const RunHooks& hooks) {
+// Refuses a run without jobs, without one partition per job, without a positive duration or
+// work, or with a job's later start that is not finite seconds >= 0 or not under fixed work.
+void check_run_spec(const RunSpec& spec) {
     if (spec.jobs.empty())
         throw input_error("no jobs to run");
     if (spec.partitions.size() != spec.jobs.size())
@@ -316,6 +315,41 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         if (p.start_after_s > 0 && spec.mode != RunMode::kWork)
             throw input_error("a job's later start (start_after_s) needs fixed work (--work)");
     }
+}
+
+// The jobs of a group that did not start because the run was interrupted before it.
+void mark_not_started(const RunSpec& spec, const std::vector<size_t>& indices,
+                      std::vector<JobResult>& jobs) {
+    for (size_t i : indices) {
+        jobs[i].spec = spec.jobs[i];
+        jobs[i].partition = spec.partitions[i];
+        jobs[i].status = JobStatus::kInterrupted;
+        jobs[i].message = "not started: the run was interrupted";
+    }
+}
+
+// A group's window in the trace: each of its jobs gets the window's median SM clock and memory
+// use, and the window's clock readings join the run's.
+void record_window_readings(const std::vector<Sample>& trace, const Group& g,
+                            std::vector<JobResult>& jobs, std::vector<double>& window_clocks_mhz) {
+    const std::vector<double> clocks =
+        readings_in(trace, *g.open_time, *g.close_time, &Sample::sm_clock_mhz);
+    const std::vector<double> memory_busy =
+        readings_in(trace, *g.open_time, *g.close_time, &Sample::memory_utilization_pct);
+    window_clocks_mhz.insert(window_clocks_mhz.end(), clocks.begin(), clocks.end());
+    for (const JobState& s : g.jobs) {
+        jobs[s.index].sm_clock_mhz = percentile(clocks, 0.5);
+        jobs[s.index].memory_utilization_pct = percentile(memory_busy, 0.5);
+    }
+}
+
+}  // namespace
+
+RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
+                      telemetry::PowerSource* power, const RunHooks& hooks) {
+    // Long as the run's phases in the order they happen: sampler and idle probe, marginal
+    // probes, each group's run and window, the idle probe after, then attribution.
+    check_run_spec(spec);
 
     RunResult result;
     result.backend = backend.kind();
@@ -347,12 +381,7 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
     std::vector<JobResult> jobs(spec.jobs.size());
     for (const auto& indices : job_groups(spec.jobs.size(), sequential)) {
         if (result.interrupted) {
-            for (size_t i : indices) {
-                jobs[i].spec = spec.jobs[i];
-                jobs[i].partition = spec.partitions[i];
-                jobs[i].status = JobStatus::kInterrupted;
-                jobs[i].message = "not started: the run was interrupted";
-            }
+            mark_not_started(spec, indices, jobs);
             continue;
         }
         if (hooks.progress) {
@@ -379,15 +408,7 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         if (!power)
             continue;
         const std::vector<Sample> trace = sampler->all();
-        const std::vector<double> clocks =
-            readings_in(trace, *g.open_time, *g.close_time, &Sample::sm_clock_mhz);
-        const std::vector<double> memory_busy =
-            readings_in(trace, *g.open_time, *g.close_time, &Sample::memory_utilization_pct);
-        window_clocks_mhz.insert(window_clocks_mhz.end(), clocks.begin(), clocks.end());
-        for (const JobState& s : g.jobs) {
-            jobs[s.index].sm_clock_mhz = percentile(clocks, 0.5);
-            jobs[s.index].memory_utilization_pct = percentile(memory_busy, 0.5);
-        }
+        record_window_readings(trace, g, jobs, window_clocks_mhz);
         const telemetry::EnergySummary e =
             telemetry::summarize_window(trace, *g.open_sample, *g.close_sample);
         summaries.push_back(e);

@@ -99,6 +99,98 @@ CellRequest epoch_request(const ReplayRequest& r, const stream::ReplayEpoch& epo
     return c;
 }
 
+namespace {
+
+// What cannot run is refused before anything runs: a layout this GPU cannot hold, more core
+// shares than cores, a job known not to fit its partition's memory.
+void check_epochs(const Machine& machine, const Measurement& m, const ReplayRequest& r,
+                  const mig::GpuModel* model) {
+    for (const stream::ReplayEpoch& epoch : r.plan.epochs) {
+        if (epoch.jobs.empty())
+            continue;
+        std::string text;
+        require_fit(check_cell(machine, epoch_request(r, epoch, model, epoch.ready_s, text)),
+                    m.force);
+    }
+}
+
+// What the epochs' runs add up to: their windows, idle powers and window energies.
+struct EpochTotals {
+    double windows_s = 0, idle_sum_w = 0;
+    size_t idle_count = 0;
+    bool window_energy_known = true;
+    double window_energy_j = 0;
+};
+
+// An epoch's run (started at `start_s` on the replay's clock, the `epoch_index`th replayed) into
+// its jobs: their steps, status, start and end, and energy (unknown for good once a stretch's
+// is unknown: `energy_known`).
+void add_stretches(const RunResult& run, const stream::ReplayEpoch& epoch, double start_s,
+                   size_t epoch_index, std::vector<bool>& energy_known, ReplayResult& out) {
+    for (size_t i = 0; i < run.jobs.size() && i < epoch.jobs.size(); ++i) {
+        const JobResult& jr = run.jobs[i];
+        ReplayedJob& job = out.jobs[epoch.jobs[i].job];
+        job.epochs.push_back(epoch_index);
+        job.steps += jr.steps;
+        merge_status(job, jr);
+        if (jr.start_s && !job.start_s)
+            job.start_s = start_s + *jr.start_s;
+        if (jr.finish_s)
+            job.end_s = start_s + *jr.finish_s;
+        if (jr.energy_j && energy_known[job.job])
+            job.energy_j = job.energy_j.value_or(0) + *jr.energy_j;
+        else
+            energy_known[job.job] = false;
+    }
+}
+
+// The replay's horizon, the gap its windows leave, its idle power and its energy (the windows'
+// plus the gap's at the idle power; none where a window's or the gap's is unknown).
+void settle_energy(const EpochTotals& totals, const std::vector<bool>& energy_known,
+                   ReplayResult& out) {
+    for (ReplayedJob& j : out.jobs) {
+        if (!energy_known[j.job])
+            j.energy_j.reset();
+        if (j.end_s)
+            out.horizon_s = std::max(out.horizon_s, *j.end_s);
+    }
+    out.gap_s = std::max(0.0, out.horizon_s - totals.windows_s);
+    if (totals.idle_count > 0)
+        out.idle_power_w = totals.idle_sum_w / static_cast<double>(totals.idle_count);
+    if (totals.window_energy_known && !out.epochs.empty()) {
+        out.window_energy_j = totals.window_energy_j;
+        if (out.idle_power_w)
+            out.energy_j = totals.window_energy_j + out.gap_s * *out.idle_power_w;
+        else if (out.gap_s <= 0)
+            out.energy_j = totals.window_energy_j;
+    }
+}
+
+// The finished jobs' completion times (mean, p95) from their arrivals, and their tardiness
+// past their deadlines.
+void settle_completions(const std::vector<stream::StreamJob>& stream, ReplayResult& out) {
+    std::vector<double> completions;
+    for (const ReplayedJob& j : out.jobs) {
+        if (!j.end_s)
+            continue;
+        const stream::StreamJob& s = stream[j.job];
+        completions.push_back(*j.end_s - s.arrival_s);
+        if (s.deadline_s && *j.end_s > *s.deadline_s) {
+            out.tardiness_s += *j.end_s - *s.deadline_s;
+            ++out.late_jobs;
+        }
+    }
+    if (!completions.empty()) {
+        double sum = 0;
+        for (double c : completions)
+            sum += c;
+        out.mean_completion_s = sum / static_cast<double>(completions.size());
+        out.p95_completion_s = percentile(completions, 0.95).value_or(0);
+    }
+}
+
+}  // namespace
+
 ReplayResult replay_schedule(const Machine& machine, const Measurement& m, const ReplayRequest& r,
                              store::Store* db, const RunHooks& hooks) {
     if (r.jobs.size() != r.stream.size())
@@ -108,20 +200,10 @@ ReplayResult replay_schedule(const Machine& machine, const Measurement& m, const
     for (size_t j = 0; j < r.jobs.size(); ++j)
         out.jobs.push_back(ReplayedJob{j, {}, 0, {}, {}, {}, JobStatus::kOk, {}});
     const mig::GpuModel* model = machine.gpu ? &machine.gpu->model : nullptr;
-    // What cannot run is refused before anything runs: a layout this GPU cannot hold, more core
-    // shares than cores, a job known not to fit its partition's memory.
-    for (const stream::ReplayEpoch& epoch : r.plan.epochs) {
-        if (epoch.jobs.empty())
-            continue;
-        std::string text;
-        require_fit(check_cell(machine, epoch_request(r, epoch, model, epoch.ready_s, text)),
-                    m.force);
-    }
+    check_epochs(machine, m, r, model);
     std::vector<bool> energy_known(r.jobs.size(), true);
-    double previous_end_s = 0, windows_s = 0, idle_sum_w = 0;
-    size_t idle_count = 0;
-    bool window_energy_known = true;
-    double window_energy_j = 0;
+    double previous_end_s = 0;
+    EpochTotals totals;
     for (size_t e = 0; e < r.plan.epochs.size(); ++e) {
         const stream::ReplayEpoch& epoch = r.plan.epochs[e];
         const double start_s = epoch_start_s(epoch, previous_end_s);
@@ -150,30 +232,16 @@ ReplayResult replay_schedule(const Machine& machine, const Measurement& m, const
         done.warnings = run.warnings;
         if (!cell.run_dir_problem.empty())
             done.warnings.push_back(cell.run_dir_problem);
-        windows_s += run.window_s;
+        totals.windows_s += run.window_s;
         if (done.energy_j)
-            window_energy_j += *done.energy_j;
+            totals.window_energy_j += *done.energy_j;
         else
-            window_energy_known = false;
+            totals.window_energy_known = false;
         if (run.idle_power_w) {
-            idle_sum_w += *run.idle_power_w;
-            ++idle_count;
+            totals.idle_sum_w += *run.idle_power_w;
+            ++totals.idle_count;
         }
-        for (size_t i = 0; i < run.jobs.size() && i < epoch.jobs.size(); ++i) {
-            const JobResult& jr = run.jobs[i];
-            ReplayedJob& job = out.jobs[epoch.jobs[i].job];
-            job.epochs.push_back(out.epochs.size());
-            job.steps += jr.steps;
-            merge_status(job, jr);
-            if (jr.start_s && !job.start_s)
-                job.start_s = start_s + *jr.start_s;
-            if (jr.finish_s)
-                job.end_s = start_s + *jr.finish_s;
-            if (jr.energy_j && energy_known[job.job])
-                job.energy_j = job.energy_j.value_or(0) + *jr.energy_j;
-            else
-                energy_known[job.job] = false;
-        }
+        add_stretches(run, epoch, start_s, out.epochs.size(), energy_known, out);
         out.epochs.push_back(std::move(done));
         previous_end_s = start_s + run.window_s;
         if (cell.interrupted()) {
@@ -181,40 +249,8 @@ ReplayResult replay_schedule(const Machine& machine, const Measurement& m, const
             break;
         }
     }
-    for (ReplayedJob& j : out.jobs) {
-        if (!energy_known[j.job])
-            j.energy_j.reset();
-        if (j.end_s)
-            out.horizon_s = std::max(out.horizon_s, *j.end_s);
-    }
-    out.gap_s = std::max(0.0, out.horizon_s - windows_s);
-    if (idle_count > 0)
-        out.idle_power_w = idle_sum_w / static_cast<double>(idle_count);
-    if (window_energy_known && !out.epochs.empty()) {
-        out.window_energy_j = window_energy_j;
-        if (out.idle_power_w)
-            out.energy_j = window_energy_j + out.gap_s * *out.idle_power_w;
-        else if (out.gap_s <= 0)
-            out.energy_j = window_energy_j;
-    }
-    std::vector<double> completions;
-    for (const ReplayedJob& j : out.jobs) {
-        if (!j.end_s)
-            continue;
-        const stream::StreamJob& s = r.stream[j.job];
-        completions.push_back(*j.end_s - s.arrival_s);
-        if (s.deadline_s && *j.end_s > *s.deadline_s) {
-            out.tardiness_s += *j.end_s - *s.deadline_s;
-            ++out.late_jobs;
-        }
-    }
-    if (!completions.empty()) {
-        double sum = 0;
-        for (double c : completions)
-            sum += c;
-        out.mean_completion_s = sum / static_cast<double>(completions.size());
-        out.p95_completion_s = percentile(completions, 0.95).value_or(0);
-    }
+    settle_energy(totals, energy_known, out);
+    settle_completions(r.stream, out);
     return out;
 }
 

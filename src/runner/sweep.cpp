@@ -128,6 +128,61 @@ void cool_down(double seconds, const std::atomic<bool>* interrupted, SweepObserv
     }
 }
 
+// The selected cells this machine can run, every one checked before anything runs: known memory
+// misfits are skipped (into `plan.skipped`) unless forced; a cell that cannot run is refused,
+// named. Without a GPU (`plan_for_gpu_host`) the GPU cells are taken as a GPU host would run them.
+std::vector<Cell> runnable_cells(const std::vector<Cell>& selected, const SweepOptions& o,
+                                 const Machine& machine, bool force, bool plan_for_gpu_host,
+                                 SweepPlan& plan) {
+    std::optional<HostMachines> gpus;  // opened for the first cell of several GPUs
+    std::vector<Cell> runnable;
+    for (const Cell& c : selected) {
+        std::vector<std::string> misfits;
+        if (plan_for_gpu_host && partition::traits(c.backend).needs_gpu) {
+            // No GPU to check against: the spec's own checks (layouts against the catalog).
+            plan.for_gpu_host = "no GPU here (" + machine.gpu_problem +
+                                "): the plan for a GPU host, its layouts checked against the "
+                                "built-in " +
+                                plan.model.key + " catalog";
+            runnable.push_back(c);
+            continue;
+        }
+        try {
+            misfits = check_cell(machine, request_of(c, plan.spec.name));
+        } catch (const Error& e) {
+            const bool no_gpu = e.kind() == ErrorKind::kUnavailable;
+            throw Error(e.kind(), describe(c, o.gpu) + ": " + e.what() +
+                                      (no_gpu ? " (--dry-run shows the plan without one)" : ""));
+        }
+        if (!misfits.empty() && !force) {
+            plan.skipped.push_back(describe(c, o.gpu) + ": " + misfits.front());
+            continue;
+        }
+        if (c.gpus > 1) {  // each of its GPUs: there, and suited to the cell (MIG mode, memory)
+            check_gpu_count(c, machine, o.gpu);
+            if (!gpus || gpus->size() < static_cast<size_t>(c.gpus))
+                gpus = open_gpus(o.gpu, static_cast<size_t>(c.gpus));
+            try {
+                check_host(*gpus, host_request_of(c, plan.spec.name, o.gpu, ""), force);
+            } catch (const Error& e) {
+                throw Error(e.kind(), describe(c, o.gpu) + ": " + e.what());
+            }
+        }
+        runnable.push_back(c);
+    }
+    return runnable;
+}
+
+// The experiment's stored cells. A store without tables holds nothing yet: another sweep may be
+// creating it right now (the lock in run_sweep then says so), or it is an empty file the sweep
+// will make a store.
+StoredCells stored_cells_at(const std::string& db_path, const std::string& experiment) {
+    if (!fs::exists(db_path) || store::is_empty_database(db_path))
+        return {};
+    store::Store db = store::Store::open(db_path, store::OpenMode::kRead);
+    return stored_cells(db, experiment);
+}
+
 }  // namespace
 
 std::string jobs_text(const std::vector<partition::JobSpec>& jobs) {
@@ -172,52 +227,12 @@ SweepPlan plan_sweep(const SweepOptions& o, const Machine& machine, bool force) 
     }
 
     // Every cell checked on this machine before anything runs; known memory misfits skipped.
-    std::optional<HostMachines> gpus;  // opened for the first cell of several GPUs
-    std::vector<Cell> runnable;
-    for (const Cell& c : selected) {
-        std::vector<std::string> misfits;
-        if (plan_for_gpu_host && partition::traits(c.backend).needs_gpu) {
-            // No GPU to check against: the spec's own checks (layouts against the catalog).
-            plan.for_gpu_host = "no GPU here (" + machine.gpu_problem +
-                                "): the plan for a GPU host, its layouts checked against the "
-                                "built-in " +
-                                plan.model.key + " catalog";
-            runnable.push_back(c);
-            continue;
-        }
-        try {
-            misfits = check_cell(machine, request_of(c, plan.spec.name));
-        } catch (const Error& e) {
-            const bool no_gpu = e.kind() == ErrorKind::kUnavailable;
-            throw Error(e.kind(), describe(c, o.gpu) + ": " + e.what() +
-                                      (no_gpu ? " (--dry-run shows the plan without one)" : ""));
-        }
-        if (!misfits.empty() && !force) {
-            plan.skipped.push_back(describe(c, o.gpu) + ": " + misfits.front());
-            continue;
-        }
-        if (c.gpus > 1) {  // each of its GPUs: there, and suited to the cell (MIG mode, memory)
-            check_gpu_count(c, machine, o.gpu);
-            if (!gpus || gpus->size() < static_cast<size_t>(c.gpus))
-                gpus = open_gpus(o.gpu, static_cast<size_t>(c.gpus));
-            try {
-                check_host(*gpus, host_request_of(c, plan.spec.name, o.gpu, ""), force);
-            } catch (const Error& e) {
-                throw Error(e.kind(), describe(c, o.gpu) + ": " + e.what());
-            }
-        }
-        runnable.push_back(c);
-    }
+    const std::vector<Cell> runnable =
+        runnable_cells(selected, o, machine, force, plan_for_gpu_host, plan);
 
     // The store: resume skips the cells it holds, finished and with their baseline.
     plan.db_path = o.db.empty() ? "migscope-runs/" + plan.spec.name + ".db" : o.db;
-    StoredCells stored;
-    // A store without tables holds nothing yet: another sweep may be creating it right now
-    // (the lock in run_sweep then says so), or it is an empty file the sweep will make a store.
-    if (fs::exists(plan.db_path) && !store::is_empty_database(plan.db_path)) {
-        store::Store db = store::Store::open(plan.db_path, store::OpenMode::kRead);
-        stored = stored_cells(db, plan.spec.name);
-    }
+    const StoredCells stored = stored_cells_at(plan.db_path, plan.spec.name);
     plan.root = o.run_dir.empty() ? "migscope-runs/" + plan.spec.name + "-" + local_time_stamp()
                                   : o.run_dir;
     plan.resume = o.resume;

@@ -219,8 +219,76 @@ std::optional<double> parse_slurm_duration_s(std::string_view text) {
     return static_cast<double>(days * 86400 + total) + fraction;
 }
 
+namespace {
+
+// One row of sacct's output, its fields found by the header's column names.
+struct SacctRow {
+    const std::map<std::string, size_t>& column;
+    const std::vector<std::string>& fields;
+    // A column's field, trimmed; none where the header has no such column.
+    std::optional<std::string> field(const char* name) const {
+        const auto it = column.find(name);
+        if (it == column.end())
+            return std::nullopt;
+        return text::trim(fields[it->second]);
+    }
+};
+
+// The header's columns by their lower-case names. Refuses a header without JobID, JobName and
+// Submit, or with neither Elapsed nor Start and End.
+std::map<std::string, size_t> sacct_columns(const std::vector<std::string>& fields,
+                                            const std::string& at) {
+    std::map<std::string, size_t> column;
+    for (size_t i = 0; i < fields.size(); ++i)
+        column[column_key(fields[i])] = i;
+    for (const char* need : {"jobid", "jobname", "submit"}) {
+        if (!column.count(need))
+            throw input_error(at + ": the header has no " + std::string(need) +
+                              " column (expected `sacct --parsable2` output with its header, e.g. "
+                              "--format=JobID,JobName,Submit,Start,End,Elapsed,State,AllocTRES)");
+    }
+    if (!column.count("elapsed") && !(column.count("start") && column.count("end")))
+        throw input_error(at + ": the header has neither Elapsed nor Start and End");
+    return column;
+}
+
+// A job that never ran or has not ended: its state says so, or its Start or End is no time
+// ("Unknown", "None").
+bool not_ended(const std::string& state, const SacctRow& row) {
+    const std::optional<std::string> start = row.field("start");
+    const std::optional<std::string> end = row.field("end");
+    return state == "PENDING" || state == "RUNNING" || state == "REQUEUED" ||
+           state == "SUSPENDED" || state == "RESIZING" || (start && !parse_time_s(*start, false)) ||
+           (end && !parse_time_s(*end, false));
+}
+
+// A job's run time: its Elapsed, else its End less its Start (the header has one or the other).
+double sacct_duration_s(const SacctRow& row, const std::string& at) {
+    if (const std::optional<std::string> elapsed = row.field("elapsed")) {
+        const std::optional<double> d = parse_slurm_duration_s(*elapsed);
+        if (!d)
+            throw input_error(at + ": Elapsed: '" + user_text::shown(*elapsed) +
+                              "' is not a duration ([D-]HH:MM:SS)");
+        return *d;
+    }
+    return *parse_time_s(*row.field("end"), false) - *parse_time_s(*row.field("start"), false);
+}
+
+// A job's name: its JobName, or where migscope cannot show that, "slurm-" and its job id.
+std::string sacct_job_name(const std::string& job_name, const std::string& job_id) {
+    try {
+        partition::check_job_name(job_name, "JobName");
+    } catch (const Error&) {
+        return "slurm-" + job_id;
+    }
+    return job_name;
+}
+
+}  // namespace
+
 HistoryRead read_sacct(std::string_view text, const std::string& origin,
                        const HistoryOptions& options) {
+    // Long as one row's checks in the order they apply, each skipping the row or refusing it.
     user_text::check_text(text, origin);
     std::vector<std::string> lines = text::split(text, '\n');
     size_t line_no = 0;
@@ -240,49 +308,29 @@ HistoryRead read_sacct(std::string_view text, const std::string& origin,
         const std::string at = origin + ":" + std::to_string(line_no);
         const std::vector<std::string> fields = text::split(line, '|');
         if (column.empty()) {  // the header
-            for (size_t i = 0; i < fields.size(); ++i)
-                column[column_key(fields[i])] = i;
+            column = sacct_columns(fields, at);
             columns = fields.size();
-            for (const char* need : {"jobid", "jobname", "submit"}) {
-                if (!column.count(need))
-                    throw input_error(
-                        at + ": the header has no " + std::string(need) +
-                        " column (expected `sacct --parsable2` output with its header, e.g. "
-                        "--format=JobID,JobName,Submit,Start,End,Elapsed,State,AllocTRES)");
-            }
-            if (!column.count("elapsed") && !(column.count("start") && column.count("end")))
-                throw input_error(at + ": the header has neither Elapsed nor Start and End");
             continue;
         }
         if (fields.size() != columns)
             throw input_error(at + ": " + std::to_string(fields.size()) +
                               " fields, the header has " + std::to_string(columns) +
                               " (a '|' in a job name breaks the columns)");
-        auto field = [&](const char* name) -> std::optional<std::string> {
-            const auto it = column.find(name);
-            if (it == column.end())
-                return std::nullopt;
-            return text::trim(fields[it->second]);
-        };
-        const std::string job_id = *field("jobid");
+        const SacctRow row{column, fields};
+        const std::string job_id = *row.field("jobid");
         if (job_id.find('.') != std::string::npos) {  // 123.batch, 123.extern, 123.0
             skips.add("job steps (JobID with '.')");
             continue;
         }
         ++read;
-        const std::string state = text::split(field("state").value_or(""), ' ').front();
-        const std::optional<std::string> start = field("start");
-        const std::optional<std::string> end = field("end");
-        if (state == "PENDING" || state == "RUNNING" || state == "REQUEUED" ||
-            state == "SUSPENDED" || state == "RESIZING" ||
-            (start && !parse_time_s(*start, false)) || (end && !parse_time_s(*end, false))) {
-            // Start/End "Unknown" or "None": never ran, or has not ended.
+        const std::string state = text::split(row.field("state").value_or(""), ' ').front();
+        if (not_ended(state, row)) {
             skips.add("jobs that did not run to an end (State, Start or End)",
                       state.empty() ? "" : state);
             continue;
         }
         const std::optional<std::string> tres =
-            field("alloctres") ? field("alloctres") : field("reqtres");
+            row.field("alloctres") ? row.field("alloctres") : row.field("reqtres");
         if (tres) {
             if (tres->find("gres/gpu") == std::string::npos) {
                 skips.add("jobs without a GPU (no gres/gpu in " +
@@ -294,31 +342,17 @@ HistoryRead read_sacct(std::string_view text, const std::string& origin,
             notes.push_back(origin +
                             ": no AllocTRES or ReqTRES column: jobs without a GPU are kept too");
         }
-        const std::string submit_text = *field("submit");
+        const std::string submit_text = *row.field("submit");
         const std::optional<double> submit = parse_time_s(submit_text, false);
         if (!submit)
             throw input_error(at + ": Submit: '" + user_text::shown(submit_text) +
                               "' is not a time (YYYY-MM-DDTHH:MM:SS)");
-        double duration_s = 0;
-        if (const std::optional<std::string> elapsed = field("elapsed")) {
-            const std::optional<double> d = parse_slurm_duration_s(*elapsed);
-            if (!d)
-                throw input_error(at + ": Elapsed: '" + user_text::shown(*elapsed) +
-                                  "' is not a duration ([D-]HH:MM:SS)");
-            duration_s = *d;
-        } else {
-            duration_s = *parse_time_s(*end, false) - *parse_time_s(*start, false);
-        }
+        const double duration_s = sacct_duration_s(row, at);
         if (!(duration_s > 0)) {
             skips.add("jobs that ran 0 s");
             continue;
         }
-        std::string name = *field("jobname");
-        try {
-            partition::check_job_name(name, "JobName");
-        } catch (const Error&) {
-            name = "slurm-" + job_id;  // a name migscope cannot show: its job id instead
-        }
+        const std::string name = sacct_job_name(*row.field("jobname"), job_id);
         std::optional<partition::JobSpec> job = job_for_name(options.rules, name);
         if (!job) {
             skips.add(kUnmapped, name);
