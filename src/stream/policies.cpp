@@ -2,6 +2,7 @@
 #include "stream/policies.h"
 
 #include <cmath>
+#include <stdexcept>
 
 #include "core/error.h"
 #include "core/text.h"
@@ -13,8 +14,40 @@ std::string StaticLayout::name() const {
     return "static " + plan::describe(plan::GpuPlan{layout_, {}});
 }
 
+double energy_tardiness_j(const StreamResult& result, double tardiness_weight_w) {
+    return result.energy_j + tardiness_weight_w * result.tardiness_s;
+}
+
+const std::vector<StreamObjectiveDefinition>& stream_objectives() {
+    using Kind = StreamObjective::Kind;
+    static const std::vector<StreamObjectiveDefinition> objectives = {
+        {Kind::kEnergy, "energy", [](const StreamResult& r, double) { return r.energy_j; },
+         {plan::Objective::kEnergy}, false},
+        {Kind::kMeanCompletion, "completion",
+         [](const StreamResult& r, double) { return r.mean_completion_s; },
+         {plan::Objective::kMakespan}, false},
+        // Energy and time both: the wider of their bands.
+        {Kind::kEnergyTardiness, "energy-tardiness", energy_tardiness_j,
+         {plan::Objective::kEnergy, plan::Objective::kMakespan}, true},
+    };
+    return objectives;
+}
+
+const StreamObjectiveDefinition& definition(StreamObjective::Kind kind) {
+    for (const StreamObjectiveDefinition& d : stream_objectives()) {
+        if (d.kind == kind)
+            return d;
+    }
+    throw std::logic_error("a stream objective without its definition");
+}
+
 const std::vector<std::string>& stream_objective_names() {
-    static const std::vector<std::string> names = {"energy", "completion", "energy-tardiness"};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const StreamObjectiveDefinition& d : stream_objectives())
+            out.push_back(d.name);
+        return out;
+    }();
     return names;
 }
 
@@ -23,34 +56,16 @@ StreamObjective parse_stream_objective(const std::string& text, double tardiness
         throw input_error(
             "--tardiness-weight-w: the weight of a late second must be a power in W, "
             "finite and >= 0");
-    StreamObjective objective;
-    objective.tardiness_weight_w = tardiness_weight_w;
-    if (text == "energy")
-        objective.kind = StreamObjective::Kind::kEnergy;
-    else if (text == "completion")
-        objective.kind = StreamObjective::Kind::kMeanCompletion;
-    else if (text == "energy-tardiness")
-        objective.kind = StreamObjective::Kind::kEnergyTardiness;
-    else
-        throw input_error("--objective: unknown stream objective '" + user_text::shown(text) +
-                          "' (" + text::join(stream_objective_names(), ", ") + ")");
-    return objective;
-}
-
-double energy_tardiness_j(const StreamResult& result, double tardiness_weight_w) {
-    return result.energy_j + tardiness_weight_w * result.tardiness_s;
+    for (const StreamObjectiveDefinition& d : stream_objectives()) {
+        if (d.name == text)
+            return {d.kind, tardiness_weight_w};
+    }
+    throw input_error("--objective: unknown stream objective '" + user_text::shown(text) + "' (" +
+                      text::join(stream_objective_names(), ", ") + ")");
 }
 
 double score(const StreamResult& result, const StreamObjective& objective) {
-    switch (objective.kind) {
-        case StreamObjective::Kind::kEnergy:
-            return result.energy_j;
-        case StreamObjective::Kind::kMeanCompletion:
-            return result.mean_completion_s;
-        case StreamObjective::Kind::kEnergyTardiness:
-            return energy_tardiness_j(result, objective.tardiness_weight_w);
-    }
-    return result.energy_j;
+    return definition(objective.kind).score(result, objective.tardiness_weight_w);
 }
 
 bool holds_every_job(const plan::Problem& problem, const std::vector<StreamJob>& jobs,

@@ -42,8 +42,20 @@ struct StreamObjective {
     Kind kind = Kind::kEnergy;
     double tardiness_weight_w = kDefaultTardinessWeightW;  // kEnergyTardiness only
 };
-// "energy", "completion" or "energy-tardiness" (with the weight given); an input error lists the
-// names for another, or names `--tardiness-weight-w` for a weight that is negative or not finite.
+// One stream objective, all it means in one place: its name, its score (lower is better) and
+// the planner objectives whose widest gain band is the least gain a layout change must predict
+// (policy_registry.h). A new objective is one entry of stream_objectives().
+struct StreamObjectiveDefinition {
+    StreamObjective::Kind kind;
+    std::string name;  // as --objective takes it
+    double (*score)(const StreamResult& result, double tardiness_weight_w);
+    std::vector<plan::Objective> gain_bands;
+    bool weighs_tardiness;  // whether --tardiness-weight-w enters the score
+};
+const std::vector<StreamObjectiveDefinition>& stream_objectives();
+const StreamObjectiveDefinition& definition(StreamObjective::Kind kind);
+// A name of stream_objectives() (with the weight given); an input error lists the names for
+// another, or names `--tardiness-weight-w` for a weight that is negative or not finite.
 StreamObjective parse_stream_objective(const std::string& text,
                                        double tardiness_weight_w = kDefaultTardinessWeightW);
 const std::vector<std::string>& stream_objective_names();

@@ -16,27 +16,15 @@ const std::vector<std::string>& policy_names() {
 
 std::optional<double> min_gain_from_error(const plan::ModelError& error,
                                           const StreamObjective& objective) {
-    const auto fraction = [&](plan::Objective o) -> std::optional<double> {
+    // The widest of the objective's planner gain bands; none while any of them is unknown.
+    double widest = 0;
+    for (const plan::Objective o : definition(objective.kind).gain_bands) {
         const plan::ErrorBand band = plan::gain_band(error, o);
         if (!band.known())
             return std::nullopt;
-        return std::max({0.0, band.hi - 1, 1 - band.lo});
-    };
-    switch (objective.kind) {
-        case StreamObjective::Kind::kEnergy:
-            return fraction(plan::Objective::kEnergy);
-        case StreamObjective::Kind::kMeanCompletion:
-            return fraction(plan::Objective::kMakespan);
-        case StreamObjective::Kind::kEnergyTardiness: {
-            // Energy and time both: the wider of the two bands.
-            const auto energy = fraction(plan::Objective::kEnergy);
-            const auto time = fraction(plan::Objective::kMakespan);
-            if (!energy || !time)
-                return std::nullopt;
-            return std::max(*energy, *time);
-        }
+        widest = std::max({widest, band.hi - 1, 1 - band.lo});
     }
-    return std::nullopt;
+    return widest;
 }
 
 PolicyFactory policy_factory(const std::string& name, const plan::Problem& problem,

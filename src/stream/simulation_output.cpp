@@ -98,7 +98,7 @@ void write_simulation_table(const SimulationSetup& setup, const PolicyComparison
     const auto& results = compared.policies;
     out << user_text::escaped(setup.trace_path) << ": " << setup.jobs << " jobs on " << setup.gpus
         << " x " << setup.gpu_model << ", objective " << setup.objective_name
-        << (setup.objective.kind == StreamObjective::Kind::kEnergyTardiness
+        << (definition(setup.objective.kind).weighs_tardiness
                 ? fmt::format(" (a late second costs {:g} W)", weight_w)
                 : std::string())
         << "; a layout change costs " << setup.reconfiguration.orchestrator_s << " s + "

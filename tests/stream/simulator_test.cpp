@@ -256,6 +256,18 @@ TEST(StreamObjective, NamesParseAndBadOnesAreRefusedNamingTheField) {
 
 // The combined score is its definition: energy_j + weight x tardiness_s, in J. The never
 // partitioned stream of NeverPartitionRunsJobsOneAfterAnother: 4000 J, b 3 s late.
+// Each objective is one definition: its name parses to it, and it names its score's gain bands.
+TEST(StreamObjective, EachNameIsOneDefinition) {
+    ASSERT_EQ(stream_objectives().size(), stream_objective_names().size());
+    for (const StreamObjectiveDefinition& d : stream_objectives()) {
+        EXPECT_EQ(parse_stream_objective(d.name).kind, d.kind) << d.name;
+        EXPECT_EQ(definition(d.kind).name, d.name);
+        EXPECT_FALSE(d.gain_bands.empty()) << d.name;
+    }
+    EXPECT_TRUE(definition(StreamObjective::Kind::kEnergyTardiness).weighs_tardiness);
+    EXPECT_FALSE(definition(StreamObjective::Kind::kEnergy).weighs_tardiness);
+}
+
 TEST(StreamObjective, TheCombinedScoreIsEnergyPlusTheWeightTimesTardiness) {
     const plan::Problem p = two_jobs();
     NeverPartition never;
