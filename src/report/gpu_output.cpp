@@ -138,4 +138,13 @@ nlohmann::json gpus_json(nvml::Session& session) {
     return doc;
 }
 
+const Printers<nlohmann::json>& gpus_printers() {
+    static const Printers<nlohmann::json> printers(
+        "gpus",
+        {{"table", print_gpus_table}, {"json", [](const nlohmann::json& doc, std::ostream& out) {
+                                           out << doc.dump(2) << '\n';
+                                       }}});
+    return printers;
+}
+
 }  // namespace migscope::report

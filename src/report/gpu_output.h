@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "core/printers.h"
 #include "nvml/session.h"
 
 namespace migscope::report {
@@ -12,5 +13,7 @@ namespace migscope::report {
 // Every GPU of the session, with the driver, CUDA driver API and NVML library.
 nlohmann::json gpus_json(nvml::Session& session);
 void print_gpus_table(const nlohmann::json& gpus, std::ostream& out);
+// `migscope gpus` over gpus_json's document: table (print_gpus_table), json.
+const Printers<nlohmann::json>& gpus_printers();
 
 }  // namespace migscope::report

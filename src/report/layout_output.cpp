@@ -1,4 +1,4 @@
-// MIG layouts as a table, JSON or a mig-parted config.
+// MIG layouts as a table, JSON or a mig-parted config (layout_output.h).
 #include "report/layout_output.h"
 
 #include <fmt/format.h>
@@ -82,41 +82,64 @@ nlohmann::json layout_json(const mig::Layout& layout, const mig::GpuModel& model
             {"memory_gib", maybe(f.memory_gib)}};
 }
 
-}  // namespace
+void print_layouts_json(const LayoutList& l, std::ostream& out) {
+    nlohmann::json doc = {{"gpu", l.model.key}, {"source", l.model.source}};
+    doc["layouts"] = nlohmann::json::array();
+    for (const mig::Layout& layout : l.layouts)
+        doc["layouts"].push_back(layout_json(layout, l.model));
+    out << doc.dump(2) << '\n';
+}
 
-void print_layouts(const std::vector<mig::Layout>& layouts, const mig::GpuModel& model,
-                   const std::string& format, std::ostream& out) {
-    if (format == "json") {
-        nlohmann::json doc = {{"gpu", model.key}, {"source", model.source}};
-        doc["layouts"] = nlohmann::json::array();
-        for (const mig::Layout& l : layouts)
-            doc["layouts"].push_back(layout_json(l, model));
-        out << doc.dump(2) << '\n';
-    } else if (format == "mig-parted") {
-        std::vector<std::pair<std::string, mig::Layout>> named;
-        for (const mig::Layout& l : layouts)
-            named.emplace_back(config_name(l), l);
-        out << mig::write_mig_parted(named);
-    } else {
-        TextTable table({{"#", Align::kRight},
-                         {"layout", Align::kLeft},
-                         {"instances", Align::kRight},
-                         {"compute slices", Align::kRight},
-                         {"memory slices", Align::kRight},
-                         {"SMs", Align::kRight},
-                         {"memory GiB", Align::kRight}});
-        for (size_t i = 0; i < layouts.size(); ++i) {
-            LayoutFigures f = figures(layouts[i], model);
-            table.add_row({std::to_string(i + 1), mig::to_string(layouts[i]),
-                           std::to_string(layouts[i].instances.size()),
-                           fmt::format("{}/{}", f.compute, model.compute_slices),
-                           fmt::format("{}/{}", f.memory, model.memory_slices), known_or(f.sms, 0),
-                           known_or(f.memory_gib, 2)});
-        }
-        out << model.key << " (" << model.source << "): " << layouts.size() << " layouts\n";
-        table.print(out);
+void print_layouts_mig_parted(const LayoutList& l, std::ostream& out) {
+    std::vector<std::pair<std::string, mig::Layout>> named;
+    for (const mig::Layout& layout : l.layouts)
+        named.emplace_back(config_name(layout), layout);
+    out << mig::write_mig_parted(named);
+}
+
+void print_layouts_table(const LayoutList& l, std::ostream& out) {
+    TextTable table({{"#", Align::kRight},
+                     {"layout", Align::kLeft},
+                     {"instances", Align::kRight},
+                     {"compute slices", Align::kRight},
+                     {"memory slices", Align::kRight},
+                     {"SMs", Align::kRight},
+                     {"memory GiB", Align::kRight}});
+    for (size_t i = 0; i < l.layouts.size(); ++i) {
+        LayoutFigures f = figures(l.layouts[i], l.model);
+        table.add_row({std::to_string(i + 1), mig::to_string(l.layouts[i]),
+                       std::to_string(l.layouts[i].instances.size()),
+                       fmt::format("{}/{}", f.compute, l.model.compute_slices),
+                       fmt::format("{}/{}", f.memory, l.model.memory_slices), known_or(f.sms, 0),
+                       known_or(f.memory_gib, 2)});
+    }
+    out << l.model.key << " (" << l.model.source << "): " << l.layouts.size() << " layouts\n";
+    table.print(out);
+}
+
+void print_checks_table(const LayoutChecks& c, std::ostream& out) {
+    for (const auto& [label, check] : c.checks) {
+        if (check.layout)
+            out << label << ": valid as " << mig::to_string(*check.layout) << '\n';
+        else
+            out << label << ": invalid: " << check.reason << '\n';
     }
 }
+
+// The invalid requests' lines, then the valid layouts in `format` (layout_list_printers()).
+void print_checks_as_list(const LayoutChecks& c, const std::string& format, std::ostream& out) {
+    std::vector<mig::Layout> valid;
+    for (const auto& [label, check] : c.checks) {
+        if (check.layout)
+            valid.push_back(*check.layout);
+        else
+            out << label << ": invalid: " << check.reason << '\n';
+    }
+    if (!valid.empty())
+        layout_list_printers().print(format, {valid, c.model}, out);
+}
+
+}  // namespace
 
 void print_mig_parted_verdicts(const std::vector<mig::EntryVerdict>& verdicts,
                                const mig::GpuModel& model, std::ostream& out) {
@@ -161,6 +184,41 @@ nlohmann::json mig_parted_verdicts_json(const std::vector<mig::EntryVerdict>& ve
                            {"detail", v.detail}});
     }
     return {{"gpu", model.key}, {"entries", entries}};
+}
+
+const Printers<LayoutList>& layout_list_printers() {
+    static const Printers<LayoutList> printers("layouts",
+                                               {{"table", print_layouts_table},
+                                                {"json", print_layouts_json},
+                                                {"mig-parted", print_layouts_mig_parted}});
+    return printers;
+}
+
+const Printers<LayoutChecks>& layout_check_printers() {
+    static const Printers<LayoutChecks> printers(
+        "layouts --check",
+        {{"table", print_checks_table},
+         {"json",
+          [](const LayoutChecks& c, std::ostream& out) { print_checks_as_list(c, "json", out); }},
+         {"mig-parted", [](const LayoutChecks& c, std::ostream& out) {
+              print_checks_as_list(c, "mig-parted", out);
+          }}});
+    return printers;
+}
+
+const Printers<MigPartedCheck>& mig_parted_check_printers() {
+    static const Printers<MigPartedCheck> printers(
+        "layouts --mig-parted",
+        {{"table", [](const MigPartedCheck& c,
+                      std::ostream& out) { print_mig_parted_verdicts(c.verdicts, c.model, out); }},
+         {"json",
+          [](const MigPartedCheck& c, std::ostream& out) {
+              out << mig_parted_verdicts_json(c.verdicts, c.model).dump(2) << '\n';
+          }},
+         {"mig-parted", [](const MigPartedCheck& c, std::ostream& out) {
+              out << mig::write_mig_parted(c.configs);
+          }}});
+    return printers;
 }
 
 }  // namespace migscope::report

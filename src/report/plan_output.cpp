@@ -615,4 +615,39 @@ void print_verification(const plan::Problem& p, const plan::Verification& v, std
     }
 }
 
+namespace {
+
+void print_plan_table(const PlanOutput& p, std::ostream& out) {
+    print_plan(p.report, out);
+    if (p.verification) {
+        out << "\nVerification (" << p.verification_title << "):\n";
+        print_verification(p.report.problem, *p.verification, out);
+    }
+}
+
+void print_plan_json(const PlanOutput& p, std::ostream& out) {
+    nlohmann::json doc = plan_json(p.report);
+    if (p.verification)
+        doc["verify"] = verification_json(p.report.problem, *p.verification);
+    out << doc.dump(2) << '\n';
+}
+
+void print_plan_yaml(const PlanOutput& p, std::ostream& out) {
+    std::vector<mig::MigPartedConfig> configs;
+    const std::vector<plan::Candidate>& top = p.report.result.top;
+    for (size_t i = 0; i < top.size(); ++i)
+        configs.push_back(
+            plan_mig_parted_config("migscope-plan-" + std::to_string(i + 1), top[i].plan));
+    out << mig::write_mig_parted(configs);
+}
+
+}  // namespace
+
+const Printers<PlanOutput>& plan_printers() {
+    static const Printers<PlanOutput> printers(
+        "plan",
+        {{"table", print_plan_table}, {"json", print_plan_json}, {"yaml", print_plan_yaml}});
+    return printers;
+}
+
 }  // namespace migscope::report

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 
+#include "core/printers.h"
 #include "mig/mig_parted.h"
 #include "plan/search.h"
 #include "plan/verify.h"
@@ -40,5 +41,17 @@ mig::MigPartedConfig plan_mig_parted_config(const std::string& name, const plan:
 void print_verification(const plan::Problem& problem, const plan::Verification& v,
                         std::ostream& out);
 nlohmann::json verification_json(const plan::Problem& problem, const plan::Verification& v);
+
+// `migscope plan`'s answer, with its verification when --verify ran the candidates.
+struct PlanOutput {
+    const PlanReport& report;
+    const plan::Verification* verification = nullptr;  // none: not verified
+    std::string verification_title;                    // "migscope run, MIG instances, --work 2000"
+};
+// table (print_plan, then "Verification (TITLE):" and print_verification), json (plan_json with
+// "verify"), yaml (the top candidates as mig-parted configs migscope-plan-1, -2, ...; no
+// verification). `plan --format k8s|slurm` are not here: they write deployments
+// (deploy_output.h, slurm_output.h) from the specs and options of their own, slurm into a folder.
+const Printers<PlanOutput>& plan_printers();
 
 }  // namespace migscope::report

@@ -319,4 +319,35 @@ void print_jobs_csv(const std::vector<store::RunRecord>& runs, std::ostream& out
     }
 }
 
+void print_runs_json(const std::vector<store::RunRecord>& runs, std::ostream& out) {
+    nlohmann::json doc = nlohmann::json::array();
+    for (const store::RunRecord& r : runs)
+        doc.push_back(record_json(r));
+    out << utf8_dump(doc, 2) << '\n';
+}
+
+const Printers<std::vector<store::RunRecord>>& runs_list_printers() {
+    static const Printers<std::vector<store::RunRecord>> printers(
+        "results list",
+        {{"table", print_runs_table}, {"json", print_runs_json}, {"csv", print_runs_csv}});
+    return printers;
+}
+
+const Printers<std::vector<store::RunRecord>>& runs_export_printers() {
+    static const Printers<std::vector<store::RunRecord>> printers(
+        "results export", {{"csv", print_jobs_csv}, {"json", print_runs_json}});
+    return printers;
+}
+
+const Printers<StoredRun>& stored_run_printers() {
+    static const Printers<StoredRun> printers(
+        "results show",
+        {{"table",
+          [](const StoredRun& r, std::ostream& out) { print_run_record(r.run, r.host_rows, out); }},
+         {"json", [](const StoredRun& r, std::ostream& out) {
+              out << utf8_dump(record_json(r.run), 2) << '\n';
+          }}});
+    return printers;
+}
+
 }  // namespace migscope::report

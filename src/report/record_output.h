@@ -4,6 +4,7 @@
 #include <ostream>
 #include <vector>
 
+#include "core/printers.h"
 #include "store/record.h"
 
 namespace migscope::report {
@@ -26,5 +27,20 @@ void print_run_record(const store::RunRecord& run, const std::vector<store::RunR
                       std::ostream& out);
 // One row per job with its run's fields (a run without jobs: one row, job columns empty).
 void print_jobs_csv(const std::vector<store::RunRecord>& runs, std::ostream& out);
+// Every run as a JSON array of record_json.
+void print_runs_json(const std::vector<store::RunRecord>& runs, std::ostream& out);
+
+// One stored run as `results show` prints it: a GPU row of a host run with the host run's rows.
+struct StoredRun {
+    const store::RunRecord& run;
+    const std::vector<store::RunRecord>& host_rows;  // empty: not part of a host run
+};
+
+// `results list`: table (print_runs_table), json, csv (print_runs_csv).
+const Printers<std::vector<store::RunRecord>>& runs_list_printers();
+// `results export`: csv (print_jobs_csv: a row per job), json.
+const Printers<std::vector<store::RunRecord>>& runs_export_printers();
+// `results show`: table (print_run_record), json (record_json; the trace when loaded).
+const Printers<StoredRun>& stored_run_printers();
 
 }  // namespace migscope::report

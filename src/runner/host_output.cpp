@@ -125,4 +125,14 @@ void print_host(const HostOutcome& o, const std::string& title, std::ostream& ou
         << '\n';
 }
 
+const Printers<HostOutput>& host_printers() {
+    static const Printers<HostOutput> printers(
+        "run --plan", {{"table", [](const HostOutput& h,
+                                    std::ostream& out) { print_host(h.outcome, h.title, out); }},
+                       {"json", [](const HostOutput& h, std::ostream& out) {
+                            out << report::utf8_dump(h.outcome.doc, 2) << '\n';
+                        }}});
+    return printers;
+}
+
 }  // namespace migscope::runner

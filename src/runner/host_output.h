@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 
+#include "core/printers.h"
 #include "runner/host_run.h"
 
 namespace migscope::runner {
@@ -18,5 +19,13 @@ nlohmann::json host_json(const HostOutcome& outcome);
 // Each GPU's job table, a table of the GPUs (backend, layout, window, energy, status) with the
 // host total, the same for the baseline, and the comparison; `title` heads it.
 void print_host(const HostOutcome& outcome, const std::string& title, std::ostream& out);
+
+// A host run's outcome as `migscope run --plan` prints it.
+struct HostOutput {
+    const HostOutcome& outcome;
+    std::string title;  // heads the text: "migscope run --plan plan.json"
+};
+// table (print_host), json (the host's result.json).
+const Printers<HostOutput>& host_printers();
 
 }  // namespace migscope::runner

@@ -194,4 +194,17 @@ std::string failed_jobs_text(const RunResult& run) {
     return text;
 }
 
+const Printers<CellOutput>& cell_printers() {
+    static const Printers<CellOutput> printers(
+        "run", {{"table",
+                 [](const CellOutput& c, std::ostream& out) {
+                     print_run_and_baseline(c.cell.run, c.cell.baseline, c.title, out);
+                     out << "results, trace and job logs: " << c.run_dir << '\n';
+                 }},
+                {"json", [](const CellOutput& c, std::ostream& out) {
+                     out << report::utf8_dump(c.cell.doc, 2) << '\n';
+                 }}});
+    return printers;
+}
+
 }  // namespace migscope::runner

@@ -5,6 +5,8 @@
 #include <ostream>
 #include <string>
 
+#include "core/printers.h"
+#include "runner/cell.h"
 #include "runner/comparison.h"
 #include "runner/run.h"
 #include "runner/run_record.h"
@@ -26,5 +28,14 @@ void print_comparison(const RunResult& run, const RunResult& baseline, std::ostr
 // The run's table, then, when there is one, the baseline's and the comparison.
 void print_run_and_baseline(const RunResult& run, const std::optional<RunResult>& baseline,
                             const std::string& title, std::ostream& out);
+
+// A run cell's outcome as `migscope run` prints it.
+struct CellOutput {
+    const CellOutcome& cell;
+    std::string title;    // heads the table: "migscope run: green 3g.71gb+4g.71gb"
+    std::string run_dir;  // where the run's files are, said under the table
+};
+// table (print_run_and_baseline, then where the run's files are), json (the cell's result.json).
+const Printers<CellOutput>& cell_printers();
 
 }  // namespace migscope::runner

@@ -137,4 +137,15 @@ void write_simulation_table(const SimulationSetup& setup, const PolicyComparison
            "hindsight. docs/streams.md says how each policy decides.\n";
 }
 
+const Printers<SimulationOutput>& simulation_printers() {
+    static const Printers<SimulationOutput> printers(
+        "stream simulate",
+        {{"table", [](const SimulationOutput& s,
+                      std::ostream& out) { write_simulation_table(s.setup, s.compared, out); }},
+         {"json", [](const SimulationOutput& s, std::ostream& out) {
+              out << simulation_json(s.setup, s.compared).dump(2) << '\n';
+          }}});
+    return printers;
+}
+
 }  // namespace migscope::stream

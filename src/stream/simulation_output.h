@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "core/printers.h"
 #include "stream/compare.h"
 
 namespace migscope::stream {
@@ -37,5 +38,13 @@ nlohmann::ordered_json simulation_json(const SimulationSetup& setup,
 // intervals and columns mean.
 void write_simulation_table(const SimulationSetup& setup, const PolicyComparison& compared,
                             std::ostream& out);
+
+// The comparison with what it was run on.
+struct SimulationOutput {
+    const SimulationSetup& setup;
+    const PolicyComparison& compared;
+};
+// table (write_simulation_table), json (simulation_json).
+const Printers<SimulationOutput>& simulation_printers();
 
 }  // namespace migscope::stream

@@ -68,4 +68,15 @@ void write_trace_summary(const std::string& trace_path, const Trace& trace, std:
     out << '\n';
 }
 
+const Printers<CheckedTrace>& trace_summary_printers() {
+    static const Printers<CheckedTrace> printers(
+        "stream check",
+        {{"table", [](const CheckedTrace& c,
+                      std::ostream& out) { write_trace_summary(c.trace_path, c.trace, out); }},
+         {"json", [](const CheckedTrace& c, std::ostream& out) {
+              out << trace_summary_json(c.trace_path, c.trace).dump(2) << '\n';
+          }}});
+    return printers;
+}
+
 }  // namespace migscope::stream

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 
+#include "core/printers.h"
 #include "stream/trace.h"
 
 namespace migscope::stream {
@@ -16,5 +17,13 @@ nlohmann::ordered_json trace_summary_json(const std::string& trace_path, const T
 // That the trace is valid, its source, arrivals, amounts, deadlines and its first eight
 // workloads with their jobs.
 void write_trace_summary(const std::string& trace_path, const Trace& trace, std::ostream& out);
+
+// A trace file as `stream check` read it.
+struct CheckedTrace {
+    const std::string& trace_path;  // as given
+    const Trace& trace;
+};
+// table (write_trace_summary), json (trace_summary_json).
+const Printers<CheckedTrace>& trace_summary_printers();
 
 }  // namespace migscope::stream

@@ -71,5 +71,11 @@ TEST(PlanOutput, TheJsonMatchesItsGoldenFile) {
     test::expect_golden(plan_json(report_of(f)).dump(1) + "\n", "plan-h200-green-energy.json");
 }
 
+TEST(PlanOutput, EveryFormatMatchesItsGoldenFile) {
+    const PlanFixture f = fixture();
+    const PlanReport report = report_of(f);
+    test::expect_golden_formats(plan_printers(), PlanOutput{report, nullptr, ""}, "plan");
+}
+
 }  // namespace
 }  // namespace migscope::report

@@ -6,6 +6,8 @@
 
 #include <sstream>
 
+#include "report/golden.h"
+
 namespace migscope::stream {
 namespace {
 
@@ -147,6 +149,15 @@ TEST(SimulationOutput, TableSaysWhyThereAreNoIntervals) {
     EXPECT_NE(text.find("no intervals: no model error (--model-error none).\n"), std::string::npos)
         << text;
     EXPECT_NE(text.find("       183.5                  \n"), std::string::npos) << text;
+}
+
+TEST(SimulationOutput, EveryFormatMatchesItsGoldenFile) {
+    const SimulationSetup setup = setup_of(StreamObjective::Kind::kEnergyTardiness);
+    const PolicyComparison known = comparison(true), unknown = comparison(false);
+    test::expect_golden_formats(simulation_printers(), SimulationOutput{setup, known},
+                                "stream-simulate");
+    test::expect_golden_formats(simulation_printers(), SimulationOutput{setup, unknown},
+                                "stream-simulate-unknown");
 }
 
 }  // namespace

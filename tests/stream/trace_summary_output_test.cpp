@@ -6,6 +6,8 @@
 
 #include <sstream>
 
+#include "report/golden.h"
+
 namespace migscope::stream {
 namespace {
 
@@ -66,6 +68,13 @@ TEST(TraceSummaryOutput, TextListsEightWorkloadsAndCountsTheRest) {
     EXPECT_NE(text.find("  workloads   "), std::string::npos) << text;
     EXPECT_NE(text.find(", 2 more\n"), std::string::npos) << text;
     EXPECT_EQ(text.find("  source"), std::string::npos) << text;  // none given
+}
+
+TEST(TraceSummaryOutput, EveryFormatMatchesItsGoldenFile) {
+    const Trace trace = small_trace();
+    const std::string path = "traces/small.json";
+    test::expect_golden_formats(trace_summary_printers(), CheckedTrace{path, trace},
+                                "stream-check");
 }
 
 }  // namespace

@@ -4,25 +4,19 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
-#include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "core/error.h"
-#include "core/text.h"
 #include "core/user_text.h"
 #include "exporter/exposition.h"
 #include "exporter/metrics_client.h"
 #include "exporter/tenant_energy.h"
+#include "exporter/tenant_energy_output.h"
 
 namespace migscope::cli {
 namespace {
 
 constexpr const char* kDefaultExporter = "http://127.0.0.1:9401/metrics";
-constexpr const char* kWindow =
-    "each matching series from when the exporter first saw its consumer to the exporter's last "
-    "sample; the interval in which a process ends goes to those still running";
 
 struct EnergyOptions {
     std::string exporter = kDefaultExporter;
@@ -31,10 +25,6 @@ struct EnergyOptions {
     double timeout_s = 5;
     std::string format = "text";
 };
-
-std::string joined(const std::vector<std::string>& items) {
-    return text::join(items, ",");
-}
 
 std::string read_metrics(const EnergyOptions& o) {
     if (o.metrics_file.empty())
@@ -48,49 +38,16 @@ std::string read_metrics(const EnergyOptions& o) {
 }
 
 int run_energy(const EnergyOptions& o) {
-    exporter::Labels match;
+    exporter::TenantEnergyReport r;
     for (const std::string& m : o.matches)
-        match.push_back(exporter::parse_label_match(m, "--match"));
-    const std::string source = o.metrics_file.empty() ? o.exporter : o.metrics_file;
-    const exporter::TenantEnergy e =
-        exporter::tenant_energy(exporter::read_exposition(read_metrics(o), source), match);
-    std::string match_text;
-    for (const auto& [name, value] : match)
-        match_text += (match_text.empty() ? "" : " ") + name + "=" + user_text::shown(value);
-    const bool found = e.series > 0;
-    if (o.format == "json") {
-        nlohmann::json doc;
-        for (const auto& [name, value] : match)
-            doc["match"][name] = value;
-        doc["source"] = source;
-        doc["energy_j"] = found ? nlohmann::json(e.energy_j) : nlohmann::json();
-        doc["series"] = e.series;
-        doc["gpus"] = e.gpus;
-        doc["consumers"] = e.consumers;
-        doc["methods"] = e.methods;
-        doc["hostnames"] = e.hostnames;
-        doc["window"] = kWindow;
-        std::cout << doc.dump(2) << '\n';
-    } else if (o.format == "kv") {
-        // One line of our own words and numbers (no label text): an accounting comment.
-        std::ostringstream line;
-        line << "migscope_energy_j=";
-        if (found)
-            line << exporter::format_value(e.energy_j);
-        else
-            line << "none";
-        line << " series=" << e.series << " gpus=" << (e.gpus.empty() ? "none" : joined(e.gpus))
-             << " method=" << (e.methods.empty() ? "unknown" : joined(e.methods));
-        std::cout << line.str() << '\n';
-    } else if (found) {
-        std::cout << match_text << ": " << exporter::format_value(e.energy_j) << " J in " << e.series << " series (" << joined(e.consumers) << ") on GPU "
-                  << joined(e.gpus) << "\nmethod: "
-                  << (e.methods.empty() ? "unknown" : joined(e.methods)) << "\nwindow: " << kWindow
-                  << '\n';
-    }
-    if (!found) {
-        std::cerr << "migscope energy: no energy series matches " << match_text << " at "
-                  << user_text::shown(source)
+        r.match.push_back(exporter::parse_label_match(m, "--match"));
+    r.source = o.metrics_file.empty() ? o.exporter : o.metrics_file;
+    r.energy =
+        exporter::tenant_energy(exporter::read_exposition(read_metrics(o), r.source), r.match);
+    exporter::tenant_energy_printers().print(o.format, r, std::cout);
+    if (r.energy.series == 0) {
+        std::cerr << "migscope energy: no energy series matches " << exporter::match_text(r.match)
+                  << " at " << user_text::shown(r.source)
                   << ": the exporter saw no GPU process or instance with these labels (or it "
                      "restarted since)\n";
         return kExitFailure;
@@ -120,10 +77,9 @@ void add_energy_command(CLI::App& app, Action& action) {
     cmd->add_option("--timeout-s", o->timeout_s, "Seconds to wait for the exporter")
         ->capture_default_str()
         ->check(CLI::Range(0.1, 600.0));
-    cmd->add_option("--format", o->format,
-                    "Output: text, json, or kv (one line of KEY=VALUE, for an accounting "
-                    "comment such as Slurm's AdminComment)")
-        ->check(CLI::IsMember({"text", "json", "kv"}))
+    format_option(cmd, o->format, exporter::tenant_energy_printers().names(),
+                  "Output: text, json, or kv (one line of KEY=VALUE, for an accounting "
+                  "comment such as Slurm's AdminComment)")
         ->capture_default_str();
     cmd->callback([o, &action] { action = [o] { return run_energy(*o); }; });
 }

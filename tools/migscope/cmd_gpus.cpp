@@ -19,12 +19,7 @@ int run_gpus(const GpusOptions& options) {
     nvml::Session session = nvml::Session::open();
     if (session.device_count() == 0)
         throw unavailable_error("NVML answers but reports no GPUs");
-    const nlohmann::json doc = report::gpus_json(session);
-    if (options.format == "json") {
-        std::cout << doc.dump(2) << '\n';
-    } else {
-        report::print_gpus_table(doc, std::cout);
-    }
+    report::gpus_printers().print(options.format, report::gpus_json(session), std::cout);
     return kExitOk;
 }
 
@@ -34,8 +29,7 @@ void add_gpus_command(CLI::App& app, Action& action) {
     auto options = std::make_shared<GpusOptions>();
     CLI::App* cmd = app.add_subcommand(
         "gpus", "List GPUs: identity, SMs, memory, MIG mode, power, energy counter, clocks, load");
-    cmd->add_option("--format", options->format, "Output format")
-        ->check(CLI::IsMember({"table", "json"}))
+    format_option(cmd, options->format, report::gpus_printers().names(), "Output format")
         ->capture_default_str();
     cmd->callback([options, &action] { action = [options] { return run_gpus(*options); }; });
 }

@@ -1,11 +1,8 @@
 // `migscope layouts`: lists valid MIG layouts of a GPU model, checks a layout or a mig-parted
 // config, and writes layouts as a table, JSON or a mig-parted config.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "commands.h"
@@ -44,25 +41,18 @@ mig::GpuModel resolve_model(const std::string& gpu) {
     return live.model;
 }
 
-// Checks each request; prints valid ones in the chosen format and a reason for each invalid one.
+// Checks each request: prints valid ones in the chosen format and a reason for each invalid one;
+// exit 2 when any is invalid.
 int check_requests(
     const std::vector<std::pair<std::string, std::vector<mig::LayoutTerm>>>& requests,
     const mig::GpuModel& model, const std::string& format) {
-    std::vector<mig::Layout> valid;
+    std::vector<std::pair<std::string, mig::LayoutCheck>> checks;
     bool all_valid = true;
     for (const auto& [label, terms] : requests) {
-        mig::LayoutCheck check = mig::check_layout(terms, model);
-        if (check.layout) {
-            if (format == "table")
-                std::cout << label << ": valid as " << mig::to_string(*check.layout) << '\n';
-            valid.push_back(*check.layout);
-        } else {
-            all_valid = false;
-            std::cout << label << ": invalid: " << check.reason << '\n';
-        }
+        checks.emplace_back(label, mig::check_layout(terms, model));
+        all_valid = all_valid && checks.back().second.layout;
     }
-    if (format != "table" && !valid.empty())
-        report::print_layouts(valid, model, format, std::cout);
+    report::layout_check_printers().print(format, {checks, model}, std::cout);
     return all_valid ? kExitOk : kExitBadInput;
 }
 
@@ -77,13 +67,7 @@ int check_mig_parted_file(const std::string& path, const mig::GpuModel& model,
     text << in.rdbuf();
     const std::vector<mig::MigPartedConfig> configs = mig::parse_mig_parted(text.str());
     const std::vector<mig::EntryVerdict> verdicts = mig::check_mig_parted(configs, model);
-    if (format == "mig-parted") {
-        std::cout << mig::write_mig_parted(configs);
-    } else if (format == "json") {
-        std::cout << report::mig_parted_verdicts_json(verdicts, model).dump(2) << '\n';
-    } else {
-        report::print_mig_parted_verdicts(verdicts, model, std::cout);
-    }
+    report::mig_parted_check_printers().print(format, {configs, verdicts, model}, std::cout);
     const bool all_valid = std::none_of(
         verdicts.begin(), verdicts.end(),
         [](const mig::EntryVerdict& v) { return v.kind == mig::EntryVerdict::Kind::kInvalid; });
@@ -106,7 +90,8 @@ int run_layouts(const LayoutsOptions& o) {
     mig::EnumerateOptions options;
     options.maximality = o.maximal ? mig::Maximality::kMaximalOnly : mig::Maximality::kAll;
     options.media = o.include_media ? mig::MediaProfiles::kInclude : mig::MediaProfiles::kExclude;
-    report::print_layouts(mig::enumerate_layouts(model, options), model, o.format, std::cout);
+    const std::vector<mig::Layout> layouts = mig::enumerate_layouts(model, options);
+    report::layout_list_printers().print(o.format, {layouts, model}, std::cout);
     return kExitOk;
 }
 
@@ -132,8 +117,8 @@ void add_layouts_command(CLI::App& app, Action& action) {
                         "Check every entry of a mig-parted config file against the GPU: valid, "
                         "invalid (exit 2), MIG disabled, or not for this GPU (device-filter); "
                         "--format mig-parted writes it back"));
-    cmd->add_option("--format", o->format, "Output format")
-        ->check(CLI::IsMember({"table", "json", "mig-parted"}))
+    // The list, --check and --mig-parted print the same formats (report/layout_output.h).
+    format_option(cmd, o->format, report::layout_list_printers().names(), "Output format")
         ->capture_default_str();
     cmd->callback([o, &action] { action = [o] { return run_layouts(*o); }; });
 }

@@ -92,6 +92,8 @@ void add_monitor_command(CLI::App& app, Action& action) {
     cmd->add_option("--hz", o->hz, "Samples per second")
         ->check(CLI::Range(0.1, 100.0))
         ->capture_default_str();
+    // Not a printers table (core/printers.h): the trace is written sample by sample as it comes
+    // (report/trace_writer.h), not printed once from a value.
     cmd->add_option("--format", o->format, "Trace format: csv or jsonl (JSON lines)")
         ->check(CLI::IsMember({"csv", "jsonl"}))
         ->capture_default_str();

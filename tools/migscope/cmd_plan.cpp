@@ -11,7 +11,6 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
-#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "core/error.h"
@@ -19,7 +18,7 @@
 #include "core/text.h"
 #include "core/user_text.h"
 #include "interrupt.h"
-#include "mig/mig_parted.h"
+#include "mig/catalog.h"
 #include "output_file.h"
 #include "partition/backend_traits.h"
 #include "partition/job.h"
@@ -135,14 +134,16 @@ int plan_command(const PlanOptions& o) {
             "afterwards: give --apply (as root, with MIG mode enabled)");
     if (o.apply && !(o.verify && backend.needs_mig_mode))
         throw input_error("--apply makes MIG instances for --verify --backend mig only");
-    if ((o.format == "k8s" || o.format == "slurm") &&
-        backend.partitions != partition::PartitionSource::kMigInstances)
+    // k8s and slurm write deployments (report/deploy_output.h, slurm_output.h), from the specs
+    // and options of their own: not formats of report::plan_printers().
+    const bool deploys = o.format == "k8s" || o.format == "slurm";
+    if (deploys && backend.partitions != partition::PartitionSource::kMigInstances)
         throw input_error("--format " + o.format +
                           " deploys MIG instances (the GPU Operator's and Slurm's MIG "
                           "support): plan with --backend mig, not " + o.backend);
     if (!o.k8s_base_config.empty() && o.format != "k8s")
         throw input_error("--k8s-base-config merges into the ConfigMap of --format k8s only");
-    if ((o.format == "k8s" || o.format == "slurm") && o.verify)
+    if (deploys && o.verify)
         throw input_error("--format " + o.format +
                           " writes deployment files; run --verify separately");
     // One file per script: a single stream of them could only be split by text that the
@@ -177,7 +178,7 @@ int plan_command(const PlanOptions& o) {
     const double elapsed_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
-    if (o.format == "k8s" || o.format == "slurm") {
+    if (deploys) {
         // The recommendation, as the cluster runs it. Made before -o is opened: a refusal
         // leaves no empty file behind.
         // The specs again, for what the planner does not keep: data, checkpoint, LoRA rank.
@@ -213,36 +214,28 @@ int plan_command(const PlanOptions& o) {
         output.stream() << text;
         return kExitOk;
     }
-    Output output(o.output);
-    std::ostream& out = output.stream();
-    if (o.format == "yaml") {
-        std::vector<mig::MigPartedConfig> configs;
-        for (size_t i = 0; i < result.top.size(); ++i)
-            configs.push_back(report::plan_mig_parted_config(
-                "migscope-plan-" + std::to_string(i + 1), result.top[i].plan));
-        out << mig::write_mig_parted(configs);
-        return kExitOk;
-    }
     const report::PlanReport plan{problem, result,     set,       origin,      o.objective,
                                   o.gpus,  elapsed_ms, o.backend, error_origin};
-    if (o.format == "json") {
-        nlohmann::json doc = report::plan_json(plan);
-        if (o.verify)
-            doc["verify"] =
-                report::verification_json(problem, verify(problem, result, o, objective));
-        out << doc.dump(2) << '\n';
-        return kExitOk;
-    }
-    report::print_plan(plan, out);
-    if (o.verify) {
-        out << "\nVerification (migscope run, "
-            << (backend.partitions == partition::PartitionSource::kMigInstances
-                    ? "MIG instances"
-                    : o.backend + " SM partitions")
-            << ", --work " << o.work << "):\n";
-        report::print_verification(problem, verify(problem, result, o, objective), out);
-    }
+    Output output(o.output);  // before --verify's runs: an unwritable -o is refused first
+    // Verified before anything is printed; yaml writes the configs alone, unverified, as it did.
+    std::optional<plan::Verification> verification;
+    if (o.verify && o.format != "yaml")
+        verification = verify(problem, result, o, objective);
+    const std::string title = "migscope run, " +
+                              (backend.partitions == partition::PartitionSource::kMigInstances
+                                   ? std::string("MIG instances")
+                                   : o.backend + " SM partitions") +
+                              ", --work " + o.work;
+    report::plan_printers().print(o.format, {plan, verification ? &*verification : nullptr, title},
+                                  output.stream());
     return kExitOk;
+}
+
+// The printers' formats (report/plan_output.h), then the deployments this command writes itself.
+std::vector<std::string> format_names() {
+    std::vector<std::string> names = report::plan_printers().names();
+    names.insert(names.end(), {"k8s", "slurm"});
+    return names;
 }
 
 std::vector<std::string> objective_names() {
@@ -314,7 +307,7 @@ void add_plan_command(CLI::App& app, Action& action) {
                     "a Job per job; needs --image) or slurm (a folder, -o DIR: gres.conf with "
                     "AutoDetect=nvml or every device's files, slurm.conf lines, an sbatch script "
                     "per job, submit.sh); k8s and slurm: --backend mig only (docs/deploy.md)")
-        ->check(CLI::IsMember({"table", "json", "yaml", "k8s", "slurm"}))
+        ->check(CLI::IsMember(format_names()))
         ->capture_default_str();
     path_option(
         cmd->add_option("-o,--output", o->output,

@@ -44,6 +44,8 @@ void add_report_command(CLI::App& app, Action& action) {
     path_option(
         cmd->add_option("-o,--output", o->output,
                         "The file to write (default: report.html, or report.md for markdown)"));
+    // Not a printers table (core/printers.h): the page is a file, with plots beside it
+    // (report/report_page.h), and stdout gets its path.
     cmd->add_option("--format", o->format, "html or markdown")
         ->check(CLI::IsMember({"html", "markdown"}))
         ->capture_default_str();

@@ -7,7 +7,6 @@
 #include "core/error.h"
 #include "core/user_text.h"
 #include "output_file.h"
-#include "report/json_value.h"
 #include "report/record_output.h"
 #include "store/merge.h"
 #include "store/store.h"
@@ -24,24 +23,10 @@ struct ResultsOptions {
     std::vector<std::string> sources;  // merge: stores to copy runs from
 };
 
-void print_runs_json(const std::vector<store::RunRecord>& runs, std::ostream& out) {
-    nlohmann::json doc = nlohmann::json::array();
-    for (const store::RunRecord& r : runs)
-        doc.push_back(report::record_json(r));
-    out << report::utf8_dump(doc, 2) << '\n';
-}
-
 int list_command(const ResultsOptions& o) {
     store::Store db = store::Store::open(o.db, store::OpenMode::kRead);
-    const std::vector<store::RunRecord> runs = db.list_runs();
     Output out(o.output);
-    if (o.format == "json") {
-        print_runs_json(runs, out.stream());
-    } else if (o.format == "csv") {
-        report::print_runs_csv(runs, out.stream());
-    } else {
-        report::print_runs_table(runs, out.stream());
-    }
+    report::runs_list_printers().print(o.format, db.list_runs(), out.stream());
     return kExitOk;
 }
 
@@ -51,26 +36,17 @@ int show_command(const ResultsOptions& o) {
         db.get_run(o.id, o.trace ? store::TraceLoad::kWith : store::TraceLoad::kWithout);
     if (!run)
         throw input_error("no run " + std::to_string(o.id) + " in " + o.db);
+    const std::vector<store::RunRecord> host_rows =
+        run->host_run_id ? db.host_run(*run->host_run_id) : std::vector<store::RunRecord>{};
     Output out(o.output);
-    if (o.format == "json")
-        out.stream() << report::utf8_dump(report::record_json(*run), 2) << '\n';
-    else
-        report::print_run_record(
-            *run,
-            run->host_run_id ? db.host_run(*run->host_run_id) : std::vector<store::RunRecord>{},
-            out.stream());
+    report::stored_run_printers().print(o.format, {*run, host_rows}, out.stream());
     return kExitOk;
 }
 
 int export_command(const ResultsOptions& o) {
     store::Store db = store::Store::open(o.db, store::OpenMode::kRead);
-    const std::vector<store::RunRecord> runs = db.list_runs();
     Output out(o.output);
-    if (o.format == "json") {
-        print_runs_json(runs, out.stream());
-    } else {
-        report::print_jobs_csv(runs, out.stream());
-    }
+    report::runs_export_printers().print(o.format, db.list_runs(), out.stream());
     return kExitOk;
 }
 
@@ -118,8 +94,7 @@ void add_results_command(CLI::App& app, Action& action) {
     list->format = "table";
     CLI::App* list_cmd = results->add_subcommand("list", "One line per stored run");
     add_db_option(list_cmd, *list);
-    list_cmd->add_option("--format", list->format, "table, json or csv")
-        ->check(CLI::IsMember({"table", "json", "csv"}))
+    format_option(list_cmd, list->format, report::runs_list_printers().names())
         ->capture_default_str();
     path_option(list_cmd->add_option("-o,--output", list->output, "Write here instead of stdout"));
     list_cmd->callback([list, &action] { action = [list] { return list_command(*list); }; });
@@ -131,8 +106,7 @@ void add_results_command(CLI::App& app, Action& action) {
         ->required()
         ->check(positive_int64());
     add_db_option(show_cmd, *show);
-    show_cmd->add_option("--format", show->format, "table or json")
-        ->check(CLI::IsMember({"table", "json"}))
+    format_option(show_cmd, show->format, report::stored_run_printers().names())
         ->capture_default_str();
     show_cmd->add_flag("--trace", show->trace, "json: include the power trace");
     path_option(show_cmd->add_option("-o,--output", show->output, "Write here instead of stdout"));
@@ -142,9 +116,7 @@ void add_results_command(CLI::App& app, Action& action) {
     CLI::App* export_cmd = results->add_subcommand(
         "export", "Every stored run: CSV (one row per job with its run's fields) or JSON");
     add_db_option(export_cmd, *exp);
-    export_cmd->add_option("--format", exp->format, "csv or json")
-        ->check(CLI::IsMember({"csv", "json"}))
-        ->required();
+    format_option(export_cmd, exp->format, report::runs_export_printers().names())->required();
     path_option(export_cmd->add_option("-o,--output", exp->output, "Write here instead of stdout"));
     export_cmd->callback([exp, &action] { action = [exp] { return export_command(*exp); }; });
 

@@ -11,7 +11,6 @@
 #include "core/user_text.h"
 #include "interrupt.h"
 #include "output_file.h"
-#include "report/json_value.h"
 #include "runner/cell.h"
 #include "runner/host_output.h"
 #include "runner/plan_file.h"
@@ -110,10 +109,8 @@ int plan_run_command(const RunOptions& o, const CLI::App& cmd) {
         std::cerr << "migscope run: stored as runs " << out.run_ids.front() << " to "
                   << out.run_ids.back() << " (one per GPU) in " << o.db << '\n';
     Output output(o.output);
-    if (o.format == "json")
-        output.stream() << report::utf8_dump(out.doc, 2) << '\n';
-    else
-        runner::print_host(out, "migscope run --plan " + o.plan, output.stream());
+    runner::host_printers().print(o.format, {out, "migscope run --plan " + o.plan},
+                                  output.stream());
     if (!kept_whole(out.unstored, out.run_dir_problem, o.db, r.run_dir))
         return kExitFailure;
     if (out.interrupted() || *hooks.interrupt)
@@ -163,15 +160,10 @@ int run_command(RunOptions o) {
     }
 
     Output output(o.output);
-    std::ostream* out = &output.stream();
-    if (o.format == "json") {
-        *out << report::utf8_dump(cell.doc, 2) << '\n';
-    } else {
-        runner::print_run_and_baseline(
-            cell.run, cell.baseline,
-            "migscope run: " + o.backend + (o.layout.empty() ? "" : " " + o.layout), *out);
-        *out << "results, trace and job logs: " << r.run_dir << '\n';
-    }
+    runner::cell_printers().print(
+        o.format,
+        {cell, "migscope run: " + o.backend + (o.layout.empty() ? "" : " " + o.layout), r.run_dir},
+        output.stream());
     if (!kept_whole(cell.unstored, cell.run_dir_problem, o.db, r.run_dir))
         return kExitFailure;
     if (cell.interrupted() || *hooks.interrupt)
@@ -287,9 +279,8 @@ void add_run_command(CLI::App& app, Action& action) {
         "Where results, the power trace and job logs go (default "
         "migscope-runs/DATE-BACKEND; with a spec: migscope-runs/NAME-DATE, a folder "
         "per run)"));
-    cmd->add_option("--format", o->format, "table or json")
-        ->check(CLI::IsMember({"table", "json"}))
-        ->capture_default_str();
+    // --plan prints the same formats (runner/host_output.h).
+    format_option(cmd, o->format, runner::cell_printers().names())->capture_default_str();
     path_option(
         cmd->add_option("-o,--output", o->output, "Write the output here instead of stdout"));
     cmd->add_flag("--force", m.force,

@@ -103,10 +103,7 @@ int trace_command(const TraceOptions& o, const CLI::App& cmd) {
 
 int check_command(const CheckOptions& o) {
     const stream::Trace trace = stream::read_trace_file(o.path);
-    if (o.format == "json")
-        std::cout << stream::trace_summary_json(o.path, trace).dump(2) << '\n';
-    else
-        stream::write_trace_summary(o.path, trace, std::cout);
+    stream::trace_summary_printers().print(o.format, {o.path, trace}, std::cout);
     return kExitOk;
 }
 
@@ -175,8 +172,7 @@ void add_stream_command(CLI::App& app, Action& action) {
     CLI::App* check = group->add_subcommand(
         "check", "Validate a trace file and print a summary: jobs, span, arrival rate, workloads");
     path_option(check->add_option("file", c->path, "The trace (JSON)"))->required();
-    check->add_option("--format", c->format, "table or json")
-        ->check(CLI::IsMember({"table", "json"}))
+    format_option(check, c->format, stream::trace_summary_printers().names())
         ->capture_default_str();
     check->callback([c, &action] { action = [c] { return check_command(*c); }; });
 

@@ -91,10 +91,7 @@ int simulate_command(const SimulateOptions& o) {
                   << user_text::escaped(o.html) << "\n";
     }
 
-    if (o.format == "json")
-        std::cout << stream::simulation_json(setup, compared).dump(2) << '\n';
-    else
-        stream::write_simulation_table(setup, compared, std::cout);
+    stream::simulation_printers().print(o.format, {setup, compared}, std::cout);
     return kExitOk;
 }
 
@@ -136,9 +133,7 @@ void add_stream_simulate_command(CLI::App& group, Action& action) {
                     "keep at most 2000)")
         ->capture_default_str()
         ->check(positive_number());
-    cmd->add_option("--format", o->format, "table or json")
-        ->check(CLI::IsMember({"table", "json"}))
-        ->capture_default_str();
+    format_option(cmd, o->format, stream::simulation_printers().names())->capture_default_str();
     cmd->callback([o, &action] { action = [o] { return simulate_command(*o); }; });
 }
 

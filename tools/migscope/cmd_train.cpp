@@ -153,6 +153,8 @@ void add_train_command(CLI::App& app, Action& action) {
         "warm-up step 2 and replays it)");
     path_option(cmd->add_option("--worker", o->worker,
                                 "migscope-worker binary (default: beside migscope)"));
+    // Not a printers table (core/printers.h): each of the worker's events is printed as it
+    // comes, text through report::TrainPrinter, jsonl as the event itself.
     cmd->add_option("--format", o->format,
                     "text, or jsonl: the worker's events (ready, warm, every step, result), one "
                     "JSON object per line (docs/worker-protocol.md)")

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/printers.h"
 #include "core/user_text.h"
 
 namespace migscope::cli {
@@ -78,6 +79,15 @@ inline CLI::Validator values_named(const std::vector<std::string>& names) {
         set += (set.empty() ? "" : ",") + name;
     return CLI::Validator([](std::string&) { return std::string(); }, "{" + set + "}");
 }
+// `--format`: one of `names` (an output's printers, core/printers.h), checked by CLI11; `help`
+// says what they are, by default the names ("table or json").
+inline CLI::Option* format_option(CLI::App* cmd, std::string& format,
+                                  const std::vector<std::string>& names,
+                                  const std::string& help = "") {
+    return cmd->add_option("--format", format, help.empty() ? choices_text(names) : help)
+        ->check(CLI::IsMember(names));
+}
+
 inline CLI::Validator finite_number() {
     return number_check(false);
 }
