@@ -619,10 +619,8 @@ namespace {
 
 void print_plan_table(const PlanOutput& p, std::ostream& out) {
     print_plan(p.report, out);
-    if (p.verification) {
-        out << "\nVerification (" << p.verification_title << "):\n";
-        print_verification(p.report.problem, *p.verification, out);
-    }
+    if (p.verification)
+        print_verification_section(p, out);
 }
 
 void print_plan_json(const PlanOutput& p, std::ostream& out) {
@@ -642,6 +640,11 @@ void print_plan_yaml(const PlanOutput& p, std::ostream& out) {
 }
 
 }  // namespace
+
+void print_verification_section(const PlanOutput& p, std::ostream& out) {
+    out << "\nVerification (" << p.verification_title << "):\n";
+    print_verification(p.report.problem, *p.verification, out);
+}
 
 const Printers<PlanOutput>& plan_printers() {
     static const Printers<PlanOutput> printers(

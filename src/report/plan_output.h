@@ -53,5 +53,8 @@ struct PlanOutput {
 // verification). `plan --format k8s|slurm` are not here: they write deployments
 // (deploy_output.h, slurm_output.h) from the specs and options of their own, slurm into a folder.
 const Printers<PlanOutput>& plan_printers();
+// The table's part after the plan: "Verification (TITLE):" and print_verification (the
+// verification must be there). `plan --verify` prints the plan's table before its runs, this after.
+void print_verification_section(const PlanOutput& p, std::ostream& out);
 
 }  // namespace migscope::report

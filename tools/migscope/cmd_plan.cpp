@@ -217,17 +217,26 @@ int plan_command(const PlanOptions& o) {
     const report::PlanReport plan{problem, result,     set,       origin,      o.objective,
                                   o.gpus,  elapsed_ms, o.backend, error_origin};
     Output output(o.output);  // before --verify's runs: an unwritable -o is refused first
-    // Verified before anything is printed; yaml writes the configs alone, unverified, as it did.
-    std::optional<plan::Verification> verification;
-    if (o.verify && o.format != "yaml")
-        verification = verify(problem, result, o, objective);
     const std::string title = "migscope run, " +
                               (backend.partitions == partition::PartitionSource::kMigInstances
                                    ? std::string("MIG instances")
                                    : o.backend + " SM partitions") +
                               ", --work " + o.work;
-    report::plan_printers().print(o.format, {plan, verification ? &*verification : nullptr, title},
-                                  output.stream());
+    // The table shows the plan before --verify's runs (minutes), and their outcome after; json
+    // is one document, printed after them; yaml writes the configs alone, unverified, as it did.
+    const bool table_first = o.verify && o.format == "table";
+    if (table_first) {
+        report::plan_printers().print(o.format, {plan, nullptr, title}, output.stream());
+        output.stream().flush();
+    }
+    std::optional<plan::Verification> verification;
+    if (o.verify && o.format != "yaml")
+        verification = verify(problem, result, o, objective);
+    const report::PlanOutput answer{plan, verification ? &*verification : nullptr, title};
+    if (table_first)
+        report::print_verification_section(answer, output.stream());
+    else
+        report::plan_printers().print(o.format, answer, output.stream());
     return kExitOk;
 }
 
