@@ -59,18 +59,6 @@ PlanReport report_of(const PlanFixture& f) {
                       0.0,       "green",  "data/model-error-h200.json"};
 }
 
-TEST(PlanOutput, TheTableMatchesItsGoldenFile) {
-    const PlanFixture f = fixture();
-    std::ostringstream out;
-    print_plan(report_of(f), out);
-    test::expect_golden(out.str(), "plan-h200-green-energy.txt");
-}
-
-TEST(PlanOutput, TheJsonMatchesItsGoldenFile) {
-    const PlanFixture f = fixture();
-    test::expect_golden(plan_json(report_of(f)).dump(1) + "\n", "plan-h200-green-energy.json");
-}
-
 TEST(PlanOutput, EveryFormatMatchesItsGoldenFile) {
     const PlanFixture f = fixture();
     const PlanReport report = report_of(f);
