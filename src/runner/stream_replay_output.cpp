@@ -28,18 +28,14 @@ std::string yes_no(const std::optional<bool>& b) {
     return b ? (*b ? "yes" : "no") : "-";
 }
 
-}  // namespace
-
-nlohmann::ordered_json replay_json(const ReplayReport& r) {
+// Per job: where and when the simulator ran it, and what was measured.
+Json jobs_json(const ReplayReport& r) {
     const stream::Trace& trace = *r.trace;
     const stream::StreamInput& input = *r.input;
     const std::vector<int64_t>& steps = *r.steps;
     const stream::StreamEstimate& estimate = *r.estimate;
     const stream::StreamResult& schedule = estimate.point;
-    const stream::ReplayPlan& plan = *r.plan;
     const ReplayResult& result = *r.result;
-    const std::vector<ReplayCheck> checks = replay_checks(estimate, result);
-    // Per job: where and when the simulator ran it, and what was measured.
     Json jobs = Json::array();
     for (size_t j = 0; j < trace.jobs.size(); ++j) {
         const stream::JobOutcome& p = schedule.jobs[j];
@@ -79,7 +75,15 @@ nlohmann::ordered_json replay_json(const ReplayReport& r) {
         job["inside"] = inside ? Json(*inside) : Json(nullptr);
         jobs.push_back(std::move(job));
     }
-    // Per epoch: the layout, the stretches run on it and what its run measured.
+    return jobs;
+}
+
+// Per epoch: the layout, the stretches run on it and what its run measured.
+Json epochs_json(const ReplayReport& report) {
+    const stream::Trace& trace = *report.trace;
+    const stream::StreamResult& schedule = report.estimate->point;
+    const stream::ReplayPlan& plan = *report.plan;
+    const ReplayResult& result = *report.result;
     Json epochs = Json::array();
     for (size_t e = 0; e < plan.epochs.size(); ++e) {
         const stream::ReplayEpoch& ep = plan.epochs[e];
@@ -117,6 +121,12 @@ nlohmann::ordered_json replay_json(const ReplayReport& r) {
         }
         epochs.push_back(std::move(epoch));
     }
+    return epochs;
+}
+
+// The totals, each predicted with its interval against what was measured.
+Json totals_json(const ReplayReport& r) {
+    const std::vector<ReplayCheck> checks = replay_checks(*r.estimate, *r.result);
     Json totals = Json::array();
     for (const ReplayCheck& c : checks) {
         totals.push_back({{"figure", c.figure},
@@ -126,6 +136,15 @@ nlohmann::ordered_json replay_json(const ReplayReport& r) {
                           {"inside", c.inside ? Json(*c.inside) : Json(nullptr)}});
     }
 
+    return totals;
+}
+
+}  // namespace
+
+nlohmann::ordered_json replay_json(const ReplayReport& r) {
+    const stream::StreamEstimate& estimate = *r.estimate;
+    const stream::StreamResult& schedule = estimate.point;
+    const ReplayResult& result = *r.result;
     Json doc;
     {
         doc["trace"] = user_text::as_utf8(r.setup.trace_path);
@@ -142,9 +161,9 @@ nlohmann::ordered_json replay_json(const ReplayReport& r) {
                                   {"per_instance_s", r.setup.reconfiguration.per_instance_s}};
         doc["layout_changes"] = schedule.reconfigurations;
         doc["run_dir"] = r.dry_run ? Json(nullptr) : Json(user_text::as_utf8(r.run_dir));
-        doc["jobs"] = std::move(jobs);
-        doc["epochs"] = std::move(epochs);
-        doc["totals"] = std::move(totals);
+        doc["jobs"] = jobs_json(r);
+        doc["epochs"] = epochs_json(r);
+        doc["totals"] = totals_json(r);
         doc["energy"] = {{"window_energy_j", number_or_null(result.window_energy_j)},
                          {"gap_s", result.gap_s},
                          {"idle_power_w", number_or_null(result.idle_power_w)},
