@@ -256,6 +256,8 @@ std::vector<std::string> objective_names() {
 
 }  // namespace
 
+// Long (over 80 lines) on purpose: the command's options, one declaration each, read top to
+// bottom as its --help lists them.
 void add_plan_command(CLI::App& app, Action& action) {
     auto o = std::make_shared<PlanOptions>();
     CLI::App* cmd = app.add_subcommand(

@@ -184,6 +184,8 @@ int residuals_command(const ResidualsOptions& o) {
 
 }  // namespace
 
+// Long (over 80 lines) on purpose: the command's options, one declaration each, read top to
+// bottom as its --help lists them.
 void add_profile_command(CLI::App& app, Action& action) {
     auto o = std::make_shared<ProfileOptions>();
     CLI::App* cmd = app.add_subcommand(
