@@ -45,7 +45,7 @@ struct PlanOptions {
     std::string gpu_model = "h200";
     std::string backend = "mig";  // what the partitions are: mig instances, green contexts or mps
     size_t gpus = 1;
-    std::string profiles;  // JSON file or results store; default data/profiles-MODEL.json
+    std::string profiles;     // JSON file or results store; default data/profiles-MODEL.json
     std::string model_error;  // residuals file, "none"; default data/model-error-MODEL.json
     std::string start_delay;  // start-delay file, "none"; default data/start-delay-MODEL.json
     double min_speed = 0;
@@ -53,16 +53,16 @@ struct PlanOptions {
     std::string method = "auto";
     std::string format = "table";
     std::string output;
-    std::string image;                   // --format k8s: the Jobs' container image
+    std::string image;                      // --format k8s: the Jobs' container image
     std::string job_namespace = "default";  // --format k8s: the Jobs' namespace
     std::string k8s_base_config;            // --format k8s: a ConfigMap to merge into
     std::string slurm_gres_type = "nvml";   // --format slurm: how MIG GRES types are named
     bool verify = false;
-    bool apply = false;  // --verify --backend mig: make each candidate's instances
-    double idle_probe_s = 2;  // --verify: idle power sampled before and after each run
+    bool apply = false;           // --verify --backend mig: make each candidate's instances
+    double idle_probe_s = 2;      // --verify: idle power sampled before and after each run
     double marginal_probe_s = 3;  // --verify: each job's marginal power probe (no queues)
-    unsigned gpu = 0;  // --verify: GPU index
-    std::string db;    // --verify: store the runs here
+    unsigned gpu = 0;             // --verify: GPU index
+    std::string db;               // --verify: store the runs here
     std::string run_dir;
     std::string worker;
 };
@@ -114,17 +114,15 @@ plan::Verification verify(const plan::Problem& p, const plan::SearchResult& r, c
     return runner::verify_on_gpus(p, r, objective, v, hooks);
 }
 
-int plan_command(const PlanOptions& o) {
-    const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
-    const plan::Objective objective = plan::parse_objective(o.objective);
-    const std::vector<plan::JobRequest> requests =
-        runner::plan_job_requests(o.jobs, o.jobs_file, o.work, o.weights);
-    std::string origin;
-    // mps partitions get their profiles' SMs (a share of the GPU), as MIG instances do.
-    const partition::BackendTraits& backend =
-        partition::traits(partition::parse_backend(o.backend));
-    const plan::PartitionKind kind =
-        backend.rounds_sms ? plan::PartitionKind::kGreen : plan::PartitionKind::kMig;
+// k8s and slurm write deployments (report/deploy_output.h, slurm_output.h), from the specs
+// and options of their own: not formats of report::plan_printers().
+bool is_deployment(const std::string& format) {
+    return format == "k8s" || format == "slurm";
+}
+
+// What cannot be asked together, refused before profiles are read or anything runs.
+void check_plan_options(const PlanOptions& o, const partition::BackendTraits& backend,
+                        const std::vector<plan::JobRequest>& requests) {
     // Verification measures fixed work: without it, it once ran nothing and exited 0.
     if (o.verify && o.work.empty())
         throw input_error("--verify runs each candidate's fixed work: give --work STEPS");
@@ -134,13 +132,12 @@ int plan_command(const PlanOptions& o) {
             "afterwards: give --apply (as root, with MIG mode enabled)");
     if (o.apply && !(o.verify && backend.needs_mig_mode))
         throw input_error("--apply makes MIG instances for --verify --backend mig only");
-    // k8s and slurm write deployments (report/deploy_output.h, slurm_output.h), from the specs
-    // and options of their own: not formats of report::plan_printers().
-    const bool deploys = o.format == "k8s" || o.format == "slurm";
+    const bool deploys = is_deployment(o.format);
     if (deploys && backend.partitions != partition::PartitionSource::kMigInstances)
         throw input_error("--format " + o.format +
                           " deploys MIG instances (the GPU Operator's and Slurm's MIG "
-                          "support): plan with --backend mig, not " + o.backend);
+                          "support): plan with --backend mig, not " +
+                          o.backend);
     if (!o.k8s_base_config.empty() && o.format != "k8s")
         throw input_error("--k8s-base-config merges into the ConfigMap of --format k8s only");
     if (deploys && o.verify)
@@ -158,6 +155,56 @@ int plan_command(const PlanOptions& o) {
                               "' is a command, which green contexts cannot hold (they live in "
                               "migscope's worker): give --backend mps or mig");
     }
+}
+
+// The recommendation, as the cluster runs it: a ConfigMap and Jobs (k8s) or a folder of Slurm
+// files. Made before -o is opened: a refusal leaves no empty file behind.
+int write_deployment(const PlanOptions& o, const plan::Problem& problem,
+                     const plan::SearchResult& result) {
+    // The specs again, for what the planner does not keep: data, checkpoint, LoRA rank.
+    const std::vector<partition::JobSpec> specs = partition::jobs_from_options(o.jobs, o.jobs_file);
+    if (o.format == "slurm") {
+        report::SlurmOptions so;
+        so.gres_type = o.slurm_gres_type;
+        const std::vector<report::DeployFile> files =
+            report::plan_slurm(problem, result.top.front(), so, specs);
+        write_files(o.output, files);
+        std::cerr << "migscope plan: " << files.size() << " files in " << o.output
+                  << "; submit with " << (std::filesystem::path(o.output) / "submit.sh").string()
+                  << " (docs/deploy.md)\n";
+        return kExitOk;
+    }
+    report::KubernetesOptions ko;
+    ko.image = o.image;
+    ko.job_namespace = o.job_namespace;
+    if (!o.k8s_base_config.empty()) {
+        std::ifstream in(o.k8s_base_config);
+        if (!in)
+            throw input_error("--k8s-base-config: cannot read '" +
+                              user_text::shown(o.k8s_base_config) + "'");
+        std::stringstream text;
+        text << in.rdbuf();
+        ko.base_config_text = text.str();
+        ko.base_config_path = o.k8s_base_config;
+    }
+    const std::string text = report::plan_kubernetes(problem, result.top.front(), ko, specs);
+    Output output(o.output);
+    output.stream() << text;
+    return kExitOk;
+}
+
+int plan_command(const PlanOptions& o) {
+    const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
+    const plan::Objective objective = plan::parse_objective(o.objective);
+    const std::vector<plan::JobRequest> requests =
+        runner::plan_job_requests(o.jobs, o.jobs_file, o.work, o.weights);
+    std::string origin;
+    // mps partitions get their profiles' SMs (a share of the GPU), as MIG instances do.
+    const partition::BackendTraits& backend =
+        partition::traits(partition::parse_backend(o.backend));
+    const plan::PartitionKind kind =
+        backend.rounds_sms ? plan::PartitionKind::kGreen : plan::PartitionKind::kMig;
+    check_plan_options(o, backend, requests);
     plan::ProfileSet set =
         runner::load_profiles(o.profiles, model, origin, {o.jobs, o.jobs_file, o.backend});
     set.start_delay = runner::load_start_delay(o.start_delay, model);
@@ -178,42 +225,8 @@ int plan_command(const PlanOptions& o) {
     const double elapsed_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
-    if (deploys) {
-        // The recommendation, as the cluster runs it. Made before -o is opened: a refusal
-        // leaves no empty file behind.
-        // The specs again, for what the planner does not keep: data, checkpoint, LoRA rank.
-        const std::vector<partition::JobSpec> specs =
-            partition::jobs_from_options(o.jobs, o.jobs_file);
-        if (o.format == "slurm") {
-            report::SlurmOptions so;
-            so.gres_type = o.slurm_gres_type;
-            const std::vector<report::DeployFile> files =
-                report::plan_slurm(problem, result.top.front(), so, specs);
-            write_files(o.output, files);
-            std::cerr << "migscope plan: " << files.size() << " files in " << o.output
-                      << "; submit with "
-                      << (std::filesystem::path(o.output) / "submit.sh").string()
-                      << " (docs/deploy.md)\n";
-            return kExitOk;
-        }
-        report::KubernetesOptions ko;
-        ko.image = o.image;
-        ko.job_namespace = o.job_namespace;
-        if (!o.k8s_base_config.empty()) {
-            std::ifstream in(o.k8s_base_config);
-            if (!in)
-                throw input_error("--k8s-base-config: cannot read '" +
-                                  user_text::shown(o.k8s_base_config) + "'");
-            std::stringstream text;
-            text << in.rdbuf();
-            ko.base_config_text = text.str();
-            ko.base_config_path = o.k8s_base_config;
-        }
-        const std::string text = report::plan_kubernetes(problem, result.top.front(), ko, specs);
-        Output output(o.output);
-        output.stream() << text;
-        return kExitOk;
-    }
+    if (is_deployment(o.format))
+        return write_deployment(o, problem, result);
     const report::PlanReport plan{problem, result,     set,       origin,      o.objective,
                                   o.gpus,  elapsed_ms, o.backend, error_origin};
     Output output(o.output);  // before --verify's runs: an unwritable -o is refused first
