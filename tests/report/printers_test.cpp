@@ -1,63 +1,17 @@
-// Golden tests of every printers table in report/ (core/printers.h): each format each table
-// registers, over the report fixture, against golden/OUTPUT.FORMAT; a format added without its
-// golden file fails. Tables of other modules are walked in their own tests the same way.
+// Golden tests of the printers tables of gpus and layouts (core/printers.h): each format each
+// table registers against golden/OUTPUT.FORMAT; a format added without its golden file fails.
+// The stored runs' tables are walked in record_output_test.cpp, other modules' in their own tests.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <optional>
 
 #include "golden.h"
 #include "mig/layout.h"
 #include "mig/mig_parted.h"
 #include "report/gpu_output.h"
 #include "report/layout_output.h"
-#include "report/record_output.h"
-#include "report_fixture.h"
-#include "store/store.h"
 
 namespace migscope::report {
 namespace {
-
-namespace fs = std::filesystem;
-
-class ReportPrinters : public ::testing::Test {
-  protected:
-    void SetUp() override {
-        path_ = fs::path(testing::TempDir()) / ("printers-" + std::to_string(::getpid()) + ".db");
-        fs::remove(path_);
-        test::write_report_fixture(path_.string());
-        store::Store db = store::Store::open(path_.string());
-        runs_ = db.list_runs();
-        ASSERT_FALSE(runs_.empty());
-        for (const store::RunRecord& r : runs_) {
-            if (r.jobs.size() > 1) {
-                mix_ = db.get_run(r.id);
-                break;
-            }
-        }
-        ASSERT_TRUE(mix_);
-    }
-    void TearDown() override { fs::remove(path_); }
-
-    fs::path path_;
-    std::vector<store::RunRecord> runs_;
-    std::optional<store::RunRecord> mix_;
-};
-
-TEST_F(ReportPrinters, ResultsListEveryFormat) {
-    test::expect_golden_formats(runs_list_printers(), runs_, "results-list");
-}
-
-// Two runs: one alone, one with several jobs (the whole store's JSON is results-list.json's).
-TEST_F(ReportPrinters, ResultsExportEveryFormat) {
-    const std::vector<store::RunRecord> two = {runs_.front(), *mix_};
-    test::expect_golden_formats(runs_export_printers(), two, "results-export");
-}
-
-TEST_F(ReportPrinters, ResultsShowEveryFormat) {
-    const std::vector<store::RunRecord> no_host;
-    test::expect_golden_formats(stored_run_printers(), StoredRun{*mix_, no_host}, "results-show");
-}
 
 // Two GPUs as gpus_json writes them: one that answers everything, one that answers little.
 nlohmann::json gpus_fixture() {

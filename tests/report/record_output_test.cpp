@@ -1,5 +1,5 @@
-// Golden tests of the stored runs' printers (report/record_output.h): the runs table and CSV, the
-// jobs CSV, one run with its jobs, and one run's JSON, over the report fixture's store.
+// Golden tests of the stored runs' printers (report/record_output.h): every format of the results
+// list, export and show tables, the jobs CSV and one run's JSON, over the report fixture's store.
 #include "report/record_output.h"
 
 #include <gtest/gtest.h>
@@ -42,13 +42,27 @@ class RecordOutput : public ::testing::Test {
     std::optional<store::RunRecord> mix_;
 };
 
-// The runs' table and CSV and one run's table are walked with their printers tables
-// (printers_test.cpp: results-list.*, results-show.*); these are the outputs no table prints.
+// Outputs no table prints.
 TEST_F(RecordOutput, TheJobsCsvAndOneRunsJsonMatchTheirGoldenFiles) {
     std::ostringstream jobs;
     print_jobs_csv(runs_, jobs);
     test::expect_golden(jobs.str(), "jobs.csv");
     test::expect_golden(record_json(*mix_).dump(1) + "\n", "run-record.json");
+}
+
+TEST_F(RecordOutput, ResultsListEveryFormat) {
+    test::expect_golden_formats(runs_list_printers(), runs_, "results-list");
+}
+
+// Two runs: one alone, one with several jobs (the whole store's JSON is results-list.json's).
+TEST_F(RecordOutput, ResultsExportEveryFormat) {
+    const std::vector<store::RunRecord> two = {runs_.front(), *mix_};
+    test::expect_golden_formats(runs_export_printers(), two, "results-export");
+}
+
+TEST_F(RecordOutput, ResultsShowEveryFormat) {
+    const std::vector<store::RunRecord> no_host;
+    test::expect_golden_formats(stored_run_printers(), StoredRun{*mix_, no_host}, "results-show");
 }
 
 }  // namespace
