@@ -12,15 +12,15 @@
 #   TRACE                a trace to replay instead of the generated one
 #   REPLAY_COUNT         jobs of the generated trace (default 13)
 #   REPLAY_SEED          its seed (default 3)
-#   REPLAY_WORK_MEDIAN   its median work in steps (default 3000: the online schedule ends at
-#                        about 400 s; 4500 makes it 607 s, which with warm-ups runs
-#                        past a 10-minute command limit)
+#   REPLAY_WORK_MEDIAN   its median work in steps (default 2000: the online schedule ends at
+#                        about 300 s; 3000 at about 400 s; 4500 at 607 s, which with warm-ups
+#                        runs past a 10-minute command limit)
 #   REPLAY_BACKEND       green (default) or mps
 #   REPLAY_ORCHESTRATOR_S  the simulator's cost of a layout change beyond its instances (default
 #                        10: green partitions need no orchestrator; the replay leaves this time
 #                        out of its runs and charges it at the measured idle power)
-# Expected wall time with the defaults: the schedule's ~400 s plus each layout's warm-up and
-# idle probes, about 8 minutes. Exit code: the replay's (0 every job ran, 1 a job failed, 2 bad
+# Wall time with the defaults on the H200 (2026-12-05): 337 s (the schedule's ~300 s plus each
+# layout's warm-up and idle probes); with `./build.sh build` first (178 s there) one 10-minute call. Exit code: the replay's (0 every job ran, 1 a job failed, 2 bad
 # input, 3 no GPU, 130 interrupted); whether the measures fall inside the intervals is the table's
 # "inside" column, not the exit code.
 set -uo pipefail
@@ -36,7 +36,7 @@ trace=${TRACE:-$out/trace.json}
 if [ -z "${TRACE:-}" ]; then
   "$b" stream trace --generate --arrivals poisson --rate-per-h 150 \
     --count "${REPLAY_COUNT:-13}" --seed "${REPLAY_SEED:-3}" \
-    --work-median "${REPLAY_WORK_MEDIAN:-3000}" --sigma 0.5 \
+    --work-median "${REPLAY_WORK_MEDIAN:-2000}" --sigma 0.5 \
     --mix 'resnet18:train:32,resnet50:train:32,vit-b16:train:16,bert-base:train:4,gpt2-medium:train:2' \
     -o "$trace" || exit $?
 fi
