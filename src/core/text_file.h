@@ -5,7 +5,8 @@
 
 namespace migscope {
 
-// The file's bytes; an input error "cannot read WHAT PATH" when it cannot be opened.
+// The file's bytes; an input error "cannot read WHAT PATH" when it cannot be opened (the path
+// escaped, as a message shows a user's text).
 std::string read_text_file(const std::string& path, const std::string& what);
 
 }  // namespace migscope

@@ -1,12 +1,12 @@
 // `migscope energy`: a tenant's energy (a Slurm job, a pod, a process) read back from a running
 // exporter's metrics, during its life or after it ended.
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/text_file.h"
 #include "core/user_text.h"
 #include "exporter/exposition.h"
 #include "exporter/metrics_client.h"
@@ -31,10 +31,7 @@ std::string read_metrics(const EnergyOptions& o) {
         return exporter::fetch_metrics(o.exporter, o.timeout_s);
     if (o.metrics_file == "-")
         return std::string(std::istreambuf_iterator<char>(std::cin), {});
-    std::ifstream in(o.metrics_file, std::ios::binary);
-    if (!in)
-        throw input_error("--metrics-file " + user_text::shown(o.metrics_file) + ": cannot read");
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    return read_text_file(o.metrics_file, "--metrics-file");
 }
 
 int run_energy(const EnergyOptions& o) {

@@ -7,13 +7,12 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/text_file.h"
 #include "core/folders.h"
 #include "core/text.h"
 #include "core/user_text.h"
@@ -178,13 +177,7 @@ int write_deployment(const PlanOptions& o, const plan::Problem& problem,
     ko.image = o.image;
     ko.job_namespace = o.job_namespace;
     if (!o.k8s_base_config.empty()) {
-        std::ifstream in(o.k8s_base_config);
-        if (!in)
-            throw input_error("--k8s-base-config: cannot read '" +
-                              user_text::shown(o.k8s_base_config) + "'");
-        std::stringstream text;
-        text << in.rdbuf();
-        ko.base_config_text = text.str();
+        ko.base_config_text = read_text_file(o.k8s_base_config, "--k8s-base-config");
         ko.base_config_path = o.k8s_base_config;
     }
     const std::string text = report::plan_kubernetes(problem, result.top.front(), ko, specs);
