@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/user_text.h"
+#include "report/json_value.h"
 
 namespace migscope::runner {
 namespace {
@@ -178,24 +179,18 @@ nlohmann::ordered_json replay_json(const ReplayReport& r) {
     return doc;
 }
 
-void print_replay(const ReplayReport& r, std::ostream& out) {
-    const stream::Trace& trace = *r.trace;
-    const stream::StreamInput& input = *r.input;
-    const stream::StreamEstimate& estimate = *r.estimate;
-    const stream::StreamResult& schedule = estimate.point;
+namespace {
+
+// Each layout epoch: when it changed and started, its jobs, and its run's window and energy.
+void print_epochs(const ReplayReport& r, std::ostream& out) {
+    const stream::StreamResult& schedule = r.estimate->point;
     const stream::ReplayPlan& plan = *r.plan;
-    const ReplayResult& result = *r.result;
-    const std::vector<ReplayCheck> checks = replay_checks(estimate, result);
-    out << user_text::escaped(r.setup.trace_path) << ": " << trace.jobs.size() << " jobs, policy "
-        << r.policy << " on " << r.setup.gpu_model << " (" << schedule.reconfigurations
-        << " layout changes, " << plan.epochs.size() << " layouts), "
-        << (r.dry_run ? "not run (--dry-run)" : "replayed on " + r.backend) << '\n';
     out << fmt::format("{:>5} {:>9} {:>9} {:<32} {:>6} {:>9} {:>10}\n", "epoch", "change s",
                        "start s", "layout", "jobs", "window s", "energy kJ");
     for (size_t e = 0; e < plan.epochs.size(); ++e) {
         const stream::ReplayEpoch& ep = plan.epochs[e];
         const ReplayedEpoch* m = nullptr;
-        for (const ReplayedEpoch& x : result.epochs)
+        for (const ReplayedEpoch& x : r.result->epochs)
             m = x.epoch == e ? &x : m;
         out << fmt::format("{:>5} {:>9.1f} {:>9.1f} {:<32} {:>6} {:>9} {:>10}\n", e,
                            m ? m->change_s : ep.change_s, m ? m->start_s : ep.ready_s,
@@ -203,16 +198,22 @@ void print_replay(const ReplayReport& r, std::ostream& out) {
                            m ? fmt::format("{:.1f}", m->window_s) : "-",
                            m && m->energy_j ? fmt::format("{:.3g}", *m->energy_j / 1000) : "-");
     }
-    out << '\n';
+}
+
+// Each job: measured start, end and completion beside the simulator's, and whether the completion
+// fell inside its interval.
+void print_jobs(const ReplayReport& r, std::ostream& out) {
+    const stream::StreamEstimate& estimate = *r.estimate;
+    const stream::StreamResult& schedule = estimate.point;
     out << fmt::format(
         "{:>3} {:<20} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>15} {:>8} {:>6} "
         "{:>9} {}\n",
         "job", "name", "arrive", "start", "(pred)", "end", "(pred)", "JCT", "pred interval",
         "(pred)", "inside", "energy kJ", "status");
-    for (size_t j = 0; j < trace.jobs.size(); ++j) {
+    for (size_t j = 0; j < r.trace->jobs.size(); ++j) {
         const stream::JobOutcome& p = schedule.jobs[j];
-        const double arrival = input.jobs[j].arrival_s;
-        const ReplayedJob* m = r.dry_run ? nullptr : &result.jobs[j];
+        const double arrival = r.input->jobs[j].arrival_s;
+        const ReplayedJob* m = r.dry_run ? nullptr : &r.result->jobs[j];
         const std::optional<double> jct =
             m && m->end_s ? std::optional<double>(*m->end_s - arrival) : std::nullopt;
         const plan::Bounds& b = estimate.job_completion_s[j];
@@ -222,7 +223,7 @@ void print_replay(const ReplayReport& r, std::ostream& out) {
         out << fmt::format(
             "{:>3} {:<20} {:>8.2f} {:>8} {:>8.2f} {:>8} {:>8.2f} {:>8} {:>15} {:>8.2f} {:>6} "
             "{:>9} {}\n",
-            j, user_text::escaped(trace.jobs[j].job.name), arrival,
+            j, user_text::escaped(r.trace->jobs[j].job.name), arrival,
             seconds(m ? m->start_s : std::nullopt), p.start_s, seconds(m ? m->end_s : std::nullopt),
             p.end_s, seconds(jct),
             estimate.known ? fmt::format("{:.2f}-{:.2f}", b.lo, b.hi) : std::string("-"),
@@ -230,10 +231,13 @@ void print_replay(const ReplayReport& r, std::ostream& out) {
             m && m->energy_j ? fmt::format("{:.3g}", *m->energy_j / 1000) : "-",
             m ? to_string(m->status) : "");
     }
-    out << '\n';
+}
+
+// The totals (energy, mean and p95 completion, tardiness) against their intervals.
+void print_totals(const ReplayReport& r, std::ostream& out) {
     out << fmt::format("{:<18} {:>11} {:>23} {:>11} {:>6}\n", "total", "predicted", "interval",
                        "measured", "inside");
-    for (const ReplayCheck& c : checks) {
+    for (const ReplayCheck& c : replay_checks(*r.estimate, *r.result)) {
         const bool energy = c.figure == "energy_j";
         const double scale = energy ? 1000 : 1;
         const std::string name = energy                            ? "energy kJ"
@@ -248,6 +252,12 @@ void print_replay(const ReplayReport& r, std::ostream& out) {
             c.measured ? fmt::format("{:.4g}", *c.measured / scale) : std::string("-"),
             yes_no(c.inside));
     }
+}
+
+// What the predictions rest on, and how the energy was measured.
+void print_method(const ReplayReport& r, std::ostream& out) {
+    const stream::StreamEstimate& estimate = *r.estimate;
+    const ReplayResult& result = *r.result;
     out << "Predicted on the planner's model with " << user_text::escaped(r.setup.profiles_origin)
         << (estimate.known ? "; intervals from " + user_text::escaped(r.setup.error_origin)
                            : "; no intervals: " + estimate.unknown_why)
@@ -262,6 +272,32 @@ void print_replay(const ReplayReport& r, std::ostream& out) {
                                     : std::string("none"))
             << "). Runs, traces and job logs: " << user_text::escaped(r.run_dir)
             << " (replay.json: everything above)\n";
+}
+
+}  // namespace
+
+void print_replay(const ReplayReport& r, std::ostream& out) {
+    out << user_text::escaped(r.setup.trace_path) << ": " << r.trace->jobs.size()
+        << " jobs, policy " << r.policy << " on " << r.setup.gpu_model << " ("
+        << r.estimate->point.reconfigurations << " layout changes, " << r.plan->epochs.size()
+        << " layouts), " << (r.dry_run ? "not run (--dry-run)" : "replayed on " + r.backend)
+        << '\n';
+    print_epochs(r, out);
+    out << '\n';
+    print_jobs(r, out);
+    out << '\n';
+    print_totals(r, out);
+    print_method(r, out);
+}
+
+const Printers<ReplayReport>& replay_printers() {
+    static const Printers<ReplayReport> printers(
+        "stream replay",
+        {{"table", print_replay},
+         {"json", [](const ReplayReport& r, std::ostream& out) {
+              out << report::utf8_dump(replay_json(r), 2) << '\n';
+          }}});
+    return printers;
 }
 
 }  // namespace migscope::runner

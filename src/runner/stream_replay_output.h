@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/printers.h"
 #include "runner/stream_replay.h"
 #include "stream/estimate.h"
 #include "stream/replay_plan.h"
@@ -33,5 +34,7 @@ struct ReplayReport {
 nlohmann::ordered_json replay_json(const ReplayReport& report);
 // The layouts, each job predicted against measured, and the totals with their intervals.
 void print_replay(const ReplayReport& report, std::ostream& out);
+// Its formats: table (print_replay) and json (replay_json).
+const Printers<ReplayReport>& replay_printers();
 
 }  // namespace migscope::runner

@@ -44,15 +44,10 @@ using Json = nlohmann::ordered_json;
 
 constexpr size_t kReplayGpus = 1;  // a replay runs its schedule on one GPU
 
-int replay_command(ReplayOptions o) {
-    const stream::Trace trace = stream::read_trace_file(o.trace);
-    const stream::StreamInput input = stream::stream_input(trace);
-    const std::vector<int64_t> steps = stream::replay_job_steps(trace, o.trace);
-    const mig::GpuModel& model = mig::builtin_model(o.stream.gpu_model);
-
-    // Before anything is simulated or run: the machine and the backend.
-    runner::Machine machine;
-    partition::BackendKind backend = partition::BackendKind::kCpu;
+// The machine and the backend (o.backend filled in when not given), checked before anything is
+// simulated or run: a backend that needs a GPU has one, of the model the schedule is simulated for.
+partition::BackendKind open_replay_backend(ReplayOptions& o, const mig::GpuModel& model,
+                                           runner::Machine& machine) {
     if (!o.dry_run) {
         machine = runner::open_machine(o.gpu);
         if (o.backend.empty())
@@ -60,7 +55,7 @@ int replay_command(ReplayOptions o) {
     } else if (o.backend.empty()) {
         o.backend = "green";
     }
-    backend = partition::parse_backend(o.backend);
+    const partition::BackendKind backend = partition::parse_backend(o.backend);
     runner::check_replay_backend(backend, o.backend);
     const partition::BackendTraits& bt = partition::traits(backend);
     if (!o.dry_run && bt.needs_gpu && !machine.gpu)
@@ -68,6 +63,28 @@ int replay_command(ReplayOptions o) {
     if (!o.dry_run && machine.gpu && bt.takes_layout && machine.gpu->model.key != model.key)
         throw input_error("--gpu-model: the schedule is simulated for " + model.key +
                           ", but this GPU is " + machine.gpu->model.key);
+    return backend;
+}
+
+// Writes replay.json into the run directory: everything measured is kept, whatever is printed.
+// False (and a line on stderr) when it could not be written.
+bool keep_replay_json(const std::string& run_dir, const Json& doc) {
+    try {
+        write_file(run_dir + "/replay.json", report::utf8_dump(doc, 2) + '\n', "replay.json");
+        return true;
+    } catch (const Error& e) {
+        std::cerr << "migscope stream replay: " << user_text::escaped(e.what()) << '\n';
+        return false;
+    }
+}
+
+int replay_command(ReplayOptions o) {
+    const stream::Trace trace = stream::read_trace_file(o.trace);
+    const stream::StreamInput input = stream::stream_input(trace);
+    const std::vector<int64_t> steps = stream::replay_job_steps(trace, o.trace);
+    const mig::GpuModel& model = mig::builtin_model(o.stream.gpu_model);
+    runner::Machine machine;
+    const partition::BackendKind backend = open_replay_backend(o, model, machine);
 
     const StreamModel stream_model = load_stream_model(o.stream, model, o.trace, input);
     // Before the progress line: a bad --objective is refused before anything is simulated.
@@ -119,25 +136,9 @@ int replay_command(ReplayOptions o) {
     report.backend = o.backend;
     report.run_dir = request.run_dir;
     report.dry_run = o.dry_run;
-    const Json doc = runner::replay_json(report);
-    // Everything measured is kept in the run directory, whatever is printed.
-    bool kept = true;
-    if (!o.dry_run) {
-        try {
-            write_file(request.run_dir + "/replay.json", report::utf8_dump(doc, 2) + '\n',
-                       "replay.json");
-        } catch (const Error& e) {
-            std::cerr << "migscope stream replay: " << user_text::escaped(e.what()) << '\n';
-            kept = false;
-        }
-    }
+    const bool kept = o.dry_run || keep_replay_json(request.run_dir, runner::replay_json(report));
     Output output(o.output);
-    std::ostream& out = output.stream();
-    if (o.format == "json") {
-        out << report::utf8_dump(doc, 2) << '\n';
-    } else {
-        runner::print_replay(report, out);
-    }
+    runner::replay_printers().print(o.format, report, output.stream());
     if (o.dry_run)
         return kExitOk;
     if (result.interrupted || *hooks->interrupt)
@@ -201,9 +202,7 @@ void add_stream_replay_command(CLI::App& group, Action& action) {
     cmd->add_flag("--dry-run", o->dry_run,
                   "Simulate and print the schedule as it would run (layouts, stretches, steps); "
                   "run nothing");
-    cmd->add_option("--format", o->format, "table or json")
-        ->check(CLI::IsMember({"table", "json"}))
-        ->capture_default_str();
+    format_option(cmd, o->format, runner::replay_printers().names())->capture_default_str();
     path_option(
         cmd->add_option("-o,--output", o->output, "Write the output here instead of stdout"));
     cmd->callback([o, &action] { action = [o] { return replay_command(*o); }; });
