@@ -127,11 +127,12 @@ std::string job_set_of(const store::RunRecord& run) {
     return text;
 }
 
-std::vector<LayoutComparison> layout_comparisons(const std::vector<store::RunRecord>& runs) {
-    // (parent id, GPU) → its latest baseline. A run over several GPUs has a row per GPU and so
-    // does its baseline, whose rows name the run's first row: GPU g's run is compared with GPU
-    // g's baseline, and each GPU's pair counts as a repetition of the layout.
-    using Parent = std::pair<int64_t, std::optional<int64_t>>;
+// (parent id, GPU) → its latest baseline. A run over several GPUs has a row per GPU and so does
+// its baseline, whose rows name the run's first row: GPU g's run is compared with GPU g's
+// baseline, and each GPU's pair counts as a repetition of the layout.
+using Parent = std::pair<int64_t, std::optional<int64_t>>;
+std::map<Parent, const store::RunRecord*> latest_baselines(
+    const std::vector<store::RunRecord>& runs) {
     std::map<Parent, const store::RunRecord*> baseline_of;
     for (const store::RunRecord& r : runs) {
         if (r.role != store::RunRole::kBaseline || !r.parent_id)
@@ -140,6 +141,56 @@ std::vector<LayoutComparison> layout_comparisons(const std::vector<store::RunRec
         if (!b || b->id < r.id)
             b = &r;
     }
+    return baseline_of;
+}
+
+// "window" for a run of a measurement window, "400/250 steps" for fixed work.
+std::string work_of(const store::RunRecord& run) {
+    if (run.mode != "work")
+        return "window";
+    std::string work;
+    for (const store::JobRecord& j : run.jobs)
+        work += (work.empty() ? "" : "/") + std::to_string(j.steps);
+    return work + " steps";
+}
+
+// A layout's spreads over its repetitions: energy change, speed-up, energies, window, power and
+// clock on both sides.
+void summarize_repetitions(LayoutComparison& g,
+                           const std::map<int64_t, const store::RunRecord*>& run_by_id) {
+    std::vector<double> change, speedup, run_j, base_j, window;
+    std::vector<double> run_w, base_w, run_mhz, base_mhz;
+    for (const Repetition& r : g.repetitions) {
+        const Comparison& c = r.comparison;
+        const store::RunRecord& run = *run_by_id.at(r.run_id);
+        const store::RunRecord& base = *run_by_id.at(r.baseline_id);
+        add_if(run_w, run.average_power_w);
+        add_if(base_w, base.average_power_w);
+        add_if(run_mhz, run.sm_clock_mhz);
+        add_if(base_mhz, base.sm_clock_mhz);
+        if (c.energy_change_pct) {
+            change.push_back(*c.energy_change_pct);
+            run_j.push_back(*c.run_energy_j);
+            base_j.push_back(*c.baseline_energy_j);
+        }
+        if (c.speedup)
+            speedup.push_back(*c.speedup);
+        if (c.run_time_s)
+            window.push_back(*c.run_time_s);
+    }
+    g.energy_change_pct = spread_of(change);
+    g.speedup = spread_of(speedup);
+    g.run_energy_j = spread_of(run_j);
+    g.baseline_energy_j = spread_of(base_j);
+    g.window_s = spread_of(window);
+    g.run_power_w = spread_of(run_w);
+    g.baseline_power_w = spread_of(base_w);
+    g.run_sm_clock_mhz = spread_of(run_mhz);
+    g.baseline_sm_clock_mhz = spread_of(base_mhz);
+}
+
+std::vector<LayoutComparison> layout_comparisons(const std::vector<store::RunRecord>& runs) {
+    const std::map<Parent, const store::RunRecord*> baseline_of = latest_baselines(runs);
     std::map<int64_t, const store::RunRecord*> run_by_id;
     for (const store::RunRecord& r : runs)
         run_by_id[r.id] = &r;
@@ -152,13 +203,7 @@ std::vector<LayoutComparison> layout_comparisons(const std::vector<store::RunRec
             continue;
         const std::string job_set = job_set_of(run);
         const std::string layout = run.layout.value_or("–");
-        std::string work = "window";
-        if (run.mode == "work") {
-            work.clear();
-            for (const store::JobRecord& j : run.jobs)
-                work += (work.empty() ? "" : "/") + std::to_string(j.steps);
-            work += " steps";
-        }
+        const std::string work = work_of(run);
         const Key key{job_set, run.backend, layout, run.mode + ":" + work};
         LayoutComparison& g = groups[key];
         if (run.disagreement_pct)
@@ -182,36 +227,8 @@ std::vector<LayoutComparison> layout_comparisons(const std::vector<store::RunRec
     }
     std::vector<LayoutComparison> out;
     for (auto& [key, g] : groups) {
-        std::vector<double> change, speedup, run_j, base_j, window;
-        std::vector<double> run_w, base_w, run_mhz, base_mhz;
-        for (const Repetition& r : g.repetitions) {
-            const Comparison& c = r.comparison;
-            const store::RunRecord& run = *run_by_id.at(r.run_id);
-            const store::RunRecord& base = *run_by_id.at(r.baseline_id);
-            add_if(run_w, run.average_power_w);
-            add_if(base_w, base.average_power_w);
-            add_if(run_mhz, run.sm_clock_mhz);
-            add_if(base_mhz, base.sm_clock_mhz);
-            if (c.energy_change_pct) {
-                change.push_back(*c.energy_change_pct);
-                run_j.push_back(*c.run_energy_j);
-                base_j.push_back(*c.baseline_energy_j);
-            }
-            if (c.speedup)
-                speedup.push_back(*c.speedup);
-            if (c.run_time_s)
-                window.push_back(*c.run_time_s);
-        }
-        g.energy_change_pct = spread_of(change);
-        g.speedup = spread_of(speedup);
-        g.run_energy_j = spread_of(run_j);
-        g.baseline_energy_j = spread_of(base_j);
-        g.window_s = spread_of(window);
+        summarize_repetitions(g, run_by_id);
         g.disagreement_pct = spread_of(disagreements[key]);
-        g.run_power_w = spread_of(run_w);
-        g.baseline_power_w = spread_of(base_w);
-        g.run_sm_clock_mhz = spread_of(run_mhz);
-        g.baseline_sm_clock_mhz = spread_of(base_mhz);
         out.push_back(std::move(g));
     }
     return out;

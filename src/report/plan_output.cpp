@@ -251,14 +251,11 @@ void print_recommendation(const PlanReport& report, std::ostream& out) {
     }
 }
 
-}  // namespace
-
-void print_plan(const PlanReport& report, std::ostream& out) {
+// What was planned and from what: the jobs, the profiles' provenance, the model error, the search.
+void print_plan_header(const PlanReport& report, std::ostream& out) {
     const plan::Problem& p = report.problem;
     const plan::SearchResult& r = report.result;
     const plan::ProfileSet& set = report.profiles;
-    const plan::Candidate& best = r.top.front();
-    const plan::Candidate& seq = *r.baselines.front().candidate;
     out << "migscope plan: " << p.jobs.size() << " jobs on " << report.gpus << " × "
         << p.model.description << ", objective " << report.objective << "\n";
     out << "profiles: " << report.profiles_origin << " (measured " << set.provenance.measured_from
@@ -281,10 +278,15 @@ void print_plan(const PlanReport& report, std::ostream& out) {
     out << "search: " << plan::to_string(r.method) << ", " << r.layouts
         << " layouts (the whole GPU included), " << r.evaluated << " plans scored, "
         << fmt::format("{:.1f}", report.elapsed_ms) << " ms\n\n";
-    print_recommendation(report, out);
+}
+
+// The recommended plan's totals, each job's line and, when partitioned, its mig-parted config.
+void print_recommended(const PlanReport& report, bool residuals, std::ostream& out) {
+    const plan::Problem& p = report.problem;
+    const plan::Candidate& best = report.result.top.front();
+    const plan::Candidate& seq = *report.result.baselines.front().candidate;
     const plan::Prediction& b = best.prediction;
     const plan::PredictionInterval& iv = best.interval;
-    const bool residuals = !report.model_error_origin.empty();
     out << fmt::format(
         "  energy {} kJ ({} vs sequential), makespan {} s ({}), throughput {} (sequential "
         "{:.2f}), aggregate throughput {}\n\n",
@@ -322,6 +324,13 @@ void print_plan(const PlanReport& report, std::ostream& out) {
                    plan_mig_parted_config("migscope-plan", best.plan)})
             << "\n";
     }
+}
+
+// The recommended plan beside the baselines, then the top plans and the Pareto front.
+void print_candidate_tables(const PlanReport& report, bool residuals, std::ostream& out) {
+    const plan::SearchResult& r = report.result;
+    const plan::Candidate& best = r.top.front();
+    const plan::Candidate& seq = *r.baselines.front().candidate;
     out << "Baselines:\n";
     std::vector<std::pair<std::string, const plan::Candidate*>> rows;
     rows.emplace_back("recommended", &best);
@@ -345,7 +354,18 @@ void print_plan(const PlanReport& report, std::ostream& out) {
     for (const plan::Candidate& c : r.pareto)
         rows.emplace_back("", &c);
     candidates_table(rows, seq, residuals, out);
-    if (!p.notes.empty() || b.corrected) {
+}
+
+}  // namespace
+
+void print_plan(const PlanReport& report, std::ostream& out) {
+    const plan::Problem& p = report.problem;
+    const bool residuals = !report.model_error_origin.empty();
+    print_plan_header(report, out);
+    print_recommendation(report, out);
+    print_recommended(report, residuals, out);
+    print_candidate_tables(report, residuals, out);
+    if (!p.notes.empty() || report.result.top.front().prediction.corrected) {
         out << "\nnotes:\n";
         for (const std::string& n : p.notes)
             out << "  " << n << "\n";

@@ -19,6 +19,32 @@ namespace migscope::report {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Draws every figure as SVG and PNG with gnuplot into `plots_dir`, links each from the page at
+// `page_path`, and returns the page's note on where the copies are.
+std::string export_plots(std::vector<ReportFigure>& figures, const std::string& plots_dir_arg,
+                         const fs::path& page_path,
+                         const std::function<void(const std::string&)>& progress) {
+    const fs::path plots_dir = fs::absolute(plots_dir_arg);
+    std::error_code ec;
+    fs::create_directories(plots_dir, ec);
+    if (ec)
+        throw input_error("cannot create the plots folder " + plots_dir.string() + ": " +
+                          ec.message());
+    progress("exporting " + std::to_string(figures.size()) + " plots with gnuplot into " +
+             plots_dir.string());
+    for (ReportFigure& f : figures) {
+        const PlotFiles files = render_plot(f.figure.plot, plots_dir.string());
+        f.svg_link = fs::path(files.svg_path).lexically_relative(page_path.parent_path()).string();
+        f.png_link = fs::path(files.png_path).lexically_relative(page_path.parent_path()).string();
+    }
+    return "SVG and PNG copies of the plots, with their data and gnuplot scripts, are in " +
+           plots_dir.lexically_relative(page_path.parent_path()).string() + "/ beside the page.";
+}
+
+}  // namespace
+
 std::string write_report(const std::string& db_path, const ReportFiles& files,
                          const std::function<void(const std::string&)>& progress) {
     ReportFiles o = files;
@@ -59,32 +85,11 @@ std::string write_report(const std::string& db_path, const ReportFiles& files,
         const std::vector<Figure> figures = report_figures(input.findings, traced);
         for (const Figure& f : figures)
             input.figures.push_back({f, "", ""});
-        if (o.plots_dir.empty()) {
-            input.export_note =
-                "SVG and PNG copies of the plots: migscope report --plots-dir DIR "
-                "(needs gnuplot).";
-        } else {
-            const fs::path plots_dir = fs::absolute(o.plots_dir);
-            std::error_code ec;
-            fs::create_directories(plots_dir, ec);
-            if (ec)
-                throw input_error("cannot create the plots folder " + plots_dir.string() + ": " +
-                                  ec.message());
-            progress("exporting " + std::to_string(figures.size()) + " plots with gnuplot into " +
-                     plots_dir.string());
-            for (ReportFigure& f : input.figures) {
-                const PlotFiles files = render_plot(f.figure.plot, plots_dir.string());
-                f.svg_link =
-                    fs::path(files.svg_path).lexically_relative(out_path.parent_path()).string();
-                f.png_link =
-                    fs::path(files.png_path).lexically_relative(out_path.parent_path()).string();
-            }
-            input.export_note =
-                "SVG and PNG copies of the plots, with their data and gnuplot "
-                "scripts, are in " +
-                plots_dir.lexically_relative(out_path.parent_path()).string() +
-                "/ beside the page.";
-        }
+        input.export_note =
+            o.plots_dir.empty()
+                ? "SVG and PNG copies of the plots: migscope report --plots-dir DIR (needs "
+                  "gnuplot)."
+                : export_plots(input.figures, o.plots_dir, out_path, progress);
         progress(std::to_string(figures.size()) + " plots in the page");
         std::ostringstream page;
         write_html(input, page);
