@@ -11,15 +11,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
-#include <fstream>
 #include <iostream>
 #include <latch>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <thread>
 
 #include "core/error.h"
+#include "core/text_file.h"
 #include "core/version.h"
 #include "events.h"
 #include "job.h"
@@ -168,17 +167,9 @@ int train(const protocol::WorkerJob& spec, const std::string& device_name, const
     return kExitOk;
 }
 
-std::string read_spec_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw input_error("cannot read group spec '" + path + "'");
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-int group(const std::string& spec_path, const Emitter& emit) {
-    const protocol::GroupSpec spec = protocol::parse_group_spec(read_spec_file(spec_path));
+// What parse_group_spec cannot check alone: known workloads, and partitions only on CUDA, where
+// every job that is not queued needs one. An input error naming the field.
+void check_group_spec(const protocol::GroupSpec& spec) {
     const size_t n = spec.jobs.size();
     for (size_t i = 0; i < n; ++i) {
         try {
@@ -202,14 +193,48 @@ int group(const std::string& spec_path, const Emitter& emit) {
                               "SM partition");
         }
     }
+}
 
-    // A queued job (after) runs on the partition of the first job of its queue.
+// Each job's green-context SM partition, stream and memory pool; a queued job (after) runs on the
+// partition of the first job of its queue, on a stream of its own.
+void place_on_sm_partitions(const protocol::GroupSpec& spec, const torch::Device& device,
+                            std::vector<JobEnvironment>& envs) {
+    const size_t n = spec.jobs.size();
     std::vector<size_t> partition_of(n);
     size_t partition_count = 0;
     for (size_t i = 0; i < n; ++i)
         partition_of[i] = spec.jobs[i].after
                               ? partition_of[static_cast<size_t>(*spec.jobs[i].after)]
                               : partition_count++;
+    std::vector<int> requests;
+    for (const auto& job : spec.jobs) {
+        if (!job.after)
+            requests.push_back(*job.sms);
+    }
+    const auto partitions = w::make_sm_partitions(device.index(), requests);
+    for (size_t i = 0; i < n; ++i) {
+        JobEnvironment& env = envs[i];
+        const w::SmPartition& partition = partitions[partition_of[i]];
+        env.device = device;
+        describe_cuda_device(env);
+        env.sms = partition.sms;
+        env.stream = c10::cuda::getStreamFromExternal(
+            spec.jobs[i].after ? w::make_partition_stream(partition) : partition.stream,
+            device.index());
+        // The job's own caching-allocator pool: every allocation made on the job's stream
+        // (forward, backward, optimizer, batches, cuBLAS workspaces) lands there, so its
+        // reserved bytes are the job's.
+        env.memory = MemoryScope::kPool;
+        env.pool = at::cuda::MemPool::graph_pool_handle(/*is_user_created=*/true);
+        w::allocate_stream_to_pool(device.index(), env.pool, env.stream->stream());
+    }
+}
+
+int group(const std::string& spec_path, const Emitter& emit) {
+    const protocol::GroupSpec spec =
+        protocol::parse_group_spec(read_text_file(spec_path, "group spec"));
+    check_group_spec(spec);
+    const size_t n = spec.jobs.size();
     std::vector<std::atomic<bool>> ended(n);
     const torch::Device device = open_device(spec.device);
     std::vector<JobEnvironment> envs(n);
@@ -217,30 +242,8 @@ int group(const std::string& spec_path, const Emitter& emit) {
         if (spec.jobs[i].after)
             envs[i].predecessor_ended = &ended[static_cast<size_t>(*spec.jobs[i].after)];
     }
-    if (device.is_cuda()) {
-        std::vector<int> requests;
-        for (const auto& job : spec.jobs) {
-            if (!job.after)
-                requests.push_back(*job.sms);
-        }
-        const auto partitions = w::make_sm_partitions(device.index(), requests);
-        for (size_t i = 0; i < n; ++i) {
-            JobEnvironment& env = envs[i];
-            const w::SmPartition& partition = partitions[partition_of[i]];
-            env.device = device;
-            describe_cuda_device(env);
-            env.sms = partition.sms;
-            env.stream = c10::cuda::getStreamFromExternal(
-                spec.jobs[i].after ? w::make_partition_stream(partition) : partition.stream,
-                device.index());
-            // The job's own caching-allocator pool: every allocation made on the job's stream
-            // (forward, backward, optimizer, batches, cuBLAS workspaces) lands there, so its
-            // reserved bytes are the job's.
-            env.memory = MemoryScope::kPool;
-            env.pool = at::cuda::MemPool::graph_pool_handle(/*is_user_created=*/true);
-            w::allocate_stream_to_pool(device.index(), env.pool, env.stream->stream());
-        }
-    }
+    if (device.is_cuda())
+        place_on_sm_partitions(spec, device, envs);
     StopSignal stop;
     const bool until_stopped = std::any_of(spec.jobs.begin(), spec.jobs.end(), [](const auto& j) {
         return j.stop == protocol::StopRule::kUntilStopped ||
@@ -287,18 +290,44 @@ int group(const std::string& spec_path, const Emitter& emit) {
     return all_ok ? kExitOk : kExitFailure;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    CLI::App app{"migscope-worker: runs training jobs; reports JSON lines on stdout"};
-    app.require_subcommand(1);
-    app.add_subcommand("probe", "Print the LibTorch version and visible CUDA devices as JSON");
-
-    protocol::WorkerJob o;
+// `train`'s options, and the flags whose presence decides a field of the job.
+struct TrainArgs {
+    protocol::WorkerJob job;
+    std::string device = "cpu";
     int64_t batch = 0;
     int64_t lora_rank = protocol::kDefaultLoraRank;
+    int sms = 0;
+    double memory_limit_gib = 0;
     bool hold_after_warmup = false;
-    std::string device = "cpu";
+    bool until_stopped = false;
+    CLI::Option *batch_option = nullptr, *seconds_option = nullptr,
+                *until_stopped_option = nullptr, *sms_option = nullptr,
+                *memory_option = nullptr, *lora_option = nullptr;
+
+    // The job as the options give it, once parsed.
+    protocol::WorkerJob parsed() const {
+        protocol::WorkerJob o = job;
+        if (*seconds_option)
+            o.stop = protocol::StopRule::kSeconds;
+        if (*until_stopped_option)
+            o.stop = protocol::StopRule::kUntilStopped;
+        if (*batch_option)
+            o.job.batch = batch;
+        if (*lora_option)
+            o.job.lora_rank = lora_rank;
+        if (hold_after_warmup)
+            o.hold_after_warmup = protocol::Hold::kUntilStart;
+        o.job.name = o.job.workload;
+        if (*sms_option)
+            o.sms = sms;
+        if (*memory_option)
+            o.memory_limit_gib = memory_limit_gib;
+        return o;
+    }
+};
+
+void add_train_command(CLI::App& app, TrainArgs& a) {
+    protocol::WorkerJob& o = a.job;
     CLI::App* cmd = app.add_subcommand("train", "Train one built-in workload and report each step");
     std::string known;
     for (const auto& wl : w::builtin_workloads())
@@ -306,39 +335,35 @@ int main(int argc, char** argv) {
     cmd->add_option("--model", o.job.workload, "Workload: " + known)->required();
     cmd->add_option("--mode", o.job.mode, "train or finetune")
         ->check(CLI::IsMember({"train", "finetune"}));
-    CLI::Option* batch_option =
-        cmd->add_option("--batch", batch, "Batch size (default: the workload's)")
-            ->check(CLI::PositiveNumber);
+    a.batch_option = cmd->add_option("--batch", a.batch, "Batch size (default: the workload's)")
+                         ->check(CLI::PositiveNumber);
     cmd->add_option("--warmup-steps", o.warmup_steps, "Steps before measuring")
         ->check(CLI::NonNegativeNumber);
     CLI::Option* steps =
         cmd->add_option("--steps", o.steps, "Measured steps")->check(CLI::PositiveNumber);
-    CLI::Option* seconds =
+    a.seconds_option =
         cmd->add_option("--seconds", o.seconds_s, "Measure for this long instead of --steps")
             ->check(CLI::PositiveNumber);
-    bool until_stopped_flag = false;
-    CLI::Option* until_stopped =
-        cmd->add_flag("--until-stopped", until_stopped_flag,
+    a.until_stopped_option =
+        cmd->add_flag("--until-stopped", a.until_stopped,
                       "After warm-up, step until a 'stop' line or the end of stdin");
-    cmd->add_flag("--hold-after-warmup", hold_after_warmup,
+    cmd->add_flag("--hold-after-warmup", a.hold_after_warmup,
                   "After warm-up, report 'warm' and wait for a 'start' line on stdin");
     cmd->add_flag_callback(
         "--no-cuda-graph", [&o] { o.cuda_graph = protocol::CudaGraph::kEager; },
         "Step eagerly. By default a CUDA job captures its step as a CUDA graph "
         "at warm-up step 2 and replays it (needs 3 or more warm-up steps; a "
         "step that cannot be captured runs eagerly, the result says why)");
-    seconds->excludes(steps);
-    until_stopped->excludes(steps)->excludes(seconds);
-    cmd->add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
-    int sms = 0;
-    double memory_limit_gib = 0;
-    CLI::Option* sms_option =
-        cmd->add_option("--sms", sms,
+    a.seconds_option->excludes(steps);
+    a.until_stopped_option->excludes(steps)->excludes(a.seconds_option);
+    cmd->add_option("--device", a.device, "cpu, cuda or cuda:N")->capture_default_str();
+    a.sms_option =
+        cmd->add_option("--sms", a.sms,
                         "Run on a green context of this many SMs (rounded up to the GPU's "
                         "granularity, 8 on Hopper); default: all SMs")
             ->check(CLI::PositiveNumber);
-    CLI::Option* memory_option =
-        cmd->add_option("--memory-limit-gib", memory_limit_gib,
+    a.memory_option =
+        cmd->add_option("--memory-limit-gib", a.memory_limit_gib,
                         "Fail the job when its reserved GPU memory exceeds this (checked after "
                         "every step)")
             ->check(CLI::PositiveNumber);
@@ -355,10 +380,20 @@ int main(int argc, char** argv) {
                     "Write a PyTorch-profiler trace (Chrome trace JSON: CPU operators with "
                     "shapes, CUDA kernels) of the measured steps here; their times include the "
                     "profiler's overhead");
-    CLI::Option* lora_option =
-        cmd->add_option("--lora-rank", lora_rank, "GPT-2 fine-tuning: rank of the LoRA adapters")
+    a.lora_option =
+        cmd->add_option("--lora-rank", a.lora_rank, "GPT-2 fine-tuning: rank of the LoRA adapters")
             ->check(CLI::PositiveNumber)
             ->capture_default_str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"migscope-worker: runs training jobs; reports JSON lines on stdout"};
+    app.require_subcommand(1);
+    app.add_subcommand("probe", "Print the LibTorch version and visible CUDA devices as JSON");
+    TrainArgs train_args;
+    add_train_command(app, train_args);
 
     std::string spec_path;
     CLI::App* group_cmd = app.add_subcommand(
@@ -389,22 +424,6 @@ int main(int argc, char** argv) {
         std::cerr << "migscope-worker: " << e.what() << " (see --help)\n";
         return kExitBadInput;
     }
-    if (*seconds)
-        o.stop = protocol::StopRule::kSeconds;
-    if (*until_stopped)
-        o.stop = protocol::StopRule::kUntilStopped;
-    if (*batch_option)
-        o.job.batch = batch;
-    if (*lora_option)
-        o.job.lora_rank = lora_rank;
-    if (hold_after_warmup)
-        o.hold_after_warmup = protocol::Hold::kUntilStart;
-    o.job.name = o.job.workload;
-    if (*sms_option)
-        o.sms = sms;
-    if (*memory_option)
-        o.memory_limit_gib = memory_limit_gib;
-
     const Emitter emit;
     const bool is_group = app.got_subcommand("group");
     try {
@@ -414,7 +433,7 @@ int main(int argc, char** argv) {
             return sm_probe(probe_sms, probe_device, probe_graph);
         if (is_group)
             return group(spec_path, emit);
-        return train(o, device, emit);
+        return train(train_args.parsed(), train_args.device, emit);
     } catch (...) {
         // A group's own failure (spec, device, partitions) belongs to no job; train has only job 0.
         const Failure f = describe(std::current_exception());
