@@ -30,9 +30,12 @@
 #       MPS share and on the whole GPU (`migscope profile --backend mps`), written to
 #       $OUT/profiles-mps.json (about 5 minutes at PROFILE_S=10); GPU_MODEL: the catalog key of
 #       the GPU it runs on (default h200), which the exporter matches the profiles against.
+# MPS_SIZE: the profile of each MPS share in the pairs and in `profiles` (default 3g.71gb, the
+# H200's; 3g.40gb on an H100 80GB, with GPU_MODEL=h100-80gb).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:?usage: $0 shares|cost|profiles}
+size=${MPS_SIZE:-3g.71gb}
 out=${OUT:-$PWD/gpu-exporter-out}
 b=${MIGSCOPE:-${MIGSCOPE_BUILD_DIR:-$root/build}/tools/migscope/migscope}
 mkdir -p "$out/scrapes"
@@ -100,11 +103,11 @@ PY
         ts-pa) run_jobs ts-pa --backend timeslice --jobs mlp,resnet18:32 --duration "$duration" ;;
         ts-pb) run_jobs ts-pb --backend timeslice --jobs resnet50:32,bert-base:4 --duration "$duration" ;;
         ts-pc) run_jobs ts-pc --backend timeslice --jobs gpt2-medium:8,resnet18:32 --duration "$duration" ;;
-        mps-pa) run_jobs mps-pa --backend mps --layout 3g.71gb+3g.71gb --jobs mlp,resnet18:32 \
+        mps-pa) run_jobs mps-pa --backend mps --layout "$size+$size" --jobs mlp,resnet18:32 \
                   --duration "$duration" ;;
-        mps-pb) run_jobs mps-pb --backend mps --layout 3g.71gb+3g.71gb --jobs resnet50:32,bert-base:4 \
+        mps-pb) run_jobs mps-pb --backend mps --layout "$size+$size" --jobs resnet50:32,bert-base:4 \
                   --duration "$duration" ;;
-        mps-pc) run_jobs mps-pc --backend mps --layout 3g.71gb+3g.71gb --jobs gpt2-medium:8,resnet18:32 \
+        mps-pc) run_jobs mps-pc --backend mps --layout "$size+$size" --jobs gpt2-medium:8,resnet18:32 \
                   --duration "$duration" ;;
         *) echo "unknown mix '$mix'" >&2 ;;
       esac
@@ -121,7 +124,7 @@ PY
     python3 "$root/scripts/exporter-vs-run.py" "$out" --json "$out/compare.json" |
       tee "$out/compare.txt" ;;
   profiles)
-    "$b" profile --backend mps --sizes 3g.71gb --duration "${PROFILE_S:-10}" \
+    "$b" profile --backend mps --sizes "$size" --duration "${PROFILE_S:-10}" \
       --jobs mlp,resnet18:32,resnet50:32,bert-base:4,gpt2-medium:8 --db "$out/profiles-mps.db" \
       --run-dir "$out/profiles-mps" >"$out/profiles-mps.txt" 2>"$out/profiles-mps.log"
     echo "profile: exit $?"
