@@ -235,6 +235,9 @@ protocol::ResultEvent result_event(const measure::LoopOutcome& outcome, const Wo
 }  // namespace
 
 void run_job(const protocol::WorkerJob& spec, const JobEnvironment& env, const Emitter& emit) {
+    // Long as one job's life in the order it happens (its stream, model, trainer, ready event,
+    // measuring loop, result): the stream guard and the locals the loop's hooks capture must
+    // live across all of it.
     const protocol::JobSpec& job = spec.job;
     const int index = env.index;
     const int64_t batch = job.batch.value_or(w::workload_info(job.workload).default_batch);

@@ -74,6 +74,24 @@ DeviceSmResource device_sm_resource(int device_ordinal) {
     return {static_cast<int>(resource.sm.smCount), granularity_of(resource)};
 }
 
+namespace {
+
+// A green context over `group`, the SMs it was granted and a stream on it, filled into `p` as
+// each is made (so that a failure part-way leaves what must be destroyed there).
+void open_partition(const DriverApi& api, CUdevice device, const CUdevResource& group,
+                    SmPartition& p) {
+    p.context = create_green_context(api, device, group);
+    CUdevResource granted{};
+    check_driver(api, api.green_ctx_get_dev_resource(p.context, &granted, CU_DEV_RESOURCE_TYPE_SM),
+                 "cuGreenCtxGetDevResource");
+    p.sms = static_cast<int>(granted.sm.smCount);
+    check_driver(api,
+                 api.green_ctx_stream_create(&p.stream, p.context, CU_STREAM_NON_BLOCKING, 0),
+                 "cuGreenCtxStreamCreate");
+}
+
+}  // namespace
+
 std::vector<SmPartition> make_sm_partitions(int device_ordinal,
                                             const std::vector<int>& requested_sms) {
     const DriverApi& api = driver_api();
@@ -119,21 +137,8 @@ std::vector<SmPartition> make_sm_partitions(int device_ordinal,
                 check_driver(api, r, "cuDevSmResourceSplitByCount");
                 has_remaining = !last && remaining.sm.smCount > 0;
             }
-            SmPartition p;
-            p.requested_sms = request;
-            p.context = create_green_context(api, device, group);
-            partitions.push_back(p);
-            CUdevResource granted{};
-            check_driver(api,
-                         api.green_ctx_get_dev_resource(partitions.back().context, &granted,
-                                                        CU_DEV_RESOURCE_TYPE_SM),
-                         "cuGreenCtxGetDevResource");
-            partitions.back().sms = static_cast<int>(granted.sm.smCount);
-            check_driver(
-                api,
-                api.green_ctx_stream_create(&partitions.back().stream, partitions.back().context,
-                                            CU_STREAM_NON_BLOCKING, 0),
-                "cuGreenCtxStreamCreate");
+            partitions.push_back({request, 0, nullptr, nullptr});
+            open_partition(api, device, group, partitions.back());
             if (last)
                 break;
             if (!has_remaining) {
@@ -154,7 +159,8 @@ std::vector<SmPartition> make_sm_partitions(int device_ordinal,
         for (const SmPartition& p : partitions) {
             if (p.stream != nullptr)
                 api.stream_destroy(p.stream);
-            api.green_ctx_destroy(p.context);
+            if (p.context != nullptr)
+                api.green_ctx_destroy(p.context);
         }
         for (CUgreenCtx ctx : remainder_contexts)
             api.green_ctx_destroy(ctx);
