@@ -75,11 +75,7 @@ bool command_run(const store::JobRecord& j, const store::RunRecord& r) {
 }
 
 bool usable_single_job(const store::RunRecord& r) {
-    if (r.interrupted || r.jobs.size() != 1 || r.jobs[0].status != "ok" || !r.average_power_w ||
-        partition::plan_role_of(r.backend) == partition::PlanRole::kNone)
-        return false;
-    const store::JobRecord& j = r.jobs[0];
-    return command_run(j, r) || (j.workload && stored_batch(j) && j.items_per_s);
+    return r.jobs.size() == 1 && why_single_job_unused(r).empty();
 }
 
 bool usable_mix(const store::RunRecord& r) {
@@ -143,9 +139,34 @@ Correction calibrate(const ProfileSet& set, const std::vector<store::RunRecord>&
 std::optional<int64_t> stored_batch(const store::JobRecord& j) {
     if (j.batch)
         return j.batch;
-    if (j.item_unit == "images" && j.steps > 0 && j.items > 0)
+    // One image or sample per item: the batch is the items per step (tokens are not).
+    if ((j.item_unit == "images" || j.item_unit == "samples") && j.steps > 0 && j.items > 0)
         return static_cast<int64_t>(std::llround(j.items / double(j.steps)));
     return std::nullopt;
+}
+
+std::string why_single_job_unused(const store::RunRecord& r) {
+    if (r.jobs.size() != 1)
+        return "";
+    const store::JobRecord& j = r.jobs[0];
+    if (r.interrupted)
+        return "interrupted";
+    if (j.status != "ok")
+        return "its job ended " + j.status;
+    if (!r.average_power_w)
+        return "no board power measured";
+    if (partition::plan_role_of(r.backend) == partition::PlanRole::kNone)
+        return "backend " + r.backend + " has no partitions the planner models";
+    if (command_run(j, r))
+        return "";
+    if (!j.workload)
+        return "no workload recorded";
+    if (!stored_batch(j))
+        return "no batch recorded, and its items (" + j.item_unit.value_or("no unit") +
+               ") do not give it: profile it with an explicit batch (" + *j.workload + ":BATCH)";
+    if (!j.items_per_s)
+        return "no throughput measured";
+    return "";
 }
 
 Measured measured_of(std::vector<double> values) {
@@ -687,7 +708,7 @@ std::optional<Estimate> estimate(const JobProfile& job, std::string_view partiti
 }
 
 ProfileSet profiles_from_stores(const std::vector<std::string>& db_paths,
-                                const mig::GpuModel& model) {
+                                const mig::GpuModel& model, std::vector<std::string>* unused) {
     std::vector<store::RunRecord> runs;
     std::string command = "migscope profile export", source;
     for (const std::string& path : db_paths) {
@@ -696,6 +717,9 @@ ProfileSet profiles_from_stores(const std::vector<std::string>& db_paths,
         for (store::RunRecord& r : db.list_runs()) {
             if (used_for_profiles(r))
                 ids += (ids.empty() ? "runs " : ", ") + std::to_string(r.id);
+            else if (const std::string why = why_single_job_unused(r); unused && !why.empty())
+                unused->push_back(path + ": run " + std::to_string(r.id) + " (" +
+                                  r.jobs[0].name + "): " + why);
             runs.push_back(std::move(r));
         }
         command += " --db " + path;

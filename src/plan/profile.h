@@ -132,13 +132,19 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
 
 // profiles_from_runs over every run of the stores at `db_paths` together (profiles from one,
 // calibration mixes from another), with the provenance's command and source naming each store
-// and the runs used from it.
+// and the runs used from it. `unused`, when given, gets a line for each single-job run it could
+// not profile from: "STORE: run ID (JOB): why" (why_single_job_unused).
 ProfileSet profiles_from_stores(const std::vector<std::string>& db_paths,
-                                const mig::GpuModel& model);
+                                const mig::GpuModel& model,
+                                std::vector<std::string>* unused = nullptr);
 
-// The batch a stored job ran at: as given, or for image workloads run at their default batch,
-// the images per step (token workloads at their default batch stay unknown).
+// The batch a stored job ran at: as given, or for image and sample workloads run at their default
+// batch, the items per step (token workloads at their default batch stay unknown).
 std::optional<int64_t> stored_batch(const store::JobRecord& job);
+
+// Why profiles_from_runs cannot profile from a single-job run (interrupted, failed, no power, no
+// batch, ...); empty when it can, or when the run is not a single job's.
+std::string why_single_job_unused(const store::RunRecord& run);
 
 // Whether profiles_from_runs uses a run: a single-job run it profiles from or a mix it calibrates
 // from (its provenance lists these).

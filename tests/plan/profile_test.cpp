@@ -183,6 +183,34 @@ TEST(Profiles, FromRunsRefusesRunsWithoutIdlePowerOrSingleJobs) {
     EXPECT_THROW(profiles_from_runs({}, h200), Error);
 }
 
+// A job run at its workload's default batch stores none: one image or sample per item gives it
+// from the items per step; tokens do not, and the run is named with why it is not profiled.
+TEST(Profiles, ABatchNotRecordedComesFromImagesOrSamplesPerStepElseTheRunIsNamed) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    store::RunRecord mlp = single_run(1, "mps", "3g.71gb", 3e5, 500, 130);
+    mlp.jobs[0].name = "mlp";
+    mlp.jobs[0].workload = "mlp";
+    mlp.jobs[0].batch.reset();
+    mlp.jobs[0].item_unit = "samples";
+    mlp.jobs[0].steps = 447;
+    mlp.jobs[0].items = 447.0 * 8192;
+    EXPECT_EQ(stored_batch(mlp.jobs[0]), 8192);
+    EXPECT_EQ(why_single_job_unused(mlp), "");
+    const ProfileSet set = profiles_from_runs({mlp}, h200);
+    ASSERT_EQ(set.jobs.size(), 1u);
+    EXPECT_EQ(set.jobs[0].label(), "mlp:train:8192");
+
+    store::RunRecord bert = mlp;
+    bert.jobs[0].name = "bert-base";
+    bert.jobs[0].workload = "bert-base";
+    bert.jobs[0].item_unit = "tokens";
+    EXPECT_FALSE(stored_batch(bert.jobs[0]).has_value());
+    EXPECT_NE(why_single_job_unused(bert).find("no batch recorded"), std::string::npos)
+        << why_single_job_unused(bert);
+    bert.interrupted = true;
+    EXPECT_EQ(why_single_job_unused(bert), "interrupted");
+}
+
 // An external command profiled on MPS: one fixed-work run per size, timed from launch to end.
 store::RunRecord command_run(int64_t id, const std::string& backend, const std::string& partition,
                              double run_s, double power_w) {

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/text.h"
+#include "core/user_text.h"
 #include "interrupt.h"
 #include "mig/catalog.h"
 #include "output_file.h"
@@ -150,7 +151,11 @@ int profile_command(const ProfileOptions& o) {
 
 int export_command(const ExportOptions& o) {
     const mig::GpuModel& model = mig::builtin_model(o.gpu_model);
-    const plan::ProfileSet set = plan::profiles_from_stores(o.dbs, model);
+    std::vector<std::string> unused;
+    const plan::ProfileSet set = plan::profiles_from_stores(o.dbs, model, &unused);
+    for (const std::string& line : unused)
+        std::cerr << "migscope profile export: warning: not profiled from " << user_text::escaped(line)
+                  << '\n';
     Output(o.output).stream() << plan::write_profiles_json(set);
     if (!o.output.empty())
         std::cerr << "migscope profile export: " << set.jobs.size() << " job profiles written to "
