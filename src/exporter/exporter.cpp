@@ -212,7 +212,11 @@ IntervalSplit Exporter::split_since_last(Gpu& gpu, const ConsumerReading& readin
     input.total_compute_slices = reading.total_compute_slices;
     input.consumers = reading.consumers;
     input.mps = reading.mps_server;
-    if (input.sharing == Sharing::kShared && !options_.profile_powers.empty())
+    // Jobs are named by the probes' reports: in an interval in which one process has sent none
+    // yet (it just started), the split is NVML's activity, and no job is missing (said
+    // otherwise once the reports stay away: "partial-kernel-time").
+    if (input.sharing == Sharing::kShared && reading.kernel_time &&
+        !options_.profile_powers.empty())
         set_powers_alone(options_.profile_powers, gpu.index, gpu.model_key, input,
                          missing_powers_said_, warnings);
     if (input.sharing == Sharing::kShared && options_.learned_power)

@@ -862,7 +862,8 @@ namespace {
 // Sends `pid`'s own activity report (the kernel names the sender) every 20 ms: busy `ratio` of
 // the time since `started_ns`, naming `job`, until `stop`.
 void send_reports(const std::string& socket_path, const std::string& uuid, double ratio,
-                  const std::string& job, const std::atomic<bool>& stop) {
+                  const std::string& job, const std::atomic<bool>& stop, double first_after_s = 0) {
+    sleep_s(first_after_s);
     const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
@@ -894,7 +895,8 @@ struct ProbePair {
 };
 
 ProbePair probe_pair(bool mps, double board_w, ExporterOptions options,
-                     const std::string& my_job = "", const std::string& their_job = "") {
+                     const std::string& my_job = "", const std::string& their_job = "",
+                     double their_first_report_s = 0) {
     const fs::path dir =
         fs::temp_directory_path() / ("migscope-exporter-probe-" + std::to_string(::getpid()));
     fs::create_directories(dir);
@@ -905,7 +907,9 @@ ProbePair probe_pair(bool mps, double board_w, ExporterOptions options,
     if (child == 0) {
         // Sends until the socket is gone (the test ended) or 20 s passed.
         std::atomic<bool> child_stop{false};
-        std::thread t([&] { send_reports(socket_path, uuid, 0.6, their_job, child_stop); });
+        std::thread t([&] {
+            send_reports(socket_path, uuid, 0.6, their_job, child_stop, their_first_report_s);
+        });
         for (int i = 0; i < 2000 && fs::exists(dir); ++i)
             sleep_s(0.01);
         child_stop = true;
@@ -918,6 +922,9 @@ ProbePair probe_pair(bool mps, double board_w, ExporterOptions options,
     proc.add(self, "python3", "0::/user.slice\n");
     proc.add(static_cast<unsigned>(child), "python3", "0::/user.slice\n");
     const fs::path fixture = dir / "fixture.json";
+    // Time-sliced, NVML samples each process's SM utilisation too: before a process's first
+    // report, the split is by it.
+    const std::string nvml_util = mps ? "" : R"(, "sm_util": 40)";
     std::ofstream(fixture) << R"({"driver_version": "580.159.04", "cuda_driver_version": 13000,
       "devices": [{"name": "NVIDIA H200", "uuid": ")"
                            << uuid << R"(", "memory_total_mib": 143771,
@@ -927,7 +934,8 @@ ProbePair probe_pair(bool mps, double board_w, ExporterOptions options,
                            << R"(]], "sm_clock_mhz": 1980, "memory_clock_mhz": 3201,
       "temperature_c": 50, "processes": [)"
                            << (mps ? R"({"pid": 5000, "sm_util": 99}, )" : "") << R"({"pid": )"
-                           << self << R"(}, {"pid": )" << child << "}]}]}";
+                           << self << nvml_util << R"(}, {"pid": )" << child << nvml_util
+                           << "}]}]}";
     std::thread reporter([&] { send_reports(socket_path, uuid, 0.2, my_job, stop); });
     ProbePair out;
     {
@@ -1040,6 +1048,22 @@ TEST(ExporterSignal, ProfilesGiveEachProcessItsPowerAloneAndRunsSplit) {
     EXPECT_NE(unknown.warnings[0].find("no --profiles file profiles job 'bert-base'"),
               std::string::npos)
         << unknown.warnings[0];
+}
+
+// NVML lists a time-sliced process before its probe's first report: those intervals split by
+// NVML's activity, and no job is said to be missing (its report names it).
+TEST(ExporterSignal, AProcessNotYetReportingIsNotSaidToNameNoJob) {
+    ExporterOptions options;
+    options.idle_power_w = 100;
+    options.profile_powers = ProfilePowers({resnet_profiles()});
+    const ProbePair pair =
+        probe_pair(false, 600, options, "resnet18:train:32", "resnet50:train", 0.3);
+    EXPECT_EQ(label(find(pair.last, "migscope_attribution_info", {{"gpu", "0"}})->labels,
+                    "dynamic_split"),
+              "profile_power");
+    // Sampled every 20 ms here, the wait is long enough to be said ("partial-kernel-time").
+    for (const std::string& w : pair.warnings)
+        EXPECT_EQ(w.find("names no job"), std::string::npos) << w;
 }
 
 // A GPU busy since the exporter started has taught no idle power: with --profiles its static
