@@ -67,6 +67,8 @@ void check_runtime(cudaError_t status, const char* call) {
 
 std::vector<std::vector<int>> probe_partition_sms(const std::vector<SmPartition>& partitions,
                                                   SmProbeOptions options) {
+    // Long as one sequence of checked driver calls per partition (context, buffer, launch or
+    // graph, read back) with one release for every exit; split only where its GPU test runs.
     const DriverApi& api = driver_api();
     const size_t out_bytes = sizeof(uint32_t) * static_cast<size_t>(options.blocks);
     std::vector<ProbeLaunch> launches(partitions.size());

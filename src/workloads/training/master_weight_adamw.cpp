@@ -31,6 +31,9 @@ void MasterWeightAdamW::zero_grad() {
 }
 
 void MasterWeightAdamW::step() {
+    // Long as one step's two paths under the build's #ifdef (the CUDA kernel's table and launch,
+    // ATen's fused AdamW): the hot path of every built-in job, split only where its GPU test
+    // (master_weight_adamw_gpu_test.cpp) runs.
     torch::NoGradGuard no_grad;
     step_count_.add_(1);  // on the device, in stream order: what a replayed graph advances
     std::vector<torch::Tensor> masters, grads, exp_avg, exp_avg_sq, params;
