@@ -95,6 +95,24 @@ class ExporterVsRun(unittest.TestCase):
         self.assertIn('0 within 5 %', out.getvalue())
         self.assertIn('0 within 0.5 %', out.getvalue())
 
+    def test_the_summary_takes_the_true_median_and_one_line_per_split(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            row = compare(folder(tmp, result(7000 + 1200, 2000 + 1200)))
+        other = json.loads(json.dumps(row))
+        other['methods'] = ['m (profile_power)']
+        for job in other['jobs']:
+            job['error'] = 0.01
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            evr.print_table([row, other])
+        text = out.getvalue()
+        # |errors| 0.01, 0.01, 1/7 and 0.5: the median is their middle two's mean, 7.6 %.
+        self.assertIn('4 of 4 jobs compared: |live / run - 1| median 7.6 %', text)
+        self.assertIn('  m (learned_power): 2 of 2 jobs compared: |live / run - 1| median 32.1 %',
+                      text)
+        self.assertIn('  m (profile_power): 2 of 2 jobs compared: |live / run - 1| median 1.0 %, '
+                      'worst 1.0 %, 2 within 5 %', text)
+
     def test_interpolation_between_scrapes_at_the_windows_edges(self):
         # Scrapes every 2.7 s never fall on the window's edges; counters are linear, so the
         # interpolated increase is exact.
