@@ -30,6 +30,8 @@
 #       MPS share and on the whole GPU (`migscope profile --backend mps`), written to
 #       $OUT/profiles-mps.json (about 5 minutes at PROFILE_S=10); GPU_MODEL: the catalog key of
 #       the GPU it runs on (default h200), which the exporter matches the profiles against.
+# RUN_ARGS: more `migscope run` options for every run of `shares` (e.g. "--marginal-probe 10", so
+# that run's powers alone are measured over as long a window as the profiles' PROFILE_S).
 # MPS_SIZE: the profile of each MPS share in the pairs and in `profiles` (default 3g.71gb, the
 # H200's; 3g.40gb on an H100 80GB, with GPU_MODEL=h100-80gb).
 set -uo pipefail
@@ -62,7 +64,9 @@ start_exporter() {  # $1: stderr file; sets $exporter
 run_jobs() {  # $1: name, then `migscope run` arguments; snapshots the workers' pids and argv
   local name=$1
   shift
-  "$b" run "$@" --db "$out/ex.db" --run-dir "$out/$name" --label "$name" \
+  local extra=()
+  read -ra extra <<<"${RUN_ARGS:-}"
+  "$b" run "$@" "${extra[@]}" --db "$out/ex.db" --run-dir "$out/$name" --label "$name" \
     >"$out/$name.txt" 2>"$out/$name.log" &
   local run=$!
   # Every 2 s while it runs: the probes without each job and the mix start workers of their own.
