@@ -30,13 +30,17 @@
 #       MPS share and on the whole GPU (`migscope profile --backend mps`), written to
 #       $OUT/profiles-mps.json (about 5 minutes at PROFILE_S=10); GPU_MODEL: the catalog key of
 #       the GPU it runs on (default h200), which the exporter matches the profiles against.
+#   scripts/gpu-exporter-h200.sh alone  each of ALONE_JOBS (default resnet18:32 bert-base:4) alone
+#       on the whole GPU for COST_S s, REPS times with the activity probe and REPS without,
+#       alternating (GRAPHS=1: graph records): the probe's effect on a job's power and speed
+#       alone, which the profiles' powers alone must match (alone.txt).
 # RUN_ARGS: more `migscope run` options for every run of `shares` (e.g. "--marginal-probe 10", so
 # that run's powers alone are measured over as long a window as the profiles' PROFILE_S).
 # MPS_SIZE: the profile of each MPS share in the pairs and in `profiles` (default 3g.71gb, the
 # H200's; 3g.40gb on an H100 80GB, with GPU_MODEL=h100-80gb).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-what=${1:?usage: $0 shares|cost|profiles}
+what=${1:?usage: $0 shares|cost|profiles|alone}
 size=${MPS_SIZE:-3g.71gb}
 out=${OUT:-$PWD/gpu-exporter-out}
 b=${MIGSCOPE:-${MIGSCOPE_BUILD_DIR:-$root/build}/tools/migscope/migscope}
@@ -170,6 +174,37 @@ for d in sorted(pathlib.Path(sys.argv[1]).glob("cost-*-*")):
             runs.setdefault((name, side), []).append(r)
 for (name, side), v in sorted(runs.items()):
     print(f"{name:12} {side:8} median {statistics.median(v):10.1f}/s  runs {', '.join(f'{x:.1f}' for x in v)}")
+PY
+    ;;
+  alone)
+    [ "${PROBE:-0}" = 1 ] || { echo "alone: compares with and without the probe; set PROBE=1" >&2; exit 2; }
+    for rep in $(seq "${REPS:-2}"); do
+      for side in with without; do
+        probe_env=()
+        [ "$side" = without ] && probe_env=(-u CUDA_INJECTION64_PATH -u MIGSCOPE_ACTIVITY_SOCKET)
+        for job in ${ALONE_JOBS:-resnet18:32 bert-base:4}; do
+          env "${probe_env[@]}" "$b" run --backend sequential --jobs "$job" --duration "${COST_S:-10}" \
+            --db "$out/alone.db" --run-dir "$out/alone-$side-$rep-${job%%:*}" \
+            --label "probe alone: $side" >/dev/null 2>"$out/alone-$side-$rep-${job%%:*}.log"
+          echo "alone $side $rep $job: exit $?"
+        done
+      done
+    done
+    python3 - "$out" <<'PY' | tee "$out/alone.txt"
+import json, pathlib, statistics, sys
+rows = {}
+for d in sorted(pathlib.Path(sys.argv[1]).glob("alone-*-*-*")):
+    if (d / "result.json").is_file():
+        run = json.loads((d / "result.json").read_text())["run"]
+        job = run["jobs"][0]
+        side = d.name.split("-")[1]
+        rows.setdefault((job["name"], side), []).append(
+            (job["energy_j"] / run["window_s"], job["items_per_s"]))
+for (name, side), v in sorted(rows.items()):
+    w = [p for p, _ in v]
+    r = [x for _, x in v]
+    print(f"{name:12} {side:8} power median {statistics.median(w):6.1f} W ({', '.join(f'{x:.1f}' for x in w)})"
+          f"  rate median {statistics.median(r):10.1f}/s ({', '.join(f'{x:.1f}' for x in r)})")
 PY
     ;;
   *) echo "unknown part '$what'" >&2; exit 2 ;;
