@@ -29,7 +29,9 @@
 #   scripts/gpu-exporter-h200.sh profiles  makes one for the pairs' jobs: each alone on a 3g.71gb
 #       MPS share and on the whole GPU (`migscope profile --backend mps`), written to
 #       $OUT/profiles-mps.json (about 5 minutes at PROFILE_S=10); GPU_MODEL: the catalog key of
-#       the GPU it runs on (default h200), which the exporter matches the profiles against.
+#       the GPU it runs on (default h200), which the exporter matches the profiles against. With
+#       PROBE=1 (GRAPHS=1) the jobs run under the probe, as they do in `shares`: the probe lowers
+#       a job's power, so profiles for the exporter are made this way (docs/exporter.md).
 #   scripts/gpu-exporter-h200.sh alone  each of ALONE_JOBS (default resnet18:32 bert-base:4) alone
 #       on the whole GPU for COST_S s, REPS times with the activity probe and REPS without,
 #       alternating (GRAPHS=1: graph records): the probe's effect on a job's power and speed

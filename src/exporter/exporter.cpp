@@ -137,6 +137,14 @@ void set_powers_alone(const ProfilePowers& powers, unsigned gpu_index, const std
                                c.consumer.labels.at(0).second + " has no power alone (" +
                                p.missing +
                                "): its GPU's split stays by activity while it runs (said once)");
+        // The probe slows a job and lowers its power: a profile made without it overstates
+        // the process's power alone (docs/exporter.md, "Profiles under the probe").
+        if (p.dynamic_w && !p.caveat.empty() &&
+            said.insert(std::to_string(gpu_index) + "\n" + p.caveat).second)
+            warnings.push_back("GPU " + std::to_string(gpu_index) + ": " + p.caveat +
+                               "; the probe slows a job and lowers its power, so processes "
+                               "reporting through it are charged above their own power alone: "
+                               "profile with the probe on (said once)");
     }
 }
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "activity/injection.h"
+
 namespace migscope::exporter {
 namespace {
 
@@ -40,6 +42,17 @@ unsigned mps_sms(const plan::JobProfile& job, double sms_exact, unsigned whole_s
             return p.sms;
     }
     return static_cast<unsigned>(std::lround(sms_exact));
+}
+
+// Why a profile's powers may be above a probed process's own: its runs lacked the activity probe,
+// or it does not say.
+std::string probe_caveat(const plan::ProfileProvenance& p) {
+    if (activity::is_activity_probe(p.cuda_injection))
+        return "";
+    const std::string which = "profiles measured " + p.measured_from + " to " + p.measured_to;
+    if (p.cuda_injection.empty() || p.cuda_injection == "unknown")
+        return which + " do not say whether their runs loaded the activity probe";
+    return which + " ran without the activity probe (cuda_injection: " + p.cuda_injection + ")";
 }
 
 }  // namespace
@@ -90,7 +103,8 @@ PowerAlone ProfilePowers::alone(const std::string& gpu_model, const std::string&
             missing = "job '" + job + "' is not profiled near " + std::to_string(sms) + " SMs";
             continue;
         }
-        return {std::max(0.0, e->average_power_w - set.idle_power_w.value), ""};
+        return {std::max(0.0, e->average_power_w - set.idle_power_w.value), "",
+                probe_caveat(set.provenance)};
     }
     return {std::nullopt, missing};
 }

@@ -85,6 +85,10 @@ struct ProfileProvenance {
     // How the runs' jobs stepped: "cuda-graph" or "eager" (runs stored before step modes were
     // recorded stepped eagerly); empty in files from before it was written.
     std::string steps;
+    // The CUDA injection the runs' workers loaded (store::Provenance::cuda_injection):
+    // "migscope-activity kernels" (the activity probe, which lowers a job's power), "none",
+    // "unknown" for runs stored before it was recorded; empty in files from before it was written.
+    std::string cuda_injection;
 };
 
 struct ProfileSet {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "activity/injection.h"
 #include "core/error.h"
 #include "core/folders.h"
 #include "core/version.h"
@@ -71,6 +72,7 @@ store::Provenance provenance_of(const Gpu* gpu) {
     store::Provenance p;
     p.migscope_version = kVersion;
     p.migscope_commit = kGitCommit;
+    p.cuda_injection = activity::injection_in_environment();  // what the workers inherit
     if (!gpu)
         return p;
     p.gpu_name = gpu->device->name().value;

@@ -126,6 +126,7 @@ const std::vector<Field<RunRecord>>& run_fields() {
         field<R>("torch_version", MIGSCOPE_MEMBER(provenance.torch_version), "provenance"),
         field<R>("mig_mode", MIGSCOPE_MEMBER(provenance.mig_mode), "provenance"),
         field<R>("power_limit_w", MIGSCOPE_MEMBER(provenance.power_limit_w), "provenance"),
+        field<R>("cuda_injection", MIGSCOPE_MEMBER(provenance.cuda_injection), "provenance"),
         field<R>("experiment", MIGSCOPE_MEMBER(experiment)),
         field<R>("cell_key", MIGSCOPE_MEMBER(cell_key)),
         field<R>("gpu_index", MIGSCOPE_MEMBER(gpu_index)),

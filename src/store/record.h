@@ -28,6 +28,10 @@ struct Provenance {
     // down on a busy board (700 W on an H200 SXM, 600 W on an NVL). Empty: CPU run, unreadable,
     // or stored before schema 7.
     std::optional<double> power_limit_w;
+    // The CUDA injection library the run's workers loaded (activity/injection.h):
+    // "migscope-activity kernels" or "... graphs" for the activity probe, which slows a job and
+    // lowers its power; another library's file name; "none"; empty: stored before schema 8.
+    std::optional<std::string> cuda_injection;
 };
 
 // What was measured of a job: the runner fills these on its results (runner::JobResult) and the

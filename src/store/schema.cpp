@@ -137,6 +137,11 @@ ALTER TABLE power_samples ADD COLUMN memory_utilization_pct REAL;
     R"sql(
 ALTER TABLE runs ADD COLUMN power_limit_w REAL;
 )sql",
+    // 7 -> 8: the CUDA injection library the workers loaded. The activity probe (the exporter's
+    // per-process signal) slows a job and lowers its power: profiles say whether theirs had it.
+    R"sql(
+ALTER TABLE runs ADD COLUMN cuda_injection TEXT;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per version step");
 

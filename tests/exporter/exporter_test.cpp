@@ -1010,6 +1010,7 @@ plan::ProfileSet resnet_profiles() {
     set.gpu_model = "h200";
     set.idle_power_w = plan::measured_of({131});
     set.idle_state = "clocks-up";
+    set.provenance.cuda_injection = "migscope-activity kernels";  // measured as they report
     for (const auto& [workload, watts] : {std::pair{"resnet18", 448.0}, {"resnet50", 489.0}}) {
         plan::JobProfile job;
         job.workload = workload;
@@ -1048,6 +1049,25 @@ TEST(ExporterSignal, ProfilesGiveEachProcessItsPowerAloneAndRunsSplit) {
     EXPECT_NE(unknown.warnings[0].find("no --profiles file profiles job 'bert-base'"),
               std::string::npos)
         << unknown.warnings[0];
+}
+
+// Profiles measured without the activity probe overstate a probed process's power alone (the probe
+// slows a job and lowers its power): the split still uses them, and says so once.
+TEST(ExporterSignal, ProfilesMadeWithoutTheProbeAreSaidOnce) {
+    ExporterOptions options;
+    options.idle_power_w = 100;
+    plan::ProfileSet set = resnet_profiles();
+    set.provenance.cuda_injection = "none";
+    options.profile_powers = ProfilePowers({set});
+    const ProbePair pair = probe_pair(false, 600, options, "resnet18:train:32", "resnet50:train");
+    EXPECT_EQ(label(find(pair.last, "migscope_attribution_info", {{"gpu", "0"}})->labels,
+                    "dynamic_split"),
+              "profile_power");
+    ASSERT_EQ(pair.warnings.size(), 1u) << "said once for both processes and every interval";
+    EXPECT_NE(pair.warnings[0].find("ran without the activity probe (cuda_injection: none)"),
+              std::string::npos)
+        << pair.warnings[0];
+    EXPECT_NE(pair.warnings[0].find("profile with the probe on"), std::string::npos);
 }
 
 // NVML lists a time-sliced process before its probe's first report: those intervals split by

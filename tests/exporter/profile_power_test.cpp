@@ -133,3 +133,29 @@ TEST(ProfilePowers, AFileThatIsNoProfilesIsAnInputErrorNamingIt) {
     }
     fs::remove(path);
 }
+
+// The activity probe slows a job and lowers its power (resnet18:32 alone on an H100: 392.7 W with
+// kernel records against 434.2 W without): profiles made without it come with a caveat.
+TEST(ProfilePowers, ProfilesMadeWithoutTheProbeComeWithACaveat) {
+    plan::ProfileSet set = set_of({resnet18_green()}, 131);
+    set.provenance.measured_from = "2026-12-05T16:31:00Z";
+    set.provenance.measured_to = "2026-12-05T16:34:00Z";
+    for (const auto& [injection, said] :
+         std::vector<std::pair<std::string, std::string>>{
+             {"none", "ran without the activity probe (cuda_injection: none)"},
+             {"", "do not say whether their runs loaded the activity probe"},
+             {"unknown", "do not say whether their runs loaded the activity probe"},
+             {"migscope-activity kernels", ""},
+             {"migscope-activity graphs", ""}}) {
+        set.provenance.cuda_injection = injection;
+        const PowerAlone p =
+            ProfilePowers({set}).alone("h200", "resnet18:train:32", false, std::nullopt);
+        ASSERT_TRUE(p.dynamic_w) << p.missing;
+        if (said.empty()) {
+            EXPECT_EQ(p.caveat, "") << injection;
+        } else {
+            EXPECT_NE(p.caveat.find(said), std::string::npos) << injection << ": " << p.caveat;
+            EXPECT_NE(p.caveat.find("2026-12-05T16:31:00Z"), std::string::npos) << p.caveat;
+        }
+    }
+}

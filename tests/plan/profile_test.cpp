@@ -150,6 +150,32 @@ TEST(Profiles, FromRunsRefusesToMixEagerAndCudaGraphRunsOfOneJob) {
     }
 }
 
+// The activity probe slows a job and lowers its power: a profile says whether its runs had it, and
+// never mixes runs with it and runs without.
+TEST(Profiles, FromRunsSaysWhetherTheRunsHadTheActivityProbeAndNeverMixesIt) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    std::vector<store::RunRecord> runs = {single_run(1, "green", "2g.35gb", 100, 200, 90),
+                                          single_run(2, "sequential", "whole GPU", 300, 400, 90)};
+    EXPECT_EQ(profiles_from_runs(runs, h200).provenance.cuda_injection, "unknown");
+    for (store::RunRecord& r : runs)
+        r.provenance.cuda_injection = "migscope-activity kernels";
+    const ProfileSet probed = profiles_from_runs(runs, h200);
+    EXPECT_EQ(probed.provenance.cuda_injection, "migscope-activity kernels");
+    EXPECT_EQ(parse_profiles_json(write_profiles_json(probed), "x.json").provenance.cuda_injection,
+              "migscope-activity kernels");
+    runs[1].provenance.cuda_injection = "none";
+    try {
+        profiles_from_runs(runs, h200);
+        FAIL() << "a profile from runs with and without the probe";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("mix CUDA injections (migscope-activity kernels, none)"),
+                  std::string::npos)
+            << e.what();
+    }
+    runs[0].provenance.cuda_injection.reset();  // stored before schema 8: joined, not refused
+    EXPECT_EQ(profiles_from_runs(runs, h200).provenance.cuda_injection, "none, unknown");
+}
+
 TEST(Profiles, IdlePowerComesFromRunsOfOneIdleStateClocksUpFirst) {
     const mig::GpuModel& h200 = mig::builtin_model("h200");
     std::vector<store::RunRecord> runs = {single_run(1, "green", "2g.35gb", 100, 400, 80),

@@ -62,6 +62,7 @@ RunRecord full_record() {
     r.provenance = {"0.4.0",     "abc1234", "NVIDIA H200", "GPU-1234",
                     "580.82.07", "13.0",    "2.11.0",      "disabled"};
     r.provenance.power_limit_w = 700;
+    r.provenance.cuda_injection = "migscope-activity kernels";
     JobRecord j;
     j.name = "resnet50";
     j.workload = "resnet50";
@@ -171,6 +172,7 @@ void expect_same_run(const RunRecord& a, const RunRecord& b) {
     EXPECT_EQ(p.torch_version, q.torch_version);
     EXPECT_EQ(p.mig_mode, q.mig_mode);
     EXPECT_EQ(p.power_limit_w, q.power_limit_w);
+    EXPECT_EQ(p.cuda_injection, q.cuda_injection);
     ASSERT_EQ(a.jobs.size(), b.jobs.size());
     for (size_t i = 0; i < a.jobs.size(); ++i)
         expect_same_job(a.jobs[i], b.jobs[i]);
@@ -226,6 +228,7 @@ TEST(Store, EmptyOptionalsStayNullNotZero) {
     EXPECT_FALSE(read.counter_energy_j);
     EXPECT_FALSE(read.provenance.gpu_name);
     EXPECT_FALSE(read.provenance.power_limit_w);
+    EXPECT_FALSE(read.provenance.cuda_injection);
     EXPECT_FALSE(read.jobs[0].items_per_s);
     EXPECT_FALSE(read.jobs[0].batch);
     EXPECT_FALSE(read.layout);
@@ -334,7 +337,7 @@ TEST(Store, AMissingFileOrAForeignDatabaseIsAnInputError) {
     EXPECT_THROW(Store::open(path.string()), Error);
 }
 
-// The full record as a version-1 store holds it: without the fields versions 2 to 7 added.
+// The full record as a version-1 store holds it: without the fields versions 2 to 8 added.
 RunRecord version_one_record() {
     RunRecord old = full_record();
     old.experiment.reset();
@@ -342,6 +345,7 @@ RunRecord version_one_record() {
     old.idle_state.reset();
     old.deep_idle_power_w.reset();
     old.provenance.power_limit_w.reset();
+    old.provenance.cuda_injection.reset();
     for (JobRecord& j : old.jobs) {
         j.step_mode.reset();
         j.memory_utilization_pct.reset();
@@ -361,7 +365,7 @@ void make_version_one_store(const fs::path& path) {
         Store store = Store::open(path.string());
         store.add_run(version_one_record());
     }
-    // back to version 1: the columns and indexes versions 2 to 7 added are dropped
+    // back to version 1: the columns and indexes versions 2 to 8 added are dropped
     Database db = Database::open(path.string(), OpenMode::kExisting);
     db.exec(
         "ALTER TABLE jobs DROP COLUMN memory_utilization_pct; ALTER TABLE power_samples DROP "
@@ -372,7 +376,8 @@ void make_version_one_store(const fs::path& path) {
         "DROP INDEX runs_cell; ALTER TABLE runs DROP COLUMN experiment; ALTER TABLE runs "
         "DROP COLUMN cell_key; ALTER TABLE jobs DROP COLUMN step_mode; "
         "ALTER TABLE runs DROP COLUMN idle_state; ALTER TABLE runs DROP COLUMN deep_idle_power_w; "
-        "ALTER TABLE runs DROP COLUMN power_limit_w; UPDATE schema_version SET version = 1");
+        "ALTER TABLE runs DROP COLUMN power_limit_w; ALTER TABLE runs DROP COLUMN cuda_injection; "
+        "UPDATE schema_version SET version = 1");
 }
 
 int64_t version_in(const fs::path& path) {
