@@ -18,14 +18,14 @@ struct GenerateOptions {
 };
 
 int run_generate(CLI::App& app, const GenerateOptions& options) {
-    const std::vector<CommandInfo> commands = describe_cli(app);
+    const std::vector<report::CommandInfo> commands = describe_cli(app);
     Output output(options.output);
     if (options.what == "bash-completion")
-        output.stream() << bash_completion(commands);
+        output.stream() << report::bash_completion(commands);
     else if (options.what == "zsh-completion")
-        output.stream() << zsh_completion(commands);
+        output.stream() << report::zsh_completion(commands);
     else
-        output.stream() << man_page(commands, kVersion);
+        output.stream() << report::man_page(commands, kVersion);
     output.stream().flush();
     if (!output.stream())
         throw runtime_error("cannot write the " + options.what);

@@ -1,43 +1,16 @@
-// The files shells and `man` read (bash and zsh completion, the man page), printed from the CLI's
-// own definition: a walk of the CLI11 command tree into plain records, and a printer for each.
+// The CLI11 command tree walked into the plain records the shell files (bash and zsh completion,
+// the man page: report/shell_files.h) are printed from.
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <string>
 #include <vector>
+
+#include "report/shell_files.h"
 
 namespace migscope::cli {
 
-// One option or positional argument of a command, as CLI11 declares it.
-struct OptionInfo {
-    std::vector<std::string> names;  // "-o", "--output"; a positional's own name ("spec")
-    bool positional = false;
-    bool takes_value = false;          // false: a flag
-    bool repeats = false;              // may be given more than once (a vector option)
-    std::string type;                  // "TEXT", "PATH", "INT", "FLOAT", …; "" for a flag
-    std::vector<std::string> choices;  // an IsMember (or values_named) check's values
-    std::string description;
-    std::string default_value;  // CLI11's captured default, "" when none
-};
-
-// One command: the root (path empty) or a subcommand ({"results", "list"}).
-struct CommandInfo {
-    std::vector<std::string> path;
-    std::string description;
-    std::vector<OptionInfo> options;       // visible options and positionals, in declaration order
-    std::vector<std::string> subcommands;  // visible subcommands' names
-    std::vector<std::string> subcommand_descriptions;
-};
-
 // The root, then every visible subcommand depth-first in declaration order. Hidden commands and
 // options (CLI11 group "") are left out, with everything under them.
-std::vector<CommandInfo> describe_cli(CLI::App& app);
-
-// A bash completion script: `complete -F _migscope migscope`.
-std::string bash_completion(const std::vector<CommandInfo>& commands);
-// A zsh completion function file (#compdef migscope), for a folder of $fpath.
-std::string zsh_completion(const std::vector<CommandInfo>& commands);
-// A man page, section 1, in troff (man macros); `version` goes in its header.
-std::string man_page(const std::vector<CommandInfo>& commands, const std::string& version);
+std::vector<report::CommandInfo> describe_cli(CLI::App& app);
 
 }  // namespace migscope::cli
