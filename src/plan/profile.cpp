@@ -273,6 +273,10 @@ PartitionProfile read_partition_profile(const json& node, const std::string& pat
     pp.window_s = pf.get<double>("window_s");
     if (pf.has("startup_s"))
         pp.startup_s = read_measured(pf.child("startup_s"), path + ".startup_s");
+    if (pf.has("between_steps_share")) {
+        pp.between_steps_share =
+            read_measured(pf.child("between_steps_share"), path + ".between_steps_share");
+    }
     if (pf.has("memory_utilization_pct")) {
         pp.memory_utilization_pct =
             read_measured(pf.child("memory_utilization_pct"), path + ".memory_utilization_pct");
@@ -401,6 +405,8 @@ std::string write_profiles_json(const ProfileSet& set) {
                              {"window_s", pp.window_s}});
             if (pp.startup_s)
                 parts.back()["startup_s"] = measured_json(*pp.startup_s);
+            if (pp.between_steps_share)
+                parts.back()["between_steps_share"] = measured_json(*pp.between_steps_share);
             if (pp.memory_utilization_pct)
                 parts.back()["memory_utilization_pct"] = measured_json(*pp.memory_utilization_pct);
         }
@@ -428,6 +434,7 @@ struct PartitionValues {
     std::vector<double> items_per_s, power_w, window_s;
     std::vector<double> startup_s;    // a command's runs that reported steps
     std::vector<double> memory_pct;   // the runs that recorded it
+    std::vector<double> between_steps;  // built-in jobs: span / busy - 1, where recorded
     std::vector<double> granted_sms;  // green contexts: the SMs the worker was granted
 };
 
@@ -495,6 +502,8 @@ void add_single_job(const store::RunRecord& r, const mig::GpuModel& model,
     v.window_s.push_back(r.window_s);
     if (j.memory_utilization_pct)
         v.memory_pct.push_back(*j.memory_utilization_pct);
+    if (!command && j.span_s && j.busy_s > 0)
+        v.between_steps.push_back(std::max(0.0, *j.span_s / j.busy_s - 1));
     if (rounds_sms(r.backend) && j.sms)
         v.granted_sms.push_back(double(*j.sms));
 }
@@ -623,6 +632,8 @@ JobProfile job_profile_of(const JobKey& key, const JobValues& jv, const mig::Gpu
             pp.startup_s = measured_of(v.startup_s);
         if (!v.memory_pct.empty())
             pp.memory_utilization_pct = measured_of(v.memory_pct);
+        if (!v.between_steps.empty())
+            pp.between_steps_share = measured_of(v.between_steps);
         job.partitions.push_back(pp);
     }
     std::sort(job.partitions.begin(), job.partitions.end(),
@@ -689,7 +700,9 @@ std::optional<Estimate> estimate(const JobProfile& job, std::string_view partiti
         std::optional<double> memory_pct;
         if (p.memory_utilization_pct)
             memory_pct = p.memory_utilization_pct->value;
-        double items_per_s = pick(p.items_per_s, true);
+        // Over the steps' span: the time between them is the job's too.
+        double items_per_s = pick(p.items_per_s, true) /
+                             (1 + (p.between_steps_share ? pick(*p.between_steps_share, false) : 0));
         if (p.startup_s && startup_s)  // its run less its own start-up, plus the job's
             items_per_s =
                 1 / std::max(1e-9, 1 / items_per_s - pick(*p.startup_s, false) + *startup_s);

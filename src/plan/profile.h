@@ -32,6 +32,10 @@ struct PartitionProfile {
     Measured items_per_s;
     Measured average_power_w;  // board power while the job ran alone on this partition
     double window_s = 0;       // median measurement window of one repetition
+    // A built-in job: the time between its counted steps over their summed time (span_s / busy_s
+    // - 1, store::JobMeasures), which items_per_s leaves out: 0.9-2.2 % on the H200. estimate()
+    // divides items_per_s by 1 + it. None in files from before it was recorded.
+    std::optional<Measured> between_steps_share;
     // A command that reported its steps: the seconds of its run outside them (start-up, imports,
     // building the model, its first step, exit), which do not slow down beside other jobs.
     std::optional<Measured> startup_s;

@@ -454,6 +454,8 @@ JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, boo
     r.item_unit = s.item_unit;
     r.stderr_path = s.stderr_path;
     std::vector<double> times;
+    const Step* first = nullptr;
+    const Step* last = nullptr;
     for (const Step& step : s.steps) {
         if (step.warmup || !g.open_time || !g.close_time)
             continue;
@@ -463,7 +465,11 @@ JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, boo
         r.items += step.items;
         r.busy_s += step.time_s;
         times.push_back(step.time_s);
+        first = first ? first : &step;
+        last = &step;
     }
+    if (first)  // the steps arrive in order: the first one's start to the last one's end
+        r.span_s = std::max(r.busy_s, seconds_between(first->end, last->end) + first->time_s);
     if (r.busy_s > 0 && r.items > 0)
         r.items_per_s = r.items / r.busy_s;
     r.step_time_p50_s = percentile(times, 0.5);

@@ -165,6 +165,7 @@ const std::vector<Field<JobRecord>>& job_fields() {
         field<J>("sm_clock_mhz", MIGSCOPE_MEMBER(sm_clock_mhz)),
         field<J>("step_mode", MIGSCOPE_MEMBER(step_mode)),
         field<J>("memory_utilization_pct", MIGSCOPE_MEMBER(memory_utilization_pct)),
+        field<J>("span_s", MIGSCOPE_MEMBER(span_s)),
     };
     return fields;
 }

@@ -139,8 +139,11 @@ ALTER TABLE runs ADD COLUMN power_limit_w REAL;
 )sql",
     // 7 -> 8: the CUDA injection library the workers loaded. The activity probe (the exporter's
     // per-process signal) slows a job and lowers its power: profiles say whether theirs had it.
+    // And each job's span, its counted steps plus the time between them, which a rate over the
+    // steps' own time leaves out.
     R"sql(
 ALTER TABLE runs ADD COLUMN cuda_injection TEXT;
+ALTER TABLE jobs ADD COLUMN span_s REAL;
 )sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per version step");

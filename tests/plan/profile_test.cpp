@@ -176,6 +176,35 @@ TEST(Profiles, FromRunsSaysWhetherTheRunsHadTheActivityProbeAndNeverMixesIt) {
     EXPECT_EQ(profiles_from_runs(runs, h200).provenance.cuda_injection, "none, unknown");
 }
 
+// A built-in job's time between counted steps (span over busy time) goes into its profile, and an
+// estimate's rate is over the span: items over the steps' own time overstates it.
+TEST(Profiles, TheTimeBetweenStepsSlowsTheEstimatedRate) {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    std::vector<store::RunRecord> runs = {single_run(1, "green", "2g.35gb", 100, 200, 90),
+                                          single_run(2, "green", "2g.35gb", 100, 200, 90),
+                                          single_run(3, "sequential", "whole GPU", 300, 400, 90)};
+    for (store::RunRecord& r : runs)
+        r.jobs[0].busy_s = 3.2;
+    runs[0].jobs[0].span_s = 3.2 * 1.02;
+    runs[1].jobs[0].span_s = 3.2 * 1.01;  // run 3: stored before spans were recorded
+    const ProfileSet set = profiles_from_runs(runs, h200);
+    const JobProfile& job = set.jobs.at(0);
+    const PartitionProfile* two = nullptr;
+    for (const PartitionProfile& p : job.partitions)
+        two = p.partition == "2g.35gb" ? &p : two;
+    ASSERT_TRUE(two && two->between_steps_share);
+    EXPECT_NEAR(two->between_steps_share->value, 0.015, 1e-9);
+    EXPECT_NEAR(two->between_steps_share->max, 0.02, 1e-9);
+    const std::optional<Estimate> e = estimate(job, "2g.35gb", two->sms);
+    ASSERT_TRUE(e);
+    EXPECT_NEAR(e->items_per_s, 100 / 1.015, 1e-9);
+    EXPECT_NEAR(estimate(job, "2g.35gb", two->sms, Spread::kSlowest)->items_per_s, 100 / 1.02,
+                1e-9);
+    EXPECT_NEAR(estimate(job, "whole GPU", 132)->items_per_s, 300, 1e-9) << "none recorded";
+    const ProfileSet back = parse_profiles_json(write_profiles_json(set), "x.json");
+    EXPECT_EQ(write_profiles_json(back), write_profiles_json(set));
+}
+
 TEST(Profiles, IdlePowerComesFromRunsOfOneIdleStateClocksUpFirst) {
     const mig::GpuModel& h200 = mig::builtin_model("h200");
     std::vector<store::RunRecord> runs = {single_run(1, "green", "2g.35gb", 100, 400, 80),

@@ -305,6 +305,34 @@ TEST_F(RunTest, ExternalCommandsReportProgressOnFd3) {
     EXPECT_GT(*r.jobs[1].items_per_s, 100.0);
 }
 
+// A job's span runs from its first counted step's start to its last one's end: its steps' own
+// time plus the time between them, which a rate over the steps' time leaves out.
+TEST_F(RunTest, AJobsSpanIsItsStepsPlusTheTimeBetweenThem) {
+    RunSpec s = spec_for({"fake"});
+    s.mode = RunMode::kWork;
+    s.work_steps = 5;
+    partition::JobSpec gaps;
+    gaps.name = "gaps";  // five steps of 10 ms, 100 ms apart
+    gaps.command = {"/bin/sh", "-c",
+                    "for i in 1 2 3 4 5; do sleep 0.1; "
+                    "echo '{\"event\": \"step\", \"items\": 1, \"step_time_s\": 0.01}' >&3; done"};
+    s.jobs.push_back(gaps);
+    s.partitions.push_back(s.partitions.front());
+    const RunResult r = run(s);
+    const JobResult& j = r.jobs[1];
+    ASSERT_EQ(j.status, JobStatus::kOk) << j.message;
+    EXPECT_EQ(j.steps, 5u);
+    EXPECT_NEAR(j.busy_s, 0.05, 1e-9);
+    ASSERT_TRUE(j.span_s);
+    EXPECT_GT(*j.span_s, 0.01 + 4 * 0.1 - 0.02);  // the first step's start to the last one's end
+    EXPECT_LT(*j.span_s, 1.0);
+    for (const JobResult& built_in : {r.jobs[0]}) {
+        ASSERT_TRUE(built_in.span_s);
+        EXPECT_GE(*built_in.span_s, built_in.busy_s);
+        EXPECT_LE(*built_in.span_s, *built_in.finish_s + 1e-6);
+    }
+}
+
 // Own commands that misbehave each get a clear status; every other job's results are kept.
 TEST_F(RunTest, OwnCommandsThatMisbehaveGetAClearStatusAndTheOthersAreKept) {
     RunSpec s = spec_for({"fake"});

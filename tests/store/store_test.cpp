@@ -91,6 +91,7 @@ RunRecord full_record() {
     j.sm_clock_mhz = 1740;
     j.step_mode = "cuda-graph";
     j.memory_utilization_pct = 37.5;
+    j.span_s = 19.8;
     JobRecord e;  // an external command: most optionals empty
     e.name = "mine";
     e.command = {"python3", "train.py", "--lr", "1e-3"};
@@ -134,6 +135,7 @@ void expect_same_job(const JobRecord& a, const JobRecord& b) {
     EXPECT_EQ(a.sm_clock_mhz, b.sm_clock_mhz);
     EXPECT_EQ(a.step_mode, b.step_mode);
     EXPECT_EQ(a.memory_utilization_pct, b.memory_utilization_pct);
+    EXPECT_EQ(a.span_s, b.span_s);
 }
 
 void expect_same_run(const RunRecord& a, const RunRecord& b) {
@@ -349,6 +351,7 @@ RunRecord version_one_record() {
     for (JobRecord& j : old.jobs) {
         j.step_mode.reset();
         j.memory_utilization_pct.reset();
+        j.span_s.reset();
     }
     for (TraceSample& t : old.trace) {
         t.gpu_utilization_pct.reset();
@@ -377,6 +380,7 @@ void make_version_one_store(const fs::path& path) {
         "DROP COLUMN cell_key; ALTER TABLE jobs DROP COLUMN step_mode; "
         "ALTER TABLE runs DROP COLUMN idle_state; ALTER TABLE runs DROP COLUMN deep_idle_power_w; "
         "ALTER TABLE runs DROP COLUMN power_limit_w; ALTER TABLE runs DROP COLUMN cuda_injection; "
+        "ALTER TABLE jobs DROP COLUMN span_s; "
         "UPDATE schema_version SET version = 1");
 }
 
