@@ -701,8 +701,9 @@ std::optional<Estimate> estimate(const JobProfile& job, std::string_view partiti
         if (p.memory_utilization_pct)
             memory_pct = p.memory_utilization_pct->value;
         // Over the steps' span: the time between them is the job's too.
-        double items_per_s = pick(p.items_per_s, true) /
-                             (1 + (p.between_steps_share ? pick(*p.between_steps_share, false) : 0));
+        double items_per_s =
+            pick(p.items_per_s, true) /
+            (1 + (p.between_steps_share ? pick(*p.between_steps_share, false) : 0));
         if (p.startup_s && startup_s)  // its run less its own start-up, plus the job's
             items_per_s =
                 1 / std::max(1e-9, 1 / items_per_s - pick(*p.startup_s, false) + *startup_s);

@@ -142,7 +142,6 @@ complete -F _migscope migscope
 
 }  // namespace
 
-
 std::string bash_completion(const std::vector<CommandInfo>& commands) {
     std::ostringstream subcommands, options, values, positionals;
     for (const CommandInfo& command : commands) {

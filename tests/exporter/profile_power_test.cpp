@@ -140,8 +140,7 @@ TEST(ProfilePowers, ProfilesMadeWithoutTheProbeComeWithACaveat) {
     plan::ProfileSet set = set_of({resnet18_green()}, 131);
     set.provenance.measured_from = "2026-12-05T16:31:00Z";
     set.provenance.measured_to = "2026-12-05T16:34:00Z";
-    for (const auto& [injection, said] :
-         std::vector<std::pair<std::string, std::string>>{
+    for (const auto& [injection, said] : std::vector<std::pair<std::string, std::string>>{
              {"none", "ran without the activity probe (cuda_injection: none)"},
              {"", "do not say whether their runs loaded the activity probe"},
              {"unknown", "do not say whether their runs loaded the activity probe"},

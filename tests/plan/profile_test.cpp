@@ -168,8 +168,9 @@ TEST(Profiles, FromRunsSaysWhetherTheRunsHadTheActivityProbeAndNeverMixesIt) {
         profiles_from_runs(runs, h200);
         FAIL() << "a profile from runs with and without the probe";
     } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("mix CUDA injections (migscope-activity kernels, none)"),
-                  std::string::npos)
+        EXPECT_NE(
+            std::string(e.what()).find("mix CUDA injections (migscope-activity kernels, none)"),
+            std::string::npos)
             << e.what();
     }
     runs[0].provenance.cuda_injection.reset();  // stored before schema 8: joined, not refused

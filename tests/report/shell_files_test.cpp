@@ -54,7 +54,8 @@ TEST(ShellFiles, ZshEscapesWhatArgumentsReadsAsSyntax) {
               std::string::npos)
         << zsh;
     EXPECT_NE(zsh.find("'results:stored runs: list, show'"), std::string::npos) << zsh;
-    EXPECT_NE(zsh.find("'\\''quotes'\\''"), std::string::npos) << "single quotes closed and reopened";
+    EXPECT_NE(zsh.find("'\\''quotes'\\''"), std::string::npos)
+        << "single quotes closed and reopened";
 }
 
 TEST(ShellFiles, TheManPageEscapesTroffSyntaxAndNamesTheVersion) {
