@@ -133,6 +133,7 @@ void send_reports() {
         report.sent_ns = now_ns;
         report.sm_share = p.sm_share;
         report.job = p.job;
+        report.records = p.graphs ? "graphs" : "kernels";
         const std::string line = migscope::activity::encode(report);
         // No exporter listening (ENOENT, ECONNREFUSED) or its queue full (EAGAIN): this report
         // is lost, the next carries the cumulative counters.

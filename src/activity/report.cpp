@@ -75,6 +75,8 @@ std::string encode(const ActivityReport& r) {
     }
     if (!r.job.empty())
         line += " job=" + r.job;
+    if (!r.records.empty())
+        line += " records=" + r.records;
     return line;
 }
 
@@ -120,6 +122,9 @@ std::optional<ActivityReport> decode(std::string_view line) {
         } else if (key == "job") {
             ok = valid_job_name(value);
             r.job = std::string(value);
+        } else if (key == "records") {
+            ok = value == "kernels" || value == "graphs";
+            r.records = std::string(value);
         }
         if (!ok)
             return std::nullopt;

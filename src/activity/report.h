@@ -30,6 +30,10 @@ struct ActivityReport {
     // environment: "resnet18:train:32", "resnet18:train" or a command's job name); empty when
     // unset. 1-128 bytes of letters, digits and . _ : + - (a label, never a path).
     std::string job;
+    // What the probe records: "kernels" or "graphs" (MIGSCOPE_ACTIVITY_GRAPHS=1, one record per
+    // CUDA graph launch); empty from probes that do not say. The probe's records change what a
+    // job draws, so profiles for the exporter say which kind theirs ran under.
+    std::string records;
 };
 
 // CLOCK_MONOTONIC in nanoseconds: the clock of started_ns and sent_ns, the same for every process
@@ -40,11 +44,12 @@ uint64_t monotonic_ns();
 bool valid_job_name(std::string_view name);
 
 // "migscope-activity 1 gpu=GPU-... busy_ns=N kernels=N dropped=N started_ns=N
-// sent_ns=N [sm_share=X] [job=NAME]"
+// sent_ns=N [sm_share=X] [job=NAME] [records=kernels|graphs]"
 std::string encode(const ActivityReport& report);
 // None for anything else: another version, a missing or repeated field, a number that does not
 // parse, a start after the sending, a share outside [0.001, 1], a UUID with other characters or
-// over 96 bytes, a job name with other characters or over 128 bytes (valid_job_name).
+// over 96 bytes, a job name with other characters or over 128 bytes (valid_job_name), records
+// other than kernels or graphs.
 std::optional<ActivityReport> decode(std::string_view line);
 
 }  // namespace migscope::activity

@@ -276,7 +276,7 @@ std::optional<std::vector<ConsumerReader::ProbeActivity>> ConsumerReader::kernel
         const std::optional<double> ratio =
             report ? kernel_ratios_.ratio(pid, *report, now_ns) : std::nullopt;
         if (ratio)
-            ratios.push_back({*ratio, report->job, report->sm_share});
+            ratios.push_back({*ratio, report->job, report->sm_share, report->records});
         else
             without_text.push_back(std::to_string(pid));
     }
@@ -378,6 +378,7 @@ ConsumerReading ConsumerReader::read_shared(const DeviceOwners& owners) {
             processes[i].activity_ratio = (*kernel)[i].ratio;
             processes[i].job = (*kernel)[i].job;
             processes[i].sm_share = (*kernel)[i].sm_share;
+            processes[i].probe_records = (*kernel)[i].records;
         }
     } else if (reading.mps_server) {
         // With the probe listened for, a client's first report may trail its first listing.

@@ -129,7 +129,7 @@ void set_powers_alone(const ProfilePowers& powers, unsigned gpu_index, const std
     for (ConsumerActivity& c : input.consumers) {
         if (!has_activity(c))
             continue;
-        const PowerAlone p = powers.alone(model_key, c.job, input.mps, c.sm_share);
+        const PowerAlone p = powers.alone(model_key, c.job, input.mps, c.sm_share, c.probe_records);
         c.alone_dynamic_w = p.dynamic_w;
         const std::string key = std::to_string(gpu_index) + "\n" + p.missing;
         if (!p.dynamic_w && said.insert(key).second)
@@ -142,9 +142,10 @@ void set_powers_alone(const ProfilePowers& powers, unsigned gpu_index, const std
         if (p.dynamic_w && !p.caveat.empty() &&
             said.insert(std::to_string(gpu_index) + "\n" + p.caveat).second)
             warnings.push_back("GPU " + std::to_string(gpu_index) + ": " + p.caveat +
-                               "; the probe slows a job and lowers its power, so processes "
-                               "reporting through it are charged above their own power alone: "
-                               "profile with the probe on (said once)");
+                               "; the probe slows a job and lowers its power, by how much "
+                               "depends on what it records, so these powers alone are not the "
+                               "processes' own: profile under the probe they run with (said "
+                               "once)");
     }
 }
 

@@ -44,12 +44,18 @@ unsigned mps_sms(const plan::JobProfile& job, double sms_exact, unsigned whole_s
     return static_cast<unsigned>(std::lround(sms_exact));
 }
 
-// Why a profile's powers may be above a probed process's own: its runs lacked the activity probe,
-// or it does not say.
-std::string probe_caveat(const plan::ProfileProvenance& p) {
-    if (activity::is_activity_probe(p.cuda_injection))
-        return "";
+// Why a profile's powers may not be a probed process's own: its runs lacked the activity probe, or
+// do not say, or recorded another kind than the process's probe does.
+std::string probe_caveat(const plan::ProfileProvenance& p, const std::string& probe_records) {
     const std::string which = "profiles measured " + p.measured_from + " to " + p.measured_to;
+    if (activity::is_activity_probe(p.cuda_injection)) {
+        const std::string process_probe = "migscope-activity " + probe_records;
+        if (probe_records.empty() || p.cuda_injection == process_probe)
+            return "";
+        return which + " ran under the probe recording " +
+               p.cuda_injection.substr(p.cuda_injection.rfind(' ') + 1) +
+               ", processes whose probe records " + probe_records;
+    }
     if (p.cuda_injection.empty() || p.cuda_injection == "unknown")
         return which + " do not say whether their runs loaded the activity probe";
     return which + " ran without the activity probe (cuda_injection: " + p.cuda_injection + ")";
@@ -65,7 +71,8 @@ ProfilePowers ProfilePowers::from_files(const std::vector<std::string>& paths) {
 }
 
 PowerAlone ProfilePowers::alone(const std::string& gpu_model, const std::string& job, bool mps,
-                                std::optional<double> sm_share) const {
+                                std::optional<double> sm_share,
+                                const std::string& probe_records) const {
     if (job.empty())
         return {std::nullopt, "its activity probe names no job (MIGSCOPE_JOB)"};
     std::string missing = "no --profiles file profiles job '" + job + "'";
@@ -104,7 +111,7 @@ PowerAlone ProfilePowers::alone(const std::string& gpu_model, const std::string&
             continue;
         }
         return {std::max(0.0, e->average_power_w - set.idle_power_w.value), "",
-                probe_caveat(set.provenance)};
+                probe_caveat(set.provenance, probe_records)};
     }
     return {std::nullopt, missing};
 }

@@ -32,9 +32,11 @@ class ProfilePowers {
     // `job` as the probe names it: a profile's label ("resnet18:train:32", a command's name) or
     // "workload:mode" where one batch of it is profiled. The first file that profiles it answers.
     // `mps`: the process is an MPS client with `sm_share` of the SMs (none: all of them). Only
-    // profiles of the process's GPU model (catalog key, "h200") answer.
+    // profiles of the process's GPU model (catalog key, "h200") answer. `probe_records`: what the
+    // process's probe records ("kernels", "graphs"; empty: not said), which the profile's runs
+    // should have recorded too (PowerAlone::caveat).
     PowerAlone alone(const std::string& gpu_model, const std::string& job, bool mps,
-                     std::optional<double> sm_share) const;
+                     std::optional<double> sm_share, const std::string& probe_records = "") const;
     // The board's idle power with its clocks up that the profiles of this GPU model (catalog key,
     // "h200") were measured against, from the first such file; none when no file gives one.
     std::optional<double> clocks_up_idle_w(const std::string& gpu_model) const;

@@ -43,6 +43,13 @@ TEST(ActivityReport, RoundTripsWithAndWithoutAnSmShareAndAJob) {
     back = decode(encode(r));
     ASSERT_TRUE(back);
     EXPECT_EQ(back->job, "resnet18:train:32");
+    EXPECT_EQ(back->records, "");
+
+    r.records = "graphs";
+    EXPECT_NE(encode(r).find(" records=graphs"), std::string::npos);
+    back = decode(encode(r));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->records, "graphs");
 }
 
 TEST(ActivityReport, RefusesAnythingElse) {
@@ -58,6 +65,8 @@ TEST(ActivityReport, RefusesAnythingElse) {
     EXPECT_FALSE(decode(good + " sm_share=1.5"));
     EXPECT_FALSE(decode(good + " sm_share=nan"));
     EXPECT_TRUE(decode(good + " job=my-job_2.v1+lora"));
+    EXPECT_TRUE(decode(good + " records=kernels"));
+    EXPECT_FALSE(decode(good + " records=everything"));              // only the probe's two kinds
     EXPECT_FALSE(decode(good + " job="));                            // empty job
     EXPECT_FALSE(decode(good + " job=../etc/passwd"));               // a path is no job
     EXPECT_FALSE(decode(good + " job=" + std::string(129, 'a')));  // over 128 bytes

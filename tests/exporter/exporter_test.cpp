@@ -1067,7 +1067,7 @@ TEST(ExporterSignal, ProfilesMadeWithoutTheProbeAreSaidOnce) {
     EXPECT_NE(pair.warnings[0].find("ran without the activity probe (cuda_injection: none)"),
               std::string::npos)
         << pair.warnings[0];
-    EXPECT_NE(pair.warnings[0].find("profile with the probe on"), std::string::npos);
+    EXPECT_NE(pair.warnings[0].find("profile under the probe they run with"), std::string::npos);
 }
 
 // NVML lists a time-sliced process before its probe's first report: those intervals split by

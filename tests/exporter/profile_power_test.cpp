@@ -152,9 +152,22 @@ TEST(ProfilePowers, ProfilesMadeWithoutTheProbeComeWithACaveat) {
         ASSERT_TRUE(p.dynamic_w) << p.missing;
         if (said.empty()) {
             EXPECT_EQ(p.caveat, "") << injection;
+            // Not said by the process's probe, or the same kind: nothing to say.
+            EXPECT_EQ(ProfilePowers({set})
+                          .alone("h200", "resnet18:train:32", false, std::nullopt,
+                                 injection.substr(injection.rfind(' ') + 1))
+                          .caveat,
+                      "");
         } else {
             EXPECT_NE(p.caveat.find(said), std::string::npos) << injection << ": " << p.caveat;
             EXPECT_NE(p.caveat.find("2026-12-05T16:31:00Z"), std::string::npos) << p.caveat;
         }
     }
+    // Profiled under the kernel records, run under the graph records: their costs differ.
+    set.provenance.cuda_injection = "migscope-activity kernels";
+    EXPECT_NE(ProfilePowers({set})
+                  .alone("h200", "resnet18:train:32", false, std::nullopt, "graphs")
+                  .caveat.find("ran under the probe recording kernels, processes whose probe "
+                               "records graphs"),
+              std::string::npos);
 }
