@@ -137,8 +137,9 @@ void set_powers_alone(const ProfilePowers& powers, unsigned gpu_index, const std
                                c.consumer.labels.at(0).second + " has no power alone (" +
                                p.missing +
                                "): its GPU's split stays by activity while it runs (said once)");
-        // The probe slows a job and lowers its power: a profile made without it overstates
-        // the process's power alone (docs/exporter.md, "Profiles under the probe").
+        // The probe slows a job and lowers its power: a profile made without it, or under the
+        // other record kind, is not the process's power alone (docs/exporter.md, "Profiles
+        // under the probe").
         if (p.dynamic_w && !p.caveat.empty() &&
             said.insert(std::to_string(gpu_index) + "\n" + p.caveat).second)
             warnings.push_back("GPU " + std::to_string(gpu_index) + ": " + p.caveat +

@@ -49,7 +49,8 @@ unsigned mps_sms(const plan::JobProfile& job, double sms_exact, unsigned whole_s
 std::string probe_caveat(const plan::ProfileProvenance& p, const std::string& probe_records) {
     const std::string which = "profiles measured " + p.measured_from + " to " + p.measured_to;
     if (activity::is_activity_probe(p.cuda_injection)) {
-        const std::string process_probe = "migscope-activity " + probe_records;
+        const std::string process_probe =
+            probe_records == "graphs" ? activity::kProbeGraphs : activity::kProbeKernels;
         if (probe_records.empty() || p.cuda_injection == process_probe)
             return "";
         return which + " ran under the probe recording " +

@@ -16,8 +16,9 @@ namespace migscope::exporter {
 struct PowerAlone {
     std::optional<double> dynamic_w;  // board power above the profiles' idle power
     std::string missing;              // why none: "no profile of job 'x'", ...
-    // Why dynamic_w may be above the process's own: its profile's runs did not load the activity
-    // probe (or do not say), which slows a job and lowers its power. Empty when they did.
+    // Why dynamic_w may not be the process's own: its profile's runs did not load the activity
+    // probe (or do not say), or recorded the other kind than the process's probe; the probe slows
+    // a job and lowers its power. Empty when they ran as the process does.
     std::string caveat;
 };
 
