@@ -24,6 +24,8 @@
 # exporter also runs the probe, the side without runs neither: their sum's overhead on training.
 # GRAPHS=1 (with PROBE=1): the probe records one interval per CUDA graph launch instead of one
 # per kernel (the cheaper probe to try against the 2.5 % the kernel records cost; with `cost`).
+# DUTY=D (with PROBE=1): the probe samples, its records on for D (0.01-1) of each period
+# (MIGSCOPE_ACTIVITY_DUTY), so that it costs less.
 # PROFILES="FILE ..." (with PROBE=1): the exporter gives each process its power alone from these
 # profiles (--profiles), by the job its worker names (MIGSCOPE_JOB, set by `migscope run`).
 #   scripts/gpu-exporter-h200.sh profiles  makes one for the pairs' jobs: each alone on a 3g.71gb
@@ -35,7 +37,9 @@
 #   scripts/gpu-exporter-h200.sh alone  each of ALONE_JOBS (default resnet18:32 bert-base:4) alone
 #       on the whole GPU for COST_S s, REPS times with the activity probe and REPS without,
 #       alternating (GRAPHS=1: graph records): the probe's effect on a job's power and speed
-#       alone, which the profiles' powers alone must match (alone.txt).
+#       alone, which the profiles' powers alone must match (alone.txt); beside the runs with the
+#       probe the exporter listens, and its scrapes give the activity the probe reported (the
+#       median over the run of the busiest process's migscope_sm_activity_ratio).
 # RUN_ARGS: more `migscope run` options for every run of `shares` (e.g. "--marginal-probe 10", so
 # that run's powers alone are measured over as long a window as the profiles' PROFILE_S).
 # MPS_SIZE: the profile of each MPS share in the pairs and in `profiles` (default 3g.71gb, the
@@ -55,6 +59,7 @@ if [ "${PROBE:-0}" = 1 ]; then
   export CUDA_INJECTION64_PATH=$(realpath "$probe_lib") MIGSCOPE_ACTIVITY_SOCKET="$out/activity.sock"
   # GRAPHS=1: the probe records each CUDA graph launch, not each kernel (MIGSCOPE_ACTIVITY_GRAPHS).
   [ "${GRAPHS:-0}" = 1 ] && export MIGSCOPE_ACTIVITY_GRAPHS=1
+  [ -n "${DUTY:-}" ] && export MIGSCOPE_ACTIVITY_DUTY=$DUTY
 fi
 
 # LEARNED_POWER=1: the exporter charges each process its learned watts (--learned-power).
@@ -65,6 +70,21 @@ start_exporter() {  # $1: stderr file; sets $exporter
   # The exporter itself never loads CUDA, so the probe's variable does not touch it.
   "$b" exporter --listen 127.0.0.1:9401 --interval-s 1 "${probe_args[@]}" 2>>"$1" &
   exporter=$!
+}
+
+start_scraper() {  # $1: a folder for a scrape a second until the exporter stops; sets $scraper
+  mkdir -p "$1"
+  python3 - "$1" <<'PY' &
+import sys, time, urllib.request
+while True:
+    try:
+        body = urllib.request.urlopen("http://127.0.0.1:9401/metrics", timeout=2).read()
+    except Exception:
+        break
+    open(f"{sys.argv[1]}/{time.time():.3f}.prom", "wb").write(body)
+    time.sleep(1)
+PY
+  scraper=$!
 }
 
 run_jobs() {  # $1: name, then `migscope run` arguments; snapshots the workers' pids and argv
@@ -90,17 +110,7 @@ case "$what" in
     duration=${DURATION:-60}
     start_exporter "$out/exporter.err"
     sleep "${IDLE_S:-20}"  # the idle board, from which the exporter learns its idle power
-    python3 - "$out/scrapes" <<'PY' &
-import sys, time, urllib.request
-while True:
-    try:
-        body = urllib.request.urlopen("http://127.0.0.1:9401/metrics", timeout=2).read()
-    except Exception:
-        break
-    open(f"{sys.argv[1]}/{time.time():.3f}.prom", "wb").write(body)
-    time.sleep(1)
-PY
-    scraper=$!
+    start_scraper "$out/scrapes"
     for mix in ${MIXES:-ts2 ts4 mps3 mps7}; do
       case "$mix" in
         ts2) run_jobs ts2 --backend timeslice --jobs resnet50:32,bert-base:4 --duration "$duration" ;;
@@ -185,10 +195,19 @@ PY
         probe_env=()
         [ "$side" = without ] && probe_env=(-u CUDA_INJECTION64_PATH -u MIGSCOPE_ACTIVITY_SOCKET)
         for job in ${ALONE_JOBS:-resnet18:32 bert-base:4}; do
+          name=alone-$side-$rep-${job%%:*}
+          if [ "$side" = with ]; then
+            start_exporter "$out/alone-exporter.err"
+            sleep 1
+            start_scraper "$out/$name-scrapes"
+          fi
           env "${probe_env[@]}" "$b" run --backend sequential --jobs "$job" --duration "${COST_S:-10}" \
-            --db "$out/alone.db" --run-dir "$out/alone-$side-$rep-${job%%:*}" \
-            --label "probe alone: $side" >/dev/null 2>"$out/alone-$side-$rep-${job%%:*}.log"
+            --db "$out/alone.db" --run-dir "$out/$name" \
+            --label "probe alone: $side" >/dev/null 2>"$out/$name.log"
           echo "alone $side $rep $job: exit $?"
+          if [ "$side" = with ]; then
+            kill -INT "$exporter"; wait "$exporter"; wait "$scraper"
+          fi
         done
       done
     done
@@ -202,11 +221,26 @@ for d in sorted(pathlib.Path(sys.argv[1]).glob("alone-*-*-*")):
         side = d.name.split("-")[1]
         rows.setdefault((job["name"], side), []).append(
             (job["energy_j"] / run["window_s"], job["items_per_s"]))
+def reported_activity(scrapes):  # the busiest process's ratio per scrape, its median over the run
+    per_scrape = []
+    for f in sorted(scrapes.glob("*.prom")):
+        values = [float(line.rsplit(" ", 1)[1]) for line in f.read_text().splitlines()
+                  if line.startswith("migscope_sm_activity_ratio{") and 'pid="' in line]
+        if values and max(values) > 0:
+            per_scrape.append(max(values))
+    return statistics.median(per_scrape[2:]) if len(per_scrape) > 2 else None
+activity = {}
+for d in sorted(pathlib.Path(sys.argv[1]).glob("alone-with-*-scrapes")):
+    a = reported_activity(d)
+    if a is not None:
+        activity.setdefault(d.name.split("-", 3)[3].removesuffix("-scrapes"), []).append(a)
 for (name, side), v in sorted(rows.items()):
     w = [p for p, _ in v]
     r = [x for _, x in v]
+    a = activity.get(name.split(":")[0], []) if side == "with" else []
     print(f"{name:12} {side:8} power median {statistics.median(w):6.1f} W ({', '.join(f'{x:.1f}' for x in w)})"
-          f"  rate median {statistics.median(r):10.1f}/s ({', '.join(f'{x:.1f}' for x in r)})")
+          f"  rate median {statistics.median(r):10.1f}/s ({', '.join(f'{x:.1f}' for x in r)})"
+          + (f"  reported activity {', '.join(f'{x:.3f}' for x in a)}" if a else ""))
 PY
     ;;
   *) echo "unknown part '$what'" >&2; exit 2 ;;

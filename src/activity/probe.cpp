@@ -2,7 +2,8 @@
 // process's kernels through CUPTI's activity API and sends the exporter, every period, each GPU's
 // kernel busy time over a local datagram socket. The kernel names the sender to the exporter
 // (SO_PASSCRED), so a process reports for itself only. It never stops the process: on any error
-// it says so once on stderr and stays quiet.
+// it says so once on stderr and stays quiet. MIGSCOPE_ACTIVITY_DUTY below 1 samples: the records
+// are on for that share of each period only, and the report says for how long (traced_ns).
 #include <cupti.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -19,14 +20,17 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "activity/busy_time.h"
 #include "activity/report.h"
+#include "activity/trace_windows.h"
 
 namespace {
 
 using migscope::activity::ActivityReport;
 using migscope::activity::BusyTime;
+using migscope::activity::TraceWindows;
 
 constexpr size_t kBufferBytes = 1 << 20;  // per CUPTI buffer; CUPTI asks for more when busy
 constexpr size_t kBufferAlign = 8;
@@ -51,6 +55,11 @@ struct Probe {
     // instead of one per kernel of it, for jobs that replay their steps as graphs (migscope's
     // workers): far fewer records, so a smaller cost (docs/exporter.md: not yet measured).
     bool graphs = false;
+    // MIGSCOPE_ACTIVITY_DUTY, 0.01-1: the share of each period the kernel records are on; below 1
+    // the records are turned on and off every period, and kernels count only inside the windows.
+    double duty = 1;
+    std::vector<CUpti_ActivityKind> record_kinds;  // the kinds CUPTI accepted, turned on and off
+    TraceWindows windows;                          // guarded by mutex; used when duty < 1
     std::atomic<bool> stopping{false};
 };
 
@@ -88,6 +97,18 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
     *max_records = 0;  // as many as fit
 }
 
+// Under the probe's mutex: one kernel's or graph launch's interval, clipped to the windows the
+// records were on in when the probe samples.
+void add_interval(Probe& p, uint32_t device_id, uint64_t start, uint64_t end) {
+    BusyTime& busy = p.devices[device_id].busy;
+    if (p.duty >= 1) {
+        busy.add(start, end);
+        return;
+    }
+    for (const auto& [from, to] : p.windows.clip(start, end))
+        busy.add(from, to);
+}
+
 void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t,
                                size_t valid_size) {
     Probe& p = probe();
@@ -97,12 +118,12 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
         while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
             if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
                 const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-                p.devices[k->deviceId].busy.add(k->start, k->end);
+                add_interval(p, k->deviceId, k->start, k->end);
             } else if (record->kind == CUPTI_ACTIVITY_KIND_GRAPH_TRACE) {
                 const auto* g = reinterpret_cast<const CUpti_ActivityGraphTrace2*>(record);
                 // Both 0: CUPTI could not time this launch.
                 if (g->start != 0 || g->end != 0)
-                    p.devices[g->deviceId].busy.add(g->start, g->end);
+                    add_interval(p, g->deviceId, g->start, g->end);
             } else if (record->kind == CUPTI_ACTIVITY_KIND_DEVICE) {
                 const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
                 p.devices[d->id].uuid = uuid_text(d->uuid);
@@ -134,6 +155,8 @@ void send_reports() {
         report.sm_share = p.sm_share;
         report.job = p.job;
         report.records = p.graphs ? "graphs" : "kernels";
+        if (p.duty < 1)
+            report.traced_ns = p.windows.traced_ns();
         const std::string line = migscope::activity::encode(report);
         // No exporter listening (ENOENT, ECONNREFUSED) or its queue full (EAGAIN): this report
         // is lost, the next carries the cumulative counters.
@@ -142,11 +165,45 @@ void send_reports() {
     }
 }
 
+// Turns the kernel records on or off; false (said once) when CUPTI refuses.
+bool set_records(Probe& p, bool on) {
+    for (CUpti_ActivityKind kind : p.record_kinds) {
+        const CUptiResult result = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+        if (result != CUPTI_SUCCESS) {
+            say_once("CUPTI refused to turn kernel records " + std::string(on ? "on" : "off") +
+                     ": " + cupti_error(result));
+            return false;
+        }
+    }
+    return true;
+}
+
+uint64_t cupti_now_ns() {
+    uint64_t ns = 0;
+    cuptiGetTimestamp(&ns);  // the records' clock
+    return ns;
+}
+
 void report_loop() {
     Probe& p = probe();
     const auto period = std::chrono::duration<double>(p.period_s);
     while (!p.stopping.load()) {
-        std::this_thread::sleep_for(period);
+        if (p.duty < 1) {
+            if (!set_records(p, true))
+                return;
+            const uint64_t on_ns = cupti_now_ns();
+            std::this_thread::sleep_for(period * p.duty);
+            if (!set_records(p, false))
+                return;
+            const uint64_t off_ns = cupti_now_ns();
+            {
+                std::lock_guard<std::mutex> lock(p.mutex);
+                p.windows.add(on_ns, off_ns);
+            }
+            std::this_thread::sleep_for(period * (1 - p.duty));
+        } else {
+            std::this_thread::sleep_for(period);
+        }
         cuptiActivityFlushAll(0);
         send_reports();
     }
@@ -182,6 +239,13 @@ bool configure(Probe& p) {
             say_once("MIGSCOPE_JOB is not a job name (1-128 letters, digits, . _ : + -); the "
                      "reports name no job");
     }
+    if (const char* duty = std::getenv("MIGSCOPE_ACTIVITY_DUTY")) {
+        p.duty = std::strtod(duty, nullptr);
+        if (!(p.duty >= 0.01 && p.duty <= 1)) {
+            say_once("MIGSCOPE_ACTIVITY_DUTY must be 0.01-1");  // no reports rather than a guess
+            return false;
+        }
+    }
     if (const char* graphs = std::getenv("MIGSCOPE_ACTIVITY_GRAPHS"))
         p.graphs = std::strcmp(graphs, "1") == 0;
     if (const char* percent = std::getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")) {
@@ -209,8 +273,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     CUptiResult result = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     if (result == CUPTI_SUCCESS)
         result = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
-    if (result == CUPTI_SUCCESS && p.graphs)
+    if (result == CUPTI_SUCCESS && p.graphs) {
         result = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+        p.record_kinds.push_back(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+    }
     // Concurrent: the plain kernel kind would serialise the process's kernels. With graph records
     // it counts the kernels launched outside graphs, where CUPTI allows both kinds.
     if (result == CUPTI_SUCCESS) {
@@ -222,11 +288,16 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
                          cupti_error(kernels).c_str());
         else
             result = kernels;
+        if (kernels == CUPTI_SUCCESS)
+            p.record_kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     }
     if (result != CUPTI_SUCCESS) {
         say_once("CUPTI refused kernel activity tracing: " + cupti_error(result));
         return 1;
     }
+    // Sampling: off until the first window (the device records stay on for the UUIDs).
+    if (p.duty < 1 && !set_records(p, false))
+        return 1;
     std::atexit(at_exit);
     std::thread(report_loop).detach();
     return 1;

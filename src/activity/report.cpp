@@ -68,6 +68,8 @@ std::string encode(const ActivityReport& r) {
     line += " dropped=" + std::to_string(r.dropped);
     line += " started_ns=" + std::to_string(r.started_ns);
     line += " sent_ns=" + std::to_string(r.sent_ns);
+    if (r.traced_ns)
+        line += " traced_ns=" + std::to_string(*r.traced_ns);
     if (r.sm_share) {
         char share[32];
         std::snprintf(share, sizeof share, "%.4f", *r.sm_share);
@@ -115,6 +117,10 @@ std::optional<ActivityReport> decode(std::string_view line) {
             ok = parse_u64(value, r.started_ns);
         } else if (key == "sent_ns") {
             ok = parse_u64(value, r.sent_ns);
+        } else if (key == "traced_ns") {
+            uint64_t traced = 0;
+            ok = parse_u64(value, traced);
+            r.traced_ns = traced;
         } else if (key == "sm_share") {
             double share = 0;
             ok = parse_share(value, share);

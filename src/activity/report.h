@@ -23,6 +23,9 @@ struct ActivityReport {
     uint64_t dropped = 0;     // activity records CUPTI dropped (busy_ns is then low)
     uint64_t started_ns = 0;  // CLOCK_MONOTONIC when the probe started (busy_ns counts from it)
     uint64_t sent_ns = 0;     // CLOCK_MONOTONIC when sent: the exporter divides busy deltas by it
+    // A sampling probe (MIGSCOPE_ACTIVITY_DUTY below 1) records kernels only part of the time:
+    // the total time its records were on, which the exporter divides busy deltas by instead.
+    std::optional<uint64_t> traced_ns;
     // The process's share of the GPU's SMs, 0-1: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE / 100 under
     // MPS; none when the process may use every SM.
     std::optional<double> sm_share;
@@ -44,7 +47,7 @@ uint64_t monotonic_ns();
 bool valid_job_name(std::string_view name);
 
 // "migscope-activity 1 gpu=GPU-... busy_ns=N kernels=N dropped=N started_ns=N
-// sent_ns=N [sm_share=X] [job=NAME] [records=kernels|graphs]"
+// sent_ns=N [traced_ns=N] [sm_share=X] [job=NAME] [records=kernels|graphs]"
 std::string encode(const ActivityReport& report);
 // None for anything else: another version, a missing or repeated field, a number that does not
 // parse, a start after the sending, a share outside [0.001, 1], a UUID with other characters or

@@ -1,6 +1,7 @@
 // A process's activity from the probe's cumulative kernel busy time: the busy nanoseconds added
-// since the last report used, over the nanoseconds between their sending, times the process's
-// share of the SMs (under MPS), 0-1, comparable to NVML's per-process SM utilization. Pure.
+// since the last report used, over the nanoseconds between their sending (a sampling probe's: over
+// the time its records were on in between), times the process's share of the SMs (under MPS),
+// 0-1, comparable to NVML's per-process SM utilization. Pure.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,8 @@ class KernelTimeRatios {
     // The activity of `pid` from its latest report, at `now_ns` (CLOCK_MONOTONIC); none when the
     // report is stale. A report seen before gives the ratio it gave then; the first one counts
     // from the probe's start; a counter that went back (the process restarted its probe under the
-    // same pid) starts afresh.
+    // same pid) starts afresh. A sampling probe's report with no records on since the last gives
+    // the last ratio.
     std::optional<double> ratio(unsigned pid, const activity::ActivityReport& latest,
                                 uint64_t now_ns);
     // Forgets every pid not in `live` (bounded memory as processes come and go).
@@ -32,6 +34,7 @@ class KernelTimeRatios {
         uint64_t busy_ns = 0;
         uint64_t sent_ns = 0;
         uint64_t started_ns = 0;
+        uint64_t traced_ns = 0;
         double ratio = 0;
     };
     std::map<unsigned, Last> last_;

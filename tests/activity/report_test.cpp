@@ -50,6 +50,12 @@ TEST(ActivityReport, RoundTripsWithAndWithoutAnSmShareAndAJob) {
     back = decode(encode(r));
     ASSERT_TRUE(back);
     EXPECT_EQ(back->records, "graphs");
+    EXPECT_FALSE(back->traced_ns);
+
+    r.traced_ns = 123'456;  // a sampling probe's
+    back = decode(encode(r));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->traced_ns.value(), 123'456u);
 }
 
 TEST(ActivityReport, RefusesAnythingElse) {
@@ -66,6 +72,8 @@ TEST(ActivityReport, RefusesAnythingElse) {
     EXPECT_FALSE(decode(good + " sm_share=nan"));
     EXPECT_TRUE(decode(good + " job=my-job_2.v1+lora"));
     EXPECT_TRUE(decode(good + " records=kernels"));
+    EXPECT_TRUE(decode(good + " traced_ns=0"));
+    EXPECT_FALSE(decode(good + " traced_ns=-5"));
     EXPECT_FALSE(decode(good + " records=everything"));              // only the probe's two kinds
     EXPECT_FALSE(decode(good + " job="));                            // empty job
     EXPECT_FALSE(decode(good + " job=../etc/passwd"));               // a path is no job

@@ -56,3 +56,18 @@ TEST(KernelTimeRatios, ARestartedProbeStartsAfreshAndForgottenPidsStartOver) {
     // Forgotten: the next report of pid 1 counts from its probe's start again.
     EXPECT_DOUBLE_EQ(k.ratio(1, report(kS, 7 * kS, 5 * kS), 7 * kS).value(), 0.5);
 }
+
+TEST(KernelTimeRatios, ASamplingProbesBusyTimeIsOverTheTimeItsRecordsWereOn) {
+    KernelTimeRatios k;
+    activity::ActivityReport r = report(kS / 20, kS);  // 50 ms busy in 100 ms of records on
+    r.traced_ns = kS / 10;
+    EXPECT_DOUBLE_EQ(k.ratio(3, r, kS).value(), 0.5);
+    r = report(kS / 20 + kS / 40, 2 * kS);  // 25 ms more in the next 100 ms on
+    r.traced_ns = 2 * kS / 10;
+    EXPECT_DOUBLE_EQ(k.ratio(3, r, 2 * kS).value(), 0.25);
+    r.sent_ns = 3 * kS;  // a report with no records on since: the last ratio
+    EXPECT_DOUBLE_EQ(k.ratio(3, r, 3 * kS).value(), 0.25);
+    r = report(kS / 20 + kS / 40 + kS / 10, 4 * kS);  // then 100 ms busy in 100 ms on
+    r.traced_ns = 3 * kS / 10;
+    EXPECT_DOUBLE_EQ(k.ratio(3, r, 4 * kS).value(), 1.0);
+}
