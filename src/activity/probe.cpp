@@ -154,7 +154,7 @@ void send_reports() {
         report.sent_ns = now_ns;
         report.sm_share = p.sm_share;
         report.job = p.job;
-        report.records = p.graphs ? "graphs" : "kernels";
+        report.records = p.graphs ? "graphs" : p.duty < 1 ? "kernels-sampled" : "kernels";
         if (p.duty < 1)
             report.traced_ns = p.windows.traced_ns();
         const std::string line = migscope::activity::encode(report);
@@ -239,15 +239,23 @@ bool configure(Probe& p) {
             say_once("MIGSCOPE_JOB is not a job name (1-128 letters, digits, . _ : + -); the "
                      "reports name no job");
     }
+    if (const char* graphs = std::getenv("MIGSCOPE_ACTIVITY_GRAPHS"))
+        p.graphs = std::strcmp(graphs, "1") == 0;
     if (const char* duty = std::getenv("MIGSCOPE_ACTIVITY_DUTY")) {
         p.duty = std::strtod(duty, nullptr);
         if (!(p.duty >= 0.01 && p.duty <= 1)) {
             say_once("MIGSCOPE_ACTIVITY_DUTY must be 0.01-1");  // no reports rather than a guess
             return false;
         }
+        // Turning graph records on and off crashed a worker (SIGSEGV in its first steps, H100,
+        // CUPTI 13.0, 2026-12-05): graph records are never sampled (activity::probe_records).
+        if (p.graphs && p.duty < 1) {
+            std::fprintf(stderr,
+                         "migscope-activity: graph records are not sampled; "
+                         "MIGSCOPE_ACTIVITY_DUTY is ignored\n");
+            p.duty = 1;
+        }
     }
-    if (const char* graphs = std::getenv("MIGSCOPE_ACTIVITY_GRAPHS"))
-        p.graphs = std::strcmp(graphs, "1") == 0;
     if (const char* percent = std::getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")) {
         const double share = std::strtod(percent, nullptr) / 100.0;
         if (share > 0 && share < 1)

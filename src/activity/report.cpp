@@ -129,7 +129,7 @@ std::optional<ActivityReport> decode(std::string_view line) {
             ok = valid_job_name(value);
             r.job = std::string(value);
         } else if (key == "records") {
-            ok = value == "kernels" || value == "graphs";
+            ok = value == "kernels" || value == "kernels-sampled" || value == "graphs";
             r.records = std::string(value);
         }
         if (!ok)

@@ -33,9 +33,10 @@ struct ActivityReport {
     // environment: "resnet18:train:32", "resnet18:train" or a command's job name); empty when
     // unset. 1-128 bytes of letters, digits and . _ : + - (a label, never a path).
     std::string job;
-    // What the probe records: "kernels" or "graphs" (MIGSCOPE_ACTIVITY_GRAPHS=1, one record per
-    // CUDA graph launch); empty from probes that do not say. The probe's records change what a
-    // job draws, so profiles for the exporter say which kind theirs ran under.
+    // What the probe records: "kernels", "kernels-sampled" (MIGSCOPE_ACTIVITY_DUTY below 1) or
+    // "graphs" (MIGSCOPE_ACTIVITY_GRAPHS=1, one record per CUDA graph launch); empty from probes
+    // that do not say. The probe's records change what a job draws, so profiles for the exporter
+    // say which kind theirs ran under.
     std::string records;
 };
 
@@ -47,7 +48,7 @@ uint64_t monotonic_ns();
 bool valid_job_name(std::string_view name);
 
 // "migscope-activity 1 gpu=GPU-... busy_ns=N kernels=N dropped=N started_ns=N
-// sent_ns=N [traced_ns=N] [sm_share=X] [job=NAME] [records=kernels|graphs]"
+// sent_ns=N [traced_ns=N] [sm_share=X] [job=NAME] [records=kernels|kernels-sampled|graphs]"
 std::string encode(const ActivityReport& report);
 // None for anything else: another version, a missing or repeated field, a number that does not
 // parse, a start after the sending, a share outside [0.001, 1], a UUID with other characters or

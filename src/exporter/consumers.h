@@ -83,7 +83,7 @@ class ConsumerReader {
         double ratio = 0;
         std::string job;
         std::optional<double> sm_share;
-        std::string records;  // "kernels" or "graphs"; empty: the probe does not say
+        std::string records;  // "kernels", "kernels-sampled" or "graphs"; empty: not said
     };
     std::optional<std::vector<ProbeActivity>> kernel_time_activity(
         const std::vector<unsigned>& pids);

@@ -49,7 +49,7 @@ struct ConsumerActivity {
     // under MPS (none: every SM).
     std::string job;
     std::optional<double> sm_share;
-    std::string probe_records;  // what its probe records: "kernels", "graphs", "" (not said)
+    std::string probe_records;  // what its probe records (activity::probe_records), "": not said
 };
 
 enum class Sharing {

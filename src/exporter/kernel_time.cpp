@@ -20,16 +20,17 @@ std::optional<double> KernelTimeRatios::ratio(unsigned pid, const activity::Acti
         base = it->second;
     // The time the busy delta was counted in: the records' time on for a sampling probe, else
     // the time between the sendings.
-    const uint64_t counted_ns = r.traced_ns ? *r.traced_ns - base.traced_ns : r.sent_ns - base.sent_ns;
+    const uint64_t counted_ns =
+        r.traced_ns ? *r.traced_ns - base.traced_ns : r.sent_ns - base.sent_ns;
     if (r.traced_ns && counted_ns == 0 && it != last_.end() && base.sent_ns == it->second.sent_ns) {
         it->second.sent_ns = r.sent_ns;
         return it->second.ratio;
     }
     double ratio = 0;
     if (counted_ns > 0 && r.busy_ns >= base.busy_ns)
-        ratio = std::clamp(static_cast<double>(r.busy_ns - base.busy_ns) /
-                               static_cast<double>(counted_ns),
-                           0.0, 1.0) *
+        ratio = std::clamp(
+                    static_cast<double>(r.busy_ns - base.busy_ns) / static_cast<double>(counted_ns),
+                    0.0, 1.0) *
                 r.sm_share.value_or(1.0);
     last_[pid] = Last{r.busy_ns, r.sent_ns, r.started_ns, r.traced_ns.value_or(0), ratio};
     return ratio;

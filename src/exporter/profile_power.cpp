@@ -49,9 +49,7 @@ unsigned mps_sms(const plan::JobProfile& job, double sms_exact, unsigned whole_s
 std::string probe_caveat(const plan::ProfileProvenance& p, const std::string& probe_records) {
     const std::string which = "profiles measured " + p.measured_from + " to " + p.measured_to;
     if (activity::is_activity_probe(p.cuda_injection)) {
-        const std::string process_probe =
-            probe_records == "graphs" ? activity::kProbeGraphs : activity::kProbeKernels;
-        if (probe_records.empty() || p.cuda_injection == process_probe)
+        if (probe_records.empty() || p.cuda_injection == activity::probe_injection(probe_records))
             return "";
         return which + " ran under the probe recording " +
                p.cuda_injection.substr(p.cuda_injection.rfind(' ') + 1) +
@@ -75,7 +73,7 @@ PowerAlone ProfilePowers::alone(const std::string& gpu_model, const std::string&
                                 std::optional<double> sm_share,
                                 const std::string& probe_records) const {
     if (job.empty())
-        return {std::nullopt, "its activity probe names no job (MIGSCOPE_JOB)"};
+        return {std::nullopt, "its activity probe names no job (MIGSCOPE_JOB)", ""};
     std::string missing = "no --profiles file profiles job '" + job + "'";
     for (const plan::ProfileSet& set : sets_) {
         if (set.gpu_model != gpu_model) {
@@ -114,7 +112,7 @@ PowerAlone ProfilePowers::alone(const std::string& gpu_model, const std::string&
         return {std::max(0.0, e->average_power_w - set.idle_power_w.value), "",
                 probe_caveat(set.provenance, probe_records)};
     }
-    return {std::nullopt, missing};
+    return {std::nullopt, missing, ""};
 }
 
 std::optional<double> ProfilePowers::clocks_up_idle_w(const std::string& gpu_model) const {

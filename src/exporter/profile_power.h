@@ -34,8 +34,8 @@ class ProfilePowers {
     // "workload:mode" where one batch of it is profiled. The first file that profiles it answers.
     // `mps`: the process is an MPS client with `sm_share` of the SMs (none: all of them). Only
     // profiles of the process's GPU model (catalog key, "h200") answer. `probe_records`: what the
-    // process's probe records ("kernels", "graphs"; empty: not said), which the profile's runs
-    // should have recorded too (PowerAlone::caveat).
+    // process's probe records (activity::probe_records; empty: not said), which the profile's
+    // runs should have recorded too (PowerAlone::caveat).
     PowerAlone alone(const std::string& gpu_model, const std::string& job, bool mps,
                      std::optional<double> sm_share, const std::string& probe_records = "") const;
     // The board's idle power with its clocks up that the profiles of this GPU model (catalog key,

@@ -12,6 +12,18 @@ TEST(Injection, TheActivityProbeIsNamedByItsRecordKind) {
     EXPECT_EQ(injection_name("libmigscope-activity.so", "0"), kProbeKernels);
     EXPECT_EQ(injection_name("/x/libmigscope-activity.so", "1"), kProbeGraphs);
     EXPECT_TRUE(is_activity_probe(injection_name("/x/libmigscope-activity.so", "1")));
+    EXPECT_EQ(injection_name("/x/libmigscope-activity.so", "", "0.1"), kProbeKernelsSampled);
+    EXPECT_TRUE(is_activity_probe(kProbeKernelsSampled));
+    EXPECT_EQ(injection_name("/x/libmigscope-activity.so", "", "1"), kProbeKernels);
+}
+
+TEST(Injection, GraphRecordsWinOverADutyAndTheRecordsNameTheProbe) {
+    EXPECT_EQ(probe_records("1", "0.1"), "graphs");  // the probe does not sample graph records
+    EXPECT_EQ(probe_records("", "0.05"), "kernels-sampled");
+    EXPECT_EQ(probe_records("", ""), "kernels");
+    EXPECT_EQ(probe_records("", "x"), "kernels");  // not a number
+    EXPECT_EQ(probe_injection("kernels-sampled"), kProbeKernelsSampled);
+    EXPECT_EQ(probe_injection("graphs"), kProbeGraphs);
 }
 
 TEST(Injection, AnotherLibraryIsItsFileNameAndNoneIsNone) {
@@ -25,8 +37,11 @@ TEST(Injection, TheEnvironmentIsRead) {
     ::setenv("CUDA_INJECTION64_PATH", "/a/libmigscope-activity.so", 1);
     ::setenv("MIGSCOPE_ACTIVITY_GRAPHS", "1", 1);
     EXPECT_EQ(injection_in_environment(), kProbeGraphs);
-    ::unsetenv("CUDA_INJECTION64_PATH");
     ::unsetenv("MIGSCOPE_ACTIVITY_GRAPHS");
+    ::setenv("MIGSCOPE_ACTIVITY_DUTY", "0.1", 1);
+    EXPECT_EQ(injection_in_environment(), kProbeKernelsSampled);
+    ::unsetenv("MIGSCOPE_ACTIVITY_DUTY");
+    ::unsetenv("CUDA_INJECTION64_PATH");
     EXPECT_EQ(injection_in_environment(), kNoInjection);
 }
 
