@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "activity/busy_time.h"
+#include "activity/injection.h"
 #include "activity/report.h"
 #include "activity/trace_windows.h"
 
@@ -53,13 +54,14 @@ struct Probe {
     std::string job;  // MIGSCOPE_JOB, when it is a valid job name
     // MIGSCOPE_ACTIVITY_GRAPHS=1: one record per CUDA graph launch (its execution's start and end)
     // instead of one per kernel of it, for jobs that replay their steps as graphs (migscope's
-    // workers): far fewer records, so a smaller cost (docs/exporter.md: not yet measured).
+    // workers): far fewer records, so a smaller cost (docs/exporter.md, "What each kind costs").
     bool graphs = false;
     // MIGSCOPE_ACTIVITY_DUTY, 0.01-1: the share of each period the kernel records are on; below 1
     // the records are turned on and off every period, and kernels count only inside the windows.
     double duty = 1;
     std::vector<CUpti_ActivityKind> record_kinds;  // the kinds CUPTI accepted, turned on and off
     TraceWindows windows;                          // guarded by mutex; used when duty < 1
+    std::string records;  // what the reports say it records (activity::probe_records)
     std::atomic<bool> stopping{false};
 };
 
@@ -154,7 +156,7 @@ void send_reports() {
         report.sent_ns = now_ns;
         report.sm_share = p.sm_share;
         report.job = p.job;
-        report.records = p.graphs ? "graphs" : p.duty < 1 ? "kernels-sampled" : "kernels";
+        report.records = p.records;
         if (p.duty < 1)
             report.traced_ns = p.windows.traced_ns();
         const std::string line = migscope::activity::encode(report);
@@ -239,9 +241,11 @@ bool configure(Probe& p) {
             say_once("MIGSCOPE_JOB is not a job name (1-128 letters, digits, . _ : + -); the "
                      "reports name no job");
     }
-    if (const char* graphs = std::getenv("MIGSCOPE_ACTIVITY_GRAPHS"))
-        p.graphs = std::strcmp(graphs, "1") == 0;
-    if (const char* duty = std::getenv("MIGSCOPE_ACTIVITY_DUTY")) {
+    const char* graphs = std::getenv("MIGSCOPE_ACTIVITY_GRAPHS");
+    const char* duty = std::getenv("MIGSCOPE_ACTIVITY_DUTY");
+    p.records = migscope::activity::probe_records(graphs ? graphs : "", duty ? duty : "");
+    p.graphs = p.records == "graphs";
+    if (duty) {
         p.duty = std::strtod(duty, nullptr);
         if (!(p.duty >= 0.01 && p.duty <= 1)) {
             say_once("MIGSCOPE_ACTIVITY_DUTY must be 0.01-1");  // no reports rather than a guess
