@@ -7,8 +7,7 @@
 #include "workloads/kernels/fused_ops.h"
 
 #ifdef MIGSCOPE_CUDA_KERNELS
-#include <ATen/cuda/CUDAContext.h>
-
+#include "workloads/kernels/kernel_tensors.h"
 #include "workloads/kernels/batch_norm_kernels.h"
 #endif
 
@@ -16,32 +15,29 @@ namespace migscope::workloads {
 namespace {
 
 #ifdef MIGSCOPE_CUDA_KERNELS
+using kernels::aligned16;
+using kernels::bf16_bits;
 using kernels::Bf16Bits;
+using kernels::current_stream;
 using kernels::ReluMask;
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-Bf16Bits* bits(const torch::Tensor& t) {
-    return t.defined() ? static_cast<Bf16Bits*>(t.data_ptr()) : nullptr;
-}
 
 float* floats(const torch::Tensor& t) {
     return t.defined() ? t.data_ptr<float>() : nullptr;
 }
 
-bool aligned(const torch::Tensor& t) {
-    return reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
-}
 
 // A bf16 CUDA activation the kernels read as rows of channels: channels-last, 16-byte aligned.
 bool rows_of_channels(const torch::Tensor& t) {
     return t.is_cuda() && t.scalar_type() == torch::kBFloat16 && t.dim() == 4 &&
-           t.is_contiguous(at::MemoryFormat::ChannelsLast) && aligned(t);
+           t.is_contiguous(at::MemoryFormat::ChannelsLast) && aligned16(t);
 }
 
 bool fp32_vector(const torch::Tensor& t, int64_t size) {
     return t.defined() && t.is_cuda() && t.scalar_type() == torch::kFloat32 && t.dim() == 1 &&
-           t.size(0) == size && t.is_contiguous() && aligned(t);
+           t.size(0) == size && t.is_contiguous() && aligned16(t);
 }
 
 bool kernels_apply(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& norm,
@@ -63,7 +59,7 @@ bool kernels_apply(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& nor
 
 // A gradient as the kernels read it (a copy when its layout or alignment differs).
 torch::Tensor readable(const torch::Tensor& g) {
-    if (g.is_contiguous(at::MemoryFormat::ChannelsLast) && aligned(g))
+    if (g.is_contiguous(at::MemoryFormat::ChannelsLast) && aligned16(g))
         return g;
     return g.clone(at::MemoryFormat::ChannelsLast);
 }
@@ -72,9 +68,6 @@ torch::Tensor float_buffer(const torch::Tensor& like, at::IntArrayRef sizes) {
     return torch::empty(sizes, like.options().dtype(torch::kFloat32));
 }
 
-void* stream() {
-    return at::cuda::getCurrentCUDAStream().stream();
-}
 
 // `residual` is an empty tensor when there is none (a custom function's inputs must be defined).
 struct BatchNormAddReluFunction : torch::autograd::Function<BatchNormAddReluFunction> {
@@ -88,13 +81,13 @@ struct BatchNormAddReluFunction : torch::autograd::Function<BatchNormAddReluFunc
             float_buffer(x, {kernels::batch_norm_partials_floats(rows, channels)});
         const torch::Tensor stats = float_buffer(x, {4, channels});
         kernels::batch_norm_statistics(
-            bits(x), rows, channels, floats(gamma), floats(beta), static_cast<float>(eps),
+            bf16_bits(x), rows, channels, floats(gamma), floats(beta), static_cast<float>(eps),
             static_cast<float>(momentum), floats(running_mean), floats(running_var),
-            count.data_ptr<int64_t>(), floats(partials), floats(stats), stream());
+            count.data_ptr<int64_t>(), floats(partials), floats(stats), current_stream());
         torch::Tensor y = torch::empty_like(x);
         const bool has_residual = residual.numel() != 0;
-        kernels::batch_norm_apply(bits(x), has_residual ? bits(residual) : nullptr, floats(stats),
-                                  relu, rows, channels, bits(y), stream());
+        kernels::batch_norm_apply(bf16_bits(x), has_residual ? bf16_bits(residual) : nullptr, floats(stats),
+                                  relu, rows, channels, bf16_bits(y), current_stream());
         // With a residual, the ReLU's mask comes from y (the next layer keeps y anyway); without,
         // it is recomputed from x.
         const bool mask_from_output = relu && has_residual;
@@ -121,10 +114,10 @@ struct BatchNormAddReluFunction : torch::autograd::Function<BatchNormAddReluFunc
         const torch::Tensor partials =
             float_buffer(x, {kernels::batch_norm_partials_floats(rows, channels)});
         const torch::Tensor coefficients = float_buffer(x, {3, channels});
-        kernels::batch_norm_backward(bits(dy), bits(x), bits(y), floats(stats), floats(gamma), mask,
-                                     rows, channels, bits(masked), bits(dx), floats(d_gamma),
+        kernels::batch_norm_backward(bf16_bits(dy), bf16_bits(x), bf16_bits(y), floats(stats), floats(gamma), mask,
+                                     rows, channels, bf16_bits(masked), bf16_bits(dx), floats(d_gamma),
                                      floats(d_beta), floats(partials), floats(coefficients),
-                                     stream());
+                                     current_stream());
         const torch::Tensor d_residual =
             !has_residual ? torch::Tensor() : (masked.defined() ? masked : dy);
         return {dx, d_residual, d_gamma, d_beta, {}, {}, {}, {}, {}, {}};

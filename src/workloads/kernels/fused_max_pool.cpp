@@ -7,8 +7,7 @@
 #include "workloads/kernels/fused_ops.h"
 
 #ifdef MIGSCOPE_CUDA_KERNELS
-#include <ATen/cuda/CUDAContext.h>
-
+#include "workloads/kernels/kernel_tensors.h"
 #include "workloads/kernels/max_pool_kernels.h"
 #endif
 
@@ -16,28 +15,22 @@ namespace migscope::workloads {
 namespace {
 
 #ifdef MIGSCOPE_CUDA_KERNELS
+using kernels::aligned16;
+using kernels::bf16_bits;
 using kernels::Bf16Bits;
+using kernels::current_stream;
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-Bf16Bits* bits(const torch::Tensor& t) {
-    return static_cast<Bf16Bits*>(t.data_ptr());
-}
 
-bool aligned(const torch::Tensor& t) {
-    return reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
-}
 
 // A bf16 CUDA activation the kernels read: channels-last, 16-byte aligned, 8-channel vectors.
 bool kernels_apply(const torch::Tensor& t) {
     return fused_kernels_enabled() && t.is_cuda() && t.scalar_type() == torch::kBFloat16 &&
            t.dim() == 4 && t.numel() > 0 && t.is_contiguous(at::MemoryFormat::ChannelsLast) &&
-           aligned(t) && kernels::max_pool_channels_supported(t.size(1));
+           aligned16(t) && kernels::max_pool_channels_supported(t.size(1));
 }
 
-void* stream() {
-    return at::cuda::getCurrentCUDAStream().stream();
-}
 
 struct MaxPoolFunction : torch::autograd::Function<MaxPoolFunction> {
     static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x) {
@@ -50,8 +43,8 @@ struct MaxPoolFunction : torch::autograd::Function<MaxPoolFunction> {
         // [n][oh][ow][c], as y's bytes are laid out.
         torch::Tensor argmax =
             torch::empty({batch, out_height, out_width, channels}, x.options().dtype(torch::kByte));
-        kernels::max_pool_forward(bits(x), batch, height, width, channels, bits(y),
-                                  argmax.data_ptr<uint8_t>(), stream());
+        kernels::max_pool_forward(bf16_bits(x), batch, height, width, channels, bf16_bits(y),
+                                  argmax.data_ptr<uint8_t>(), current_stream());
         ctx->save_for_backward({argmax});
         ctx->saved_data["height"] = height;
         ctx->saved_data["width"] = width;
@@ -64,12 +57,12 @@ struct MaxPoolFunction : torch::autograd::Function<MaxPoolFunction> {
                       width = ctx->saved_data["width"].toInt();
         const int64_t batch = argmax.size(0), channels = argmax.size(3);
         torch::Tensor dy = grads[0];
-        if (!dy.is_contiguous(at::MemoryFormat::ChannelsLast) || !aligned(dy))
+        if (!dy.is_contiguous(at::MemoryFormat::ChannelsLast) || !aligned16(dy))
             dy = dy.clone(at::MemoryFormat::ChannelsLast);
         torch::Tensor dx = torch::empty({batch, channels, height, width},
                                         dy.options().memory_format(at::MemoryFormat::ChannelsLast));
-        kernels::max_pool_backward(bits(dy), argmax.data_ptr<uint8_t>(), batch, height, width,
-                                   channels, bits(dx), stream());
+        kernels::max_pool_backward(bf16_bits(dy), argmax.data_ptr<uint8_t>(), batch, height, width,
+                                   channels, bf16_bits(dx), current_stream());
         return {dx};
     }
 };

@@ -10,8 +10,7 @@
 #include "workloads/models/transformer.h"
 
 #ifdef MIGSCOPE_CUDA_KERNELS
-#include <ATen/cuda/CUDAContext.h>
-
+#include "workloads/kernels/kernel_tensors.h"
 #include "workloads/kernels/transformer_kernels.h"
 #endif
 
@@ -21,17 +20,13 @@ namespace {
 std::atomic<bool> g_fused_kernels_enabled{true};
 
 #ifdef MIGSCOPE_CUDA_KERNELS
+using kernels::bf16_bits;
 using kernels::Bf16Bits;
+using kernels::current_stream;
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-Bf16Bits* bits(const torch::Tensor& t) {
-    return t.defined() ? static_cast<Bf16Bits*>(t.data_ptr()) : nullptr;
-}
 
-void* stream() {
-    return at::cuda::getCurrentCUDAStream().stream();
-}
 
 // The kernels take bf16 CUDA tensors whose rows (`width` elements) are whole 16-byte vectors,
 // starting 16-byte aligned (a non-contiguous tensor is copied into a fresh, aligned one).
@@ -41,7 +36,7 @@ bool kernels_apply(std::initializer_list<torch::Tensor> tensors, int64_t width) 
     for (const torch::Tensor& t : tensors) {
         if (!t.defined() || !t.is_cuda() || t.scalar_type() != torch::kBFloat16)
             return false;
-        if (t.is_contiguous() && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 != 0)
+        if (t.is_contiguous() && !kernels::aligned16(t))
             return false;
     }
     return true;
@@ -60,10 +55,10 @@ struct AddLayerNormFunction : torch::autograd::Function<AddLayerNormFunction> {
         const torch::Tensor xc = x.contiguous(), dc = delta.contiguous();
         torch::Tensor sum = torch::empty_like(xc), normed = torch::empty_like(xc);
         torch::Tensor mean = float_buffer(x, {rows}), rstd = float_buffer(x, {rows});
-        kernels::add_layer_norm_forward(bits(xc), bits(dc), bits(bias), bits(gamma), bits(beta),
-                                        static_cast<float>(eps), rows, cols, bits(sum),
-                                        bits(normed), mean.data_ptr<float>(),
-                                        rstd.data_ptr<float>(), stream());
+        kernels::add_layer_norm_forward(bf16_bits(xc), bf16_bits(dc), bf16_bits(bias), bf16_bits(gamma), bf16_bits(beta),
+                                        static_cast<float>(eps), rows, cols, bf16_bits(sum),
+                                        bf16_bits(normed), mean.data_ptr<float>(),
+                                        rstd.data_ptr<float>(), current_stream());
         ctx->save_for_backward({sum, mean, rstd, gamma});
         ctx->saved_data["has_bias"] = bias.defined();
         return {sum, normed};
@@ -79,13 +74,13 @@ struct AddLayerNormFunction : torch::autograd::Function<AddLayerNormFunction> {
         const int64_t row_blocks = kernels::layer_norm_row_blocks(rows, cols);
         const torch::Tensor partials = float_buffer(sum, {row_blocks, 3, cols});
         kernels::add_layer_norm_backward(
-            bits(d_normed), bits(d_sum), bits(sum), mean.data_ptr<float>(), rstd.data_ptr<float>(),
-            bits(gamma), rows, cols, bits(d_total), partials.data_ptr<float>(), stream());
+            bf16_bits(d_normed), bf16_bits(d_sum), bf16_bits(sum), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+            bf16_bits(gamma), rows, cols, bf16_bits(d_total), partials.data_ptr<float>(), current_stream());
         torch::Tensor d_gamma = torch::empty_like(gamma), d_beta = torch::empty_like(gamma),
                       d_bias = torch::empty_like(gamma);
-        Bf16Bits* const outputs[3] = {bits(d_gamma), bits(d_beta), bits(d_bias)};
+        Bf16Bits* const outputs[3] = {bf16_bits(d_gamma), bf16_bits(d_beta), bf16_bits(d_bias)};
         kernels::column_sums_finish(partials.data_ptr<float>(), row_blocks, 3, cols, outputs,
-                                    stream());
+                                    current_stream());
         const bool has_bias = ctx->saved_data["has_bias"].toBool();
         return {d_total, d_total, has_bias ? d_bias : torch::Tensor(),
                 d_gamma, d_beta,  torch::Tensor()};
@@ -98,7 +93,7 @@ struct BiasGeluFunction : torch::autograd::Function<BiasGeluFunction> {
         const torch::Tensor uc = u.contiguous();
         const int64_t cols = u.size(-1), rows = u.numel() / cols;
         torch::Tensor h = torch::empty_like(uc);
-        kernels::bias_gelu_forward(bits(uc), bits(bias), rows, cols, tanh_form, bits(h), stream());
+        kernels::bias_gelu_forward(bf16_bits(uc), bf16_bits(bias), rows, cols, tanh_form, bf16_bits(h), current_stream());
         ctx->save_for_backward({uc, bias});
         ctx->saved_data["tanh"] = tanh_form;
         return h;
@@ -111,12 +106,12 @@ struct BiasGeluFunction : torch::autograd::Function<BiasGeluFunction> {
         torch::Tensor du = torch::empty_like(u), d_bias = torch::empty_like(bias);
         const int64_t row_blocks = kernels::column_sum_row_blocks(rows);
         const torch::Tensor partials = float_buffer(u, {row_blocks, cols});
-        kernels::bias_gelu_backward(bits(dh), bits(u), bits(bias), rows, cols,
-                                    ctx->saved_data["tanh"].toBool(), bits(du),
-                                    partials.data_ptr<float>(), stream());
-        Bf16Bits* const outputs[3] = {bits(d_bias), nullptr, nullptr};
+        kernels::bias_gelu_backward(bf16_bits(dh), bf16_bits(u), bf16_bits(bias), rows, cols,
+                                    ctx->saved_data["tanh"].toBool(), bf16_bits(du),
+                                    partials.data_ptr<float>(), current_stream());
+        Bf16Bits* const outputs[3] = {bf16_bits(d_bias), nullptr, nullptr};
         kernels::column_sums_finish(partials.data_ptr<float>(), row_blocks, 1, cols, outputs,
-                                    stream());
+                                    current_stream());
         return {du, d_bias, torch::Tensor()};
     }
 };
@@ -159,7 +154,7 @@ struct QkvHeadsFunction : torch::autograd::Function<QkvHeadsFunction> {
             readable[i] = grads[i].defined() ? grads[i] : torch::zeros_like(any);
             if (!gatherable(readable[i]))
                 readable[i] = readable[i].contiguous();
-            parts[i] = {bits(readable[i]), readable[i].stride(0), readable[i].stride(1),
+            parts[i] = {bf16_bits(readable[i]), readable[i].stride(0), readable[i].stride(1),
                         readable[i].stride(2)};
         }
         const int64_t heads = any.size(1), head_dim = any.size(3);
@@ -167,11 +162,11 @@ struct QkvHeadsFunction : torch::autograd::Function<QkvHeadsFunction> {
         torch::Tensor d_bias = torch::empty({width}, x.options());
         const int64_t row_blocks = kernels::column_sum_row_blocks(rows);
         const torch::Tensor partials = float_buffer(x, {row_blocks, width});
-        kernels::gather_qkv_gradient(parts, batch, heads, tokens, head_dim, bits(dqkv),
-                                     partials.data_ptr<float>(), stream());
-        Bf16Bits* const outputs[3] = {bits(d_bias), nullptr, nullptr};
+        kernels::gather_qkv_gradient(parts, batch, heads, tokens, head_dim, bf16_bits(dqkv),
+                                     partials.data_ptr<float>(), current_stream());
+        Bf16Bits* const outputs[3] = {bf16_bits(d_bias), nullptr, nullptr};
         kernels::column_sums_finish(partials.data_ptr<float>(), row_blocks, 1, width, outputs,
-                                    stream());
+                                    current_stream());
         const torch::Tensor d_weight = dqkv.t().mm(x.reshape({rows, x.size(2)}));
         const torch::Tensor d_x = dqkv.mm(weight).view(x.sizes());
         return {d_x, d_weight, d_bias, torch::Tensor()};
@@ -184,8 +179,8 @@ struct CrossEntropyFunction : torch::autograd::Function<CrossEntropyFunction> {
         const torch::Tensor lc = logits.contiguous(), tc = targets.contiguous();
         const int64_t rows = logits.size(0), cols = logits.size(1);
         torch::Tensor loss = float_buffer(logits, {rows}), lse = float_buffer(logits, {rows});
-        kernels::cross_entropy_forward(bits(lc), tc.data_ptr<int64_t>(), rows, cols,
-                                       loss.data_ptr<float>(), lse.data_ptr<float>(), stream());
+        kernels::cross_entropy_forward(bf16_bits(lc), tc.data_ptr<int64_t>(), rows, cols,
+                                       loss.data_ptr<float>(), lse.data_ptr<float>(), current_stream());
         ctx->save_for_backward({lc, tc, lse});
         return loss.mean();
     }
@@ -195,10 +190,10 @@ struct CrossEntropyFunction : torch::autograd::Function<CrossEntropyFunction> {
         const int64_t rows = logits.size(0), cols = logits.size(1);
         const torch::Tensor grad = grads[0].to(torch::kFloat32).contiguous();
         torch::Tensor d_logits = torch::empty_like(logits);
-        kernels::cross_entropy_backward(bits(logits), targets.data_ptr<int64_t>(),
+        kernels::cross_entropy_backward(bf16_bits(logits), targets.data_ptr<int64_t>(),
                                         lse.data_ptr<float>(), grad.data_ptr<float>(),
-                                        1.0f / static_cast<float>(rows), rows, cols, bits(d_logits),
-                                        stream());
+                                        1.0f / static_cast<float>(rows), rows, cols, bf16_bits(d_logits),
+                                        current_stream());
         return {d_logits, torch::Tensor()};
     }
 };

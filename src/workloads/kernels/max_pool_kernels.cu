@@ -14,17 +14,31 @@ namespace {
 
 constexpr int kThreads = 256;
 
+// This thread's place in [batch][height][width][vectors]; false past the end.
+struct Place {
+    int64_t n, row, col, vector;
+};
+
+__device__ __forceinline__ bool place_of(int64_t batch, int64_t height, int64_t width,
+                                         int64_t vectors, Place& p) {
+    const int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (index >= batch * height * width * vectors)
+        return false;
+    p.vector = index % vectors;
+    p.col = index / vectors % width;
+    p.row = index / vectors / width % height;
+    p.n = index / vectors / width / height;
+    return true;
+}
+
 __global__ void forward_kernel(const Bf16Bits* __restrict__ x, int64_t batch, int64_t height,
                                int64_t width, int64_t vectors, int64_t out_height,
                                int64_t out_width, Bf16Bits* __restrict__ y,
                                uint8_t* __restrict__ argmax) {
-    const int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (index >= batch * out_height * out_width * vectors)
+    Place p;
+    if (!place_of(batch, out_height, out_width, vectors, p))
         return;
-    const int64_t v = index % vectors;
-    const int64_t ow = index / vectors % out_width;
-    const int64_t oh = index / vectors / out_width % out_height;
-    const int64_t n = index / vectors / out_width / out_height;
+    const int64_t n = p.n, oh = p.row, ow = p.col, v = p.vector;
     const int64_t channels = vectors * 8;
     const int64_t h0 = 2 * oh - 1, w0 = 2 * ow - 1;
     float best[8];
@@ -68,13 +82,10 @@ __global__ void forward_kernel(const Bf16Bits* __restrict__ x, int64_t batch, in
 __global__ void backward_kernel(const Bf16Bits* __restrict__ dy, const uint8_t* __restrict__ argmax,
                                 int64_t batch, int64_t height, int64_t width, int64_t vectors,
                                 int64_t out_height, int64_t out_width, Bf16Bits* __restrict__ dx) {
-    const int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (index >= batch * height * width * vectors)
+    Place p;
+    if (!place_of(batch, height, width, vectors, p))
         return;
-    const int64_t v = index % vectors;
-    const int64_t w = index / vectors % width;
-    const int64_t h = index / vectors / width % height;
-    const int64_t n = index / vectors / width / height;
+    const int64_t n = p.n, h = p.row, w = p.col, v = p.vector;
     const int64_t channels = vectors * 8;
     // The windows over (h, w): rows 2oh-1..2oh+1 hold h for oh in [h / 2, (h + 1) / 2].
     const int64_t oh_last = (h + 1) / 2 < out_height ? (h + 1) / 2 : out_height - 1;
