@@ -190,6 +190,11 @@ def print_table(rows):
                      if first and 'sum_error' in r else "| | |"))
     print()
     print_summary("", rows)
+    # One line per backend, when the windows had more than one.
+    backends = sorted({r["backend"] for r in rows if "backend" in r})
+    if len(backends) > 1:
+        for backend in backends:
+            print_summary(f"  {backend}: ", [r for r in rows if r.get("backend") == backend])
     # One line per split the exporter used, when the windows used more than one.
     splits = sorted({"; ".join(r["methods"]) for r in rows if "methods" in r})
     if len(splits) > 1:

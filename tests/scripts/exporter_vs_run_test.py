@@ -113,6 +113,23 @@ class ExporterVsRun(unittest.TestCase):
         self.assertIn('  m (profile_power): 2 of 2 jobs compared: |live / run - 1| median 1.0 %, '
                       'worst 1.0 %, 2 within 5 %', text)
 
+    def test_the_summary_has_a_line_per_backend_when_the_runs_had_several(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            row = compare(folder(tmp, result(7000 + 1200, 2000 + 1200)))
+        other = json.loads(json.dumps(row))
+        other['backend'] = 'mps' if row['backend'] != 'mps' else 'timeslice'
+        for job in other['jobs']:
+            job['error'] = 0.02
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            evr.print_table([row, other])
+        self.assertIn(f"  {other['backend']}: 2 of 2 jobs compared: |live / run - 1| median 2.0 %",
+                      out.getvalue())
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            evr.print_table([row])  # one backend: no lines per backend
+        self.assertNotIn(f"  {row['backend']}: ", out.getvalue())
+
     def test_interpolation_between_scrapes_at_the_windows_edges(self):
         # Scrapes every 2.7 s never fall on the window's edges; counters are linear, so the
         # interpolated increase is exact.
