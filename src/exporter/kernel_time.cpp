@@ -13,16 +13,15 @@ std::optional<double> KernelTimeRatios::ratio(unsigned pid, const activity::Acti
     if (it != last_.end() && it->second.sent_ns == r.sent_ns &&
         it->second.started_ns == r.started_ns)
         return it->second.ratio;
-    Last base{0, r.started_ns, r.started_ns, 0, 0};
-    if (it != last_.end() && it->second.started_ns == r.started_ns &&
-        it->second.sent_ns < r.sent_ns && it->second.busy_ns <= r.busy_ns &&
-        it->second.traced_ns <= r.traced_ns.value_or(0))
-        base = it->second;
+    const bool from_last = it != last_.end() && it->second.started_ns == r.started_ns &&
+                           it->second.sent_ns < r.sent_ns && it->second.busy_ns <= r.busy_ns &&
+                           it->second.traced_ns <= r.traced_ns.value_or(0);
+    const Last base = from_last ? it->second : Last{0, r.started_ns, r.started_ns, 0, 0};
     // The time the busy delta was counted in: the records' time on for a sampling probe, else
     // the time between the sendings.
     const uint64_t counted_ns =
         r.traced_ns ? *r.traced_ns - base.traced_ns : r.sent_ns - base.sent_ns;
-    if (r.traced_ns && counted_ns == 0 && it != last_.end() && base.sent_ns == it->second.sent_ns) {
+    if (r.traced_ns && counted_ns == 0 && from_last) {  // no records on since the last report
         it->second.sent_ns = r.sent_ns;
         return it->second.ratio;
     }
