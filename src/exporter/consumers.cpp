@@ -279,6 +279,12 @@ std::optional<std::vector<ConsumerReader::ProbeActivity>> ConsumerReader::kernel
             ratios.push_back({*ratio, report->job, report->sm_share, report->records});
         else
             without_text.push_back(std::to_string(pid));
+        if (ratio && report->dropped > 0)
+            warn_once("dropped-records-" + std::to_string(pid),
+                      "process " + std::to_string(pid) + "'s activity probe lost " +
+                          std::to_string(report->dropped) +
+                          " CUPTI activity records: its kernel time, and so its share, reads "
+                          "low (said once for it)");
     }
     kernel_ratios_.forget_except(std::set<unsigned>(pids.begin(), pids.end()));
     intervals_without_kernel_time_ = without_text.empty() ? 0 : intervals_without_kernel_time_ + 1;

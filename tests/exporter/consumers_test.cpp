@@ -47,7 +47,7 @@ std::vector<std::string> pids_of(const ConsumerReading& r) {
 struct FixedReports : ActivityReports {
     std::map<std::pair<unsigned, std::string>, activity::ActivityReport> reports;
     void set(unsigned pid, const std::string& uuid, double busy_s, double age_s = 0,
-             double since_start_s = 1, std::optional<double> sm_share = {}) {
+             double since_start_s = 1, std::optional<double> sm_share = {}, uint64_t dropped = 0) {
         const double now_ns = static_cast<double>(activity::monotonic_ns());
         activity::ActivityReport r;
         r.gpu_uuid = uuid;
@@ -55,6 +55,7 @@ struct FixedReports : ActivityReports {
         r.started_ns = static_cast<uint64_t>(now_ns - (age_s + since_start_s) * 1e9);
         r.busy_ns = static_cast<uint64_t>(busy_s * 1e9);
         r.sm_share = sm_share;
+        r.dropped = dropped;
         reports[{pid, uuid}] = r;
     }
     std::optional<activity::ActivityReport> latest(unsigned pid,
@@ -151,6 +152,26 @@ TEST(ConsumerReader, TheProbesKernelTimeMeasuresEachMpsClient) {
     ASSERT_EQ(pids_of(r), (std::vector<std::string>{"5001"}));
     EXPECT_NEAR(r.consumers[0].activity_ratio.value(), 0.4, 1e-6);
     EXPECT_TRUE(reader.take_warnings().empty());
+}
+
+// CUPTI dropped records (its buffers were full): the process's busy time reads low, which the
+// split still uses, said once for that process.
+TEST(ConsumerReader, AProbeThatLostRecordsIsSaidOnce) {
+    CommProc proc({{5000, "nvidia-cuda-mps-server"}, {5001, "python3"}});
+    FakeNvmlEnv env("exporter-mps.json");
+    nvml::Session session = nvml::Session::open();
+    FixedReports reports;
+    reports.set(5001, kMpsGpu, 0.8, 0, 1, 0.5, 17);
+    ConsumerReader reader(session.device(0), proc.root.string(), &reports);
+    EXPECT_TRUE(reader.read().kernel_time);
+    const std::vector<std::string> warnings = reader.take_warnings();
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("process 5001's activity probe lost 17 CUPTI activity records"),
+              std::string::npos)
+        << warnings[0];
+    reports.set(5001, kMpsGpu, 1.6, 0, 2, 0.5, 20);
+    EXPECT_TRUE(reader.read().kernel_time);
+    EXPECT_TRUE(reader.take_warnings().empty());  // once
 }
 
 // Kernel time is used only when every process sends it: one without falls back to NVML's
