@@ -420,7 +420,7 @@ json plan_json(const PlanReport& report) {
     doc["search"] = {{"method", plan::to_string(r.method)},
                      {"layouts", r.layouts},
                      {"plans_scored", r.evaluated},
-                     {"report.elapsed_ms", report.elapsed_ms}};
+                     {"elapsed_ms", report.elapsed_ms}};
     doc["model_error"] = report.model_error_origin.empty() ? json(nullptr)
                                                           : json(report.model_error_origin);
     const plan::Decision& d = r.decision;
