@@ -243,16 +243,35 @@ void decide(const Problem& p, const SearchOptions& o, SearchResult& r) {
         else
             r.top.insert(r.top.begin(), sequential);
     }
+    const Candidate& chosen = r.top.front();
+    const auto indistinguishable = [&](const Candidate& c) {
+        return !o.error || !c.interval.known || !chosen.interval.known ||
+               overlap(score_bounds(o.objective, chosen.interval),
+                       score_bounds(o.objective, c.interval));
+    };
+    if (r.given) {
+        with_interval(r.given->candidate);
+        const double mine = score(o.objective, r.given->candidate.prediction);
+        const double theirs = score(o.objective, chosen.prediction);
+        r.given->vs_recommended = theirs != 0 ? (theirs - mine) / std::abs(theirs) : 0.0;
+        r.given->indistinguishable = indistinguishable(r.given->candidate);
+    }
     if (!o.error)
         return;
-    const Candidate& chosen = r.top.front();
-    const Bounds mine = score_bounds(o.objective, chosen.interval);
     for (size_t i = 1; i < r.top.size(); ++i) {
-        const Candidate& c = r.top[i];
-        if (!c.interval.known || !chosen.interval.known ||
-            overlap(mine, score_bounds(o.objective, c.interval)))
-            d.indistinguishable.push_back(c.name);
+        if (indistinguishable(r.top[i]))
+            d.indistinguishable.push_back(r.top[i].name);
     }
+}
+
+// Why the problem cannot plan `layout`: a partition size it lacks; "" when it can.
+std::string unknown_size(const Problem& p, const mig::Layout& layout) {
+    for (const mig::Instance& i : layout.instances) {
+        if (std::none_of(p.sizes.begin(), p.sizes.end(),
+                         [&](const Size& s) { return s.label == i.profile; }))
+            return i.profile + ": SMs or memory unknown for " + p.model.key;
+    }
+    return "";
 }
 
 // The baseline `name`: the best plan on the layout `spec` (empty: the GPU has no such
@@ -269,13 +288,9 @@ Baseline layout_baseline(const Problem& p, const SearchOptions& o, const std::st
         b.why_not = "not a layout of " + p.model.key + ": " + check.reason;
         return b;
     }
-    for (const mig::Instance& i : check.layout->instances) {
-        if (std::none_of(p.sizes.begin(), p.sizes.end(),
-                         [&](const Size& s) { return s.label == i.profile; })) {
-            b.why_not = i.profile + ": SMs or memory unknown for " + p.model.key;
-            return b;
-        }
-    }
+    b.why_not = unknown_size(p, *check.layout);
+    if (!b.why_not.empty())
+        return b;
     b.candidate = best_on_layout(p, *check.layout, o);
     if (!b.candidate)
         b.why_not = "some job can use none of its partitions (memory or min speed)";
@@ -300,6 +315,53 @@ Baseline best_single_layout(const std::vector<Candidate>& per_layout) {
     return single;
 }
 
+// The user's plan: its queues as given, each job where it can run, or the best assignment on
+// its layout.
+Candidate given_candidate(const Problem& p, const SearchOptions& o) {
+    const SearchOptions::GivenLayout& given = *o.given;
+    if (o.gpus != 1)
+        throw input_error("layout: a plan of your own is one GPU's layout: plan it with 1 GPU");
+    if (const std::string why = unknown_size(p, given.layout); !why.empty()) {
+        const mig::Profile* profile = p.model.find(given.layout.instances.front().profile);
+        if (given.layout.instances.size() == 1 && profile &&
+            profile->compute_slices == p.model.compute_slices)
+            throw input_error("layout: " + profile->name +
+                              " is the whole GPU, which the plan always has: the sequential "
+                              "baseline (not partitioned)");
+        throw input_error("layout: " + why);
+    }
+    if (given.queues.empty()) {
+        std::optional<Candidate> best = best_on_layout(p, given.layout, o);
+        if (!best)
+            throw input_error(
+                "layout: some job can use none of its partitions (memory or min "
+                "speed)");
+        return std::move(*best);
+    }
+    // The partitions in the search's order (shape_of: largest first), each with its queue, so
+    // that the plan is named and compared as the search's own plan of that layout is.
+    const std::vector<mig::Instance>& instances = given.layout.instances;
+    std::vector<size_t> order(instances.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return p.size_index(instances[a].profile) > p.size_index(instances[b].profile);
+    });
+    GpuPlan gpu{mig::Layout{}, {}};
+    for (size_t k : order) {
+        gpu.layout->instances.push_back(instances.at(k));
+        gpu.queues.push_back(given.queues.at(k));
+        const std::string& label = instances[k].profile;
+        for (size_t j : given.queues[k]) {
+            const JobOnSize& on = p.jobs.at(j).on[p.size_index(label)];
+            if (!on.usable)
+                throw input_error("assign[" + std::to_string(j) + "]: job '" +
+                                  p.jobs[j].request.name + "' cannot run on " + label + ": " +
+                                  on.refusal);
+        }
+    }
+    return candidate_of(p, Plan{std::move(gpu)});
+}
+
 }  // namespace
 
 SearchResult search(const Problem& p, const SearchOptions& o) {
@@ -307,9 +369,11 @@ SearchResult search(const Problem& p, const SearchOptions& o) {
         throw input_error("plan: --gpus must be at least 1");
     if (o.top_k == 0)
         throw input_error("plan: --top must be at least 1");
+    SearchResult r;
+    if (o.given)  // first: a plan that cannot be is refused before the search
+        r.given = GivenPlan{given_candidate(p, o)};
     const Tables tab(p);
     const std::vector<Shape> shapes = all_shapes(p);
-    SearchResult r;
     r.layouts = shapes.size();
     std::vector<Candidate> pool;  // for the Pareto front
     auto run = [&](Objective objective, size_t keep) {

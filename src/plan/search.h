@@ -26,6 +26,14 @@ struct SearchOptions {
     // The model's measured residuals, for every candidate's interval and the recommendation;
     // null: none (points are compared, and the result says so).
     const ModelError* error = nullptr;
+    // A plan of the user's own (`plan --layout`), predicted beside the search's: a layout of one
+    // GPU and each of its partitions' queue (job indices in the order they run); no queues: the
+    // best assignment on the layout for the objective.
+    struct GivenLayout {
+        mig::Layout layout;
+        std::vector<std::vector<size_t>> queues;
+    };
+    std::optional<GivenLayout> given = std::nullopt;
 };
 
 struct Candidate {
@@ -77,6 +85,18 @@ struct Baseline {
     std::string why_not;  // set when it cannot run the job set
 };
 
+// The user's plan (SearchOptions::given), predicted as every candidate is, set against the
+// recommendation by the rule that lists plans indistinguishable from it.
+struct GivenPlan {
+    Candidate candidate;
+    // Its score for the objective against the recommendation's, as a fraction of the
+    // recommendation's (> 0: better, as Decision::gain).
+    double vs_recommended = 0;
+    // Its objective interval overlaps the recommendation's, or either is unknown or there are no
+    // residuals: the model cannot tell the two apart.
+    bool indistinguishable = true;
+};
+
 struct SearchResult {
     Method method = Method::kExhaustive;  // what ran
     // The recommendation first (Decision), then the best predicted, each a different layout
@@ -86,17 +106,21 @@ struct SearchResult {
     Decision decision;
     std::vector<Candidate> pareto;        // energy vs throughput, by increasing energy
     std::vector<Baseline> baselines;
+    std::optional<GivenPlan> given;
     uint64_t evaluated = 0;  // complete assignments scored
     size_t layouts = 0;      // layouts considered (the whole GPU included)
     bool sequential_wins() const { return !top.empty() && !top.front().partitioned(); }
 };
 
-// Plans the problem's jobs on `gpus` GPUs. The whole GPU running the jobs one after another is
-// always a candidate, and the recommendation unless a partitioned plan beats it by more than the
-// model's error (Decision). One GPU with at most exhaustive_job_limit jobs: every valid layout × every
-// assignment (identical partitions are symmetric; branch and bound on the objective). Otherwise
-// the heuristic (docs/planner.md): each layout on every GPU filled longest job first with local
-// search, then each GPU's layout changed where that helps, then jobs moved between GPUs.
+// Plans the problem's jobs on `gpus` GPUs. With SearchOptions::given (one GPU only), also predicts
+// that plan; an input error names `layout:` when its layout has a size the problem lacks, or
+// `assign:` when a job cannot run on the partition it is given, or no assignment fits. The whole
+// GPU running the jobs one after another is always a candidate, and the recommendation unless a
+// partitioned plan beats it by more than the model's error (Decision). One GPU with at most
+// exhaustive_job_limit jobs: every valid layout × every assignment (identical partitions are
+// symmetric; branch and bound on the objective). Otherwise the heuristic (docs/planner.md): each
+// layout on every GPU filled longest job first with local search, then each GPU's layout changed
+// where that helps, then jobs moved between GPUs.
 SearchResult search(const Problem& problem, const SearchOptions& options);
 
 // The best plan with this layout on every GPU (partitions may stay idle); empty when some job can

@@ -138,6 +138,17 @@ std::optional<double> measured_score(Objective objective, const Problem& p,
     return std::isnan(s) ? std::nullopt : std::optional<double>(s);
 }
 
+namespace {
+
+bool same_plan(const Plan& a, const Plan& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](const GpuPlan& x, const GpuPlan& y) {
+                          return x.layout == y.layout && x.queues == y.queues;
+                      });
+}
+
+}  // namespace
+
 Verification verify(const Problem& p, const SearchResult& r, Objective objective,
                     CandidateRunner& runner) {
     Verification v;
@@ -147,8 +158,13 @@ Verification verify(const Problem& p, const SearchResult& r, Objective objective
         candidates.push_back(&c);
     const bool has_sequential = std::any_of(r.top.begin(), r.top.end(),
                                             [](const Candidate& c) { return !c.partitioned(); });
+    const Candidate* sequential = nullptr;
     if (!has_sequential && !r.baselines.empty() && r.baselines.front().candidate)
-        candidates.push_back(&*r.baselines.front().candidate);
+        candidates.push_back(sequential = &*r.baselines.front().candidate);
+    const Candidate* given = r.given ? &r.given->candidate : nullptr;
+    if (given && std::none_of(candidates.begin(), candidates.end(),
+                              [&](const Candidate* c) { return same_plan(c->plan, given->plan); }))
+        candidates.push_back(given);
     for (size_t i = 0; i < candidates.size(); ++i) {
         const Candidate& c = *candidates[i];
         std::vector<CandidateRun> runs;
@@ -157,7 +173,8 @@ Verification verify(const Problem& p, const SearchResult& r, Objective objective
         const CandidateRun run = runs.size() == 1 ? runs.front() : combined_run(runs);
         VerifiedCandidate vc;
         vc.name = c.name;
-        vc.baseline = i >= r.top.size();
+        vc.baseline = &c == sequential;
+        vc.given = &c == given;
         vc.predicted = c.prediction;
         vc.interval = c.interval;
         vc.order = run.order;

@@ -79,6 +79,7 @@ struct GpuCheck {
 struct VerifiedCandidate {
     std::string name;
     bool baseline = false;  // not among the top: the sequential baseline, measured beside them
+    bool given = false;     // not among the top: the user's plan (SearchResult::given)
     Prediction predicted;
     PredictionInterval interval;          // where the model expects the measurement
     std::optional<MeasuredRun> measured;  // empty: not run (see skipped)
@@ -95,7 +96,8 @@ struct VerifiedCandidate {
 
 struct Verification {
     Objective objective = Objective::kEnergy;
-    // The search's top, in its order, then the sequential baseline when the top lacks it.
+    // The search's top, in its order, then the sequential baseline and the user's plan when the
+    // top lacks them.
     std::vector<VerifiedCandidate> candidates;
     std::optional<size_t> best_measured;        // index of the best measured score
     // How much worse the recommendation measured than the best: energy, makespan, EDP: its score
@@ -121,9 +123,9 @@ CandidateRun combined_run(const std::vector<CandidateRun>& runs);
 std::vector<std::optional<double>> measured_end_times(const std::vector<CandidateRun>& runs,
                                                       const MeasuredRun& run);
 
-// Runs every top candidate of `result`, and the sequential baseline when none of them is
-// unpartitioned, through `runner` (one GPU: run; several: run_gpus) and compares, in total and,
-// on several GPUs, per GPU.
+// Runs every top candidate of `result`, the sequential baseline when none of them is
+// unpartitioned and the user's plan when it is none of them, through `runner` (one GPU: run;
+// several: run_gpus) and compares, in total and, on several GPUs, per GPU.
 Verification verify(const Problem& problem, const SearchResult& result, Objective objective,
                     CandidateRunner& runner);
 

@@ -183,6 +183,29 @@ mig::MigPartedConfig plan_mig_parted_config(const std::string& name, const plan:
 
 namespace {
 
+// The user's plan (--layout) against the recommendation, and whether the model can tell them
+// apart.
+void print_given(const PlanReport& report, std::ostream& out) {
+    const plan::SearchResult& r = report.result;
+    const plan::GivenPlan& g = *r.given;
+    const plan::Objective o = plan::parse_objective(report.objective);
+    const plan::Candidate &mine = g.candidate, &chosen = r.top.front();
+    std::string why;
+    if (report.model_error_origin.empty())
+        why = "points compared: no residuals of the model";
+    else if (!mine.interval.known || !chosen.interval.known)
+        why = "the model cannot tell the two apart: an interval is unknown";
+    else
+        why = fmt::format("{} (yours {}, the recommendation's {})",
+                          g.indistinguishable ? "the model cannot tell the two apart"
+                                              : "clear of the model's error",
+                          objective_interval_text(o, plan::score_bounds(o, mine.interval)),
+                          objective_interval_text(o, plan::score_bounds(o, chosen.interval)));
+    out << fmt::format("Your layout, {}: {:.1f} % {} the recommendation for {}; {}.\n\n", mine.name,
+                       100 * std::abs(g.vs_recommended),
+                       g.vs_recommended >= 0 ? "better than" : "worse than", report.objective, why);
+}
+
 // The recommendation and why (plan::Decision): a partitioned plan only when its interval for the
 // objective is clear of not partitioning's.
 void print_recommendation(const PlanReport& report, std::ostream& out) {
@@ -338,6 +361,8 @@ void print_candidate_tables(const PlanReport& report, bool residuals, std::ostre
         if (base.candidate)
             rows.emplace_back(base.name, &*base.candidate);
     }
+    if (r.given)
+        rows.emplace_back("your layout", &r.given->candidate);
     candidates_table(rows, seq, residuals, out);
     for (const plan::Baseline& base : r.baselines) {
         if (!base.candidate)
@@ -364,6 +389,8 @@ void print_plan(const PlanReport& report, std::ostream& out) {
     print_plan_header(report, out);
     print_recommendation(report, out);
     print_recommended(report, residuals, out);
+    if (report.result.given)
+        print_given(report, out);
     print_candidate_tables(report, residuals, out);
     if (!p.notes.empty() || report.result.top.front().prediction.corrected) {
         out << "\nnotes:\n";
@@ -451,6 +478,10 @@ json plan_json(const PlanReport& report) {
              {"plan", b.candidate ? prediction_json(p, *b.candidate) : json(nullptr)},
              {"why_not", b.why_not}});
     }
+    doc["given"] = r.given ? json{{"plan", prediction_json(p, r.given->candidate)},
+                                  {"vs_recommended", r.given->vs_recommended},
+                                  {"indistinguishable", r.given->indistinguishable}}
+                           : json(nullptr);
     doc["top"] = json::array();
     for (const plan::Candidate& c : r.top)
         doc["top"].push_back(prediction_json(p, c));
@@ -507,6 +538,7 @@ json verification_json(const plan::Problem& p, const plan::Verification& v) {
     for (const plan::VerifiedCandidate& c : v.candidates) {
         json entry = {{"name", c.name},
                       {"baseline", c.baseline},
+                      {"given", c.given},
                       {"predicted",
                        {{"makespan_s", c.predicted.makespan_s},
                         {"energy_j", c.predicted.energy_j},
@@ -580,11 +612,13 @@ void print_verification(const plan::Problem& p, const plan::Verification& v, std
                                           b.hi / scale, digits)
                             : std::string();
         };
-        out << fmt::format("  {}{}: makespan {:.1f} s predicted{}, {:.1f} s measured ({}{}); ",
-                           c.name, c.baseline ? " (the sequential baseline)" : "",
-                           c.predicted.makespan_s, bounds(iv.makespan_s, 1, 1), m.makespan_s,
-                           signed_pct(m.makespan_s, c.predicted.makespan_s),
-                           where(iv.makespan_s, m.makespan_s));
+        out << fmt::format(
+            "  {}{}: makespan {:.1f} s predicted{}, {:.1f} s measured ({}{}); ", c.name,
+            c.baseline ? " (the sequential baseline)"
+            : c.given  ? " (your layout)"
+                       : "",
+            c.predicted.makespan_s, bounds(iv.makespan_s, 1, 1), m.makespan_s,
+            signed_pct(m.makespan_s, c.predicted.makespan_s), where(iv.makespan_s, m.makespan_s));
         if (m.energy_j)
             out << fmt::format("energy {} kJ predicted{}, {} kJ measured ({}{}); ",
                                kj(c.predicted.energy_j), bounds(iv.energy_j, 2, 1e3),

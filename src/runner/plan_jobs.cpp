@@ -1,4 +1,5 @@
-// The planner's job requests from `migscope plan`'s job and work options.
+// The planner's job requests from `migscope plan`'s job and work options, and a plan of the
+// user's own.
 #include "runner/plan_jobs.h"
 
 #include <cmath>
@@ -8,6 +9,8 @@
 #include "core/text.h"
 #include "core/user_text.h"
 #include "partition/job.h"
+#include "partition/layout.h"
+#include "partition/partitions.h"
 
 namespace migscope::runner {
 
@@ -71,6 +74,41 @@ std::vector<plan::JobRequest> plan_job_requests(const std::string& jobs,
         out.push_back(r);
     }
     return out;
+}
+
+plan::SearchOptions::GivenLayout given_layout(const std::string& layout_text,
+                                              const std::vector<size_t>& assign,
+                                              const mig::GpuModel& model, size_t jobs) {
+    partition::Layout layout;
+    try {
+        layout = partition::Layout::parse(layout_text, model);
+    } catch (const Error& e) {
+        throw Error(e.kind(), std::string("layout: ") + e.what());
+    }
+    const mig::LayoutCheck check = mig::check_layout(layout.terms(), model);
+    if (!check.layout)
+        throw input_error("layout: not valid on " + model.key + ": " + check.reason);
+    plan::SearchOptions::GivenLayout given{*check.layout, {}};
+    if (assign.empty())
+        return given;
+    const std::vector<partition::JobPlace> places = partition::place_jobs(layout, jobs, assign);
+    // check_layout orders the partitions largest first: each term of the text takes the first
+    // placed instance of its profile (and start, where given) not taken yet.
+    const std::vector<mig::Instance>& placed = given.layout.instances;
+    std::vector<size_t> instance_of;
+    std::vector<bool> taken(placed.size(), false);
+    for (const partition::LayoutPart& part : layout.parts()) {
+        size_t k = 0;
+        while (k < placed.size() && (taken[k] || placed[k].profile != part.profile.name ||
+                                     (part.start && placed[k].start != *part.start)))
+            ++k;
+        taken.at(k) = true;  // check_layout placed every term
+        instance_of.push_back(k);
+    }
+    given.queues.resize(placed.size());
+    for (size_t j = 0; j < places.size(); ++j)
+        given.queues[instance_of[places[j].term]].push_back(j);
+    return given;
 }
 
 }  // namespace migscope::runner

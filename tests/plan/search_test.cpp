@@ -354,6 +354,80 @@ TEST(Search, BestOnLayoutLeavesPartitionsIdleWhenThereAreFewerJobs) {
     EXPECT_LE(busy, 2u);
 }
 
+// A plan of the user's own is predicted as the search predicts it: with queues, exactly those;
+// without, the best assignment on its layout. Set against the recommendation by the rule that
+// lists indistinguishable plans.
+TEST(Search, AGivenPlanIsPredictedBesideTheRecommendationWithItsInterval) {
+    std::vector<JobProfile> jobs;
+    for (int i = 0; i < 3; ++i)
+        jobs.push_back(scaling_job("small" + std::to_string(i), 1000, 300, 0.3, 0.5, 100));
+    const ProfileSet set = profile_set(jobs);
+    const Problem p = make_problem(equal_work(set, 60), set, h200(), {});
+    const mig::Layout three =
+        *mig::check_layout(mig::parse_layout("3g+2g+2g", h200()), h200()).layout;
+    const ModelError tight = uniform_error(0.99, 1.01), wide = uniform_error(0.4, 1.6);
+    SearchOptions o{Objective::kEnergy, 1, 3};
+    o.error = &tight;
+    // Every job queued on the 3g, the partitions beside it idle; placed, the layout lists the
+    // 2g instances first (by start), the search lists the largest first.
+    ASSERT_EQ(three.instances.back().profile, "3g.71gb");
+    o.given = SearchOptions::GivenLayout{three, {{}, {}, {0, 1, 2}}};
+    const SearchResult queued = search(p, o);
+    ASSERT_TRUE(queued.given);
+    const Candidate& mine = queued.given->candidate;
+    EXPECT_EQ(mine.plan.front().layout->instances.front().profile, "3g.71gb");
+    EXPECT_EQ(mine.plan.front().queues, (std::vector<std::vector<size_t>>{{0, 1, 2}, {}, {}}));
+    EXPECT_NEAR(mine.prediction.energy_j, predict(p, mine.plan).energy_j, 1e-9);
+    EXPECT_TRUE(mine.interval.known);
+    const Candidate& chosen = queued.top.front();
+    const double theirs = chosen.prediction.energy_j;
+    EXPECT_NEAR(queued.given->vs_recommended, (theirs - mine.prediction.energy_j) / theirs, 1e-12);
+    EXPECT_LT(queued.given->vs_recommended, -0.05);  // three jobs one after another on 3g
+    EXPECT_FALSE(queued.given->indistinguishable);
+    // Without queues: the best assignment on the layout, the same as best_on_layout's.
+    o.given->queues.clear();
+    const SearchResult best = search(p, o);
+    EXPECT_EQ(best.given->candidate.plan.front().queues,
+              best_on_layout(p, three, o)->plan.front().queues);
+    EXPECT_GT(best.given->vs_recommended, queued.given->vs_recommended);
+    // A wide error cannot tell it from the recommendation; no error compares points.
+    o.error = &wide;
+    o.given->queues = {{}, {}, {0, 1, 2}};
+    EXPECT_TRUE(search(p, o).given->indistinguishable);
+    o.error = nullptr;
+    EXPECT_TRUE(search(p, o).given->indistinguishable);
+    // The search itself does not move.
+    o.error = &tight;
+    o.given.reset();
+    const SearchResult without = search(p, o);
+    EXPECT_FALSE(without.given);
+    EXPECT_EQ(without.top.front().name, queued.top.front().name);
+}
+
+TEST(Search, AGivenPlanThatCannotBeIsAnInputErrorNamingItsField) {
+    // On 1g (16 of 132 SMs) the first keeps 0.81 of its speed, the second 0.35.
+    const ProfileSet set = profile_set(
+        {scaling_job("a", 500, 300, 0.1, 0.5, 100), scaling_job("b", 700, 200, 0.5, 0.5, 100)});
+    const Problem p = make_problem(equal_work(set), set, h200(), {0.5});
+    const mig::Layout two = *mig::check_layout(mig::parse_layout("3g+1g", h200()), h200()).layout;
+    SearchOptions o{Objective::kEnergy, 1, 3};
+    const auto message = [&] {
+        try {
+            search(p, o);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    ASSERT_EQ(p.jobs[1].on[p.size_index("1g.18gb")].usable, false);
+    o.given = SearchOptions::GivenLayout{two, {{0}, {1}}};
+    EXPECT_EQ(message().rfind("assign[1]: job 'job1' cannot run on 1g.18gb", 0), 0u) << message();
+    o.given->queues = {{1}, {0}};
+    EXPECT_EQ(message(), "no error");
+    o.gpus = 2;
+    EXPECT_EQ(message().rfind("layout: ", 0), 0u) << message();
+}
+
 double gap(Objective o, double heuristic, double exact) {
     const bool higher_is_better =
         o == Objective::kThroughput || o == Objective::kAggregateThroughput;

@@ -140,6 +140,35 @@ TEST(Verify, TheSequentialBaselineIsMeasuredWhenTheTopLacksIt) {
               3u);
 }
 
+// The user's plan (plan --layout) is measured after the others, unless one of them is it.
+TEST(Verify, AGivenPlanIsMeasuredTooUnlessItIsAmongTheOthers) {
+    Fixture f = three_candidates();
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    const mig::Layout one = *mig::check_layout(mig::parse_layout("4g", h200), h200).layout;
+    SearchOptions o{Objective::kEnergy, 1, 3};
+    o.given = SearchOptions::GivenLayout{one, {{2, 0, 1}}};
+    f.result = search(f.problem, o);
+    ScriptedRunner runner;
+    const Verification v = verify(f.problem, f.result, Objective::kEnergy, runner);
+    ASSERT_EQ(v.candidates.size(), 5u);  // the top 3, the sequential baseline, the given plan
+    EXPECT_TRUE(v.candidates[3].baseline);
+    EXPECT_FALSE(v.candidates[3].given);
+    EXPECT_TRUE(v.candidates[4].given);
+    EXPECT_FALSE(v.candidates[4].baseline);
+    EXPECT_EQ(runner.ran[4].layout, std::vector<std::string>{"4g.71gb@0"});
+    EXPECT_EQ(runner.ran[4].order, (std::vector<size_t>{2, 0, 1}));
+
+    // Given as the search's own first candidate: run once.
+    o.given = SearchOptions::GivenLayout{*f.result.top.front().plan.front().layout,
+                                         f.result.top.front().plan.front().queues};
+    f.result = search(f.problem, o);
+    ScriptedRunner again;
+    const Verification once = verify(f.problem, f.result, Objective::kEnergy, again);
+    EXPECT_EQ(once.candidates.size(), 4u);
+    EXPECT_TRUE(std::none_of(once.candidates.begin(), once.candidates.end(),
+                             [](const VerifiedCandidate& c) { return c.given; }));
+}
+
 // Jobs with work of their own run it: each job's steps travel with its spec.
 TEST(Verify, EachJobsOwnStepsTravelWithIt) {
     std::vector<JobProfile> jobs;

@@ -50,6 +50,10 @@ PlanFixture fixture() {
     f.problem = plan::make_problem(jobs, f.profiles, h200, {}, plan::PartitionKind::kGreen);
     plan::SearchOptions options;
     options.error = &f.error;
+    // A layout of the user's own, queues in its placed order (2g@0, 2g@2, 3g@4): bert-base on
+    // the 3g.
+    options.given = plan::SearchOptions::GivenLayout{
+        *mig::check_layout(mig::parse_layout("3g+2g+2g", h200), h200).layout, {{1}, {0}, {2}}};
     f.result = plan::search(f.problem, options);
     return f;
 }

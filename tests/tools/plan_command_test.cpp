@@ -223,6 +223,46 @@ TEST_F(PlanCommand, VerifyRunsEachJobsOwnWork) {
     }
 }
 
+// A layout of the user's own: predicted beside the recommendation with its interval, its jobs
+// where --assign puts them (partitions counted in the text's order), and run by --verify too.
+TEST_F(PlanCommand, YourLayoutIsPredictedBesideTheRecommendationAndVerified) {
+    const std::vector<std::string> mine = {"--layout", "1g.18gb+4g.71gb", "--assign", "1,0"};
+    std::vector<std::string> args = {"plan",     "--jobs", "small,big", "--profiles",
+                                     profiles(), "--work", "12,30",     "--backend",
+                                     "green",    "--top",  "1"};
+    args.insert(args.end(), mine.begin(), mine.end());
+    const ProcessResult table = migscope(args);
+    ASSERT_EQ(table.exit_code, 0) << table.err;
+    EXPECT_NE(table.out.find("Your layout, 4g.71gb@0+1g.18gb@4: "), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("\nyour layout "), std::string::npos) << table.out;
+
+    const std::string db = (dir_ / "verify.db").string();
+    args.insert(args.end(),
+                {"--format", "json", "--verify", "--idle-probe", "0", "--marginal-probe", "0",
+                 "--db", db, "--run-dir", (dir_ / "verify").string()});
+    const ProcessResult plan = migscope(args);
+    ASSERT_EQ(plan.exit_code, 0) << plan.err;
+    const json p = json::parse(plan.out);
+    ASSERT_TRUE(p["given"].is_object()) << p.dump(2);
+    std::map<std::string, std::string> where;
+    for (const json& j : p["given"]["plan"]["jobs"])
+        where[j["job"]] = j["partition"];
+    EXPECT_EQ(where["small"], "4g.71gb");
+    EXPECT_EQ(where["big"], "1g.18gb");
+    EXPECT_TRUE(p["given"]["indistinguishable"].is_boolean());
+    size_t given = 0;
+    for (const json& v : p["verify"]["candidates"]) {
+        if (!v["given"].get<bool>())
+            continue;
+        ++given;
+        EXPECT_EQ(v["name"], p["given"]["plan"]["name"]);
+        ASSERT_TRUE(v.contains("measured")) << v.dump(2);
+        for (const json& j : v["jobs"])
+            EXPECT_EQ(j["status"], "ok") << v.dump(2);
+    }
+    EXPECT_EQ(given, 1u) << p["verify"].dump(2);
+}
+
 TEST_F(PlanCommand, SevenSmallJobsArePartitionedAndSequentialWinsForBigOnes) {
     const ProcessResult small =
         migscope({"plan", "--jobs", "small,small,small,small,small,small,small", "--profiles",
@@ -350,7 +390,18 @@ TEST_F(PlanCommand, BadInputExitsTwoNamingTheJobOrConstraint) {
         {{"--work", "10"}, "give --jobs, --jobs-file or both"},
         // Profiles of one model are never used for another.
         {{"--jobs", "small", "--gpu-model", "a100-80gb"}, "holds profiles of h200, not a100-80gb"},
-        {{"--jobs", "small", "--verify", "--backend", "green"}, "--verify runs each candidate's fixed work: give --work STEPS"},
+        {{"--jobs", "small", "--verify", "--backend", "green"},
+         "--verify runs each candidate's fixed work: give --work STEPS"},
+        // A layout of your own.
+        {{"--jobs", "small", "--assign", "0"}, "give --layout"},
+        {{"--jobs", "small,big", "--layout", "2g+9g"}, "--layout: unknown MIG profile '9g'"},
+        {{"--jobs", "small,big", "--layout", "4g+4g"}, "--layout: not valid on h200"},
+        {{"--jobs", "small,big", "--layout", "2g+1g", "--assign", "0,2"}, "--assign[1]: job 1"},
+        {{"--jobs", "small,big", "--layout", "2g+1g", "--assign", "0,0"}, "--assign: partition 1"},
+        {{"--jobs", "small,big", "--layout", "7g"}, "--layout: 7g.141gb is the whole GPU"},
+        {{"--jobs", "small,big", "--layout", "2g+1g", "--gpus", "2"}, "with --gpus 1"},
+        {{"--jobs", "small,huge", "--layout", "2g+1g", "--assign", "0,1"},
+         "--assign[1]: job 'huge' cannot run on 1g.18gb"},
     };
     for (const Case& c : cases) {
         std::vector<std::string> args = {"plan", "--profiles", profiles()};

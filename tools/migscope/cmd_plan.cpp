@@ -44,6 +44,8 @@ struct PlanOptions {
     std::string gpu_model = "h200";
     std::string backend = "mig";  // what the partitions are: mig instances, green contexts or mps
     size_t gpus = 1;
+    std::string layout;          // a layout of the user's own, predicted beside the plan's
+    std::vector<size_t> assign;  // --layout: each job's partition in it
     std::string profiles;     // JSON file or results store; default data/profiles-MODEL.json
     std::string model_error;  // residuals file, "none"; default data/model-error-MODEL.json
     std::string start_delay;  // start-delay file, "none"; default data/start-delay-MODEL.json
@@ -137,6 +139,10 @@ void check_plan_options(const PlanOptions& o, const partition::BackendTraits& ba
                           " deploys MIG instances (the GPU Operator's and Slurm's MIG "
                           "support): plan with --backend mig, not " +
                           o.backend);
+    if (!o.assign.empty() && o.layout.empty())
+        throw input_error("--assign places jobs on the partitions of --layout: give --layout");
+    if (!o.layout.empty() && o.gpus != 1)
+        throw input_error("--layout is one GPU's layout: plan it with --gpus 1");
     if (!o.k8s_base_config.empty() && o.format != "k8s")
         throw input_error("--k8s-base-config merges into the ConfigMap of --format k8s only");
     if (deploys && o.verify)
@@ -214,7 +220,14 @@ int plan_command(const PlanOptions& o) {
                 : o.method == "heuristic" ? plan::Method::kHeuristic
                                           : plan::Method::kAuto;
     const auto start = std::chrono::steady_clock::now();
-    const plan::SearchResult result = plan::search(problem, so);
+    plan::SearchResult result;
+    try {
+        if (!o.layout.empty())
+            so.given = runner::given_layout(o.layout, o.assign, model, problem.jobs.size());
+        result = plan::search(problem, so);
+    } catch (const Error& e) {
+        throw with_flag_names(e);
+    }
     const double elapsed_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
@@ -293,6 +306,15 @@ void add_plan_command(CLI::App& app, Action& action) {
     cmd->add_option("--gpu-model", o->gpu_model, "GPU model (" + mig::known_model_keys() + ")")
         ->capture_default_str();
     cmd->add_option("--gpus", o->gpus, "GPUs of that model to plan on")->capture_default_str();
+    cmd->add_option(
+        "--layout", o->layout,
+        "A layout of your own (one GPU, e.g. 3g.71gb+2g.35gb+2x1g.18gb): predicted "
+        "beside the recommendation with its interval, and whether the model can tell "
+        "the two apart; the best assignment on it, or --assign's; --verify runs it too");
+    cmd->add_option("--assign", o->assign,
+                    "--layout: each job's partition in it (from 0), e.g. 0,1,0: jobs on one "
+                    "partition run one after another in job order, as `migscope run --assign`")
+        ->delimiter(',');
     cmd->add_option("--backend", o->backend,
                     "mig: partitions are MIG instances with their profiles' SMs; green: SM "
                     "partitions (green contexts), which round SMs up (H200: to multiples of 8); "

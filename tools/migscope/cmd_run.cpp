@@ -73,18 +73,6 @@ bool kept_whole(const std::optional<runner::UnstoredRuns>& unstored,
     return run_dir_problem.empty() && !unstored;
 }
 
-// A request's error as the CLI says it: a field it starts with (`assign[2]: `, `layout: `) as
-// the flag that gave it (`--assign[2]: `).
-Error with_flag_names(const Error& e) {
-    const std::string what = e.what();
-    for (const std::string field : {"assign", "layout"}) {
-        if (what.rfind(field, 0) == 0 && what.size() > field.size() &&
-            std::string("[:").find(what[field.size()]) != std::string::npos)
-            return Error(e.kind(), "--" + what);
-    }
-    return e;
-}
-
 // `migscope run --plan FILE`: each GPU of the plan at once, as the plan places and queues jobs.
 int plan_run_command(const RunOptions& o, const CLI::App& cmd) {
     for (const char* name :

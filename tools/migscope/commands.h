@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "core/printers.h"
 #include "core/user_text.h"
 
@@ -93,6 +94,18 @@ inline CLI::Validator finite_number() {
 }
 inline CLI::Validator positive_number() {
     return number_check(true);
+}
+
+// A request's error as the CLI says it: a field it starts with (`assign[2]: `, `layout: `) as
+// the flag that gave it (`--assign[2]: `).
+inline Error with_flag_names(const Error& e) {
+    const std::string what = e.what();
+    for (const std::string field : {"assign", "layout"}) {
+        if (what.rfind(field, 0) == 0 && what.size() > field.size() &&
+            std::string("[:").find(what[field.size()]) != std::string::npos)
+            return Error(e.kind(), "--" + what);
+    }
+    return e;
 }
 
 void add_gpus_command(CLI::App& app, Action& action);
