@@ -310,51 +310,66 @@ def queues_of(candidate):
     return [g['queues'] for g in candidate['gpus']]
 
 
+def given_args(doc, candidate):
+    """`plan` arguments that predict one measured candidate of a mix exactly: its jobs reordered
+    so that each partition's queue runs in job order, `--layout` its partitions and `--assign`
+    each job's; the whole GPU runs its jobs one after another, in any order. Returns (arguments,
+    the mix's job name of each reordered job)."""
+    by_name = {j['name']: j for j in doc['jobs']}
+    gpu = candidate['gpus'][0]
+    if len(candidate['gpus']) != 1:
+        raise SystemExit(f"{candidate['name']}: {len(candidate['gpus'])} GPUs; repredict "
+                         'predicts one GPU\'s plans')
+    if not gpu['partitioned']:
+        order = [j['name'] for j in doc['jobs']]
+        extra = []
+    else:
+        order = [name for queue in gpu['queues'] for name in queue]
+        assign = [k for k, queue in enumerate(gpu['queues']) for _ in queue]
+        extra = ['--layout', '+'.join(gpu['partitions']),
+                 '--assign', ','.join(map(str, assign))]
+    args = plan_args_of({**doc, 'jobs': [by_name[name] for name in order]}) + extra
+    return args, order
+
+
+def predict_candidate(migscope, doc, candidate, profiles, start_delay):
+    """One candidate of a mix's JSON predicted with its layout and queues by `migscope plan`:
+    (its plan's JSON, the mix's job name of each job there, by position)."""
+    args, order = given_args(doc, candidate)
+    out = json.loads(subprocess.run(
+        [migscope] + args + ['--top', '1', '--model-error', 'none', '--profiles', profiles,
+                             '--start-delay', start_delay],
+        check=True, capture_output=True, text=True).stdout)
+    partitioned = candidate['gpus'][0]['partitioned']
+    return (out['given']['plan'] if partitioned else out['baselines'][0]['plan']), order
+
+
 def repredicted(dirs, start_delay, profiles, migscope=None):
-    """Each measured candidate of the mixes in `dirs`, predicted again: a list of dicts with the
-    mix, candidate, partitions, measured and predicted figures. A plan's figures do not depend on
-    the objective, so where the mix's objective lists the candidate's layout with other queues,
-    the other objectives' plans are searched for it too; None where none lists it with the queues
-    that were measured."""
+    """Each measured candidate of the mixes in `dirs`, predicted again with its measured layout
+    and queues (`plan --layout --assign`): a list of dicts with the mix, candidate, partitions,
+    measured and predicted figures and each job's measured and predicted end."""
     migscope = migscope or migscope_binary()
     rows = []
     for d in dirs:
         for path, doc in mix_files(d):
-            def planned(objective):
-                args = plan_args_of(doc)
-                args[args.index('--objective') + 1] = objective
-                return candidates_of(json.loads(subprocess.run(
-                    [migscope] + args + ['--top', '1000', '--model-error', 'none', '--profiles',
-                                         profiles, '--start-delay', start_delay],
-                    check=True, capture_output=True, text=True).stdout))
-            objectives = [doc['objective']] + [o for o in OBJECTIVES if o != doc['objective']]
-            today = {}  # objective -> its candidates, searched as needed
             then = candidates_of(doc)
             for c in doc['verify']['candidates']:
                 if 'measured' not in c or any(j['status'] != 'ok' for j in c['jobs']):
                     continue
-                was, new = then.get(c['name']), None
-                for objective in objectives if was is not None else []:
-                    if objective not in today:
-                        today[objective] = planned(objective)
-                    now = today[objective].get(c['name'])
-                    # The whole GPU runs its jobs one after another: their order changes nothing.
-                    if now is not None and (queues_of(was) == queues_of(now) or
-                                            not was['gpus'][0]['partitioned']):
-                        new = now
-                        break
-                partitions = sum(len(g['queues']) for g in was['gpus']) if was else None
+                was = then[c['name']]
+                new, order = predict_candidate(migscope, doc, was, profiles, start_delay)
                 rows.append({'dir': str(d), 'mix': path.stem, 'objective': doc['objective'],
                              'candidate': c['name'],
-                             'partitioned': not c['name'].startswith('whole GPU'),
-                             'partitions': partitions,
+                             'partitioned': was['gpus'][0]['partitioned'],
+                             'partitions': len(was['gpus'][0]['queues']),
                              'measured': {f: c['measured'].get(f) for f in FIGURES},
                              'predicted_then': {f: c['predicted'].get(f) for f in FIGURES},
-                             'predicted': ({f: new.get(f) for f in FIGURES} if new else None),
+                             'predicted': {f: new.get(f) for f in FIGURES},
                              'jobs': {j['job']: (j['measured_end_s'], j['predicted_end_s'])
                                       for j in c['jobs']},
-                             'jobs_predicted': ({j['job']: j['end_s'] for j in new['jobs']}
-                                                if new else None)})
+                             # The reordered jobs' names are the plan's own: by position.
+                             'jobs_predicted': {order[k]: j['end_s']
+                                                for k, j in enumerate(new['jobs'])}})
     return rows
 
 
@@ -392,13 +407,8 @@ def repredict(args):
     their measured queues."""
     after = repredicted(args.dirs, args.start_delay, args.profiles)
     before = repredicted(args.dirs, args.before, args.profiles)
-    both = ({key_of(r) for r in after if r['predicted']} &
-            {key_of(r) for r in before if r['predicted']})
-    left_out = [r for r in after if key_of(r) not in both]
-    print(f'{len(after)} measured candidates; {len(left_out)} left out (one of the models plans '
-          f'their layout with other queues than were measured):')
-    for r in left_out:
-        print(f"  {r['dir']} {r['mix']} {r['candidate']}")
+    both = {key_of(r) for r in after}
+    print(f'{len(after)} measured candidates, each predicted with its measured layout and queues')
     by_key = {key_of(r): r for r in before}
     print(f'\n| mix | candidate | measured / predicted: makespan | energy | throughput |')
     print('|---|---|---|---|---|')

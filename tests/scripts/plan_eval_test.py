@@ -4,7 +4,9 @@ import contextlib
 import importlib.util
 import io
 import json
+import os
 import pathlib
+import subprocess
 import tempfile
 import unittest
 
@@ -132,6 +134,60 @@ class Repredict(unittest.TestCase):
             'makespan_s'][:2]
         self.assertEqual(n, 1)
         self.assertAlmostEqual(error, 0.1)
+
+
+def mix_job(name, workload, steps):
+    return {'name': name, 'workload': workload, 'mode': 'train', 'batch': 32, 'command': [],
+            'work_steps': steps}
+
+
+class GivenArgs(unittest.TestCase):
+    doc = {'objective': 'energy', 'backend': 'green',
+           'jobs': [mix_job('resnet18', 'resnet18', 100), mix_job('resnet50', 'resnet50', 200),
+                    mix_job('resnet18#2', 'resnet18', 300)]}
+
+    def test_queues_become_the_job_order_and_each_jobs_partition(self):
+        candidate = {'name': 'x', 'gpus': [{'partitioned': True,
+                                            'partitions': ['3g.71gb@4', '2g.35gb@0'],
+                                            'queues': [['resnet18#2', 'resnet18'], ['resnet50']]}]}
+        args, order = plan_eval.given_args(self.doc, candidate)
+        self.assertEqual(order, ['resnet18#2', 'resnet18', 'resnet50'])
+        self.assertEqual(args[args.index('--work') + 1], '300,100,200')
+        self.assertEqual(args[args.index('--layout') + 1], '3g.71gb@4+2g.35gb@0')
+        self.assertEqual(args[args.index('--assign') + 1], '0,0,1')
+
+    def test_the_whole_gpu_keeps_the_mixs_order(self):
+        candidate = {'name': 'whole GPU (not partitioned)',
+                     'gpus': [{'partitioned': False, 'queues': [['resnet50', 'resnet18',
+                                                                 'resnet18#2']]}]}
+        args, order = plan_eval.given_args(self.doc, candidate)
+        self.assertEqual(order, ['resnet18', 'resnet50', 'resnet18#2'])
+        self.assertNotIn('--layout', args)
+
+
+@unittest.skipUnless(os.environ.get('MIGSCOPE'), 'needs the built migscope (MIGSCOPE)')
+class PredictCandidate(unittest.TestCase):
+    def test_every_searched_candidate_is_predicted_the_same_with_its_layout_and_queues(self):
+        """What `repredict` rests on: a plan given as --layout and --assign is predicted exactly
+        as the search predicted it, for every layout of a measured mix of 4 jobs."""
+        doc = json.loads((REPO / 'data' / 'plan-eval-h200-seed-20261206' / 'mix-6.json')
+                         .read_text())
+        delay = str(REPO / 'data' / 'start-delay-h200.json')
+        searched = json.loads(subprocess.run(
+            [os.environ['MIGSCOPE']] + plan_eval.plan_args_of(doc) +
+            ['--top', '1000', '--model-error', 'none', '--profiles', str(PROFILES),
+             '--start-delay', delay], check=True, capture_output=True, text=True).stdout)
+        self.assertGreater(len(searched['top']), 10)
+        for c in searched['top']:
+            plan, order = plan_eval.predict_candidate(os.environ['MIGSCOPE'], doc, c,
+                                                      str(PROFILES), delay)
+            self.assertEqual(plan['name'], c['name'])
+            for figure in plan_eval.FIGURES:
+                self.assertAlmostEqual(plan[figure] / c[figure], 1, places=9,
+                                       msg=f"{c['name']} {figure}")
+            ends = {j['job']: j['end_s'] for j in c['jobs']}
+            for k, j in enumerate(plan['jobs']):
+                self.assertAlmostEqual(j['end_s'], ends[order[k]], places=6, msg=c['name'])
 
 
 if __name__ == '__main__':
