@@ -27,11 +27,12 @@ debian_packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-de
 # builds the fuzz targets and the sanitizer build; kubernetes-client (kubectl) and python3-yaml
 # check the Kubernetes manifests of deploy/ and `plan --format k8s` offline; prometheus (with
 # promtool) scrapes `migscope exporter` in its tests; slurm-wlm and munge run the scripts of
-# `plan --format slurm` on a real Slurm (tests/tools/slurm_test.py starts its own daemons; where
-# systemd runs, installing them also starts Debian's munge service); zsh parses the generated zsh
+# `plan --format slurm` on a real Slurm, slurmdbd and mariadb-server its accounting, where the
+# energy epilog writes (tests/tools/slurm_test.py starts its own daemons; where systemd runs,
+# installing them also starts Debian's munge and MariaDB services); zsh parses the generated zsh
 # completion (zsh and zsh-common, 19 MB, no new libraries; the test skips that part without it).
 test_packages=(gnuplot-nox chromium clang libclang-rt-dev kubernetes-client python3-yaml prometheus
-               slurm-wlm munge zsh)
+               slurm-wlm slurmdbd mariadb-server munge zsh)
 if [ -n "$for_tests" ]; then debian_packages+=("${test_packages[@]}"); fi
 cmake_args=()
 

@@ -9,14 +9,14 @@ smuggled ran). Then deploy/slurm/migscope-energy-epilog.sh, Slurm's Epilog here:
 run beside `migscope exporter` on a fake NVML whose GPU process is in the first job's cgroup (a
 fake /proc); the epilog writes that job's energy, as `migscope energy` reads it back from the
 exporter, into its AdminComment, and "none" into the other's; with no exporter (the plan's jobs),
-it fails no job. Last, deploy/slurm/migscope-activity-taskprolog.sh as the TaskProlog: a job
-submitted with MIGSCOPE_ACTIVITY=1 gets the activity probe in its environment, another does not.
-The write itself (`sacctmgr modify job`, which needs slurmdbd and a database
-this test does not run) goes to a stand-in that records its arguments.
+it fails no job. The accounting is real: slurmdbd on a MariaDB server of this test's own, so the
+epilog's `sacctmgr modify job` writes the job's record and the test reads it back with `sacct`.
+Last, deploy/slurm/migscope-activity-taskprolog.sh as the TaskProlog: a job submitted with
+MIGSCOPE_ACTIVITY=1 gets the activity probe in its environment, another does not.
 
-Usage: slurm_test.py MIGSCOPE_BINARY SOURCE_DIR FAKE_NVML_LIBRARY. Exits 77 (CTest's skip) with a message where
-Slurm cannot run here: not root, slurm-wlm or munge missing (`./build.sh test` installs them:
-scripts/install-deps.sh), or a daemon that does not start.
+Usage: slurm_test.py MIGSCOPE_BINARY SOURCE_DIR FAKE_NVML_LIBRARY. Exits 77 (CTest's skip) with a
+message where Slurm cannot run here: not root, slurm-wlm, slurmdbd, mariadb-server or munge missing
+(`./build.sh test` installs them: scripts/install-deps.sh), or a daemon that does not start.
 """
 import json
 import os
@@ -94,6 +94,7 @@ class Cluster:
         self.procs = []
         self.host = socket.gethostname().split(".")[0]
         self.env = dict(os.environ, SLURM_CONF=os.path.join(root, "etc", "slurm.conf"))
+        self.dbd_port = free_port()
 
     def start_munge(self):
         try:
@@ -175,7 +176,11 @@ class Cluster:
             "ProctrackType=proctrack/linuxproc",
             "TaskPlugin=task/none",
             "JobAcctGatherType=jobacct_gather/none",
-            "AccountingStorageType=accounting_storage/none",
+            "AccountingStorageType=accounting_storage/slurmdbd",
+            "AccountingStorageHost=127.0.0.1",
+            f"AccountingStoragePort={self.dbd_port}",
+            # The munge socket of connections to slurmdbd (AuthInfo is the cluster's own).
+            f"AccountingStoragePass={self.munge_socket}",
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core",
             "MpiDefault=none",
@@ -216,6 +221,60 @@ class Cluster:
         with open(os.path.join(etc, "gres.conf"), "w") as f:
             f.write("\n".join(gres) + "\n")
         return node, gres
+
+    def start_accounting(self):
+        """A MariaDB server of this test's own (root without a password, on 127.0.0.1 only) and
+        slurmdbd storing into it, with this cluster added."""
+        data, db_port = os.path.join(self.root, "mariadb"), free_port()
+        p = subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={data}",
+                            "--user=root", "--auth-root-authentication-method=normal",
+                            "--skip-test-db"], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise Skip("mariadb-install-db failed: " + p.stdout[-500:] + p.stderr[-500:])
+        self.spawn("mariadbd", ["mariadbd", "--no-defaults", f"--datadir={data}", "--user=root",
+                                f"--port={db_port}", "--bind-address=127.0.0.1",
+                                f"--socket={os.path.join(data, 'mariadb.sock')}",
+                                f"--pid-file={os.path.join(data, 'mariadb.pid')}",
+                                "--skip-log-bin", "--innodb-buffer-pool-size=32M"])
+        sql = ["mariadb", "--no-defaults", "-h", "127.0.0.1", "-P", str(db_port), "-u", "root"]
+        try:
+            wait_for("MariaDB", lambda: subprocess.run(sql + ["-e", "select 1"],
+                                                       capture_output=True).returncode == 0, 30)
+        except TimeoutError:
+            raise Skip("MariaDB did not start\n" + self.tail("mariadbd.out"))
+        conf = os.path.join(self.root, "etc", "slurmdbd.conf")
+        with open(conf, "w") as f:
+            f.write("\n".join([
+                "AuthType=auth/munge",
+                f"AuthInfo=socket={self.munge_socket}",
+                f"DbdHost={self.host}",
+                "DbdAddr=127.0.0.1",
+                f"DbdPort={self.dbd_port}",
+                "SlurmUser=root",
+                f"LogFile={os.path.join(self.root, 'log', 'slurmdbd.log')}",
+                f"PidFile={os.path.join(self.root, 'slurmdbd.pid')}",
+                "StorageType=accounting_storage/mysql",
+                "StorageHost=127.0.0.1",
+                f"StoragePort={db_port}",
+                "StorageUser=root",
+                "StorageLoc=migscope_slurm_acct",
+            ]) + "\n")
+        os.chmod(conf, 0o600)  # slurmdbd refuses a config others can read
+        dbd = self.spawn("slurmdbd", ["slurmdbd", "-D"])
+        try:
+            wait_for("slurmdbd", lambda: dbd.poll() is not None or subprocess.run(
+                ["sacctmgr", "-n", "list", "cluster"], env=self.env,
+                capture_output=True).returncode == 0, 30)
+        except TimeoutError:
+            p = subprocess.run(["sacctmgr", "-n", "list", "cluster"], env=self.env,
+                               capture_output=True, text=True)
+            raise Skip("slurmdbd does not answer: " + p.stderr.strip() + "\n" +
+                       self.tail("slurmdbd.out") + self.tail("slurmdbd.log"))
+        if dbd.poll() is not None:
+            raise Skip("slurmdbd did not start\n" + self.tail("slurmdbd.out") +
+                       self.tail("slurmdbd.log"))
+        subprocess.run(["sacctmgr", "-i", "add", "cluster", "migscopetest"], env=self.env,
+                       capture_output=True, text=True, check=True)
 
     def start_slurm(self):
         conf = self.env["SLURM_CONF"]
@@ -288,29 +347,14 @@ def comment_name(script):
     return shlex.split(line[len("# job "):].split(": planned GPU")[0])[0]
 
 
-# The stand-in for sacctmgr in the epilog (this cluster has no slurmdbd, so no accounting
-# database to modify): records its argv per job.
-SACCTMGR_STUB = r"""#!/bin/bash
-printf '%s\0' "$@" > "$SACCTMGR_RECORDS/$SLURM_JOB_ID"
-"""
-
-
 def write_epilog_wrapper(root, exporter_port):
     """Slurm's Epilog: deploy/slurm/migscope-energy-epilog.sh, told where migscope and the
-    exporter are, as /etc/slurm/migscope-epilog.conf would on a node; sacctmgr is a stand-in."""
-    stub_dir, records = os.path.join(root, "epilog-bin"), os.path.join(root, "sacctmgr-records")
-    os.makedirs(stub_dir)
-    os.makedirs(records)
-    with open(os.path.join(stub_dir, "sacctmgr"), "w") as f:
-        f.write(SACCTMGR_STUB)
-    os.chmod(os.path.join(stub_dir, "sacctmgr"), 0o755)
+    exporter are, as /etc/slurm/migscope-epilog.conf would on a node."""
     conf = os.path.join(root, "migscope-epilog.conf")
     with open(conf, "w") as f:
         f.write(f"MIGSCOPE={shlex.quote(MIGSCOPE)}\n"
                 f"MIGSCOPE_EXPORTER=http://127.0.0.1:{exporter_port}/metrics\n"
-                "MIGSCOPE_SETTLE_S=0.5\n"
-                f"export SACCTMGR_RECORDS={shlex.quote(records)}\n"
-                f"PATH={shlex.quote(stub_dir)}:$PATH\n")
+                "MIGSCOPE_SETTLE_S=0.5\n")
     path = os.path.join(root, "epilog.sh")
     with open(path, "w") as f:
         f.write("#!/bin/bash\n"
@@ -371,16 +415,14 @@ def check_activity_task_prolog(cluster, root, probe):
     log("TaskProlog: the probe for the job that asked, nothing for the other")
 
 
-def admin_comment(root, job_id):
-    """The AdminComment the epilog gave sacctmgr for the job ("" if it did not call it)."""
-    path = os.path.join(root, "sacctmgr-records", job_id)
-    if not os.path.exists(path):
-        return ""
-    with open(path, "rb") as f:
-        argv = f.read().decode().split("\0")[:-1]
-    assert argv[:5] == ["-i", "modify", "job", "where", f"jobid={job_id}"], argv
-    assert argv[5] == "set" and argv[6].startswith("AdminComment="), argv
-    return argv[6][len("AdminComment="):]
+def admin_comment(cluster, job_id):
+    """The AdminComment of the job's accounting record, as `sacct` reads it from slurmdbd ("" for
+    none)."""
+    p = subprocess.run(["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "AdminComment%400"],
+                       env=cluster.env, capture_output=True, text=True, check=True)
+    lines = p.stdout.splitlines()
+    assert len(lines) == 1, f"job {job_id}: {lines}"  # its allocation's record
+    return lines[0].strip()
 
 
 def check_energy_epilog(cluster, root, exporter_port):
@@ -422,7 +464,10 @@ def check_energy_epilog(cluster, root, exporter_port):
 
     wait_for("the epilog's jobs to end", done, 30, 0.5)
     assert exporter.poll() is None, cluster.tail("exporter.out")
-    comment_a, comment_b = admin_comment(root, job_a), admin_comment(root, job_b)
+    # slurmdbd stores what the epilog's sacctmgr wrote; sacct reads it back.
+    wait_for("both records' AdminComment", lambda: admin_comment(cluster, job_a) and
+             admin_comment(cluster, job_b), 10, 0.5)
+    comment_a, comment_b = admin_comment(cluster, job_a), admin_comment(cluster, job_b)
     log("AdminComment of job A:", comment_a)
     log("AdminComment of job B:", comment_b)
     m = re.search(r"migscope_energy_j=(\S+) series=1 gpus=0 "
@@ -497,6 +542,7 @@ def run_test(root):
         log("node:", node)
         for line in gres:
             log("gres.conf:", line)
+        cluster.start_accounting()
         state = cluster.start_slurm()
         p = subprocess.run(["scontrol", "show", "node"], env=cluster.env, capture_output=True,
                            text=True)
@@ -580,12 +626,13 @@ def run_test(root):
         log(f"{len(runs)} jobs ran as planned on {gpu['layout']}")
         # With no exporter to ask, the epilog recorded nothing and failed no job (above).
         for job_id in ids.values():
-            assert admin_comment(root, job_id) == "", job_id
+            assert admin_comment(cluster, job_id) == "", job_id
         check_energy_epilog(cluster, root, exporter_port)
         check_activity_task_prolog(cluster, root, probe)
     except Exception:
-        for name in ("munged.out", "slurmctld.out", "slurmctld.log", "slurmd.out", "slurmd.log",
-                     "epilog.log", "exporter.out"):
+        for name in ("munged.out", "mariadbd.out", "slurmdbd.out", "slurmdbd.log",
+                     "slurmctld.out", "slurmctld.log", "slurmd.out", "slurmd.log", "epilog.log",
+                     "exporter.out"):
             print(cluster.tail(name, 40), file=sys.stderr)
         raise
     finally:
@@ -613,11 +660,12 @@ def main():
     try:
         if os.geteuid() != 0:
             raise Skip("needs root to start slurmd and munged (CI runs as root)")
-        missing = [t for t in ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol",
-                               "sinfo", "scancel") if not shutil.which(t)]
+        missing = [t for t in ("munged", "slurmctld", "slurmd", "slurmdbd", "sbatch", "squeue",
+                               "scontrol", "sinfo", "scancel", "sacct", "sacctmgr", "mariadbd",
+                               "mariadb-install-db", "mariadb") if not shutil.which(t)]
         if missing:
-            raise Skip("missing " + ", ".join(missing) +
-                       " (Debian: apt-get install --no-install-recommends slurm-wlm munge)")
+            raise Skip("missing " + ", ".join(missing) + " (Debian: apt-get install "
+                       "--no-install-recommends slurm-wlm slurmdbd mariadb-server munge)")
         root = tempfile.mkdtemp(prefix="migscope-slurm-")
         os.chmod(root, 0o755)  # munged checks every folder above its socket
         try:
