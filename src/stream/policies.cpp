@@ -11,7 +11,7 @@
 namespace migscope::stream {
 
 std::string StaticLayout::name() const {
-    return "static " + plan::describe(plan::GpuPlan{layout_, {}});
+    return kind_ + " " + plan::describe(plan::GpuPlan{layout_, {}});
 }
 
 double energy_tardiness_j(const StreamResult& result, double tardiness_weight_w) {

@@ -18,16 +18,19 @@ class NeverPartition : public Policy {
     bool decides_on_arrival() const override { return false; }
 };
 
-// One layout on every GPU, never changed.
+// One layout on every GPU, never changed: the best in hindsight ("static") or the user's own
+// ("fixed"), named by `kind`.
 class StaticLayout : public Policy {
   public:
-    explicit StaticLayout(GpuLayout layout) : layout_(std::move(layout)) {}
+    explicit StaticLayout(GpuLayout layout, std::string kind = "static")
+        : layout_(std::move(layout)), kind_(std::move(kind)) {}
     std::string name() const override;
     std::vector<GpuLayout> initial_layouts(size_t gpus) override { return {gpus, layout_}; }
     bool decides_on_arrival() const override { return false; }
 
   private:
     GpuLayout layout_;
+    std::string kind_;
 };
 
 // What one second of a job's lateness costs in the combined objective, as a power: 700 W, an

@@ -10,7 +10,8 @@
 namespace migscope::stream {
 
 const std::vector<std::string>& policy_names() {
-    static const std::vector<std::string> names = {"never", "static", "periodic", "online"};
+    static const std::vector<std::string> names = {"never", "static", "periodic", "online",
+                                                   "fixed"};
     return names;
 }
 
@@ -36,6 +37,17 @@ PolicyFactory policy_factory(const std::string& name, const plan::Problem& probl
         const GpuLayout best =
             best_static_layout(problem, jobs, options, settings.objective).layout;
         return [best] { return std::make_unique<StaticLayout>(best); };
+    }
+    if (name == "fixed") {
+        if (!settings.fixed_layout)
+            throw input_error("layout: the policy fixed runs a layout of yours: give one");
+        if (!holds_every_job(problem, jobs, settings.fixed_layout))
+            throw input_error("layout: some job of the stream can run on none of " +
+                              plan::describe(plan::GpuPlan{settings.fixed_layout, {}}) +
+                              "'s partitions (memory or its profile's sizes)");
+        return [layout = settings.fixed_layout] {
+            return std::make_unique<StaticLayout>(layout, "fixed");
+        };
     }
     if (name == "periodic") {
         return [&problem, &jobs, options, settings] {

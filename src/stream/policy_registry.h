@@ -18,6 +18,8 @@ struct PolicySettings {
     double period_s = 12 * 3600;  // periodic: every 12 hours, to the last 12 hours' best
     double window_s = 12 * 3600;
     double min_gain = 0;  // online: the least predicted gain, a fraction of the figure
+    // fixed: the user's layout on every GPU, never changed (the one run today, say).
+    GpuLayout fixed_layout;
 };
 
 // The least gain the model can tell from its own error: how far its predicted gain of
@@ -27,11 +29,13 @@ struct PolicySettings {
 std::optional<double> min_gain_from_error(const plan::ModelError& error,
                                           const StreamObjective& objective);
 
-// "never", "static", "periodic", "online", in that order.
+// "never", "static", "periodic", "online", "fixed", in that order.
 const std::vector<std::string>& policy_names();
 
 // The named policy for this stream. "static" is the best static layout for the whole stream in
-// hindsight (found here, once). An input error lists the names for an unknown one.
+// hindsight (found here, once); "fixed" is PolicySettings::fixed_layout, an input error naming
+// `layout:` without one or when some job of the stream can run on none of its partitions. An input
+// error lists the names for an unknown one.
 PolicyFactory policy_factory(const std::string& name, const plan::Problem& problem,
                              const std::vector<StreamJob>& jobs, const SimulationOptions& options,
                              const PolicySettings& settings);

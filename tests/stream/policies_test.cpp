@@ -25,6 +25,11 @@ plan::Problem launch_bound() {
                               mig::builtin_model("h200"), {});
 }
 
+mig::Layout seven_1g() {
+    const mig::GpuModel& h200 = mig::builtin_model("h200");
+    return *mig::check_layout(mig::parse_layout("7x1g.18gb", h200), h200).layout;
+}
+
 std::vector<StreamJob> burst(size_t n, double at_s) {
     std::vector<StreamJob> jobs;
     for (size_t i = 0; i < n; ++i)
@@ -143,8 +148,47 @@ TEST(PolicyRegistry, TheLeastGainComesFromTheModelsGainError) {
     EXPECT_FALSE(min_gain_from_error(plan::ModelError{}, StreamObjective{}));
     const plan::Problem p = launch_bound();
     EXPECT_THROW(policy_factory("sometimes", p, {}, {}, {}), Error);
+    PolicySettings settings;
+    settings.fixed_layout = seven_1g();
     for (const std::string& name : policy_names())
-        EXPECT_NE(policy_factory(name, p, burst(2, 0), {}, {})(), nullptr) << name;
+        EXPECT_NE(policy_factory(name, p, burst(2, 0), {}, settings)(), nullptr) << name;
+}
+
+// The policy fixed: the user's layout on every GPU from the start, never changed, named as such;
+// refused without a layout, or with one where some job of the stream fits no partition.
+TEST(PolicyRegistry, TheFixedPolicyKeepsTheGivenLayout) {
+    const plan::Problem p = launch_bound();
+    PolicySettings settings;
+    settings.fixed_layout = seven_1g();
+    SimulationOptions options;
+    options.gpus = 2;
+    const PolicyComparison compared =
+        compare_policies(p, burst(7, 0), {"fixed"}, options, settings, {}, nullptr);
+    const StreamResult& fixed = compared.policies.front().second.point;
+    EXPECT_EQ(fixed.policy.rfind("fixed 1g.18gb@0+", 0), 0u) << fixed.policy;
+    EXPECT_EQ(fixed.reconfigurations, 0u);
+    ASSERT_EQ(fixed.layouts.size(), 2u);  // each GPU's first layout, at 0
+    for (const LayoutEvent& e : fixed.layouts) {
+        EXPECT_EQ(e.at_s, 0);
+        EXPECT_EQ(e.gpu_layout, settings.fixed_layout);
+    }
+    const auto message = [&](const plan::Problem& problem, const PolicySettings& given) {
+        try {
+            policy_factory("fixed", problem, burst(2, 0), {}, given);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(message(p, {}).rfind("layout: ", 0), 0u) << message(p, {});
+    // A job of 30 GiB fits no 1g.18gb.
+    static const plan::ProfileSet big_set = profile_set(
+        {job_profile("big", 10, {{"1g.18gb", {50, 130}}, {"whole GPU", {60, 200}}}, 30.0)});
+    const plan::Problem big = plan::make_problem({{"big", "big", "train", 10, 100, {}, {}}},
+                                                 big_set, mig::builtin_model("h200"), {});
+    EXPECT_NE(message(big, settings).find("layout: some job of the stream can run on none of "),
+              std::string::npos)
+        << message(big, settings);
 }
 
 TEST(ComparePolicies, PlaysEachNamedPolicyAndSaysWhereTheLeastGainCameFrom) {

@@ -208,8 +208,26 @@ class StreamSimulate(unittest.TestCase):
         self.assertIn("never-partition", table.stdout)
         self.assertIn("no intervals", table.stdout)
 
+    def test_your_fixed_layout_beside_the_others(self):
+        doc = self.simulate("--policies", "never,static,fixed", "--layout",
+                            "3g.71gb+2g.35gb+2x1g.18gb")
+        by = {p["policy"]: p for p in doc["policies"]}
+        fixed = by["fixed"]
+        self.assertEqual(fixed["reconfigurations"], 0)
+        self.assertEqual(sorted(p.split("@")[0] for p in fixed["layouts"][0]["layout"].split("+")),
+                         ["1g.18gb", "1g.18gb", "2g.35gb", "3g.71gb"])
+        # The best static layout in hindsight tries this one too: never worse for the objective.
+        self.assertLessEqual(by["static"]["energy_j"], fixed["energy_j"])
+        self.assertNotEqual(fixed["energy_j"], by["never"]["energy_j"])
+
     def test_bad_input(self):
         for args, says in ((["--policies", "never,sometimes"], "unknown policy 'sometimes'"),
+                           (["--layout", "3g+2g"], "add fixed to --policies"),
+                           (["--policies", "fixed"], "--layout: the policy fixed runs a layout"),
+                           (["--policies", "fixed", "--layout", "7g"], "--layout: 7g.141gb is the "
+                                                                       "whole GPU"),
+                           (["--policies", "fixed", "--layout", "4g+4g"], "--layout: not valid"),
+                           (["--policies", "fixed", "--layout", "9g"], "--layout: unknown MIG"),
                            (["--objective", "speed"], "unknown stream objective 'speed'"),
                            (["--gpus", "0"], "--gpus"),
                            (["--gpu-model", "a100-80gb"], "no shipped profiles for a100-80gb")):

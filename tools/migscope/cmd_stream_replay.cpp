@@ -88,11 +88,18 @@ int replay_command(ReplayOptions o) {
 
     const StreamModel stream_model = load_stream_model(o.stream, model, o.trace, input);
     // Before the progress line: a bad --objective is refused before anything is simulated.
-    const stream::PolicySettings settings = policy_settings(o.stream);
+    const stream::PolicySettings settings = policy_settings(o.stream, model);
+    if (!o.stream.layout.empty() && o.policy != "fixed")
+        throw input_error("--layout is the policy fixed's layout: give --policy fixed");
     std::cerr << "migscope stream replay: simulating " << o.policy << " ...\n";
-    const stream::PolicyComparison compared = stream::compare_policies(
-        stream_model.problem, input.jobs, {o.policy}, simulation_options(o.stream, kReplayGpus),
-        settings, o.stream.min_gain, stream_model.error ? &*stream_model.error : nullptr);
+    stream::PolicyComparison compared;
+    try {
+        compared = stream::compare_policies(
+            stream_model.problem, input.jobs, {o.policy}, simulation_options(o.stream, kReplayGpus),
+            settings, o.stream.min_gain, stream_model.error ? &*stream_model.error : nullptr);
+    } catch (const Error& e) {
+        throw with_flag_names(e);
+    }
     const stream::StreamEstimate& estimate = compared.policies.front().second;
     const stream::StreamResult& schedule = estimate.point;
     const stream::ReplayPlan plan = stream::replay_plan(schedule, input.jobs, steps);
@@ -162,7 +169,8 @@ void add_stream_replay_command(CLI::App& group, Action& action) {
     path_option(cmd->add_option("trace", o->trace, "The trace (JSON, `migscope stream trace`)"))
         ->required();
     cmd->add_option("--policy", o->policy,
-                    "The policy whose schedule is replayed (never, static, periodic, online)")
+                    "The policy whose schedule is replayed (never, static, periodic, online; "
+                    "fixed: your --layout)")
         ->capture_default_str();
     cmd->add_option("--backend", o->backend,
                     "green | mps | cpu (default: green with a GPU, cpu without; on cpu each "

@@ -58,13 +58,21 @@ int simulate_command(const SimulateOptions& o) {
     stream::SimulationOptions options = simulation_options(o.stream, o.gpus);
     if (o.format == "json" || !o.html.empty())
         options.series_bin_s = o.series_bin_s;
-    const stream::PolicySettings settings = policy_settings(o.stream);
-    const stream::PolicyComparison compared = stream::compare_policies(
-        stream_model.problem, input.jobs, text::split(o.policies, ','), options, settings,
-        o.stream.min_gain, stream_model.error ? &*stream_model.error : nullptr,
-        [](const std::string& name) {
-            std::cerr << "migscope stream simulate: " << name << " ...\n";
-        });
+    const stream::PolicySettings settings = policy_settings(o.stream, model);
+    const std::vector<std::string> policies = text::split(o.policies, ',');
+    if (!o.stream.layout.empty() &&
+        std::find(policies.begin(), policies.end(), "fixed") == policies.end())
+        throw input_error("--layout is the policy fixed's layout: add fixed to --policies");
+    stream::PolicyComparison compared;
+    try {
+        compared = stream::compare_policies(
+            stream_model.problem, input.jobs, policies, options, settings, o.stream.min_gain,
+            stream_model.error ? &*stream_model.error : nullptr, [](const std::string& name) {
+                std::cerr << "migscope stream simulate: " << name << " ...\n";
+            });
+    } catch (const Error& e) {
+        throw with_flag_names(e);
+    }
     if (!o.schedule_dir.empty()) {
         const auto& [name, chosen] =
             stream::chosen_policy(compared, o.schedule_policy, settings.objective);
@@ -112,7 +120,8 @@ void add_stream_simulate_command(CLI::App& group, Action& action) {
         ->check(CLI::Range(size_t(1), size_t(100000)));
     add_stream_model_options(*cmd, o->stream);
     cmd->add_option("--policies", o->policies,
-                    "Policies to compare, comma-separated (never, static, periodic, online)")
+                    "Policies to compare, comma-separated (never, static, periodic, online; "
+                    "fixed: your --layout)")
         ->capture_default_str();
     add_stream_policy_options(*cmd, o->stream, StreamCommand::kSimulate);
     path_option(cmd->add_option(

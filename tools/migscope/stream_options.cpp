@@ -3,6 +3,8 @@
 #include "stream_options.h"
 
 #include "commands.h"
+#include "core/error.h"
+#include "mig/layout.h"
 #include "runner/profile_source.h"
 #include "stream/policies.h"
 
@@ -60,6 +62,11 @@ void add_stream_policy_options(CLI::App& cmd, StreamOptions& o, StreamCommand co
                         "online: the least predicted gain worth a layout change (default: from "
                         "the model's error)"))
         ->check(CLI::Range(0.0, 1.0));
+    cmd.add_option("--layout", o.layout,
+                   help(command,
+                        "fixed: your layout on every GPU, never changed (the one you run today, "
+                        "e.g. 3g.71gb+2g.35gb+2x1g.18gb), beside the policies that choose",
+                        "fixed: your layout, never changed"));
     cmd.add_option("--orchestrator-s", o.orchestrator_s,
                    help(command,
                         "Seconds a layout change blocks the GPU beyond its instances (the "
@@ -84,11 +91,28 @@ stream::SimulationOptions simulation_options(const StreamOptions& o, size_t gpus
     return options;
 }
 
-stream::PolicySettings policy_settings(const StreamOptions& o) {
+stream::PolicySettings policy_settings(const StreamOptions& o, const mig::GpuModel& model) {
     stream::PolicySettings settings;
     settings.objective = stream::parse_stream_objective(o.objective, o.tardiness_weight_w);
     settings.period_s = o.period_h * 3600;
     settings.window_s = o.window_h * 3600;
+    if (!o.layout.empty()) {
+        std::vector<mig::LayoutTerm> terms;
+        try {
+            terms = mig::parse_layout(o.layout, model);
+        } catch (const Error& e) {
+            throw Error(e.kind(), std::string("--layout: ") + e.what());
+        }
+        const mig::LayoutCheck check = mig::check_layout(terms, model);
+        if (!check.layout)
+            throw input_error("--layout: not valid on " + model.key + ": " + check.reason);
+        const mig::Profile* one = model.find(check.layout->instances.front().profile);
+        if (check.layout->instances.size() == 1 && one &&
+            one->compute_slices == model.compute_slices)
+            throw input_error("--layout: " + one->name +
+                              " is the whole GPU: that is the policy never");
+        settings.fixed_layout = *check.layout;
+    }
     return settings;
 }
 
@@ -113,7 +137,7 @@ stream::SimulationSetup simulation_setup(const StreamOptions& o, const std::stri
     setup.profiles_origin = stream_model.profiles_origin;
     setup.error_origin = stream_model.error_origin;
     setup.objective_name = o.objective;
-    setup.objective = policy_settings(o).objective;
+    setup.objective = stream::parse_stream_objective(o.objective, o.tardiness_weight_w);
     setup.reconfiguration = simulation_options(o, gpus).reconfiguration;
     return setup;
 }

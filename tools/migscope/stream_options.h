@@ -28,6 +28,7 @@ struct StreamOptions {
     std::optional<double> min_gain;  // none: from the model's error
     double orchestrator_s = stream::ReconfigurationCost{}.orchestrator_s;
     double instance_s = stream::ReconfigurationCost{}.per_instance_s;
+    std::string layout;  // the policy fixed's
 };
 
 // Whose --help words the options get: simulate's explain each one; replay's are shorter, and say
@@ -36,15 +37,17 @@ enum class StreamCommand { kSimulate, kReplay };
 
 // --gpu-model, --profiles and --model-error.
 void add_stream_model_options(CLI::App& cmd, StreamOptions& o);
-// --objective, --tardiness-weight-w, --period-h, --window-h, --min-gain, --orchestrator-s and
-// --instance-s. Apart from the model options: each command lists options of its own between.
+// --objective, --tardiness-weight-w, --period-h, --window-h, --min-gain, --layout,
+// --orchestrator-s and --instance-s. Apart from the model options: each command lists options of
+// its own between.
 void add_stream_policy_options(CLI::App& cmd, StreamOptions& o, StreamCommand command);
 
 // The simulator's options for `gpus` GPUs sharing the stream, without figures over time.
 stream::SimulationOptions simulation_options(const StreamOptions& o, size_t gpus);
-// The policies' settings; an input error for an unknown objective or a bad weight. The online
+// The policies' settings; an input error for an unknown objective, a bad weight or a --layout
+// that is no layout of `model` (the whole GPU included: that is the policy never). The online
 // policy's least gain is compare_policies' own argument (StreamOptions::min_gain).
-stream::PolicySettings policy_settings(const StreamOptions& o);
+stream::PolicySettings policy_settings(const StreamOptions& o, const mig::GpuModel& model);
 
 // The planner's model of a trace's jobs on `model` and its known error, with where each came from.
 struct StreamModel {
