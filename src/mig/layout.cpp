@@ -317,4 +317,11 @@ std::string to_string(const Layout& layout) {
     return out;
 }
 
+bool is_whole_gpu(const Layout& layout, const GpuModel& model) {
+    if (layout.instances.size() != 1)
+        return false;
+    const Profile* profile = model.find(layout.instances.front().profile);
+    return profile && profile->compute_slices == model.compute_slices;
+}
+
 }  // namespace migscope::mig

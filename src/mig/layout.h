@@ -67,4 +67,8 @@ std::vector<Layout> enumerate_layouts(const GpuModel& model, EnumerateOptions op
 
 std::string to_string(const Layout& layout);
 
+// Whether `layout` is a single instance of all the model's compute slices (7g.141gb on the H200):
+// the whole GPU, which the planner and the stream policies treat as not partitioned.
+bool is_whole_gpu(const Layout& layout, const GpuModel& model);
+
 }  // namespace migscope::mig

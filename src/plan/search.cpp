@@ -321,15 +321,12 @@ Candidate given_candidate(const Problem& p, const SearchOptions& o) {
     const SearchOptions::GivenLayout& given = *o.given;
     if (o.gpus != 1)
         throw input_error("layout: a plan of your own is one GPU's layout: plan it with 1 GPU");
-    if (const std::string why = unknown_size(p, given.layout); !why.empty()) {
-        const mig::Profile* profile = p.model.find(given.layout.instances.front().profile);
-        if (given.layout.instances.size() == 1 && profile &&
-            profile->compute_slices == p.model.compute_slices)
-            throw input_error("layout: " + profile->name +
-                              " is the whole GPU, which the plan always has: the sequential "
-                              "baseline (not partitioned)");
+    if (mig::is_whole_gpu(given.layout, p.model))
+        throw input_error("layout: " + given.layout.instances.front().profile +
+                          " is the whole GPU, which the plan always has: the sequential "
+                          "baseline (not partitioned)");
+    if (const std::string why = unknown_size(p, given.layout); !why.empty())
         throw input_error("layout: " + why);
-    }
     if (given.queues.empty()) {
         std::optional<Candidate> best = best_on_layout(p, given.layout, o);
         if (!best)

@@ -158,6 +158,14 @@ TEST(Layout, FourSliceGpu) {
               4u);
 }
 
+TEST(Layout, TheWholeGpuIsOneInstanceOfEveryComputeSlice) {
+    EXPECT_TRUE(is_whole_gpu(*check("7g").layout, h200()));
+    EXPECT_FALSE(is_whole_gpu(*check("4g+3g").layout, h200()));
+    EXPECT_FALSE(is_whole_gpu(*check("4g").layout, h200()));
+    const GpuModel& a30 = builtin_model("a30");
+    EXPECT_TRUE(is_whole_gpu(*check("4g", a30).layout, a30));
+}
+
 // Huge repeat counts are refused before anything is made (they once took 31 s and 5.2 GB, or
 // ended in bad_alloc); counts a user could mean are still explained by the check.
 TEST(Layout, HugeRepeatCountsAreRefusedBeforeExpansion) {

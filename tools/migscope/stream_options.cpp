@@ -106,10 +106,8 @@ stream::PolicySettings policy_settings(const StreamOptions& o, const mig::GpuMod
         const mig::LayoutCheck check = mig::check_layout(terms, model);
         if (!check.layout)
             throw input_error("--layout: not valid on " + model.key + ": " + check.reason);
-        const mig::Profile* one = model.find(check.layout->instances.front().profile);
-        if (check.layout->instances.size() == 1 && one &&
-            one->compute_slices == model.compute_slices)
-            throw input_error("--layout: " + one->name +
+        if (mig::is_whole_gpu(*check.layout, model))
+            throw input_error("--layout: " + check.layout->instances.front().profile +
                               " is the whole GPU: that is the policy never");
         settings.fixed_layout = *check.layout;
     }
