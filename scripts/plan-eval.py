@@ -369,8 +369,27 @@ def repredicted(dirs, start_delay, profiles, migscope=None):
                                       for j in c['jobs']},
                              # The reordered jobs' names are the plan's own: by position.
                              'jobs_predicted': {order[k]: j['end_s']
-                                                for k, j in enumerate(new['jobs'])}})
+                                                for k, j in enumerate(new['jobs'])},
+                             # Each built-in job's measured / predicted items/s, by workload.
+                             'speeds': speed_ratios(doc, c, new, order)})
     return rows
+
+
+def speed_ratios(doc, measured, predicted, order):
+    """[(WORKLOAD:BATCH, measured / predicted items/s)] of a measured candidate's jobs."""
+    workload = {j['name']: f"{j['workload']}:{j['batch']}" for j in doc['jobs']}
+    rate = {order[k]: j['items_per_s'] for k, j in enumerate(predicted['jobs'])}
+    return [(workload[j['job']], j['measured_items_per_s'] / rate[j['job']])
+            for j in measured['jobs'] if j.get('measured_items_per_s') and rate[j['job']] > 0]
+
+
+def speeds_by_workload(rows):
+    """{WORKLOAD:BATCH: [measured / predicted items/s]} of the partitioned candidates' jobs."""
+    out = {}
+    for r in rows:
+        for workload, ratio in r['speeds'] if r['partitioned'] else []:
+            out.setdefault(workload, []).append(ratio)
+    return out
 
 
 def key_of(row):
@@ -440,6 +459,14 @@ def repredict(args):
                                      pair[i]['predicted']['makespan_s'] for pair in pairs)
                    for i in (0, 1)]
         print(f'  {n}: {len(pairs)} candidates, {medians[0]:.3f} -> {medians[1]:.3f}')
+    print('each job\'s items/s on partitions, median measured / predicted (jobs), by workload and '
+          'evaluation, with ' + args.start_delay + ':')
+    dirs = sorted({r['dir'] for r in after})
+    per_dir = {d: speeds_by_workload([r for r in after if r['dir'] == d]) for d in dirs}
+    for workload in sorted({w for d in dirs for w in per_dir[d]}):
+        cells = [f"{statistics.median(per_dir[d][workload]):.3f} ({len(per_dir[d][workload])})"
+                 if workload in per_dir[d] else '-' for d in dirs]
+        print(f'  {workload:<16} ' + '  '.join(cells))
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({'before': before, 'after': after},
                                                       indent=1) + '\n')

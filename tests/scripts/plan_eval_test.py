@@ -165,6 +165,23 @@ class GivenArgs(unittest.TestCase):
         self.assertNotIn('--layout', args)
 
 
+class SpeedRatios(unittest.TestCase):
+    def test_each_jobs_measured_over_predicted_rate_by_workload(self):
+        doc = GivenArgs.doc
+        measured = {'jobs': [{'job': 'resnet18', 'measured_items_per_s': 90.0},
+                             {'job': 'resnet50', 'measured_items_per_s': None},
+                             {'job': 'resnet18#2', 'measured_items_per_s': 110.0}]}
+        # Predicted in the reordered jobs' order: resnet18#2, resnet18, resnet50.
+        predicted = {'jobs': [{'items_per_s': 100.0}, {'items_per_s': 100.0},
+                              {'items_per_s': 50.0}]}
+        ratios = plan_eval.speed_ratios(doc, measured, predicted,
+                                        ['resnet18#2', 'resnet18', 'resnet50'])
+        self.assertEqual(ratios, [('resnet18:32', 0.9), ('resnet18:32', 1.1)])
+        rows = [{'partitioned': True, 'speeds': ratios},
+                {'partitioned': False, 'speeds': [('resnet50:32', 2.0)]}]
+        self.assertEqual(plan_eval.speeds_by_workload(rows), {'resnet18:32': [0.9, 1.1]})
+
+
 @unittest.skipUnless(os.environ.get('MIGSCOPE'), 'needs the built migscope (MIGSCOPE)')
 class PredictCandidate(unittest.TestCase):
     def test_every_searched_candidate_is_predicted_the_same_with_its_layout_and_queues(self):
