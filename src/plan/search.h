@@ -113,8 +113,9 @@ struct SearchResult {
 };
 
 // Plans the problem's jobs on `gpus` GPUs. With SearchOptions::given (one GPU only), also predicts
-// that plan; an input error names `layout:` when its layout has a size the problem lacks, or
-// `assign:` when a job cannot run on the partition it is given, or no assignment fits. The whole
+// that plan; an input error starts with `layout:` when its layout is the whole GPU, has a size
+// the problem lacks or fits no assignment, and with `assign[j]:` when job j cannot run on the
+// partition it is given. The whole
 // GPU running the jobs one after another is always a candidate, and the recommendation unless a
 // partitioned plan beats it by more than the model's error (Decision). One GPU with at most
 // exhaustive_job_limit jobs: every valid layout × every assignment (identical partitions are

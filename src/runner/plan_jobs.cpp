@@ -92,8 +92,8 @@ plan::SearchOptions::GivenLayout given_layout(const std::string& layout_text,
     if (assign.empty())
         return given;
     const std::vector<partition::JobPlace> places = partition::place_jobs(layout, jobs, assign);
-    // check_layout orders the partitions largest first: each term of the text takes the first
-    // placed instance of its profile (and start, where given) not taken yet.
+    // check_layout orders the placed partitions by their start: each term of the text takes the
+    // first placed instance of its profile (and start, where given) not taken yet.
     const std::vector<mig::Instance>& placed = given.layout.instances;
     std::vector<size_t> instance_of;
     std::vector<bool> taken(placed.size(), false);
