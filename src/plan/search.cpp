@@ -330,8 +330,7 @@ Candidate given_candidate(const Problem& p, const SearchOptions& o) {
     if (given.queues.empty()) {
         std::optional<Candidate> best = best_on_layout(p, given.layout, o);
         if (!best)
-            throw input_error("layout: some job can use none of its partitions (memory or "
-                              "min speed)");
+            throw input_error("layout: some job fits none of its partitions (memory, min speed)");
         return std::move(*best);
     }
     // The partitions in the search's order (shape_of: largest first), each with its queue, so
