@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "mig/layout.h"
+#include "runner/plan_jobs.h"
 #include "runner/profile_source.h"
 #include "stream/policies.h"
 
@@ -97,19 +98,16 @@ stream::PolicySettings policy_settings(const StreamOptions& o, const mig::GpuMod
     settings.period_s = o.period_h * 3600;
     settings.window_s = o.window_h * 3600;
     if (!o.layout.empty()) {
-        std::vector<mig::LayoutTerm> terms;
+        mig::Layout layout;
         try {
-            terms = mig::parse_layout(o.layout, model);
+            layout = runner::given_layout(o.layout, {}, model, 0).layout;
         } catch (const Error& e) {
-            throw Error(e.kind(), std::string("--layout: ") + e.what());
+            throw with_flag_names(e);
         }
-        const mig::LayoutCheck check = mig::check_layout(terms, model);
-        if (!check.layout)
-            throw input_error("--layout: not valid on " + model.key + ": " + check.reason);
-        if (mig::is_whole_gpu(*check.layout, model))
-            throw input_error("--layout: " + check.layout->instances.front().profile +
+        if (mig::is_whole_gpu(layout, model))
+            throw input_error("--layout: " + layout.instances.front().profile +
                               " is the whole GPU: that is the policy never");
-        settings.fixed_layout = *check.layout;
+        settings.fixed_layout = layout;
     }
     return settings;
 }
