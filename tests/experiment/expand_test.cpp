@@ -299,6 +299,28 @@ TEST(Examples, QuickstartRunsOneCellOnAGpuAndOneOnACpu) {
     EXPECT_TRUE(cpu[0].baseline);
 }
 
+// The quickstart's layout names sizes by compute slices only, so that it runs on the GPU that is
+// there: it once named the H200's 3g.71gb and was refused on an H100.
+TEST(Examples, QuickstartFitsEveryGpuOfSevenComputeSlices) {
+    const Spec spec = read_spec(std::string(EXAMPLES_DIR) + "/quickstart.toml");
+    size_t models = 0;
+    for (const mig::GpuModel& model : mig::builtin_catalog()) {
+        if (model.compute_slices != 7)
+            continue;
+        ++models;
+        const std::vector<Cell> gpu = select_cells(spec, expand(spec, model), {}, true);
+        ASSERT_EQ(gpu.size(), 1u) << model.key;
+        const std::vector<mig::LayoutTerm> terms = gpu[0].layout.terms();
+        ASSERT_EQ(terms.size(), 2u) << model.key;
+        EXPECT_EQ(model.require(terms[0].profile).compute_slices, 3u) << model.key;
+        EXPECT_EQ(model.require(terms[1].profile).compute_slices, 1u) << model.key;
+    }
+    EXPECT_GE(models, 10u);
+    EXPECT_EQ(select_cells(spec, expand(spec, mig::builtin_model("h100-80gb")), {}, true)[0]
+                  .layout.text(),
+              "3g.40gb+1g.10gb");
+}
+
 TEST(Examples, PaperCoversTheStudy) {
     const Spec spec = read_spec(std::string(EXAMPLES_DIR) + "/paper.toml");
     const std::vector<Cell> cells = expand(spec, h200());
