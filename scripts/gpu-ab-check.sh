@@ -7,7 +7,7 @@
 #                                     resnet18:32, resnet50:32 and gpt2-medium:8 (30 steps after 5
 #                                     warm-up), `migscope run examples/quickstart.toml` (green
 #                                     3g+1g against one after another) and `migscope profile` of
-#                                     resnet18:32 on the whole GPU and 1g.18gb
+#                                     resnet18:32 on the whole GPU and the smallest 1g size
 # Builds go to $HOME/ab-{a,b}-build (a warm machine keeps them between calls); logs and JSON under
 # $OUT (default ./gpu-ab-out); a table is printed last and kept in $OUT/ab-table.txt.
 set -uo pipefail
@@ -45,7 +45,7 @@ for rep in $(seq 1 "$reps"); do
     (cd "${tree[$side]}" && "$b/tools/migscope/migscope" run examples/quickstart.toml \
        --db "$out/quickstart-$side-$rep.db" --run-dir "$out/runs/quickstart-$side-$rep") \
       >"$out/quickstart-$side-$rep.txt" 2>&1
-    "$b/tools/migscope/migscope" profile --jobs resnet18:32 --sizes 1g.18gb --duration 4 \
+    "$b/tools/migscope/migscope" profile --jobs resnet18:32 --sizes 1g --duration 4 \
       --db "$out/profile-$side-$rep.db" --run-dir "$out/runs/profile-$side-$rep" \
       >"$out/profile-$side-$rep.txt" 2>&1
   done
@@ -90,7 +90,7 @@ for label, sql in [
             cells.append(f"{v[0][0]:.1f}" if v and v[0][0] is not None else "-")
     print(f"{label:<34}" + "".join(f"{c:>12}" for c in cells))
 for label, where in [("profile resnet18 img/s whole", "r.backend='sequential'"),
-                     ("profile resnet18 img/s 1g.18gb", "r.backend='green'"),
+                     ("profile resnet18 img/s 1g", "r.backend='green'"),
                      ("profile idle W", None)]:
     cells = []
     for r in range(1, reps + 1):

@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "workloads/kernels/fused_batch_norm.h"
+#include "workloads/kernels/fused_max_pool.h"
 
 namespace migscope::workloads {
 namespace {
@@ -78,7 +79,7 @@ struct ResNetImpl : torch::nn::Module {
         stem = register_module(
             "stem", torch::nn::Sequential(
                         conv(3, c.width, 7, 2), torch::nn::BatchNorm2d(c.width), torch::nn::ReLU(),
-                        torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(3).stride(2).padding(1))));
+                        torch::nn::Functional(max_pool_3x3_stride2)));
         int64_t in = c.width;
         for (size_t s = 0; s < c.layers.size(); ++s) {
             const int64_t channels = c.width << s;
