@@ -410,6 +410,27 @@ void print_plan(const PlanReport& report, std::ostream& out) {
         << "See docs/planner.md.\n";
 }
 
+namespace {
+
+// The answer to "should I partition?" with the intervals it rests on.
+json decision_json(const plan::Decision& d, plan::Objective objective) {
+    const bool none = d.best_partitioned.empty();
+    return {{"verdict", plan::to_string(d.verdict)},
+            {"best_partitioned", none ? json(nullptr) : json(d.best_partitioned)},
+            {"gain", none ? json(nullptr) : json(d.gain)},
+            {"partitioned_interval",
+             none ? json(nullptr) : bounds_json(plan::figure_bounds(objective, d.partitioned))},
+            {"not_partitioned_interval",
+             none ? json(nullptr) : bounds_json(plan::figure_bounds(objective, d.not_partitioned))},
+            {"gain_pairs", d.gain_pairs},
+            {"corrected_gain", d.gain_pairs == 0 ? json(nullptr) : json(d.corrected_gain)},
+            {"gain_range", d.gain_pairs == 0 ? json(nullptr) : bounds_json(d.gain_range)},
+            {"unknown_why", d.unknown_why.empty() ? json(nullptr) : json(d.unknown_why)},
+            {"indistinguishable", d.indistinguishable}};
+}
+
+}  // namespace
+
 json plan_json(const PlanReport& report) {
     const plan::Problem& p = report.problem;
     const plan::SearchResult& r = report.result;
@@ -450,23 +471,7 @@ json plan_json(const PlanReport& report) {
                      {"elapsed_ms", report.elapsed_ms}};
     doc["model_error"] = report.model_error_origin.empty() ? json(nullptr)
                                                           : json(report.model_error_origin);
-    const plan::Decision& d = r.decision;
-    const plan::Objective objective = plan::parse_objective(report.objective);
-    doc["decision"] = {
-        {"verdict", plan::to_string(d.verdict)},
-        {"best_partitioned", d.best_partitioned.empty() ? json(nullptr) : json(d.best_partitioned)},
-        {"gain", d.best_partitioned.empty() ? json(nullptr) : json(d.gain)},
-        {"partitioned_interval", d.best_partitioned.empty()
-                                     ? json(nullptr)
-                                     : bounds_json(plan::figure_bounds(objective, d.partitioned))},
-        {"not_partitioned_interval",
-         d.best_partitioned.empty() ? json(nullptr)
-                                    : bounds_json(plan::figure_bounds(objective, d.not_partitioned))},
-        {"gain_pairs", d.gain_pairs},
-        {"corrected_gain", d.gain_pairs == 0 ? json(nullptr) : json(d.corrected_gain)},
-        {"gain_range", d.gain_pairs == 0 ? json(nullptr) : bounds_json(d.gain_range)},
-        {"unknown_why", d.unknown_why.empty() ? json(nullptr) : json(d.unknown_why)},
-        {"indistinguishable", d.indistinguishable}};
+    doc["decision"] = decision_json(r.decision, plan::parse_objective(report.objective));
     doc["sequential_wins"] = r.sequential_wins();
     doc["recommended"] = prediction_json(p, r.top.front());
     doc["mig_parted"] = mig::write_mig_parted(std::vector<mig::MigPartedConfig>{
