@@ -9,7 +9,9 @@
 #                                     3g+1g against one after another) and `migscope profile` of
 #                                     resnet18:32 on the whole GPU and the smallest 1g size
 # Builds go to $HOME/ab-{a,b}-build (a warm machine keeps them between calls); logs and JSON under
-# $OUT (default ./gpu-ab-out); a table is printed last and kept in $OUT/ab-table.txt.
+# $OUT (default ./gpu-ab-out); a table is printed last and kept in $OUT/ab-table.txt. measure packs
+# what the table was made from (logs, stores, run directories) into $OUT/ab-measured.tar.gz: the
+# device tool brings back only so many files of a call, and once left out the stores were lost.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:?usage: $0 build|measure}
@@ -101,3 +103,6 @@ for label, where in [("profile resnet18 img/s whole", "r.backend='sequential'"),
             cells.append(f"{v[0][0]:.1f}" if v and v[0][0] is not None else "-")
     print(f"{label:<34}" + "".join(f"{c:>12}" for c in cells))
 PY
+
+(cd "$out" && tar czf ab-measured.tar.gz --remove-files train-*.jsonl quickstart-* profile-* runs) ||
+  echo "gpu-ab-check: could not pack the measured files; they stay in $out" >&2
