@@ -115,13 +115,12 @@ struct SearchResult {
 // Plans the problem's jobs on `gpus` GPUs. With SearchOptions::given (one GPU only), also predicts
 // that plan; an input error starts with `layout:` when its layout is the whole GPU, has a size
 // the problem lacks or fits no assignment, and with `assign[j]:` when job j cannot run on the
-// partition it is given. The whole
-// GPU running the jobs one after another is always a candidate, and the recommendation unless a
-// partitioned plan beats it by more than the model's error (Decision). One GPU with at most
-// exhaustive_job_limit jobs: every valid layout × every assignment (identical partitions are
-// symmetric; branch and bound on the objective). Otherwise the heuristic (docs/planner.md): each
-// layout on every GPU filled longest job first with local search, then each GPU's layout changed
-// where that helps, then jobs moved between GPUs.
+// partition it is given. The whole GPU running the jobs one after another is always a
+// candidate, and the recommendation unless a partitioned plan beats it by more than the model's
+// error (Decision). One GPU with at most exhaustive_job_limit jobs: every valid layout × every
+// assignment (identical partitions are symmetric; branch and bound on the objective). Otherwise
+// the heuristic (docs/planner.md): each layout on every GPU filled longest job first with local
+// search, then each GPU's layout changed where that helps, then jobs moved between GPUs.
 SearchResult search(const Problem& problem, const SearchOptions& options);
 
 // The best plan with this layout on every GPU (partitions may stay idle); empty when some job can
