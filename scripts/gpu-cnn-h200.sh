@@ -33,28 +33,28 @@
 # (cold default-mode compiles, the first compiled step: resnet18 19.2-23.3, resnet50 43.5-46.5,
 # vit-b16 26.2, bert-base 34.7, gpt2-medium 52.0, gpt2-xl 96.8; at 16 SMs 1.3x the whole GPU's;
 # from Inductor's cache ~6.5 each; step times in docs/benchmarks.md §1; a worker start ~5 s),
-# 2026-12-04's reduce-overhead (first five steps 32-78 s cold in a process of its own; here it
-# follows the default mode, whose kernels it reuses: guessed 0.7-1.2x default) and a guess for
-# max-autotune, unmeasured on this host: 3-6x default (it benchmarks Triton templates against
-# ATen for every matmul and convolution shape and tunes every generated kernel by coordinate
-# descent; max-autotune-no-cudagraphs after it reuses those results: ~1x default):
+# and the H200 on 2026-12-06 (resnet18:32 cold, after a build on the same machine: default
+# 27.7 s, reduce-overhead 18.1 s, max-autotune 217.2 s (7.8x default: it benchmarks Triton
+# templates against ATen for every matmul and convolution shape), max-autotune-no-cudagraphs
+# after it 71.4 s; the part took 370 s; resnet18:256's max-autotune ran past 170 s):
 #   part           NEEDS MEASURE  estimate  (imports 15 + compiles + measurement + profiles)
-#   r18-256          120      60  185-280   (15 + 125-220 + 25 + 22)
-#   r18-32           120      60  180-275
-#   r50-256          200      70  305-495   (15 + 240-430 + 27 + 25)
-#   r50-32           200      70  310-500
-#   sms16-r18-*      150      45  210-330   (cold on 16 SMs: compiles 1.3x)
-#   sms16-r50-*      250      60  370-615   (max-autotune likely cut by the compile budget)
+#   r18-32           120      60  370 measured (15 + 335 + 20)
+#   r18-256          120      60  400-500   (max-autotune past 170 s)
+#   r50-256          200      70  600+      (max-autotune cut by the compile budget, guessed)
+#   r50-32           200      70  600+
+#   sms16-r18-*      150      45  480+      (cold on 16 SMs: compiles 1.3x)
+#   sms16-r50-*      250      60  600+      (max-autotune cut by the compile budget)
 #   sms64-*          like sms16 with ~1.1x compiles and half the step time
 #   smsN-cnn         200     130  ~245 (16 SMs) / ~205 (64 SMs), all compiles from the cache
-#   vit-b16          150      40  190-300
+#   vit-b16          150      40  190-300   (guesses from here on: max-autotune 3-6x default)
 #   bert-base        170      40  240-380
 #   gpt2-medium      220      50  335-545
 #   gpt2-xl          300      80  fills a call: 15 + 97 + 60-120 + max-autotune (290-580 guessed,
 #                                 so cut at what the budget leaves) + 60
-# So: both r18 parts fit one call at the low end; each r50 part and each transformer past
-# vit-b16 wants a call of its own; cold partitions cost about what the whole GPU costs, per SM
-# count. The JSON lines record every compile's time and cache hits: they size the next call.
+# So: every whole-GPU CNN part wants a call of its own (BUDGET_S=550); where max-autotune is cut,
+# the part resumes without it and measures the modes that compiled (they compile again from the
+# cache whatever the budget). Cold partitions cost about what the whole GPU costs, per SM count.
+# The JSON lines record every compile's time and cache hits: they size the next call.
 #
 # Inductor's cache: INDUCTOR_CACHE (default /tmp/migscope-inductor-cache: it outlives the call
 # while the machine stays warm; "fresh": a new one under the call's temporary directory). The

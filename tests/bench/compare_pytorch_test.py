@@ -304,7 +304,7 @@ class FakeSide:
 
 
 class MeasureLoopTest(unittest.TestCase):
-    def run_cell(self, device, modes, failing=None, sides="eager,compile", extra=()):
+    def run_cell(self, device, modes, failing=None, sides="eager,compile", extra=(), resumed=None):
         FakeSide.failing = failing or {}
         args = cp.parse_args(["--device", device, "--sides", sides, "--compile-modes", modes, "--reps", "2", *extra])
         log = io.StringIO()
@@ -312,7 +312,7 @@ class MeasureLoopTest(unittest.TestCase):
         cp.PyTorchSide, cp.compile_counters = FakeSide, lambda: {"fx_graph_cache_hits": 0}
         try:
             with contextlib.redirect_stderr(io.StringIO()) as err:
-                cp.measure_workload(args, "resnet18", 32, sides.split(","), {"partition": "whole"}, log)
+                cp.measure_workload(args, "resnet18", 32, sides.split(","), {"partition": "whole"}, log, resumed)
         finally:
             cp.PyTorchSide, cp.compile_counters = saved
         return [json.loads(line) for line in log.getvalue().splitlines()], err.getvalue()
@@ -339,6 +339,21 @@ class MeasureLoopTest(unittest.TestCase):
         self.assertIn("--compile-budget-s 0 s was spent", err)
         self.assertEqual([cp.side_label(r) for r in records if r["record"] == "measurement"], ["eager", "eager"])
         self.assertRegex(report(records), r"resnet18:32 whole GPU\s+reduce-overhead\s+-.*not compiled: --compile-budget-s")
+
+    def test_after_a_restart_the_modes_compiled_before_are_compiled_again_whatever_the_budget(self):
+        # The H200 on 2026-12-06: max-autotune ran out of the budget, and the resumed process
+        # skipped default and reduce-overhead too, which had compiled: the cell lost every mode.
+        records, _ = self.run_cell("cuda", "default,reduce-overhead,max-autotune-no-cudagraphs",
+                                   extra=["--compile-budget-s", "0", "--compile-timeout-s", "60"],
+                                   resumed=({"max-autotune"}, {"default", "reduce-overhead"}))
+        compiles = [r for r in records if r["record"] == "compile"]
+        self.assertEqual([(r["mode"], "compile_s" in r, r.get("after_restart", False)) for r in compiles],
+                         [("default", True, True), ("reduce-overhead", True, True),
+                          ("max-autotune-no-cudagraphs", False, False)])
+        self.assertEqual([cp.side_label(r) for r in records if r["record"] == "measurement"],
+                         ["eager", "default", "reduce-overhead"] * 2)
+        self.assertEqual(cp.compile_time_left(cp.parse_args(["--compile-timeout-s", "60", "--compile-budget-s", "0"]),
+                                              from_cache=True), 60)
 
     def test_a_compile_gets_the_smaller_of_its_timeout_and_the_budget_left(self):
         args = cp.parse_args(["--compile-timeout-s", "300", "--compile-budget-s", "100"])
