@@ -56,7 +56,8 @@ def end_errors(rows):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('dirs', nargs='+', help='evaluation folders to fit on (mix-K.json)')
-    parser.add_argument('--profiles', default=str(REPO / 'data/profiles-h200.json'))
+    parser.add_argument('--profiles', help='default: the kept profiles each folder\'s mixes were '
+                        'planned with (plan-eval.py, evaluation_profiles)')
     parser.add_argument('--gpu-model', default='h200')
     parser.add_argument('--grid-max', type=float, default=0.3)
     parser.add_argument('--grid-step', type=float, default=0.01)
@@ -93,7 +94,8 @@ def main():
         'created_at': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'),
         'command': 'scripts/fit-start-delay.py ' + ' '.join(relative(d) for d in args.dirs),
         'fitted_on': [relative(d) for d in args.dirs],
-        'profiles': relative(args.profiles),
+        'profiles': (relative(args.profiles) if args.profiles else
+                     [relative(plan_eval.evaluation_profiles(d)) for d in args.dirs]),
         'criterion': 'least median |measured / predicted - 1| makespan of the measured '
                      'partitioned candidates (each predicted again by migscope plan with its '
                      'measured queues; those every grid value predicts so)',

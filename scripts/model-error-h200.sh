@@ -9,6 +9,7 @@ cd "$root"
 b=${MIGSCOPE:-${MIGSCOPE_BUILD_DIR:-$root/build}/tools/migscope/migscope}
 out=${1:-data/model-error-h200.json}
 old=data/profiles-h200-2026-12-01/profiles-h200.json  # the unfused ResNets' profiles and corrections
+before_pooling=data/profiles-h200-2026-12-03/profiles-h200.json  # the ResNets before the max-pooling kernels
 rm -f "$out"
 # Every store with today's model: the start delay of jobs starting together (green partitions
 # only; docs/planner.md, "Model"), named as given so that the sources stay relative.
@@ -16,11 +17,14 @@ add() {
   "$b" profile residuals --start-delay data/start-delay-h200.json "$@" \
     $([ -f "$out" ] && echo --add-to "$out") -o "$out"
 }
-# Today's profiles: their calibration mixes (in-sample for the corrections), nine mixes of all
-# seven profiled jobs (2026-12-04) and the three held-out evaluations' plans (2026-12-04, seeds
-# 20261204, 20261205 and 20261206; docs/planner.md, "Held-out evaluation": from the day one was
-# scored, its mixes are residuals like any other, and their verified pairs the gains' residuals).
-add --profiles data/profiles-h200.json --db data/profiles-h200/mixes.db \
+# Today's profiles (2026-12-06): their calibration mixes (in-sample for the corrections).
+add --profiles data/profiles-h200.json --db data/profiles-h200/mixes.db
+# The profiles of 2026-12-03 (the ResNets before the max-pooling kernels), which the mixes of
+# 2026-12-04 ran: their calibration mixes, nine mixes of all seven profiled jobs and the three
+# held-out evaluations' plans (seeds 20261204, 20261205 and 20261206; docs/planner.md, "Held-out
+# evaluation": from the day one was scored, its mixes are residuals like any other, and their
+# verified pairs the gains' residuals).
+add --profiles "$before_pooling" --db data/profiles-h200-2026-12-03/mixes.db \
   --db data/calibration-h200-2026-12-04/calibration.db --db data/plan-eval-h200-2026-12-04/eval.db \
   --db data/plan-eval-h200-seed-20261205/eval.db --db data/plan-eval-h200-seed-20261206/eval.db
 # The same two mixes with the unfused ResNets, on that day's profiles.

@@ -16,16 +16,20 @@ stores (data/model-error-h200.json).
                               into DIR/mix-K.json and DIR/eval.db; a mix already in DIR is
                               skipped, so a later call goes on
   scripts/plan-eval.py report DIR...                          the table, from the mix-K.json files
-  scripts/plan-eval.py rescore DIR --seed S --model-error F [--start-delay F|none]
+  scripts/plan-eval.py rescore DIR --seed S --model-error F [--start-delay F|none] [--profiles F]
                               each measured mix decided again with the residuals F and the
                               start delay F (no GPU; with the start delay the mix was planned
                               with, the candidates are ranked as before and only the decision
                               can change), scored against what DIR measured
   scripts/plan-eval.py repredict DIR... [--start-delay F|none] [--before F|none] [--json FILE]
+                              [--profiles F]
                               each measured candidate of each mix predicted again by the built
                               `migscope plan` with both start delays (no GPU; candidates matched
                               by layout and queues): measured / predicted makespan, energy and
                               throughput, before -> after
+rescore and repredict take the profiles each folder's mixes were planned with (the kept file
+whose measurement window their JSON names: data/profiles-h200.json or an earlier
+data/profiles-h200-DATE/profiles-h200.json); --profiles F instead is said on stderr.
 
 Python 3 standard library only.
 """
@@ -135,6 +139,46 @@ def mix_files(d):
         else:
             out.append((path, doc))
     return out
+
+
+def kept_profile_files():
+    """The H200 profile files the project keeps: today's, then the earlier ones by date."""
+    return [REPO / 'data/profiles-h200.json',
+            *sorted(REPO.glob('data/profiles-h200-20*/profiles-h200.json'))]
+
+
+def evaluation_profiles(d):
+    """The kept profile file that the mixes of evaluation folder `d` were planned with: the one
+    measured over the window their plan JSON names (profiles.measured_from/to). Predicting a
+    mix with other profiles (a later file, jobs that have since changed) scores profiles the
+    mix never ran; a newer file also draws other mixes from the same seed."""
+    windows = {(doc.get('profiles', {}).get('measured_from'),
+                doc.get('profiles', {}).get('measured_to')) for _, doc in mix_files(d)}
+    if len(windows) != 1:
+        raise SystemExit(f'{d}: its mixes were planned with {len(windows)} profile windows '
+                         '(one expected); give --profiles')
+    window = windows.pop()
+    for f in kept_profile_files():
+        provenance = json.loads(f.read_text()).get('provenance', {})
+        if (provenance.get('measured_from'), provenance.get('measured_to')) == window:
+            return str(f)
+    raise SystemExit(f'{d}: its mixes were planned with profiles measured {window[0]} to '
+                     f'{window[1]}, which no kept profile file is; give --profiles')
+
+
+def profiles_for(d, given):
+    """`given` (--profiles), said on stderr when it is not what `d`'s mixes were planned with;
+    else the profiles they were planned with."""
+    if given is None:
+        return evaluation_profiles(d)
+    try:
+        planned = evaluation_profiles(d)
+    except SystemExit:
+        planned = None
+    if planned is None or pathlib.Path(planned).resolve() != pathlib.Path(given).resolve():
+        print(f'{d}: predicted with {given}, not the profiles its mixes were planned with '
+              f'({planned or "not kept"})', file=sys.stderr)
+    return given
 
 
 def score(objective, figures):
@@ -253,13 +297,14 @@ def rescore(args):
     print('| mix | objective | verdict | predicted gain | corrected gain (5-95 %) | recommendation '
           '| regret |')
     print('|---|---|---|---|---|---|---|')
-    for mix in mixes(args.seed, args.count, args.profiles):
+    profiles = profiles_for(args.dir, args.profiles)
+    for mix in mixes(args.seed, args.count, profiles):
         doc = read_mix(pathlib.Path(args.dir) / f'mix-{mix[0]}.json')
         if doc is None:
             continue
         measured = {c['name']: c for c in doc['verify']['candidates'] if 'measured' in c}
         command = plan_args(migscope_binary(), mix) + ['--model-error', args.model_error,
-                                                      '--profiles', args.profiles,
+                                                      '--profiles', profiles,
                                                       '--start-delay', args.start_delay]
         doc = json.loads(subprocess.run(command, check=True, capture_output=True,
                                         text=True).stdout)
@@ -344,20 +389,22 @@ def predict_candidate(migscope, doc, candidate, profiles, start_delay):
     return (out['given']['plan'] if partitioned else out['baselines'][0]['plan']), order
 
 
-def repredicted(dirs, start_delay, profiles, migscope=None):
+def repredicted(dirs, start_delay, profiles=None, migscope=None):
     """Each measured candidate of the mixes in `dirs`, predicted again with its measured layout
-    and queues (`plan --layout --assign`): a list of dicts with the mix, candidate, partitions,
-    measured and predicted figures and each job's measured and predicted end."""
+    and queues (`plan --layout --assign`) and `profiles` (None: each folder's own,
+    evaluation_profiles): a list of dicts with the mix, candidate, partitions, measured and
+    predicted figures and each job's measured and predicted end."""
     migscope = migscope or migscope_binary()
     rows = []
     for d in dirs:
+        profiles_d = profiles_for(d, profiles)
         for path, doc in mix_files(d):
             then = candidates_of(doc)
             for c in doc['verify']['candidates']:
                 if 'measured' not in c or any(j['status'] != 'ok' for j in c['jobs']):
                     continue
                 was = then[c['name']]
-                new, order = predict_candidate(migscope, doc, was, profiles, start_delay)
+                new, order = predict_candidate(migscope, doc, was, profiles_d, start_delay)
                 rows.append({'dir': str(d), 'mix': path.stem, 'objective': doc['objective'],
                              'candidate': c['name'],
                              'partitioned': was['gpus'][0]['partitioned'],
@@ -492,13 +539,14 @@ def main():
     again.add_argument('dir')
     again.add_argument('--seed', type=int, required=True)
     again.add_argument('--count', type=int, default=12)
-    again.add_argument('--profiles', default=str(REPO / 'data/profiles-h200.json'))
+    again.add_argument('--profiles', help='default: the kept profiles its mixes were planned with')
     again.add_argument('--model-error', required=True)
     again.add_argument('--start-delay', default=str(REPO / 'data/start-delay-h200.json'),
                        help='a start-delay file, or none (the model without it)')
     again_ = sub.add_parser('repredict')
     again_.add_argument('dirs', nargs='+')
-    again_.add_argument('--profiles', default=str(REPO / 'data/profiles-h200.json'))
+    again_.add_argument('--profiles', help='default: the kept profiles each folder\'s mixes were '
+                        'planned with')
     again_.add_argument('--start-delay', default=str(REPO / 'data/start-delay-h200.json'),
                         help='a start-delay file, or none (the model without it)')
     again_.add_argument('--before', default='none',

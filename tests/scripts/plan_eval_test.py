@@ -107,6 +107,32 @@ class Report(unittest.TestCase):
         self.assertIn('2 mixes: regret median 10.00 %, worst 20.00 %; 4 of 6', text)
 
 
+class EvaluationProfiles(unittest.TestCase):
+    def test_each_stored_evaluation_finds_the_profiles_it_was_planned_with(self):
+        before_pooling = REPO / 'data' / 'profiles-h200-2026-12-03' / 'profiles-h200.json'
+        for name in ('plan-eval-h200-2026-12-04', 'plan-eval-h200-seed-20261205',
+                     'plan-eval-h200-seed-20261206'):
+            self.assertEqual(plan_eval.evaluation_profiles(REPO / 'data' / name),
+                             str(before_pooling), name)
+
+    def test_a_window_no_kept_file_has_is_refused_and_other_profiles_are_said(self):
+        with tempfile.TemporaryDirectory() as d:
+            doc = {'profiles': {'measured_from': '2026-01-01T00:00:00Z',
+                                'measured_to': '2026-01-01T00:10:00Z'}}
+            (pathlib.Path(d) / 'mix-1.json').write_text(json.dumps(doc))
+            with self.assertRaisesRegex(SystemExit, 'which no kept profile file is; give --profiles'):
+                plan_eval.evaluation_profiles(d)
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                self.assertEqual(plan_eval.profiles_for(d, str(PROFILES)), str(PROFILES))
+            self.assertIn('not the profiles its mixes were planned with (not kept)', err.getvalue())
+        err = io.StringIO()
+        stored = REPO / 'data' / 'plan-eval-h200-seed-20261206'
+        with contextlib.redirect_stderr(err):
+            plan_eval.profiles_for(stored, str(plan_eval.evaluation_profiles(stored)))
+        self.assertEqual(err.getvalue(), '')
+
+
 class Repredict(unittest.TestCase):
     def row(self, mix, name, measured, predicted):
         figures = ('makespan_s', 'energy_j', 'throughput')
