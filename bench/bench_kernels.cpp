@@ -1,15 +1,23 @@
 // Benchmarks of migscope's CUDA kernels against ATen's on the GPU, the GPU time of each between
-// two CUDA events (manual time): the ResNet stem's max pooling, forward and backward, on a bf16
-// channels-last activation of 64 channels at 112 x 112 (what ResNet-18 and -50 pool), at batch 32
-// and 256. Skipped without a GPU. Results go to docs/benchmarks.md.
+// two CUDA events (manual time), at batch 32 and 256: the ResNet stem's max pooling, forward and
+// backward, on a bf16 channels-last activation of 64 channels at 112 x 112 (what ResNet-18 and
+// -50 pool); and a ResNet block's last batch norm with its residual add and ReLU, forward and
+// backward, at each stage's channels and size, replayed as a CUDA graph as the worker replays its
+// steps (so that launch gaps are left out on both sides). Skipped without a GPU. Results go to
+// docs/benchmarks.md.
 #include <ATen/cuda/CUDAContext.h>
 #include <benchmark/benchmark.h>
+#include <c10/core/AutogradState.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime.h>
 #include <torch/torch.h>
 
 #include <cstdint>
 
+#include "workloads/kernels/fused_batch_norm.h"
+#include "workloads/kernels/fused_ops.h"
 #include "workloads/kernels/max_pool_kernels.h"
+#include "workloads/training/step_graph.h"
 
 namespace {
 
@@ -78,6 +86,50 @@ void BM_MaxPoolForwardBackward(benchmark::State& state) {
 BENCHMARK(BM_MaxPoolForwardBackward)
     ->ArgNames({"migscope", "batch"})
     ->ArgsProduct({{0, 1}, {32, 256}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// Arguments: 0 ATen (BatchNorm2d, add, ReLU), 1 migscope (batch_norm_add_relu's kernels); the
+// batch; the ResNet stage (0-3: 64 channels at 56 x 56 up to 512 at 7 x 7).
+void BM_BatchNormAddReluForwardBackward(benchmark::State& state) {
+    if (!torch::cuda::is_available()) {
+        state.SkipWithError("no GPU");
+        return;
+    }
+    namespace w = migscope::workloads;
+    const bool fused = state.range(0) == 1;
+    const int64_t batch = state.range(1), stage = state.range(2);
+    const int64_t channels = 64 << stage, size = 56 >> stage;
+    const bool was_fused = w::fused_kernels_enabled();
+    w::set_fused_kernels_enabled(fused);
+    const auto options = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kBFloat16);
+    const auto activation = [&] {
+        return torch::randn({batch, channels, size, size}, options)
+            .contiguous(torch::MemoryFormat::ChannelsLast);
+    };
+    const torch::Tensor x = activation().requires_grad_(), residual = activation(),
+                        dy = activation();
+    torch::nn::BatchNorm2d norm(channels);
+    norm->to(torch::kCUDA);  // fp32 parameters, as the ResNets keep them
+    const c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool();
+    const c10::cuda::CUDAStreamGuard on_stream(stream);  // a graph is not captured on stream 0
+    // The backward on this thread, as the worker runs it, so that it is captured here.
+    c10::AutogradState::get_tls_state().set_multithreading_enabled(false);
+    const w::StepGraph::Step step = [&](const w::Batch&) {
+        const torch::Tensor y = w::batch_norm_add_relu(x, *norm, residual, true);
+        y.backward(dy);
+        return y;
+    };
+    for (int i = 0; i < 3; ++i)  // the gradients' buffers exist before the capture
+        step({});
+    w::StepGraph graph(std::nullopt);
+    graph.capture({}, step);
+    time_on_gpu(state, [&] { graph.replay({}); });
+    w::set_fused_kernels_enabled(was_fused);
+}
+BENCHMARK(BM_BatchNormAddReluForwardBackward)
+    ->ArgNames({"migscope", "batch", "stage"})
+    ->ArgsProduct({{0, 1}, {32, 256}, {0, 1, 2, 3}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
