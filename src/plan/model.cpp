@@ -222,6 +222,7 @@ Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& 
     Problem p;
     p.model = model;
     p.idle_power_w = profiles.idle_power_w.value;
+    p.idle_state = profiles.idle_state;
     p.power_limit_w = profiles.power_limit_w;
     if (p.power_limit_w && !(*p.power_limit_w > p.idle_power_w)) {
         throw input_error(format("profiles: power limit %.0f W is not above the idle power %.0f W",

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/statistics.h"
+
 namespace migscope::plan {
 
 CandidateRun candidate_run(const Problem& p, const GpuPlan& g) {
@@ -149,6 +151,20 @@ bool same_plan(const Plan& a, const Plan& b) {
 
 }  // namespace
 
+std::optional<BoardIdle> board_idle(const Problem& p,
+                                    const std::vector<VerifiedCandidate>& candidates) {
+    if (p.idle_state.empty())
+        return std::nullopt;
+    std::vector<double> watts;
+    for (const VerifiedCandidate& c : candidates) {
+        if (c.measured && c.measured->idle_power_w && c.measured->idle_state == p.idle_state)
+            watts.push_back(*c.measured->idle_power_w);
+    }
+    if (watts.empty())
+        return std::nullopt;
+    return BoardIdle{*percentile(watts, 0.5), watts.size(), p.idle_power_w, p.idle_state};
+}
+
 Verification verify(const Problem& p, const SearchResult& r, Objective objective,
                     CandidateRunner& runner) {
     Verification v;
@@ -205,6 +221,7 @@ Verification verify(const Problem& p, const SearchResult& r, Objective objective
         const double best = *v.candidates[*v.best_measured].score;
         v.recommended_gap = best < 0 ? 1 - mine / best : mine / best - 1;  // throughputs: < 0
     }
+    v.board_idle = board_idle(p, v.candidates);
     return v;
 }
 

@@ -52,6 +52,10 @@ struct MeasuredRun {
     // Several GPUs: each GPU's part; makespan_s is then the slowest GPU's and energy_j the host
     // total (each GPU's energy, plus idle power until the slowest for those done sooner).
     std::vector<MeasuredGpu> gpus;
+    // The board's idle power its idle probes measured, in that state (telemetry::state_key:
+    // "clocks-up", ...); none without probes.
+    std::optional<double> idle_power_w;
+    std::string idle_state;
 };
 
 // Runs a candidate with fixed work and measures it, or says why it cannot (`why_not`).
@@ -94,6 +98,20 @@ struct VerifiedCandidate {
     std::vector<GpuCheck> gpus;  // several GPUs: each one's; empty on one GPU
 };
 
+// The measured board's idle power beside the profiles': a board that idles higher or lower than
+// the one profiled draws that much more or less over every plan's makespan, whatever the plan.
+struct BoardIdle {
+    double measured_w = 0;  // median over the runs measured in the profiles' idle state
+    size_t runs = 0;
+    double profiles_w = 0;  // Problem::idle_power_w
+    std::string state;      // both in this state
+};
+
+// The median idle power of the measured candidates whose idle probes measured the profiles' idle
+// state, beside the profiles' (none when there are none, or the profiles name no state).
+std::optional<BoardIdle> board_idle(const Problem& p,
+                                    const std::vector<VerifiedCandidate>& candidates);
+
 struct Verification {
     Objective objective = Objective::kEnergy;
     // The search's top, in its order, then the sequential baseline and the user's plan when the
@@ -104,6 +122,7 @@ struct Verification {
     // / the best's - 1; throughputs: 1 - its / the best's. 0 when it was the best.
     std::optional<double> recommended_gap;
     double runs_wall_s = 0;
+    std::optional<BoardIdle> board_idle;  // none: no run measured idle in the profiles' state
 };
 
 // The measured objective of a run of `plan` (lower is better, as plan::score), when the run can

@@ -536,6 +536,15 @@ void print_gpu_checks(const std::vector<plan::GpuCheck>& gpus, std::ostream& out
     }
 }
 
+// What the measured board's idle power, against the profiles', adds to the recommendation's
+// energy over its predicted makespan, as a share of its predicted energy; none without both.
+std::optional<double> idle_energy_share(const plan::Verification& v) {
+    if (!v.board_idle || v.candidates.empty() || !(v.candidates.front().predicted.energy_j > 0))
+        return std::nullopt;
+    const plan::Prediction& r = v.candidates.front().predicted;
+    return (v.board_idle->measured_w - v.board_idle->profiles_w) * r.makespan_s / r.energy_j;
+}
+
 }  // namespace
 
 json verification_json(const plan::Problem& p, const plan::Verification& v) {
@@ -596,11 +605,21 @@ json verification_json(const plan::Problem& p, const plan::Verification& v) {
         summary["best_measured"] = v.candidates[*v.best_measured].name;
         summary["recommended_gap"] = *v.recommended_gap;
     }
-    return {{"candidates", entries}, {"summary", summary}};
+    json board = nullptr;
+    if (v.board_idle)
+        board = {{"measured_w", v.board_idle->measured_w},
+                 {"runs", v.board_idle->runs},
+                 {"profiles_w", v.board_idle->profiles_w},
+                 {"state", v.board_idle->state},
+                 {"recommended_energy_share", maybe(idle_energy_share(v))}};
+    return {{"candidates", entries}, {"summary", summary}, {"board_idle", board}};
 }
 
-// Predicted against measured for each candidate, then the recommendation against the best.
-void print_verification(const plan::Problem& p, const plan::Verification& v, std::ostream& out) {
+namespace {
+
+// Each candidate's predicted against measured, then the recommendation against the best.
+void print_candidates_verified(const plan::Problem& p, const plan::Verification& v,
+                               std::ostream& out) {
     for (const plan::VerifiedCandidate& c : v.candidates) {
         if (!c.measured) {
             out << "  " << c.name << ": not verified: " << c.skipped << "\n";
@@ -672,6 +691,24 @@ void print_verification(const plan::Problem& p, const plan::Verification& v, std
             << " cannot be compared (not measured, a job failed, or an objective a run "
                "cannot measure).\n";
     }
+}
+
+}  // namespace
+
+// Predicted against measured for each candidate, then the recommendation against the best.
+void print_verification(const plan::Problem& p, const plan::Verification& v, std::ostream& out) {
+    print_candidates_verified(p, v, out);
+    if (!v.board_idle)
+        return;
+    const plan::BoardIdle& b = *v.board_idle;
+    const std::optional<double> share = idle_energy_share(v);
+    out << fmt::format(
+        "  This board idled at {:.1f} W ({}, median of {} run{}' idle probes), the profiles' "
+        "board at {:.1f} W: {:+.1f} W over a plan's whole makespan, whatever the plan{}.\n",
+        b.measured_w, telemetry::state_text(b.state), b.runs, b.runs == 1 ? "" : "s", b.profiles_w,
+        b.measured_w - b.profiles_w,
+        share ? fmt::format(" ({:+.1f} % of the recommendation's predicted energy)", 100 * *share)
+              : std::string());
 }
 
 namespace {

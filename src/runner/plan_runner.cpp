@@ -21,6 +21,8 @@ plan::MeasuredRun measured(const store::RunRecord& r) {
         m.jobs.push_back({j.status, j.message, j.workload ? j.items_per_s : std::optional<double>(),
                           j.finish_s});
     m.stored_run_id = r.id;
+    m.idle_power_w = r.idle_power_w;
+    m.idle_state = r.idle_state.value_or("");
     return m;
 }
 
@@ -31,6 +33,11 @@ plan::MeasuredRun measured(const RunResult& r) {
     for (const JobResult& j : r.jobs)
         m.jobs.push_back({to_string(j.status), j.message,
                           j.spec.external() ? std::optional<double>() : j.items_per_s, j.finish_s});
+    // As the store records it (run_record.cpp): the static power's state.
+    if (const auto state = r.idle.static_power(); state && r.idle_power_w) {
+        m.idle_power_w = r.idle_power_w;
+        m.idle_state = telemetry::state_key(state->first);
+    }
     return m;
 }
 

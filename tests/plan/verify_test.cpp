@@ -114,6 +114,36 @@ TEST(Verify, GapIsTheRecommendationAgainstTheBestMeasured) {
     EXPECT_NEAR(*by_time.recommended_gap, 10.0 / 9 - 1, 1e-12);
 }
 
+// The board's idle power: the median over the runs whose idle probes measured the profiles' idle
+// state, beside the profiles' own; none when no run did or the profiles name no state.
+TEST(Verify, TheBoardsIdlePowerIsTheMedianOfTheRunsProbedInTheProfilesState) {
+    Fixture f = three_candidates();
+    f.problem.idle_state = "clocks-up";
+    const auto idle = [](double w, const std::string& state) {
+        MeasuredRun m = measured(10, 1000, 3);
+        m.idle_power_w = w;
+        m.idle_state = state;
+        return m;
+    };
+    ScriptedRunner runner;
+    runner.answers = {{0, idle(120, "clocks-up")},
+                      {1, idle(80, "deep")},
+                      {2, idle(124, "clocks-up")},
+                      {3, measured(10, 1000, 3)}};
+    const Verification v = verify(f.problem, f.result, Objective::kEnergy, runner);
+    ASSERT_TRUE(v.board_idle);
+    EXPECT_DOUBLE_EQ(v.board_idle->measured_w, 122);
+    EXPECT_EQ(v.board_idle->runs, 2u);
+    EXPECT_DOUBLE_EQ(v.board_idle->profiles_w, f.problem.idle_power_w);
+    EXPECT_EQ(v.board_idle->state, "clocks-up");
+
+    runner.answers = {{0, idle(80, "deep")}, {1, measured(10, 1000, 3)}};
+    EXPECT_FALSE(verify(f.problem, f.result, Objective::kEnergy, runner).board_idle);
+    runner.answers = {{0, idle(120, "clocks-up")}};
+    f.problem.idle_state.clear();  // profiles from before idle states were recorded
+    EXPECT_FALSE(verify(f.problem, f.result, Objective::kEnergy, runner).board_idle);
+}
+
 // The top without the whole GPU: the sequential baseline is measured beside it, last.
 TEST(Verify, TheSequentialBaselineIsMeasuredWhenTheTopLacksIt) {
     const Fixture f = three_candidates();

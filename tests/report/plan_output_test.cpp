@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include <sstream>
 
 #include "core/text_file.h"
@@ -67,6 +70,40 @@ TEST(PlanOutput, EveryFormatMatchesItsGoldenFile) {
     const PlanFixture f = fixture();
     const PlanReport report = report_of(f);
     test::expect_golden_formats(plan_printers(), PlanOutput{report, nullptr, ""}, "plan");
+}
+
+// --verify on a board that idles lower than the profiled one: the verification says by how much,
+// over every plan's makespan, and what that alone is of the recommendation's predicted energy.
+TEST(PlanOutput, VerificationSaysHowTheBoardsIdlePowerDiffersFromTheProfiles) {
+    const PlanFixture f = fixture();
+    const PlanReport report = report_of(f);
+    plan::Verification v;
+    plan::VerifiedCandidate c;
+    c.name = f.result.top.front().name;
+    c.predicted = f.result.top.front().prediction;
+    v.candidates.push_back(c);  // not measured: only the board's line is asked about
+    const double profiles_w = f.problem.idle_power_w;
+    v.board_idle = plan::BoardIdle{profiles_w - 7.5, 3, profiles_w, "clocks-up"};
+    const double share = -7.5 * c.predicted.makespan_s / c.predicted.energy_j;
+
+    std::ostringstream table;
+    print_verification(f.problem, v, table);
+    EXPECT_NE(table.str().find(fmt::format(
+                  "This board idled at {:.1f} W (idle with clocks up, median of 3 runs' idle "
+                  "probes), the profiles' board at {:.1f} W: -7.5 W over a plan's whole makespan, "
+                  "whatever the plan ({:+.1f} % of the recommendation's predicted energy).",
+                  profiles_w - 7.5, profiles_w, 100 * share)),
+              std::string::npos)
+        << table.str();
+
+    std::ostringstream out;
+    plan_printers().print("json", PlanOutput{report, &v, "test"}, out);
+    const nlohmann::json board = nlohmann::json::parse(out.str())["verify"]["board_idle"];
+    EXPECT_DOUBLE_EQ(board["measured_w"].get<double>(), profiles_w - 7.5);
+    EXPECT_EQ(board["runs"], 3);
+    EXPECT_DOUBLE_EQ(board["profiles_w"].get<double>(), profiles_w);
+    EXPECT_EQ(board["state"], "clocks-up");
+    EXPECT_NEAR(board["recommended_energy_share"].get<double>(), share, 1e-12);
 }
 
 }  // namespace

@@ -531,6 +531,14 @@ TEST_F(PlanCommand, ProfileExportPlanAndVerifyWithTheStandInWorker) {
     EXPECT_EQ(summary["candidates"], candidates.size());
     EXPECT_GE(summary["recommended_gap"].get<double>(), 0.0);
     EXPECT_GT(summary["runs_wall_s"].get<double>(), 0.0);
+    // The board's idle power from the runs' idle probes (in the profiles' idle state, on the same
+    // fake GPU), beside the profiles'.
+    const json& board = p["verify"]["board_idle"];
+    ASSERT_TRUE(board.is_object()) << p["verify"].dump(2);
+    EXPECT_EQ(board["state"], doc["idle_state"]);
+    EXPECT_EQ(board["runs"], candidates.size());
+    EXPECT_GT(board["measured_w"].get<double>(), 0);
+    EXPECT_DOUBLE_EQ(board["profiles_w"].get<double>(), doc["idle_power_w"]["value"].get<double>());
 
     // Again with the same --db: every candidate was measured before, nothing runs.
     const ProcessResult again = migscope(args);
