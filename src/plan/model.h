@@ -140,8 +140,8 @@ struct Problem {
                               // by increasing SMs, then the whole GPU (last)
     std::vector<JobModel> jobs;
     double idle_power_w = 0;
-    std::string
-        idle_state;  // idle_power_w's (ProfileSet::idle_state): "clocks-up", ...; "" unknown
+    // idle_power_w's state (ProfileSet::idle_state): "clocks-up", ...; "" unknown.
+    std::string idle_state;
     std::optional<double> power_limit_w;  // the board's (ProfileSet::power_limit_w)
     Correction correction;
     Constraints constraints;

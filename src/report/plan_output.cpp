@@ -703,10 +703,10 @@ void print_verification(const plan::Problem& p, const plan::Verification& v, std
     const plan::BoardIdle& b = *v.board_idle;
     const std::optional<double> share = idle_energy_share(v);
     out << fmt::format(
-        "  This board idled at {:.1f} W ({}, median of {} run{}' idle probes), the profiles' "
+        "  This board idled at {:.1f} W ({}, median of {} {} idle probes), the profiles' "
         "board at {:.1f} W: {:+.1f} W over a plan's whole makespan, whatever the plan{}.\n",
-        b.measured_w, telemetry::state_text(b.state), b.runs, b.runs == 1 ? "" : "s", b.profiles_w,
-        b.measured_w - b.profiles_w,
+        b.measured_w, telemetry::state_text(b.state), b.runs, b.runs == 1 ? "run's" : "runs'",
+        b.profiles_w, b.measured_w - b.profiles_w,
         share ? fmt::format(" ({:+.1f} % of the recommendation's predicted energy)", 100 * *share)
               : std::string());
 }
