@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/text.h"
 #include "partition/job.h"
+#include "runner/run_record.h"
 
 namespace migscope::runner {
 namespace {
@@ -33,11 +34,8 @@ plan::MeasuredRun measured(const RunResult& r) {
     for (const JobResult& j : r.jobs)
         m.jobs.push_back({to_string(j.status), j.message,
                           j.spec.external() ? std::optional<double>() : j.items_per_s, j.finish_s});
-    // As the store records it (run_record.cpp): the static power's state.
-    if (const auto state = r.idle.static_power(); state && r.idle_power_w) {
-        m.idle_power_w = r.idle_power_w;
-        m.idle_state = telemetry::state_key(state->first);
-    }
+    m.idle_power_w = r.idle_power_w;
+    m.idle_state = idle_state_of(r).value_or("");
     return m;
 }
 

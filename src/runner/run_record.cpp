@@ -36,6 +36,13 @@ store::JobRecord to_job_record(const JobResult& r) {
 
 }  // namespace
 
+std::optional<std::string> idle_state_of(const RunResult& run) {
+    const auto state = run.idle.static_power();
+    if (!state || !run.idle_power_w)
+        return std::nullopt;
+    return telemetry::state_key(state->first);
+}
+
 store::RunRecord to_run_record(const RunResult& run, const RecordContext& context) {
     store::RunRecord r;
     r.started_at = context.started_at;
@@ -61,8 +68,7 @@ store::RunRecord to_run_record(const RunResult& run, const RecordContext& contex
     r.power_samples = static_cast<int64_t>(e.power_samples);
     r.max_gap_s = e.max_gap_s;
     r.idle_power_w = run.idle_power_w;
-    if (const auto state = run.idle.static_power(); state && run.idle_power_w)
-        r.idle_state = telemetry::state_key(state->first);
+    r.idle_state = idle_state_of(run);
     if (run.idle.deep)
         r.deep_idle_power_w = run.idle.deep->mean_w;
     r.sm_clock_mhz = run.sm_clock_mhz;

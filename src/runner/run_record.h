@@ -24,6 +24,10 @@ struct RecordContext {
 // The energy summary's warnings join the run's; trace times count from the run's trace origin.
 store::RunRecord to_run_record(const RunResult& run, const RecordContext& context);
 
+// The state its idle_power_w was measured in, as the store names it (telemetry::state_key: the
+// static power's state); none without an idle power.
+std::optional<std::string> idle_state_of(const RunResult& run);
+
 // Now, as UTC ISO 8601 to the second ("2026-11-30T03:34:15Z").
 std::string utc_now_iso8601();
 
