@@ -117,6 +117,9 @@ def run(args):
               f'in {time.monotonic() - t0:.0f} s', flush=True)
         if done.returncode != 0:
             (out_dir / f'mix-{i}.json').unlink(missing_ok=True)
+        if done.returncode == 2:  # refused input (another GPU model than the profiles'): every mix
+            print(f'stopped: `migscope plan` refused its input (see {out_dir / "log.txt"})')
+            break
 
 
 def read_mix(path):

@@ -223,6 +223,35 @@ TEST_F(PlanCommand, VerifyRunsEachJobsOwnWork) {
     }
 }
 
+// Profiles of one GPU model verified on another: refused before anything runs, naming both (an
+// H200's plan verified on an H100 once ran its sequential baseline, then failed at a layout).
+TEST_F(PlanCommand, VerifyRefusesAGpuOfAnotherModelBeforeRunningAnything) {
+    json nvml = json::parse(read_text(fs::path(FAKE_NVML_DIR) / "h200.json"));
+    nvml["devices"][0]["name"] = "NVIDIA H100 80GB HBM3";
+    std::ofstream(dir_ / "h100.json") << nvml.dump();
+    std::map<std::string, std::string> env = fake_gpu();
+    env["MIGSCOPE_FAKE_NVML_CONFIG"] = (dir_ / "h100.json").string();
+    const std::string db = (dir_ / "verify.db").string();
+    const ProcessResult r = migscope(
+        {"plan", "--jobs", "small,big", "--profiles", profiles(), "--work", "12", "--verify",
+         "--backend", "green", "--idle-probe", "0", "--marginal-probe", "0", "--format", "json",
+         "--db", db, "--run-dir", (dir_ / "verify").string()},
+        env);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("GPU 0 is NVIDIA H100 80GB HBM3 (h100-80gb), but the plan is for h200"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(db));
+    EXPECT_FALSE(fs::exists(dir_ / "verify"));
+    // The same GPU as the profiles': verified.
+    EXPECT_EQ(migscope({"plan", "--jobs", "small,big", "--profiles", profiles(), "--work", "12",
+                        "--verify", "--backend", "green", "--top", "1", "--idle-probe", "0",
+                        "--marginal-probe", "0", "--format", "json", "--db", db, "--run-dir",
+                        (dir_ / "verify").string()})
+                  .exit_code,
+              0);
+}
+
 // A layout of the user's own: predicted beside the recommendation with its interval, its jobs
 // where --assign puts them (partitions counted in the text's order), and run by --verify too.
 TEST_F(PlanCommand, YourLayoutIsPredictedBesideTheRecommendationAndVerified) {
