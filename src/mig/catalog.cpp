@@ -415,4 +415,9 @@ const GpuModel* match_builtin_by_device_name(std::string_view device_name) {
     return nullptr;
 }
 
+bool names_other_model(std::string_view device_name, const GpuModel& model) {
+    const GpuModel* named = match_builtin_by_device_name(device_name);
+    return named && named->key != model.key;
+}
+
 }  // namespace migscope::mig

@@ -54,6 +54,9 @@ const GpuModel& builtin_model(std::string_view key);
 
 // The built-in model whose product name matches an NVML device name ("NVIDIA H200"), or nullptr.
 const GpuModel* match_builtin_by_device_name(std::string_view device_name);
+// Whether an NVML device name is a built-in model other than `model` (an H100's runs are no H200
+// profile); a name of no built-in model is not.
+bool names_other_model(std::string_view device_name, const GpuModel& model);
 
 // The built-in model with this PCI device id ("0x233510DE", any case), or nullptr.
 const GpuModel* match_builtin_by_pci_id(std::string_view pci_device_id);

@@ -516,6 +516,10 @@ RunValues collect_run_values(const std::vector<store::RunRecord>& runs,
             continue;
         if (r.idle_power_w)
             out.idle_by_state[r.idle_state.value_or("")].push_back(*r.idle_power_w);
+        if (r.provenance.gpu_name && mig::names_other_model(*r.provenance.gpu_name, model))
+            throw input_error("run " + std::to_string(r.id) + " was measured on " +
+                              *r.provenance.gpu_name + ", not on " + model.key +
+                              " (--gpu-model): export each GPU model's stores with its own");
         if (r.provenance.gpu_name)
             out.gpus.insert(*r.provenance.gpu_name);
         if (r.provenance.driver_version)

@@ -342,6 +342,12 @@ StoreResiduals residuals_from_runs(const std::vector<store::RunRecord>& runs,
              (builtin == r.jobs.size() && (baseline_backend(r.backend) || r.average_power_w)));
         if (!usable)
             continue;
+        if (r.provenance.gpu_name && mig::names_other_model(*r.provenance.gpu_name, model)) {
+            out.skipped.push_back("run " + std::to_string(r.id) + " (" + r.label +
+                                  "): measured on " + *r.provenance.gpu_name + ", not " +
+                                  model.key);
+            continue;
+        }
         const std::string where = source + " run " + std::to_string(r.id);
         // A CUDA graph changes a small job's speed by up to 2.5x: steps like the profiles' only.
         // Profiles step as graphs unless every run behind them stepped eagerly (a store whose

@@ -133,6 +133,25 @@ TEST(Profiles, FromRunsTakesTheBoardsPowerLimitAndRefusesTwo) {
     }
 }
 
+// An H100's runs exported as the H200's profiles would plan one GPU with another's speeds.
+TEST(Profiles, FromRunsRefusesRunsOfAnotherGpuModel) {
+    std::vector<store::RunRecord> runs = {single_run(1, "green", "2g.35gb", 100, 200, 90),
+                                          single_run(2, "sequential", "whole GPU", 300, 400, 90)};
+    runs[1].provenance.gpu_name = "NVIDIA H100 80GB HBM3";
+    try {
+        profiles_from_runs(runs, mig::builtin_model("h200"));
+        FAIL() << "an H100's run in the H200's profiles";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInput);
+        EXPECT_NE(std::string(e.what()).find(
+                      "run 2 was measured on NVIDIA H100 80GB HBM3, not on h200 (--gpu-model)"),
+                  std::string::npos)
+            << e.what();
+    }
+    runs[1].provenance.gpu_name = "a board of no known model";  // nothing to compare: used
+    EXPECT_EQ(profiles_from_runs(runs, mig::builtin_model("h200")).jobs.size(), 1u);
+}
+
 TEST(Profiles, FromRunsRefusesToMixEagerAndCudaGraphRunsOfOneJob) {
     const mig::GpuModel& h200 = mig::builtin_model("h200");
     std::vector<store::RunRecord> runs = {single_run(1, "green", "2g.35gb", 100, 200, 90),

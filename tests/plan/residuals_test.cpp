@@ -171,5 +171,24 @@ TEST(Residuals, RunsItCannotPredictAreSkippedWithWhyAndProfileRunsAreNotUsed) {
     EXPECT_NE(s.skipped[0].find("zz"), std::string::npos) << s.skipped[0];
 }
 
+// Another GPU model's runs say nothing of this model's error: skipped, naming the GPU.
+TEST(Residuals, RunsOfAnotherGpuModelAreSkippedWithTheirGpu) {
+    store::RunRecord r = run(8, "green", "duration", "2g.35gb+1g.18gb",
+                             {job("a", "2g.35gb", 90), job("b", "1g.18gb", 55)});
+    r.average_power_w = 300;
+    const StoreResiduals here =
+        residuals_from_runs({r}, two_jobs(), mig::builtin_model("h200"), "m.db");
+    EXPECT_EQ(here.runs_used, 1u);
+    r.provenance.gpu_name = "NVIDIA H100 80GB HBM3";
+    const StoreResiduals there =
+        residuals_from_runs({r}, two_jobs(), mig::builtin_model("h200"), "m.db");
+    EXPECT_EQ(there.runs_used, 0u);
+    EXPECT_TRUE(there.residuals.empty());
+    ASSERT_EQ(there.skipped.size(), 1u);
+    EXPECT_NE(there.skipped[0].find("measured on NVIDIA H100 80GB HBM3, not h200"),
+              std::string::npos)
+        << there.skipped[0];
+}
+
 }  // namespace
 }  // namespace migscope::plan
