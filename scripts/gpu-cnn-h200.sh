@@ -27,8 +27,8 @@
 # and each at most COMPILE_TIMEOUT_S (default 300): a compile past either ends the process (exit
 # 75) and the part resumes without that mode (--resume), which the report then lists as "not
 # measured" (issue 44 not established for that cell) rather than losing the cell (on 2026-12-06,
-# without the 30 s, a resumed resnet18:256 found 59 s left of its 60 and measured nothing). A skipped part says so in
-# progress.log; run it in the next call.
+# without the 30 s, a resumed resnet18:256 found 59 s left of its 60 and measured nothing). A
+# skipped part says so in progress.log; run it in the next call.
 #
 # Estimates (s of command time, machine start not counted), from the 2026-12-03 measurements
 # (cold default-mode compiles, the first compiled step: resnet18 19.2-23.3, resnet50 43.5-46.5,
