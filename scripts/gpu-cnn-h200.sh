@@ -63,6 +63,12 @@
 # count its own, INDUCTOR_CACHE/smsN: compiled and autotuned on the partition, as a user there
 # would) or "shared" (the whole GPU's: kernels and autotuning chosen on 132 SMs, compiles in
 # seconds; what 2026-12-03's partitions did). Compile records say which (cache hits/misses).
+# Across device calls (each may start a fresh machine): CACHE_OUT=1 packs the cache at the end
+# into $OUT/inductor-cache.tar.xz.NN (parts under the 16 MiB a call returns; none above 48 MiB
+# in all, said in progress.log), and CACHE_IN=DIR unpacks such parts (carried in the tree) before
+# the first part, so that a max-autotune compile cut in one call goes on from what it had
+# autotuned in the next. Not yet tried on a GPU (2026-12-06): whether a cut compile leaves its
+# autotuning in the cache, and how large a ResNet's cache is, are what its first use measures.
 #
 # Everything goes under $OUT: summary.txt (the full report), compare.jsonl (every record),
 # progress.log, gpu-cnn-h200.tar.gz (each part's output and log, MPS's logs, the environment;
@@ -83,6 +89,11 @@ mkdir -p "$out" "$bulk/traces" "$work/mps/pipe" "$work/mps/log"
 export PYTHONUNBUFFERED=1
 cache_root=${INDUCTOR_CACHE:-/tmp/migscope-inductor-cache}
 [[ $cache_root == fresh ]] && cache_root=$work/inductor-cache
+if [[ -n ${CACHE_IN:-} ]]; then
+  mkdir -p "$cache_root"
+  cat "$CACHE_IN"/inductor-cache.tar.xz.* | tar -xJf - -C "$cache_root" ||
+    echo "CACHE_IN: the cache in $CACHE_IN could not be unpacked; compiling cold" >&2
+fi
 partition_cache=${PARTITION_CACHE:-own}
 started=$SECONDS
 status=0  # 1 once a part exits non-zero
@@ -236,6 +247,16 @@ if (($(stat -c %s "$out/gpu-cnn-h200.tar.gz") > 15 * 1024 * 1024)); then  # a de
   tar -czf "$out/gpu-cnn-h200.tar.gz" -C "$work" --exclude gpu-cnn-h200/traces gpu-cnn-h200
   tar -I 'xz -T0' -cf "$out/gpu-cnn-h200-traces.tar.xz" -C "$bulk" traces
   log "traces archived apart: $(du -h "$out/gpu-cnn-h200-traces.tar.xz" | cut -f1)"
+fi
+if [[ -n ${CACHE_OUT:-} && -d $cache_root ]]; then
+  tar -cf - -C "$cache_root" . | xz -T0 -3 | split -b 15M -d - "$out/inductor-cache.tar.xz."
+  packed=$(cat "$out"/inductor-cache.tar.xz.* | wc -c)
+  if ((packed > 48 * 1024 * 1024)); then
+    rm -f "$out"/inductor-cache.tar.xz.*
+    log "inductor cache: $((packed / 1024 / 1024)) MiB packed, above the 48 MiB a call can carry: not kept"
+  else
+    log "inductor cache: $((packed / 1024 / 1024)) MiB packed into $out/inductor-cache.tar.xz.*"
+  fi
 fi
 log "done after $((SECONDS - started)) s"
 # The short table last: the throughput table and the summary lines (summary.txt has it all).
