@@ -216,6 +216,19 @@ void require_gpu(const Machine& machine, const std::string& what) {
         throw unavailable_error(what + " needs a GPU: " + machine.gpu_problem);
 }
 
+void require_planned_model(const Machine& machine, unsigned index, const mig::GpuModel& planned,
+                           const std::string& what) {
+    const mig::GpuModel& here = machine.gpu->model;
+    if (here.key == planned.key)
+        return;
+    const std::string name = machine.gpu->device->name().value.value_or(here.description);
+    throw input_error(what + ": GPU " + std::to_string(index) + " is " + name + " (" + here.key +
+                      "), but the plan is for " + planned.key +
+                      " (--gpu-model, and its profiles): profile this GPU (migscope profile) and "
+                      "plan with --gpu-model " +
+                      here.key);
+}
+
 std::string data_dir() {
     if (const char* given = std::getenv("MIGSCOPE_DATA_DIR"))
         return given;

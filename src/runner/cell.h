@@ -44,6 +44,11 @@ Machine open_machine(unsigned index);
 // Throws an unavailable error (exit 3) naming `what` and why when the machine has no GPU: for
 // commands that need one, before they make anything.
 void require_gpu(const Machine& machine, const std::string& what);
+// Throws an input error (exit 2) naming `what`, GPU `index` and both models when the machine's GPU
+// is not of `planned`, the model a plan or schedule was made for: on another model its layouts do
+// not exist or run unlike their prediction. Before anything runs.
+void require_planned_model(const Machine& machine, unsigned index, const mig::GpuModel& planned,
+                           const std::string& what);
 
 // Where migscope's shipped records are (`peak-memory-MODEL.json`, `profiles-MODEL.json`):
 // MIGSCOPE_DATA_DIR, else PREFIX/share/migscope beside an installed binary (PREFIX/bin), else

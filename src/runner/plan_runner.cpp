@@ -85,22 +85,6 @@ GpuOutcome outcome_of(const store::RunRecord& r) {
     return g;
 }
 
-// A plan's layouts and predictions are one GPU model's, its profiles': on another model its
-// candidates do not exist or run unlike their prediction. Refused before anything runs (profiles
-// of the H200 verified on an H100 once ran the sequential baseline, then failed at the first
-// layout).
-void require_planned_model(const Machine& machine, unsigned index, const mig::GpuModel& planned) {
-    const mig::GpuModel& here = machine.gpu->model;
-    if (here.key == planned.key)
-        return;
-    const std::string name = machine.gpu->device->name().value.value_or(here.description);
-    throw input_error("plan --verify: GPU " + std::to_string(index) + " is " + name + " (" +
-                      here.key + "), but the plan is for " + planned.key +
-                      " (--gpu-model, and its profiles): profile this GPU (migscope profile) and "
-                      "plan with --gpu-model " +
-                      here.key + ", or plan without --verify");
-}
-
 }  // namespace
 
 CellCandidateRunner::CellCandidateRunner(const Machine& machine, const Measurement& m,
@@ -286,9 +270,11 @@ plan::Verification verify_on_gpus(const plan::Problem& problem, const plan::Sear
     const Machine machine = open_machine(request.first_gpu);
     require_gpu(machine, "plan --verify");  // before the store is made
     const HostMachines gpus = open_gpus(request.first_gpu, request.gpus > 1 ? request.gpus : 0);
-    require_planned_model(machine, request.first_gpu, problem.model);
+    // Profiles of the H200 verified on an H100 once ran the sequential baseline, then failed at
+    // the first layout.
+    require_planned_model(machine, request.first_gpu, problem.model, "plan --verify");
     for (const auto& [index, gpu] : gpus)
-        require_planned_model(gpu, index, problem.model);
+        require_planned_model(gpu, index, problem.model, "plan --verify");
     std::optional<store::Store> db;
     if (!request.db.empty())
         db.emplace(store::Store::open(request.db));

@@ -60,9 +60,8 @@ partition::BackendKind open_replay_backend(ReplayOptions& o, const mig::GpuModel
     const partition::BackendTraits& bt = partition::traits(backend);
     if (!o.dry_run && bt.needs_gpu && !machine.gpu)
         throw unavailable_error("backend " + o.backend + " needs a GPU: " + machine.gpu_problem);
-    if (!o.dry_run && machine.gpu && bt.takes_layout && machine.gpu->model.key != model.key)
-        throw input_error("--gpu-model: the schedule is simulated for " + model.key +
-                          ", but this GPU is " + machine.gpu->model.key);
+    if (!o.dry_run && machine.gpu && bt.takes_layout)
+        runner::require_planned_model(machine, o.gpu, model, "stream replay");
     return backend;
 }
 
