@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The activity probe's cost to training, taken apart (issue 43 item 6; docs/benchmarks.md §7): one
+# job alone on the whole GPU (`migscope run --backend sequential`), COST_S s windows, each PART in
+# turn, REPS rounds, the order rotated each round so that drift falls on every part alike. Parts:
+#   none         no injection library
+#   inject       bench/libactivity-probe-floor.so, which does nothing once loaded
+#   cupti        the same with CUPTI's activity API and device records only
+#   graphs-only  the same with one record per CUDA graph launch, no kernel records
+#   graphs       the probe, MIGSCOPE_ACTIVITY_GRAPHS=1 (graph records and kernel records)
+#   kernels      the probe with every kernel's record
+#   sampled      the probe, kernel records on 5 % of each second
+# No exporter listens (the probe's report is one failed sendto a period). After a build with the
+# benchmarks (the probe and the floor library need CUPTI). Writes under OUT (default
+# ./probe-cost-out): cost.db (the runs), runs.txt (each run's time and what its library said),
+# runs.tar.gz (each run's result.json, log and job stderr) and cost.txt, the table: per part the
+# median speed and board power and their change against `none` (ranges in brackets).
+# BACKEND=cpu runs the script where there is no GPU (no library is loaded then; a smoke test).
+#   OUT=DIR JOB=resnet18:32 COST_S=8 REPS=3 BUDGET_S=300 PARTS="none inject cupti graphs-only graphs" \
+#     bash bench/activity_probe_cost.sh
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${MIGSCOPE_BUILD_DIR:-$root/build}
+b=$build/tools/migscope/migscope
+probe=$build/src/libmigscope-activity.so
+floor=$build/bench/libactivity-probe-floor.so
+out=${OUT:-$PWD/probe-cost-out}
+job=${JOB:-resnet18:32}
+read -ra parts <<<"${PARTS:-none inject cupti graphs-only graphs}"
+for f in "$b" "$probe" "$floor"; do
+  [ -e "$f" ] || { echo "activity_probe_cost: $f is missing (build with CUPTI and the benchmarks)" >&2; exit 2; }
+done
+mkdir -p "$out"
+
+part_env() {  # the environment of one part, as `env` arguments
+  case "$1" in
+    none) echo "-u CUDA_INJECTION64_PATH" ;;
+    inject) echo "CUDA_INJECTION64_PATH=$floor MIGSCOPE_FLOOR_PART=inject" ;;
+    cupti) echo "CUDA_INJECTION64_PATH=$floor MIGSCOPE_FLOOR_PART=cupti" ;;
+    graphs-only) echo "CUDA_INJECTION64_PATH=$floor MIGSCOPE_FLOOR_PART=graphs-only" ;;
+    graphs) echo "CUDA_INJECTION64_PATH=$probe MIGSCOPE_ACTIVITY_GRAPHS=1" ;;
+    kernels) echo "CUDA_INJECTION64_PATH=$probe" ;;
+    sampled) echo "CUDA_INJECTION64_PATH=$probe MIGSCOPE_ACTIVITY_DUTY=0.05 MIGSCOPE_ACTIVITY_PERIOD_S=1" ;;
+    *) return 1 ;;
+  esac
+}
+for p in "${parts[@]}"; do
+  part_env "$p" >/dev/null || { echo "activity_probe_cost: unknown part '$p'" >&2; exit 2; }
+done
+
+n=${#parts[@]}
+start=$(date +%s)
+for rep in $(seq "${REPS:-3}"); do
+  # BUDGET_S: no round starts after that many seconds (a round's parts are compared together).
+  [ $(($(date +%s) - start)) -lt "${BUDGET_S:-100000}" ] || break
+  for i in $(seq 0 $((n - 1))); do
+    p=${parts[$(((i + rep - 1) % n))]}
+    name=$p-$rep
+    read -ra e <<<"$(part_env "$p")"
+    SECONDS=0
+    env "${e[@]}" MIGSCOPE_ACTIVITY_SOCKET="$out/nobody.sock" timeout "${RUN_LIMIT_S:-120}" \
+      "$b" run --backend "${BACKEND:-sequential}" --jobs "$job" --duration "${COST_S:-8}" --db "$out/cost.db" \
+      --run-dir "$out/$name" --label "probe cost: $p" >/dev/null 2>"$out/$name.log"
+    echo "$name: exit $? after $SECONDS s $(cat "$out/$name"/*.stderr 2>/dev/null |
+      grep -h -m 1 -E '^(activity-probe-floor|migscope-activity):')" |
+      tee -a "$out/runs.txt"
+  done
+done
+
+python3 - "$out" "${parts[@]}" <<'PY' | tee "$out/cost.txt"
+import json, pathlib, statistics, sys
+out, parts = pathlib.Path(sys.argv[1]), sys.argv[2:]
+runs = {}
+for d in out.iterdir():
+    if (d / "result.json").is_file():
+        run = json.loads((d / "result.json").read_text())["run"]
+        job = run["jobs"][0]
+        if job["items_per_s"]:  # none: the run measured nothing (its log says why)
+            runs.setdefault(d.name.rsplit("-", 1)[0], []).append(
+                (job["items_per_s"], (job["energy_j"] or 0) / run["window_s"]))  # 0: no power
+base = runs.get("none")
+print(f"{'part':12} {'runs':>4} {'items/s':>9} {'speed':>22} {'W':>6} {'power':>22}")
+for p in parts:
+    v = runs.get(p)
+    if not v:
+        print(f"{p:12} no run")
+        continue
+    cols = []
+    for k in (0, 1):
+        xs = [r[k] for r in v]
+        m = statistics.median(xs)
+        if m == 0:
+            cols.append((0, "-"))
+        elif base and p != "none":
+            b = statistics.median(r[k] for r in base)
+            cols.append((m, f"{100 * (m / b - 1):+.2f} % [{100 * (min(xs) / b - 1):+.2f}, {100 * (max(xs) / b - 1):+.2f}]"))
+        else:
+            cols.append((m, f"range {100 * (max(xs) - min(xs)) / m:.2f} %"))
+    print(f"{p:12} {len(v):4} {cols[0][0]:9.1f} {cols[0][1]:>22} {cols[1][0]:6.1f} {cols[1][1]:>22}")
+PY
+# Few files to carry back: the run folders and logs go into one archive.
+(cd "$out" && tar czf runs.tar.gz ./*/result.json ./*/*.stderr ./*.log 2>/dev/null &&
+  find . -mindepth 1 -maxdepth 1 \( -type d -o -name '*.log' \) -exec rm -rf {} +)
