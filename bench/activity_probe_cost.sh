@@ -9,6 +9,8 @@
 #   graphs       the probe, MIGSCOPE_ACTIVITY_GRAPHS=1 (graph records and kernel records)
 #   kernels      the probe with every kernel's record
 #   sampled      the probe, kernel records on 5 % of each second
+#   PART+ahead   any of these with the worker's launch-ahead (MIGSCOPE_LAUNCH_AHEAD=1: each step
+#                launched before the previous step's loss is read), e.g. "none none+ahead graphs+ahead"
 # No exporter listens (the probe's report is one failed sendto a period). After a build with the
 # benchmarks (the probe and the floor library need CUPTI). Writes under OUT (default
 # ./probe-cost-out): cost.db (the runs), runs.txt (each run's time and what its library said),
@@ -32,14 +34,17 @@ done
 mkdir -p "$out"
 
 part_env() {  # the environment of one part, as `env` arguments
-  case "$1" in
-    none) echo "-u CUDA_INJECTION64_PATH" ;;
-    inject) echo "CUDA_INJECTION64_PATH=$floor MIGSCOPE_FLOOR_PART=inject" ;;
-    cupti) echo "CUDA_INJECTION64_PATH=$floor MIGSCOPE_FLOOR_PART=cupti" ;;
-    graphs-only) echo "CUDA_INJECTION64_PATH=$floor MIGSCOPE_FLOOR_PART=graphs-only" ;;
-    graphs) echo "CUDA_INJECTION64_PATH=$probe MIGSCOPE_ACTIVITY_GRAPHS=1" ;;
-    kernels) echo "CUDA_INJECTION64_PATH=$probe" ;;
-    sampled) echo "CUDA_INJECTION64_PATH=$probe MIGSCOPE_ACTIVITY_DUTY=0.05 MIGSCOPE_ACTIVITY_PERIOD_S=1" ;;
+  local part=$1 ahead=
+  # PART+ahead: the same with the worker's launch-ahead (MIGSCOPE_LAUNCH_AHEAD=1).
+  [[ $part == *+ahead ]] && { part=${part%+ahead}; ahead=" MIGSCOPE_LAUNCH_AHEAD=1"; }
+  case "$part" in
+    none) echo "-u CUDA_INJECTION64_PATH$ahead" ;;
+    inject) echo "CUDA_INJECTION64_PATH=$floor MIGSCOPE_FLOOR_PART=inject$ahead" ;;
+    cupti) echo "CUDA_INJECTION64_PATH=$floor MIGSCOPE_FLOOR_PART=cupti$ahead" ;;
+    graphs-only) echo "CUDA_INJECTION64_PATH=$floor MIGSCOPE_FLOOR_PART=graphs-only$ahead" ;;
+    graphs) echo "CUDA_INJECTION64_PATH=$probe MIGSCOPE_ACTIVITY_GRAPHS=1$ahead" ;;
+    kernels) echo "CUDA_INJECTION64_PATH=$probe$ahead" ;;
+    sampled) echo "CUDA_INJECTION64_PATH=$probe MIGSCOPE_ACTIVITY_DUTY=0.05 MIGSCOPE_ACTIVITY_PERIOD_S=1$ahead" ;;
     *) return 1 ;;
   esac
 }

@@ -126,6 +126,13 @@ class Loop {
             }
             step(index++, Phase::kMeasure);
         }
+        if (h_.finish_steps) {
+            const double t0_s = clock_.now_s();
+            h_.finish_steps();
+            const double finish_s = clock_.now_s() - t0_s;
+            out_.step_times_s.back() += finish_s;  // stop_now: at least one measured step
+            out_.measured_s += finish_s;
+        }
         enter(Phase::kDone);
         return std::move(out_);
     }

@@ -92,6 +92,10 @@ struct LoopHooks {
     std::function<void(const StepRecord&)> step_done;
     // When a phase begins (the worker's `warm` event at kHold, its profiler at kMeasure).
     std::function<void(Phase)> phase_begins;
+    // Optional, once the measured steps stop: waits for the steps still running on the device (a
+    // worker that launches each step before the previous one has ended). Its time counts in the
+    // last measured step's, so that the measured time ends when the last step does.
+    std::function<void()> finish_steps;
     // Polled, every kPollInterval_s while waiting and before every measured step:
     // the runner's `start` line (needed with Hold::kUntilStart);
     std::function<bool()> start_received;

@@ -327,3 +327,44 @@ TEST(MeasureLoop, SettingsThatCannotWorkAreRefused) {
     EXPECT_THROW(run_measure_loop(steps(0, 1), LoopHooks{}, job.clock), std::invalid_argument);
     EXPECT_EQ(run_measure_loop(steps(0, 1), no_signals, job.clock).step_times_s.size(), 1u);
 }
+
+// A job that launches each step before the previous one has ended (launch 0.01 s on the host, 0.5
+// s on the device) and waits only for the one before: without finish_steps the measured time
+// would end when the second-to-last step does, one step short of the steps it counts.
+TEST(MeasureLoop, FinishingTheLaunchedStepsCountsInTheLastMeasuredStep) {
+    FakeJob job;
+    double device_free_at_s = 0;
+    std::vector<double> ends_s;  // launched steps' end times, oldest unread first
+    auto wait_oldest = [&] {
+        job.clock.t_s = std::max(job.clock.t_s, ends_s.front());
+        ends_s.erase(ends_s.begin());
+    };
+    LoopHooks h = job.hooks();
+    h.step = [&](const StepInfo&) {
+        job.clock.t_s += 0.01;
+        device_free_at_s = std::max(device_free_at_s, job.clock.t_s) + 0.5;
+        ends_s.push_back(device_free_at_s);
+        if (ends_s.size() > 1)
+            wait_oldest();
+    };
+    int finished = 0;
+    h.finish_steps = [&] {
+        ++finished;
+        while (!ends_s.empty())
+            wait_oldest();
+    };
+    h.phase_begins = [&](Phase) {  // the warm-up's steps end before the measured ones start
+        while (!ends_s.empty())
+            wait_oldest();
+    };
+    const LoopOutcome out = run_measure_loop(steps(2, 5), h, job.clock);
+    EXPECT_EQ(finished, 1);
+    ASSERT_EQ(out.step_times_s.size(), 5u);
+    double measured_s = 0;
+    for (double t : out.step_times_s)
+        measured_s += t;
+    EXPECT_NEAR(measured_s, 5 * 0.5 + 0.01, 1e-9);  // the first launch, then five steps end to end
+    EXPECT_NEAR(out.measured_s, measured_s, 1e-9);
+    EXPECT_NEAR(out.step_times_s.front(), 0.01, 1e-9);  // its launch: nothing before it to wait for
+    EXPECT_NEAR(out.step_times_s.back(), 1.0, 1e-9);    // the one before it, then itself
+}

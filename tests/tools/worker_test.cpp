@@ -271,6 +271,35 @@ TEST(Worker, HeldWarmUpWaitsForStartThenRunsTheFixedWork) {
     EXPECT_EQ(events_of(r.out).back()["steps"], 3);
 }
 
+// Launch-ahead reports every step later, once its loss is read: the same events in the same order
+// as stepping one at a time, with the same losses.
+TEST(Worker, LaunchAheadReportsEveryStepWithItsOwnLoss) {
+    const std::vector<std::string> argv = held("2", "3");
+    auto steps_of = [&](const std::map<std::string, std::string>& env) {
+        ProcessResult r = run_process(
+            argv,
+            ProcessInput{"start\n", std::chrono::milliseconds(500), ProcessInput::Then::kKeepOpen},
+            env);
+        EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+        std::vector<std::string> kinds;
+        std::vector<nlohmann::json> steps;
+        for (const auto& e : events_of(r.out)) {
+            kinds.push_back(e["event"]);
+            if (e["event"] == "step")
+                steps.push_back({e["step"], e["warmup"], e["loss"]});
+        }
+        const std::vector<std::string> expected = {"ready", "step", "step", "warm",
+                                                   "step",  "step", "step", "result"};
+        EXPECT_EQ(kinds, expected);
+        EXPECT_EQ(events_of(r.out).back()["steps"], 3);
+        return steps;
+    };
+    const std::vector<nlohmann::json> ahead = steps_of({{"MIGSCOPE_LAUNCH_AHEAD", "1"}});
+    EXPECT_EQ(ahead, steps_of({}));
+    ASSERT_EQ(ahead.size(), 5u);
+    EXPECT_NE(ahead[3][2], ahead[4][2]);  // each step's own loss, not one repeated
+}
+
 TEST(Worker, AStopLineEndsFixedWorkEarly) {
     // An interrupted fixed-work run: the runner sends `stop`; the job ends after a measured step.
     const std::vector<std::string> argv = held("1", "100000");

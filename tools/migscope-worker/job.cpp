@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <string_view>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include "core/error.h"
@@ -318,15 +320,51 @@ void run_job(const protocol::WorkerJob& spec, const JobEnvironment& env, const E
     MemoryWatch memory(env, spec.memory_limit_gib);
     std::optional<w::ProfilerTrace> trace;  // over the measured steps, when asked for
     measure::LoopHooks hooks;
-    hooks.step = [&](const measure::StepInfo&) {
-        loss = trainer.step(loader ? model.on_device(loader->next()) : built.synthetic);
-    };
-    hooks.step_done = [&](const measure::StepRecord& r) {
+    auto report = [&](const measure::StepRecord& r) {
         emit(index, protocol::StepEvent{r.step.index, r.step.phase != measure::Phase::kMeasure,
                                         r.step_time_s, loss});
+    };
+    auto next_batch = [&]() -> w::Batch {
+        return loader ? model.on_device(loader->next()) : built.synthetic;
+    };
+    // Launch-ahead (experimental, MIGSCOPE_LAUNCH_AHEAD=1): each step is launched before the
+    // previous step's loss is read, so the GPU does not wait for the host between steps (on the
+    // CPU, where a step ends before it returns, only the events come later). A step's loss, and
+    // so its event, come one step later; every phase starts with no step running.
+    const char* ahead_env = std::getenv("MIGSCOPE_LAUNCH_AHEAD");
+    const bool ahead = ahead_env && std::string_view(ahead_env) == "1";
+    std::optional<measure::StepRecord> unreported;  // launch-ahead: the step whose loss is next
+    auto read_oldest = [&] {
+        loss = *trainer.wait_oldest();
+        if (unreported)
+            report(*unreported);
+        unreported.reset();
+    };
+    auto finish_steps = [&] {
+        while (trainer.unread() > 0)
+            read_oldest();
+    };
+    hooks.step = [&](const measure::StepInfo&) {
+        if (!ahead) {
+            loss = trainer.step(next_batch());
+            return;
+        }
+        trainer.launch(next_batch());
+        if (trainer.unread() > 1)
+            read_oldest();
+    };
+    hooks.step_done = [&](const measure::StepRecord& r) {
+        if (ahead)
+            unreported = r;
+        else
+            report(r);
         memory.after_step();
     };
+    if (ahead)
+        hooks.finish_steps = finish_steps;
     hooks.phase_begins = [&](measure::Phase phase) {
+        if (ahead)
+            finish_steps();
         if (phase == measure::Phase::kHold)
             emit(index, protocol::WarmEvent{});
         if (phase == measure::Phase::kMeasure && !spec.profile_trace.empty())

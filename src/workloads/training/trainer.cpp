@@ -1,6 +1,9 @@
 // The training step.
 #include "workloads/training/trainer.h"
 
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAStream.h>
+
 #include "workloads/training/autocast.h"
 #include "workloads/training/step_graph.h"
 
@@ -26,6 +29,11 @@ const char* precision_name(Precision precision) {
     }
     return "unknown";
 }
+
+struct Trainer::UnreadLoss {
+    torch::Tensor host;                       // the loss; on CUDA a pinned copy, filled by `done`
+    std::optional<at::cuda::CUDAEvent> done;  // CUDA: recorded on the stream after the copy
+};
 
 Trainer::Trainer(Model& model, TrainerOptions options)
     : model_(model), options_(options), precision_(choose_precision(model, options.device)) {
@@ -58,10 +66,31 @@ bool Trainer::graph_replaying() const {
 }
 
 double Trainer::step(const Batch& batch) {
-    torch::Tensor loss;
+    while (wait_oldest()) {  // steps launched before, whose loss nobody read
+    }
+    return run_step(batch).item<double>();
+}
+
+void Trainer::launch(const Batch& batch) {
+    auto unread = std::make_unique<UnreadLoss>();
+    const torch::Tensor loss = run_step(batch);
+    if (options_.device.is_cuda()) {
+        unread->host = loss.to(torch::kCPU, /*non_blocking=*/true);  // into pinned memory
+        unread->done.emplace();
+        unread->done->record();  // on the current stream, behind the copy
+    } else {
+        unread->host = loss;
+    }
+    unread_.push_back(std::move(unread));
+}
+
+torch::Tensor Trainer::run_step(const Batch& batch) {
     const bool capture_now = options_.cuda_graph && options_.device.is_cuda() && !graph_ &&
                              graph_failure_.empty() && steps_ == kEagerStepsBeforeCapture;
+    torch::Tensor loss;
     if (capture_now) {
+        if (!unread_.empty())  // nothing of an earlier step may still run while this is captured
+            c10::cuda::getCurrentCUDAStream().synchronize();
         optimizer_->zero_grad();  // the captured backward allocates the gradients: no zeroing
         auto graph = std::make_unique<StepGraph>(options_.job_pool);
         try {
@@ -75,13 +104,23 @@ double Trainer::step(const Batch& batch) {
         }
     }
     if (graph_) {
-        loss = graph_->replay(batch);
+        loss = graph_->replay(batch);  // the graph's own output: the next replay overwrites it
     } else {
         optimizer_->zero_grad();
         loss = forward_backward_update(batch);
     }
     ++steps_;
-    return loss.item<double>();
+    return loss;
+}
+
+std::optional<double> Trainer::wait_oldest() {
+    if (unread_.empty())
+        return std::nullopt;
+    const std::unique_ptr<UnreadLoss> oldest = std::move(unread_.front());
+    unread_.pop_front();
+    if (oldest->done)
+        oldest->done->synchronize();
+    return oldest->host.item<double>();
 }
 
 torch::Tensor Trainer::forward_backward_update(const Batch& batch) {
@@ -103,6 +142,8 @@ torch::Tensor Trainer::forward_backward_update(const Batch& batch) {
 }
 
 void Trainer::finish() {
+    while (wait_oldest()) {
+    }
     if (master_weights_)
         master_weights_->restore_master_weights();
 }

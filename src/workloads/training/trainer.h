@@ -5,6 +5,7 @@
 
 #include <c10/core/Allocator.h>
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,15 @@ class Trainer {
     ~Trainer();
     // Runs one step and returns the loss (reading it waits for the device).
     double step(const Batch& batch);
+    // Launches one step without waiting for it: its loss is copied to the host behind it on the
+    // stream and read by a later wait_oldest(), in launch order. Launching step k+1 before
+    // reading step k's loss keeps the device busy while the host prepares the next launch.
+    void launch(const Batch& batch);
+    // Waits for the oldest launched step whose loss has not been read and returns that loss; none
+    // when every launched step's loss has been read.
+    std::optional<double> wait_oldest();
+    // Launched steps whose loss has not been read yet.
+    size_t unread() const { return unread_.size(); }
     Precision precision() const { return precision_; }
     // Whether the steps now replay a captured CUDA graph.
     bool graph_replaying() const;
@@ -57,6 +67,8 @@ class Trainer {
     void finish();
 
   private:
+    // One step (captured at kEagerStepsBeforeCapture, replayed after); its loss on the device.
+    torch::Tensor run_step(const Batch& batch);
     // Forward, loss, backward, AdamW (gradients already dropped); the loss on the device.
     torch::Tensor forward_backward_update(const Batch& batch);
 
@@ -68,6 +80,8 @@ class Trainer {
     int64_t steps_ = 0;
     std::unique_ptr<StepGraph> graph_;  // captured; null before, and when capture failed
     std::string graph_failure_;
+    struct UnreadLoss;  // a launched step's loss on its way to the host
+    std::deque<std::unique_ptr<UnreadLoss>> unread_;
 };
 
 }  // namespace migscope::workloads

@@ -1,7 +1,8 @@
 // GPU check of the captured step (trainer.h, step_graph.h): a replayed CUDA graph trains like the
 // eager step on changing batches (the optimizer's step count advances on replay, new batches reach
-// the graph), a step that cannot be captured goes on eagerly, and a group job's capture shares the
-// job's memory pool. Labelled gpu: run on the GPU host (ctest -L gpu).
+// the graph), also when each step is launched before the last one's loss is read; a step that
+// cannot be captured goes on eagerly, and a group job's capture shares the job's memory pool.
+// Labelled gpu: run on the GPU host (ctest -L gpu).
 #include "workloads/training/step_graph.h"
 
 #include <ATen/cuda/MemPool.h>
@@ -65,8 +66,10 @@ std::vector<torch::Tensor> parameters_fp32(Model& model) {
 
 // kSteps steps of `name` on a stream of its own, alternating two batches that arrive as new
 // tensors every step (as file data does).
+// launch_ahead: each step launched before the previous step's loss is read (Trainer::launch).
 TrainingRun train(const std::string& name, bool cuda_graph, bool host_sync = false,
-                  std::optional<c10::MempoolId_t> job_pool = std::nullopt) {
+                  std::optional<c10::MempoolId_t> job_pool = std::nullopt,
+                  bool launch_ahead = false) {
     torch::manual_seed(0);
     std::unique_ptr<Model> model = make_model(name);
     if (host_sync)
@@ -86,8 +89,16 @@ TrainingRun train(const std::string& name, bool cuda_graph, bool host_sync = fal
         run.initial = parameters_fp32(*model);
         for (int i = 0; i < kSteps; ++i) {
             const Batch& next = i % 2 ? b : a;
-            run.losses.push_back(trainer.step({next.inputs.clone(), next.targets.clone()}));
+            if (!launch_ahead) {
+                run.losses.push_back(trainer.step({next.inputs.clone(), next.targets.clone()}));
+                continue;
+            }
+            trainer.launch({next.inputs.clone(), next.targets.clone()});
+            if (trainer.unread() > 1)
+                run.losses.push_back(*trainer.wait_oldest());
         }
+        while (const auto loss = trainer.wait_oldest())
+            run.losses.push_back(*loss);
         run.replaying = trainer.graph_replaying();
         run.failure = trainer.graph_failure();
         trainer.finish();
@@ -131,6 +142,17 @@ TEST_P(GraphStepGpu, TrainsLikeTheEagerStepOnChangingBatches) {
     EXPECT_TRUE(graph.replaying) << graph.failure;
     EXPECT_EQ(graph.failure, "");
     expect_same_training(graph, eager);
+}
+
+// With the next step launched before the loss of the one before is read, the batches freed as
+// soon as they are launched, the graph trains the same.
+TEST_P(GraphStepGpu, LaunchedAheadTrainsLikeOneStepAtATime) {
+    ASSERT_TRUE(torch::cuda::is_available()) << "a GPU check: run it on a machine with a GPU";
+    c10::cuda::CUDAStreamGuard on_side_stream(c10::cuda::getStreamFromPool());
+    const TrainingRun one_at_a_time = train(GetParam(), true);
+    const TrainingRun ahead = train(GetParam(), true, false, std::nullopt, /*launch_ahead=*/true);
+    EXPECT_TRUE(ahead.replaying) << ahead.failure;
+    expect_same_training(ahead, one_at_a_time);
 }
 
 // The transformers (bf16 weights, migscope's AdamW kernel), the CNN and mlp (fp32 weights under

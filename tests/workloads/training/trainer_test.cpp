@@ -49,6 +49,35 @@ TEST(Trainer, AskingForACudaGraphOnTheCpuStepsEagerlyWithoutAFailure) {
     EXPECT_EQ(trainer.graph_failure(), "");
 }
 
+// Launching steps ahead and reading their losses later gives each step's loss in launch order,
+// the same arithmetic as stepping one at a time.
+TEST(Trainer, LaunchedStepsLossesAreReadInLaunchOrderAsStepsWouldGiveThem) {
+    auto losses = [](bool ahead) {
+        torch::manual_seed(0);
+        auto model = make_model("gpt2-tiny");
+        Trainer trainer(*model, {torch::kCPU, 3e-3, 0.0});
+        const Batch batch = model->synthetic_batch(2, torch::kCPU);
+        std::vector<double> out;
+        for (int i = 0; i < 4; ++i) {
+            if (!ahead) {
+                out.push_back(trainer.step(batch));
+                continue;
+            }
+            trainer.launch(batch);
+            if (trainer.unread() > 1)
+                out.push_back(*trainer.wait_oldest());
+        }
+        while (const auto loss = trainer.wait_oldest())
+            out.push_back(*loss);
+        EXPECT_EQ(trainer.unread(), 0u);
+        return out;
+    };
+    const std::vector<double> ahead = losses(true);
+    ASSERT_EQ(ahead.size(), 4u);
+    EXPECT_EQ(ahead, losses(false));
+    EXPECT_LT(ahead.back(), ahead.front());  // they are four different steps' losses
+}
+
 class Finetune : public testing::TestWithParam<std::pair<std::string, std::vector<std::string>>> {};
 
 // Fine-tune mode trains only the parameters under the listed prefixes; after a step every frozen
