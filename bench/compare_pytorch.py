@@ -33,7 +33,9 @@ seconds the process records the timeout and exits 75; the same command with `--r
 finished cells, skips that mode and goes on); `--compile-budget-s B` bounds all of a process's
 compiles the same way, so that the measurement keeps its time (a mode with no time left is
 skipped and reported as not measured). Every measured step is timed to the loss's
-read-back after `--warmup` steps. `--profile-steps N` then records N steps of each side with the
+read-back after `--warmup` steps. `--launch-ahead` (experimental) has every side launch each step
+before it reads the previous step's loss (the worker through MIGSCOPE_LAUNCH_AHEAD=1), the last
+step's end counted in its time; the records say `launch_ahead`. `--profile-steps N` then records N steps of each side with the
 PyTorch profiler (the worker's `--profile-trace`) and sums the CUDA kernels by kind
 (bench/trace_summary.py).
 
@@ -279,27 +281,55 @@ class PyTorchSide:
         if self.cuda:
             self.torch.cuda.empty_cache()
 
-    def step(self, side):
+    def step(self, side, ahead=False):
+        """One step; its loss, or with `ahead` the previous step's (None for the first): the loss
+        is copied to the host behind the step and read one step later, as migscope-worker does
+        with MIGSCOPE_LAUNCH_AHEAD=1, so that the device never waits for the host."""
         if side in GRAPH_MODES and self.cuda:
             self.torch.compiler.cudagraph_mark_step_begin()  # the last step's graph outputs are dead
         self.optimizer.zero_grad(set_to_none=True)
         loss = self.step_fn[side](self.x, self.y)
         loss.backward()
         self.optimizer.step()
-        return loss.item()  # waits for the step's kernels
+        if not ahead:
+            return loss.item()  # waits for the step's kernels
+        done = self.torch.cuda.Event() if self.cuda else None
+        host = loss.detach().to("cpu", non_blocking=True)  # before the next step overwrites it
+        if done:
+            done.record()
+        previous, self.unread = self.unread, (host, done)
+        return self.read(previous)
 
-    def measure(self, side, warmup, steps):
+    def read(self, unread):
+        """The loss of a step that `step(ahead=True)` launched, once it has ended."""
+        if unread is None:
+            return None
+        host, done = unread
+        if done:
+            done.synchronize()
+        return host.item()
+
+    def measure(self, side, warmup, steps, ahead=False):
         result = {}
         if self.cuda:
             self.torch.cuda.empty_cache()
             self.torch.cuda.reset_peak_memory_stats()
             result["graph_pool_bytes"] = graph_pool_bytes(self.torch)  # held by the graph modes
         times = []
+        self.unread = None
         for i in range(warmup + steps):
+            if ahead and i == warmup:  # the measured steps start with none running, as the worker's
+                self.read(self.unread)
+                self.unread = None
             t0 = time.perf_counter()
-            self.step(side)
+            self.step(side, ahead)
             if i >= warmup:
                 times.append(time.perf_counter() - t0)
+        if ahead:  # the last step's end counts in its time, as the worker's measuring loop does
+            t0 = time.perf_counter()
+            self.read(self.unread)
+            self.unread = None
+            times[-1] += time.perf_counter() - t0
         result.update(items_per_s=self.batch * self.items * len(times) / sum(times),
                       step_time_p50_s=statistics.median(times), step_times_s=times)
         if self.cuda:
@@ -509,7 +539,7 @@ def measure_workload(args, name, batch, sides, base, log, resumed=None):
             try:
                 with (ClockSampler(gpu) if args.device.startswith("cuda") else contextlib.nullcontext()) as clock:
                     r = (run_migscope(args.worker, name, batch, args.warmup, args.steps) if label == "migscope"
-                         else pt.measure(label, args.warmup, args.steps))
+                         else pt.measure(label, args.warmup, args.steps, args.launch_ahead))
                 if clock:
                     r.update(sm_clock_mhz=clock.sm_clock_mhz, power_w=clock.power_w)
             except Exception as e:  # report and go on
@@ -857,6 +887,9 @@ def parse_args(argv=None):
     parser.add_argument("--steps", type=int, help="measured steps (default 10; cpu: 2)")
     parser.add_argument("--sms", type=int, help="run every side on this many SMs through MPS (a daemon must run)")
     parser.add_argument("--device-sms", type=int, default=132, help="the whole GPU's SMs (H200: 132)")
+    parser.add_argument("--launch-ahead", action="store_true",
+                        help="every side launches each step before it reads the previous step's loss "
+                             "(the worker through MIGSCOPE_LAUNCH_AHEAD=1, experimental)")
     parser.add_argument("--profile-steps", type=int, default=0, help="kernel profile of this many steps per side (0: none)")
     parser.add_argument("--trace-dir", default=".", help="where the profile traces go")
     parser.add_argument("--out", default="compare_pytorch.jsonl")
@@ -915,6 +948,9 @@ def main():
         report(records)
         return
     base = {"device": args.device, "partition": "whole", "sms_requested": None, "mps_percent": None}
+    if args.launch_ahead:  # the worker inherits it
+        os.environ["MIGSCOPE_LAUNCH_AHEAD"] = "1"
+        base["launch_ahead"] = True
     if args.sms:  # before anything initialises CUDA: the worker inherits it too
         percent = mps_percent(args.sms, args.device_sms)
         os.environ["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(percent)

@@ -395,6 +395,23 @@ class CpuSmokeTest(unittest.TestCase):
         self.assertIn("reduce-overhead: skipped: reduce-overhead replays CUDA graphs", run.stderr)
         self.assertRegex(run.stdout, r"resnet-tiny\s+2 whole CPU.*default\s+1/4")
 
+    @unittest.skipUnless(TORCH_PATH and torch_importable(),
+                         "set MIGSCOPE_TORCH_PYTHONPATH to a torch to run the CPU smoke test")
+    def test_launch_ahead_measures_every_step_and_says_so(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "ahead.jsonl")
+            env = dict(os.environ, PYTHONPATH=TORCH_PATH)
+            run = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "compare_pytorch.py"), "--device", "cpu",
+                                  "--workloads", "resnet-tiny", "--sides", "eager", "--steps", "3",
+                                  "--launch-ahead", "--out", out], env=env, capture_output=True, text=True, timeout=600)
+            self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+            records = cp.read_jsonl(out)
+        measured = [r for r in records if r["record"] == "measurement"]
+        self.assertEqual(len(measured), 1)
+        self.assertTrue(measured[0]["launch_ahead"])
+        self.assertEqual(len(measured[0]["step_times_s"]), 3)
+        self.assertGreater(measured[0]["items_per_s"], 0)
+
 
 if __name__ == "__main__":
     unittest.main()
