@@ -287,7 +287,7 @@ class FakeSide:
             raise RuntimeError(f"{mode} is not supported here")
         return [1.0] + [0.1] * (steps - 1)
 
-    def measure(self, side, warmup, steps):
+    def measure(self, side, warmup, steps, ahead=False):
         self.calls.append(("measure", side))
         if self.failing.get(side) == "measure":
             raise RuntimeError("CUDA out of memory")
