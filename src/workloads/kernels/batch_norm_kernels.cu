@@ -24,6 +24,14 @@ constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = 132 * 8;  // 8 blocks of 256 threads on each SM of an H200
 // Row passes a block makes at least, so that the partial sums stay small next to the data.
 constexpr int64_t kMinPassesPerBlock = 16;
+// Blocks the grid aims at, per SM of an H200, where kMinPassesPerBlock would leave SMs idle (small
+// batches: resnet50:32's last stage gets 25 blocks): its blocks then make fewer passes, down to
+// one. 0: never (the rule measured in docs/benchmarks.md). An experiment, set at build time
+// (cmake -DMIGSCOPE_BN_FILL_BLOCKS_PER_SM=N), until bench_kernels says which is faster.
+#ifndef MIGSCOPE_BN_FILL_BLOCKS_PER_SM
+#define MIGSCOPE_BN_FILL_BLOCKS_PER_SM 0
+#endif
+constexpr int64_t kFillBlocks = 132 * MIGSCOPE_BN_FILL_BLOCKS_PER_SM;
 
 // A block's threads: `vectors` 8-channel vectors of a row by `lanes` rows.
 struct Tile {
@@ -292,10 +300,11 @@ __global__ void __launch_bounds__(kThreads)
 dim3 grid_of(int64_t rows, int64_t channels) {
     const Tile t = tile_of(channels);
     const int64_t column_blocks = channels / 8 / t.vectors;
-    const int64_t rows_a_block = t.lanes * kMinPassesPerBlock;
-    const int64_t row_blocks =
-        std::clamp<int64_t>((rows + rows_a_block - 1) / rows_a_block, 1,
-                            std::max<int64_t>(1, kMaxBlocks / column_blocks));
+    const int64_t passes = (rows + t.lanes - 1) / t.lanes;  // of the whole block over its rows
+    int64_t row_blocks = (passes + kMinPassesPerBlock - 1) / kMinPassesPerBlock;
+    if (row_blocks * column_blocks < kFillBlocks)
+        row_blocks = std::min(passes, (kFillBlocks + column_blocks - 1) / column_blocks);
+    row_blocks = std::clamp<int64_t>(row_blocks, 1, std::max<int64_t>(1, kMaxBlocks / column_blocks));
     return dim3(static_cast<unsigned>(column_blocks), static_cast<unsigned>(row_blocks));
 }
 
