@@ -35,9 +35,9 @@ compiles the same way, so that the measurement keeps its time (a mode with no ti
 skipped and reported as not measured). Every measured step is timed to the loss's
 read-back after `--warmup` steps. `--launch-ahead` (experimental) has every side launch each step
 before it reads the previous step's loss (the worker through MIGSCOPE_LAUNCH_AHEAD=1), the last
-step's end counted in its time; the records say `launch_ahead`. `--profile-steps N` then records N steps of each side with the
-PyTorch profiler (the worker's `--profile-trace`) and sums the CUDA kernels by kind
-(bench/trace_summary.py).
+step's end counted in its time; the records say `launch_ahead`. `--profile-steps N` then records
+N steps of each side with the PyTorch profiler (the worker's `--profile-trace`) and sums the CUDA
+kernels by kind (bench/trace_summary.py).
 
 `--sms N` runs every side on N SMs of the GPU through MPS: this process and the worker it starts
 become clients of an MPS control daemon that must already run (CUDA_MPS_PIPE_DIRECTORY set;
