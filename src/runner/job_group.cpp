@@ -22,6 +22,9 @@ using telemetry::Sample;
 using telemetry::SampleScope;
 
 constexpr double kTerminateGraceS = 5;
+// A training step this large takes minutes on a few CPU cores (mlp's default batch: 13 TFLOP made
+// no step in 5 min on two cores), and the run is silent meanwhile: said at `ready`.
+constexpr double kCpuHeavyStepFlops = 1e12;
 
 // CUDA's and the partition's words, LibTorch's CPU allocator ("DefaultCPUAllocator: can't
 // allocate memory: ... Error code 12 (Cannot allocate memory)") and C++'s std::bad_alloc.
@@ -152,6 +155,12 @@ void Group::handle_event(JobState& job, const protocol::EventBody& event, Steady
             job.peak_flops_per_s = *ready->peak_flops_per_s * *ready->device_sms / *job.sms;
         say("job " + job_spec(job).name + ": ready" +
             (job.sms ? " on " + std::to_string(*job.sms) + " SMs" : std::string()));
+        if (ready->device == "cpu" && ready->train_flops_per_step &&
+            *ready->train_flops_per_step >= kCpuHeavyStepFlops)
+            say("job " + job_spec(job).name + ": a training step is " +
+                fmt::format("{:.1f}", *ready->train_flops_per_step / 1e12) +
+                " TFLOP, minutes a step on a CPU's cores; a smaller batch (" + ready->model +
+                ":B) or a GPU ends sooner");
     } else if (const auto* step = std::get_if<protocol::StepEvent>(&event)) {
         Step s;
         s.end = now;

@@ -1,7 +1,8 @@
 // A stand-in for migscope-worker in runner and CLI tests: speaks the protocol (protocol/, the
 // group spec and events of the real worker) with sleeps for steps (`train`, and `group --spec FILE`
 // with one thread per job), and fails on purpose when a job's model asks for it (fake-crash,
-// fake-oom, fake-noisy, fake-slow; fake-eager: its CUDA graph capture "fails"). A group job with
+// fake-oom, fake-noisy, fake-slow; fake-eager: its CUDA graph capture "fails"; fake-cpu-huge:
+// a 30 TFLOP step on the CPU). A group job with
 // `after` starts its measured steps when that job has ended, as the real worker's queues, and
 // one with `start_after_s` no earlier than that long after `start`.
 // FAKE_LOST_GPU=UUID: a worker whose CUDA_VISIBLE_DEVICES is that GPU dies at step 6, as workers
@@ -76,6 +77,14 @@ int run_job(const Job& j, size_t index, double step_s) {
     ready.item_unit = "images";
     ready.items_per_step = 100;
     ready.train_flops_per_step = 1e12;
+    if (j.model == "fake-cpu-huge") {  // a GPU-sized job on the CPU
+        ready.device = "cpu";
+        ready.device_name.reset();
+        ready.device_sms.reset();
+        ready.sms.reset();
+        ready.peak_flops_per_s.reset();
+        ready.train_flops_per_step = 3e13;
+    }
     ready.weights = "random initialisation";
     ready.data = "synthetic";
     emit(ready, index);

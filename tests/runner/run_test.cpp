@@ -559,6 +559,28 @@ TEST_F(RunTest, AJobThatSteppedEagerlyAfterAskingForACudaGraphIsAWarning) {
     EXPECT_NE(warned, r.warnings.end());
 }
 
+TEST_F(RunTest, AGpuSizedJobOnTheCpuIsToldAtReadyThatItsStepsTakeMinutes) {
+    RunSpec s = spec_for({"fake-cpu-huge", "fake"});
+    s.duration_s = 0.3;
+    std::vector<std::string> said;
+    RunHooks hooks;
+    hooks.progress = [&](const std::string& line) { said.push_back(line); };
+    run(s, partition::BackendKind::kTimeslice, hooks);
+    const auto about = [&](const std::string& job) {
+        return std::count_if(said.begin(), said.end(), [&](const std::string& l) {
+            return l.find("job " + job + ": a training step is") != std::string::npos;
+        });
+    };
+    EXPECT_EQ(about("fake-cpu-huge#0"), 1);
+    EXPECT_EQ(about("fake#1"), 0);  // 1 TFLOP, but on the GPU
+    const auto line = std::find_if(said.begin(), said.end(), [](const std::string& l) {
+        return l.find("fake-cpu-huge#0: a training step") != std::string::npos;
+    });
+    ASSERT_NE(line, said.end());
+    EXPECT_NE(line->find("30.0 TFLOP"), std::string::npos) << *line;
+    EXPECT_NE(line->find("fake-cpu-huge:B"), std::string::npos) << *line;
+}
+
 TEST(FailedJobsText, NamesEachJobThatDidNotEndOk) {
     RunResult r;
     r.jobs.resize(3);
