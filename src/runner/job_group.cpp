@@ -159,7 +159,7 @@ void Group::handle_event(JobState& job, const protocol::EventBody& event, Steady
             *ready->train_flops_per_step >= kCpuHeavyStepFlops)
             say("job " + job_spec(job).name + ": a training step is " +
                 fmt::format("{:.1f}", *ready->train_flops_per_step / 1e12) +
-                " TFLOP, minutes a step on a CPU's cores; a smaller batch (" + ready->model +
+                " TFLOP, which can take minutes on a CPU; a smaller batch (" + ready->model +
                 ":B) or a GPU ends sooner");
     } else if (const auto* step = std::get_if<protocol::StepEvent>(&event)) {
         Step s;

@@ -559,7 +559,7 @@ TEST_F(RunTest, AJobThatSteppedEagerlyAfterAskingForACudaGraphIsAWarning) {
     EXPECT_NE(warned, r.warnings.end());
 }
 
-TEST_F(RunTest, AGpuSizedJobOnTheCpuIsToldAtReadyThatItsStepsTakeMinutes) {
+TEST_F(RunTest, AGpuSizedStepOnTheCpuIsSaidAtReadyWithTheBatchToShrink) {
     RunSpec s = spec_for({"fake-cpu-huge", "fake"});
     s.duration_s = 0.3;
     std::vector<std::string> said;
