@@ -14,8 +14,9 @@
 # No exporter listens (the probe's report is one failed sendto a period). After a build with the
 # benchmarks (the probe and the floor library need CUPTI). Writes under OUT (default
 # ./probe-cost-out): cost.db (the runs), runs.txt (each run's time and what its library said),
-# runs.tar.gz (each run's result.json, log and job stderr) and cost.txt, the table: per part the
-# median speed and board power and their change against `none` (ranges in brackets).
+# runs.tar.gz (each run's result.json, log and job stderr) and cost.txt, the table
+# (bench/activity_probe_cost_table.py): per part the median speed, board power and energy per item
+# and their change against `none`, with a 90 % bootstrap interval.
 # BACKEND=cpu runs the script where there is no GPU (no library is loaded then; a smoke test).
 #   OUT=DIR JOB=resnet18:32 COST_S=8 REPS=3 BUDGET_S=300 PARTS="none inject cupti graphs-only graphs" \
 #     bash bench/activity_probe_cost.sh
@@ -71,37 +72,7 @@ for rep in $(seq "${REPS:-3}"); do
   done
 done
 
-python3 - "$out" "${parts[@]}" <<'PY' | tee "$out/cost.txt"
-import json, pathlib, statistics, sys
-out, parts = pathlib.Path(sys.argv[1]), sys.argv[2:]
-runs = {}
-for d in out.iterdir():
-    if (d / "result.json").is_file():
-        run = json.loads((d / "result.json").read_text())["run"]
-        job = run["jobs"][0]
-        if job["items_per_s"]:  # none: the run measured nothing (its log says why)
-            runs.setdefault(d.name.rsplit("-", 1)[0], []).append(
-                (job["items_per_s"], (job["energy_j"] or 0) / run["window_s"]))  # 0: no power
-base = runs.get("none")
-print(f"{'part':12} {'runs':>4} {'items/s':>9} {'speed':>22} {'W':>6} {'power':>22}")
-for p in parts:
-    v = runs.get(p)
-    if not v:
-        print(f"{p:12} no run")
-        continue
-    cols = []
-    for k in (0, 1):
-        xs = [r[k] for r in v]
-        m = statistics.median(xs)
-        if m == 0:
-            cols.append((0, "-"))
-        elif base and p != "none":
-            b = statistics.median(r[k] for r in base)
-            cols.append((m, f"{100 * (m / b - 1):+.2f} % [{100 * (min(xs) / b - 1):+.2f}, {100 * (max(xs) / b - 1):+.2f}]"))
-        else:
-            cols.append((m, f"range {100 * (max(xs) - min(xs)) / m:.2f} %"))
-    print(f"{p:12} {len(v):4} {cols[0][0]:9.1f} {cols[0][1]:>22} {cols[1][0]:6.1f} {cols[1][1]:>22}")
-PY
+python3 "$root/bench/activity_probe_cost_table.py" "$out" "${parts[@]}" | tee "$out/cost.txt"
 # Few files to carry back: the run folders and logs go into one archive.
 (cd "$out" && tar czf runs.tar.gz ./*/result.json ./*/*.stderr ./*.log 2>/dev/null &&
   find . -mindepth 1 -maxdepth 1 \( -type d -o -name '*.log' \) -exec rm -rf {} +)

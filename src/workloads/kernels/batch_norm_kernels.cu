@@ -28,7 +28,7 @@ constexpr int64_t kMinPassesPerBlock = 16;
 // batches: resnet50:32's last stage gets 25 blocks): its blocks then make fewer passes, down to
 // one. 0: never, the default. Set at build time (cmake -DMIGSCOPE_BN_FILL_BLOCKS_PER_SM=N). 4 on an
 // H100 (docs/benchmarks.md §8): the kernels 10-21 % faster at batch 32, resnet18:32 2.9 % and
-// resnet50:32 1.2 % faster, but 2.2-2.5 % more energy per image, so not the default.
+// resnet50:32 1.2 % faster, but 2.2-2.5 % more energy per image (medians), so not the default.
 #ifndef MIGSCOPE_BN_FILL_BLOCKS_PER_SM
 #define MIGSCOPE_BN_FILL_BLOCKS_PER_SM 0
 #endif
