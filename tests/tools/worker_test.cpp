@@ -300,6 +300,27 @@ TEST(Worker, LaunchAheadReportsEveryStepWithItsOwnLoss) {
     EXPECT_NE(ahead[3][2], ahead[4][2]);  // each step's own loss, not one repeated
 }
 
+// Unset, launch-ahead follows the injection library (CUDA never starts on the CPU, so a library
+// that does not exist is harmless here); MIGSCOPE_LAUNCH_AHEAD decides either way.
+TEST(Worker, LaunchesAheadWhereAnInjectionLibraryIsLoadedUnlessToldOtherwise) {
+    const std::vector<std::string> argv = held("1", "2");
+    auto says_ahead = [&](const std::map<std::string, std::string>& env) {
+        ProcessResult r = run_process(
+            argv,
+            ProcessInput{"start\n", std::chrono::milliseconds(500), ProcessInput::Then::kKeepOpen},
+            env);
+        EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+        return r.err.find("launches each step before it reads the last one's loss") !=
+               std::string::npos;
+    };
+    const std::string probe = "/nonexistent/libmigscope-activity.so";
+    EXPECT_FALSE(says_ahead({}));
+    EXPECT_TRUE(says_ahead({{"CUDA_INJECTION64_PATH", probe}}));
+    EXPECT_FALSE(says_ahead({{"CUDA_INJECTION64_PATH", probe}, {"MIGSCOPE_LAUNCH_AHEAD", "0"}}));
+    EXPECT_TRUE(says_ahead({{"MIGSCOPE_LAUNCH_AHEAD", "1"}}));
+    EXPECT_FALSE(says_ahead({{"CUDA_INJECTION64_PATH", ""}}));
+}
+
 TEST(Worker, AStopLineEndsFixedWorkEarly) {
     // An interrupted fixed-work run: the runner sends `stop`; the job ends after a measured step.
     const std::vector<std::string> argv = held("1", "100000");

@@ -62,6 +62,16 @@ std::optional<int64_t> reserved_bytes_now(const JobEnvironment& env) {
     return std::nullopt;
 }
 
+// Launch-ahead: MIGSCOPE_LAUNCH_AHEAD=1 or 0; unset, on exactly where an injection library is
+// loaded (CUDA_INJECTION64_PATH): CUPTI in the process cost the one-at-a-time step 0.5-0.8 % on an
+// H100, and launching ahead hid it, while alone it gained at most 0.34 % (docs/benchmarks.md §7).
+bool launch_ahead() {
+    if (const char* setting = std::getenv("MIGSCOPE_LAUNCH_AHEAD"))
+        return std::string_view(setting) == "1";
+    const char* injection = std::getenv("CUDA_INJECTION64_PATH");
+    return injection && *injection;
+}
+
 std::string gib_text(double bytes) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f", bytes / protocol::kBytesPerGib);
@@ -327,12 +337,16 @@ void run_job(const protocol::WorkerJob& spec, const JobEnvironment& env, const E
     auto next_batch = [&]() -> w::Batch {
         return loader ? model.on_device(loader->next()) : built.synthetic;
     };
-    // Launch-ahead (experimental, MIGSCOPE_LAUNCH_AHEAD=1): each step is launched before the
-    // previous step's loss is read, so the GPU does not wait for the host between steps (on the
-    // CPU, where a step ends before it returns, only the events come later). A step's loss, and
-    // so its event, come one step later; every phase starts with no step running.
-    const char* ahead_env = std::getenv("MIGSCOPE_LAUNCH_AHEAD");
-    const bool ahead = ahead_env && std::string_view(ahead_env) == "1";
+    // Launch-ahead (launch_ahead()): each step is launched before the previous step's loss is
+    // read, so the GPU does not wait for the host between steps (on the CPU, where a step ends
+    // before it returns, only the events come later). A step's loss, and so its event, come one
+    // step later; every phase starts with no step running.
+    const bool ahead = launch_ahead();
+    if (ahead)
+        std::fprintf(stderr,
+                     "migscope-worker: job %d launches each step before it reads the last "
+                     "one's loss (MIGSCOPE_LAUNCH_AHEAD)\n",
+                     index);
     std::optional<measure::StepRecord> unreported;  // launch-ahead: the step whose loss is next
     auto read_oldest = [&] {
         loss = *trainer.wait_oldest();
