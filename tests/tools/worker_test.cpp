@@ -400,7 +400,11 @@ TEST(Worker, GroupRunsJobsSideBySideWithTaggedEvents) {
     EXPECT_LT(last_ready, first_step);
 }
 
-TEST(Worker, AQueuedGroupJobStartsItsMeasuredStepsWhenItsPredecessorEnds) {
+// Once stepping one at a time and once launching ahead (as under an injection library), where a
+// job's result and its successor's start wait for its last launched steps.
+class QueuedGroupJob : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(QueuedGroupJob, StartsItsMeasuredStepsWhenItsPredecessorEnds) {
     // Job 2 queues after job 0 (held fixed work, as the runner starts it); job 1 runs alongside.
     const std::string spec = write_spec("group-queue.json", R"({"device": "cpu", "jobs": [
         {"workload": "gpt2-tiny", "batch": 2, "warmup_steps": 1, "steps": 6, "hold_after_warmup": true},
@@ -409,7 +413,8 @@ TEST(Worker, AQueuedGroupJobStartsItsMeasuredStepsWhenItsPredecessorEnds) {
          "after": 0}]})");
     ProcessResult r = run_process(
         {MIGSCOPE_WORKER, "group", "--spec", spec},
-        ProcessInput{"start\n", std::chrono::milliseconds(300), ProcessInput::Then::kKeepOpen});
+        ProcessInput{"start\n", std::chrono::milliseconds(300), ProcessInput::Then::kKeepOpen},
+        {{"MIGSCOPE_LAUNCH_AHEAD", GetParam()}});
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     const auto events = events_of(r.out);
     // Job 2's first measured step comes after job 0's result.
@@ -427,7 +432,12 @@ TEST(Worker, AQueuedGroupJobStartsItsMeasuredStepsWhenItsPredecessorEnds) {
     ASSERT_EQ(of_job(events, 2, "result").size(), 1u);
     EXPECT_EQ(of_job(events, 2, "result")[0]["steps"], 3);
     EXPECT_EQ(of_job(events, 0, "result")[0]["steps"], 6);
+    EXPECT_EQ(of_job(events, 0, "step").size(), 7u);  // every step reported, the last ones too
 }
+
+INSTANTIATE_TEST_SUITE_P(Worker, QueuedGroupJob, ::testing::Values("0", "1"), [](const auto& info) {
+    return std::string(info.param) == "1" ? "LaunchingAhead" : "OneStepAtATime";
+});
 
 TEST(Worker, AFailingGroupJobLeavesTheOthersRunning) {
     const std::string bad = testing::TempDir() + "/group-bad-tokens.bin";
