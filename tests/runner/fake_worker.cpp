@@ -2,9 +2,9 @@
 // group spec and events of the real worker) with sleeps for steps (`train`, and `group --spec FILE`
 // with one thread per job), and fails on purpose when a job's model asks for it (fake-crash,
 // fake-oom, fake-noisy, fake-slow; fake-eager: its CUDA graph capture "fails"; fake-cpu-huge:
-// a 30 TFLOP step on the CPU). A group job with
-// `after` starts its measured steps when that job has ended, as the real worker's queues, and
-// one with `start_after_s` no earlier than that long after `start`.
+// a 30 TFLOP step on the CPU). A group job with `after` starts its measured steps when that job
+// has ended, as the real worker's queues, and one with `start_after_s` no earlier than that long
+// after `start`.
 // FAKE_LOST_GPU=UUID: a worker whose CUDA_VISIBLE_DEVICES is that GPU dies at step 6, as workers
 // do when their GPU falls off the bus (with the fake NVML's "lost_after_s" on that GPU).
 #include <unistd.h>
