@@ -254,12 +254,20 @@ std::vector<std::string> held(const std::string& warmup, const std::string& step
             steps,
             "--hold-after-warmup"};
 }
+
+// Runs a held worker, says `start` 0.5 s later and keeps stdin open until it exits.
+ProcessResult run_started(const std::vector<std::string>& argv,
+                          const std::map<std::string, std::string>& env = {}) {
+    return run_process(
+        argv,
+        ProcessInput{"start\n", std::chrono::milliseconds(500), ProcessInput::Then::kKeepOpen},
+        env);
+}
 }  // namespace
 
 TEST(Worker, HeldWarmUpWaitsForStartThenRunsTheFixedWork) {
     const std::vector<std::string> argv = held("2", "3");
-    ProcessResult r = run_process(argv, ProcessInput{"start\n", std::chrono::milliseconds(500),
-                                                     ProcessInput::Then::kKeepOpen});
+    ProcessResult r = run_started(argv);
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     std::vector<std::string> kinds;
     for (const auto& e : events_of(r.out))
@@ -276,10 +284,7 @@ TEST(Worker, HeldWarmUpWaitsForStartThenRunsTheFixedWork) {
 TEST(Worker, LaunchAheadReportsEveryStepWithItsOwnLoss) {
     const std::vector<std::string> argv = held("2", "3");
     auto steps_of = [&](const std::map<std::string, std::string>& env) {
-        ProcessResult r = run_process(
-            argv,
-            ProcessInput{"start\n", std::chrono::milliseconds(500), ProcessInput::Then::kKeepOpen},
-            env);
+        ProcessResult r = run_started(argv, env);
         EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
         std::vector<std::string> kinds;
         std::vector<nlohmann::json> steps;
@@ -305,10 +310,7 @@ TEST(Worker, LaunchAheadReportsEveryStepWithItsOwnLoss) {
 TEST(Worker, LaunchesAheadWhereAnInjectionLibraryIsLoadedUnlessToldOtherwise) {
     const std::vector<std::string> argv = held("1", "2");
     auto says_ahead = [&](const std::map<std::string, std::string>& env) {
-        ProcessResult r = run_process(
-            argv,
-            ProcessInput{"start\n", std::chrono::milliseconds(500), ProcessInput::Then::kKeepOpen},
-            env);
+        ProcessResult r = run_started(argv, env);
         EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
         return r.err.find("launches each step before it reads the last one's loss") !=
                std::string::npos;
