@@ -10,7 +10,9 @@
 #   kernels      the probe with every kernel's record
 #   sampled      the probe, kernel records on 5 % of each second
 #   PART+ahead   any of these with the worker's launch-ahead (MIGSCOPE_LAUNCH_AHEAD=1: each step
-#                launched before the previous step's loss is read), e.g. "none none+ahead graphs+ahead"
+#                launched before the previous step's loss is read), e.g. "none none+ahead graphs+ahead";
+#                without +ahead every part steps one at a time (MIGSCOPE_LAUNCH_AHEAD=0), although
+#                the worker launches ahead by default under an injection library
 # No exporter listens (the probe's report is one failed sendto a period). After a build with the
 # benchmarks (the probe and the floor library need CUPTI). Writes under OUT (default
 # ./probe-cost-out): cost.db (the runs), runs.txt (each run's time and what its library said),
@@ -35,8 +37,9 @@ done
 mkdir -p "$out"
 
 part_env() {  # the environment of one part, as `env` arguments
-  local part=$1 ahead=
-  # PART+ahead: the same with the worker's launch-ahead (MIGSCOPE_LAUNCH_AHEAD=1).
+  local part=$1 ahead=" MIGSCOPE_LAUNCH_AHEAD=0"
+  # PART+ahead: the same with the worker's launch-ahead, which is otherwise off here (the worker
+  # turns it on by itself under an injection library).
   [[ $part == *+ahead ]] && { part=${part%+ahead}; ahead=" MIGSCOPE_LAUNCH_AHEAD=1"; }
   case "$part" in
     none) echo "-u CUDA_INJECTION64_PATH$ahead" ;;
