@@ -33,7 +33,7 @@ seconds the process records the timeout and exits 75; the same command with `--r
 finished cells, skips that mode and goes on); `--compile-budget-s B` bounds all of a process's
 compiles the same way, so that the measurement keeps its time (a mode with no time left is
 skipped and reported as not measured). Every measured step is timed to the loss's
-read-back after `--warmup` steps. `--launch-ahead` (experimental) has every side launch each step
+read-back after `--warmup` steps. `--launch-ahead` has every side launch each step
 before it reads the previous step's loss (the worker through MIGSCOPE_LAUNCH_AHEAD=1), the last
 step's end counted in its time; the records say `launch_ahead`. `--profile-steps N` then records
 N steps of each side with the PyTorch profiler (the worker's `--profile-trace`) and sums the CUDA
@@ -889,7 +889,7 @@ def parse_args(argv=None):
     parser.add_argument("--device-sms", type=int, default=132, help="the whole GPU's SMs (H200: 132)")
     parser.add_argument("--launch-ahead", action="store_true",
                         help="every side launches each step before it reads the previous step's loss "
-                             "(the worker through MIGSCOPE_LAUNCH_AHEAD=1, experimental)")
+                             "(the worker through MIGSCOPE_LAUNCH_AHEAD=1; without it, =0)")
     parser.add_argument("--profile-steps", type=int, default=0, help="kernel profile of this many steps per side (0: none)")
     parser.add_argument("--trace-dir", default=".", help="where the profile traces go")
     parser.add_argument("--out", default="compare_pytorch.jsonl")
@@ -948,8 +948,10 @@ def main():
         report(records)
         return
     base = {"device": args.device, "partition": "whole", "sms_requested": None, "mps_percent": None}
-    if args.launch_ahead:  # the worker inherits it
-        os.environ["MIGSCOPE_LAUNCH_AHEAD"] = "1"
+    # The worker inherits it; without --launch-ahead it steps one at a time as the PyTorch sides
+    # do, also where an injection library (a profiler's) would turn launch-ahead on by itself.
+    os.environ["MIGSCOPE_LAUNCH_AHEAD"] = "1" if args.launch_ahead else "0"
+    if args.launch_ahead:
         base["launch_ahead"] = True
     if args.sms:  # before anything initialises CUDA: the worker inherits it too
         percent = mps_percent(args.sms, args.device_sms)
