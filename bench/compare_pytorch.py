@@ -949,7 +949,7 @@ def main():
         return
     base = {"device": args.device, "partition": "whole", "sms_requested": None, "mps_percent": None}
     # The worker inherits it; without --launch-ahead it steps one at a time as the PyTorch sides
-    # do, also where an injection library (a profiler's) would turn launch-ahead on by itself.
+    # do, also where an injection library (another tool's) would turn launch-ahead on by itself.
     os.environ["MIGSCOPE_LAUNCH_AHEAD"] = "1" if args.launch_ahead else "0"
     if args.launch_ahead:
         base["launch_ahead"] = True
