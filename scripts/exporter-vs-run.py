@@ -18,7 +18,13 @@ the exporter's method, and the idle power each side used. The summary gives the 
 worst error, and the same per split the exporter used (by activity, by the powers alone, ...)
 when the windows used more than one.
 
-  scripts/exporter-vs-run.py DIR... [--json OUT]
+With --profiles (the file the exporter was given), a pair's row also says how far run's own
+reference moved from the profile: the job's dynamic power alone as run's marginal probe measured
+it (the board without the other job, minus run's idle power) against the profile's for the same
+partition (minus the profile's idle power). The exporter splits by the profile's powers alone, so
+a job whose power alone changed from the profile's shows here before it shows as an error.
+
+  scripts/exporter-vs-run.py DIR... [--profiles FILE]... [--json OUT]
 Python 3 standard library only.
 """
 import argparse
@@ -108,7 +114,33 @@ def static_shares(run):
     return [s / sum(sizes) for s in sizes]
 
 
-def compare_run(folder, name, doc, scrapes, pids):
+def profile_powers(path):
+    """{(workload, batch, partition): dynamic W alone} from a `migscope profile export` file."""
+    doc = json.loads(Path(path).read_text())
+    idle_w = doc["idle_power_w"]["value"]
+    return {(j["workload"], j.get("batch"), p["partition"]): p["average_power_w"]["value"] - idle_w
+            for j in doc["jobs"] for p in j["partitions"]}
+
+
+def alone_drift(run, k, profiles):
+    """Job k's dynamic power alone in run's probe (the board without the only other job, minus
+    run's idle power) / the profile's on the same partition - 1; None where there is no such pair."""
+    jobs = run["jobs"]
+    if not profiles or len(jobs) != 2 or not run.get("idle_power_w"):
+        return None
+    other = jobs[1 - k]
+    partition = jobs[k].get("partition") if run["backend"] == "mps" else "whole GPU"
+    workload, batch = jobs[k].get("workload"), jobs[k].get("batch")
+    # A job run at its default batch names none; the profile names the batch it ran.
+    found = [w for (wl, b, part), w in profiles.items()
+             if wl == workload and part == partition and (batch is None or b == batch)]
+    profiled = found[0] if len(found) == 1 else None
+    if not other.get("without_power_w") or not profiled:
+        return None
+    return (other["without_power_w"] - run["idle_power_w"]) / profiled - 1
+
+
+def compare_run(folder, name, doc, scrapes, pids, profiles=None):
     run = doc["run"]
     windows = run.get("windows_unix_s") or []
     if len(windows) != 1:
@@ -155,6 +187,9 @@ def compare_run(folder, name, doc, scrapes, pids):
                "run_j": job.get("energy_j"), "run_dynamic_j": run_dynamic}
         if run_dynamic and matched[k]:
             row["error"] = live[k] / run_dynamic - 1
+        drift = alone_drift(run, k, profiles)
+        if drift is not None:
+            row["alone_drift"] = drift
         out["jobs"].append(row)
     return out
 
@@ -172,19 +207,21 @@ def print_summary(prefix, rows):
 
 def print_table(rows):
     print("| run | backend | job | live (kJ) | run, dynamic (kJ) | live / run - 1 | "
+          "power alone: run / profile - 1 | "
           "series sum / board - 1 | idle W: run / exporter | exporter's split |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "skipped" in r:
-            print(f"| {r['run']} | | | | | {r['skipped']} | | | |")
+            print(f"| {r['run']} | | | | | {r['skipped']} | | | | |")
             continue
         for n, job in enumerate(r["jobs"]):
             err = f"{100 * job['error']:+.1f} %" if "error" in job else "-"
+            drift = f"{100 * job['alone_drift']:+.1f} %" if "alone_drift" in job else "-"
             first = n == 0
             dyn = job["run_dynamic_j"]
             print(f"| {r['run'] if first else ''} | {r['backend'] if first else ''} | {job['job']} "
                   f"| {job['live_j'] / 1e3:.2f} | {'-' if dyn is None else f'{dyn / 1e3:.2f}'} "
-                  f"| {err} | "
+                  f"| {err} | {drift} | "
                   + (f"{100 * r['sum_error']:+.3f} % | {r['run_idle_w']:.0f} / "
                      f"{r['exporter_idle_w']:.0f} | {'; '.join(r['methods'])} |"
                      if first and 'sum_error' in r else "| | |"))
@@ -210,14 +247,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dirs", nargs="+", type=Path)
     ap.add_argument("--json", type=Path, help="write the rows as JSON here")
+    ap.add_argument("--profiles", type=Path, action="append", default=[],
+                    help="the profiles the exporter split by (repeat it for several): each pair's "
+                         "drift of run's power alone from them")
     args = ap.parse_args()
+    profiles = {k: w for f in args.profiles for k, w in profile_powers(f).items()} or None
     rows = []
     for folder in args.dirs:
         if not (folder / "scrapes.tar.gz").is_file():
             sys.exit(f"{folder}: no scrapes.tar.gz (written by scripts/gpu-exporter-h200.sh shares)")
         scrapes, results, pids = read_folder(folder)
         for name in sorted(results):
-            rows.append(compare_run(folder, name, results[name], scrapes, pids))
+            rows.append(compare_run(folder, name, results[name], scrapes, pids, profiles))
     print_table(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")

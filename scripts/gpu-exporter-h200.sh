@@ -141,7 +141,9 @@ case "$what" in
     echo "scrapes: $(tar tzf "$out/scrapes.tar.gz" | grep -c prom)"
     head -n 5 "$out/exporter.err"
     # Each job's live energy against run's split of the same window (issue 43 item 4).
-    python3 "$root/scripts/exporter-vs-run.py" "$out" --json "$out/compare.json" |
+    # With PROFILES, each pair's row also says how far run's power alone moved from them.
+    profile_args=(); for f in ${PROFILES:-}; do profile_args+=(--profiles "$f"); done
+    python3 "$root/scripts/exporter-vs-run.py" "$out" "${profile_args[@]}" --json "$out/compare.json" |
       tee "$out/compare.txt" ;;
   profiles)
     "$b" profile --backend mps --sizes "$size" --duration "${PROFILE_S:-10}" \

@@ -142,6 +142,40 @@ class ExporterVsRun(unittest.TestCase):
             row = compare(folder(tmp, result(7200, 4200, windows=())))
         self.assertIn('windows_unix_s', row['skipped'])
 
+    def test_a_pairs_row_says_how_far_runs_power_alone_moved_from_the_profile(self):
+        # run's probe: the board at 330 W without mlp (resnet18:32 alone), 250 W without
+        # resnet18; idle 80 W. The profile: idle 70 W, resnet18:32 alone 270 W on the whole GPU
+        # (200 W dynamic, against run's 250 W: +25 %), mlp (a default batch the run names not)
+        # 240 W (170 W, against run's 170 W).
+        doc = result(7200, 4200)
+        doc['run']['jobs'][0]['without_power_w'] = 250.0
+        doc['run']['jobs'][1]['without_power_w'] = 330.0
+        del doc['run']['jobs'][1]['batch']
+        profile = {'idle_power_w': {'value': 70.0}, 'jobs': [
+            {'workload': 'resnet18', 'batch': 32, 'partitions': [
+                {'partition': 'whole GPU', 'average_power_w': {'value': 270.0}},
+                {'partition': '3g.71gb', 'average_power_w': {'value': 150.0}}]},
+            {'workload': 'mlp', 'batch': 8192, 'partitions': [
+                {'partition': 'whole GPU', 'average_power_w': {'value': 240.0}}]}]}
+        with tempfile.TemporaryDirectory() as tmp:
+            d = folder(tmp, doc)
+            (d / 'profiles.json').write_text(json.dumps(profile))
+            scrapes, results, pids = evr.read_folder(d)
+            profiles = evr.profile_powers(d / 'profiles.json')
+            row = evr.compare_run(d, 'ts-pa', results['ts-pa'], scrapes, pids, profiles)
+        by_job = {j['job']: j for j in row['jobs']}
+        self.assertAlmostEqual(by_job['resnet18:32']['alone_drift'], 0.25, places=9)
+        self.assertAlmostEqual(by_job['mlp']['alone_drift'], 0.0, places=9)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            evr.print_table([row])
+        self.assertIn('| +25.0 % |', out.getvalue())
+        # Without profiles, or in a run of three jobs, there is no pair to read it from.
+        self.assertIsNone(evr.alone_drift(doc['run'], 0, None))
+        three = json.loads(json.dumps(doc['run']))
+        three['jobs'].append(dict(three['jobs'][0]))
+        self.assertIsNone(evr.alone_drift(three, 0, profiles))
+
     def test_a_worker_is_matched_by_model_and_batch_only_when_one_job_fits(self):
         jobs = [{'workload': 'resnet18', 'batch': 32}, {'workload': 'resnet18', 'batch': 64}]
         self.assertEqual(evr.job_of('train --model resnet18 --batch 64', jobs), 1)
