@@ -46,8 +46,15 @@ void set_profile_margins(const IntervalInput& input, telemetry::AttributionInput
         }
         in.without_dynamic_w.push_back(input.mps || others == 0 ? others_w : others_w / others);
     }
-    in.without_source = input.mps ? "the other jobs' powers alone from their profiles, summed"
-                                  : "the mean of the other jobs' powers alone from their profiles";
+    in.without_source = input.mps ? "the other jobs' powers alone, summed"
+                                  : "the mean of the other jobs' powers alone";
+}
+
+// Whether every active consumer's power alone was measured (none from a profile).
+bool all_active_measured(const std::vector<ConsumerActivity>& consumers) {
+    return std::all_of(consumers.begin(), consumers.end(), [](const ConsumerActivity& c) {
+        return !has_activity(c) || c.alone_measured;
+    });
 }
 
 }  // namespace
@@ -64,6 +71,8 @@ const char* dynamic_split_label(DynamicSplit split) {
             return "learned_power";
         case DynamicSplit::kProfilePower:
             return "profile_power";
+        case DynamicSplit::kMeasuredPower:
+            return "measured_power";
     }
     return "activity";
 }
@@ -146,9 +155,10 @@ IntervalSplit split_interval(const IntervalInput& input) {
 
     IntervalSplit split;
     if (a.rest_j)
-        split.dynamic_split = by_profile ? DynamicSplit::kProfilePower
-                              : by_power ? DynamicSplit::kLearnedPower
-                                         : DynamicSplit::kActivity;
+        split.dynamic_split = !by_profile ? (by_power ? DynamicSplit::kLearnedPower
+                                                       : DynamicSplit::kActivity)
+                              : all_active_measured(input.consumers) ? DynamicSplit::kMeasuredPower
+                                                                     : DynamicSplit::kProfilePower;
     split.static_j = a.idle_energy_j;
     for (size_t i = 0; i < input.consumers.size(); ++i)
         split.energy_j.emplace_back(input.consumers[i].consumer, a.energy_j[i]);

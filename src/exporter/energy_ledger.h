@@ -41,10 +41,12 @@ struct ConsumerActivity {
     // Its dynamic power at full activity (W), learned live (telemetry/power_regression.h); when
     // every consumer has one, the split charges each its own watts.
     std::optional<double> full_activity_power_w;
-    // Its dynamic power (board power above idle) alone on its share of the GPU, from the profile
-    // of the job its activity probe names (profile_power.h); when every active consumer of a
-    // shared GPU has one, the split is `run`'s marginal one with these as the mix without it.
+    // Its dynamic power (board power above idle) alone on its share of the GPU: measured in the
+    // intervals it ran alone (measured_alone.h), else from the profile of the job its activity
+    // probe names (profile_power.h); when every active consumer of a shared GPU has one, the
+    // split is `run`'s marginal one with these as the mix without it.
     std::optional<double> alone_dynamic_w;
+    bool alone_measured = false;  // alone_dynamic_w was measured, not profiled
     // A process with the activity probe: the job its report names (empty: none) and its SM share
     // under MPS (none: every SM).
     std::string job;
@@ -77,9 +79,11 @@ bool has_activity(const ConsumerActivity& c);
 enum class DynamicSplit {
     kActivity,       // partition size × activity
     kLearnedPower,   // each consumer's learned full-activity power (--learned-power)
-    kProfilePower,   // each process's power alone from its job's profile (--profiles)
+    kProfilePower,   // each process's power alone, from its job's profile (--profiles) for
+                     // one at least
+    kMeasuredPower,  // each process's power alone, every one measured in intervals it ran alone
 };
-// "activity", "learned_power", "profile_power": the `dynamic_split` label.
+// "activity", "learned_power", "profile_power", "measured_power": the `dynamic_split` label.
 const char* dynamic_split_label(DynamicSplit split);
 
 struct IntervalSplit {
@@ -96,7 +100,8 @@ struct IntervalSplit {
 // `run` splits it without marginal powers; where every consumer has a full-activity power, by
 // those powers as `run` splits by marginal powers (each consumer its power × size × activity ×
 // duration, the rest by activity; kLearnedPower). Where every consumer with activity has a power
-// alone (kShared only, with an idle power), it is `run`'s marginal split (kProfilePower): each such
+// alone (kShared only, with an idle power), it is `run`'s marginal split (kMeasuredPower where
+// every one was measured, else kProfilePower): each such
 // consumer is busy the whole interval, as `run` counts a job stepping, and the mix without it draws
 // the others' powers alone (summed under MPS, their mean when time-sliced); consumers without
 // activity get nothing. With no measured activity at all it goes to

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "exporter/measured_alone.h"
 #include "mig/catalog.h"
 #include "nvml/call_error.h"
 #include "telemetry/idle_baseline.h"
@@ -26,6 +27,7 @@ struct Exporter::Gpu {
     std::string model_key;  // the catalog's ("h200"); empty for a model it does not know
     telemetry::LiveIdleBaseline idle;
     telemetry::PowerRegression power;  // shared GPUs: each process's own watts
+    MeasuredPowersAlone alone;         // shared GPUs with the probe: each process's power alone
 
     // Sampler state.
     std::optional<double> last_energy_j;  // last good board counter reading
@@ -121,13 +123,20 @@ void learn_powers(telemetry::PowerRegression& power, IntervalInput& input) {
     }
 }
 
-// Each active process's power alone from its job's profile; why one has none is said once per
-// GPU and reason (the GPU's split then stays by activity).
-void set_powers_alone(const ProfilePowers& powers, unsigned gpu_index, const std::string& model_key,
-                      IntervalInput& input, std::set<std::string>& said,
-                      std::vector<std::string>& warnings) {
+// Each active process's power alone: measured in the intervals it ran alone, else from its job's
+// profile (with --profiles); why one has neither is said once per GPU and reason (the GPU's split
+// then stays by activity).
+void set_powers_alone(const MeasuredPowersAlone& measured, const ProfilePowers& powers,
+                      unsigned gpu_index, const std::string& model_key, IntervalInput& input,
+                      std::set<std::string>& said, std::vector<std::string>& warnings) {
     for (ConsumerActivity& c : input.consumers) {
         if (!has_activity(c))
+            continue;
+        if ((c.alone_dynamic_w = measured.dynamic_w(c.consumer.key))) {
+            c.alone_measured = true;
+            continue;
+        }
+        if (powers.empty())
             continue;
         const PowerAlone p = powers.alone(model_key, c.job, input.mps, c.sm_share, c.probe_records);
         c.alone_dynamic_w = p.dynamic_w;
@@ -224,11 +233,13 @@ IntervalSplit Exporter::split_since_last(Gpu& gpu, const ConsumerReading& readin
     input.mps = reading.mps_server;
     // Jobs are named by the probes' reports: in an interval in which one process has sent none
     // yet (it just started), the split is NVML's activity, and no job is missing (said
-    // otherwise once the reports stay away: "partial-kernel-time").
-    if (input.sharing == Sharing::kShared && reading.kernel_time &&
-        !options_.profile_powers.empty())
-        set_powers_alone(options_.profile_powers, gpu.index, gpu.model_key, input,
+    // otherwise once the reports stay away: "partial-kernel-time"). An interval in which one
+    // process ran alone measures its power alone, which its later intervals then use.
+    if (input.sharing == Sharing::kShared && reading.kernel_time) {
+        gpu.alone.observe(input);
+        set_powers_alone(gpu.alone, options_.profile_powers, gpu.index, gpu.model_key, input,
                          missing_powers_said_, warnings);
+    }
     if (input.sharing == Sharing::kShared && options_.learned_power)
         learn_powers(gpu.power, input);
     IntervalSplit split = split_interval(input);
@@ -368,8 +379,10 @@ std::vector<MetricFamily> Exporter::metric_families() const {
         "a sample yet), so the rest is unattributed. dynamic_split: activity = by activity "
         "alone; learned_power = each process its own watts at full activity, learned live by a "
         "regression of the board's dynamic power on the processes' activities (shared GPUs); "
-        "profile_power = migscope run's marginal split, each process's power alone from the "
-        "profile of the job its activity probe names (--profiles).",
+        "profile_power = migscope run's marginal split, each process's power alone measured "
+        "in the intervals it ran alone or, for one at least, from the profile of the job its "
+        "activity probe names (--profiles); measured_power = the same with every power alone "
+        "measured.",
         MetricType::kGauge,
         {}};
 

@@ -862,7 +862,8 @@ namespace {
 // Sends `pid`'s own activity report (the kernel names the sender) every 20 ms: busy `ratio` of
 // the time since `started_ns`, naming `job`, until `stop`.
 void send_reports(const std::string& socket_path, const std::string& uuid, double ratio,
-                  const std::string& job, const std::atomic<bool>& stop, double first_after_s = 0) {
+                  const std::string& job, const std::atomic<bool>& stop, double first_after_s = 0,
+                  double busy_after_s = 0) {
     sleep_s(first_after_s);
     const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     sockaddr_un address{};
@@ -876,7 +877,10 @@ void send_reports(const std::string& socket_path, const std::string& uuid, doubl
     while (!stop.load()) {
         sleep_s(0.02);
         r.sent_ns = now_ns();
-        r.busy_ns = static_cast<uint64_t>(ratio * static_cast<double>(r.sent_ns - r.started_ns));
+        // Busy at `ratio` from `busy_after_s` on; reporting, idle, before.
+        const double busy_from_ns = static_cast<double>(r.started_ns) + busy_after_s * 1e9;
+        r.busy_ns = static_cast<uint64_t>(
+            ratio * std::max(0.0, static_cast<double>(r.sent_ns) - busy_from_ns));
         const std::string line = activity::encode(r);
         (void)sendto(fd, line.data(), line.size(), 0, reinterpret_cast<const sockaddr*>(&address),
                      sizeof address);
@@ -884,10 +888,11 @@ void send_reports(const std::string& socket_path, const std::string& uuid, doubl
     close(fd);
 }
 
-// Two processes running the activity probe on one GPU at `board_w`: this test (busy 0.2, naming
-// `my_job`) and a child of it (busy 0.6, `their_job`), each sending for itself through the
-// socket; beside an MPS server (pid 5000) when `mps`. What the exporter made of 0.6 s of
-// intervals once both had reported.
+// Two processes running the activity probe on one GPU at `board_w`: this test (busy `my_ratio`,
+// naming `my_job`) and a child of it (busy 0.6, `their_job`, idle for its first
+// `their_busy_after_s`), each sending for itself through the socket; beside an MPS server (pid
+// 5000) when `mps`. What the exporter made of 0.6 s of intervals once both had reported and the
+// child was busy.
 struct ProbePair {
     std::vector<MetricFamily> first, last;
     std::vector<std::string> warnings;
@@ -896,7 +901,8 @@ struct ProbePair {
 
 ProbePair probe_pair(bool mps, double board_w, ExporterOptions options,
                      const std::string& my_job = "", const std::string& their_job = "",
-                     double their_first_report_s = 0) {
+                     double their_first_report_s = 0, double my_ratio = 0.2,
+                     double their_busy_after_s = 0) {
     const fs::path dir =
         fs::temp_directory_path() / ("migscope-exporter-probe-" + std::to_string(::getpid()));
     fs::create_directories(dir);
@@ -908,7 +914,8 @@ ProbePair probe_pair(bool mps, double board_w, ExporterOptions options,
         // Sends until the socket is gone (the test ended) or 20 s passed.
         std::atomic<bool> child_stop{false};
         std::thread t([&] {
-            send_reports(socket_path, uuid, 0.6, their_job, child_stop, their_first_report_s);
+            send_reports(socket_path, uuid, 0.6, their_job, child_stop, their_first_report_s,
+                         their_busy_after_s);
         });
         for (int i = 0; i < 2000 && fs::exists(dir); ++i)
             sleep_s(0.01);
@@ -936,7 +943,8 @@ ProbePair probe_pair(bool mps, double board_w, ExporterOptions options,
                            << (mps ? R"({"pid": 5000, "sm_util": 99}, )" : "") << R"({"pid": )"
                            << self << nvml_util << R"(}, {"pid": )" << child << nvml_util
                            << "}]}]}";
-    std::thread reporter([&] { send_reports(socket_path, uuid, 0.2, my_job, stop); });
+    const auto started = std::chrono::steady_clock::now();
+    std::thread reporter([&] { send_reports(socket_path, uuid, my_ratio, my_job, stop); });
     ProbePair out;
     {
         FakeNvmlEnv env(fixture.string());
@@ -952,6 +960,13 @@ ProbePair probe_pair(bool mps, double board_w, ExporterOptions options,
                 break;
             sleep_s(0.02);
         }
+        // Intervals in which this process runs alone, until the child is busy.
+        while (std::chrono::steady_clock::now() - started <
+               std::chrono::duration<double>(their_busy_after_s + 0.15)) {
+            sleep_s(0.1);
+            exporter.sample_once();
+        }
+        out.first = exporter.metric_families();
         for (int i = 0; i < 6; ++i) {
             sleep_s(0.1);
             exporter.sample_once();
@@ -1049,6 +1064,25 @@ TEST(ExporterSignal, ProfilesGiveEachProcessItsPowerAloneAndRunsSplit) {
     EXPECT_NE(unknown.warnings[0].find("no --profiles file profiles job 'bert-base'"),
               std::string::npos)
         << unknown.warnings[0];
+}
+
+// A process that ran alone has its power alone measured, and the split uses it before its
+// profile's: this test busy at 0.9 alone on a 600 W board with 100 W idle (500 W dynamic; its
+// profile says 448 - 131 W), then beside resnet50:32 (489 - 131 = 358 W from its profile). Margins
+// 500 - 358 and 500 - 500, the rest (358 W) in halves: 321 : 179, where the profiles alone gave
+// 229.5 : 270.5 (above).
+TEST(ExporterSignal, APowerAloneMeasuredWhileAProcessRanAloneComesBeforeItsProfile) {
+    ExporterOptions options;
+    options.idle_power_w = 100;
+    options.profile_powers = ProfilePowers({resnet_profiles()});
+    const ProbePair pair =
+        probe_pair(false, 600, options, "resnet18:train:32", "resnet50:train", 0, 0.9, 0.6);
+    EXPECT_EQ(label(find(pair.last, "migscope_attribution_info", {{"gpu", "0"}})->labels,
+                    "dynamic_split"),
+              "profile_power");
+    const double mine_j = pair_energy_j(pair, pair.me), theirs_j = pair_energy_j(pair, pair.them);
+    EXPECT_NEAR(mine_j / (mine_j + theirs_j), 321.0 / 500, 0.02);
+    EXPECT_TRUE(pair.warnings.empty()) << pair.warnings.front();
 }
 
 // Profiles measured without the activity probe overstate a probed process's power alone (the probe
