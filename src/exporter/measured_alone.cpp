@@ -21,7 +21,11 @@ void MeasuredPowersAlone::observe(const IntervalInput& input) {
     for (auto it = alone_w_.begin(); it != alone_w_.end();)
         it = listed.count(it->first) ? std::next(it) : alone_w_.erase(it);
     if (input.sharing != Sharing::kShared || !input.idle_power_w || !(input.duration_s > 0) ||
-        active != 1 || *alone->activity_ratio < kMinActivity)
+        active != 1)
+        return;
+    // An MPS client's activity is its kernel time × its SM share: how busy it was is the first.
+    const double share = alone->sm_share.value_or(1.0);
+    if (!(share > 0) || *alone->activity_ratio / share < kMinActivity)
         return;
     const double dynamic_w = input.energy_j / input.duration_s - *input.idle_power_w;
     if (!(dynamic_w >= 0))

@@ -61,6 +61,22 @@ TEST(MeasuredPowersAlone, OnlyABusyProcessAloneOnASharedGpuWithAKnownIdlePowerCo
     EXPECT_DOUBLE_EQ(*alone.dynamic_w("pid:1"), 260);
 }
 
+// An MPS client's activity is its kernel time × its SM share (0.45 for a 3g share of an H100): a
+// client busy in 97 % of the interval is busy, though its activity is 0.44.
+TEST(MeasuredPowersAlone, AnMpsClientIsBusyByItsKernelTimeNotItsShareOfTheGpu) {
+    MeasuredPowersAlone alone;
+    ConsumerActivity client = process(1, 0.97 * 0.45);
+    client.sm_share = 0.45;
+    for (int i = 0; i < 2; ++i)
+        alone.observe(second(365, {client, process(2, 0)}));
+    EXPECT_DOUBLE_EQ(*alone.dynamic_w("pid:1"), 225);
+    ConsumerActivity idling = process(3, 0.4 * 0.45);
+    idling.sm_share = 0.45;
+    for (int i = 0; i < 2; ++i)
+        alone.observe(second(200, {idling}));
+    EXPECT_FALSE(alone.dynamic_w("pid:3"));
+}
+
 // The newest kKept intervals answer, so a process whose power changes is followed; a process the
 // GPU no longer lists is forgotten (a new process with its pid starts afresh).
 TEST(MeasuredPowersAlone, KeepsTheNewestIntervalsAndForgetsProcessesThatEnded) {
