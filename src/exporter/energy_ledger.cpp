@@ -154,11 +154,11 @@ IntervalSplit split_interval(const IntervalInput& input) {
     const telemetry::Attribution a = telemetry::attribute_energy(in);
 
     IntervalSplit split;
-    if (a.rest_j)
-        split.dynamic_split = !by_profile ? (by_power ? DynamicSplit::kLearnedPower
-                                                       : DynamicSplit::kActivity)
-                              : all_active_measured(input.consumers) ? DynamicSplit::kMeasuredPower
-                                                                     : DynamicSplit::kProfilePower;
+    if (a.rest_j && by_profile)
+        split.dynamic_split = all_active_measured(input.consumers) ? DynamicSplit::kMeasuredPower
+                                                                   : DynamicSplit::kProfilePower;
+    else if (a.rest_j && by_power)
+        split.dynamic_split = DynamicSplit::kLearnedPower;
     split.static_j = a.idle_energy_j;
     for (size_t i = 0; i < input.consumers.size(); ++i)
         split.energy_j.emplace_back(input.consumers[i].consumer, a.energy_j[i]);

@@ -19,8 +19,9 @@ namespace migscope::exporter {
 class MeasuredPowersAlone {
   public:
     // A process counts as alone only while busy: at least this share of the interval in kernels
-    // (the probe's kernel time; under MPS before its SM share scales it to the whole GPU). One alone while it starts up or loads data draws less than it
-    // does stepping, which is what its power alone must describe.
+    // (the probe's kernel time; under MPS before its SM share scales it to the whole GPU). One
+    // alone while it starts up or loads data draws less than it does stepping, which is what its
+    // power alone must describe.
     static constexpr double kMinActivity = 0.5;
     // The last intervals alone kept per process, and how many answer: their median.
     static constexpr size_t kKept = 5;
