@@ -11,10 +11,13 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <latch>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "core/error.h"
@@ -84,7 +87,16 @@ torch::Device open_device(const std::string& name) {
             device->set_index(0);
         if (device->index() >= static_cast<int>(torch::cuda::device_count()))
             throw unavailable_error("device " + name + ": no such CUDA device");
-        at::globalContext().setBenchmarkCuDNN(true);  // autotune convolutions (cudnn.benchmark)
+        // Autotune convolutions (cudnn.benchmark): each process times the algorithms and keeps
+        // the fastest, which can differ from one start to the next. MIGSCOPE_CUDNN_BENCHMARK=0
+        // takes cuDNN's heuristic choice instead, the same in every start.
+        const char* benchmark = std::getenv("MIGSCOPE_CUDNN_BENCHMARK");
+        const bool autotune = benchmark == nullptr || std::string_view(benchmark) != "0";
+        at::globalContext().setBenchmarkCuDNN(autotune);
+        if (!autotune)
+            std::fprintf(stderr,
+                         "migscope-worker: cuDNN picks convolution algorithms by its heuristics, "
+                         "without timing them (MIGSCOPE_CUDNN_BENCHMARK=0)\n");
         // Creates the primary context before any green context is made from it.
         torch::zeros({1}, *device);
     } else if (!device->is_cpu()) {
