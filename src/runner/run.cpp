@@ -123,21 +123,29 @@ std::pair<SteadyTime, SteadyTime> probe_idle(double seconds, const RunHooks& hoo
     return {from, SteadyClock::now()};
 }
 
+// What a marginal probe measured: the board's average power over its window (none when it got no
+// window or no energy), the window's median SM clock, and each job's items/s in it (by
+// RunSpec::jobs index; none for the job left out).
+struct ProbeReading {
+    std::optional<double> power_w, sm_clock_mhz;
+    std::vector<std::optional<double>> items_per_s;
+};
+
 // The mix without job `i` (for two jobs: the other alone) on the same partitions for
-// spec.marginal_probe_s after its warm-up: the board's average power over that window (none when
-// it got no window or no energy).
-std::optional<double> probe_without(const RunSpec& spec, size_t i,
-                                    const partition::Backend& backend, telemetry::Sampler& sampler,
-                                    telemetry::PowerSource& power, const RunHooks& hooks,
-                                    std::vector<std::string>& warnings, bool& interrupted) {
+// spec.marginal_probe_s after its warm-up.
+ProbeReading probe_without(const RunSpec& spec, size_t i, const partition::Backend& backend,
+                           telemetry::Sampler& sampler, telemetry::PowerSource& power,
+                           const RunHooks& hooks, std::vector<std::string>& warnings,
+                           bool& interrupted) {
     RunSpec probe = spec;
     probe.jobs.clear();
     probe.partitions.clear();
-    std::vector<size_t> indices;
+    std::vector<size_t> indices, run_index;  // in probe.jobs; each one's index in spec.jobs
     for (size_t k = 0; k < spec.jobs.size(); ++k) {
         if (k == i)
             continue;
         indices.push_back(probe.jobs.size());
+        run_index.push_back(k);
         probe.jobs.push_back(spec.jobs[k]);
         probe.partitions.push_back(spec.partitions[k]);
     }
@@ -149,13 +157,22 @@ std::optional<double> probe_without(const RunSpec& spec, size_t i,
     Group g(probe, indices, backend, &power, hooks, warnings);
     g.run();
     interrupted = g.interrupted;
-    if (!g.open_sample || !g.close_sample) {
+    ProbeReading reading;
+    reading.items_per_s.resize(spec.jobs.size());
+    if (!g.open_sample || !g.close_sample || !g.open_time || !g.close_time) {
         warnings.push_back("marginal probe without " + spec.jobs[i].name +
                            ": no measurement window");
-        return std::nullopt;
+        return reading;
     }
-    return telemetry::summarize_window(sampler.all(), *g.open_sample, *g.close_sample)
-        .average_power_w;
+    const std::vector<Sample> trace = sampler.all();
+    reading.power_w =
+        telemetry::summarize_window(trace, *g.open_sample, *g.close_sample).average_power_w;
+    reading.sm_clock_mhz =
+        percentile(readings_in(trace, *g.open_time, *g.close_time, &Sample::sm_clock_mhz), 0.5);
+    for (const JobState& s : g.jobs)
+        reading.items_per_s[run_index[s.index]] =
+            job_result(probe, s, g, g.interrupted).items_per_s;
+    return reading;
 }
 
 // A concurrent group's window, attributed once the idle baseline is known (after the run).
@@ -167,14 +184,13 @@ struct PendingAttribution {
 
 // Each job's marginal probe (the board's power without it), where the mix allows one: concurrent
 // jobs, more than one, none queued on another's partition.
-std::vector<std::optional<double>> probe_marginals(const RunSpec& spec,
-                                                   const partition::Backend& backend,
-                                                   telemetry::Sampler& sampler,
-                                                   telemetry::PowerSource& power,
-                                                   const RunHooks& hooks, RunResult& result) {
-    std::vector<std::optional<double>> without_power_w(spec.jobs.size());
+std::vector<ProbeReading> probe_marginals(const RunSpec& spec, const partition::Backend& backend,
+                                          telemetry::Sampler& sampler,
+                                          telemetry::PowerSource& power, const RunHooks& hooks,
+                                          RunResult& result) {
+    std::vector<ProbeReading> probes(spec.jobs.size());
     if (spec.marginal_probe_s <= 0 || spec.jobs.size() < 2)
-        return without_power_w;
+        return probes;
     const bool queued = std::any_of(spec.partitions.begin(), spec.partitions.end(),
                                     [](const auto& p) { return p.after_job.has_value(); });
     const bool later = std::any_of(spec.partitions.begin(), spec.partitions.end(),
@@ -185,12 +201,12 @@ std::vector<std::optional<double>> probe_marginals(const RunSpec& spec,
             (queued ? "jobs queue on a partition (the probe needs one job per partition)"
                     : "jobs start at different times (the probe needs them all running)") +
             "; energy is split by partition size × busy seconds");
-        return without_power_w;
+        return probes;
     }
     for (size_t i = 0; i < spec.jobs.size() && !result.interrupted; ++i)
-        without_power_w[i] = probe_without(spec, i, backend, sampler, power, hooks, result.warnings,
-                                           result.interrupted);
-    return without_power_w;
+        probes[i] = probe_without(spec, i, backend, sampler, power, hooks, result.warnings,
+                                  result.interrupted);
+    return probes;
 }
 
 // The groups of jobs that run at once: every job together, or one at a time (sequential).
@@ -206,7 +222,7 @@ std::vector<std::vector<size_t>> job_groups(size_t jobs, bool sequential) {
 
 // A finished group's jobs into `jobs` (their results) and what their window's attribution needs.
 PendingAttribution collect_group(const RunSpec& spec, const Group& g,
-                                 const std::vector<std::optional<double>>& without_power_w,
+                                 const std::vector<ProbeReading>& probes,
                                  std::vector<JobResult>& jobs, RunResult& result) {
     PendingAttribution p;
     std::vector<size_t> queue_of;
@@ -222,7 +238,9 @@ PendingAttribution collect_group(const RunSpec& spec, const Group& g,
         while (spec.partitions[head].after_job)
             head = *spec.partitions[head].after_job;
         queue_of.push_back(head);
-        r.without_power_w = without_power_w[s.index];
+        r.without_power_w = probes[s.index].power_w;
+        r.without_sm_clock_mhz = probes[s.index].sm_clock_mhz;
+        r.without_items_per_s = probes[s.index].items_per_s;
         if (r.spec.external() && r.status == JobStatus::kOk && r.steps == 0)
             result.warnings.push_back(
                 "job " + r.spec.name +
@@ -260,9 +278,8 @@ std::string settle_idle_power(const RunSpec& spec, bool sequential,
 
 // Each concurrent window's energy split among its jobs (telemetry::attribute_energy).
 void attribute_windows(const RunSpec& spec, const std::vector<PendingAttribution>& pending,
-                       const std::vector<std::optional<double>>& without_power_w,
-                       const std::string& idle_source, std::vector<JobResult>& jobs,
-                       RunResult& result) {
+                       const std::vector<ProbeReading>& probes, const std::string& idle_source,
+                       std::vector<JobResult>& jobs, RunResult& result) {
     for (const PendingAttribution& p : pending) {
         telemetry::AttributionInput in;
         in.energy_j = p.energy_j;
@@ -274,10 +291,10 @@ void attribute_windows(const RunSpec& spec, const std::vector<PendingAttribution
         in.idle_source = idle_source;
         in.without_source = "probe of " + seconds_text(spec.marginal_probe_s) + " each";
         const bool all_probed =
-            std::all_of(p.jobs.begin(), p.jobs.end(), [&](size_t i) { return without_power_w[i]; });
+            std::all_of(p.jobs.begin(), p.jobs.end(), [&](size_t i) { return probes[i].power_w; });
         if (all_probed && result.idle_power_w) {
             for (size_t i : p.jobs)
-                in.without_dynamic_w.push_back(*without_power_w[i] - *result.idle_power_w);
+                in.without_dynamic_w.push_back(*probes[i].power_w - *result.idle_power_w);
         }
         const telemetry::Attribution a = telemetry::attribute_energy(in);
         for (size_t k = 0; k < p.jobs.size(); ++k)
@@ -371,9 +388,9 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         idle_intervals.push_back(probe_idle(spec.idle_probe_s, hooks, "before the run"));
 
     const bool sequential = partition::traits(backend.kind()).one_job_at_a_time;
-    const std::vector<std::optional<double>> without_power_w =
+    const std::vector<ProbeReading> probes =
         power && !sequential ? probe_marginals(spec, backend, *sampler, *power, hooks, result)
-                             : std::vector<std::optional<double>>(spec.jobs.size());
+                             : std::vector<ProbeReading>(spec.jobs.size());
 
     std::vector<telemetry::EnergySummary> summaries;
     std::vector<double> window_clocks_mhz;  // every window's SM clock readings
@@ -393,7 +410,7 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         Group g(spec, indices, backend, power, hooks, result.warnings);
         g.run();
         result.interrupted = result.interrupted || g.interrupted;
-        PendingAttribution p = collect_group(spec, g, without_power_w, jobs, result);
+        PendingAttribution p = collect_group(spec, g, probes, jobs, result);
         if (!g.open_time || !g.close_time) {
             result.warnings.push_back(g.interrupted ? "no measurement window: the run was "
                                                       "interrupted before it opened"
@@ -432,7 +449,7 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
         result.trace = sampler->all();
     }
     const std::string idle_source = settle_idle_power(spec, sequential, idle_intervals, result);
-    attribute_windows(spec, pending, without_power_w, idle_source, jobs, result);
+    attribute_windows(spec, pending, probes, idle_source, jobs, result);
     result.sm_clock_mhz = percentile(window_clocks_mhz, 0.5);
     result.energy = combine(summaries);
     set_energy_per_item(spec.mode, sequential, result.window_s, jobs);

@@ -62,6 +62,11 @@ struct JobResult : store::JobMeasures {
     std::string stderr_path;
     // Board power of the mix without this job (RunSpec::marginal_probe_s).
     std::optional<double> without_power_w;
+    // The same probe's median SM clock and each other job's items/s in it (by RunSpec::jobs index;
+    // none for this job and for a job without measured steps): what tells two runs' probes apart
+    // when their powers differ.
+    std::optional<double> without_sm_clock_mhz;
+    std::vector<std::optional<double>> without_items_per_s;
     // kWork: when its first measured step began, in seconds from the window's opening.
     std::optional<double> start_s;
 };

@@ -53,6 +53,13 @@ json run_json(const RunResult& run, const RecordContext& context) {
         if (const auto after = run.jobs[k].partition.after_job)
             j["jobs"][k]["after_job"] = *after;  // queued on that job's partition
         j["jobs"][k]["without_power_w"] = report::maybe(run.jobs[k].without_power_w);
+        j["jobs"][k]["without_sm_clock_mhz"] = report::maybe(run.jobs[k].without_sm_clock_mhz);
+        if (!run.jobs[k].without_items_per_s.empty()) {
+            json speeds = json::array();  // by job index, null for this job
+            for (const auto& items_per_s : run.jobs[k].without_items_per_s)
+                speeds.push_back(report::maybe(items_per_s));
+            j["jobs"][k]["without_items_per_s"] = speeds;
+        }
     }
     const auto idle_state = [](const std::optional<telemetry::IdlePower>& p) -> json {
         if (!p)
@@ -97,9 +104,18 @@ void print_run_table(const RunResult& run, const std::string& title, std::ostrea
     if (const std::string idle = run.idle.describe(); !idle.empty())
         out << "  idle         " << idle << " (before and after the jobs)\n";
     for (const JobResult& r : run.jobs) {
-        if (r.without_power_w)
-            out << "  probe        without " << r.spec.name << ": "
-                << cell_number(r.without_power_w, 0, "W") << " board power\n";
+        if (!r.without_power_w)
+            continue;
+        out << "  probe        without " << r.spec.name << ": "
+            << cell_number(r.without_power_w, 0, "W") << " board power";
+        if (r.without_sm_clock_mhz)
+            out << ", SM clock " << cell_number(r.without_sm_clock_mhz, 0, "MHz");
+        for (size_t k = 0; k < r.without_items_per_s.size() && k < run.jobs.size(); ++k) {
+            if (const auto& items_per_s = r.without_items_per_s[k])
+                out << "; " << run.jobs[k].spec.name << " " << cell_si(items_per_s) << " "
+                    << run.jobs[k].item_unit.value_or("items") << "/s";
+        }
+        out << '\n';
     }
     if (run.aggregate_normalised_throughput)
         out << "  aggregate normalised throughput "

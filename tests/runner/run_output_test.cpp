@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "report/golden.h"
 #include "runner/host_output.h"
 
@@ -69,6 +71,28 @@ CellOutcome cell_fixture() {
              {"baseline", {{"layout", base.layout}, {"energy_j", 64000}}},
              {"run_dir", "runs/fixture\xff"}};  // a byte that is no UTF-8, as a path may hold
     return c;
+}
+
+TEST(RunOutput, AProbeLineNamesItsClockAndTheSpeedOfEachJobThatRanInIt) {
+    RunResult run = cell_fixture().run;
+    run.jobs[0].without_power_w = 283;
+    run.jobs[0].without_sm_clock_mhz = 1740;
+    run.jobs[0].without_items_per_s = {std::nullopt, 5530.0};
+    run.jobs[1].without_power_w = 701;  // a probe without a clock or a measured step
+    run.jobs[1].without_items_per_s = {std::nullopt, std::nullopt};
+    std::ostringstream out;
+    print_run_table(run, "title", out);
+    EXPECT_NE(out.str().find("probe        without resnet18: 283 W board power, SM clock 1740 MHz; "
+                             "resnet50 5.53k images/s\n"),
+              std::string::npos)
+        << out.str();
+    EXPECT_NE(out.str().find("probe        without resnet50: 701 W board power\n"),
+              std::string::npos)
+        << out.str();
+    const nlohmann::json doc = run_json(run, RecordContext{});
+    EXPECT_EQ(doc["jobs"][0]["without_sm_clock_mhz"], 1740.0);
+    EXPECT_TRUE(doc["jobs"][0]["without_items_per_s"][0].is_null());
+    EXPECT_EQ(doc["jobs"][0]["without_items_per_s"][1], 5530.0);
 }
 
 TEST(RunOutput, ACellWithItsBaselineEveryFormat) {

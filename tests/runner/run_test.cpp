@@ -188,6 +188,15 @@ TEST_F(RunTest, MarginalProbesAttributeWhatEachJobAdds) {
     ASSERT_TRUE(r.jobs[0].without_power_w && r.jobs[1].without_power_w);
     EXPECT_NEAR(*r.jobs[0].without_power_w, 150.0, 1.0);  // fake#1 alone
     EXPECT_NEAR(*r.jobs[1].without_power_w, 250.0, 1.0);  // fake#0 alone
+    // Each probe names the speed of the job that ran in it, not of the one it left out; the fake
+    // power source has no clock.
+    ASSERT_EQ(r.jobs[0].without_items_per_s.size(), 2u);
+    EXPECT_FALSE(r.jobs[0].without_items_per_s[0]);
+    ASSERT_TRUE(r.jobs[0].without_items_per_s[1]);
+    EXPECT_GT(*r.jobs[0].without_items_per_s[1], 0.0);
+    ASSERT_TRUE(r.jobs[1].without_items_per_s[0]);
+    EXPECT_FALSE(r.jobs[1].without_items_per_s[1]);
+    EXPECT_FALSE(r.jobs[0].without_sm_clock_mhz);
     ASSERT_TRUE(r.idle_power_w);
     EXPECT_NEAR(*r.idle_power_w, 100.0, 1e-9);
     // The idle baseline has probes before and after the jobs; samples without a clock.
