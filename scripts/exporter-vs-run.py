@@ -22,7 +22,9 @@ With --profiles (the file the exporter was given), a pair's row also says how fa
 reference moved from the profile: the job's dynamic power alone as run's marginal probe measured
 it (the board without the other job, minus run's idle power) against the profile's for the same
 partition (minus the profile's idle power). The exporter splits by the profile's powers alone, so
-a job whose power alone changed from the profile's shows here before it shows as an error.
+a job whose power alone changed from the profile's shows here before it shows as an error. Where
+run's probe recorded the job's speed (without_items_per_s), the cell adds it against the profile's
+too: a power that moved at the same speed is the same work drawing more.
 
   scripts/exporter-vs-run.py DIR... [--profiles FILE]... [--json OUT]
 Python 3 standard library only.
@@ -114,30 +116,51 @@ def static_shares(run):
     return [s / sum(sizes) for s in sizes]
 
 
-def profile_powers(path):
-    """{(workload, batch, partition): dynamic W alone} from a `migscope profile export` file."""
+def profile_alone(path):
+    """{(workload, batch, partition): (dynamic W alone, items/s alone or None)} from a `migscope
+    profile export` file."""
     doc = json.loads(Path(path).read_text())
     idle_w = doc["idle_power_w"]["value"]
-    return {(j["workload"], j.get("batch"), p["partition"]): p["average_power_w"]["value"] - idle_w
+    return {(j["workload"], j.get("batch"), p["partition"]):
+            (p["average_power_w"]["value"] - idle_w, (p.get("items_per_s") or {}).get("value"))
             for j in doc["jobs"] for p in j["partitions"]}
+
+
+def profiled_alone(run, k, profiles):
+    """Job k of a pair: (the other job, the profile's (dynamic W, items/s) on job k's partition);
+    None where there is no such pair or no single profile."""
+    jobs = run["jobs"]
+    if not profiles or len(jobs) != 2:
+        return None
+    partition = jobs[k].get("partition") if run["backend"] == "mps" else "whole GPU"
+    workload, batch = jobs[k].get("workload"), jobs[k].get("batch")
+    # A job run at its default batch names none; the profile names the batch it ran.
+    found = [alone for (wl, b, part), alone in profiles.items()
+             if wl == workload and part == partition and (batch is None or b == batch)]
+    return (jobs[1 - k], found[0]) if len(found) == 1 else None
 
 
 def alone_drift(run, k, profiles):
     """Job k's dynamic power alone in run's probe (the board without the only other job, minus
     run's idle power) / the profile's on the same partition - 1; None where there is no such pair."""
-    jobs = run["jobs"]
-    if not profiles or len(jobs) != 2 or not run.get("idle_power_w"):
+    pair = profiled_alone(run, k, profiles)
+    if not pair or not run.get("idle_power_w") or not pair[0].get("without_power_w"):
         return None
-    other = jobs[1 - k]
-    partition = jobs[k].get("partition") if run["backend"] == "mps" else "whole GPU"
-    workload, batch = jobs[k].get("workload"), jobs[k].get("batch")
-    # A job run at its default batch names none; the profile names the batch it ran.
-    found = [w for (wl, b, part), w in profiles.items()
-             if wl == workload and part == partition and (batch is None or b == batch)]
-    profiled = found[0] if len(found) == 1 else None
-    if not other.get("without_power_w") or not profiled:
+    other, (profiled_w, _) = pair
+    return (other["without_power_w"] - run["idle_power_w"]) / profiled_w - 1 if profiled_w else None
+
+
+def alone_speed_drift(run, k, profiles):
+    """Job k's items/s in the same probe / the profile's - 1 (runs since the probe records it);
+    None where either is missing. A probe whose power moved while its speed stayed drew more for
+    the same work."""
+    pair = profiled_alone(run, k, profiles)
+    if not pair:
         return None
-    return (other["without_power_w"] - run["idle_power_w"]) / profiled - 1
+    other, (_, profiled_items_per_s) = pair
+    speeds = other.get("without_items_per_s") or []
+    probed = speeds[k] if k < len(speeds) else None
+    return probed / profiled_items_per_s - 1 if probed and profiled_items_per_s else None
 
 
 def compare_run(folder, name, doc, scrapes, pids, profiles=None):
@@ -190,6 +213,9 @@ def compare_run(folder, name, doc, scrapes, pids, profiles=None):
         drift = alone_drift(run, k, profiles)
         if drift is not None:
             row["alone_drift"] = drift
+        speed_drift = alone_speed_drift(run, k, profiles)
+        if speed_drift is not None:
+            row["alone_speed_drift"] = speed_drift
         out["jobs"].append(row)
     return out
 
@@ -217,6 +243,8 @@ def print_table(rows):
         for n, job in enumerate(r["jobs"]):
             err = f"{100 * job['error']:+.1f} %" if "error" in job else "-"
             drift = f"{100 * job['alone_drift']:+.1f} %" if "alone_drift" in job else "-"
+            if "alone_speed_drift" in job:
+                drift += f" (speed {100 * job['alone_speed_drift']:+.1f} %)"
             first = n == 0
             dyn = job["run_dynamic_j"]
             print(f"| {r['run'] if first else ''} | {r['backend'] if first else ''} | {job['job']} "
@@ -251,7 +279,7 @@ def main():
                     help="the profiles the exporter split by (repeat it for several): each pair's "
                          "drift of run's power alone from them")
     args = ap.parse_args()
-    profiles = {k: w for f in args.profiles for k, w in profile_powers(f).items()} or None
+    profiles = {k: a for f in args.profiles for k, a in profile_alone(f).items()} or None
     rows = []
     for folder in args.dirs:
         if not (folder / "scrapes.tar.gz").is_file():

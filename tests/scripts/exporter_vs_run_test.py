@@ -161,7 +161,7 @@ class ExporterVsRun(unittest.TestCase):
             d = folder(tmp, doc)
             (d / 'profiles.json').write_text(json.dumps(profile))
             scrapes, results, pids = evr.read_folder(d)
-            profiles = evr.profile_powers(d / 'profiles.json')
+            profiles = evr.profile_alone(d / 'profiles.json')
             row = evr.compare_run(d, 'ts-pa', results['ts-pa'], scrapes, pids, profiles)
         by_job = {j['job']: j for j in row['jobs']}
         self.assertAlmostEqual(by_job['resnet18:32']['alone_drift'], 0.25, places=9)
@@ -175,6 +175,32 @@ class ExporterVsRun(unittest.TestCase):
         three = json.loads(json.dumps(doc['run']))
         three['jobs'].append(dict(three['jobs'][0]))
         self.assertIsNone(evr.alone_drift(three, 0, profiles))
+        # That run's probe recorded no speed: none is said.
+        self.assertNotIn('alone_speed_drift', by_job['resnet18:32'])
+
+    def test_a_probe_that_recorded_its_jobs_speed_says_it_against_the_profiles(self):
+        # The probe without mlp ran resnet18:32 alone at 5,500 images/s; its profile 5,000 (+10 %).
+        doc = result(7200, 4200)
+        doc['run']['jobs'][0]['without_power_w'] = 250.0
+        doc['run']['jobs'][1]['without_power_w'] = 330.0
+        doc['run']['jobs'][1]['without_items_per_s'] = [5500.0, None]
+        profile = {'idle_power_w': {'value': 70.0}, 'jobs': [
+            {'workload': 'resnet18', 'batch': 32, 'partitions': [
+                {'partition': 'whole GPU', 'average_power_w': {'value': 270.0},
+                 'items_per_s': {'value': 5000.0}}]}]}
+        with tempfile.TemporaryDirectory() as tmp:
+            d = folder(tmp, doc)
+            (d / 'profiles.json').write_text(json.dumps(profile))
+            scrapes, results, pids = evr.read_folder(d)
+            profiles = evr.profile_alone(d / 'profiles.json')
+            row = evr.compare_run(d, 'ts-pa', results['ts-pa'], scrapes, pids, profiles)
+        by_job = {j['job']: j for j in row['jobs']}
+        self.assertAlmostEqual(by_job['resnet18:32']['alone_speed_drift'], 0.10, places=9)
+        self.assertAlmostEqual(by_job['resnet18:32']['alone_drift'], 0.25, places=9)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            evr.print_table([row])
+        self.assertIn('| +25.0 % (speed +10.0 %) |', out.getvalue())
 
     def test_a_worker_is_matched_by_model_and_batch_only_when_one_job_fits(self):
         jobs = [{'workload': 'resnet18', 'batch': 32}, {'workload': 'resnet18', 'batch': 64}]
