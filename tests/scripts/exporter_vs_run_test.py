@@ -65,6 +65,17 @@ def compare(d):
     return evr.compare_run(d, 'ts-pa', results['ts-pa'], scrapes, pids)
 
 
+def compare_with_profile(doc, profile):
+    """compare()'s row of a folder with `doc` and a profiles file of `profile`, and the profiles
+    as the script reads them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = folder(tmp, doc)
+        (d / 'profiles.json').write_text(json.dumps(profile))
+        scrapes, results, pids = evr.read_folder(d)
+        profiles = evr.profile_alone(d / 'profiles.json')
+        return evr.compare_run(d, 'ts-pa', results['ts-pa'], scrapes, pids, profiles), profiles
+
+
 class ExporterVsRun(unittest.TestCase):
     def test_a_live_split_equal_to_runs_dynamic_split_has_no_error(self):
         # run: 6 kJ and 3 kJ dynamic over 30 s, plus 2.4 kJ of static power split by SMs (equal).
@@ -157,12 +168,7 @@ class ExporterVsRun(unittest.TestCase):
                 {'partition': '3g.71gb', 'average_power_w': {'value': 150.0}}]},
             {'workload': 'mlp', 'batch': 8192, 'partitions': [
                 {'partition': 'whole GPU', 'average_power_w': {'value': 240.0}}]}]}
-        with tempfile.TemporaryDirectory() as tmp:
-            d = folder(tmp, doc)
-            (d / 'profiles.json').write_text(json.dumps(profile))
-            scrapes, results, pids = evr.read_folder(d)
-            profiles = evr.profile_alone(d / 'profiles.json')
-            row = evr.compare_run(d, 'ts-pa', results['ts-pa'], scrapes, pids, profiles)
+        row, profiles = compare_with_profile(doc, profile)
         by_job = {j['job']: j for j in row['jobs']}
         self.assertAlmostEqual(by_job['resnet18:32']['alone_drift'], 0.25, places=9)
         self.assertAlmostEqual(by_job['mlp']['alone_drift'], 0.0, places=9)
@@ -188,12 +194,7 @@ class ExporterVsRun(unittest.TestCase):
             {'workload': 'resnet18', 'batch': 32, 'partitions': [
                 {'partition': 'whole GPU', 'average_power_w': {'value': 270.0},
                  'items_per_s': {'value': 5000.0}}]}]}
-        with tempfile.TemporaryDirectory() as tmp:
-            d = folder(tmp, doc)
-            (d / 'profiles.json').write_text(json.dumps(profile))
-            scrapes, results, pids = evr.read_folder(d)
-            profiles = evr.profile_alone(d / 'profiles.json')
-            row = evr.compare_run(d, 'ts-pa', results['ts-pa'], scrapes, pids, profiles)
+        row, profiles = compare_with_profile(doc, profile)
         by_job = {j['job']: j for j in row['jobs']}
         self.assertAlmostEqual(by_job['resnet18:32']['alone_speed_drift'], 0.10, places=9)
         self.assertAlmostEqual(by_job['resnet18:32']['alone_drift'], 0.25, places=9)
