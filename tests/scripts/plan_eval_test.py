@@ -107,6 +107,35 @@ class Report(unittest.TestCase):
         self.assertIn('2 mixes: regret median 10.00 %, worst 20.00 %; 4 of 6', text)
 
 
+    def test_the_cautious_pick_takes_the_best_worse_end_among_the_indistinguishable(self):
+        # Throughput: A is predicted best (1.30, 1.10-1.40) but B's worse end is higher (1.15);
+        # A measured 1.0 and B 1.2, so A's regret is 1 - 1.0 / 1.2 and the cautious pick's 0.
+        def plan(name, interval, measured):
+            c = candidate(name, {'throughput': measured}, {})
+            c['predicted']['interval']['throughput'] = interval
+            return c
+        a = plan('4g.71gb@0+3g.71gb@4', [1.10, 1.40], 1.0)
+        b = plan('3g.71gb@4+2g.35gb@0+2g.35gb@2', [1.15, 1.30], 1.2)
+        whole = plan('whole GPU (not partitioned)', [0.95, 1.05], 0.9)
+        doc = {'objective': 'throughput', 'jobs': [1, 2, 3],
+               'decision': {'verdict': 'clear-gain', 'gain': 0.3,
+                            'indistinguishable': [b['name']]},
+               'verify': {'candidates': [a, b, whole]}}
+        self.assertIs(plan_eval.pessimistic_pick(doc), b)
+        with tempfile.TemporaryDirectory() as d:
+            (pathlib.Path(d) / 'mix-1.json').write_text(json.dumps(doc))
+            text = report_text(d)
+        self.assertIn('1 mixes: regret median 16.67 %', text)
+        self.assertIn('been the one whose interval\'s worse end is best (1 of 1 picks other): '
+                      'regret median 0.00 %, worst 0.00 %', text)
+        # "Do not partition" stays, whatever partitioned plans are listed beside it.
+        doc['verify']['candidates'] = [whole, a, b]
+        self.assertIs(plan_eval.pessimistic_pick(doc), whole)
+
+    def test_the_cautious_pick_on_the_third_evaluation(self):
+        text = report_text(REPO / 'data' / 'plan-eval-h200-seed-20261206')
+        self.assertIn('(1 of 12 picks other): regret median 0.00 %, worst 9.22 %', text)
+
 class EvaluationProfiles(unittest.TestCase):
     def test_each_stored_evaluation_finds_the_profiles_it_was_planned_with(self):
         before_pooling = REPO / 'data' / 'profiles-h200-2026-12-03' / 'profiles-h200.json'
