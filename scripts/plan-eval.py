@@ -350,13 +350,10 @@ def rescore(args):
                                         text=True).stdout)
         d = doc['decision']
         chosen = doc['top'][0]['name']
-        scores = [s for s in ((score(mix[1], c['measured']), n) for n, c in measured.items())
-                  if s[0] is not None]
         regret = None
-        if chosen in measured and scores:
-            best = min(scores)[0]
-            mine = score(mix[1], measured[chosen]['measured'])
-            regret = (mine / best - 1) if best > 0 else (1 - mine / best)
+        if chosen in measured:
+            regret = regret_of(mix[1], list(measured.values()), measured[chosen])
+        if regret is not None:
             regrets.append(regret)
         corrected = ('-' if d.get('corrected_gain') is None else
                      f"{100 * d['corrected_gain']:+.1f} % ({100 * d['gain_range'][0]:+.1f} to "
