@@ -14,7 +14,8 @@ stores (data/model-error-h200.json).
   scripts/plan-eval.py run    --out DIR [--first I] [--last J] [--budget-s S]
                               measures mixes I..J (a GPU host, after ./build.sh build), each
                               into DIR/mix-K.json and DIR/eval.db; a mix already in DIR is
-                              skipped, so a later call goes on
+                              skipped, so a later call goes on; a mix starts only when its
+                              estimated time (18 s per second of work) fits in the budget left
   scripts/plan-eval.py report DIR...                          the table, from the mix-K.json files
   scripts/plan-eval.py rescore DIR --seed S --model-error F [--start-delay F|none] [--profiles F]
                               each measured mix decided again with the residuals F and the
@@ -95,19 +96,36 @@ def migscope_binary():
     return os.environ.get('MIGSCOPE', build + '/tools/migscope/migscope')
 
 
+# A mix's `plan --verify` took at most 17 s per second of its jobs' work alone on the whole GPU
+# (seed 20261206 on the H200: 10.8-16.9 s, median 12.3; the sequential baseline, three
+# candidates, their idle probes and each job's start), so `run` starts a mix only when this many
+# seconds per second of work fit in what is left of its budget.
+SECONDS_PER_WORK_SECOND = 18
+
+
+def mix_work_s(mix, rates):
+    """The mix's work: its jobs' seconds alone on the whole GPU, from the profiles' speeds."""
+    _, _, jobs, steps = mix
+    return sum(n / rates[job] for job, n in zip(jobs, steps))
+
+
 def run(args):
     out_dir = pathlib.Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     migscope = migscope_binary()
     start = time.monotonic()
+    rates = dict(profiled_jobs(args.profiles))
     log = open(out_dir / 'log.txt', 'a')
     for mix in mixes(args.seed, args.count, args.profiles):
         i = mix[0]
         if i < args.first or i > args.last or read_mix(out_dir / f'mix-{i}.json') is not None:
             continue
-        if time.monotonic() - start > args.budget_s:
-            print(f'mix {i}: not started, the budget of {args.budget_s:.0f} s is spent')
-            break
+        left_s = args.budget_s - (time.monotonic() - start)
+        estimate_s = SECONDS_PER_WORK_SECOND * mix_work_s(mix, rates)
+        if estimate_s > left_s:
+            print(f'mix {i}: not started, about {estimate_s:.0f} s would pass the '
+                  f'{max(left_s, 0):.0f} s left of the budget of {args.budget_s:.0f} s')
+            continue
         command = plan_command(migscope, mix, out_dir)
         log.write('$ ' + ' '.join(command) + '\n')
         log.flush()

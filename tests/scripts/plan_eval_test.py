@@ -9,6 +9,7 @@ import pathlib
 import subprocess
 import tempfile
 import unittest
+import unittest.mock
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location('plan_eval', REPO / 'scripts' / 'plan-eval.py')
@@ -84,6 +85,29 @@ class Report(unittest.TestCase):
             self.assertIn('mix-2.json: empty or cut short, left out', err.getvalue())
             self.assertNotIn('| mix-2 |', text)
             self.assertIsNone(plan_eval.read_mix(pathlib.Path(d) / 'mix-2.json'))
+
+    def test_run_starts_only_the_mixes_whose_estimated_time_fits_the_budget_left(self):
+        mixes = plan_eval.mixes(20261207, 12, PROFILES)
+        rates = dict(plan_eval.profiled_jobs(PROFILES))
+        estimates = [plan_eval.SECONDS_PER_WORK_SECOND * plan_eval.mix_work_s(m, rates)
+                     for m in mixes]
+        ordered = sorted(estimates)  # a budget between two mixes' estimates: some fit, some not
+        budget = (ordered[5] + ordered[6]) / 2
+        with tempfile.TemporaryDirectory() as d:
+            fake = pathlib.Path(d) / 'migscope'  # writes the plan JSON where -o says
+            fake.write_text('#!/bin/sh\nwhile [ "$1" != -o ]; do shift; done\necho {} > "$2"\n')
+            fake.chmod(0o755)
+            args = type('Args', (), {'out': d + '/eval', 'seed': 20261207, 'count': 12,
+                                     'profiles': str(PROFILES), 'first': 1, 'last': 1000,
+                                     'budget_s': budget})()
+            out = io.StringIO()
+            with unittest.mock.patch.dict(os.environ, {'MIGSCOPE': str(fake)}), \
+                    contextlib.redirect_stdout(out):
+                plan_eval.run(args)
+            ran = {int(p.stem[4:]) for p in pathlib.Path(d, 'eval').glob('mix-*.json')}
+        self.assertEqual(ran, {m[0] for m, e in zip(mixes, estimates) if e <= budget})
+        self.assertTrue(0 < len(ran) < 12)
+        self.assertIn('would pass the', out.getvalue())
 
     def test_regret_is_against_the_best_measured_in_each_direction(self):
         with tempfile.TemporaryDirectory() as d:
