@@ -21,7 +21,8 @@ stores (data/model-error-h200.json).
                               each measured mix decided again with the residuals F and the
                               start delay F (no GPU; with the start delay the mix was planned
                               with, the candidates are ranked as before and only the decision
-                              can change), scored against what DIR measured
+                              can change), scored against what DIR measured: the recommendation
+                              and the cautious pick among the indistinguishable (as report)
   scripts/plan-eval.py repredict DIR... [--start-delay F|none] [--before F|none] [--json FILE]
                               [--profiles F]
                               each measured candidate of each mix predicted again by the built
@@ -215,24 +216,33 @@ def objective_figure(objective):
             'edp': 'edp_js', 'aggregate-throughput': 'aggregate_throughput'}[objective]
 
 
-def pessimistic_pick(doc):
-    """The measured plan a cautious rule would have recommended: among the recommendation and the
-    plans listed as indistinguishable from it, the one whose objective interval's worse end is
-    best (lower-is-better by score()). The recommendation itself where it is not partitioned,
-    lists none, or an interval is missing."""
-    candidates = doc['verify']['candidates']
-    recommended = candidates[0]
-    listed = set(doc['decision'].get('indistinguishable') or [])
-    figure = objective_figure(doc['objective'])
-    group = [c for c in candidates
-             if (c is recommended or c['name'] in listed) and 'measured' in c and
-             (c['predicted'].get('interval') or {}).get(figure)]
-    if not listed or recommended['name'].startswith('whole GPU') or recommended not in group:
+def cautious_name(objective, decision, intervals):
+    """The plan a cautious rule recommends: among the recommendation (the first of `intervals`,
+    name -> the candidate's predicted interval) and the plans the decision lists as
+    indistinguishable from it, the one whose objective interval's worse end is best
+    (lower-is-better by score()). The recommendation itself where it is not partitioned, none is
+    listed, or its interval is missing."""
+    recommended = next(iter(intervals))
+    listed = set(decision.get('indistinguishable') or [])
+    figure = objective_figure(objective)
+    group = [name for name, iv in intervals.items()
+             if (name == recommended or name in listed) and (iv or {}).get(figure)]
+    if not listed or recommended.startswith('whole GPU') or recommended not in group:
         return recommended
-    def worse_end(c):
-        return max(score(doc['objective'], {figure: end})
-                   for end in c['predicted']['interval'][figure])
+    def worse_end(name):
+        return max(score(objective, {figure: end}) for end in intervals[name][figure])
     return min(group, key=worse_end)
+
+
+def pessimistic_pick(doc):
+    """The measured candidate of a verified plan that cautious_name picks (among the measured)."""
+    candidates = doc['verify']['candidates']
+    if 'measured' not in candidates[0]:
+        return candidates[0]
+    name = cautious_name(doc['objective'], doc['decision'],
+                         {c['name']: c['predicted'].get('interval')
+                          for c in candidates if 'measured' in c})
+    return next(c for c in candidates if c['name'] == name)
 
 
 def regret_of(objective, measured, candidate):
@@ -350,12 +360,14 @@ def gain_residuals(dirs):
 
 def rescore(args):
     """Each measured mix of args.dir decided again with args.model_error: the recommendation's
-    regret against the best measured candidate, as report scores it."""
-    regrets = []
+    regret against the best measured candidate, as report scores it, and the cautious pick's
+    (cautious_name over the measured plans, with the new intervals)."""
+    regrets, cautious_regrets = [], []
     print('| mix | objective | verdict | predicted gain | corrected gain (5-95 %) | recommendation '
-          '| regret |')
-    print('|---|---|---|---|---|---|---|')
+          '| regret | cautious pick | its regret |')
+    print('|---|---|---|---|---|---|---|---|---|')
     profiles = profiles_for(args.dir, args.profiles)
+    percent = lambda r: 'not measured' if r is None else f'{100 * r:.2f} %'
     for mix in mixes(args.seed, args.count, profiles):
         doc = read_mix(pathlib.Path(args.dir) / f'mix-{mix[0]}.json')
         if doc is None:
@@ -368,21 +380,29 @@ def rescore(args):
                                         text=True).stdout)
         d = doc['decision']
         chosen = doc['top'][0]['name']
-        regret = None
+        regret = cautious_regret = cautious = None
         if chosen in measured:
             regret = regret_of(mix[1], list(measured.values()), measured[chosen])
+            cautious = cautious_name(mix[1], d, {c['name']: c.get('interval') for c in doc['top']
+                                                 if c['name'] in measured})
+            cautious_regret = regret_of(mix[1], list(measured.values()), measured[cautious])
         if regret is not None:
             regrets.append(regret)
+            cautious_regrets.append(cautious_regret)
         corrected = ('-' if d.get('corrected_gain') is None else
                      f"{100 * d['corrected_gain']:+.1f} % ({100 * d['gain_range'][0]:+.1f} to "
                      f"{100 * d['gain_range'][1]:+.1f} %)")
         gain = '-' if d['gain'] is None else f"{100 * d['gain']:+.1f} %"
+        name = lambda n: 'do not partition' if n.startswith('whole GPU') else n
         print(f"| {mix[0]} | {mix[1]} | {d['verdict']} | {gain} | {corrected} | "
-              f"{'do not partition' if chosen.startswith('whole GPU') else chosen} | "
-              f"{'not measured' if regret is None else f'{100 * regret:.2f} %'} |")
+              f"{name(chosen)} | {percent(regret)} | "
+              f"{'-' if cautious in (None, chosen) else name(cautious)} | "
+              f"{percent(cautious_regret)} |")
     if regrets:
         print(f'\n{len(regrets)} mixes: regret median {100 * statistics.median(regrets):.2f} %, '
-              f'worst {100 * max(regrets):.2f} %')
+              f'worst {100 * max(regrets):.2f} %; the cautious pick: median '
+              f'{100 * statistics.median(cautious_regrets):.2f} %, worst '
+              f'{100 * max(cautious_regrets):.2f} %')
 
 
 def plan_args_of(doc):

@@ -156,6 +156,16 @@ class Report(unittest.TestCase):
         doc['verify']['candidates'] = [whole, a, b]
         self.assertIs(plan_eval.pessimistic_pick(doc), whole)
 
+    def test_the_cautious_name_picks_among_the_intervals_it_is_given(self):
+        # rescore gives the measured plans' intervals only: a listed plan left out is not picked.
+        decision = {'indistinguishable': ['B', 'C']}
+        lower_is_better = {'A': {'energy_j': [90, 110]}, 'B': {'energy_j': [95, 105]},
+                           'C': {'energy_j': [80, 100]}}
+        self.assertEqual(plan_eval.cautious_name('energy', decision, lower_is_better), 'C')
+        del lower_is_better['C']
+        self.assertEqual(plan_eval.cautious_name('energy', decision, lower_is_better), 'B')
+        self.assertEqual(plan_eval.cautious_name('energy', {}, lower_is_better), 'A')
+
     def test_the_cautious_pick_on_the_third_evaluation(self):
         text = report_text(REPO / 'data' / 'plan-eval-h200-seed-20261206')
         self.assertIn('(1 of 12 picks other): regret median 0.00 %, worst 9.22 %', text)
