@@ -260,6 +260,11 @@ std::string describe(const GpuPlan& gpu) {
     return gpu.layout ? mig::to_string(*gpu.layout) : "whole GPU (not partitioned)";
 }
 
+size_t partitions_busy(const GpuPlan& gpu) {
+    return std::count_if(gpu.queues.begin(), gpu.queues.end(),
+                         [](const auto& q) { return !q.empty(); });
+}
+
 double cap_clock_ratio(double idle_w, double dynamic_w, std::optional<double> limit_w) {
     if (!limit_w || dynamic_w <= 0 || idle_w + dynamic_w <= *limit_w)
         return 1.0;
@@ -567,8 +572,7 @@ Prediction predict(const Problem& problem, const Plan& plan) {
         std::vector<size_t> size_of;
         const std::vector<std::vector<QueuedJob>> queues =
             queues_of(problem, gpu, g, size_of, seen);
-        const size_t busy = std::count_if(gpu.queues.begin(), gpu.queues.end(),
-                                          [](const auto& q) { return !q.empty(); });
+        const size_t busy = partitions_busy(gpu);
         const bool mix = gpu.layout && busy >= 2;
         out.mix = out.mix || mix;
         out.corrected = out.corrected || (mix && (c.throughput != 1 || c.dynamic_power != 1));

@@ -182,6 +182,7 @@ struct GpuPlan {
 using Plan = std::vector<GpuPlan>;
 
 std::string describe(const GpuPlan& gpu);  // "4g.71gb@0+3g.71gb@4" or "whole GPU (not partitioned)"
+size_t partitions_busy(const GpuPlan& gpu);  // its partitions (or the whole GPU) with jobs
 
 // What drives the model's error for a job where a plan puts it (docs/planner.md, "How sure"):
 // beside other jobs or alone, its partition's SMs, a capped clock, a queue. Each names the group

@@ -162,8 +162,17 @@ ErrorBand error_band(const ModelError& error, ResidualKind kind,
     return {};
 }
 
-ErrorBand gain_band(const ModelError& error, Objective objective) {
-    return error_band(error, ResidualKind::kGain, {to_string(objective)});
+std::string gain_group(Objective objective, size_t partitions_busy) {
+    return to_string(objective) + (partitions_busy <= 2   ? "/2"
+                                   : partitions_busy <= 4 ? "/3-4"
+                                                          : "/5+");
+}
+
+ErrorBand gain_band(const ModelError& error, Objective objective, size_t partitions_busy) {
+    if (partitions_busy == 0)
+        return error_band(error, ResidualKind::kGain, {to_string(objective)});
+    return error_band(error, ResidualKind::kGain,
+                      group_chain(gain_group(objective, partitions_busy)));
 }
 
 PredictionInterval predict_interval(const Problem& p, const Plan& plan, const Prediction& point,

@@ -71,9 +71,15 @@ inline constexpr size_t kMinGroupResiduals = 8;
 ErrorBand error_band(const ModelError& error, ResidualKind kind,
                      const std::vector<std::string>& chain);
 
+// A gain residual's group: its objective and how many partitions its plan kept busy (on the GPU
+// with the most): "energy/2", "energy/3-4" or "energy/5+". The model's gain erred least for two
+// partitions and most for five or more (docs/planner.md, "How sure").
+std::string gain_group(Objective objective, size_t partitions_busy);
 // The band of the model's gain of partitioning for `objective`: (measured partitioned /
-// measured sequential) / (predicted / predicted) of its figure, over every verified pair.
-ErrorBand gain_band(const ModelError& error, Objective objective);
+// measured sequential) / (predicted / predicted) of its figure, over the verified pairs of plans
+// with as many busy partitions (gain_group) where they are kMinGroupResiduals, else over all of
+// the objective's; partitions_busy 0: all of them.
+ErrorBand gain_band(const ModelError& error, Objective objective, size_t partitions_busy = 0);
 
 // lo..hi; a figure and its interval, inclusive.
 struct Bounds {

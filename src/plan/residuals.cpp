@@ -234,6 +234,7 @@ struct FixedWorkScores {
     std::string layout, backend;
     std::vector<std::optional<double>> measured;
     std::vector<double> predicted;
+    size_t partitions_busy = 0;  // partitions with jobs (gain_group)
 };
 
 std::string jobs_signature(const store::RunRecord& r) {
@@ -253,6 +254,7 @@ FixedWorkScores fixed_work_scores(const store::RunRecord& r, const Rebuilt& b,
                                   const Prediction& predicted) {
     FixedWorkScores out{jobs_signature(r), !b.gpu.layout, r.id, r.layout.value_or("whole GPU"),
                         r.backend, {}, {}};
+    out.partitions_busy = partitions_busy(b.gpu);
     const CandidateRun plan = candidate_run(b.problem, b.gpu);
     MeasuredRun run;  // the stored run as verify measures one (the problem's jobs are its jobs)
     run.makespan_s = r.window_s;
@@ -287,7 +289,8 @@ void gain_residuals(const std::vector<FixedWorkScores>& runs, const std::string&
                 continue;
             const double measured = *part.measured[i] / *base->measured[i];
             const double predicted = part.predicted[i] / base->predicted[i];
-            add(out, ResidualKind::kGain, std::string(objectives()[i].name), measured / predicted,
+            add(out, ResidualKind::kGain,
+                gain_group(objectives()[i].objective, part.partitions_busy), measured / predicted,
                 source + " run " + std::to_string(part.id) + " vs run " + std::to_string(base->id),
                 part.layout, part.backend);
         }

@@ -208,12 +208,16 @@ void decide(const Problem& p, const SearchOptions& o, SearchResult& r) {
         d.gain = theirs != 0 ? (theirs - mine) / std::abs(theirs) : 0.0;
         d.partitioned = score_bounds(o.objective, part->interval);
         d.not_partitioned = score_bounds(o.objective, sequential.interval);
-        const ErrorBand band = o.error ? gain_band(*o.error, o.objective) : ErrorBand{};
+        size_t busy = 0;  // on its GPU with the most
+        for (const GpuPlan& gpu : part->plan)
+            busy = std::max(busy, partitions_busy(gpu));
+        const ErrorBand band = o.error ? gain_band(*o.error, o.objective, busy) : ErrorBand{};
         if (band.known() && theirs != 0) {
             // The score ratio is the figure ratio (throughputs: both negated); a gain of k × it.
             const double ratio = mine / theirs, sign = theirs > 0 ? 1.0 : -1.0;
             const auto gain_at = [&](double k) { return sign * (1 - ratio * k); };
             d.gain_pairs = band.n;
+            d.gain_group = band.group;
             d.corrected_gain = gain_at(band.median);
             d.gain_range = {std::min(gain_at(band.lo), gain_at(band.hi)),
                             std::max(gain_at(band.lo), gain_at(band.hi))};

@@ -64,10 +64,12 @@ struct Decision {
     double gain = 0;
     Bounds partitioned, not_partitioned;
     // Where the residuals hold the model's gain of partitioning on verified plans for the
-    // objective (gain_band, at least kMinGroupResiduals pairs), the gain judges: corrected by
+    // objective (gain_band: of plans with as many busy partitions as the best partitioned one,
+    // else all, at least kMinGroupResiduals pairs), the gain judges: corrected by
     // their median, with their 5-95 % range (fractions as `gain`), and a partitioned plan is
     // recommended only when that range is above 0. gain_pairs = 0: the intervals judge.
     size_t gain_pairs = 0;
+    std::string gain_group;  // whose pairs: "energy/3-4" (gain_group), or all "energy"
     double corrected_gain = 0;
     Bounds gain_range;
     std::string unknown_why;  // kErrorUnknown: which residuals are missing

@@ -219,10 +219,13 @@ void print_recommendation(const PlanReport& report, std::ostream& out) {
                            objective_interval_text(o, d.not_partitioned));
     };
     // The gain as the model's measured gains correct it, and their range.
+    const size_t slash = d.gain_group.find('/');
+    const std::string which =
+        slash == std::string::npos ? "" : " of " + d.gain_group.substr(slash + 1) + " partitions";
     const std::string corrected = fmt::format(
-        "{:.1f} % after the model's measured gains on {} verified plans (5-95 %: {:.1f} to "
+        "{:.1f} % after the model's measured gains on {} verified plans{} (5-95 %: {:.1f} to "
         "{:.1f} %)",
-        100 * d.corrected_gain, d.gain_pairs, 100 * d.gain_range.lo, 100 * d.gain_range.hi);
+        100 * d.corrected_gain, d.gain_pairs, which, 100 * d.gain_range.lo, 100 * d.gain_range.hi);
     switch (d.verdict) {
         case plan::Verdict::kClearGain:
             out << "Recommendation: " << r.top.front().name << "\n  It beats not partitioning by "
@@ -423,6 +426,7 @@ json decision_json(const plan::Decision& d, plan::Objective objective) {
             {"not_partitioned_interval",
              none ? json(nullptr) : bounds_json(plan::figure_bounds(objective, d.not_partitioned))},
             {"gain_pairs", d.gain_pairs},
+            {"gain_group", d.gain_pairs == 0 ? json(nullptr) : json(d.gain_group)},
             {"corrected_gain", d.gain_pairs == 0 ? json(nullptr) : json(d.corrected_gain)},
             {"gain_range", d.gain_pairs == 0 ? json(nullptr) : bounds_json(d.gain_range)},
             {"unknown_why", d.unknown_why.empty() ? json(nullptr) : json(d.unknown_why)},

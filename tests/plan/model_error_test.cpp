@@ -78,6 +78,24 @@ TEST(ModelError, TheGainBandIsTheObjectivesOwnWithItsMedian) {
     EXPECT_TRUE(gain_band(e, Objective::kAggregateThroughput).known());
 }
 
+TEST(ModelError, AGainBandIsOfPlansWithAsManyBusyPartitionsWhereThereAreEnough) {
+    EXPECT_EQ(gain_group(Objective::kEnergy, 2), "energy/2");
+    EXPECT_EQ(gain_group(Objective::kEnergy, 3), "energy/3-4");
+    EXPECT_EQ(gain_group(Objective::kMakespan, 4), "makespan/3-4");
+    EXPECT_EQ(gain_group(Objective::kEdp, 7), "edp/5+");
+    ModelError e;
+    add_speeds(e, "energy/2", 8, 1.00, 0.01, ResidualKind::kGain);   // 1.00..1.07
+    add_speeds(e, "energy/5+", 7, 1.20, 0.01, ResidualKind::kGain);  // too few alone
+    EXPECT_EQ(gain_band(e, Objective::kEnergy, 2).group, "energy/2");
+    EXPECT_DOUBLE_EQ(gain_band(e, Objective::kEnergy, 2).hi, 1.07);
+    // Too few of its own, or none: every plan's pairs of the objective.
+    const ErrorBand crowded = gain_band(e, Objective::kEnergy, 6);
+    EXPECT_EQ(crowded.group, "energy");
+    EXPECT_EQ(crowded.n, 15u);
+    EXPECT_EQ(gain_band(e, Objective::kEnergy, 3).n, 15u);
+    EXPECT_EQ(gain_band(e, Objective::kEnergy).n, 15u);
+}
+
 TEST(ModelError, FromTwentyResidualsABandSpansTheirFifthToNinetyFifthPercentile) {
     ModelError e;
     add_speeds(e, "alone", 21, 0.80, 0.01);  // 0.80..1.00

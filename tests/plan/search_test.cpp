@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -191,6 +192,24 @@ TEST(Search, MeasuredGainsOfPartitioningJudgeWhereTheResidualsHaveThem) {
     EXPECT_LT(none.decision.gain_range.lo, 0);
     EXPECT_EQ(none.decision.verdict, Verdict::kInsideError);
     EXPECT_FALSE(none.top.front().partitioned());
+    EXPECT_EQ(none.decision.gain_group, "energy");
+    // Plans with as many busy partitions as the best partitioned one, measured as predicted:
+    // from 8 of them, their band judges alone, and the gain is clear again.
+    const auto best = std::find_if(none.top.begin(), none.top.end(),
+                                   [&](const Candidate& c) { return c.partitioned(); });
+    ASSERT_NE(best, none.top.end());
+    const size_t busy = partitions_busy(best->plan.front());
+    for (int i = 0; i < 7; ++i)
+        e.residuals.push_back(
+            {ResidualKind::kGain, gain_group(Objective::kEnergy, busy), 1.0, "t", "t", "green"});
+    EXPECT_EQ(search(p, o).decision.verdict, Verdict::kInsideError);  // 7: too few
+    e.residuals.push_back(
+        {ResidualKind::kGain, gain_group(Objective::kEnergy, busy), 1.0, "t", "t", "green"});
+    const SearchResult grouped = search(p, o);
+    EXPECT_EQ(grouped.decision.gain_group, gain_group(Objective::kEnergy, busy));
+    EXPECT_EQ(grouped.decision.gain_pairs, 8u);
+    EXPECT_NEAR(grouped.decision.corrected_gain, gain, 1e-9);
+    EXPECT_EQ(grouped.decision.verdict, Verdict::kClearGain);
     // Another objective's gains say nothing of this one's: the intervals judge it.
     o.objective = Objective::kMakespan;
     EXPECT_EQ(search(p, o).decision.gain_pairs, 0u);
