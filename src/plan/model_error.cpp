@@ -162,17 +162,28 @@ ErrorBand error_band(const ModelError& error, ResidualKind kind,
     return {};
 }
 
+size_t gain_bucket(size_t partitions_busy) {
+    return partitions_busy <= 2 ? 0 : partitions_busy <= 4 ? 1 : 2;
+}
+
+std::string gain_bucket_name(size_t bucket) {
+    static const char* const names[kGainBuckets] = {"2", "3-4", "5+"};
+    return names[std::min(bucket, kGainBuckets - 1)];
+}
+
 std::string gain_group(Objective objective, size_t partitions_busy) {
-    return to_string(objective) + (partitions_busy <= 2   ? "/2"
-                                   : partitions_busy <= 4 ? "/3-4"
-                                                          : "/5+");
+    return to_string(objective) + "/" + gain_bucket_name(gain_bucket(partitions_busy));
+}
+
+ErrorBand gain_band_of_bucket(const ModelError& error, Objective objective, size_t bucket) {
+    return error_band(error, ResidualKind::kGain,
+                      group_chain(to_string(objective) + "/" + gain_bucket_name(bucket)));
 }
 
 ErrorBand gain_band(const ModelError& error, Objective objective, size_t partitions_busy) {
     if (partitions_busy == 0)
         return error_band(error, ResidualKind::kGain, {to_string(objective)});
-    return error_band(error, ResidualKind::kGain,
-                      group_chain(gain_group(objective, partitions_busy)));
+    return gain_band_of_bucket(error, objective, gain_bucket(partitions_busy));
 }
 
 PredictionInterval predict_interval(const Problem& p, const Plan& plan, const Prediction& point,

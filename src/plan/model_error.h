@@ -71,15 +71,21 @@ inline constexpr size_t kMinGroupResiduals = 8;
 ErrorBand error_band(const ModelError& error, ResidualKind kind,
                      const std::vector<std::string>& chain);
 
-// A gain residual's group: its objective and how many partitions its plan kept busy (on the GPU
-// with the most): "energy/2", "energy/3-4" or "energy/5+". The model's gain erred least for two
+// The sizes of plan the gains are grouped by, as the busy partitions on its GPU with the most:
+// bucket 0 two or fewer, 1 three or four, 2 five or more. The model's gain erred least for two
 // partitions and most for five or more (docs/planner.md, "How sure").
+inline constexpr size_t kGainBuckets = 3;
+size_t gain_bucket(size_t partitions_busy);
+std::string gain_bucket_name(size_t bucket);  // "2", "3-4", "5+"
+// A gain residual's group: its objective and its bucket: "energy/2", "energy/3-4", "energy/5+".
 std::string gain_group(Objective objective, size_t partitions_busy);
 // The band of the model's gain of partitioning for `objective`: (measured partitioned /
 // measured sequential) / (predicted / predicted) of its figure, over the verified pairs of plans
 // with as many busy partitions (gain_group) where they are kMinGroupResiduals, else over all of
 // the objective's; partitions_busy 0: all of them.
 ErrorBand gain_band(const ModelError& error, Objective objective, size_t partitions_busy = 0);
+// The same for the plans of one gain_bucket.
+ErrorBand gain_band_of_bucket(const ModelError& error, Objective objective, size_t bucket);
 
 // lo..hi; a figure and its interval, inclusive.
 struct Bounds {

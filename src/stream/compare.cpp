@@ -14,14 +14,14 @@ PolicyComparison compare_policies(const plan::Problem& problem, const std::vecto
                                   const std::function<void(const std::string&)>& progress) {
     PolicyComparison out;
     if (min_gain) {
-        settings.min_gain = *min_gain;
+        settings.min_gain = MinGain::all(*min_gain);
         out.online_min_gain_from = "--min-gain";
     } else if (const auto from_error =
                    error ? min_gain_from_error(*error, settings.objective) : std::nullopt) {
         settings.min_gain = *from_error;
         out.online_min_gain_from = "the model's gain error";
     } else {
-        settings.min_gain = 0;
+        settings.min_gain = MinGain::all(0);
         out.online_min_gain_from = "no gain residuals: 0";
     }
     out.online_min_gain = settings.min_gain;

@@ -15,7 +15,7 @@ namespace migscope::stream {
 
 struct PolicyComparison {
     std::vector<std::pair<std::string, StreamEstimate>> policies;  // by name, in the order asked
-    double online_min_gain = 0;
+    MinGain online_min_gain;
     std::string online_min_gain_from;  // "--min-gain", "the model's gain error" or why 0
 };
 

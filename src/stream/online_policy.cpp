@@ -1,5 +1,8 @@
 // migscope's online policy: change a GPU's layout when the jobs waiting there are predicted to end
 // better after the change, its cost included.
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -7,14 +10,41 @@
 
 namespace migscope::stream {
 
+MinGain MinGain::all(double fraction) {
+    MinGain m;
+    m.by_bucket.fill(fraction);
+    return m;
+}
+
+bool MinGain::uniform() const {
+    return std::all_of(by_bucket.begin(), by_bucket.end(),
+                       [&](double f) { return f == by_bucket.front(); });
+}
+
+std::string MinGain::text() const {
+    if (uniform())
+        return fmt::format("{:.1f} %", 100 * by_bucket.front());
+    std::string out;
+    for (size_t b = 0; b < by_bucket.size(); ++b) {
+        out += fmt::format("{}{:.1f} % ({}{})", b ? ", " : "", 100 * by_bucket[b],
+                           plan::gain_bucket_name(b), b ? "" : " partitions");
+    }
+    return out;
+}
+
 OnlineRepartition::OnlineRepartition(const plan::Problem& problem,
                                      const std::vector<StreamJob>& jobs, SimulationOptions options,
-                                     StreamObjective objective, double min_gain)
-    : problem_(problem), jobs_(jobs), options_(options), objective_(objective),
+                                     StreamObjective objective, MinGain min_gain)
+    : problem_(problem),
+      jobs_(jobs),
+      options_(options),
+      objective_(objective),
       min_gain_(min_gain) {
     options_.series_bin_s = 0;  // its look-aheads need no series
-    if (!(min_gain >= 0) || !std::isfinite(min_gain))
-        throw input_error("online policy: the least gain must be a fraction >= 0");
+    for (const double fraction : min_gain.by_bucket) {
+        if (!(fraction >= 0) || !std::isfinite(fraction))
+            throw input_error("online policy: the least gain must be a fraction >= 0");
+    }
     candidates_.push_back(std::nullopt);
     for (mig::Layout& l : problem.layouts())
         candidates_.emplace_back(std::move(l));
@@ -78,7 +108,12 @@ std::vector<LayoutChange> OnlineRepartition::on_arrival(const StreamView& view) 
                 choice = &layout;
             }
         }
-        if (choice && keep - best > min_gain_ * std::abs(keep))
+        const auto partitions = [](const GpuLayout& l) {
+            return l ? l->instances.size() : size_t{1};
+        };
+        if (choice && keep - best > min_gain_.for_partitions(std::max(partitions(view.layouts[g]),
+                                                                      partitions(*choice))) *
+                                        std::abs(keep))
             changes.push_back({g, *choice});
     }
     return changes;

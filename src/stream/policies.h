@@ -2,10 +2,12 @@
 // the GPUs, how, and when to change it. Jobs are placed by the simulator (simulator.h).
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "plan/model_error.h"
 #include "stream/simulator.h"
 
 namespace migscope::stream {
@@ -102,16 +104,30 @@ class PeriodicRepartition : public Policy {
     double next_decision_s_;
 };
 
+// The online policy's least gain for a change, a fraction of the current layout's figure, by the
+// partitions of the layouts it changes between (the more of the two): plan::gain_bucket's sizes.
+struct MinGain {
+    std::array<double, plan::kGainBuckets> by_bucket{};
+    static MinGain all(double fraction);  // the same for every size (--min-gain)
+    double for_partitions(size_t partitions) const {
+        return by_bucket[plan::gain_bucket(partitions)];
+    }
+    bool uniform() const;
+    // "8.0 %", or per size: "3.8 % (2 partitions), 7.2 % (3-4), 13.2 % (5+)"
+    std::string text() const;
+};
+
 // migscope's online policy: at each arrival, for each GPU, the jobs waiting there (with the work
 // they have left and their deadlines; the arriving job too, on the GPU with the fewest jobs) are
 // simulated to their end on its current layout and, after a layout change with its cost (the GPU
-// blocked, every job starting again), on every layout that holds them and on the whole GPU; the GPU changes only when the best alternative's predicted gain exceeds
-// `min_gain` (a fraction of the current layout's figure) with the change's cost included. It is
+// blocked, every job starting again), on every layout that holds them and on the whole GPU; the GPU
+// changes only when the best alternative's predicted gain exceeds `min_gain` for the two layouts'
+// partitions (a fraction of the current layout's figure) with the change's cost included. It is
 // myopic: it sees the jobs that have arrived, not those to come.
 class OnlineRepartition : public Policy {
   public:
     OnlineRepartition(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
-                      SimulationOptions options, StreamObjective objective, double min_gain);
+                      SimulationOptions options, StreamObjective objective, MinGain min_gain);
     std::string name() const override { return "online"; }
     std::vector<GpuLayout> initial_layouts(size_t gpus) override { return {gpus, std::nullopt}; }
     std::vector<LayoutChange> on_arrival(const StreamView& view) override;
@@ -121,7 +137,7 @@ class OnlineRepartition : public Policy {
     const std::vector<StreamJob>& jobs_;
     SimulationOptions options_;
     StreamObjective objective_;
-    double min_gain_;
+    MinGain min_gain_;
     std::vector<GpuLayout> candidates_;
 };
 

@@ -15,17 +15,20 @@ const std::vector<std::string>& policy_names() {
     return names;
 }
 
-std::optional<double> min_gain_from_error(const plan::ModelError& error,
-                                          const StreamObjective& objective) {
-    // The widest of the objective's planner gain bands; none while any of them is unknown.
-    double widest = 0;
-    for (const plan::Objective o : definition(objective.kind).gain_bands) {
-        const plan::ErrorBand band = plan::gain_band(error, o);
-        if (!band.known())
-            return std::nullopt;
-        widest = std::max({widest, band.hi - 1, 1 - band.lo});
+std::optional<MinGain> min_gain_from_error(const plan::ModelError& error,
+                                           const StreamObjective& objective) {
+    // Per size, the widest of the objective's planner gain bands (of plans of that size where
+    // there are enough, as `plan` takes them); none while any of them is unknown.
+    MinGain out;
+    for (size_t b = 0; b < plan::kGainBuckets; ++b) {
+        for (const plan::Objective o : definition(objective.kind).gain_bands) {
+            const plan::ErrorBand band = plan::gain_band_of_bucket(error, o, b);
+            if (!band.known())
+                return std::nullopt;
+            out.by_bucket[b] = std::max({out.by_bucket[b], band.hi - 1, 1 - band.lo});
+        }
     }
-    return widest;
+    return out;
 }
 
 PolicyFactory policy_factory(const std::string& name, const plan::Problem& problem,

@@ -17,17 +17,17 @@ struct PolicySettings {
     StreamObjective objective;    // energy by default
     double period_s = 12 * 3600;  // periodic: every 12 hours, to the last 12 hours' best
     double window_s = 12 * 3600;
-    double min_gain = 0;  // online: the least predicted gain, a fraction of the figure
+    MinGain min_gain;  // online: the least predicted gain, a fraction of the figure
     // fixed: the user's layout on every GPU, never changed (the one run today, say).
     GpuLayout fixed_layout;
 };
 
-// The least gain the model can tell from its own error: how far its predicted gain of
-// partitioning was off, measured (plan::gain_band for the objective: energy, makespan for
-// completion, the wider of the two for energy-tardiness), as a fraction: max(0, hi - 1, 1 - lo).
-// None without enough residuals.
-std::optional<double> min_gain_from_error(const plan::ModelError& error,
-                                          const StreamObjective& objective);
+// The least gain the model can tell from its own error, for each size of plan: how far its
+// predicted gain of partitioning was off, measured (plan::gain_band for the objective and the
+// size: energy, makespan for completion, the wider of the two for energy-tardiness), as a
+// fraction: max(0, hi - 1, 1 - lo). None without enough residuals.
+std::optional<MinGain> min_gain_from_error(const plan::ModelError& error,
+                                           const StreamObjective& objective);
 
 // "never", "static", "periodic", "online", "fixed", in that order.
 const std::vector<std::string>& policy_names();

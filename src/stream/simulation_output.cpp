@@ -84,7 +84,10 @@ nlohmann::ordered_json simulation_json(const SimulationSetup& setup,
     doc["tardiness_weight_w"] = weight_w;
     doc["reconfiguration"] = {{"orchestrator_s", setup.reconfiguration.orchestrator_s},
                               {"per_instance_s", setup.reconfiguration.per_instance_s}};
-    doc["online_min_gain"] = {{"fraction", compared.online_min_gain},
+    Json by_partitions = Json::object();
+    for (size_t b = 0; b < plan::kGainBuckets; ++b)
+        by_partitions[plan::gain_bucket_name(b)] = compared.online_min_gain.by_bucket[b];
+    doc["online_min_gain"] = {{"fraction_by_partitions", by_partitions},
                               {"from", compared.online_min_gain_from}};
     doc["policies"] = Json::array();
     for (const auto& [name, e] : compared.policies)
@@ -103,8 +106,7 @@ void write_simulation_table(const SimulationSetup& setup, const PolicyComparison
                 : std::string())
         << "; a layout change costs " << setup.reconfiguration.orchestrator_s << " s + "
         << setup.reconfiguration.per_instance_s << " s per instance; "
-        << "online changes for a predicted gain over "
-        << fmt::format("{:.1f}", 100 * compared.online_min_gain) << " % ("
+        << "online changes for a predicted gain over " << compared.online_min_gain.text() << " ("
         << compared.online_min_gain_from << ")\n";
     const bool known = !results.empty() && results.front().second.known;
     size_t width = 6;

@@ -63,7 +63,7 @@ void write_comparison(const StreamPageInput& in, const PolicyComparison& compare
         out << "No intervals: " << html_escape(compared.policies.front().second.unknown_why) << ".";
     }
     out << " The online policy changes layouts for a predicted gain over "
-        << short_number(100 * compared.online_min_gain) << " % ("
+        << html_escape(compared.online_min_gain.text()) << " ("
         << html_escape(compared.online_min_gain_from) << ").</p></section>\n";
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/error.h"
 #include "plan/fixture.h"
 #include "stream/compare.h"
@@ -42,7 +44,7 @@ TEST(OnlinePolicy, PartitionsWhenTheQueuesGainExceedsTheChangesCost) {
     const std::vector<StreamJob> jobs = burst(7, 0);
     SimulationOptions o;
     o.reconfiguration.orchestrator_s = 10;  // 1 kJ of idle power: worth it
-    OnlineRepartition online(p, jobs, o, StreamObjective{}, 0);
+    OnlineRepartition online(p, jobs, o, StreamObjective{}, MinGain::all(0));
     const StreamResult r = simulate(p, jobs, online, o);
     EXPECT_GE(r.reconfigurations, 1u);
     ASSERT_GE(r.layouts.size(), 2u);
@@ -57,7 +59,7 @@ TEST(OnlinePolicy, StaysWholeWhenTheChangeCostsMoreThanItGains) {
     const std::vector<StreamJob> jobs = burst(7, 0);
     SimulationOptions o;
     o.reconfiguration.orchestrator_s = 600;  // 60 kJ of idle power: more than any gain here
-    OnlineRepartition online(p, jobs, o, StreamObjective{}, 0);
+    OnlineRepartition online(p, jobs, o, StreamObjective{}, MinGain::all(0));
     const StreamResult r = simulate(p, jobs, online, o);
     EXPECT_EQ(r.reconfigurations, 0u);
     NeverPartition never;
@@ -69,12 +71,13 @@ TEST(OnlinePolicy, ALargerLeastGainChangesLess) {
     const std::vector<StreamJob> jobs = burst(2, 0);
     SimulationOptions o;
     o.reconfiguration.orchestrator_s = 1;
-    OnlineRepartition eager(p, jobs, o, StreamObjective{}, 0);
-    OnlineRepartition wary(p, jobs, o, StreamObjective{}, 0.9);
+    OnlineRepartition eager(p, jobs, o, StreamObjective{}, MinGain::all(0));
+    OnlineRepartition wary(p, jobs, o, StreamObjective{}, MinGain::all(0.9));
     EXPECT_GE(simulate(p, jobs, eager, o).reconfigurations,
               simulate(p, jobs, wary, o).reconfigurations);
     EXPECT_EQ(simulate(p, jobs, wary, o).reconfigurations, 0u);
-    EXPECT_THROW(OnlineRepartition(p, jobs, o, StreamObjective{}, -1), Error);
+    EXPECT_THROW(OnlineRepartition(p, jobs, o, StreamObjective{}, MinGain::all(-1)), Error);
+    EXPECT_THROW(OnlineRepartition(p, jobs, o, StreamObjective{}, MinGain{{0, 0, NAN}}), Error);
 }
 
 // s: 100 items/s on the whole GPU (400 W), 70 on 3g (350 W); two jobs of 1000 items due at 15 s
@@ -90,12 +93,13 @@ TEST(OnlinePolicy, TheCombinedObjectiveChangesForADeadlineThatEnergyAloneWouldMi
     SimulationOptions o;
     o.reconfiguration.orchestrator_s = 0;
     o.reconfiguration.per_instance_s = 0;
-    OnlineRepartition energy(p, jobs, o, StreamObjective{StreamObjective::Kind::kEnergy}, 0);
+    OnlineRepartition energy(p, jobs, o, StreamObjective{StreamObjective::Kind::kEnergy},
+                             MinGain::all(0));
     const StreamResult kept = simulate(p, jobs, energy, o);
     EXPECT_EQ(kept.reconfigurations, 0u);
     EXPECT_GT(kept.tardiness_s, 4);
-    OnlineRepartition combined(p, jobs, o,
-                               StreamObjective{StreamObjective::Kind::kEnergyTardiness, 700}, 0);
+    OnlineRepartition combined(
+        p, jobs, o, StreamObjective{StreamObjective::Kind::kEnergyTardiness, 700}, MinGain::all(0));
     const StreamResult changed = simulate(p, jobs, combined, o);
     EXPECT_EQ(changed.reconfigurations, 1u);
     EXPECT_DOUBLE_EQ(changed.tardiness_s, 0);
@@ -138,13 +142,30 @@ TEST(PolicyRegistry, TheLeastGainComesFromTheModelsGainError) {
         error.residuals.push_back({plan::ResidualKind::kGain, "makespan", 0.8 + 0.2 * i / 9.0,
                                    "test", "", "green"});
     }
-    EXPECT_NEAR(*min_gain_from_error(error, StreamObjective{}), 0.08, 1e-12);  // 1.08 - 1
-    EXPECT_NEAR(
-        *min_gain_from_error(error, StreamObjective{StreamObjective::Kind::kMeanCompletion}), 0.2,
-        1e-12);
-    EXPECT_NEAR(
-        *min_gain_from_error(error, StreamObjective{StreamObjective::Kind::kEnergyTardiness}), 0.2,
-        1e-12);  // the wider of the two
+    // Residuals of no size (all the objective's): every size the same.
+    const MinGain energy = *min_gain_from_error(error, StreamObjective{});
+    EXPECT_TRUE(energy.uniform());
+    EXPECT_NEAR(energy.for_partitions(2), 0.08, 1e-12);  // 1.08 - 1
+    EXPECT_NEAR(min_gain_from_error(error, StreamObjective{StreamObjective::Kind::kMeanCompletion})
+                    ->for_partitions(2),
+                0.2, 1e-12);
+    EXPECT_NEAR(min_gain_from_error(error, StreamObjective{StreamObjective::Kind::kEnergyTardiness})
+                    ->for_partitions(7),
+                0.2, 1e-12);  // the wider of the two
+    // Eight energy gains of two-partition plans, within 2 %: those plans' own, the others' still
+    // from all.
+    for (int i = 0; i < 8; ++i) {
+        error.residuals.push_back(
+            {plan::ResidualKind::kGain, "energy/2", 0.98 + 0.04 * i / 7.0, "test", "", "green"});
+    }
+    const MinGain by_size = *min_gain_from_error(error, StreamObjective{});
+    EXPECT_FALSE(by_size.uniform());
+    EXPECT_NEAR(by_size.for_partitions(1), 0.02, 1e-12);
+    EXPECT_NEAR(by_size.for_partitions(2), 0.02, 1e-12);
+    EXPECT_NEAR(by_size.for_partitions(3), by_size.for_partitions(5), 1e-12);
+    EXPECT_GT(by_size.for_partitions(4), 0.07);
+    EXPECT_EQ(by_size.text().substr(0, 17), "2.0 % (2 partitio");
+    EXPECT_EQ(MinGain::all(0.08).text(), "8.0 %");
     EXPECT_FALSE(min_gain_from_error(plan::ModelError{}, StreamObjective{}));
     const plan::Problem p = launch_bound();
     EXPECT_THROW(policy_factory("sometimes", p, {}, {}, {}), Error);
@@ -201,10 +222,11 @@ TEST(ComparePolicies, PlaysEachNamedPolicyAndSaysWhereTheLeastGainCameFrom) {
     EXPECT_EQ(told, (std::vector<std::string>{"never", "online"}));
     ASSERT_EQ(given.policies.size(), 2u);
     EXPECT_EQ(given.policies[1].first, "online");
-    EXPECT_DOUBLE_EQ(given.online_min_gain, 0.25);
+    EXPECT_TRUE(given.online_min_gain.uniform());
+    EXPECT_DOUBLE_EQ(given.online_min_gain.for_partitions(5), 0.25);
     EXPECT_EQ(given.online_min_gain_from, "--min-gain");
     const PolicyComparison none = compare_policies(p, jobs, {"never"}, {}, {}, {}, nullptr);
-    EXPECT_DOUBLE_EQ(none.online_min_gain, 0);
+    EXPECT_DOUBLE_EQ(none.online_min_gain.for_partitions(2), 0);
     EXPECT_EQ(none.online_min_gain_from, "no gain residuals: 0");
     EXPECT_FALSE(none.policies[0].second.known);
 }

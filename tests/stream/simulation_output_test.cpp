@@ -59,7 +59,7 @@ SimulationSetup setup_of(StreamObjective::Kind kind) {
 PolicyComparison comparison(bool known) {
     PolicyComparison compared;
     compared.policies = {{"online", online_estimate(known)}};
-    compared.online_min_gain = 0.034;
+    compared.online_min_gain.by_bucket = {0.034, 0.072, 0.132};
     compared.online_min_gain_from = "the model's gain error";
     return compared;
 }
@@ -80,7 +80,9 @@ TEST(SimulationOutput, JsonHasTheSetupAndEachPolicysFiguresWithTheirIntervals) {
     EXPECT_EQ(doc["tardiness_weight_w"], 600.0);
     EXPECT_EQ(doc["reconfiguration"]["orchestrator_s"], 30.0);
     EXPECT_EQ(doc["reconfiguration"]["per_instance_s"], 0.5);
-    EXPECT_EQ(doc["online_min_gain"]["fraction"], 0.034);
+    EXPECT_EQ(doc["online_min_gain"]["fraction_by_partitions"]["2"], 0.034);
+    EXPECT_EQ(doc["online_min_gain"]["fraction_by_partitions"]["3-4"], 0.072);
+    EXPECT_EQ(doc["online_min_gain"]["fraction_by_partitions"]["5+"], 0.132);
     ASSERT_EQ(doc["policies"].size(), 1u);
     const auto& p = doc["policies"][0];
     EXPECT_EQ(p["policy"], "online");
@@ -122,8 +124,8 @@ TEST(SimulationOutput, TableHasTheSetupARowPerPolicyAndWhatTheIntervalsAre) {
         table(setup_of(StreamObjective::Kind::kEnergyTardiness), comparison(/*known=*/true));
     EXPECT_EQ(text.rfind("traces/day\\x1b.json: 3 jobs on 2 x h200, objective energy-tardiness "
                          "(a late second costs 600 W); a layout change costs 30 s + 0.5 s per "
-                         "instance; online changes for a predicted gain over 3.4 % (the model's "
-                         "gain error)\n",
+                         "instance; online changes for a predicted gain over 3.4 % (2 "
+                         "partitions), 7.2 % (3-4), 13.2 % (5+) (the model's gain error)\n",
                          0),
               0u)
         << text;

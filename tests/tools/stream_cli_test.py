@@ -185,9 +185,13 @@ class StreamSimulate(unittest.TestCase):
             self.assertGreater(p["energy_j"], 100 * p["horizon_s"])
             self.assertEqual(p["reconfigurations"], len(p["layouts"]) - 1)
         self.assertEqual(by["never"]["reconfigurations"], 0)
-        # The online policy's least gain: the shipped residuals' energy gain band.
+        # The online policy's least gain: the shipped residuals' energy gain band, per size of
+        # layout; wider for five partitions or more than for two.
         self.assertEqual(doc["online_min_gain"]["from"], "the model's gain error")
-        self.assertGreater(doc["online_min_gain"]["fraction"], 0)
+        fractions = doc["online_min_gain"]["fraction_by_partitions"]
+        self.assertEqual(list(fractions), ["2", "3-4", "5+"])
+        self.assertGreater(fractions["2"], 0)
+        self.assertGreater(fractions["5+"], fractions["2"])
         self.assertEqual(by["never"]["layouts"][0]["layout"], "whole GPU (not partitioned)")
         self.assertEqual(by["static"]["reconfigurations"], 0)
         # The best static layout in hindsight tries the whole GPU too: never worse than never.

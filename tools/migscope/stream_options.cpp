@@ -58,8 +58,9 @@ void add_stream_policy_options(CLI::App& cmd, StreamOptions& o, StreamCommand co
     cmd.add_option("--min-gain", o.min_gain,
                    help(command,
                         "online: the least predicted gain, as a fraction of the figure, worth a "
-                        "layout change beyond its cost (default: how far the model's predicted "
-                        "gain of partitioning was off, measured: the gain residuals' band)",
+                        "layout change beyond its cost, for every size of layout (default: how "
+                        "far the model's predicted gain of partitioning was off, measured: the "
+                        "gain residuals' band of layouts that size)",
                         "online: the least predicted gain worth a layout change (default: from "
                         "the model's error)"))
         ->check(CLI::Range(0.0, 1.0));
