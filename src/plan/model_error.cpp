@@ -171,13 +171,19 @@ std::string gain_bucket_name(size_t bucket) {
     return names[std::min(bucket, kGainBuckets - 1)];
 }
 
+namespace {
+std::string gain_group_of_bucket(Objective objective, size_t bucket) {
+    return to_string(objective) + "/" + gain_bucket_name(bucket);
+}
+}  // namespace
+
 std::string gain_group(Objective objective, size_t partitions_busy) {
-    return to_string(objective) + "/" + gain_bucket_name(gain_bucket(partitions_busy));
+    return gain_group_of_bucket(objective, gain_bucket(partitions_busy));
 }
 
 ErrorBand gain_band_of_bucket(const ModelError& error, Objective objective, size_t bucket) {
     return error_band(error, ResidualKind::kGain,
-                      group_chain(to_string(objective) + "/" + gain_bucket_name(bucket)));
+                      group_chain(gain_group_of_bucket(objective, bucket)));
 }
 
 ErrorBand gain_band(const ModelError& error, Objective objective, size_t partitions_busy) {
