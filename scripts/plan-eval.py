@@ -22,7 +22,9 @@ stores (data/model-error-h200.json).
                               start delay F (no GPU; with the start delay the mix was planned
                               with, the candidates are ranked as before and only the decision
                               can change), scored against what DIR measured: the recommendation
-                              and the cautious pick among the indistinguishable (as report)
+                              and the cautious pick among the indistinguishable (as report); a
+                              plan counts as measured only where DIR measured its layout with
+                              the same jobs on each partition (else "other queues")
   scripts/plan-eval.py repredict DIR... [--start-delay F|none] [--before F|none] [--json FILE]
                               [--profiles F]
                               each measured candidate of each mix predicted again by the built
@@ -358,21 +360,33 @@ def gain_residuals(dirs):
     return out
 
 
+def same_plan(a, b):
+    """Whether two plans of one mix are the same: the same layout on each GPU and the same jobs
+    on each of its partitions (a queue's order is the model's, longest first; on the whole GPU
+    the order changes no total). A plan decided again may put the jobs on a layout's partitions
+    otherwise than the plan of that name that was measured."""
+    jobs = lambda plan: [[sorted(q) for q in gpu['queues']] for gpu in plan['gpus']]
+    return a['name'] == b['name'] and jobs(a) == jobs(b)
+
+
 def rescore(args):
     """Each measured mix of args.dir decided again with args.model_error: the recommendation's
     regret against the best measured candidate, as report scores it, and the cautious pick's
-    (cautious_name over the measured plans, with the new intervals)."""
+    (cautious_name over the measured plans, with the new intervals). A plan counts as measured
+    only where the measured one of its name put the same jobs on the same partitions
+    (same_plan); else its regret is "other queues", not scored."""
     regrets, cautious_regrets = [], []
     print('| mix | objective | verdict | predicted gain | corrected gain (5-95 %) | recommendation '
           '| regret | cautious pick | its regret |')
     print('|---|---|---|---|---|---|---|---|---|')
     profiles = profiles_for(args.dir, args.profiles)
-    percent = lambda r: 'not measured' if r is None else f'{100 * r:.2f} %'
+    percent = lambda r, why='not measured': why if r is None else f'{100 * r:.2f} %'
     for mix in mixes(args.seed, args.count, profiles):
         doc = read_mix(pathlib.Path(args.dir) / f'mix-{mix[0]}.json')
         if doc is None:
             continue
         measured = {c['name']: c for c in doc['verify']['candidates'] if 'measured' in c}
+        planned = candidates_of(doc)
         command = plan_args(migscope_binary(), mix) + ['--model-error', args.model_error,
                                                       '--profiles', profiles,
                                                       '--start-delay', args.start_delay]
@@ -380,11 +394,13 @@ def rescore(args):
                                         text=True).stdout)
         d = doc['decision']
         chosen = doc['top'][0]['name']
+        was_measured = lambda c: (c['name'] in measured and c['name'] in planned and
+                                  same_plan(c, planned[c['name']]))
         regret = cautious_regret = cautious = None
-        if chosen in measured:
+        if was_measured(doc['top'][0]):
             regret = regret_of(mix[1], list(measured.values()), measured[chosen])
             cautious = cautious_name(mix[1], d, {c['name']: c.get('interval') for c in doc['top']
-                                                 if c['name'] in measured})
+                                                 if was_measured(c)})
             cautious_regret = regret_of(mix[1], list(measured.values()), measured[cautious])
         if regret is not None:
             regrets.append(regret)
@@ -395,7 +411,8 @@ def rescore(args):
         gain = '-' if d['gain'] is None else f"{100 * d['gain']:+.1f} %"
         name = lambda n: 'do not partition' if n.startswith('whole GPU') else n
         print(f"| {mix[0]} | {mix[1]} | {d['verdict']} | {gain} | {corrected} | "
-              f"{name(chosen)} | {percent(regret)} | "
+              f"{name(chosen)} | "
+              f"{percent(regret, 'other queues' if chosen in measured else 'not measured')} | "
               f"{'-' if cautious in (None, chosen) else name(cautious)} | "
               f"{percent(cautious_regret)} |")
     if regrets:

@@ -156,6 +156,47 @@ class Report(unittest.TestCase):
         doc['verify']['candidates'] = [whole, a, b]
         self.assertIs(plan_eval.pessimistic_pick(doc), whole)
 
+    def test_a_plan_decided_again_is_scored_only_where_the_measured_one_had_its_jobs(self):
+        """rescore: the same layout with its jobs on other partitions is another plan ("other
+        queues", left out of the regrets); the same jobs on each partition is the measured plan,
+        whatever the whole GPU's order."""
+        seed = 20261207
+        objective = plan_eval.mixes(seed, 1, PROFILES)[0][1]
+        figure = plan_eval.objective_figure(objective)
+        higher_is_better = objective in ('throughput', 'aggregate-throughput')
+        better, worse = (2.0, 1.0) if higher_is_better else (1.0, 2.0)
+        layout, whole = '4g.71gb@0+3g.71gb@4', 'whole GPU (not partitioned)'
+        plan = lambda name, queues: {'name': name, 'gpus': [{'queues': queues}]}
+        measured = {'objective': objective,
+                    'top': [plan(layout, [['a'], ['b', 'c']]), plan(whole, [['a', 'b', 'c']])],
+                    'verify': {'candidates': [
+                        {'name': layout, 'measured': {figure: worse}},
+                        {'name': whole, 'measured': {figure: better}}]}}
+        self.assertTrue(plan_eval.same_plan(plan(whole, [['c', 'a', 'b']]), measured['top'][1]))
+        self.assertFalse(plan_eval.same_plan(plan(layout, [['b'], ['a', 'c']]), measured['top'][0]))
+        rows = {}
+        for queues in ([['a'], ['c', 'b']], [['b'], ['a', 'c']]):
+            with tempfile.TemporaryDirectory() as d:
+                (pathlib.Path(d) / 'mix-1.json').write_text(json.dumps(measured))
+                decided = {'decision': {'verdict': 'clear-gain', 'gain': 0.1},
+                           'top': [plan(layout, queues)]}
+                fake = pathlib.Path(d) / 'migscope'  # prints the plan decided again
+                fake.write_text(f"#!/bin/sh\ncat <<'EOF'\n{json.dumps(decided)}\nEOF\n")
+                fake.chmod(0o755)
+                args = type('Args', (), {'dir': d, 'seed': seed, 'count': 1,
+                                         'profiles': str(PROFILES), 'model_error': 'none',
+                                         'start_delay': 'none'})()
+                out = io.StringIO()
+                with unittest.mock.patch.dict(os.environ, {'MIGSCOPE': str(fake)}), \
+                        contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                    plan_eval.rescore(args)
+                rows[str(queues)] = out.getvalue()
+        same, other = rows.values()
+        self.assertIn(f'| {layout} | 100.00 % |', same)
+        self.assertIn('1 mixes: regret median 100.00 %', same)
+        self.assertIn(f'| {layout} | other queues |', other)
+        self.assertNotIn('mixes: regret', other)
+
     def test_the_cautious_name_picks_among_the_intervals_it_is_given(self):
         # rescore gives the measured plans' intervals only: a listed plan left out is not picked.
         decision = {'indistinguishable': ['B', 'C']}
