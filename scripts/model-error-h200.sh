@@ -3,6 +3,9 @@
 # project keeps (docs/planner.md, "How sure"), each store predicted with the profiles and
 # corrections of the build that measured it. Any machine with a built migscope; reads only.
 #   scripts/model-error-h200.sh [OUT]
+# LEAVE_OUT=STORE makes them without that store (a held-out evaluation's eval.db, for scoring it
+# with the residuals of every other: `plan-eval.py rescore`); START_DELAY=FILE predicts with
+# another start delay than data/start-delay-h200.json.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -14,7 +17,13 @@ rm -f "$out"
 # Every store with today's model: the start delay of jobs starting together (green partitions
 # only; docs/planner.md, "Model"), named as given so that the sources stay relative.
 add() {
-  "$b" profile residuals --start-delay data/start-delay-h200.json "$@" \
+  local args=()
+  while (($#)); do
+    if [[ $1 == --db && ${2:-} == "${LEAVE_OUT:-}" ]]; then shift 2; continue; fi
+    args+=("$1")
+    shift
+  done
+  "$b" profile residuals --start-delay "${START_DELAY:-data/start-delay-h200.json}" "${args[@]}" \
     $([ -f "$out" ] && echo --add-to "$out") -o "$out"
 }
 # Today's profiles (2026-12-06): their calibration mixes (in-sample for the corrections).

@@ -12,14 +12,14 @@ for s in 20261204 20261205 20261206; do
   d=${dir[$s]}
   others=$(for o in "${!dir[@]}"; do [ "$o" = "$s" ] || echo "${dir[$o]}"; done)
   # Today's model, residuals without the seed.
-  SKIP_DB=$d/eval.db bash $t/model-error-without.sh "$out/me-$s-today.json" 2>/dev/null
+  LEAVE_OUT=$d/eval.db bash scripts/model-error-h200.sh "$out/me-$s-today.json" 2>/dev/null
   python3 $t/factors.py "$out/me-$s-today.json" "$out/factors-without-$s.json"
   python3 scripts/plan-eval.py rescore "$d" --seed "$s" --model-error "$out/me-$s-today.json" > "$out/rescore-$s-today.txt"
   python3 scripts/plan-eval.py repredict "$d" > "$out/repredict-$s-today.txt"
   # The trial: the factors, the delay fitted again on the other two seeds, residuals with both.
   export MIGSCOPE_EXP_MIX_BIAS=$out/factors-without-$s.json
   python3 scripts/fit-start-delay.py $others -o "$out/start-delay-without-$s.json" > /dev/null
-  START_DELAY=$out/start-delay-without-$s.json SKIP_DB=$d/eval.db bash $t/model-error-without.sh "$out/me-$s-trial.json" 2>/dev/null
+  START_DELAY=$out/start-delay-without-$s.json LEAVE_OUT=$d/eval.db bash scripts/model-error-h200.sh "$out/me-$s-trial.json" 2>/dev/null
   python3 scripts/plan-eval.py rescore "$d" --seed "$s" --model-error "$out/me-$s-trial.json" \
     --start-delay "$out/start-delay-without-$s.json" > "$out/rescore-$s-trial.txt"
   python3 scripts/plan-eval.py repredict "$d" --start-delay "$out/start-delay-without-$s.json" \
