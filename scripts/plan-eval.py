@@ -19,9 +19,9 @@ stores (data/model-error-h200.json).
   scripts/plan-eval.py report DIR...                          the table, from the mix-K.json files
   scripts/plan-eval.py rescore DIR --seed S --model-error F [--start-delay F|none] [--profiles F]
                               each measured mix decided again with the residuals F and the
-                              start delay F (no GPU; with the start delay the mix was planned
-                              with, the candidates are ranked as before and only the decision
-                              can change), scored against what DIR measured: the recommendation
+                              start delay F (no GPU; with the planner and start delay the mix
+                              was planned with, the candidates are ranked as before and only the
+                              decision can change), scored against what DIR measured: the recommendation
                               and the cautious pick among the indistinguishable (as report); a
                               plan counts as measured only where DIR measured its layout with
                               the same jobs on each partition (else "other queues")
