@@ -26,11 +26,12 @@ stores (data/model-error-h200.json).
                               plan counts as measured only where DIR measured its layout with
                               the same jobs on each partition (else "other queues")
   scripts/plan-eval.py repredict DIR... [--start-delay F|none] [--before F|none] [--json FILE]
-                              [--profiles F]
+                              [--profiles F] [--model-error F]
                               each measured candidate of each mix predicted again by the built
                               `migscope plan` with both start delays (no GPU; candidates matched
                               by layout and queues): measured / predicted makespan, energy and
-                              throughput, before -> after
+                              throughput, before -> after; with --model-error, how many
+                              measured figures fall inside the intervals the residuals F give
 rescore and repredict take the profiles each folder's mixes were planned with (the kept file
 whose measurement window their JSON names: data/profiles-h200.json or an earlier
 data/profiles-h200-DATE/profiles-h200.json); --profiles F instead is said on stderr.
@@ -469,23 +470,25 @@ def given_args(doc, candidate):
     return args, order
 
 
-def predict_candidate(migscope, doc, candidate, profiles, start_delay):
-    """One candidate of a mix's JSON predicted with its layout and queues by `migscope plan`:
-    (its plan's JSON, the mix's job name of each job there, by position)."""
+def predict_candidate(migscope, doc, candidate, profiles, start_delay, model_error='none'):
+    """One candidate of a mix's JSON predicted with its layout and queues by `migscope plan`
+    (its intervals from `model_error`): (its plan's JSON, the mix's job name of each job there,
+    by position)."""
     args, order = given_args(doc, candidate)
     out = json.loads(subprocess.run(
-        [migscope] + args + ['--top', '1', '--model-error', 'none', '--profiles', profiles,
+        [migscope] + args + ['--top', '1', '--model-error', model_error, '--profiles', profiles,
                              '--start-delay', start_delay],
         check=True, capture_output=True, text=True).stdout)
     partitioned = candidate['gpus'][0]['partitioned']
     return (out['given']['plan'] if partitioned else out['baselines'][0]['plan']), order
 
 
-def repredicted(dirs, start_delay, profiles=None, migscope=None):
+def repredicted(dirs, start_delay, profiles=None, migscope=None, model_error='none'):
     """Each measured candidate of the mixes in `dirs`, predicted again with its measured layout
     and queues (`plan --layout --assign`) and `profiles` (None: each folder's own,
     evaluation_profiles): a list of dicts with the mix, candidate, partitions, measured and
-    predicted figures and each job's measured and predicted end."""
+    predicted figures (with their intervals from `model_error`) and each job's measured and
+    predicted end."""
     migscope = migscope or migscope_binary()
     rows = []
     for d in dirs:
@@ -496,7 +499,8 @@ def repredicted(dirs, start_delay, profiles=None, migscope=None):
                 if 'measured' not in c or any(j['status'] != 'ok' for j in c['jobs']):
                     continue
                 was = then[c['name']]
-                new, order = predict_candidate(migscope, doc, was, profiles_d, start_delay)
+                new, order = predict_candidate(migscope, doc, was, profiles_d, start_delay,
+                                               model_error)
                 rows.append({'dir': str(d), 'mix': path.stem, 'objective': doc['objective'],
                              'candidate': c['name'],
                              'partitioned': was['gpus'][0]['partitioned'],
@@ -504,6 +508,7 @@ def repredicted(dirs, start_delay, profiles=None, migscope=None):
                              'measured': {f: c['measured'].get(f) for f in FIGURES},
                              'predicted_then': {f: c['predicted'].get(f) for f in FIGURES},
                              'predicted': {f: new.get(f) for f in FIGURES},
+                             'interval': new.get('interval') or {},
                              'jobs': {j['job']: (j['measured_end_s'], j['predicted_end_s'])
                                       for j in c['jobs']},
                              # The reordered jobs' names are the plan's own: by position.
@@ -559,11 +564,27 @@ def error_summary(rows, keys):
     return out
 
 
+def coverage(rows):
+    """(inside, measured) over every measured figure of `rows` that has a known interval, and
+    the same per figure."""
+    per = {f: [0, 0] for f in FIGURES}
+    for r in rows:
+        if not r['interval'].get('known'):
+            continue
+        for f in FIGURES:
+            value, bounds = r['measured'].get(f), r['interval'].get(f)
+            if value is not None and bounds:
+                per[f][0] += bounds[0] <= value <= bounds[1]
+                per[f][1] += 1
+    return (sum(k for k, _ in per.values()), sum(n for _, n in per.values())), per
+
+
 def repredict(args):
     """The measured candidates predicted again by the model with args.start_delay and with
     args.before (default: without a start delay), compared on the candidates both still list with
-    their measured queues."""
-    after = repredicted(args.dirs, args.start_delay, args.profiles)
+    their measured queues; with args.model_error, also how many measured figures fall inside the
+    intervals the model with args.start_delay gives them."""
+    after = repredicted(args.dirs, args.start_delay, args.profiles, model_error=args.model_error)
     before = repredicted(args.dirs, args.before, args.profiles)
     both = {key_of(r) for r in after}
     print(f'{len(after)} measured candidates, each predicted with its measured layout and queues')
@@ -606,6 +627,11 @@ def repredict(args):
         cells = [f"{statistics.median(per_dir[d][workload]):.3f} ({len(per_dir[d][workload])})"
                  if workload in per_dir[d] else '-' for d in dirs]
         print(f'  {workload:<16} ' + '  '.join(cells))
+    if args.model_error != 'none':
+        (inside, n), per = coverage(after)
+        print(f'measured figures inside their intervals ({args.model_error}, {args.start_delay}): '
+              f'{inside} of {n}' + (f' ({100 * inside / n:.0f} %)' if n else '') + '; ' +
+              ', '.join(f'{f} {k}/{m}' for f, (k, m) in per.items() if m))
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({'before': before, 'after': after},
                                                       indent=1) + '\n')
@@ -643,6 +669,9 @@ def main():
                         help='a start-delay file, or none (the model without it)')
     again_.add_argument('--before', default='none',
                         help='the model to compare with: a start-delay file, or none (default)')
+    again_.add_argument('--model-error', default='none',
+                        help='residuals for the intervals of the model with --start-delay: how '
+                        'many measured figures fall inside them (default none: not scored)')
     again_.add_argument('--json', help='also write every candidate\'s figures here')
     args = parser.parse_args()
     if args.what == 'mixes':

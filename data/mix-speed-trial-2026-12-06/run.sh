@@ -11,11 +11,10 @@ out=${OUT:-$(mktemp -d)}
 for s in 20261204 20261205 20261206; do
   d=${dir[$s]}
   others=$(for o in "${!dir[@]}"; do [ "$o" = "$s" ] || echo "${dir[$o]}"; done)
-  # Today's model, residuals without the seed.
+  # The factors, from today's residuals without the seed (today's model on the seed itself:
+  # ../plan-eval-left-out-2026-12-06/run.sh).
   LEAVE_OUT=$d/eval.db bash scripts/model-error-h200.sh "$out/me-$s-today.json" 2>/dev/null
   python3 $t/factors.py "$out/me-$s-today.json" "$out/factors-without-$s.json"
-  python3 scripts/plan-eval.py rescore "$d" --seed "$s" --model-error "$out/me-$s-today.json" > "$out/rescore-$s-today.txt"
-  python3 scripts/plan-eval.py repredict "$d" > "$out/repredict-$s-today.txt"
   # The trial: the factors, the delay fitted again on the other two seeds, residuals with both.
   export MIGSCOPE_EXP_MIX_BIAS=$out/factors-without-$s.json
   python3 scripts/fit-start-delay.py $others -o "$out/start-delay-without-$s.json" > /dev/null

@@ -238,6 +238,20 @@ class EvaluationProfiles(unittest.TestCase):
 
 
 class Repredict(unittest.TestCase):
+    def test_coverage_counts_each_measured_figure_against_its_known_interval(self):
+        row = lambda known, makespan, energy: {
+            'interval': {'known': known, 'makespan_s': [9.0, 11.0], 'energy_j': [90.0, 110.0]},
+            'measured': {'makespan_s': makespan, 'energy_j': energy, 'throughput': 1.0}}
+        rows = [row(True, 10.0, 120.0),  # makespan inside, energy above
+                row(True, 11.0, 90.0),   # both on an end: inside
+                row(False, 10.0, 100.0),  # an unknown interval counts nowhere
+                {'interval': {}, 'measured': {'makespan_s': 10.0}}]  # predicted without residuals
+        (inside, n), per = plan_eval.coverage(rows)
+        self.assertEqual((inside, n), (3, 4))
+        self.assertEqual(per['makespan_s'], [2, 2])
+        self.assertEqual(per['energy_j'], [1, 2])
+        self.assertEqual(per['throughput'], [0, 0])  # no interval for it
+
     def row(self, mix, name, measured, predicted):
         figures = ('makespan_s', 'energy_j', 'throughput')
         return {'dir': 'd', 'mix': mix, 'candidate': name,
