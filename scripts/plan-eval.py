@@ -21,10 +21,10 @@ stores (data/model-error-h200.json).
                               each measured mix decided again with the residuals F and the
                               start delay F (no GPU; with the planner and start delay the mix
                               was planned with, the candidates are ranked as before and only the
-                              decision can change), scored against what DIR measured: the recommendation
-                              and the cautious pick among the indistinguishable (as report); a
-                              plan counts as measured only where DIR measured its layout with
-                              the same jobs on each partition (else "other queues")
+                              decision can change), scored against what DIR measured: the
+                              recommendation and the cautious pick among the indistinguishable
+                              (as report); a plan counts as measured only where DIR measured its
+                              layout with the same jobs on each partition (else "other queues")
   scripts/plan-eval.py repredict DIR... [--start-delay F|none] [--before F|none] [--json FILE]
                               [--profiles F] [--model-error F]
                               each measured candidate of each mix predicted again by the built
@@ -398,6 +398,8 @@ def rescore(args):
         was_measured = lambda c: (c['name'] in measured and c['name'] in planned and
                                   same_plan(c, planned[c['name']]))
         regret = cautious_regret = cautious = None
+        unscored = ('not measured' if chosen not in measured else
+                    'no measured figure' if was_measured(doc['top'][0]) else 'other queues')
         if was_measured(doc['top'][0]):
             regret = regret_of(mix[1], list(measured.values()), measured[chosen])
             cautious = cautious_name(mix[1], d, {c['name']: c.get('interval') for c in doc['top']
@@ -413,7 +415,7 @@ def rescore(args):
         name = lambda n: 'do not partition' if n.startswith('whole GPU') else n
         print(f"| {mix[0]} | {mix[1]} | {d['verdict']} | {gain} | {corrected} | "
               f"{name(chosen)} | "
-              f"{percent(regret, 'other queues' if chosen in measured else 'not measured')} | "
+              f"{percent(regret, unscored)} | "
               f"{'-' if cautious in (None, chosen) else name(cautious)} | "
               f"{percent(cautious_regret)} |")
     if regrets:

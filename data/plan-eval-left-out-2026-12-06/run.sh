@@ -4,7 +4,7 @@
 # seed left out"): `plan-eval.py rescore` (the seed decided again, scored on the plans it
 # measured) and `repredict --model-error` (each measured candidate predicted again with its
 # layout and queues, and whether its measured figures fall inside the new intervals). Run from
-# the repository root after ./build.sh build; about a minute on 2 cores. Writes the outputs here.
+# the repository root after ./build.sh build; about 15 s on 2 cores. Writes the outputs here.
 set -euo pipefail
 here=data/plan-eval-left-out-2026-12-06
 declare -A dir=([20261204]=data/plan-eval-h200-2026-12-04 [20261205]=data/plan-eval-h200-seed-20261205
