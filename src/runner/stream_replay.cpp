@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "core/statistics.h"
 #include "runner/job_group.h"
 
 namespace migscope::runner {
@@ -37,11 +36,6 @@ bool ReplayResult::all_ok() const {
            std::all_of(jobs.begin(), jobs.end(), [](const ReplayedJob& j) {
                return j.status == JobStatus::kOk && j.end_s.has_value();
            });
-}
-
-double epoch_start_s(const stream::ReplayEpoch& epoch, double previous_end_s) {
-    const double change_s = std::max(epoch.change_s, previous_end_s);
-    return change_s + std::max(0.0, epoch.ready_s - epoch.change_s);
 }
 
 std::vector<double> start_after_s(const stream::ReplayEpoch& epoch,
@@ -169,24 +163,14 @@ void settle_energy(const EpochTotals& totals, const std::vector<bool>& energy_kn
 // The finished jobs' completion times (mean, p95) from their arrivals, and their tardiness
 // past their deadlines.
 void settle_completions(const std::vector<stream::StreamJob>& stream, ReplayResult& out) {
-    std::vector<double> completions;
-    for (const ReplayedJob& j : out.jobs) {
-        if (!j.end_s)
-            continue;
-        const stream::StreamJob& s = stream[j.job];
-        completions.push_back(*j.end_s - s.arrival_s);
-        if (s.deadline_s && *j.end_s > *s.deadline_s) {
-            out.tardiness_s += *j.end_s - *s.deadline_s;
-            ++out.late_jobs;
-        }
-    }
-    if (!completions.empty()) {
-        double sum = 0;
-        for (double c : completions)
-            sum += c;
-        out.mean_completion_s = sum / static_cast<double>(completions.size());
-        out.p95_completion_s = percentile(completions, 0.95).value_or(0);
-    }
+    std::vector<std::optional<double>> ends;
+    for (const ReplayedJob& j : out.jobs)
+        ends.push_back(j.end_s);
+    const stream::CompletionFigures c = stream::completion_figures(stream, ends);
+    out.mean_completion_s = c.mean_completion_s;
+    out.p95_completion_s = c.p95_completion_s;
+    out.tardiness_s = c.tardiness_s;
+    out.late_jobs = c.late_jobs;
 }
 
 }  // namespace
@@ -206,7 +190,7 @@ ReplayResult replay_schedule(const Machine& machine, const Measurement& m, const
     EpochTotals totals;
     for (size_t e = 0; e < r.plan.epochs.size(); ++e) {
         const stream::ReplayEpoch& epoch = r.plan.epochs[e];
-        const double start_s = epoch_start_s(epoch, previous_end_s);
+        const double start_s = stream::epoch_start_s(epoch, previous_end_s);
         if (epoch.jobs.empty()) {  // changed again before any job ran on it
             previous_end_s = start_s;
             continue;

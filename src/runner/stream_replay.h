@@ -74,11 +74,8 @@ struct ReplayResult {
     bool all_ok() const;
 };
 
-// The epochs' start times on the replay's clock: an epoch's layout changes at its simulated
-// change time, or when the previous epoch's work ended if that is later, and its work starts
-// after the change's simulated cost. A job's start_after_s is then its arrival less that start
+// Each job's start after its epoch's start (stream::epoch_start_s): its arrival less that start
 // (0 when it arrived before). Pure: the part of replay_schedule that tests check alone.
-double epoch_start_s(const stream::ReplayEpoch& epoch, double previous_end_s);
 std::vector<double> start_after_s(const stream::ReplayEpoch& epoch,
                                   const std::vector<stream::StreamJob>& stream, double start_s);
 

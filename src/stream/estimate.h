@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "plan/model_error.h"
@@ -28,11 +29,28 @@ struct StreamEstimate {
 // Makes a fresh policy for each run (policies keep state).
 using PolicyFactory = std::function<std::unique_ptr<Policy>()>;
 
-// `error` null or without the bands: the point alone, with bounds equal to it and known false.
-// `tardiness_weight_w` prices a late second in the combined figure (J).
+// The model's known error as two runs' options (from `options`): every job at the slow end of
+// its speed band and the dynamic energy at the high end of its band ("slow"), then the reverse.
 // The bands: speed "alone" for whole GPUs and "mix" for partitioned ones, dynamic energy "mix"
-// (plan/model_error.h's groups); the policy decides on the model's point in every run, as it
-// would not know the error's sign.
+// (plan/model_error.h's groups). None, with why in `unknown_why`, for `error` null or without
+// the bands.
+struct ErrorEnds {
+    SimulationOptions slow, fast;
+};
+std::optional<ErrorEnds> error_ends(const plan::ModelError* error, const SimulationOptions& options,
+                                    std::string& unknown_why);
+
+// An estimate from the point's run and the two ends' runs: each figure the span of the three.
+StreamEstimate spanned(StreamResult point, const StreamResult& slow, const StreamResult& fast,
+                       const std::vector<StreamJob>& jobs, double tardiness_weight_w);
+// An estimate of the point alone: bounds equal to it, known false, and why.
+StreamEstimate point_only(StreamResult point, const std::vector<StreamJob>& jobs,
+                          double tardiness_weight_w, std::string why);
+
+// `error` null or without the bands: the point alone, with bounds equal to it and known false.
+// `tardiness_weight_w` prices a late second in the combined figure (J). The ends are
+// error_ends'; the policy decides on the model's point in every run, as it would not know the
+// error's sign.
 StreamEstimate estimate(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
                         const PolicyFactory& make_policy, const SimulationOptions& options,
                         const plan::ModelError* error, double tardiness_weight_w);

@@ -100,4 +100,9 @@ ReplayPlan replay_plan(const StreamResult& result, const std::vector<StreamJob>&
     return plan;
 }
 
+double epoch_start_s(const ReplayEpoch& epoch, double previous_end_s) {
+    const double change_s = std::max(epoch.change_s, previous_end_s);
+    return change_s + std::max(0.0, epoch.ready_s - epoch.change_s);
+}
+
 }  // namespace migscope::stream

@@ -42,6 +42,11 @@ struct ReplayPlan {
     std::vector<ReplayEpoch> epochs;  // every layout the GPU had, in time order
 };
 
+// An epoch's start on the replay's clock: its layout changes at its simulated change time, or
+// when the previous epoch's work ended if that is later, and its work starts after the change's
+// simulated cost.
+double epoch_start_s(const ReplayEpoch& epoch, double previous_end_s);
+
 // Each trace job's work in steps: a replay runs built-in workloads' fixed work, whose steps the
 // planner's model predicts. An input error naming `origin` and the job ("trace.json: jobs[2]
 // .command: ...") for a job that runs a command or whose amount is a duration.

@@ -372,13 +372,19 @@ class Simulation {
         return at;
     }
 
-    // The job waits for the partition where it is predicted to end first (ties: the first GPU,
-    // then the first partition in layout order).
+    // The job waits for its pinned partition (SimulationOptions::pinned_partition), else for the
+    // partition where it is predicted to end first (ties: the first GPU, then the first
+    // partition in layout order).
     void dispatch(size_t job, double t) {
         double best = kInfinity;
         size_t best_gpu = 0;
         Partition* target = nullptr;
-        for (size_t g = 0; g < gpus_.size(); ++g) {
+        if (!options_.pinned_partition.empty()) {
+            const size_t k = options_.pinned_partition[job];
+            if (k < gpus_[0].parts.size() && on(job, gpus_[0].parts[k].size).usable)
+                target = &gpus_[0].parts[k];
+        }
+        for (size_t g = 0; g < gpus_.size() && options_.pinned_partition.empty(); ++g) {
             for (Partition& p : gpus_[g].parts) {
                 if (!on(job, p.size).usable)
                     continue;
@@ -394,9 +400,13 @@ class Simulation {
             std::string layouts;
             for (const Gpu& gpu : gpus_)
                 layouts += (layouts.empty() ? "" : ", ") + plan::describe(plan::GpuPlan{gpu.layout, {}});
+            const std::string where = options_.pinned_partition.empty()
+                                          ? "fits no partition of " + layouts
+                                          : "does not fit its pinned partition " +
+                                                std::to_string(options_.pinned_partition[job]) +
+                                                " of " + layouts;
             throw input_error("stream job " + std::to_string(job) + " (" +
-                              problem_.jobs[jobs_[job].job].request.name +
-                              ") fits no partition of " + layouts);
+                              problem_.jobs[jobs_[job].job].request.name + ") " + where);
         }
         target->queue.push_back(job);
         if (!target->running && !(gpus_[best_gpu].blocked_until_s > t)) {
@@ -431,25 +441,18 @@ class Simulation {
         result_.horizon_s = horizon_s;
         result_.energy_j =
             problem_.idle_power_w * horizon_s * static_cast<double>(gpus_.size()) + dynamic_j_;
-        std::vector<double> completions;
-        completions.reserve(jobs_.size());
+        std::vector<std::optional<double>> ends;
+        ends.reserve(jobs_.size());
+        for (const JobOutcome& j : result_.jobs)
+            ends.emplace_back(j.end_s);
+        const CompletionFigures c = completion_figures(jobs_, ends);
+        result_.mean_completion_s = c.mean_completion_s;
+        result_.p95_completion_s = c.p95_completion_s;
+        result_.tardiness_s = c.tardiness_s;
+        result_.late_jobs = c.late_jobs;
         double busy_s = 0;
         for (const Gpu& gpu : gpus_)
             busy_s += gpu.busy_s;
-        double sum = 0;
-        for (size_t j = 0; j < jobs_.size(); ++j) {
-            const double completion = result_.jobs[j].end_s - jobs_[j].arrival_s;
-            completions.push_back(completion);
-            sum += completion;
-            if (jobs_[j].deadline_s && result_.jobs[j].end_s > *jobs_[j].deadline_s) {
-                result_.tardiness_s += result_.jobs[j].end_s - *jobs_[j].deadline_s;
-                ++result_.late_jobs;
-            }
-        }
-        if (!completions.empty()) {
-            result_.mean_completion_s = sum / static_cast<double>(completions.size());
-            result_.p95_completion_s = percentile(std::move(completions), 0.95).value_or(0);
-        }
         result_.busy_fraction =
             horizon_s > 0 ? busy_s / (horizon_s * static_cast<double>(gpus_.size())) : 0;
         if (options_.series_bin_s > 0)
@@ -473,6 +476,28 @@ class Simulation {
 
 }  // namespace
 
+CompletionFigures completion_figures(const std::vector<StreamJob>& jobs,
+                                     const std::vector<std::optional<double>>& end_s) {
+    CompletionFigures out;
+    std::vector<double> completions;
+    double sum = 0;
+    for (size_t j = 0; j < jobs.size() && j < end_s.size(); ++j) {
+        if (!end_s[j])
+            continue;
+        completions.push_back(*end_s[j] - jobs[j].arrival_s);
+        sum += completions.back();
+        if (jobs[j].deadline_s && *end_s[j] > *jobs[j].deadline_s) {
+            out.tardiness_s += *end_s[j] - *jobs[j].deadline_s;
+            ++out.late_jobs;
+        }
+    }
+    if (!completions.empty()) {
+        out.mean_completion_s = sum / static_cast<double>(completions.size());
+        out.p95_completion_s = percentile(std::move(completions), 0.95).value_or(0);
+    }
+    return out;
+}
+
 StreamResult simulate(const plan::Problem& problem, const std::vector<StreamJob>& jobs,
                       Policy& policy, const SimulationOptions& options) {
     if (options.gpus == 0)
@@ -490,6 +515,9 @@ StreamResult simulate(const plan::Problem& problem, const std::vector<StreamJob>
             throw input_error("stream job " + std::to_string(j) +
                               ": arrives before the job before it (sort jobs by arrival)");
     }
+    if (!options.pinned_partition.empty() &&
+        (options.gpus != 1 || options.pinned_partition.size() != jobs.size()))
+        throw input_error("stream: pinned partitions are one GPU's, one for every job");
     if (!(options.initial_block_s >= 0) || !std::isfinite(options.initial_block_s))
         throw input_error("stream: initial_block_s must be finite and >= 0");
     for (double ratio : {options.speed_ratio_partitioned, options.speed_ratio_whole,

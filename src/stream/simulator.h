@@ -84,6 +84,10 @@ struct SimulationOptions {
     // The figures over time, at the end of each bin of this many seconds (StreamResult::series);
     // 0: none. Bins twice as long, as often as needed to keep at most kMaxSeriesBins.
     double series_bin_s = 0;
+    // One GPU only: per stream job, the partition it waits for (its index in the layout's
+    // instances, 0 the whole GPU), whatever the others (a schedule replayed as it was planned,
+    // replay_estimate.h). Empty: each job goes where it is predicted to end first.
+    std::vector<size_t> pinned_partition;
 };
 
 inline constexpr size_t kMaxSeriesBins = 2000;
@@ -147,6 +151,17 @@ struct StreamResult {
     std::vector<SeriesPoint> series;  // empty unless SimulationOptions::series_bin_s > 0
     double series_bin_s = 0;          // their bins' length: the option's, doubled as needed
 };
+
+// A stream's completion figures from its jobs' ends: over the jobs that ended (an end of none
+// leaves the job out), the mean and 95th percentile of end - arrival, and the late seconds past
+// their deadlines.
+struct CompletionFigures {
+    double mean_completion_s = 0, p95_completion_s = 0;
+    double tardiness_s = 0;
+    size_t late_jobs = 0;
+};
+CompletionFigures completion_figures(const std::vector<StreamJob>& jobs,
+                                     const std::vector<std::optional<double>>& end_s);
 
 // Runs the stream to its last job's end. Jobs must be sorted by arrival (an input error names the
 // first out of order); a job that no partition of any GPU can hold when it arrives is an input

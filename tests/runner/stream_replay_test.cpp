@@ -33,18 +33,6 @@ ReplayRequest three_jobs(partition::BackendKind backend) {
     return r;
 }
 
-// A layout changes at its simulated time, or when the work before it ended if later; its work
-// starts after the change's cost.
-TEST(StreamReplay, AnEpochStartsAfterItsChangeAndTheWorkBeforeIt) {
-    stream::ReplayEpoch e;
-    e.change_s = 10;
-    e.ready_s = 15;  // a 5 s change
-    EXPECT_DOUBLE_EQ(epoch_start_s(e, 0), 15);
-    EXPECT_DOUBLE_EQ(epoch_start_s(e, 12), 17);  // the work before ran 2 s late
-    stream::ReplayEpoch first;                   // at 0, no cost
-    EXPECT_DOUBLE_EQ(epoch_start_s(first, 0), 0);
-}
-
 // No job starts before its arrival: its start after the epoch's start is its arrival less that
 // start, 0 for a job that arrived before it.
 TEST(StreamReplay, JobsStartNoEarlierThanTheirArrival) {

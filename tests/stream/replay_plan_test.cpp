@@ -5,47 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "plan/fixture.h"
+#include "stream/fixture.h"
 #include "stream/policies.h"
 
 namespace migscope::stream {
 namespace {
 
-using plan::testing::job_profile;
-using plan::testing::profile_set;
-
-// As simulator_test.cpp: a takes 5 s whole, 10 s on 2g; b 10 s whole, 12.5 s on 2g, 20 s on 1g
-// (1000 items, 10 a step: 100 steps each).
-plan::Problem two_jobs() {
-    static const plan::ProfileSet set = profile_set(
-        {job_profile("a", 10, {{"2g.35gb", {100, 200}}, {"whole GPU", {200, 300}}}),
-         job_profile("b", 10,
-                     {{"1g.18gb", {50, 150}}, {"2g.35gb", {80, 180}}, {"whole GPU", {100, 250}}})});
-    return plan::make_problem({{"a", "a", "train", 10, 100, {}, {}},
-                               {"b", "b", "train", 10, 100, {}, {}},
-                               {"a2", "a", "train", 10, 100, {}, {}}},
-                              set, mig::builtin_model("h200"), {});
-}
-
-mig::Layout layout(const std::string& text) {
-    const mig::GpuModel& h200 = mig::builtin_model("h200");
-    return *mig::check_layout(mig::parse_layout(text, h200), h200).layout;
-}
-
-// Splits GPU 0 into 2g + 1g when the second job arrives (as in simulator_test.cpp).
-class SplitOnSecondArrival : public Policy {
-  public:
-    std::string name() const override { return "split"; }
-    std::vector<GpuLayout> initial_layouts(size_t gpus) override { return {gpus, std::nullopt}; }
-    std::vector<LayoutChange> on_arrival(const StreamView&) override {
-        if (++arrivals_ != 2)
-            return {};
-        return {{0, layout("2g.35gb+1g.18gb")}};
-    }
-
-  private:
-    int arrivals_ = 0;
-};
+using testing::SplitOnSecondArrival;
+using testing::two_jobs;
 
 // Whole GPU, three jobs arriving at 0, 1 and 2 s: one epoch, each job queued after the one
 // before it, all its steps, in the simulator's order.
@@ -192,6 +159,18 @@ TEST(StreamReplayPlan, JobStepsRefuseCommandsAndDurationsNamingTheJob) {
         {"arrival_s": 0, "workload": "resnet18", "duration_s": 30}]})")
                   .rfind("t.json: jobs[0].duration_s: a replay runs fixed work", 0),
               0u);
+}
+
+// A layout changes at its simulated time, or when the work before it ended if later; its work
+// starts after the change's cost.
+TEST(StreamReplayPlan, AnEpochStartsAfterItsChangeAndTheWorkBeforeIt) {
+    ReplayEpoch e;
+    e.change_s = 10;
+    e.ready_s = 15;  // a 5 s change
+    EXPECT_DOUBLE_EQ(epoch_start_s(e, 0), 15);
+    EXPECT_DOUBLE_EQ(epoch_start_s(e, 12), 17);  // the work before ran 2 s late
+    ReplayEpoch first;                           // at 0, no cost
+    EXPECT_DOUBLE_EQ(epoch_start_s(first, 0), 0);
 }
 
 }  // namespace

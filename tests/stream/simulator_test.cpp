@@ -70,6 +70,30 @@ TEST(StreamSimulator, AStaticLayoutRunsJobsSideBySideAsThePlannerPredicts) {
     EXPECT_NEAR(r.horizon_s, predicted.makespan_s, 1e-9);
 }
 
+// Pinned to the 2g, b waits there for a (10 s) and takes 12.5 s, though the 1g would end it at
+// 20 s; a job pinned where it cannot run is refused, naming its partition.
+TEST(StreamSimulator, APinnedJobWaitsForItsPartition) {
+    const plan::Problem p = two_jobs();
+    StaticLayout policy(layout("2g.35gb+1g.18gb"));
+    SimulationOptions o;
+    o.pinned_partition = {0, 0};
+    const StreamResult r = simulate(p, {{0, 0, {}}, {1, 0, {}}}, policy, o);
+    EXPECT_EQ(r.jobs[1].partition, "2g.35gb@0");
+    EXPECT_DOUBLE_EQ(r.jobs[1].start_s, 10);
+    EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 22.5);
+    o.pinned_partition = {1, 0};  // a has no 1g profile
+    try {
+        StaticLayout again(layout("2g.35gb+1g.18gb"));
+        simulate(p, {{0, 0, {}}, {1, 0, {}}}, again, o);
+        ADD_FAILURE() << "a pinned where it cannot run was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("pinned partition 1"), std::string::npos) << e.what();
+    }
+    o.pinned_partition = {0};  // one for every job
+    StaticLayout third(layout("2g.35gb+1g.18gb"));
+    EXPECT_THROW(simulate(p, {{0, 0, {}}, {1, 0, {}}}, third, o), Error);
+}
+
 TEST(StreamSimulator, IdleGapsCostIdlePower) {
     const plan::Problem p = two_jobs();
     NeverPartition never;

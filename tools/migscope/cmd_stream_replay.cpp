@@ -18,6 +18,7 @@
 #include "runner/stream_replay_output.h"
 #include "store/store.h"
 #include "stream/compare.h"
+#include "stream/replay_estimate.h"
 #include "stream/replay_plan.h"
 #include "stream/stream_input.h"
 #include "stream_options.h"
@@ -99,9 +100,15 @@ int replay_command(ReplayOptions o) {
     } catch (const Error& e) {
         throw with_flag_names(e);
     }
-    const stream::StreamEstimate& estimate = compared.policies.front().second;
-    const stream::StreamResult& schedule = estimate.point;
+    const stream::StreamResult& schedule = compared.policies.front().second.point;
     const stream::ReplayPlan plan = stream::replay_plan(schedule, input.jobs, steps);
+    // The replay runs this one schedule: its interval is the schedule's at the error's ends, not
+    // the policy's deciding again under them.
+    const stream::StreamEstimate estimate =
+        stream::replay_estimate(stream_model.problem, input.jobs, schedule, plan, steps,
+                                simulation_options(o.stream, kReplayGpus),
+                                stream_model.error ? &*stream_model.error : nullptr,
+                                compared.policies.front().second.tardiness_weight_w);
 
     runner::ReplayRequest request;
     request.backend = backend;
@@ -164,7 +171,8 @@ void add_stream_replay_command(CLI::App& group, Action& action) {
         "schedule for real: a fixed-work run per layout, each job on the simulator's "
         "partition, in its order, never before its arrival; print each job's measured start, "
         "end, completion and energy against the simulator's, and the totals with 'inside the "
-        "interval' (docs/streams.md)");
+        "interval' (the schedule's interval, at the ends of the model's error; "
+        "docs/streams.md)");
     path_option(cmd->add_option("trace", o->trace, "The trace (JSON, `migscope stream trace`)"))
         ->required();
     cmd->add_option("--policy", o->policy,
