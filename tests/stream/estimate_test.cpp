@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "plan/fixture.h"
+#include "stream/fixture.h"
 #include "stream/policies.h"
 
 namespace migscope::stream {
@@ -11,6 +11,7 @@ namespace {
 
 using plan::testing::job_profile;
 using plan::testing::profile_set;
+using testing::add_residuals;
 
 // One job: 100 items/s on the whole GPU (300 W), idle 100 W; 1000 items: 10 s, 2 kJ dynamic.
 plan::Problem one_job() {
@@ -20,19 +21,12 @@ plan::Problem one_job() {
                               mig::builtin_model("h200"), {});
 }
 
-// Ten residuals of each kind, spread evenly between lo and hi.
-void add(plan::ModelError& e, plan::ResidualKind kind, const std::string& group, double lo,
-         double hi) {
-    for (int i = 0; i < 10; ++i)
-        e.residuals.push_back({kind, group, lo + (hi - lo) * i / 9.0, "test", "", "green"});
-}
-
 TEST(StreamEstimate, SpansTheSlowAndFastEndsOfTheBands) {
     const plan::Problem p = one_job();
     plan::ModelError error;
-    add(error, plan::ResidualKind::kSpeed, "alone", 0.5, 1.0);
-    add(error, plan::ResidualKind::kSpeed, "mix/small/plain", 0.8, 1.0);
-    add(error, plan::ResidualKind::kDynamicEnergy, "mix/plain", 1.0, 1.5);
+    add_residuals(error, plan::ResidualKind::kSpeed, "alone", 0.5, 1.0);
+    add_residuals(error, plan::ResidualKind::kSpeed, "mix/small/plain", 0.8, 1.0);
+    add_residuals(error, plan::ResidualKind::kDynamicEnergy, "mix/plain", 1.0, 1.5);
     const PolicyFactory never = [] { return std::make_unique<NeverPartition>(); };
     const StreamEstimate e = estimate(p, {{0, 0, 15}}, never, {}, &error, 700);
     ASSERT_TRUE(e.known) << e.unknown_why;
@@ -63,7 +57,8 @@ TEST(StreamEstimate, WithoutResidualsTheBoundsAreThePointAndSaySo) {
     EXPECT_DOUBLE_EQ(none.energy_tardiness_j.lo, none.point.energy_j);  // nobody due
     EXPECT_DOUBLE_EQ(none.energy_tardiness_j.hi, none.point.energy_j);
     plan::ModelError few;
-    add(few, plan::ResidualKind::kSpeed, "alone", 0.9, 1.1);  // no mix, no energy residuals
+    add_residuals(few, plan::ResidualKind::kSpeed, "alone", 0.9,
+                  1.1);  // no mix, no energy residuals
     EXPECT_FALSE(estimate(p, {{0, 0, {}}}, never, {}, &few, 700).known);
 }
 

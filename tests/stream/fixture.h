@@ -1,11 +1,12 @@
-// Hand-made streams for the replay tests: two jobs' profiles and a policy that splits the GPU
-// when the second job arrives (as simulator_test.cpp's).
+// Hand-made problems, layouts, residuals and a policy for the stream tests (never the shipped
+// files' values).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "plan/fixture.h"
+#include "plan/model_error.h"
 #include "stream/simulator.h"
 
 namespace migscope::stream::testing {
@@ -23,6 +24,23 @@ inline plan::Problem two_jobs() {
                                {"b", "b", "train", 10, 100, {}, {}},
                                {"a2", "a", "train", 10, 100, {}, {}}},
                               set, mig::builtin_model("h200"), {});
+}
+
+// c: a launch-bound job: 60 items/s on the whole GPU (200 W), 50 on 1g (130 W). Idle 100 W.
+// 1000 items: 16.7 s whole, 20 s on 1g. Seven of them one after another on the whole GPU take
+// 116.7 s and 23.3 kJ; side by side on 7 × 1g, 20 s and 6.2 kJ: bursts make partitioning pay.
+inline plan::Problem launch_bound() {
+    static const plan::ProfileSet set = plan::testing::profile_set(
+        {plan::testing::job_profile("c", 10, {{"1g.18gb", {50, 130}}, {"whole GPU", {60, 200}}})});
+    return plan::make_problem({{"c", "c", "train", 10, 100, {}, {}}}, set,
+                              mig::builtin_model("h200"), {});
+}
+
+// Ten residuals of `kind` in `group`, spread evenly between lo and hi.
+inline void add_residuals(plan::ModelError& e, plan::ResidualKind kind, const std::string& group,
+                          double lo, double hi) {
+    for (int i = 0; i < 10; ++i)
+        e.residuals.push_back({kind, group, lo + (hi - lo) * i / 9.0, "test", "", "green"});
 }
 
 inline mig::Layout layout(const std::string& text) {

@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "plan/fixture.h"
 #include "stream/compare.h"
+#include "stream/fixture.h"
 #include "stream/policy_registry.h"
 
 namespace migscope::stream {
@@ -16,20 +16,10 @@ namespace {
 
 using plan::testing::job_profile;
 using plan::testing::profile_set;
-
-// c: a launch-bound job: 60 items/s on the whole GPU (200 W), 50 on 1g (130 W). Idle 100 W.
-// 1000 items: 16.7 s whole, 20 s on 1g. Seven of them one after another on the whole GPU take
-// 116.7 s and 23.3 kJ; side by side on 7 × 1g, 20 s and 6.2 kJ.
-plan::Problem launch_bound() {
-    static const plan::ProfileSet set = profile_set(
-        {job_profile("c", 10, {{"1g.18gb", {50, 130}}, {"whole GPU", {60, 200}}})});
-    return plan::make_problem({{"c", "c", "train", 10, 100, {}, {}}}, set,
-                              mig::builtin_model("h200"), {});
-}
+using testing::launch_bound;
 
 mig::Layout seven_1g() {
-    const mig::GpuModel& h200 = mig::builtin_model("h200");
-    return *mig::check_layout(mig::parse_layout("7x1g.18gb", h200), h200).layout;
+    return testing::layout("7x1g.18gb");
 }
 
 std::vector<StreamJob> burst(size_t n, double at_s) {

@@ -12,6 +12,7 @@
 namespace migscope::stream {
 namespace {
 
+using testing::add_residuals;
 using testing::SplitOnSecondArrival;
 using testing::two_jobs;
 
@@ -70,14 +71,9 @@ TEST(StreamReplayEstimate, EachLayoutsWorkRunsAsPlannedAndTheNextWaitsForIt) {
 
 plan::ModelError bands(double speed_lo, double speed_hi) {
     plan::ModelError e;
-    for (int i = 0; i < 10; ++i) {
-        const double speed = speed_lo + (speed_hi - speed_lo) * i / 9.0;
-        e.residuals.push_back({plan::ResidualKind::kSpeed, "alone", speed, "test", "", "green"});
-        e.residuals.push_back(
-            {plan::ResidualKind::kSpeed, "mix/small/plain", speed, "test", "", "green"});
-        e.residuals.push_back({plan::ResidualKind::kDynamicEnergy, "mix/plain", 0.9 + 0.2 * i / 9.0,
-                               "test", "", "green"});
-    }
+    add_residuals(e, plan::ResidualKind::kSpeed, "alone", speed_lo, speed_hi);
+    add_residuals(e, plan::ResidualKind::kSpeed, "mix/small/plain", speed_lo, speed_hi);
+    add_residuals(e, plan::ResidualKind::kDynamicEnergy, "mix/plain", 0.9, 1.1);
     return e;
 }
 

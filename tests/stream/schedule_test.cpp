@@ -6,23 +6,13 @@
 #include <set>
 
 #include "mig/mig_parted.h"
-#include "plan/fixture.h"
+#include "stream/fixture.h"
 #include "stream/policies.h"
 
 namespace migscope::stream {
 namespace {
 
-using plan::testing::job_profile;
-using plan::testing::profile_set;
-
-// c: launch-bound, 60 items/s on the whole GPU (200 W), 50 on 1g (130 W): bursts of seven make
-// partitioning pay (policies_test.cpp).
-plan::Problem launch_bound() {
-    static const plan::ProfileSet set =
-        profile_set({job_profile("c", 10, {{"1g.18gb", {50, 130}}, {"whole GPU", {60, 200}}})});
-    return plan::make_problem({{"c", "c", "train", 10, 100, {}, {}}}, set,
-                              mig::builtin_model("h200"), {});
-}
+using testing::launch_bound;
 
 // Two GPUs, bursts at 0, 1000 and 2000 s, repartitioned every 1000 s: whole at 0, then 1g
 // partitions.

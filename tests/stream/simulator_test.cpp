@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "plan/fixture.h"
+#include "stream/fixture.h"
 #include "stream/policies.h"
 
 namespace migscope::stream {
@@ -15,6 +15,7 @@ namespace {
 
 using plan::testing::job_profile;
 using plan::testing::profile_set;
+using testing::layout;
 
 // a: 200 items/s on the whole GPU (300 W), 100 on 2g (200 W); b: 100 on the whole GPU (250 W),
 // 80 on 2g (180 W), 50 on 1g (150 W). Idle 100 W, no power limit, no mix correction. 1000 items
@@ -27,11 +28,6 @@ plan::Problem two_jobs() {
     return plan::make_problem(
         {{"a", "a", "train", 10, 100, {}, {}}, {"b", "b", "train", 10, 100, {}, {}}}, set,
         mig::builtin_model("h200"), {});
-}
-
-mig::Layout layout(const std::string& text) {
-    const mig::GpuModel& h200 = mig::builtin_model("h200");
-    return *mig::check_layout(mig::parse_layout(text, h200), h200).layout;
 }
 
 TEST(StreamSimulator, NeverPartitionRunsJobsOneAfterAnother) {

@@ -4,30 +4,14 @@
 
 #include <gtest/gtest.h>
 
-#include "plan/fixture.h"
 #include "stream/compare.h"
+#include "stream/fixture.h"
 
 namespace migscope::stream {
 namespace {
 
-using plan::testing::job_profile;
-using plan::testing::profile_set;
-
-// c: launch-bound, 60 items/s on the whole GPU (200 W), 50 on 1g (130 W): bursts of seven make
-// partitioning pay (policies_test.cpp).
-plan::Problem launch_bound() {
-    static const plan::ProfileSet set =
-        profile_set({job_profile("c", 10, {{"1g.18gb", {50, 130}}, {"whole GPU", {60, 200}}})});
-    return plan::make_problem({{"c", "c", "train", 10, 100, {}, {}}}, set,
-                              mig::builtin_model("h200"), {});
-}
-
-// Ten residuals of each kind, spread evenly between lo and hi (estimate_test.cpp).
-void add(plan::ModelError& e, plan::ResidualKind kind, const std::string& group, double lo,
-         double hi) {
-    for (int i = 0; i < 10; ++i)
-        e.residuals.push_back({kind, group, lo + (hi - lo) * i / 9.0, "test", "", "green"});
-}
+using testing::add_residuals;
+using testing::launch_bound;
 
 // Two GPUs, bursts of 14 jobs at 0, 1000 and 2000 s, each due 60 s after it arrives; never
 // partitioned, and repartitioned every 1000 s (whole at 0, then 1g partitions), in 50 s bins,
@@ -49,9 +33,9 @@ struct Compared {
         s.period_s = 1000;
         s.window_s = 1000;
         plan::ModelError error;
-        add(error, plan::ResidualKind::kSpeed, "alone", 0.8, 1.1);
-        add(error, plan::ResidualKind::kSpeed, "mix/small/plain", 0.8, 1.1);
-        add(error, plan::ResidualKind::kDynamicEnergy, "mix/plain", 0.9, 1.2);
+        add_residuals(error, plan::ResidualKind::kSpeed, "alone", 0.8, 1.1);
+        add_residuals(error, plan::ResidualKind::kSpeed, "mix/small/plain", 0.8, 1.1);
+        add_residuals(error, plan::ResidualKind::kDynamicEnergy, "mix/plain", 0.9, 1.2);
         compared = compare_policies(problem, jobs, {"never", "periodic"}, o, s, 0.0, &error);
     }
 };
