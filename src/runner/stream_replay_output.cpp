@@ -155,6 +155,10 @@ nlohmann::ordered_json replay_json(const ReplayReport& r) {
         doc["gpu_model"] = r.setup.gpu_model;
         doc["profiles"] = user_text::as_utf8(r.setup.profiles_origin);
         doc["model_error"] = user_text::as_utf8(r.setup.error_origin);
+        doc["start_delay"] = r.setup.start_delay_origin.empty()
+                                 ? Json(nullptr)
+                                 : Json({{"per_partner_s", r.setup.start_delay_per_partner_s},
+                                         {"file", user_text::as_utf8(r.setup.start_delay_origin)}});
         doc["interval_unknown_why"] = estimate.known ? "" : estimate.unknown_why;
         doc["objective"] = r.setup.objective_name;
         doc["tardiness_weight_w"] = r.setup.objective.tardiness_weight_w;
@@ -259,6 +263,11 @@ void print_method(const ReplayReport& r, std::ostream& out) {
     const stream::StreamEstimate& estimate = *r.estimate;
     const ReplayResult& result = *r.result;
     out << "Predicted on the planner's model with " << user_text::escaped(r.setup.profiles_origin)
+        << (r.setup.start_delay_origin.empty()
+                ? std::string()
+                : fmt::format(" (jobs starting together wait {:.2f} s per other one: ",
+                              r.setup.start_delay_per_partner_s) +
+                      user_text::escaped(r.setup.start_delay_origin) + ")")
         << (estimate.known ? "; intervals from " + user_text::escaped(r.setup.error_origin)
                            : "; no intervals: " + estimate.unknown_why)
         << ". Times on the trace's clock; JCT = end - arrival.\n";

@@ -22,6 +22,10 @@ struct SimulationSetup {
     std::string gpu_model;        // the catalog's key: "h200"
     std::string profiles_origin;  // where the profiles came from
     std::string error_origin;     // where the model's residuals came from ("" for none)
+    // Jobs starting together on green partitions wait this per other one (plan/start_delay.h),
+    // from this file; 0 and "": none (MIG instances, whose simulations these are by default).
+    double start_delay_per_partner_s = 0;
+    std::string start_delay_origin;
     std::string objective_name;   // as given: "energy-tardiness"
     // Its tardiness_weight_w prices the E+w*T figures whatever the objective's kind.
     StreamObjective objective;

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/statistics.h"
+#include "plan/start_delay.h"
 
 namespace migscope::stream {
 namespace {
@@ -22,6 +23,9 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 struct Running {
     size_t job = 0;  // stream job
+    // Its wait for the jobs starting with it (plan/start_delay.h), then its start-up: the wait
+    // draws no dynamic power and moves no memory, the partition counted busy.
+    double delay_left_s = 0;
     double startup_left_s = 0;
     size_t segment = 0;  // its stretch here: StreamResult::segments
 };
@@ -42,6 +46,10 @@ struct Gpu {
     double busy_s = 0;
     uint64_t version = 0;  // bumped at each change: heap entries of older versions are stale
     size_t layout_event = 0;  // StreamResult::layouts' entry of its layout
+    // The jobs that started at `started_at_s` on its partitions (their indices): jobs that start
+    // at one moment wait for each other (plan/start_delay.h), however many dispatches that takes.
+    double started_at_s = -1;
+    std::vector<size_t> started_now;
 };
 
 struct Event {
@@ -146,6 +154,8 @@ class Simulation {
         }
         if (charge)
             ++result_.reconfigurations;
+        gpu.started_at_s = -1;
+        gpu.started_now.clear();
         gpu.layout_event = result_.layouts.size();
         result_.layouts.push_back({t, g, plan::describe(plan::GpuPlan{layout, {}}), layout, t});
     }
@@ -195,7 +205,10 @@ class Simulation {
                 continue;
             any = true;
             Running& r = *p.running;
-            if (r.startup_left_s > 0) {
+            if (r.delay_left_s > 0) {
+                // A phase ends at its event: a wait and a start-up are never in one interval.
+                r.delay_left_s = r.delay_left_s <= dt * (1 + 1e-12) ? 0 : r.delay_left_s - dt;
+            } else if (r.startup_left_s > 0) {
                 // A phase ends at its event, so a start-up and a rest are never in one interval.
                 r.startup_left_s = r.startup_left_s <= dt * (1 + 1e-12) ? 0 : r.startup_left_s - dt;
             } else {
@@ -277,14 +290,18 @@ class Simulation {
         for (Partition& p : gpu.parts) {
             if (!p.running)
                 continue;
-            if (p.running->startup_left_s > 0 && t + p.running->startup_left_s <= t)
+            if (p.running->delay_left_s > 0 && t + p.running->delay_left_s <= t)
+                p.running->delay_left_s = 0;
+            if (p.running->delay_left_s <= 0 && p.running->startup_left_s > 0 &&
+                t + p.running->startup_left_s <= t)
                 p.running->startup_left_s = 0;
-            if (p.running->startup_left_s <= 0 && gpu.rate.speed > 0 &&
-                t + time_to_phase_end(g, p) <= t)
+            if (p.running->delay_left_s <= 0 && p.running->startup_left_s <= 0 &&
+                gpu.rate.speed > 0 && t + time_to_phase_end(g, p) <= t)
                 rest_left_[p.running->job] = 0;
         }
         for (Partition& p : gpu.parts) {
-            if (p.running && p.running->startup_left_s <= 0 && rest_left_[p.running->job] <= 0) {
+            if (p.running && p.running->delay_left_s <= 0 && p.running->startup_left_s <= 0 &&
+                rest_left_[p.running->job] <= 0) {
                 result_.jobs[p.running->job].end_s = t;
                 RunSegment& s = result_.segments[p.running->segment];
                 s.end_s = t;
@@ -301,8 +318,12 @@ class Simulation {
                     continue;
                 const size_t job = p.queue.front();
                 p.queue.pop_front();
-                p.running = Running{job, startup_done_[job] ? 0.0 : on(job, p.size).startup_s,
+                p.running = Running{job, 0, startup_done_[job] ? 0.0 : on(job, p.size).startup_s,
                                     result_.segments.size()};
+                if (gpu.started_at_s != t)
+                    gpu.started_now.clear();
+                gpu.started_at_s = t;
+                gpu.started_now.push_back(k);
                 result_.segments.push_back(
                     {job, g, k, p.label, gpu.layout_event, t, t, rest_left_[job], 0, false});
                 startup_done_[job] = true;
@@ -314,6 +335,7 @@ class Simulation {
                 o.partition = p.label;
             }
         }
+        delay_starts(g, t);
         gpu.rate = rate_of(g);
         double next = blocked ? gpu.blocked_until_s : kInfinity;
         for (const Partition& p : gpu.parts) {
@@ -325,8 +347,24 @@ class Simulation {
             events_.push({next, g, gpu.version});
     }
 
-    // Seconds until partition p's running job ends its start-up or its rest.
+    // Jobs that start at one moment on a partitioned GPU's partitions each wait
+    // start_delay_s(per partner, how many) before their start-up, as plan's model has them.
+    void delay_starts(size_t g, double t) {
+        Gpu& gpu = gpus_[g];
+        if (gpu.started_at_s != t || !partitioned(g))
+            return;
+        const double delay_s = plan::start_delay_s(problem_.correction.start_delay_per_partner_s,
+                                                   gpu.started_now.size());
+        for (size_t k : gpu.started_now) {
+            if (gpu.parts[k].running)
+                gpu.parts[k].running->delay_left_s = delay_s;
+        }
+    }
+
+    // Seconds until partition p's running job ends its wait, its start-up or its rest.
     double time_to_phase_end(size_t g, const Partition& p) const {
+        if (p.running->delay_left_s > 0)
+            return p.running->delay_left_s;
         if (p.running->startup_left_s > 0)
             return p.running->startup_left_s;
         const double speed = gpus_[g].rate.speed * speed_ratio(g);
@@ -340,6 +378,8 @@ class Simulation {
             if (!p.running)
                 continue;
             ++busy;
+            if (p.running->delay_left_s > 0)
+                continue;  // waiting: busy, no power, no memory traffic
             const plan::JobOnSize& o = on(p.running->job, p.size);
             wanted_w += std::max(0.0, o.power_w - problem_.idle_power_w);
             if (p.running->startup_left_s <= 0)
@@ -356,16 +396,20 @@ class Simulation {
         double at = std::max(t, gpu.blocked_until_s);
         if (p.running) {
             const size_t job = p.running->job;
-            double startup = p.running->startup_left_s, left = rest_left_[job];
-            const double elapsed = t - gpu.updated_s;
+            double delay = p.running->delay_left_s, startup = p.running->startup_left_s,
+                   left = rest_left_[job];
+            double elapsed = t - gpu.updated_s;
             if (elapsed > 0) {
+                const double waited = std::min(delay, elapsed);
+                delay -= waited;
+                elapsed -= waited;
                 const double in_rest = std::max(0.0, elapsed - startup);
                 startup = std::max(0.0, startup - elapsed);
                 const double rest = rest_s(job, p.size);
                 if (rest > 0)
                     left = std::max(0.0, left - in_rest * gpu.rate.speed * speed_ratio(g) / rest);
             }
-            at += startup + left * rest_s(job, p.size);
+            at += delay + startup + left * rest_s(job, p.size);
         }
         for (size_t job : p.queue)
             at += time_left_s(job, p.size);

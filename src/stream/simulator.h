@@ -1,7 +1,8 @@
 // A discrete-event simulator of training jobs that keep arriving at N GPUs whose layouts a policy
 // chooses and changes, built on the planner's model (plan/model.h): each job's time, start-up,
 // power and memory traffic on each partition size, and the same phases of a mix (phase_rate:
-// interference, the power cap's clock, shared memory bandwidth) that plan predicts a batch with.
+// interference, the power cap's clock, shared memory bandwidth) and wait of jobs starting together
+// on green partitions (plan/start_delay.h) that plan predicts a batch with.
 #pragma once
 
 #include <cstddef>

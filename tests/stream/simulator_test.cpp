@@ -90,6 +90,33 @@ TEST(StreamSimulator, APinnedJobWaitsForItsPartition) {
     EXPECT_THROW(simulate(p, {{0, 0, {}}, {1, 0, {}}}, third, o), Error);
 }
 
+// On green partitions jobs that start at one moment wait 0.5 s per other one before they run,
+// drawing no power (plan/start_delay.h): a and b at 0 on 2g + 1g each wait 0.5 s; a job that
+// starts alone later, and the whole GPU, do not.
+TEST(StreamSimulator, JobsStartingTogetherOnPartitionsWaitForEachOther) {
+    plan::ProfileSet set = plan::testing::profile_set(
+        {job_profile("a", 10, {{"2g.35gb", {100, 200}}, {"whole GPU", {200, 300}}}),
+         job_profile("b", 10,
+                     {{"1g.18gb", {50, 150}}, {"2g.35gb", {80, 180}}, {"whole GPU", {100, 250}}})});
+    set.start_delay.per_partner_s = 0.5;
+    const plan::Problem p = plan::make_problem(
+        {{"a", "a", "train", 10, 100, {}, {}}, {"b", "b", "train", 10, 100, {}, {}}}, set,
+        mig::builtin_model("h200"), {}, plan::PartitionKind::kGreen);
+    SimulationOptions o;
+    o.pinned_partition = {0, 1};
+    StaticLayout split(layout("2g.35gb+1g.18gb"));
+    const StreamResult r = simulate(p, {{0, 0, {}}, {1, 0, {}}}, split, o);
+    EXPECT_DOUBLE_EQ(r.jobs[0].end_s, 10.5);
+    EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 20.5);
+    EXPECT_NEAR(r.energy_j, 100 * 20.5 + 100 * 10 + 50 * 20, 1e-9);
+    StaticLayout again(layout("2g.35gb+1g.18gb"));
+    const StreamResult apart = simulate(p, {{0, 0, {}}, {1, 3, {}}}, again, o);
+    EXPECT_DOUBLE_EQ(apart.jobs[0].end_s, 10);
+    EXPECT_DOUBLE_EQ(apart.jobs[1].end_s, 23);
+    NeverPartition never;
+    EXPECT_DOUBLE_EQ(simulate(p, {{0, 0, {}}, {1, 0, {}}}, never, {}).jobs[1].end_s, 15);
+}
+
 TEST(StreamSimulator, IdleGapsCostIdlePower) {
     const plan::Problem p = two_jobs();
     NeverPartition never;
@@ -332,7 +359,8 @@ TEST(StreamObjective, TightDeadlinesMakeTheCombinedObjectivePreferAFasterLayout)
 
 // Jobs that all arrive at 0 on a static layout are a batch: the simulator's figures are the
 // planner's prediction of the same assignment (the partition and order each job ran in), on
-// random jobs with the mix correction, the power cap and shared memory bandwidth in play.
+// random jobs with the mix correction, the power cap, shared memory bandwidth and (green
+// partitions, odd seeds) the wait of jobs starting together in play.
 TEST(StreamSimulator, ABatchIsWhatThePlannerPredictsForTheSameAssignment) {
     const mig::GpuModel& h200 = mig::builtin_model("h200");
     for (unsigned seed = 1; seed <= 8; ++seed) {
@@ -345,6 +373,9 @@ TEST(StreamSimulator, ABatchIsWhatThePlannerPredictsForTheSameAssignment) {
                 for (plan::PartitionProfile& pp : j.partitions)
                     pp.memory_utilization_pct = plan::testing::one(30 + 50.0 * pp.sms / 132);
         }
+        set.start_delay.per_partner_s = 0.3;
+        const plan::PartitionKind kind =
+            seed % 2 ? plan::PartitionKind::kGreen : plan::PartitionKind::kMig;
         std::vector<plan::JobRequest> requests;
         std::vector<StreamJob> jobs;
         for (size_t i = 0; i < set.jobs.size(); ++i) {
@@ -355,7 +386,7 @@ TEST(StreamSimulator, ABatchIsWhatThePlannerPredictsForTheSameAssignment) {
             requests.push_back(r);
             jobs.push_back({i, 0, {}});
         }
-        const plan::Problem p = plan::make_problem(requests, set, h200, {});
+        const plan::Problem p = plan::make_problem(requests, set, h200, {}, kind);
         std::vector<mig::Layout> layouts;
         for (const mig::Layout& l : p.layouts()) {
             if (holds_every_job(p, jobs, l) && l.instances.size() >= 2)

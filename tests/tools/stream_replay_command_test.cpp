@@ -128,14 +128,20 @@ TEST_F(StreamReplayCommand, ReplaysTheSchedulesOrderNeverBeforeAnArrival) {
 // after its arrival, the board's energy measured and the gaps charged at idle power.
 TEST_F(StreamReplayCommand, ReplaysOnGreenPartitionsOfTheGpu) {
     const fs::path runs = dir_ / "runs";
+    const std::string delay = write("delay.json", R"({"format": "migscope-start-delay",
+        "version": 1, "gpu_model": "h200", "backend": "green", "per_partner_s": 0.25,
+        "fit": {}})");
     const ProcessResult r =
         migscope({"stream", "replay", tiny_trace(), "--policy", "never", "--backend", "green",
                   "--idle-probe", "0.2", "--warmup-steps", "1", "--run-dir", runs.string(), "--db",
-                  (dir_ / "replay.db").string(), "--format", "json"},
+                  (dir_ / "replay.db").string(), "--format", "json", "--start-delay", delay},
                  "h200.json");
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     const json doc = json::parse(r.out);
     EXPECT_EQ(doc["backend"], "green");
+    // Green partitions are predicted as `plan --backend green` predicts them.
+    EXPECT_EQ(doc["start_delay"]["per_partner_s"], 0.25);
+    EXPECT_EQ(doc["start_delay"]["file"], delay);
     ASSERT_TRUE(doc["epochs"][0]["measured"].is_object());
     EXPECT_EQ(doc["epochs"][0]["measured"]["layout_run"], "7g.141gb");
     EXPECT_TRUE(doc["epochs"][0]["measured"]["run_id"].is_number());  // stored
@@ -171,6 +177,7 @@ TEST_F(StreamReplayCommand, ALayoutChangeStopsJobsAndTheirRestRunsOnTheNextLayou
     const ProcessResult r = migscope(args, "", "0.002");
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     const json doc = json::parse(r.out);
+    EXPECT_TRUE(doc["start_delay"].is_null());  // CPU cores: no wait for jobs starting together
     ASSERT_EQ(doc["layout_changes"], 2);
     ASSERT_EQ(doc["epochs"].size(), 3u);
     EXPECT_EQ(doc["epochs"][1]["layout"], "4g.71gb@0+3g.71gb@4");

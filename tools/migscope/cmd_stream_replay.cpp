@@ -86,7 +86,11 @@ int replay_command(ReplayOptions o) {
     runner::Machine machine;
     const partition::BackendKind backend = open_replay_backend(o, model, machine);
 
-    const StreamModel stream_model = load_stream_model(o.stream, model, o.trace, input);
+    // Green partitions start jobs late when several start together, as `plan` predicts them.
+    const plan::PartitionKind kind = partition::traits(backend).rounds_sms
+                                         ? plan::PartitionKind::kGreen
+                                         : plan::PartitionKind::kMig;
+    const StreamModel stream_model = load_stream_model(o.stream, model, o.trace, input, kind);
     // Before the progress line: a bad --objective is refused before anything is simulated.
     const stream::PolicySettings settings = policy_settings(o.stream, model);
     if (!o.stream.layout.empty() && o.policy != "fixed")
@@ -184,6 +188,10 @@ void add_stream_replay_command(CLI::App& group, Action& action) {
                     "layout's partitions are equal shares of the CPU cores)");
     cmd->add_option("--gpu", o->gpu, "GPU index (NVML)")->capture_default_str();
     add_stream_model_options(*cmd, o->stream);
+    cmd->add_option("--start-delay", o->stream.start_delay,
+                    "--backend green: the start delay of jobs starting together (a file, or none; "
+                    "default: the shipped data/start-delay-MODEL.json), as `plan --backend "
+                    "green` predicts them");
     add_stream_policy_options(*cmd, o->stream, StreamCommand::kReplay);
     cmd->add_option("--warmup-steps", m.warmup_steps, "Steps each job runs before it counts")
         ->capture_default_str();

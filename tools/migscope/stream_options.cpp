@@ -114,11 +114,16 @@ stream::PolicySettings policy_settings(const StreamOptions& o, const mig::GpuMod
 }
 
 StreamModel load_stream_model(const StreamOptions& o, const mig::GpuModel& model,
-                              const std::string& trace_path, const stream::StreamInput& input) {
+                              const std::string& trace_path, const stream::StreamInput& input,
+                              plan::PartitionKind kind) {
     StreamModel m;
-    const plan::ProfileSet set =
+    plan::ProfileSet set =
         runner::load_profiles(o.profiles, model, m.profiles_origin, {"", trace_path, "mig"});
-    m.problem = plan::make_problem(input.requests, set, model, {});
+    if (kind == plan::PartitionKind::kGreen)
+        set.start_delay = runner::load_start_delay(o.start_delay, model);
+    m.problem = plan::make_problem(input.requests, set, model, {}, kind);
+    if (m.problem.correction.start_delay_per_partner_s > 0)
+        m.start_delay_origin = set.start_delay.origin;
     m.error = runner::load_model_error(o.model_error, model, m.error_origin);
     return m;
 }
@@ -133,6 +138,8 @@ stream::SimulationSetup simulation_setup(const StreamOptions& o, const std::stri
     setup.gpu_model = model.key;
     setup.profiles_origin = stream_model.profiles_origin;
     setup.error_origin = stream_model.error_origin;
+    setup.start_delay_per_partner_s = stream_model.problem.correction.start_delay_per_partner_s;
+    setup.start_delay_origin = stream_model.start_delay_origin;
     setup.objective_name = o.objective;
     setup.objective = stream::parse_stream_objective(o.objective, o.tardiness_weight_w);
     setup.reconfiguration = simulation_options(o, gpus).reconfiguration;

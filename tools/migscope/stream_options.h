@@ -22,6 +22,7 @@ struct StreamOptions {
     std::string gpu_model = "h200";
     std::string profiles;     // empty: the shipped data/profiles-MODEL.json
     std::string model_error;  // empty: the shipped data/model-error-MODEL.json; "none": none
+    std::string start_delay;  // green partitions: empty, the shipped file; "none": none
     std::string objective = "energy";
     double tardiness_weight_w = stream::kDefaultTardinessWeightW;
     double period_h = 12, window_h = 12;
@@ -54,11 +55,15 @@ struct StreamModel {
     plan::Problem problem;
     std::optional<plan::ModelError> error;  // none: no intervals
     std::string profiles_origin, error_origin;
+    std::string start_delay_origin;  // "" for none
 };
 // Input errors for profiles or residuals that cannot be read or are another model's, and for a
-// job the profiles do not know (`trace_path`, for the profiles of the user's commands).
+// job the profiles do not know (`trace_path`, for the profiles of the user's commands). On
+// `kind` green the jobs that start together wait (--start-delay), as `plan --backend green`
+// predicts them.
 StreamModel load_stream_model(const StreamOptions& o, const mig::GpuModel& model,
-                              const std::string& trace_path, const stream::StreamInput& input);
+                              const std::string& trace_path, const stream::StreamInput& input,
+                              plan::PartitionKind kind = plan::PartitionKind::kMig);
 
 // What the comparison runs on, as `stream simulate` and `stream replay` print it: the trace of
 // `jobs` jobs at `trace_path` on `gpus` GPUs of `model`, with `stream_model`'s origins.
