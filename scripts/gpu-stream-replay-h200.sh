@@ -5,8 +5,9 @@
 # does, then its schedule run for real on green-context partitions of the H200
 # (`migscope stream replay`: one fixed-work run per layout, each job on the simulator's
 # partition, in its order, never before its arrival) and every job's measured start, end and
-# completion, and the totals, set against the simulator's intervals (data/profiles-h200.json,
-# data/model-error-h200.json). The table is printed last; logs and runs go under $OUT.
+# completion, and the totals, set against the schedule's intervals (data/profiles-h200.json,
+# data/model-error-h200.json, data/start-delay-h200.json). The table is printed last; logs and
+# runs go under $OUT.
 #   OUT                  where everything goes (default gpu-check-out/stream-replay)
 #   MIGSCOPE             the binary (default build/tools/migscope/migscope)
 #   TRACE                a trace to replay instead of the generated one
@@ -43,7 +44,8 @@ fi
 "$b" stream check "$trace" | tee "$out/trace-check.txt"
 
 common=(--policy online --objective completion --orchestrator-s "$orchestrator" --instance-s 0
-        --profiles "$root/data/profiles-h200.json" --model-error "$root/data/model-error-h200.json")
+        --profiles "$root/data/profiles-h200.json" --model-error "$root/data/model-error-h200.json"
+        --start-delay "$root/data/start-delay-h200.json")
 # What will run, before anything does (cheap: simulation only).
 "$b" stream replay "$trace" "${common[@]}" --dry-run >"$out/plan.txt" 2>>"$out/replay.log"
 {
