@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/text.h"
 #include "core/user_text.h"
+#include "partition/backend_traits.h"
 #include "telemetry/attribution.h"
 
 namespace migscope::plan {
@@ -214,6 +215,11 @@ std::string backends_note(const std::vector<JobModel>& jobs) {
 }
 
 }  // namespace
+
+PartitionKind partition_kind(const std::string& backend) {
+    const partition::BackendTraits* b = partition::find_backend(backend);
+    return b && b->rounds_sms ? PartitionKind::kGreen : PartitionKind::kMig;
+}
 
 Problem make_problem(const std::vector<JobRequest>& requests, const ProfileSet& profiles,
                      const mig::GpuModel& model, const Constraints& constraints, PartitionKind kind,

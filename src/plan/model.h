@@ -160,6 +160,10 @@ struct Problem {
 // whole device, is rounded up to the granularity (docs/planner.md, "--backend mig|green"), which
 // the model does not count. kGreen adds that note to the plan.
 enum class PartitionKind { kMig, kGreen };
+// The kind a backend's partitions are (by name, as partition/backend_traits.h has it): green for
+// one whose SM partitions are rounded up, MIG otherwise (mps partitions get their profiles' SMs,
+// as MIG instances do); MIG for an unknown name.
+PartitionKind partition_kind(const std::string& backend);
 
 // Whether every job needs a whole-GPU profile: to plan, yes (its speeds are fractions of it, its
 // work may be given in its seconds); to predict measured mixes of its partitions (residuals.h),

@@ -128,10 +128,9 @@ struct Rebuilt {
 
 Rebuilt rebuild(const store::RunRecord& r, const ProfileSet& profiles, const mig::GpuModel& model) {
     const std::vector<JobRequest> requests = requests_of(r);
-    const partition::BackendTraits* backend = partition::find_backend(r.backend);
-    const PartitionKind kind =
-        backend && backend->rounds_sms ? PartitionKind::kGreen : PartitionKind::kMig;
-    Rebuilt out{make_problem(requests, profiles, model, {}, kind, WholeGpuProfile::kOptional), {}};
+    Rebuilt out{make_problem(requests, profiles, model, {}, partition_kind(r.backend),
+                             WholeGpuProfile::kOptional),
+                {}};
     for (const JobModel& j : out.problem.jobs) {  // partitions of one kind: MPS caps, green fixes
         if (partition_backend(r.backend) && !j.profile->backend.empty() &&
             j.profile->backend != r.backend)

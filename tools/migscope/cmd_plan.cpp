@@ -198,11 +198,9 @@ int plan_command(const PlanOptions& o) {
     const std::vector<plan::JobRequest> requests =
         runner::plan_job_requests(o.jobs, o.jobs_file, o.work, o.weights);
     std::string origin;
-    // mps partitions get their profiles' SMs (a share of the GPU), as MIG instances do.
     const partition::BackendTraits& backend =
         partition::traits(partition::parse_backend(o.backend));
-    const plan::PartitionKind kind =
-        backend.rounds_sms ? plan::PartitionKind::kGreen : plan::PartitionKind::kMig;
+    const plan::PartitionKind kind = plan::partition_kind(o.backend);
     check_plan_options(o, backend, requests);
     plan::ProfileSet set =
         runner::load_profiles(o.profiles, model, origin, {o.jobs, o.jobs_file, o.backend});

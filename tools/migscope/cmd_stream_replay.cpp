@@ -87,10 +87,8 @@ int replay_command(ReplayOptions o) {
     const partition::BackendKind backend = open_replay_backend(o, model, machine);
 
     // Green partitions start jobs late when several start together, as `plan` predicts them.
-    const plan::PartitionKind kind = partition::traits(backend).rounds_sms
-                                         ? plan::PartitionKind::kGreen
-                                         : plan::PartitionKind::kMig;
-    const StreamModel stream_model = load_stream_model(o.stream, model, o.trace, input, kind);
+    const StreamModel stream_model =
+        load_stream_model(o.stream, model, o.trace, input, plan::partition_kind(o.backend));
     // Before the progress line: a bad --objective is refused before anything is simulated.
     const stream::PolicySettings settings = policy_settings(o.stream, model);
     if (!o.stream.layout.empty() && o.policy != "fixed")
