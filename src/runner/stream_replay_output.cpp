@@ -57,23 +57,25 @@ Json jobs_json(const ReplayReport& r) {
             {"completion_s", completion},
             {"completion_s_interval", bounds_json(estimate.job_completion_s[j], estimate.known)}};
         Json measured = nullptr;
-        std::optional<bool> inside;
+        Json inside = nullptr;  // no measure, or no interval
         if (!r.dry_run) {
             const ReplayedJob& m = result.jobs[j];
-            const std::optional<double> c =
-                m.end_s ? std::optional<double>(*m.end_s - s.arrival_s) : std::nullopt;
             measured = {{"start_s", number_or_null(m.start_s)},
                         {"end_s", number_or_null(m.end_s)},
-                        {"completion_s", number_or_null(c)},
+                        {"completion_s", nullptr},
                         {"energy_j", number_or_null(m.energy_j)},
                         {"steps", m.steps},
                         {"status", to_string(m.status)},
                         {"message", user_text::as_utf8(m.message)}};
-            if (c && estimate.known)
-                inside = estimate.job_completion_s[j].contains(*c);
+            if (m.end_s) {
+                const double completion_s = *m.end_s - s.arrival_s;
+                measured["completion_s"] = completion_s;
+                if (estimate.known)
+                    inside = estimate.job_completion_s[j].contains(completion_s);
+            }
         }
         job["measured"] = std::move(measured);
-        job["inside"] = inside ? Json(*inside) : Json(nullptr);
+        job["inside"] = std::move(inside);
         jobs.push_back(std::move(job));
     }
     return jobs;
