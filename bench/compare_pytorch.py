@@ -50,7 +50,8 @@ Prints, per cell, the medians and spreads of migscope, eager and the best compil
 the mode with the highest median), migscope/eager, migscope/best mode and migscope/default mode,
 migscope's MFU, peak memory and the median SM clock each side ran at (nvidia-smi, busy samples:
 bench/gpu_clock.py); then every mode of every cell with its compile time; the cells migscope
-loses to the best mode; the issues' targets beside what was measured; and the kernel time by
+loses to PyTorch's best side (the best mode, or eager where it beats every mode); the issues'
+targets beside what was measured, against that side; and the kernel time by
 kind. Writes every record as JSON lines to `--out`. `--report FILE...` prints the same from such
 files without running anything. `--device cpu` is a smoke test (resnet18, batch 2, 2 steps,
 eager and default compile; `--workloads resnet-tiny` needs no torchvision).
@@ -88,7 +89,7 @@ GRAPH_MODES = ("reduce-overhead", "max-autotune")  # the modes that replay CUDA 
 CNNS = ("resnet18", "resnet50", "resnet-tiny")
 TRANSFORMERS = ("vit-b16", "bert-base", "gpt2-medium", "gpt2-xl")
 EXIT_COMPILE_TIMEOUT = 75  # a compile ran past --compile-timeout-s: --resume goes on without it
-TARGET_RATIO = {"transformers": 1.2, "other": 1.0}  # issue 44: migscope / the best compile mode
+TARGET_RATIO = {"transformers": 1.2, "other": 1.0}  # issue 44: migscope / PyTorch's best side
 
 
 def side_label(record):
@@ -640,12 +641,17 @@ def summarise_cell(rs):
     nan = math.nan
     measured = [x for x in modes if not math.isnan(medians[x])]
     failed = [x for x in modes if x not in measured and mode_failed(rs, x)]
+    # PyTorch's best side is eager where it beats every compile mode (bert-base:32 on an H100,
+    # 2026-12-07): the peer a user would keep; of equal medians the compile mode.
+    pytorch = best if best and not stats["eager"][0] > stats[best][0] else (
+        "eager" if not math.isnan(stats["eager"][0]) else None)
     return {"ok": ok, "stats": stats, "modes": modes, "best": best, "measured_modes": measured,
+            "pytorch": pytorch, "ratio_pytorch": m / stats[pytorch][0] if pytorch else nan,
             "failed_modes": failed, "missing_modes": [x for x in MODES if x not in measured + failed],
             "ratio_eager": m / stats["eager"][0],
             "ratio_best": m / stats[best][0] if best else nan,
             "ratio_default": m / medians["default"] if "default" in medians else nan,
-            "apart": ranges_apart(ok.get("migscope", []), ok.get(best, [])) if best else None}
+            "apart": ranges_apart(ok.get("migscope", []), ok.get(pytorch, [])) if pytorch else None}
 
 
 def mode_failed(rs, mode):
@@ -773,27 +779,29 @@ def print_modes(groups, summaries):
 
 
 def print_summary(records, summaries):
-    """The cells migscope loses, issue 44's targets, the eager figures and the precisions."""
-    rows = [(key, s) for key, s in summaries.items() if not math.isnan(s["ratio_best"])]
-    lost = [(key, s) for key, s in rows if s["ratio_best"] < 1.0]
+    """The cells migscope loses, issue 44's targets, the eager figures and the precisions. Both
+    judge migscope against PyTorch's best side of the cell: the best compile mode, or eager where
+    it is faster than every mode."""
+    rows = [(key, s) for key, s in summaries.items() if s["best"] and not math.isnan(s["ratio_pytorch"])]
+    lost = [(key, s) for key, s in rows if s["ratio_pytorch"] < 1.0]
     if lost:
-        print(f"migscope loses {len(lost)} of {len(rows)} cells to the best compile mode: " + ", ".join(
-            f"{cell_name(*key)} {s['ratio_best']:.2f} against {s['best']}"
-            f" ({'ranges apart' if s['apart'] else 'ranges overlap'})" for key, s in lost))
+        print(f"migscope loses {len(lost)} of {len(rows)} cells to PyTorch's best (eager or a compile mode): "
+              + ", ".join(f"{cell_name(*key)} {s['ratio_pytorch']:.2f} against {s['pytorch']}"
+                          f" ({'ranges apart' if s['apart'] else 'ranges overlap'})" for key, s in lost))
     elif rows:
-        print(f"migscope is at or above the best compile mode measured in all {len(rows)} cells")
+        print(f"migscope is at or above PyTorch's best measured (eager or a compile mode) in all {len(rows)} cells")
     complete = [(key, s) for key, s in rows if not s["missing_modes"]]
     if rows:
         met, parts = 0, []
         for key, s in complete:
             target = TARGET_RATIO["transformers" if key[0] in TRANSFORMERS else "other"]
-            met += s["ratio_best"] >= target
+            met += s["ratio_pytorch"] >= target
             failed = f"; {', '.join(s['failed_modes'])} failed" if s["failed_modes"] else ""
-            parts.append(f"{cell_name(*key)} {s['ratio_best']:.2f} ({s['best']}{failed})"
-                         + ("" if s["ratio_best"] >= target else " (short)"))
-        print(f"issue 44, migscope / best compile mode >= {TARGET_RATIO['other']:.1f} every job, "
-              f">= {TARGET_RATIO['transformers']:.1f} transformers: met in {met} of {len(complete)} cells "
-              "with every mode measured (or failed)" + (": " + ", ".join(parts) if parts else ""))
+            parts.append(f"{cell_name(*key)} {s['ratio_pytorch']:.2f} ({s['pytorch']}{failed})"
+                         + ("" if s["ratio_pytorch"] >= target else " (short)"))
+        print(f"issue 44, migscope / PyTorch's best (eager or a compile mode) >= {TARGET_RATIO['other']:.1f} "
+              f"every job, >= {TARGET_RATIO['transformers']:.1f} transformers: met in {met} of {len(complete)} "
+              "cells with every mode measured (or failed)" + (": " + ", ".join(parts) if parts else ""))
     incomplete = {}
     for key, s in rows:
         if s["missing_modes"]:
