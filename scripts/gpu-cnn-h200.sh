@@ -49,8 +49,12 @@
 #   sms16-r50-*      250      60  600+      (max-autotune cut by the compile budget)
 #   sms64-*          like sms16 with ~1.1x compiles and half the step time
 #   smsN-cnn         200     130  ~245 (16 SMs) / ~205 (64 SMs), all compiles from the cache
-#   vit-b16          150      40  190-300   (guesses from here on: max-autotune 3-6x default)
-#   bert-base        170      40  240-380
+#   vit-b16          150      40  ~420      (H100, 2026-12-07, cold: default 25 s, reduce-overhead
+#                                              18 s, max-autotune 265 s, max-autotune-no-cudagraphs
+#                                              38 s after it: BUDGET_S=550, a call alone)
+#   bert-base        170      40  ~450      (H100, 2026-12-07, cold: default 27 s, reduce-overhead
+#                                              24 s, max-autotune past the 35 s left; guessed from
+#                                              vit-b16 from here on: max-autotune ~10x default)
 #   gpt2-medium      220      50  335-545
 #   gpt2-xl          300      80  fills a call: 15 + 97 + 60-120 + max-autotune (290-580 guessed,
 #                                 so cut at what the budget leaves) + 60
