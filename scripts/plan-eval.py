@@ -641,30 +641,42 @@ def repredict(args):
 
 def main():
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `report | head` ends quietly
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0],
+                                     epilog='scripts/plan-eval.py COMMAND --help: its options')
     sub = parser.add_subparsers(dest='what', required=True)
+    helps = {'mixes': 'print the seed\'s mixes, one line each (no GPU)',
+             'run': 'measure the mixes on this GPU host, after ./build.sh build'}
     for name in ('mixes', 'run'):
-        p = sub.add_parser(name)
-        p.add_argument('--seed', type=int, default=20261204)
-        p.add_argument('--count', type=int, default=12)
-        p.add_argument('--profiles', default=str(REPO / 'data/profiles-h200.json'))
+        p = sub.add_parser(name, help=helps[name], description=helps[name])
+        p.add_argument('--seed', type=int, default=20261204,
+                       help='the generator\'s seed (default %(default)s; a new evaluation takes a '
+                       'seed no store holds)')
+        p.add_argument('--count', type=int, default=12, help='mixes drawn (default %(default)s)')
+        p.add_argument('--profiles', default=str(REPO / 'data/profiles-h200.json'),
+                       help='the profile file whose built-in jobs the mixes draw from and `plan` '
+                       'uses (default: the shipped one)')
     r = sub.choices['run']
-    r.add_argument('--out', required=True)
-    r.add_argument('--first', type=int, default=1)
-    r.add_argument('--last', type=int, default=1000)
-    r.add_argument('--budget-s', type=float, default=480)
-    rep = sub.add_parser('report')
-    rep.add_argument('dirs', nargs='+')
-    again = sub.add_parser('rescore')
-    again.add_argument('dir')
-    again.add_argument('--seed', type=int, required=True)
-    again.add_argument('--count', type=int, default=12)
+    r.add_argument('--out', required=True,
+                   help='folder of mix-K.json, eval.db and the runs; a mix already in it is skipped')
+    r.add_argument('--first', type=int, default=1, help='the first mix to measure (from 1)')
+    r.add_argument('--last', type=int, default=1000, help='the last mix to measure')
+    r.add_argument('--budget-s', type=float, default=480,
+                   help='seconds this call may take: a mix starts only when its estimate (18 s '
+                   'per second of work) fits in what is left (default %(default)s)')
+    rep = sub.add_parser('report', help='the table from measured folders (no GPU)')
+    rep.add_argument('dirs', nargs='+', help='folders `run` wrote')
+    again = sub.add_parser('rescore', help='decide measured mixes again with other residuals (no GPU)')
+    again.add_argument('dir', help='a folder `run` wrote')
+    again.add_argument('--seed', type=int, required=True, help='the seed its mixes were drawn with')
+    again.add_argument('--count', type=int, default=12, help='mixes drawn (default %(default)s)')
     again.add_argument('--profiles', help='default: the kept profiles its mixes were planned with')
-    again.add_argument('--model-error', required=True)
+    again.add_argument('--model-error', required=True,
+                       help='the residuals to decide with (a file from `migscope profile residuals`)')
     again.add_argument('--start-delay', default=str(REPO / 'data/start-delay-h200.json'),
                        help='a start-delay file, or none (the model without it)')
-    again_ = sub.add_parser('repredict')
-    again_.add_argument('dirs', nargs='+')
+    again_ = sub.add_parser('repredict',
+                            help='predict measured candidates again with another model (no GPU)')
+    again_.add_argument('dirs', nargs='+', help='folders `run` wrote')
     again_.add_argument('--profiles', help='default: the kept profiles each folder\'s mixes were '
                         'planned with')
     again_.add_argument('--start-delay', default=str(REPO / 'data/start-delay-h200.json'),
