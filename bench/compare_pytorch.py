@@ -164,12 +164,10 @@ def pytorch_model(name, device):
             hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, attn_implementation="sdpa"))
 
         def batch(b):
-            ids = torch.randint(0, 30522, (b, 512), device=device)
-            masked = torch.rand(b, 512, device=device) < 0.15
-            return torch.where(masked, 103, ids), torch.where(masked, ids, -100)
+            return masked_batch(torch, torch.randint(0, 30522, (b, 512), device=device), BERT_MASKED, 103)
 
-        def loss(m, x, y):
-            return m(input_ids=x, labels=y).loss
+        def loss(m, x, y):  # the same work as migscope's: the head at the masked positions only
+            return masked_positions_loss(torch, m.bert(input_ids=x).last_hidden_state, m.cls, y, BERT_MASKED)
 
         return model, batch, loss, 512
     config = transformers.GPT2Config(
@@ -188,6 +186,33 @@ def pytorch_model(name, device):
         return torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
 
     return model, batch, loss, 1024
+
+
+# Masked positions in each 512-token sequence: migscope's bert-base masks exactly round(0.15 x 512)
+# (src/workloads/models/transformers.cpp, BertConfig::masked_per_sequence).
+BERT_MASKED = 77
+
+
+def masked_batch(torch, ids, k, mask_token):
+    """Masked-LM inputs and targets from token ids [B, T]: exactly k positions of each row, at
+    random places, masked (the mask token in the inputs, the token in the targets; -100
+    elsewhere), as migscope's batches."""
+    picked = torch.rand(ids.shape, device=ids.device).argsort(dim=1)[:, :k]
+    masked = torch.zeros_like(ids, dtype=torch.bool).scatter_(1, picked, True)
+    return torch.where(masked, mask_token, ids), torch.where(masked, ids, -100)
+
+
+def masked_positions_loss(torch, hidden, head, targets, k):
+    """The masked-LM loss with the head run at the k masked positions of each row only (hidden
+    [B, T, D], targets [B, T] with -100 where not masked), as migscope's bert-base runs it: equal
+    to the cross entropy of the head's logits at every position, at 15 % of the head's cost and
+    without [B, T, vocab] logits. HF's BertForMaskedLM(labels=...) runs the head at every
+    position: before 2026-12-07 this peer did, so its bert-base ratios counted that work too."""
+    positions = (targets == -100).to(torch.int32).sort(dim=1, stable=True).indices[:, :k]
+    picked = hidden.gather(1, positions.unsqueeze(-1).expand(-1, -1, hidden.size(-1)))
+    logits = head(picked)
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)),
+                                             targets.gather(1, positions).reshape(-1))
 
 
 def resnet_tiny():

@@ -387,6 +387,38 @@ def torch_importable():
     return subprocess.run([sys.executable, "-c", "import torch"], env=env, capture_output=True).returncode == 0
 
 
+class MaskedLmTest(unittest.TestCase):
+    @unittest.skipUnless(TORCH_PATH and torch_importable(),
+                         "set MIGSCOPE_TORCH_PYTHONPATH to a torch to run it")
+    def test_the_head_at_the_masked_positions_gives_the_loss_and_gradients_of_every_position(self):
+        script = """
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+import compare_pytorch as cp
+torch.manual_seed(1)
+ids = torch.randint(0, 50, (3, 20))
+x, y = cp.masked_batch(torch, ids, 4, 49)
+assert ((y != -100).sum(dim=1) == 4).all(), y
+assert (x[y != -100] == 49).all() and (y[y != -100] == ids[y != -100]).all()
+assert (x[y == -100] == ids[y == -100]).all()
+hidden = torch.randn(3, 20, 8, requires_grad=True)
+head = torch.nn.Linear(8, 50)
+picked = cp.masked_positions_loss(torch, hidden, head, y, 4)
+g_picked = torch.autograd.grad(picked, [hidden, head.weight])
+every = torch.nn.functional.cross_entropy(head(hidden).reshape(-1, 50), y.reshape(-1))
+g_every = torch.autograd.grad(every, [hidden, head.weight])
+assert torch.allclose(picked, every, atol=1e-6), (picked, every)
+for a, b in zip(g_picked, g_every):
+    assert torch.allclose(a, b, atol=1e-6)
+print("ok", float(picked))
+"""
+        env = dict(os.environ, PYTHONPATH=TORCH_PATH)
+        run = subprocess.run([sys.executable, "-c", script, os.path.join(ROOT, "bench")], env=env,
+                             capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+        self.assertTrue(run.stdout.startswith("ok"))
+
+
 class CpuSmokeTest(unittest.TestCase):
     @unittest.skipUnless(TORCH_PATH and torch_importable(),
                          "set MIGSCOPE_TORCH_PYTHONPATH to a torch to run the CPU smoke test")
