@@ -3,7 +3,9 @@
 measurements (the best compile mode per cell, failed and timed-out modes, ties, the cells migscope
 loses, issue 44's targets, the shipped 2026-12-03 data), resuming, the options, and the measuring
 loop with a stand-in for the PyTorch side. With MIGSCOPE_TORCH_PYTHONPATH naming a torch (or the
-interpreter's own), a CPU smoke run of the real script too (about a minute: Inductor compiles C++)."""
+interpreter's own; ctest passes the worker's pip torch), the BERT peer's masked-LM loss against the
+head at every position and a CPU smoke run of the real script too (about a minute: Inductor
+compiles C++)."""
 import contextlib
 import io
 import json
