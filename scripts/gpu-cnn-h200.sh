@@ -44,7 +44,9 @@
 #   r18-256          120      60  400-500   (max-autotune past 170 s)
 #   r50-256          200      70  600+      (max-autotune cut by the compile budget, guessed)
 #   r50-32           200      70  600+      (H100, 2026-12-06: default 47 s, reduce-overhead 44 s,
-#                                              max-autotune past 180 s: BUDGET_S=560, a call alone)
+#                                              max-autotune past 180 s; 2026-12-07: default 66 s,
+#                                              reduce-overhead 47 s, max-autotune past 284 s. Its
+#                                              max-autotune fits a call only alone: MODES below)
 #   sms16-r18-*      150      45  480+      (cold on 16 SMs: compiles 1.3x)
 #   sms16-r50-*      250      60  600+      (max-autotune cut by the compile budget)
 #   sms64-*          like sms16 with ~1.1x compiles and half the step time
@@ -53,8 +55,9 @@
 #                                              18 s, max-autotune 265 s, max-autotune-no-cudagraphs
 #                                              38 s after it: BUDGET_S=550, a call alone)
 #   bert-base        170      40  ~450      (H100, 2026-12-07, cold: default 27 s, reduce-overhead
-#                                              24 s, max-autotune past the 35 s left; guessed from
-#                                              vit-b16 from here on: max-autotune ~10x default)
+#                                              24 s, max-autotune past the 35 s left; with the
+#                                              masked-positions head: default 47 s, reduce-overhead
+#                                              34 s, max-autotune past 171 s)
 #   gpt2-medium      220      50  335-545
 #   gpt2-xl          300      80  fills a call: 15 + 97 + 60-120 + max-autotune (290-580 guessed,
 #                                 so cut at what the budget leaves) + 60
@@ -62,6 +65,11 @@
 # the part resumes without it and measures the modes that compiled (they compile again from the
 # cache whatever the budget). Cold partitions cost about what the whole GPU costs, per SM count.
 # The JSON lines record every compile's time and cache hits: they size the next call.
+#
+# MODES (a comma-separated list of compile modes) replaces every part's modes: with
+# `MODES=max-autotune COMPILE_TIMEOUT_S=480 BUDGET_S=570` a call only compiles (and measures)
+# max-autotune cold, so that the next call on the same warm machine, without MODES, compiles every
+# mode from Inductor's cache and measures them all side by side (vit-b16 did so in 53 s).
 #
 # Inductor's cache: INDUCTOR_CACHE (default /tmp/migscope-inductor-cache: it outlives the call
 # while the machine stays warm; "fresh": a new one under the call's temporary directory). The
@@ -218,6 +226,7 @@ for part in $parts; do
   fi
   # shellcheck disable=SC2206  # the cell's arguments are words without spaces
   args=($args)
+  [[ -n ${MODES:-} ]] && args+=(--compile-modes "$MODES")  # the last --compile-modes counts
   if [[ -z $sms ]]; then
     export TORCHINDUCTOR_CACHE_DIR=$cache_root/whole
     if [[ $cell == r* ]]; then
