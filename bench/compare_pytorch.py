@@ -57,7 +57,8 @@ files without running anything. `--device cpu` is a smoke test (resnet18, batch 
 eager and default compile; `--workloads resnet-tiny` needs no torchvision).
 
 PyTorch models: torchvision resnet18/resnet50/vit_b_16, HF transformers BertForMaskedLM and
-GPT2LMHeadModel built from their configs (no download), and migscope's resnet-tiny in plain torch.
+GPT2LMHeadModel built from their configs (no download; HF's SDPA attention without a mask on every
+side, UNMASKED_SDPA), and migscope's resnet-tiny in plain torch.
 """
 import argparse
 import contextlib
@@ -159,9 +160,10 @@ def pytorch_model(name, device):
         return model, batch, loss, 1
     import transformers
 
+    attention = unmasked_sdpa(transformers)
     if name == "bert-base":
         model = transformers.BertForMaskedLM(transformers.BertConfig(
-            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, attn_implementation="sdpa"))
+            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, attn_implementation=attention))
 
         def batch(b):
             return masked_batch(torch, torch.randint(0, 30522, (b, 512), device=device), BERT_MASKED, 103)
@@ -174,7 +176,7 @@ def pytorch_model(name, device):
         n_embd={"gpt2-medium": 1024, "gpt2-xl": 1600}[name],
         n_layer={"gpt2-medium": 24, "gpt2-xl": 48}[name],
         n_head={"gpt2-medium": 16, "gpt2-xl": 25}[name],
-        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, attn_implementation="sdpa")
+        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, attn_implementation=attention)
     model = transformers.GPT2LMHeadModel(config)
 
     def batch(b):
@@ -186,6 +188,25 @@ def pytorch_model(name, device):
         return torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
 
     return model, batch, loss, 1024
+
+
+# The HF models' attention: HF's own SDPA function under a name of its own, which HF builds no mask
+# for. Under "sdpa" HF passes no mask eagerly, but whenever it is traced (torch.compile) it builds
+# a [B, 1, T, T] one, even for batches without padding, as these are: GPT-2's causal mask as a
+# tensor instead of is_causal, BERT's all true. SDPA's flash kernel takes no such mask, so until
+# 2026-12-07 every compile mode of BERT and GPT-2 ran another attention kernel than eager (and
+# migscope, which calls SDPA without a mask, is_causal for GPT-2). Unmasked, every side runs the
+# same attention: GPT-2 through is_causal (HF sets it where the mask is None), BERT unmasked.
+UNMASKED_SDPA = "sdpa_unmasked"
+
+
+def unmasked_sdpa(transformers):
+    """Registers HF's SDPA attention as UNMASKED_SDPA (masking_utils builds masks only for the
+    implementations it knows) and returns the name, for a config's attn_implementation."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    transformers.AttentionInterface.register(UNMASKED_SDPA, sdpa_attention_forward)
+    return UNMASKED_SDPA
 
 
 # Masked positions in each 512-token sequence: migscope's bert-base masks exactly round(0.15 x 512)

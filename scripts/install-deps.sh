@@ -137,6 +137,13 @@ if [ -n "$for_tests" ]; then
     log "no kubernetes-validate: the deploy test skips its schema check"
 fi
 
+# HF transformers, the GPU host's version, for the PyTorch peer's test: its BERT and GPT-2 get the
+# same attention under torch.compile as eagerly (tests/bench/compare_pytorch_test.py).
+if [ -n "$for_tests" ]; then
+  pip_target "$deps_dir/transformers-5.17.0" "transformers==5.17.0" ||
+    log "no transformers: the PyTorch peer's attention test is skipped"
+fi
+
 # nvml.h is only for the ABI test; the build never needs it.
 have_nvml_h=""
 for header in /usr/local/cuda/include/nvml.h /usr/local/cuda/targets/*/include/nvml.h; do

@@ -5,7 +5,9 @@ loses, issue 44's targets, the shipped 2026-12-03 data), resuming, the options, 
 loop with a stand-in for the PyTorch side. With MIGSCOPE_TORCH_PYTHONPATH naming a torch (or the
 interpreter's own; ctest passes the worker's pip torch), the BERT peer's masked-LM loss against the
 head at every position and a CPU smoke run of the real script too (about a minute: Inductor
-compiles C++)."""
+compiles C++); with MIGSCOPE_TRANSFORMERS_PYTHONPATH naming HF transformers as well
+(install-deps.sh test installs the GPU host's), the attention the HF peers trace under
+torch.compile."""
 import contextlib
 import io
 import json
@@ -21,6 +23,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import compare_pytorch as cp  # noqa: E402
 
 TORCH_PATH = os.environ.get("MIGSCOPE_TORCH_PYTHONPATH", "")
+TRANSFORMERS_PATH = os.environ.get("MIGSCOPE_TRANSFORMERS_PYTHONPATH", "")
 
 
 def measurement(side, rep, items_per_s, workload="resnet50", batch=256, sms=16, **extra):
@@ -384,9 +387,66 @@ class MeasureLoopTest(unittest.TestCase):
         self.assertEqual(measured, {"eager", "default", "max-autotune-no-cudagraphs"})
 
 
+def importable(module, path):
+    env = dict(os.environ, PYTHONPATH=path) if path else None
+    return subprocess.run([sys.executable, "-c", f"import {module}"], env=env, capture_output=True).returncode == 0
+
+
 def torch_importable():
-    env = dict(os.environ, PYTHONPATH=TORCH_PATH) if TORCH_PATH else None
-    return subprocess.run([sys.executable, "-c", "import torch"], env=env, capture_output=True).returncode == 0
+    return importable("torch", TORCH_PATH)
+
+
+class HfAttentionTest(unittest.TestCase):
+    """Under torch.compile HF's "sdpa" builds a [B, 1, T, T] mask that SDPA's flash kernel cannot
+    take, while eagerly it passes none; the peer's UNMASKED_SDPA passes none on every side."""
+
+    PATH = os.pathsep.join(p for p in (TORCH_PATH, TRANSFORMERS_PATH) if p)
+
+    @unittest.skipUnless(TORCH_PATH and TRANSFORMERS_PATH and importable("torch, transformers", PATH),
+                         "set MIGSCOPE_TORCH_PYTHONPATH and MIGSCOPE_TRANSFORMERS_PYTHONPATH to run it")
+    def test_the_hf_peers_trace_sdpa_without_a_mask_and_compute_what_hf_sdpa_does(self):
+        script = """
+import sys, torch, transformers
+sys.path.insert(0, sys.argv[1])
+import compare_pytorch as cp
+unmasked = cp.unmasked_sdpa(transformers)
+traced = []
+def backend(gm, inputs):  # records every SDPA call's mask and is_causal as traced
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and "scaled_dot_product_attention" in str(n.target):
+            mask = n.kwargs.get("attn_mask", n.args[3] if len(n.args) > 3 else None)
+            traced.append((mask is not None, n.kwargs.get("is_causal", False)))
+    return gm.forward
+def model(name, attention):
+    torch.manual_seed(0)
+    if name == "bert":
+        m = transformers.BertForMaskedLM(transformers.BertConfig(
+            hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, vocab_size=100,
+            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, attn_implementation=attention))
+        return lambda x: m.bert(input_ids=x).last_hidden_state
+    m = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        n_embd=32, n_layer=2, n_head=2, vocab_size=100, bos_token_id=0, eos_token_id=0,
+        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, attn_implementation=attention))
+    return lambda x: m(input_ids=x).logits
+x = torch.randint(0, 100, (2, 16))
+for name, causal in (("bert", False), ("gpt2", True)):
+    hf = model(name, "sdpa")
+    torch._dynamo.reset(); traced.clear()
+    reference = torch.compile(hf, backend=backend, dynamic=False)(x)
+    assert traced and all(masked for masked, _ in traced), (name, "sdpa", traced)
+    peer = model(name, unmasked)
+    torch._dynamo.reset(); traced.clear()
+    out = torch.compile(peer, backend=backend, dynamic=False)(x)
+    assert traced == [(False, causal)] * 2, (name, unmasked, traced)
+    assert torch.allclose(out, reference, atol=1e-5), (name, (out - reference).abs().max())
+    assert torch.allclose(peer(x), hf(x), atol=1e-5), name
+print("ok")
+"""
+        env = dict(os.environ, PYTHONPATH=self.PATH)
+        run = subprocess.run([sys.executable, "-c", script, os.path.join(ROOT, "bench")], env=env,
+                             capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+        self.assertEqual(run.stdout.strip().splitlines()[-1], "ok")
 
 
 class MaskedLmTest(unittest.TestCase):
