@@ -202,7 +202,7 @@ needs_and_measure() {
 
 {
   git -C "$root" log -1 --format='commit %H %s'
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit,mig.mode.current --format=csv
+  nvidia-smi --query-gpu=name,serial,uuid,driver_version,clocks.max.sm,power.limit,mig.mode.current --format=csv
   python3 -c 'import torch, torchvision, transformers, triton; print("torch", torch.__version__,
     "torchvision", torchvision.__version__, "transformers", transformers.__version__, "triton", triton.__version__)'
   ls -l "$worker"

@@ -50,7 +50,7 @@ common=(--policy online --objective completion --orchestrator-s "$orchestrator" 
 "$b" stream replay "$trace" "${common[@]}" --dry-run >"$out/plan.txt" 2>>"$out/replay.log"
 {
   date -u +'started %Y-%m-%dT%H:%M:%SZ'
-  nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv,noheader 2>&1
+  nvidia-smi --query-gpu=name,serial,driver_version,power.limit --format=csv,noheader 2>&1
   "$b" --version 2>&1
 } >"$out/provenance.txt"
 start=$(date +%s)
