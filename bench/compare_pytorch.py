@@ -190,7 +190,8 @@ def pytorch_model(name, device):
     return model, batch, loss, 1024
 
 
-# The HF models' attention: HF's own SDPA function under a name of its own, which HF builds no mask
+# The HF models' attention (the settings record's "hf_attention"; records without it ran HF's
+# "sdpa"): HF's own SDPA function under a name of its own, which HF builds no mask
 # for. Under "sdpa" HF passes no mask eagerly, but whenever it is traced (torch.compile) it builds
 # a [B, 1, T, T] one, even for batches without padding, as these are: GPT-2's causal mask as a
 # tensor instead of is_causal, BERT's all true. SDPA's flash kernel takes no such mask, so until
@@ -1030,7 +1031,7 @@ def main():
                     "device_name": torch.cuda.get_device_name(0) if args.device.startswith("cuda") else "cpu",
                     "python": platform.python_version(), "commit": git_commit(), "host": platform.node(),
                     "inductor_cache": os.environ.get("TORCHINDUCTOR_CACHE_DIR"), "resumed": args.resume,
-                    "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+                    "hf_attention": UNMASKED_SDPA, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         log.write(json.dumps(settings) + "\n")
         log.flush()
         for name in args.workloads.split(","):

@@ -495,6 +495,8 @@ class CpuSmokeTest(unittest.TestCase):
             records = cp.read_jsonl(out)
         measured = {cp.side_label(r) for r in records if r["record"] == "measurement" and r.get("items_per_s")}
         self.assertEqual(measured, {"eager", "default"})
+        settings = next(r for r in records if r["record"] == "settings")
+        self.assertEqual(settings["hf_attention"], cp.UNMASKED_SDPA)  # says which attention HF's models ran
         compiled = next(r for r in records if r["record"] == "compile" and r.get("mode") == "default")
         self.assertEqual(len(compiled["compile_steps_s"]), 3)
         self.assertIn("reduce-overhead: skipped: reduce-overhead replays CUDA graphs", run.stderr)
