@@ -1,8 +1,10 @@
 // Fuzz target: the exporter's untrusted text: /proc/PID/cgroup contents read into a pod UID and
 // container id and a Slurm job id, process names (any bytes) written as label values and HELP
 // text in the Prometheus text format, where each sample must stay one line of valid UTF-8 that
-// reads back (by hand and by read_exposition), any text given to read_exposition, and any datagram
-// as an activity report, which must encode back to the same report.
+// reads back (by hand and by read_exposition), any text given to read_exposition, any datagram
+// as an activity report, which must encode back to the same report, and the options an operator
+// types: `--listen HOST:PORT`, whose address written reads back to itself, and a tenant
+// query's `LABEL=VALUE`.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -17,7 +19,9 @@
 #include "activity/report.h"
 #include "exporter/exposition.h"
 #include "exporter/kubernetes.h"
+#include "exporter/listen_socket.h"
 #include "exporter/slurm.h"
+#include "exporter/tenant_energy.h"
 #include "fuzz_check.h"
 
 namespace {
@@ -280,6 +284,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     // Any text as a scrape: read, or refused as an input error.
     fuzz::accepts([&] { exporter::read_exposition(text, "fuzz"); });
+    // Any text as --listen: a port 0-65535, and the address as messages write it reads back.
+    exporter::ListenAddress address;
+    if (fuzz::accepts([&] { address = exporter::parse_listen_address(text); })) {
+        const std::string written = exporter::address_text(address.host, address.port);
+        exporter::ListenAddress back;
+        if (address.port < 0 || address.port > 65535 ||
+            !fuzz::accepts([&] { back = exporter::parse_listen_address(written); }) ||
+            back.host != address.host || back.port != address.port)
+            fail("a --listen address that does not read back as written", written.c_str());
+    }
+    fuzz::accepts([&] { exporter::parse_label_match(text, "--match"); });
 
     // Label values as the exporter writes them for a process: the whole input as its command
     // (a process may name itself with any bytes but NUL), each NUL-separated piece, and the pod.

@@ -1,12 +1,15 @@
 // Fuzz target: job streams' inputs: trace files, sacct --parsable2 output and kubectl Job lists
 // (the same bytes as each). What is accepted is a valid trace that writes and reads back to the
-// same text.
+// same text. The same bytes as a generator's --mix: every weight read is positive and finite.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fuzz_check.h"
+#include "stream/generate.h"
 #include "stream/history.h"
 #include "stream/trace.h"
 
@@ -37,5 +40,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         round_trip(read.trace);
     if (fuzz::accepts([&] { read = stream::read_kubectl_jobs(text, "fuzz.json", options); }))
         round_trip(read.trace);
+    std::vector<stream::MixEntry> mix;
+    if (fuzz::accepts([&] { mix = stream::parse_mix(std::string(text)); })) {
+        for (const stream::MixEntry& entry : mix) {
+            if (!(entry.weight > 0) || !std::isfinite(entry.weight))
+                fuzz::fail("a mix weight that is not positive and finite",
+                           std::string(text).c_str());
+        }
+    }
     return 0;
 }

@@ -4,8 +4,10 @@
 # report or error that is not an input error (exit 2). docs/fuzzing.md says more.
 #   scripts/fuzz.sh BUILD_DIR [--seconds S | --runs N] [TARGET...]
 # Default: 5 seconds per target, every target (spec mig_parted layout jobs stream profiles
-# worker_protocol store exporter exporter_http). Each target keeps its corpus in BUILD_DIR/fuzz-corpus/TARGET
-# and what failed in BUILD_DIR/fuzz-artifacts/.
+# model_error plan_file k8s_base_config worker_protocol store exporter exporter_http). Each target
+# keeps its corpus in BUILD_DIR/fuzz-corpus/TARGET and what failed in BUILD_DIR/fuzz-artifacts/.
+# MIGSCOPE (default: BUILD_DIR's migscope, else build/'s) writes some seeds: a generated trace and
+# plan files; without one those seeds are left out, said on stderr.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,8 +19,11 @@ case "${1:-}" in
   --runs) limit=(-runs="$2"); shift 2 ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(spec mig_parted layout jobs stream profiles worker_protocol store exporter
-                                    exporter_http)
+[ ${#targets[@]} -gt 0 ] || targets=(spec mig_parted layout jobs stream profiles model_error plan_file
+                                    k8s_base_config worker_protocol store exporter exporter_http)
+migscope=${MIGSCOPE:-$build_dir/tools/migscope/migscope}
+[ -x "$migscope" ] || migscope=$root/build/tools/migscope/migscope
+[ -x "$migscope" ] || { migscope=; echo "fuzz.sh: no migscope built: the seeds it writes are left out" >&2; }
 
 corpus_root="$build_dir/fuzz-corpus"
 artifacts="$build_dir/fuzz-artifacts"
@@ -53,12 +58,40 @@ seed() {  # seed TARGET: fills the target's corpus folder with its seeds (kept a
     stream)
       # The readers' fixtures (sacct, kubectl), a generated trace and the docs' JSON blocks.
       cp "$root"/tests/stream/*.txt "$root"/tests/stream/*.json "$dir/"
-      "$build_dir/tools/migscope/migscope" stream trace --generate --count 20 --duration-median-s 600 \
+      [ -z "$migscope" ] || "$migscope" stream trace --generate --count 20 --duration-median-s 600 \
         --deadline-slack 2 -o "$dir/generated.json" 2>/dev/null || true
+      echo "resnet50=2,bert-base:finetune=1,gpt2-xl:finetune" > "$dir/mix"
       doc_blocks json "$dir" ;;
     profiles)
       cp "$root"/data/profiles-h200.json "$dir/"
       doc_blocks json "$dir" ;;
+    model_error)
+      # The shipped start delay, and the shipped residuals cut to their first few (the whole file
+      # is 370 KB: libFuzzer's inputs would grow to its size).
+      cp "$root"/data/start-delay-h200.json "$dir/"
+      python3 - "$root/data/model-error-h200.json" "$dir/model-error-h200-cut.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["sources"], doc["residuals"] = doc["sources"][:2], doc["residuals"][:6]
+json.dump(doc, open(sys.argv[2], "w"), indent=1)
+PY
+      ;;
+    plan_file)
+      # Plan files as `migscope plan --format json` writes them: one GPU with intervals, two GPUs
+      # without.
+      if [ -n "$migscope" ]; then
+        "$migscope" plan --jobs resnet18:32,bert-base:4 --work 200 --backend green --top 2 \
+          --format json -o "$dir/plan-one-gpu.json" 2>/dev/null || true
+        "$migscope" plan --jobs resnet18:32,bert-base:4,resnet50:32,vit-b16:16 --work 200 \
+          --backend mig --gpus 2 --top 1 --model-error none --format json \
+          -o "$dir/plan-two-gpus.json" 2>/dev/null || true
+      fi ;;
+    k8s_base_config)
+      # A bare mig-parted document and the same in a ConfigMap, as the GPU Operator keeps it.
+      cp "$root"/examples/mig-parted-h200.yaml "$dir/"
+      { printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: custom-mig-config\n'
+        printf '  namespace: gpu-operator\ndata:\n  config.yaml: |\n'
+        sed 's/^/    /' "$root"/examples/mig-parted-h200.yaml; } > "$dir/configmap.yaml" ;;
     worker_protocol)
       doc_blocks json "$dir"
       # Event lines as the protocol document shows them inline (`{"event": ...}`).
@@ -101,7 +134,11 @@ PY
       # Process names: one the kernel cut inside a UTF-8 character (comm keeps 15 bytes), and one
       # that tries to break the exposition.
       printf 'python-\xe8\xae\xad\xe7' > "$dir/comm-cut-utf8"
-      printf 'evil"}\n# TYPE x gauge\\' > "$dir/comm-escapes" ;;
+      printf 'evil"}\n# TYPE x gauge\\' > "$dir/comm-escapes"
+      # Options an operator types: --listen addresses and a tenant query's LABEL=VALUE.
+      printf '[::1]:9401' > "$dir/listen-ipv6"
+      printf ':9401' > "$dir/listen-any"
+      printf 'slurm_job_id=123' > "$dir/match" ;;
     exporter_http)
       # Requests as Prometheus, the kubelet's probe and curl send them, and the hostile ones of
       # tests/tools/exporter_hostile_test.py: pipelined keep-alive, HEAD, bodies within and over
