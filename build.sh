@@ -40,7 +40,8 @@ configure_sanitize() {
 fuzz_short() {  # a few seconds per fuzz target
   configure_sanitize
   cmake --build "$sanitize_dir" -j "$jobs" --target fuzz_all
-  bash "$root/scripts/fuzz.sh" "$sanitize_dir" "$@"
+  # The main build's migscope writes some seeds (a generated trace, plan files), where it is built.
+  MIGSCOPE=${MIGSCOPE:-$build_dir/tools/migscope/migscope} bash "$root/scripts/fuzz.sh" "$sanitize_dir" "$@"
 }
 
 case "$what" in

@@ -6,8 +6,8 @@
 # Default: 5 seconds per target, every target (spec mig_parted layout jobs stream profiles
 # model_error plan_file k8s_base_config worker_protocol store exporter exporter_http). Each target
 # keeps its corpus in BUILD_DIR/fuzz-corpus/TARGET and what failed in BUILD_DIR/fuzz-artifacts/.
-# MIGSCOPE (default: BUILD_DIR's migscope, else build/'s) writes some seeds: a generated trace and
-# plan files; without one those seeds are left out, said on stderr.
+# MIGSCOPE (build.sh passes its main build's; else BUILD_DIR's, else build/'s) writes some seeds:
+# a generated trace and plan files; without one those seeds are left out, said on stderr.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +21,8 @@ esac
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(spec mig_parted layout jobs stream profiles model_error plan_file
                                     k8s_base_config worker_protocol store exporter exporter_http)
-migscope=${MIGSCOPE:-$build_dir/tools/migscope/migscope}
+migscope=${MIGSCOPE:-}
+[ -x "$migscope" ] || migscope=$build_dir/tools/migscope/migscope
 [ -x "$migscope" ] || migscope=$root/build/tools/migscope/migscope
 [ -x "$migscope" ] || { migscope=; echo "fuzz.sh: no migscope built: the seeds it writes are left out" >&2; }
 
