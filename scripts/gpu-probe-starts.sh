@@ -10,7 +10,8 @@
 #   JOBS      the pair (default gpt2-medium:8,resnet18:32)
 #   MPS_SIZE  each share's profile (default 3g.71gb, the H200's; 3g.40gb on an H100 80GB)
 #   DURATION  each run's window in s (default 10); PROBE_S each probe's (default 3)
-#   REPS      runs per setting (default 3); OUT where the runs go (default ./probe-starts-out)
+#   REPS      runs per setting (default 3); OUT where the runs go (default ./probe-starts-out),
+#             packed into OUT/runs.tar.gz at the end
 # About 35 s a run on an H100 at the defaults.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,3 +61,6 @@ for (autotune, name), powers in sorted(rows.items()):
               f"{len(powers)} runs, {min(powers):.0f}-{max(powers):.0f} W "
               f"(median {statistics.median(powers):.0f} W)")
 EOF
+# The runs in one archive (a device call returns a limited number of files; on 2026-12-07 the
+# unpacked runs of eight came back for three): each run's output, log, result.json and trace.
+(cd "$out" && tar -czf runs.tar.gz --exclude=mps rep*) && (cd "$out" && rm -rf rep*)
