@@ -9,6 +9,7 @@ compiles C++); with MIGSCOPE_TRANSFORMERS_PYTHONPATH naming HF transformers as w
 (install-deps.sh test installs the GPU host's), the attention the HF peers trace under
 torch.compile."""
 import contextlib
+import functools
 import io
 import json
 import os
@@ -387,6 +388,7 @@ class MeasureLoopTest(unittest.TestCase):
         self.assertEqual(measured, {"eager", "default", "max-autotune-no-cudagraphs"})
 
 
+@functools.lru_cache(maxsize=None)  # each check starts a Python that imports torch: once per pair
 def importable(module, path):
     env = dict(os.environ, PYTHONPATH=path) if path else None
     return subprocess.run([sys.executable, "-c", f"import {module}"], env=env, capture_output=True).returncode == 0
