@@ -663,11 +663,13 @@ def best_mode(medians):
 
 
 def compile_record(rs, mode):
-    """A mode's compile in a cell: the first record of it, passing over compiles again after a
-    restart (--resume: from the cache) when the first one is there."""
+    """A mode's compile in a cell: the first one that finished, passing over compiles again after
+    a restart (--resume: from the cache) when the first one is there; a cut or skipped compile only
+    where none finished (a report of two runs: one cut the mode, the next compiled it)."""
     compiles = [r for r in rs if r.get("record") == "compile" and side_label(r) == mode]
-    first = [r for r in compiles if not r.get("after_restart")]
-    return (first or compiles or [None])[0]
+    finished = [r for r in compiles if "compile_s" in r]
+    first = [r for r in finished if not r.get("after_restart")]
+    return (first or finished or compiles or [None])[0]
 
 
 def summarise_cell(rs):

@@ -204,6 +204,14 @@ class ReportTest(unittest.TestCase):
         records.insert(0, compile_record("default", "resnet18", 32, None, compile_s=2.0, after_restart=True))
         self.assertRegex(report(records), r"resnet18:32 whole GPU\s+default\s+1,005\s+1\.0%\s+2\.99\s+20\.0")
 
+    def test_a_mode_cut_in_one_run_and_compiled_in_the_next_shows_the_compile(self):
+        records = cell("bert-base", 32, None, {"migscope": [3000], "eager": [900], **ALL_MODES},
+                       max_autotune={"timed_out": True, "error": "compile ran past 264 s"})
+        records.append(compile_record("max-autotune", "bert-base", 32, None, compile_s=113.0))
+        text = report(records)
+        self.assertRegex(text, r"bert-base:32 whole GPU\s+max-autotune\s+1,155\s+0\.9%\s+2\.60\s+113\.0")
+        self.assertNotIn("ran past", text)
+
     def test_kernel_profiles_side_by_side(self):
         def profile(side, conv_ms):
             return {**measurement(side, 0, 0), "record": "profile", "steps": 3, "busy_ms": 40.0,
