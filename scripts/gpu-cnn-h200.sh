@@ -15,7 +15,8 @@
 #                                  their compiles in the cache (PARTITION_CACHE=shared, after the
 #                                  whole-GPU parts on the same machine)
 #   vit-b16 bert-base gpt2-medium gpt2-xl   one transformer at its default batch on the whole GPU,
-#                                  two repetitions; gpt2-xl without max-autotune-no-cudagraphs
+#                                  two repetitions, a kernel profile of PROFILE_STEPS steps of
+#                                  every side where that is set; gpt2-xl without max-autotune-no-cudagraphs
 #                                  (CUDA graphs gain 2 % there, docs/benchmarks.md §4; its
 #                                  max-autotune compile is the one the budget cuts)
 # Every side, every mode, repetitions alternating (migscope, eager, default, reduce-overhead,
@@ -54,11 +55,14 @@
 #   vit-b16          150      40  ~420      (H100, 2026-12-07, cold: default 25 s, reduce-overhead
 #                                              18 s, max-autotune 265 s, max-autotune-no-cudagraphs
 #                                              38 s after it: BUDGET_S=550, a call alone)
-#   bert-base        170      40  ~450      (H100, 2026-12-07, cold: default 27 s, reduce-overhead
-#                                              24 s, max-autotune past the 35 s left; with the
-#                                              masked-positions head: default 47 s, reduce-overhead
-#                                              34 s, max-autotune past 171 s)
-#   gpt2-medium      220      50  335-545
+#   bert-base        170      40  ~450      (H100, 2026-12-07, cold, the unmasked attention:
+#                                              default 30 s, reduce-overhead 21 s, max-autotune past
+#                                              264 s, then 113 s in the next call from what the cut
+#                                              one had cached; max-autotune-no-cudagraphs 59 s after
+#                                              it. Two calls: MODES below)
+#   gpt2-medium      220      50  ~500      (H100, 2026-12-07, cold: default 49 s, reduce-overhead
+#                                              36 s, max-autotune past 300 s, then 75 s in the next
+#                                              call; max-autotune-no-cudagraphs 77 s. Two calls)
 #   gpt2-xl          300      80  fills a call: 15 + 97 + 60-120 + max-autotune (290-580 guessed,
 #                                 so cut at what the budget leaves) + 60
 # So: every whole-GPU CNN part wants a call of its own (BUDGET_S=550); where max-autotune is cut,
@@ -81,8 +85,10 @@
 # into $OUT/inductor-cache.tar.xz.NN (parts under the 16 MiB a call returns; none above 48 MiB
 # in all, said in progress.log), and CACHE_IN=DIR unpacks such parts (carried in the tree) before
 # the first part, so that a max-autotune compile cut in one call goes on from what it had
-# autotuned in the next. Not yet tried on a GPU (2026-12-06): whether a cut compile leaves its
-# autotuning in the cache, and how large a ResNet's cache is, are what its first use measures.
+# autotuned in the next. A cut compile does leave work in the cache: on an H100 on 2026-12-07,
+# bert-base's max-autotune, cut at 264 s, compiled in 113 s in the next call on the same machine
+# (one of its two FX graphs from the cache), gpt2-medium's, cut at 300 s, in 75 s. Packing the
+# cache across machines (how large a cache is) is not yet tried.
 #
 # Everything goes under $OUT: summary.txt (the full report), compare.jsonl (every record),
 # progress.log, gpu-cnn-h200.tar.gz (each part's output and log, MPS's logs, the environment;
@@ -232,7 +238,7 @@ for part in $parts; do
     if [[ $cell == r* ]]; then
       compare "$part" "$needs" "$measure" "${args[@]}" --reps 3 --profile-steps 3
     else
-      compare "$part" "$needs" "$measure" "${args[@]}" --reps 2
+      compare "$part" "$needs" "$measure" "${args[@]}" --reps 2 ${PROFILE_STEPS:+--profile-steps "$PROFILE_STEPS"}
     fi
     continue
   fi
