@@ -735,10 +735,27 @@ def cell_name(name, batch, part):
     return f"{name}:{batch} {part}"
 
 
+def gpus_of_cells(records):
+    """{cell key: the GPUs (UUIDs) its records came from}: each record is of the GPU its run's
+    settings record, the last one before it, names. Runs that named none (before 2026-12-07)
+    count as no GPU, so that only a known difference is reported."""
+    gpus, gpu = {}, None
+    for r in records:
+        if r.get("record") == "settings":
+            gpu = r.get("gpu_uuid")
+        elif r.get("record") in ("measurement", "compile", "profile") and gpu:
+            gpus.setdefault((r["workload"], r["batch"], partition_label(r)), set()).add(gpu)
+    return gpus
+
+
 def report(records):
     """Prints the runs, the kernel profiles, the throughput table, the compile modes, the cells
     migscope loses and the issues' targets of `records`."""
     print_runs([r for r in records if r.get("record") == "settings"])
+    for key, gpus in gpus_of_cells(records).items():
+        if len(gpus) > 1:
+            print(f"warning: {cell_name(*key)} joins runs on {len(gpus)} GPUs ({', '.join(sorted(gpus))}): "
+                  "its ratios compare sides measured on different boards")
     groups = group_cells(records)
     for (name, batch, part), rs in groups.items():  # the kernel profiles first, the tables last
         print_profile(name, batch, part, [r for r in rs if r["record"] == "profile"])
@@ -752,7 +769,8 @@ def print_runs(settings):
     """One line per run: when, which commit, which GPU and torch (item 5's provenance)."""
     for s in settings:
         if s.get("time"):
-            print(f"run {s['time']}: commit {s.get('commit') or '?'}, {s.get('device_name', '?')}, "
+            print(f"run {s['time']}: commit {s.get('commit') or '?'}, {s.get('device_name', '?')}"
+                  + (f" {s['gpu_uuid']}" if s.get("gpu_uuid") else "") + ", "
                   f"torch {s.get('torch', '?')}, partition {s.get('partition', '?')}"
                   + (" (resumed)" if s.get("resumed") else ""))
 
@@ -991,6 +1009,12 @@ def git_commit():
     return head + ("+dirty" if dirty else "")
 
 
+def gpu_uuid(torch):
+    """The GPU's UUID as nvidia-smi prints it ("GPU-…"): which board a run measured."""
+    uuid = str(torch.cuda.get_device_properties(0).uuid)
+    return uuid if uuid.startswith("GPU-") else f"GPU-{uuid}"
+
+
 def read_jsonl(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -1031,6 +1055,7 @@ def main():
     with open(args.out, "a" if args.resume else "w") as log:
         settings = {"record": "settings", **base, "argv": sys.argv[1:], "torch": torch.__version__,
                     "device_name": torch.cuda.get_device_name(0) if args.device.startswith("cuda") else "cpu",
+                    "gpu_uuid": gpu_uuid(torch) if args.device.startswith("cuda") else None,
                     "python": platform.python_version(), "commit": git_commit(), "host": platform.node(),
                     "inductor_cache": os.environ.get("TORCHINDUCTOR_CACHE_DIR"), "resumed": args.resume,
                     "hf_attention": UNMASKED_SDPA, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

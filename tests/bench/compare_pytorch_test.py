@@ -212,6 +212,19 @@ class ReportTest(unittest.TestCase):
         self.assertRegex(text, r"bert-base:32 whole GPU\s+max-autotune\s+1,155\s+0\.9%\s+2\.60\s+113\.0")
         self.assertNotIn("ran past", text)
 
+    def test_a_cell_joining_runs_on_two_gpus_is_flagged(self):
+        def run(uuid, *sides):
+            settings = {"record": "settings", "time": "2026-12-07T09:00:00+0000", "device_name": "H100",
+                        "gpu_uuid": uuid}
+            return [settings] + cell("bert-base", 32, None, dict(sides))
+        same = run("GPU-a", ("migscope", [3000]), ("eager", [900])) + run("GPU-a", ("compile:default", [1000]))
+        self.assertNotIn("warning", report(same))
+        self.assertIn("run 2026-12-07T09:00:00+0000: commit ?, H100 GPU-a, torch", report(same))
+        apart = run("GPU-a", ("migscope", [3000]), ("eager", [900])) + run("GPU-b", ("compile:default", [1000]))
+        self.assertIn("warning: bert-base:32 whole GPU joins runs on 2 GPUs (GPU-a, GPU-b)", report(apart))
+        unknown = [{**r, "gpu_uuid": None} if r["record"] == "settings" else r for r in apart]
+        self.assertNotIn("warning", report(unknown))
+
     def test_kernel_profiles_side_by_side(self):
         def profile(side, conv_ms):
             return {**measurement(side, 0, 0), "record": "profile", "steps": 3, "busy_ms": 40.0,
