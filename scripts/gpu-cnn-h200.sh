@@ -16,9 +16,10 @@
 #                                  whole-GPU parts on the same machine)
 #   vit-b16 bert-base gpt2-medium gpt2-xl   one transformer at its default batch on the whole GPU,
 #                                  two repetitions, a kernel profile of PROFILE_STEPS steps of
-#                                  every side where that is set; gpt2-xl without max-autotune-no-cudagraphs
-#                                  (CUDA graphs gain 2 % there, docs/benchmarks.md §4; its
-#                                  max-autotune compile is the one the budget cuts)
+#                                  every side where that is set; gpt2-xl without
+#                                  max-autotune-no-cudagraphs (CUDA graphs gain 2 % there,
+#                                  docs/benchmarks.md §4; its max-autotune compile is the one the
+#                                  budget cuts)
 # Every side, every mode, repetitions alternating (migscope, eager, default, reduce-overhead,
 # max-autotune, max-autotune-no-cudagraphs, migscope, ...); each mode compiles once per cell.
 #
