@@ -5,7 +5,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <initializer_list>
+#include <string>
 
 #include "workloads/models/transformer.h"
 
@@ -19,14 +21,58 @@ namespace {
 
 std::atomic<bool> g_fused_kernels_enabled{true};
 
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// x's gradient d_out W (d_out [rows, out], weight [out, in]) plus `kept`, the gradient of the
+// output that passed x on (undefined where nothing read it), added by the GEMM (beta 1): in place
+// where nothing else holds that gradient, which is how autograd hands it over (its other holders
+// have run); else as a sum of its own.
+torch::Tensor input_gradient(torch::Tensor kept, const torch::Tensor& d_out,
+                             const torch::Tensor& weight, at::IntArrayRef sizes) {
+    if (!kept.defined())
+        return d_out.mm(weight).view(sizes);
+    const bool alone = kept.use_count() == 1 && kept.storage().use_count() == 1;
+    if (alone && kept.is_contiguous() && kept.scalar_type() == d_out.scalar_type()) {
+        kept.view({d_out.size(0), weight.size(1)}).addmm_(d_out, weight);
+        return kept;
+    }
+    return kept + d_out.mm(weight).view(sizes).to(kept.scalar_type());
+}
+
+// linear_keeping_input: ATen's GEMMs, on any device. Under autocast the projection may be in
+// another dtype than x and the weight; the backward computes in the projection's.
+struct LinearKeepingInputFunction : torch::autograd::Function<LinearKeepingInputFunction> {
+    static variable_list forward(AutogradContext* ctx, const torch::Tensor& x,
+                                 const torch::Tensor& weight) {
+        ctx->set_materialize_grads(false);
+        ctx->save_for_backward({x, weight});
+        return {torch::linear(x, weight), x};
+    }
+    // grads by reference: the kept input's gradient is moved out, so that it can be added in place.
+    static variable_list backward(AutogradContext* ctx, variable_list& grads) {
+        const variable_list saved = ctx->get_saved_variables();
+        const torch::Tensor &x = saved[0], &weight = saved[1];
+        if (!grads[0].defined())
+            return {grads[1], torch::Tensor()};
+        const torch::Tensor d_out = grads[0].reshape({-1, weight.size(0)});
+        const c10::ScalarType dtype = d_out.scalar_type();
+        const torch::Tensor d_weight =
+            ctx->needs_input_grad(1)
+                ? d_out.t().mm(x.reshape({-1, x.size(-1)}).to(dtype)).to(weight.scalar_type())
+                : torch::Tensor();
+        const torch::Tensor d_x =
+            ctx->needs_input_grad(0)
+                ? input_gradient(std::move(grads[1]), d_out, weight.to(dtype), x.sizes())
+                : torch::Tensor();
+        return {d_x, d_weight};
+    }
+};
+
 #ifdef MIGSCOPE_CUDA_KERNELS
 using kernels::bf16_bits;
 using kernels::Bf16Bits;
 using kernels::current_stream;
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
-
-
 
 // The kernels take bf16 CUDA tensors whose rows (`width` elements) are whole 16-byte vectors,
 // starting 16-byte aligned (a non-contiguous tensor is copied into a fresh, aligned one).
@@ -128,17 +174,20 @@ bool gatherable(const torch::Tensor& g) {
     return reinterpret_cast<uintptr_t>(g.data_ptr()) % 16 == 0;
 }
 
+// q, k, v and x itself (qkv_heads_keeping_input; its gradient added as input_gradient does).
 struct QkvHeadsFunction : torch::autograd::Function<QkvHeadsFunction> {
     static variable_list forward(AutogradContext* ctx, const torch::Tensor& x,
                                  const torch::Tensor& weight, const torch::Tensor& bias,
                                  int64_t heads) {
         const int64_t b = x.size(0), t = x.size(1), d = weight.size(0) / 3;
         const torch::Tensor qkv = torch::linear(x, weight, bias);
+        ctx->set_materialize_grads(false);
         ctx->save_for_backward({x, weight});
         const auto parts = qkv.view({b, t, 3, heads, d / heads}).permute({2, 0, 3, 1, 4});
-        return {parts[0], parts[1], parts[2]};
+        return {parts[0], parts[1], parts[2], x};
     }
-    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    // grads by reference: the kept input's gradient is moved out, so that it can be added in place.
+    static variable_list backward(AutogradContext* ctx, variable_list& grads) {
         const variable_list saved = ctx->get_saved_variables();
         const torch::Tensor &x = saved[0], &weight = saved[1];
         const int64_t batch = x.size(0), tokens = x.size(1), width = weight.size(0);
@@ -168,7 +217,7 @@ struct QkvHeadsFunction : torch::autograd::Function<QkvHeadsFunction> {
         kernels::column_sums_finish(partials.data_ptr<float>(), row_blocks, 1, width, outputs,
                                     current_stream());
         const torch::Tensor d_weight = dqkv.t().mm(x.reshape({rows, x.size(2)}));
-        const torch::Tensor d_x = dqkv.mm(weight).view(x.sizes());
+        const torch::Tensor d_x = input_gradient(std::move(grads[3]), dqkv, weight, x.sizes());
         return {d_x, d_weight, d_bias, torch::Tensor()};
     }
 };
@@ -244,15 +293,37 @@ torch::Tensor bias_gelu(const torch::Tensor& u, const torch::Tensor& bias, bool 
     return torch::gelu(u + bias_u, tanh_form ? "tanh" : "none");
 }
 
-std::array<torch::Tensor, 3> qkv_heads(const torch::Tensor& x, const torch::Tensor& weight,
-                                       const torch::Tensor& bias, int64_t heads) {
+// Experiment only (branch exp-bert-residual-gradient-gemm): MIGSCOPE_RESIDUAL_GRADIENT_GEMM=0
+// turns the kept inputs off, for an A/B of one build on the GPU.
+bool keeping_inputs() {
+    static const bool on = [] {
+        const char* v = std::getenv("MIGSCOPE_RESIDUAL_GRADIENT_GEMM");
+        return v == nullptr || std::string(v) != "0";
+    }();
+    return on && g_fused_kernels_enabled.load();
+}
+
+ProjectionAndInput linear_keeping_input(const torch::Tensor& x, const torch::Tensor& weight) {
+    if (!keeping_inputs())
+        return {torch::linear(x, weight), x};
+    const variable_list out = LinearKeepingInputFunction::apply(x, weight);
+    return {out[0], out[1]};
+}
+
+HeadsAndInput qkv_heads_keeping_input(const torch::Tensor& x, const torch::Tensor& weight,
+                                      const torch::Tensor& bias, int64_t heads) {
 #ifdef MIGSCOPE_CUDA_KERNELS
     if (x.dim() == 3 && kernels_apply({x, weight, bias}, (weight.size(0) / 3) / heads)) {
         const variable_list parts = QkvHeadsFunction::apply(x, weight, bias, heads);
-        return {parts[0], parts[1], parts[2]};
+        return {{parts[0], parts[1], parts[2]}, keeping_inputs() ? parts[3] : x};
     }
 #endif
-    return split_heads(torch::linear(x, weight, bias), heads);
+    return {split_heads(torch::linear(x, weight, bias), heads), x};
+}
+
+std::array<torch::Tensor, 3> qkv_heads(const torch::Tensor& x, const torch::Tensor& weight,
+                                       const torch::Tensor& bias, int64_t heads) {
+    return qkv_heads_keeping_input(x, weight, bias, heads).heads;
 }
 
 torch::Tensor cross_entropy(const torch::Tensor& logits, const torch::Tensor& targets) {

@@ -31,6 +31,22 @@ NormedSum add_layer_norm(const torch::Tensor& x, const torch::Tensor& delta,
 // gelu(u + bias), tanh form or exact; the backward gives the bias's gradient from the same pass.
 torch::Tensor bias_gelu(const torch::Tensor& u, const torch::Tensor& bias, bool tanh_form);
 
+// For an input x that is also read again later (the residual stream of a post-norm block):
+// x W^T (no bias) or q/k/v as qkv_heads gives them, and x itself as a second output to read
+// instead of x. Its backward makes x's gradient in one GEMM that adds the second output's
+// gradient to the projection's (beta 1), where autograd would add the two gradients of x in a
+// pass of its own (BERT: 24 such adds a step).
+struct ProjectionAndInput {
+    torch::Tensor projection, input;
+};
+ProjectionAndInput linear_keeping_input(const torch::Tensor& x, const torch::Tensor& weight);
+struct HeadsAndInput {
+    std::array<torch::Tensor, 3> heads;
+    torch::Tensor input;
+};
+HeadsAndInput qkv_heads_keeping_input(const torch::Tensor& x, const torch::Tensor& weight,
+                                      const torch::Tensor& bias, int64_t heads);
+
 // Query, key and value [batch, heads, tokens, dim / heads] as views of the fused projection
 // x W^T + b ([batch, tokens, 3 * dim]); the backward gathers their gradients into the projection's
 // layout and sums the bias's gradient in the same pass, then runs the two matmuls.

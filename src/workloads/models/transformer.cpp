@@ -96,9 +96,19 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x) {
 }
 
 torch::Tensor SelfAttentionImpl::forward_without_out_bias(const torch::Tensor& x) {
-    const int64_t b = x.size(0), t = x.size(1), d = x.size(2);
-    const auto parts = qkv_lora.is_empty() ? qkv_heads(x, qkv->weight, qkv->bias, heads)
-                                           : split_heads(with_lora(qkv, qkv_lora, x), heads);
+    return attend(qkv_lora.is_empty() ? qkv_heads(x, qkv->weight, qkv->bias, heads)
+                                      : split_heads(with_lora(qkv, qkv_lora, x), heads));
+}
+
+ProjectionAndInput SelfAttentionImpl::forward_keeping_input(const torch::Tensor& x) {
+    if (!qkv_lora.is_empty())
+        return {forward_without_out_bias(x), x};
+    const HeadsAndInput parts = qkv_heads_keeping_input(x, qkv->weight, qkv->bias, heads);
+    return {attend(parts.heads), parts.input};
+}
+
+torch::Tensor SelfAttentionImpl::attend(const std::array<torch::Tensor, 3>& parts) {
+    const int64_t b = parts[0].size(0), t = parts[0].size(2), d = out->options.in_features();
     torch::Tensor y = at::scaled_dot_product_attention(parts[0], parts[1], parts[2], {}, 0.0,
                                                        causality == Causality::kCausal);
     y = y.transpose(1, 2).reshape({b, t, d});
@@ -125,6 +135,17 @@ torch::Tensor MlpImpl::forward_without_down_bias(const torch::Tensor& x) {
     torch::Tensor u = torch::linear(x, up->weight);
     if (!up_lora.is_empty())
         u = u + up_lora(x);
+    return down_of(u);
+}
+
+ProjectionAndInput MlpImpl::forward_keeping_input(const torch::Tensor& x) {
+    if (!up_lora.is_empty())
+        return {forward_without_down_bias(x), x};
+    const ProjectionAndInput u = linear_keeping_input(x, up->weight);
+    return {down_of(u.projection), u.input};
+}
+
+torch::Tensor MlpImpl::down_of(const torch::Tensor& u) {
     const torch::Tensor h = bias_gelu(u, up->bias, gelu == Gelu::kTanh);
     const torch::Tensor projected = torch::linear(h, down->weight);
     return down_lora.is_empty() ? projected : projected + down_lora(h);
@@ -164,11 +185,12 @@ Residual BlockImpl::forward_residual(const Residual& in) {
     }
     TORCH_CHECK(!in.delta.defined() && !in.bias.defined(),
                 "a post-norm block takes the residual stream with nothing pending");
-    const torch::Tensor& x = in.x;
-    const torch::Tensor y =
-        add_layer_norm(x, attention->forward_without_out_bias(x), attention->out->bias, ln1).normed;
-    return {
-        add_layer_norm(y, mlp->forward_without_down_bias(y), mlp->down->bias, ln2).normed, {}, {}};
+    // Each sublayer's input goes on to the residual add through the branch's kept input, so
+    // that its two gradients are added in the branch's first GEMM (linear_keeping_input).
+    const ProjectionAndInput a = attention->forward_keeping_input(in.x);
+    const torch::Tensor y = add_layer_norm(a.input, a.projection, attention->out->bias, ln1).normed;
+    const ProjectionAndInput m = mlp->forward_keeping_input(y);
+    return {add_layer_norm(m.input, m.projection, mlp->down->bias, ln2).normed, {}, {}};
 }
 
 torch::Tensor logits_with_aligned_rows(const torch::Tensor& x, const torch::Tensor& weight,

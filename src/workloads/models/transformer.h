@@ -6,6 +6,8 @@
 
 #include <array>
 
+#include "workloads/kernels/fused_ops.h"
+
 namespace migscope::workloads {
 
 // x W^T + b through ATen's linear, where the bias is added in the matmul's epilogue and autocast
@@ -51,6 +53,10 @@ struct SelfAttentionImpl : torch::nn::Module {
     torch::Tensor forward(const torch::Tensor& x);
     // forward(x) less the output projection's bias, which the block adds with the residual.
     torch::Tensor forward_without_out_bias(const torch::Tensor& x);
+    // The same, and x to read afterwards instead of x (qkv_heads_keeping_input, fused_ops.h).
+    ProjectionAndInput forward_keeping_input(const torch::Tensor& x);
+    // Attention over q/k/v [batch, heads, tokens, dim / heads] and the output projection.
+    torch::Tensor attend(const std::array<torch::Tensor, 3>& parts);
 
     // Adds LoRA adapters to both projections.
     void add_lora(int64_t rank, double alpha);
@@ -70,6 +76,10 @@ struct MlpImpl : torch::nn::Module {
     torch::Tensor forward(const torch::Tensor& x);  // dim -> hidden -> GELU -> dim
     // forward(x) less the down projection's bias, which the block adds with the residual.
     torch::Tensor forward_without_down_bias(const torch::Tensor& x);
+    // The same, and x to read afterwards instead of x (linear_keeping_input, fused_ops.h).
+    ProjectionAndInput forward_keeping_input(const torch::Tensor& x);
+    // GELU(u + up's bias) through the down projection, without its bias.
+    torch::Tensor down_of(const torch::Tensor& u);
 
     void add_lora(int64_t rank, double alpha);  // adapters on both layers
 

@@ -120,6 +120,65 @@ TEST(QkvHeads, AreTheFusedProjectionsHeadsWithItsGradients) {
     EXPECT_TRUE(torch::allclose(bias.grad(), rbias.grad(), 1e-4, 1e-4));
 }
 
+// x read by the projection and again afterwards: the same values and gradients as x read twice.
+TEST(LinearKeepingInput, EqualsTheProjectionAndXReadAgainInValuesAndGradients) {
+    torch::manual_seed(5);
+    const torch::Tensor x0 = torch::randn({2, 5, 8}), w0 = torch::randn({12, 8}),
+                        r1 = torch::randn({2, 5, 12}), r2 = torch::randn({2, 5, 8});
+    const torch::Tensor x = leaf(x0), w = leaf(w0), rx = leaf(x0), rw = leaf(w0);
+    const ProjectionAndInput out = linear_keeping_input(x, w);
+    EXPECT_TRUE(torch::allclose(out.projection, torch::linear(x0, w0), 1e-5, 1e-5));
+    EXPECT_TRUE(torch::equal(out.input, x0));
+    ((out.projection * r1).sum() + (out.input * r2).sum()).backward();
+    ((torch::linear(rx, rw) * r1).sum() + (rx * r2).sum()).backward();
+    EXPECT_TRUE(torch::allclose(x.grad(), rx.grad(), 1e-4, 1e-4));
+    EXPECT_TRUE(torch::allclose(w.grad(), rw.grad(), 1e-4, 1e-4));
+}
+
+// The kept input's gradient is also another tensor's (an add hands the same gradient to both
+// operands): adding into it in place would change that tensor's gradient.
+TEST(LinearKeepingInput, LeavesAGradientItSharesUntouched) {
+    torch::manual_seed(6);
+    const torch::Tensor x0 = torch::randn({3, 4}), w0 = torch::randn({6, 4}),
+                        r1 = torch::randn({3, 6});
+    const torch::Tensor x = leaf(x0), w = leaf(w0), z = leaf(torch::randn({3, 4}));
+    const torch::Tensor rx = leaf(x0), rw = leaf(w0);
+    const ProjectionAndInput out = linear_keeping_input(x, w);
+    ((out.projection * r1).sum() + (out.input + z).sum() * 2.0).backward();
+    ((torch::linear(rx, rw) * r1).sum() + (rx * 2.0).sum()).backward();
+    EXPECT_TRUE(torch::equal(z.grad(), torch::full({3, 4}, 2.0)));
+    EXPECT_TRUE(torch::allclose(x.grad(), rx.grad(), 1e-4, 1e-4));
+}
+
+TEST(LinearKeepingInput, AnInputWithoutGradientGivesTheWeightsAlone) {
+    torch::manual_seed(7);
+    const torch::Tensor x = torch::randn({3, 4}), w0 = torch::randn({6, 4}),
+                        r1 = torch::randn({3, 6});
+    const torch::Tensor w = leaf(w0), rw = leaf(w0);
+    const ProjectionAndInput out = linear_keeping_input(x, w);
+    ((out.projection * r1).sum() + out.input.sum()).backward();
+    (torch::linear(x, rw) * r1).sum().backward();
+    EXPECT_TRUE(torch::allclose(w.grad(), rw.grad(), 1e-5, 1e-5));
+    EXPECT_FALSE(x.grad().defined());
+}
+
+TEST(LinearKeepingInput, UnderAutocastProjectsInBf16AndGivesGradientsInTheInputsDtypes) {
+    torch::manual_seed(8);
+    const torch::Tensor x = leaf(torch::randn({3, 8})), w = leaf(torch::randn({4, 8}));
+    ProjectionAndInput out;
+    {
+        Bf16Autocast autocast(at::kCPU);
+        out = linear_keeping_input(x, w);
+    }
+    EXPECT_EQ(out.projection.scalar_type(), torch::kBFloat16);
+    EXPECT_EQ(out.input.scalar_type(), torch::kFloat32);
+    (out.projection.to(torch::kFloat32).sum() + out.input.sum()).backward();
+    EXPECT_EQ(x.grad().scalar_type(), torch::kFloat32);
+    EXPECT_EQ(w.grad().scalar_type(), torch::kFloat32);
+    const torch::Tensor expected = w.detach().sum(0).expand({3, 8}) + 1.0;
+    EXPECT_TRUE(torch::allclose(x.grad(), expected, 2e-2, 2e-2));
+}
+
 TEST(CrossEntropy, EqualsATensCrossEntropyIncludingMinusInfinityPadding) {
     torch::manual_seed(4);
     torch::Tensor logits0 = torch::randn({6, 16});

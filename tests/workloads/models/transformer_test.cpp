@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 using namespace migscope::workloads;
 
 namespace {
@@ -188,6 +190,28 @@ TEST(Block, PostNormEqualsTheResidualFormulaAndRefusesAPendingInput) {
     EXPECT_FALSE(out.delta.defined());
     EXPECT_TRUE(torch::allclose(out.x, expected, 1e-5, 1e-5));
     EXPECT_THROW(block->forward_residual({x, x, {}}), c10::Error);
+}
+
+// Its sublayers' inputs pass through their first projections (linear_keeping_input): the same
+// gradients as the formula, where autograd adds each input's two gradients.
+TEST(Block, PostNormGradientsEqualThoseOfTheResidualFormula) {
+    torch::manual_seed(10);
+    Block block(32, 4, 64, NormPlacement::kPostNorm, Causality::kBidirectional, Gelu::kExact,
+                1e-12);
+    const torch::Tensor x0 = torch::randn({2, 5, 32}), r = torch::randn({2, 5, 32});
+    const torch::Tensor x = x0.clone().set_requires_grad(true);
+    (block->forward_residual({x, {}, {}}).x * r).sum().backward();
+    std::vector<torch::Tensor> grads{x.grad().clone()};
+    for (const torch::Tensor& p : block->parameters())
+        grads.push_back(p.grad().clone());
+    block->zero_grad();
+    const torch::Tensor rx = x0.clone().set_requires_grad(true);
+    const torch::Tensor h = block->ln1(rx + block->attention(rx));
+    (block->ln2(h + block->mlp(h)) * r).sum().backward();
+    EXPECT_TRUE(torch::allclose(grads[0], rx.grad(), 1e-4, 1e-4));
+    size_t i = 1;
+    for (const torch::Tensor& p : block->parameters())
+        EXPECT_TRUE(torch::allclose(grads[i++], p.grad(), 1e-4, 1e-4));
 }
 
 TEST(Block, BranchesWithoutTheirLastBiasDifferFromTheFullOnesByThatBias) {
