@@ -293,8 +293,8 @@ torch::Tensor bias_gelu(const torch::Tensor& u, const torch::Tensor& bias, bool 
     return torch::gelu(u + bias_u, tanh_form ? "tanh" : "none");
 }
 
-// Experiment only (branch exp-bert-residual-gradient-gemm): MIGSCOPE_RESIDUAL_GRADIENT_GEMM=0
-// turns the kept inputs off, for an A/B of one build on the GPU.
+// MIGSCOPE_RESIDUAL_GRADIENT_GEMM=0 turns the kept inputs off: an A/B of one build on the GPU
+// (docs/benchmarks.md §3), until that measurement keeps the change or takes it out.
 bool keeping_inputs() {
     static const bool on = [] {
         const char* v = std::getenv("MIGSCOPE_RESIDUAL_GRADIENT_GEMM");
