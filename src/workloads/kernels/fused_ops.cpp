@@ -295,7 +295,7 @@ torch::Tensor bias_gelu(const torch::Tensor& u, const torch::Tensor& bias, bool 
 
 // MIGSCOPE_RESIDUAL_GRADIENT_GEMM=0 turns the kept inputs off: an A/B of one build on the GPU
 // (docs/benchmarks.md §3), until that measurement keeps the change or takes it out.
-bool keeping_inputs() {
+static bool keeping_inputs() {
     static const bool on = [] {
         const char* v = std::getenv("MIGSCOPE_RESIDUAL_GRADIENT_GEMM");
         return v == nullptr || std::string(v) != "0";
