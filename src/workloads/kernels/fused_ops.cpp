@@ -5,9 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <initializer_list>
-#include <string>
 
 #include "workloads/models/transformer.h"
 
@@ -293,18 +291,8 @@ torch::Tensor bias_gelu(const torch::Tensor& u, const torch::Tensor& bias, bool 
     return torch::gelu(u + bias_u, tanh_form ? "tanh" : "none");
 }
 
-// MIGSCOPE_RESIDUAL_GRADIENT_GEMM=0 turns the kept inputs off: an A/B of one build on the GPU
-// (docs/benchmarks.md §3), until that measurement keeps the change or takes it out.
-static bool keeping_inputs() {
-    static const bool on = [] {
-        const char* v = std::getenv("MIGSCOPE_RESIDUAL_GRADIENT_GEMM");
-        return v == nullptr || std::string(v) != "0";
-    }();
-    return on && g_fused_kernels_enabled.load();
-}
-
 ProjectionAndInput linear_keeping_input(const torch::Tensor& x, const torch::Tensor& weight) {
-    if (!keeping_inputs())
+    if (!g_fused_kernels_enabled.load())
         return {torch::linear(x, weight), x};
     const variable_list out = LinearKeepingInputFunction::apply(x, weight);
     return {out[0], out[1]};
@@ -315,7 +303,7 @@ HeadsAndInput qkv_heads_keeping_input(const torch::Tensor& x, const torch::Tenso
 #ifdef MIGSCOPE_CUDA_KERNELS
     if (x.dim() == 3 && kernels_apply({x, weight, bias}, (weight.size(0) / 3) / heads)) {
         const variable_list parts = QkvHeadsFunction::apply(x, weight, bias, heads);
-        return {{parts[0], parts[1], parts[2]}, keeping_inputs() ? parts[3] : x};
+        return {{parts[0], parts[1], parts[2]}, parts[3]};
     }
 #endif
     return {split_heads(torch::linear(x, weight, bias), heads), x};
