@@ -107,12 +107,7 @@ plan::Verification verify(const plan::Problem& p, const plan::SearchResult& r, c
     v.measurement.apply = o.apply;
     v.measurement.idle_probe_s = o.idle_probe_s;
     v.measurement.marginal_probe_s = o.marginal_probe_s;
-    runner::RunHooks hooks;
-    hooks.progress = [](const std::string& line) {
-        std::cerr << "migscope plan: " << line << '\n';
-    };
-    hooks.interrupt = install_interrupt_handler();
-    return runner::verify_on_gpus(p, r, objective, v, hooks);
+    return runner::verify_on_gpus(p, r, objective, v, command_run_hooks("plan"));
 }
 
 // k8s and slurm write deployments (report/deploy_output.h, slurm_output.h), from the specs

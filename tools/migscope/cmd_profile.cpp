@@ -131,11 +131,7 @@ int profile_command(const ProfileOptions& o) {
     r.run_dir =
         o.run_dir.empty() ? "migscope-runs/profile-" + runner::local_time_stamp() : o.run_dir;
     const runner::Machine machine = runner::open_machine(o.gpu);
-    runner::RunHooks hooks;
-    hooks.progress = [](const std::string& line) {
-        std::cerr << "migscope profile: " << line << '\n';
-    };
-    hooks.interrupt = install_interrupt_handler();
+    const runner::RunHooks hooks = command_run_hooks("profile");
     Printer printer(r, o.measurement);
     const runner::ProfileResult result =
         runner::run_profile(r, machine, o.measurement, o.db, hooks, printer);

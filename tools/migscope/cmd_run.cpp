@@ -53,13 +53,6 @@ std::optional<store::Store> open_store(const std::string& path) {
     return db;
 }
 
-runner::RunHooks run_hooks() {
-    runner::RunHooks hooks;
-    hooks.progress = [](const std::string& line) { std::cerr << "migscope run: " << line << '\n'; };
-    hooks.interrupt = install_interrupt_handler();
-    return hooks;
-}
-
 // Says what of a measured run was not kept as it should be (a run directory's file, the store:
 // where the run is instead); false when anything was not.
 bool kept_whole(const std::optional<runner::UnstoredRuns>& unstored,
@@ -90,7 +83,7 @@ int plan_run_command(const RunOptions& o, const CLI::App& cmd) {
     const runner::HostMachines machines = runner::open_gpus(r);
     runner::check_host(machines, r, o.measurement.force);  // before the store is made
     std::optional<store::Store> db = open_store(o.db);
-    const runner::RunHooks hooks = run_hooks();
+    const runner::RunHooks hooks = command_run_hooks("run");
     const runner::HostOutcome out =
         runner::run_host(machines, o.measurement, r, db ? &*db : nullptr, hooks);
     if (!out.run_ids.empty())
@@ -138,7 +131,7 @@ int run_command(RunOptions o) {
     }
 
     std::optional<store::Store> db = open_store(o.db);
-    const runner::RunHooks hooks = run_hooks();
+    const runner::RunHooks hooks = command_run_hooks("run");
     const runner::CellOutcome cell =
         runner::run_cell(machine, o.measurement, r, db ? &*db : nullptr, hooks);
     if (cell.run_id) {

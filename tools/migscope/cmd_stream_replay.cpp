@@ -129,11 +129,7 @@ int replay_command(ReplayOptions o) {
         std::optional<store::Store> db;
         if (!o.db.empty())
             db.emplace(store::Store::open(o.db));
-        hooks.emplace();
-        hooks->progress = [](const std::string& line) {
-            std::cerr << "migscope stream replay: " << line << '\n';
-        };
-        hooks->interrupt = install_interrupt_handler();
+        hooks = command_run_hooks("stream replay");
         result =
             runner::replay_schedule(machine, o.measurement, request, db ? &*db : nullptr, *hooks);
     }

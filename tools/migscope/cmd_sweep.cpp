@@ -86,9 +86,7 @@ int sweep_command(const SweepCommand& o) {
     if (db.upgrade())
         std::cerr << "migscope run: " << store::describe(*db.upgrade(), plan.db_path) << '\n';
 
-    runner::RunHooks hooks;
-    hooks.progress = [](const std::string& line) { std::cerr << "migscope run: " << line << '\n'; };
-    hooks.interrupt = install_interrupt_handler();
+    const runner::RunHooks hooks = command_run_hooks("run");
     Printer printer(plan);
     const runner::SweepResult result =
         runner::run_sweep(plan, machine, o.measurement, db, hooks, printer);
