@@ -175,9 +175,8 @@ class BertModel : public Model {
         const torch::Tensor picked =
             hidden.gather(1, positions.unsqueeze(-1).expand({-1, -1, hidden.size(-1)}));
         const torch::Tensor logits = net_->head(picked), targets = b.targets.gather(1, positions);
-        if (!fused_masked_loss())
-            return masked_lm_loss(logits, targets);
-        // Every picked target is a class (none is -100): migscope's cross-entropy, as GPT-2's.
+        // Every picked target is a class (none is -100): migscope's cross-entropy, as GPT-2's (2 %
+        // off bert-base:32's step against ATen's log-softmax, docs/benchmarks.md §3).
         return cross_entropy(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}));
     }
     torch::Tensor loss_at_every_position(const Batch& b) {
@@ -206,16 +205,6 @@ class BertModel : public Model {
     }
 
   private:
-    // MIGSCOPE_BERT_FUSED_LOSS=0 takes ATen's log-softmax for the picked positions instead: an A/B
-    // of one build on the GPU (docs/benchmarks.md §3), until that measurement keeps the change or
-    // takes it out.
-    static bool fused_masked_loss() {
-        static const bool on = [] {
-            const char* v = std::getenv("MIGSCOPE_BERT_FUSED_LOSS");
-            return v == nullptr || std::string(v) != "0";
-        }();
-        return on;
-    }
     static torch::Tensor masked_lm_loss(const torch::Tensor& logits, const torch::Tensor& targets) {
         return F::cross_entropy(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}),
                                 F::CrossEntropyFuncOptions().ignore_index(-100));
