@@ -20,7 +20,10 @@ torchvision's ViT-B/16 and the ResNets have none by default).
 
 For each workload and batch (a cell), one PyTorch model is built and kept while the sides are run
 alternately `--reps` times (migscope, eager, default, reduce-overhead, ..., migscope, ...). Each
-mode compiles once per cell, before the repetitions, in the order given: the first
+mode compiles once per cell, before the repetitions, in the order given (with `--blocks`, for
+cells whose sides do not fit on the device together, each side's repetitions run in one block
+instead: migscope, eager, each mode compiled, measured and dropped with its CUDA graph pool, then
+migscope again, and the report names those cells): the first
 `--compile-steps` (3) compiled steps are timed apart from the measurement (`compile_s` the first:
 tracing, compiling forward and backward, running it; `compile_steps_s` all of them: with the CUDA
 graph modes' warm-up and graph recording). A later mode reuses what earlier ones compiled or
@@ -324,6 +327,13 @@ class PyTorchSide:
         self.step_fn.pop(mode, None)
         self.free_memory()
 
+    def release(self, mode):
+        """Drops a measured mode and every compiled function with it (its CUDA graphs and their
+        memory pool), so that the next side has the device's memory (--blocks)."""
+        self.step_fn.pop(mode, None)
+        self.torch._dynamo.reset()
+        self.free_memory()
+
     def free_memory(self):
         """Returns the cached blocks to the device (after a failure: the worker runs next)."""
         if self.cuda:
@@ -566,50 +576,73 @@ def measure_workload(args, name, batch, sides, base, log, resumed=None):
                 write({"record": "compile", "side": "compile", "mode": mode, "skipped": note})
             else:
                 modes.append(mode)
-    labels = [s for s in ("migscope", "eager") if s in sides] + modes
+    firsts = [s for s in ("migscope", "eager") if s in sides]
     pt = None
-    if "eager" in labels or modes:
+    if "eager" in firsts or modes:
         try:
             pt = PyTorchSide(name, batch, args.device)
         except Exception as e:  # report and go on with the other sides
-            for label in [s for s in labels if s != "migscope"]:
+            for label in [s for s in firsts if s != "migscope"] + modes:
                 write({"record": "measurement", **side_fields(label), "rep": 0, "error": f"build: {str(e)[:300]}"})
-            labels = [s for s in labels if s == "migscope"]
-            modes = []
-    for order, mode in enumerate(modes):
+            firsts, modes = [s for s in firsts if s == "migscope"], []
+
+    def compile_one(order, mode):
         restart = {"after_restart": True} if mode in compiled_before else {}
-        if not compile_mode(args, pt, mode, order, lambda r: write({**r, **restart}), bool(restart)):
-            labels.remove(mode)
+        return compile_mode(args, pt, mode, order, lambda r: write({**r, **restart}), bool(restart))
 
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"  # nvidia-smi's name of cuda:0
-    for rep in range(args.reps):
-        for label in labels:
-            try:
-                with (ClockSampler(gpu) if args.device.startswith("cuda") else contextlib.nullcontext()) as clock:
-                    r = (run_migscope(args.worker, name, batch, args.warmup, args.steps) if label == "migscope"
-                         else pt.measure(label, args.warmup, args.steps, args.launch_ahead))
-                if clock:
-                    r.update(sm_clock_mhz=clock.sm_clock_mhz, power_w=clock.power_w)
-            except Exception as e:  # report and go on
-                r = {"error": str(e)[:300]}
-                if pt:
-                    pt.free_memory()
-            write({"record": "measurement", **side_fields(label), "rep": rep, **r})
 
-    if args.profile_steps:
+    def measure(label, rep):
+        try:
+            with (ClockSampler(gpu) if args.device.startswith("cuda") else contextlib.nullcontext()) as clock:
+                r = (run_migscope(args.worker, name, batch, args.warmup, args.steps) if label == "migscope"
+                     else pt.measure(label, args.warmup, args.steps, args.launch_ahead))
+            if clock:
+                r.update(sm_clock_mhz=clock.sm_clock_mhz, power_w=clock.power_w)
+        except Exception as e:  # report and go on
+            r = {"error": str(e)[:300]}
+            if pt:
+                pt.free_memory()
+        write({"record": "measurement", **side_fields(label), "rep": rep, **schedule, **r})
+
+    def profile(label):
+        side = label if label in ("migscope", "eager") else f"compile-{label}"
+        path = os.path.join(args.trace_dir, f"{name}-{batch}-{base['partition']}-{side}.json")
         kinds = trace_summary.CNN_KINDS if name in CNNS else trace_summary.KINDS
-        for label in labels:
-            side = label if label in ("migscope", "eager") else f"compile-{label}"
-            path = os.path.join(args.trace_dir, f"{name}-{batch}-{base['partition']}-{side}.json")
-            try:
-                if label == "migscope":
-                    run_migscope(args.worker, name, batch, args.warmup, args.profile_steps, profile_trace=path)
-                else:
-                    pt.profile(label, args.profile_steps, path)
-                r = kernel_profile(path, args.profile_steps, kinds)
-            except Exception as e:
-                r = {"error": str(e)[:300]}
-            write({"record": "profile", **side_fields(label), "steps": args.profile_steps, "trace": path, **r})
+        try:
+            if label == "migscope":
+                run_migscope(args.worker, name, batch, args.warmup, args.profile_steps, profile_trace=path)
+            else:
+                pt.profile(label, args.profile_steps, path)
+            r = kernel_profile(path, args.profile_steps, kinds)
+        except Exception as e:
+            r = {"error": str(e)[:300]}
+        write({"record": "profile", **side_fields(label), "steps": args.profile_steps, "trace": path, **r})
+
+    if not args.blocks:  # every mode compiled first, then the sides in turn, rep after rep
+        schedule = {}
+        labels = firsts + [mode for order, mode in enumerate(modes) if compile_one(order, mode)]
+        for rep in range(args.reps):
+            for label in labels:
+                measure(label, rep)
+        for label in labels if args.profile_steps else []:
+            profile(label)
+    else:  # one side in memory at a time: migscope, eager, each mode in turn, migscope again
+        schedule = {"schedule": "blocks"}
+        for label in firsts:
+            for rep in range(args.reps):
+                measure(label, rep)
+            if args.profile_steps:
+                profile(label)
+        for order, mode in enumerate(modes):
+            if compile_one(order, mode):
+                for rep in range(args.reps):
+                    measure(mode, rep)
+                if args.profile_steps:
+                    profile(mode)
+                pt.release(mode)
+        for rep in range(args.reps, 2 * args.reps) if "migscope" in firsts else []:
+            measure("migscope", rep)
     if pt:
         pt.close()
     write({"record": "done"})
@@ -882,6 +915,11 @@ def print_summary(records, summaries):
         print(f"migscope/eager at the default batches on the whole GPU: geometric mean "
               f"{statistics.geometric_mean([w[0] for w in whole]):.2f} over {len(whole)} workloads "
               f"(target >= 1.3); lowest {lowest[0]:.2f} ({lowest[1]}; target >= 1.0 each)")
+    blocks = sorted({cell_name(r["workload"], r["batch"], partition_label(r)) for r in records
+                     if r.get("schedule") == "blocks"})
+    if blocks:
+        print(f"measured in blocks, not alternating (--blocks: the sides did not fit on the device together; "
+              f"migscope's repetitions before and after the others): {', '.join(blocks)}")
     mig = [r for r in records if r.get("record") == "measurement" and r.get("side") == "migscope" and "items_per_s" in r]
     if mig:
         print("migscope: " + ", ".join(sorted({f"{r['workload']} {r.get('precision')} {r.get('step_mode')}" for r in mig}))
@@ -958,6 +996,10 @@ def parse_args(argv=None):
     parser.add_argument("--resume", action="store_true",
                         help="keep the finished cells of --out and the compile timeouts recorded there, do the rest")
     parser.add_argument("--reps", type=int, help="repetitions of each side (default 3; cpu: 1)")
+    parser.add_argument("--blocks", action="store_true",
+                        help="for cells whose sides do not fit on the device together (gpt2-xl on 80 GB): "
+                             "each side's repetitions in one block, migscope first and again last, then "
+                             "eager, then each mode compiled, measured and dropped with its memory")
     parser.add_argument("--warmup", type=int, help="warm-up steps before each measurement (default 3; cpu: 1)")
     parser.add_argument("--steps", type=int, help="measured steps (default 10; cpu: 2)")
     parser.add_argument("--sms", type=int, help="run every side on this many SMs through MPS (a daemon must run)")

@@ -65,7 +65,10 @@
 #                                              36 s, max-autotune past 300 s, then 75 s in the next
 #                                              call; max-autotune-no-cudagraphs 77 s. Two calls)
 #   gpt2-xl          300      80  fills a call: 15 + 97 + 60-120 + max-autotune (290-580 guessed,
-#                                 so cut at what the budget leaves) + 60
+#                                 so cut at what the budget leaves) + 60. On a card under 100 GB
+#                                 with --blocks (compare_pytorch.py; H100, 2026-12-07: cold
+#                                 default 99.5 s, reduce-overhead 88.3 s, whose graph pool of
+#                                 29 GiB left the worker and eager out of memory alternating)
 # So: every whole-GPU CNN part wants a call of its own (BUDGET_S=550); where max-autotune is cut,
 # the part resumes without it and measures the modes that compiled (they compile again from the
 # cache whatever the budget). Cold partitions cost about what the whole GPU costs, per SM count.
@@ -188,7 +191,10 @@ cell_args() {
     r50-32) echo "--workloads resnet50 --batch 32" ;;
     cnn) echo "--workloads resnet18,resnet50 --batch 256,32" ;;
     vit-b16 | bert-base | gpt2-medium) echo "--workloads $1" ;;
-    gpt2-xl) echo "--workloads gpt2-xl --compile-modes default,reduce-overhead,max-autotune" ;;
+    gpt2-xl)  # on an 80 GB card a graph mode's pool (29 GiB) leaves the others too little: --blocks
+      local mib
+      mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1)
+      echo "--workloads gpt2-xl --compile-modes default,reduce-overhead,max-autotune$( ((${mib:-0} > 0 && mib < 100000)) && echo ' --blocks')" ;;
   esac
 }
 

@@ -315,6 +315,7 @@ class ArgsTest(unittest.TestCase):
 class FakeSide:
     """Stands in for PyTorchSide: compiles and steps nothing, fails where told."""
     failing = {}  # mode -> where: "compile" or "measure"
+    released = []  # the modes dropped with their memory (--blocks)
 
     def __init__(self, name, batch, device):
         self.cuda, self.calls = device.startswith("cuda"), []
@@ -334,6 +335,10 @@ class FakeSide:
     def drop(self, mode):
         pass
 
+    def release(self, mode):
+        self.calls.append(("release", mode))
+        FakeSide.released.append(mode)
+
     def free_memory(self):
         pass
 
@@ -343,16 +348,18 @@ class FakeSide:
 
 class MeasureLoopTest(unittest.TestCase):
     def run_cell(self, device, modes, failing=None, sides="eager,compile", extra=(), resumed=None):
-        FakeSide.failing = failing or {}
+        FakeSide.failing, FakeSide.released = failing or {}, []
         args = cp.parse_args(["--device", device, "--sides", sides, "--compile-modes", modes, "--reps", "2", *extra])
         log = io.StringIO()
-        saved = cp.PyTorchSide, cp.compile_counters
-        cp.PyTorchSide, cp.compile_counters = FakeSide, lambda: {"fx_graph_cache_hits": 0}
+        saved = cp.PyTorchSide, cp.compile_counters, cp.run_migscope, cp.ClockSampler
+        cp.PyTorchSide, cp.compile_counters = FakeSide, lambda: {"fx_graph_cache_hits": 0, "fx_graph_cache_misses": 0}
+        cp.run_migscope = lambda *a, **k: {"items_per_s": 120.0}
+        cp.ClockSampler = lambda gpu: contextlib.nullcontext()
         try:
             with contextlib.redirect_stderr(io.StringIO()) as err:
                 cp.measure_workload(args, "resnet18", 32, sides.split(","), {"partition": "whole"}, log, resumed)
         finally:
-            cp.PyTorchSide, cp.compile_counters = saved
+            cp.PyTorchSide, cp.compile_counters, cp.run_migscope, cp.ClockSampler = saved
         return [json.loads(line) for line in log.getvalue().splitlines()], err.getvalue()
 
     def test_sides_alternate_each_mode_compiled_once_a_failed_one_recorded(self):
@@ -369,6 +376,23 @@ class MeasureLoopTest(unittest.TestCase):
         failed = [r for r in records if r["record"] == "measurement" and "error" in r]
         self.assertEqual({cp.side_label(r) for r in failed}, {"max-autotune-no-cudagraphs"})
         self.assertEqual(records[-1]["record"], "done")
+
+    def test_blocks_keep_one_side_in_memory_migscope_before_and_after(self):
+        # gpt2-xl:8 on an 80 GB H100 (2026-12-07): reduce-overhead's graph pool held 58 GiB, so
+        # the worker and eager, alternating with it, ran out of memory.
+        records, _ = self.run_cell("cuda", "default,reduce-overhead,max-autotune", {"max-autotune": "compile"},
+                                   sides="migscope,eager,compile", extra=["--blocks"])
+        steps = [(r["record"], cp.side_label(r)) for r in records if r["record"] in ("measurement", "compile")]
+        self.assertEqual(steps, [("measurement", "migscope")] * 2 + [("measurement", "eager")] * 2
+                         + [("compile", "default")] + [("measurement", "default")] * 2
+                         + [("compile", "reduce-overhead")] + [("measurement", "reduce-overhead")] * 2
+                         + [("compile", "max-autotune")] + [("measurement", "migscope")] * 2)
+        self.assertEqual(FakeSide.released, ["default", "reduce-overhead"])  # the failed one was dropped
+        migscope = [r["rep"] for r in records if r["record"] == "measurement" and r["side"] == "migscope"]
+        self.assertEqual(migscope, [0, 1, 2, 3])
+        self.assertTrue(all(r["schedule"] == "blocks" for r in records if r["record"] == "measurement"))
+        self.assertIn("measured in blocks, not alternating", report(records))
+        self.assertIn("resnet18:32 whole GPU", report(records).split("measured in blocks")[1])
 
     def test_a_spent_compile_budget_skips_the_modes_and_keeps_the_measurement(self):
         records, err = self.run_cell("cuda", "default,reduce-overhead", extra=["--compile-budget-s", "0"])
