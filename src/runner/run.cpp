@@ -458,20 +458,30 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
 }
 
 void normalise_throughput(RunResult& run, const std::vector<JobResult>& whole_gpu) {
-    double sum = 0;
+    // The aggregate prices each job's items at its own speed alone on the whole device, as
+    // compare_with_baseline does, over the run's window: whole-device seconds of work a second.
+    const bool one_at_a_time = partition::traits(run.backend).one_job_at_a_time;
+    double whole_device_s = 0;
     bool any = false;
     for (JobResult& r : run.jobs) {
         for (const JobResult& w : whole_gpu) {
-            if (w.spec.name == r.spec.name && w.items_per_s && r.items_per_s &&
-                *w.items_per_s > 0) {
-                r.normalised_throughput = *r.items_per_s / *w.items_per_s;
-                sum += *r.normalised_throughput;
-                any = true;
-            }
+            if (w.spec.name != r.spec.name || !w.items_per_s || !r.items_per_s ||
+                *w.items_per_s <= 0)
+                continue;
+            r.normalised_throughput = *r.items_per_s / *w.items_per_s;
+            // Fixed work: the items it did, however early it ended. A duration: its rate over
+            // its window, the run's own or, one job at a time, its 1/n of the run's.
+            const double items =
+                run.mode == RunMode::kWork
+                    ? r.items
+                    : *r.items_per_s * run.window_s /
+                          (one_at_a_time ? static_cast<double>(run.jobs.size()) : 1.0);
+            whole_device_s += items / *w.items_per_s;
+            any = true;
         }
     }
-    if (any)
-        run.aggregate_normalised_throughput = sum;
+    if (any && run.window_s > 0)
+        run.aggregate_normalised_throughput = whole_device_s / run.window_s;
 }
 
 }  // namespace migscope::runner

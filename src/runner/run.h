@@ -105,7 +105,11 @@ RunResult execute_run(const RunSpec& spec, const partition::Backend& backend,
                       telemetry::PowerSource* power, const RunHooks& hooks);
 
 // Fills each job's normalised throughput from whole-GPU throughputs (by job name) and the
-// aggregate (their sum, over the jobs that have one).
+// aggregate: the whole-device seconds of the jobs' work (their items at their whole-GPU speed)
+// a second of the run's window. Side by side for a duration it is the sum of the jobs'
+// normalised throughputs; one job at a time, their mean (the sequential baseline: 1.00); for
+// fixed work, the same work over the makespan (compare_with_baseline's speedup), a job that
+// ended early counting only while it ran. Jobs without a throughput add nothing.
 void normalise_throughput(RunResult& run, const std::vector<JobResult>& whole_gpu);
 
 }  // namespace migscope::runner

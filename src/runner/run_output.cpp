@@ -120,7 +120,8 @@ void print_run_table(const RunResult& run, const std::string& title, std::ostrea
     if (run.aggregate_normalised_throughput)
         out << "  aggregate normalised throughput "
             << cell_number(run.aggregate_normalised_throughput, 2)
-            << " (sum of each job's throughput over its whole-GPU throughput)\n";
+            << " (the jobs' work at their speeds alone on the whole device, over the "
+            << (run.mode == RunMode::kDuration ? "window" : "makespan") << ")\n";
     if (!run.attribution_method.empty())
         out << "  attribution  " << run.attribution_method << '\n';
     // How the built-in workloads stepped: replayed CUDA graphs or eagerly (worker-protocol.md).

@@ -207,7 +207,8 @@ void SweepSummary::print(const SweepResult& r, std::ostream& out) const {
                "'all' (the host's total: a GPU done sooner is charged its idle power until the "
                "slowest is done)\n";
     out << "energy: the board's over the run's window (or makespan); norm. tput: the jobs' "
-           "throughputs over their own alone on the whole device, summed; vs baseline: the "
+           "work at their speeds alone on the whole device, over the window (1.00: one after "
+           "another); vs baseline: the "
            "same work one after another\n";
     out << "results store: " << plan_.db_path << " (migscope results list --db " << plan_.db_path
         << ")\n";

@@ -13,6 +13,7 @@
 #include <numeric>
 #include <thread>
 
+#include "runner/comparison.h"
 #include "runner/run_output.h"
 
 #include "partition/partitions.h"
@@ -602,20 +603,72 @@ TEST(FailedJobsText, NamesEachJobThatDidNotEndOk) {
     EXPECT_EQ(failed_jobs_text(r), "");
 }
 
-TEST(NormaliseThroughput, DividesByTheWholeGpuThroughputOfTheSameJob) {
+// Two jobs, a at 50 and b at 30 items/s in `run`, 100 and 60 alone on the whole GPU.
+RunResult two_jobs(partition::BackendKind backend, RunMode mode, double window_s) {
     RunResult run;
+    run.backend = backend;
+    run.mode = mode;
+    run.window_s = window_s;
     JobResult a, b;
     a.spec.name = "a";
     a.items_per_s = 50;
     b.spec.name = "b";
     b.items_per_s = 30;
     run.jobs = {a, b};
-    JobResult wa = a, wb = b;
+    return run;
+}
+
+std::vector<JobResult> alone_rates() {
+    JobResult wa, wb;
+    wa.spec.name = "a";
     wa.items_per_s = 100;
+    wb.spec.name = "b";
     wb.items_per_s = 60;
-    normalise_throughput(run, {wa, wb});
+    return {wa, wb};
+}
+
+TEST(NormaliseThroughput, SideBySideForADurationTheSumOfTheJobsShares) {
+    RunResult run = two_jobs(partition::BackendKind::kGreen, RunMode::kDuration, 10);
+    normalise_throughput(run, alone_rates());
     EXPECT_DOUBLE_EQ(*run.jobs[0].normalised_throughput, 0.5);
+    EXPECT_DOUBLE_EQ(*run.jobs[1].normalised_throughput, 0.5);
     EXPECT_DOUBLE_EQ(*run.aggregate_normalised_throughput, 1.0);
+}
+
+TEST(NormaliseThroughput, TheSequentialBaselineAgainstItselfIsOne) {
+    // Each job ran alone for half the summed window: the sum of its shares (2.00) said twice
+    // the baseline's work, beside the comparison's "1.00 by definition".
+    RunResult base = two_jobs(partition::BackendKind::kSequential, RunMode::kDuration, 6);
+    normalise_throughput(base, base.jobs);
+    EXPECT_DOUBLE_EQ(*base.jobs[0].normalised_throughput, 1.0);
+    EXPECT_DOUBLE_EQ(*base.aggregate_normalised_throughput, 1.0);
+}
+
+TEST(NormaliseThroughput, FixedWorkCountsAJobOnlyWhileItRan) {
+    // a did 500 items in 10 s, b 900 in 30 s: 5 + 15 whole-GPU seconds over a 30 s makespan,
+    // what compare_with_baseline calls the speedup, not the sum of their shares (1.00).
+    RunResult run = two_jobs(partition::BackendKind::kGreen, RunMode::kWork, 30);
+    run.jobs[0].items = 500;
+    run.jobs[1].items = 900;
+    const std::vector<JobResult> alone = alone_rates();
+    normalise_throughput(run, alone);
+    EXPECT_DOUBLE_EQ(*run.aggregate_normalised_throughput, 20.0 / 30.0);
+    RunResult base = two_jobs(partition::BackendKind::kSequential, RunMode::kWork, 20);
+    base.jobs[0].items_per_s = 100;
+    base.jobs[1].items_per_s = 60;
+    EXPECT_NEAR(*compare_with_baseline(run, base).speedup, *run.aggregate_normalised_throughput,
+                1e-12);
+}
+
+TEST(NormaliseThroughput, AJobWithoutAThroughputAddsNothingAndNoWindowGivesNone) {
+    RunResult run = two_jobs(partition::BackendKind::kGreen, RunMode::kDuration, 10);
+    run.jobs[1].items_per_s.reset();  // it crashed
+    normalise_throughput(run, alone_rates());
+    EXPECT_FALSE(run.jobs[1].normalised_throughput);
+    EXPECT_DOUBLE_EQ(*run.aggregate_normalised_throughput, 0.5);
+    RunResult empty = two_jobs(partition::BackendKind::kGreen, RunMode::kDuration, 0);
+    normalise_throughput(empty, alone_rates());
+    EXPECT_FALSE(empty.aggregate_normalised_throughput);
 }
 
 }  // namespace
