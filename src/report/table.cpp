@@ -7,6 +7,17 @@
 #include <cmath>
 
 namespace migscope::report {
+namespace {
+
+// Characters on the screen: UTF-8's lead and single bytes, not its continuation bytes ("±" is
+// one column, two bytes; a job name may be UTF-8 too).
+size_t display_width(const std::string& text) {
+    return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+        return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    }));
+}
+
+}  // namespace
 
 void TextTable::add_row(std::vector<std::string> cells) {
     cells.resize(columns_.size());
@@ -16,14 +27,14 @@ void TextTable::add_row(std::vector<std::string> cells) {
 void TextTable::print(std::ostream& out) const {
     std::vector<size_t> width(columns_.size());
     for (size_t c = 0; c < columns_.size(); ++c) {
-        width[c] = columns_[c].header.size();
+        width[c] = display_width(columns_[c].header);
         for (const auto& row : rows_)
-            width[c] = std::max(width[c], row[c].size());
+            width[c] = std::max(width[c], display_width(row[c]));
     }
     auto line = [&](const std::vector<std::string>& cells) {
         std::string text;
         for (size_t c = 0; c < cells.size(); ++c) {
-            const size_t pad = width[c] - cells[c].size();
+            const size_t pad = width[c] - display_width(cells[c]);
             if (c > 0)
                 text += "  ";
             if (columns_[c].align == Align::kRight)

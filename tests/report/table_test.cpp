@@ -1,7 +1,10 @@
-// Text table cells: missing values, SI suffixes and signed changes without "-0.0".
+// Text tables: columns aligned on characters; cells: missing values, SI suffixes and signed
+// changes without "-0.0".
 #include "report/table.h"
 
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 namespace migscope::report {
 namespace {
@@ -18,6 +21,19 @@ TEST(Cells, MissingValuesAreADash) {
     EXPECT_EQ(cell_number(std::nullopt, 1, "s"), "-");
     EXPECT_EQ(cell_number(2.26, 1, "s"), "2.3 s");
     EXPECT_EQ(cell_si(12345.6), "12.35k");
+}
+
+TEST(TextTable, ColumnsLineUpOnCharactersNotBytes) {
+    // "±" and "é" are two bytes each and one column on the screen.
+    TextTable t({{"job", Align::kLeft}, {"±", Align::kRight}, {"end", Align::kLeft}});
+    t.add_row({"résumé", "2.0 %", "x"});
+    t.add_row({"a", "12.5 %", "y"});
+    std::ostringstream out;
+    t.print(out);
+    EXPECT_EQ(out.str(),
+              "job          ±  end\n"
+              "résumé   2.0 %  x\n"
+              "a       12.5 %  y\n");
 }
 
 }  // namespace
