@@ -135,6 +135,7 @@ const std::vector<JobColumn>& job_columns() {
          }},
         {"status", Align::kLeft, [](const J& j) { return j.status; }},
         {"throughput", Align::kRight, [](const J& j) { return cell_si(j.items_per_s); }},
+        {"±", Align::kRight, number("items_per_s_spread_pct", 1, 1, "%")},
         {"unit", Align::kLeft,
          [](const J& j) { return j.item_unit ? *j.item_unit + "/s" : std::string("-"); }},
         {"step p50", Align::kRight, number("step_time_p50_s", 1e3, 1, "ms")},

@@ -455,6 +455,28 @@ void Group::run() {
     reap();
 }
 
+std::optional<double> rate_spread_pct(const std::vector<Step>& counted) {
+    constexpr size_t kParts = 3;
+    if (counted.size() < 2 * kParts)
+        return std::nullopt;
+    std::vector<double> rates;
+    size_t next = 0;
+    for (size_t part = 0; part < kParts; ++part) {
+        const size_t count = counted.size() / kParts + (part < counted.size() % kParts ? 1 : 0);
+        double items = 0, time_s = 0;
+        for (size_t k = next; k < next + count; ++k) {
+            items += counted[k].items;
+            time_s += counted[k].time_s;
+        }
+        next += count;
+        if (items <= 0 || time_s <= 0)
+            return std::nullopt;
+        rates.push_back(items / time_s);
+    }
+    std::sort(rates.begin(), rates.end());
+    return 100.0 * (rates.back() - rates.front()) / rates[kParts / 2];
+}
+
 JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, bool interrupted) {
     JobResult r;
     r.spec = spec.jobs[s.index];
@@ -463,6 +485,7 @@ JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, boo
     r.item_unit = s.item_unit;
     r.stderr_path = s.stderr_path;
     std::vector<double> times;
+    std::vector<Step> counted;
     const Step* first = nullptr;
     const Step* last = nullptr;
     for (const Step& step : s.steps) {
@@ -474,6 +497,7 @@ JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, boo
         r.items += step.items;
         r.busy_s += step.time_s;
         times.push_back(step.time_s);
+        counted.push_back(step);
         first = first ? first : &step;
         last = &step;
     }
@@ -483,6 +507,7 @@ JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, boo
         r.items_per_s = r.items / r.busy_s;
     r.step_time_p50_s = percentile(times, 0.5);
     r.step_time_p95_s = percentile(times, 0.95);
+    r.items_per_s_spread_pct = rate_spread_pct(counted);
     if (r.items_per_s && s.flops_per_item && s.peak_flops_per_s && s.sms && spec.device_sms &&
         *spec.device_sms > 0) {
         const double partition_peak = *s.peak_flops_per_s * *s.sms / *spec.device_sms;

@@ -115,6 +115,11 @@ class Group {
 // The job's result from its state: steps inside the group's window, its status and message.
 JobResult job_result(const RunSpec& spec, const JobState& s, const Group& g, bool interrupted);
 
+// How much a job's rate moved over its counted steps (in order): the steps in three consecutive
+// parts of equal count (the first parts take the remainder), (max - min) / median of the parts'
+// items over their time, in %. None under 6 steps or without items.
+std::optional<double> rate_spread_pct(const std::vector<Step>& counted);
+
 // Seconds as progress and messages print them: "3.25 s", "12.5 s".
 std::string seconds_text(double s);
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -188,6 +189,18 @@ void print_comparison(const RunResult& run, const RunResult& base, std::ostream&
         out << "  aggregate normalised throughput "
             << cell_number(run.aggregate_normalised_throughput, 2)
             << " (the sequential baseline is 1.00 by definition)\n";
+    // No repetitions here: how much the rates moved in their windows is the figures' error.
+    std::optional<double> widest_pct;
+    for (const RunResult* r : {&run, &base}) {
+        for (const JobResult& j : r->jobs) {
+            if (j.items_per_s_spread_pct)
+                widest_pct = std::max(widest_pct.value_or(0.0), *j.items_per_s_spread_pct);
+        }
+    }
+    if (widest_pct)
+        out << "  noise    the jobs' rates moved up to " << cell_number(widest_pct, 1, "%")
+            << " within their windows (the ± columns): read differences smaller than that as "
+               "noise\n";
 }
 
 void print_run_and_baseline(const RunResult& run, const std::optional<RunResult>& baseline,

@@ -166,6 +166,7 @@ const std::vector<Field<JobRecord>>& job_fields() {
         field<J>("step_mode", MIGSCOPE_MEMBER(step_mode)),
         field<J>("memory_utilization_pct", MIGSCOPE_MEMBER(memory_utilization_pct)),
         field<J>("span_s", MIGSCOPE_MEMBER(span_s)),
+        field<J>("items_per_s_spread_pct", MIGSCOPE_MEMBER(items_per_s_spread_pct)),
     };
     return fields;
 }

@@ -46,6 +46,10 @@ struct JobMeasures {
     // None without counted steps, and in runs stored before schema 8.
     std::optional<double> span_s;
     std::optional<double> items_per_s;     // items / busy_s
+    // How much items_per_s moved within the window: (max - min) / median of the rates of the
+    // counted steps in three consecutive parts, in %. None under 6 steps, and in runs stored
+    // before schema 9.
+    std::optional<double> items_per_s_spread_pct;
     std::optional<double> step_time_p50_s;
     std::optional<double> step_time_p95_s;
     std::optional<double> mfu;  // achieved bf16 FLOP/s over the partition's share of the peak

@@ -145,6 +145,11 @@ ALTER TABLE runs ADD COLUMN power_limit_w REAL;
 ALTER TABLE runs ADD COLUMN cuda_injection TEXT;
 ALTER TABLE jobs ADD COLUMN span_s REAL;
 )sql",
+    // 8 -> 9: each job's throughput spread within its window (its steps in three parts), so a
+    // throughput is never printed without how much it moved while it was measured.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN items_per_s_spread_pct REAL;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per version step");
 

@@ -10,7 +10,7 @@
 namespace migscope::store {
 
 // Bumped whenever a table or column changes meaning; docs/results-store.md keeps the history.
-inline constexpr int64_t kSchemaVersion = 8;
+inline constexpr int64_t kSchemaVersion = 9;
 
 // A writer's migration of an older store: the version it had and the copy kept of it.
 struct SchemaUpgrade {

@@ -25,6 +25,7 @@ JobResult job(const std::string& name, const std::string& partition, double item
     j.steps = static_cast<int64_t>(j.items / 32);
     j.busy_s = window_s;
     j.items_per_s = items_per_s;
+    j.items_per_s_spread_pct = items_per_s > 2000 ? 1.5 : 4.2;
     j.step_time_p50_s = 32 / items_per_s;
     j.step_time_p95_s = 1.1 * 32 / items_per_s;
     j.mfu = 0.31;

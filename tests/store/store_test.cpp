@@ -92,6 +92,7 @@ RunRecord full_record() {
     j.step_mode = "cuda-graph";
     j.memory_utilization_pct = 37.5;
     j.span_s = 19.8;
+    j.items_per_s_spread_pct = 2.5;
     JobRecord e;  // an external command: most optionals empty
     e.name = "mine";
     e.command = {"python3", "train.py", "--lr", "1e-3"};
@@ -136,6 +137,7 @@ void expect_same_job(const JobRecord& a, const JobRecord& b) {
     EXPECT_EQ(a.step_mode, b.step_mode);
     EXPECT_EQ(a.memory_utilization_pct, b.memory_utilization_pct);
     EXPECT_EQ(a.span_s, b.span_s);
+    EXPECT_EQ(a.items_per_s_spread_pct, b.items_per_s_spread_pct);
 }
 
 void expect_same_run(const RunRecord& a, const RunRecord& b) {
@@ -339,7 +341,7 @@ TEST(Store, AMissingFileOrAForeignDatabaseIsAnInputError) {
     EXPECT_THROW(Store::open(path.string()), Error);
 }
 
-// The full record as a version-1 store holds it: without the fields versions 2 to 8 added.
+// The full record as a version-1 store holds it: without the fields versions 2 to 9 added.
 RunRecord version_one_record() {
     RunRecord old = full_record();
     old.experiment.reset();
@@ -352,6 +354,7 @@ RunRecord version_one_record() {
         j.step_mode.reset();
         j.memory_utilization_pct.reset();
         j.span_s.reset();
+        j.items_per_s_spread_pct.reset();
     }
     for (TraceSample& t : old.trace) {
         t.gpu_utilization_pct.reset();
@@ -368,7 +371,7 @@ void make_version_one_store(const fs::path& path) {
         Store store = Store::open(path.string());
         store.add_run(version_one_record());
     }
-    // back to version 1: the columns and indexes versions 2 to 8 added are dropped
+    // back to version 1: the columns and indexes versions 2 to 9 added are dropped
     Database db = Database::open(path.string(), OpenMode::kExisting);
     db.exec(
         "ALTER TABLE jobs DROP COLUMN memory_utilization_pct; ALTER TABLE power_samples DROP "
@@ -380,7 +383,7 @@ void make_version_one_store(const fs::path& path) {
         "DROP COLUMN cell_key; ALTER TABLE jobs DROP COLUMN step_mode; "
         "ALTER TABLE runs DROP COLUMN idle_state; ALTER TABLE runs DROP COLUMN deep_idle_power_w; "
         "ALTER TABLE runs DROP COLUMN power_limit_w; ALTER TABLE runs DROP COLUMN cuda_injection; "
-        "ALTER TABLE jobs DROP COLUMN span_s; "
+        "ALTER TABLE jobs DROP COLUMN span_s; ALTER TABLE jobs DROP COLUMN items_per_s_spread_pct; "
         "UPDATE schema_version SET version = 1");
 }
 
