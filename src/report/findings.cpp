@@ -9,6 +9,7 @@
 
 #include "core/statistics.h"
 #include "partition/backend_traits.h"
+#include "report/table.h"
 
 namespace migscope::report {
 namespace {
@@ -23,6 +24,14 @@ void add_if(std::vector<double>& values, const std::optional<double>& v) {
         values.push_back(*v);
 }
 
+// Keeps the widest of the jobs' within-window rate spreads in `widest`.
+void widen(std::optional<double>& widest, const std::vector<store::JobRecord>& jobs) {
+    for (const store::JobRecord& j : jobs) {
+        if (j.items_per_s_spread_pct)
+            widest = std::max(widest.value_or(0.0), *j.items_per_s_spread_pct);
+    }
+}
+
 // "run 7: <its warnings>", or what is missing when the run gave no reason.
 std::string missing_note(const store::RunRecord& run, const std::string& what) {
     std::string note = "run " + std::to_string(run.id) + ": " + what;
@@ -35,6 +44,7 @@ std::string missing_note(const store::RunRecord& run, const std::string& what) {
 struct PointValues {
     ScalingPoint point;
     std::vector<double> items_per_s, energy_per_item_j, measured_s;
+    std::optional<double> widest_rate_spread_pct;
 };
 
 struct SeriesValues {
@@ -95,6 +105,7 @@ std::vector<ScalingSeries> scaling_series(const std::vector<store::RunRecord>& r
             if (p.point.run_ids.empty() || p.point.run_ids.back() != run.id)
                 p.point.run_ids.push_back(run.id);  // once for a job set holding it twice
             p.items_per_s.push_back(*job.items_per_s);
+            widen(p.widest_rate_spread_pct, {job});
             p.measured_s.push_back(job.busy_s);
             if (job.energy_per_item_j)
                 p.energy_per_item_j.push_back(*job.energy_per_item_j);
@@ -106,6 +117,8 @@ std::vector<ScalingSeries> scaling_series(const std::vector<store::RunRecord>& r
     for (auto& [key, s] : all) {
         for (auto& [point_key, p] : s.points) {
             p.point.items_per_s = spread_of(p.items_per_s);
+            if (p.point.items_per_s)
+                p.point.items_per_s->within_window_pct = p.widest_rate_spread_pct;
             p.point.energy_per_item_j = spread_of(p.energy_per_item_j);
             p.point.measured_s = spread_of(p.measured_s);
             s.series.points.push_back(std::move(p.point));
@@ -160,10 +173,13 @@ void summarize_repetitions(LayoutComparison& g,
                            const std::map<int64_t, const store::RunRecord*>& run_by_id) {
     std::vector<double> change, speedup, run_j, base_j, window;
     std::vector<double> run_w, base_w, run_mhz, base_mhz;
+    std::optional<double> widest_rate_spread_pct;  // of both sides' jobs
     for (const Repetition& r : g.repetitions) {
         const Comparison& c = r.comparison;
         const store::RunRecord& run = *run_by_id.at(r.run_id);
         const store::RunRecord& base = *run_by_id.at(r.baseline_id);
+        widen(widest_rate_spread_pct, run.jobs);
+        widen(widest_rate_spread_pct, base.jobs);
         add_if(run_w, run.average_power_w);
         add_if(base_w, base.average_power_w);
         add_if(run_mhz, run.sm_clock_mhz);
@@ -180,6 +196,8 @@ void summarize_repetitions(LayoutComparison& g,
     }
     g.energy_change_pct = spread_of(change);
     g.speedup = spread_of(speedup);
+    if (g.speedup)
+        g.speedup->within_window_pct = widest_rate_spread_pct;
     g.run_energy_j = spread_of(run_j);
     g.baseline_energy_j = spread_of(base_j);
     g.window_s = spread_of(window);
@@ -300,6 +318,10 @@ Verdict verdict_for(const std::string& job_set, bool fixed_work, Objective objec
     const double worst = throughput ? v.figure->min : v.figure->max;
     const double best = throughput ? v.figure->max : v.figure->min;
     v.clear = !v.tie && (v.partition ? better(worst, even) : !better(best, even));
+    // One repetition has no range: a speed-up inside its jobs' rate spreads is not clear.
+    const std::optional<double> noise_pct = v.figure->within_window_pct;
+    if (v.clear && v.figure->n == 1 && noise_pct)
+        v.clear = std::abs(v.figure->median - even) * 100 > *noise_pct;
     return v;
 }
 
@@ -399,7 +421,9 @@ std::string verdict_note(const VerdictSummary& s) {
     return "Each figure is the best layout's against the same jobs one after another on " + device +
            ", for the same work: its speedup, or its change in energy. Steady windows give the "
            "rate for a stream of such jobs; fixed work, all of it done. The median over "
-           "repetitions, with n and the range; not clear: the range reaches the other side." +
+           "repetitions, with n and the range; not clear: the range reaches the other side, or, "
+           "for one repetition's speedup, its distance from 1.00× is inside the jobs' rate "
+           "spread within their windows (± %)." +
            (s.every_job_graph ? " Every job stepped as a CUDA graph." : "");
 }
 
@@ -407,6 +431,8 @@ std::string spread_range_text(const Spread& s, const std::function<std::string(d
     std::string text = "(n " + std::to_string(s.n);
     if (s.n > 1)
         text += ": " + format(s.min) + " – " + format(s.max);
+    if (s.within_window_pct)
+        text += ", ±" + cell_number(s.within_window_pct, 1, "%") + " within the window";
     return text + ")";
 }
 
@@ -414,7 +440,8 @@ std::optional<Spread> spread_of(const std::vector<double>& values) {
     if (values.empty())
         return std::nullopt;
     const auto [min, max] = std::minmax_element(values.begin(), values.end());
-    return Spread{static_cast<int>(values.size()), *percentile(values, 0.5), *min, *max};
+    return Spread{static_cast<int>(values.size()), *percentile(values, 0.5), *min, *max,
+                  std::nullopt};
 }
 
 std::string comparison_label(const LayoutComparison& g) {

@@ -19,10 +19,15 @@ struct Spread {
     double median = 0;
     double min = 0;
     double max = 0;
+    // For rates and speed-ups: the widest spread of the jobs' rates within their windows behind
+    // the values, % (each job's counted steps in three parts, (max - min) / median; store:
+    // items_per_s_spread_pct). One run has no range: this is its error. Empty where no job
+    // recorded one.
+    std::optional<double> within_window_pct;
 };
 std::optional<Spread> spread_of(const std::vector<double>& values);  // empty for no values
-// "(n 3: min – max)", "(n 1)" for one value: how tables show a median's spread, each value
-// written by `format`.
+// "(n 3: min – max)", "(n 1)" for one value, "(n 1, ±4.2 % within the window)" with a
+// within-window spread: how tables show a median's spread, each value written by `format`.
 std::string spread_range_text(const Spread& s, const std::function<std::string(double)>& format);
 
 // One partition size of a scaling series: the job alone on `sms` SMs, over its repetitions.

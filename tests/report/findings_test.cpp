@@ -57,6 +57,42 @@ TEST(Spread, MedianAndRange) {
     EXPECT_FALSE(spread_of({}));
 }
 
+TEST(Spread, TextNamesTheWithinWindowSpreadWhenThereIsOne) {
+    const auto format = [](double v) { return std::to_string(static_cast<int>(v)); };
+    Spread one = *spread_of({5});
+    EXPECT_EQ(spread_range_text(one, format), "(n 1)");
+    one.within_window_pct = 4.25;
+    EXPECT_EQ(spread_range_text(one, format), "(n 1, ±4.2 % within the window)");
+    Spread three = *spread_of({1, 2, 3});
+    three.within_window_pct = 0.5;
+    EXPECT_EQ(spread_range_text(three, format), "(n 3: 1 – 3, ±0.5 % within the window)");
+}
+
+TEST(Findings, OneRunsRatesCarryTheWidestOfTheirWithinWindowSpreads) {
+    store::RunRecord quiet = run("green", {job("resnet50", "train", 16, 100, 2.0)});
+    quiet.jobs[0].items_per_s_spread_pct = 1.5;
+    store::RunRecord noisy = run("green", {job("resnet50", "train", 16, 110, 2.0)});
+    noisy.jobs[0].items_per_s_spread_pct = 6.0;
+    const store::RunRecord unrecorded = run("green", {job("vit", "train", 16, 80, 3.0)});
+    // A layout against its baseline: the widest over both sides' jobs.
+    store::RunRecord side_by_side = run("green", {job("a", "train", 60, 15, std::nullopt),
+                                                  job("b", "train", 60, 15, std::nullopt)});
+    side_by_side.layout = "4g.71gb+3g.71gb";
+    side_by_side.jobs[0].items_per_s_spread_pct = 2.0;
+    store::RunRecord base = baseline_of(
+        side_by_side, {job("a", "train", 132, 10, 1.0), job("b", "train", 132, 10, 1.0)});
+    base.jobs[1].items_per_s_spread_pct = 3.5;
+    const Findings f = analyse({quiet, noisy, unrecorded, side_by_side, base});
+    std::map<std::string, std::optional<double>> by_workload;
+    for (const ScalingSeries& s : f.scaling)
+        by_workload[s.workload] = s.points.at(0).items_per_s->within_window_pct;
+    EXPECT_EQ(by_workload.at("resnet50"), 6.0);
+    EXPECT_FALSE(by_workload.at("vit"));
+    ASSERT_EQ(f.layouts.size(), 1u);
+    EXPECT_EQ(f.layouts[0].speedup->within_window_pct, 3.5);
+    EXPECT_FALSE(f.layouts[0].energy_change_pct->within_window_pct);  // rates, not energy
+}
+
 TEST(Findings, ScalingSeriesFromJobsAloneGroupedBySmsWithSpread) {
     const std::vector<store::RunRecord> runs = {
         run("green", {job("resnet50", "train", 16, 100, 2.0)}),
@@ -456,6 +492,18 @@ TEST(Verdict, NotClearWhenRepetitionsFallOnBothSides) {
     const Findings f = analyse(runs);
     EXPECT_TRUE(f.verdicts.at(0).partition);
     EXPECT_FALSE(f.verdicts.at(0).clear);
+}
+
+TEST(Verdict, OneRepetitionsSpeedupInsideItsRatesWithinWindowSpreadIsNotClear) {
+    const auto verdict_with_noise = [](double noise_pct) {
+        std::vector<store::RunRecord> runs = two_layouts(10.4, 99, 8, 96);  // 1.04x at best
+        runs[0].jobs[0].items_per_s_spread_pct = noise_pct;
+        return analyse(runs).verdicts.at(0);
+    };
+    const Verdict noisy = verdict_with_noise(6.0);
+    EXPECT_TRUE(noisy.partition);  // the median still says which side
+    EXPECT_FALSE(noisy.clear);
+    EXPECT_TRUE(verdict_with_noise(2.5).clear);
 }
 
 }  // namespace

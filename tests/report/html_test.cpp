@@ -172,7 +172,7 @@ Findings two_job_sets(const std::string& backend, const std::string& suffix) {
         v.fixed_work = fixed;
         v.objective = o;
         v.best_layout = "3g.71gb+2g.35gb";
-        v.figure = Spread{3, median, median, median};
+        v.figure = Spread{3, median, median, median, std::nullopt};
         v.partition = o == Objective::kThroughput ? median > 1 : median < 0;
         v.clear = true;
         return v;

@@ -131,7 +131,7 @@ TEST(Markdown, HostileNamesStayLiteralText) {
     Verdict v;
     v.job_set = "evil|job\n## heading";
     v.best_layout = "green <b>x</b>";
-    v.figure = Spread{1, 1.5, 1.5, 1.5};
+    v.figure = Spread{1, 1.5, 1.5, 1.5, std::nullopt};
     v.partition = true;
     v.clear = true;
     f.verdicts = {v};

