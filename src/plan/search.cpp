@@ -184,10 +184,40 @@ bool overlap(const Bounds& a, const Bounds& b) {
     return a.lo <= b.hi && b.lo <= a.hi;
 }
 
+size_t busiest_gpu_partitions(const Plan& plan) {
+    size_t busy = 0;
+    for (const GpuPlan& gpu : plan)
+        busy = std::max(busy, partitions_busy(gpu));
+    return busy;
+}
+
+// `figure` (energy or makespan) of c against the sequential baseline's, with its gains' range.
+ChangeVsSequential change_vs_sequential(Objective figure, const Candidate& c,
+                                        const Candidate& sequential, const ModelError* error) {
+    const double mine = score(figure, c.prediction), theirs = score(figure, sequential.prediction);
+    ChangeVsSequential change;
+    if (theirs <= 0)
+        return change;
+    const double ratio = mine / theirs;
+    change.predicted = ratio - 1;
+    const ErrorBand band = error && c.partitioned()
+                               ? gain_band(*error, figure, busiest_gpu_partitions(c.plan))
+                               : ErrorBand{};
+    if (band.known()) {
+        change.range = Bounds{ratio * band.lo - 1, ratio * band.hi - 1};
+        change.gain_group = band.group;
+    }
+    return change;
+}
+
 // Every candidate's interval, then the recommendation (Decision) moved to the front of the top.
 void decide(const Problem& p, const SearchOptions& o, SearchResult& r) {
+    const Candidate& sequential = *r.baselines.front().candidate;
     const auto with_interval = [&](Candidate& c) {
         c.interval = predict_interval(p, c.plan, c.prediction, o.error);
+        c.energy_vs_sequential = change_vs_sequential(Objective::kEnergy, c, sequential, o.error);
+        c.makespan_vs_sequential =
+            change_vs_sequential(Objective::kMakespan, c, sequential, o.error);
     };
     for (Candidate& c : r.top)
         with_interval(c);
@@ -197,7 +227,6 @@ void decide(const Problem& p, const SearchOptions& o, SearchResult& r) {
         if (b.candidate)
             with_interval(*b.candidate);
     }
-    const Candidate& sequential = *r.baselines.front().candidate;
     Decision& d = r.decision;
     const auto part = std::find_if(r.top.begin(), r.top.end(),
                                    [](const Candidate& c) { return c.partitioned(); });
@@ -208,10 +237,9 @@ void decide(const Problem& p, const SearchOptions& o, SearchResult& r) {
         d.gain = theirs != 0 ? (theirs - mine) / std::abs(theirs) : 0.0;
         d.partitioned = score_bounds(o.objective, part->interval);
         d.not_partitioned = score_bounds(o.objective, sequential.interval);
-        size_t busy = 0;  // on its GPU with the most
-        for (const GpuPlan& gpu : part->plan)
-            busy = std::max(busy, partitions_busy(gpu));
-        const ErrorBand band = o.error ? gain_band(*o.error, o.objective, busy) : ErrorBand{};
+        const ErrorBand band =
+            o.error ? gain_band(*o.error, o.objective, busiest_gpu_partitions(part->plan))
+                    : ErrorBand{};
         if (band.known() && theirs != 0) {
             // The score ratio is the figure ratio (throughputs: both negated); a gain of k × it.
             const double ratio = mine / theirs, sign = theirs > 0 ? 1.0 : -1.0;

@@ -36,11 +36,24 @@ struct SearchOptions {
     std::optional<GivenLayout> given = std::nullopt;
 };
 
+// A candidate's figure against the same jobs one after another on the whole GPU, as a fraction
+// (+0.068: 6.8 % more), with the range the model's measured gains of partitioning give it: the
+// predicted ratio × their 5-95 % band (gain_band of the candidate's busy partitions: the band the
+// Decision judges by), less 1. No range for a plan that is not partitioned (its figure is the
+// sequential one's), or where the residuals hold too few gains for the figure.
+struct ChangeVsSequential {
+    double predicted = 0;
+    std::optional<Bounds> range;
+    std::string gain_group;  // whose gains: "energy/3-4"
+};
+
 struct Candidate {
     std::string name;  // the layout, or "N× layout + M× layout" on several GPUs
     Plan plan;
     Prediction prediction;
     PredictionInterval interval;
+    // Set with the interval (search): its energy and makespan against the sequential baseline.
+    ChangeVsSequential energy_vs_sequential, makespan_vs_sequential;
     bool partitioned() const;  // some GPU has a layout (not the whole GPU)
 };
 

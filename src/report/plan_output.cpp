@@ -48,6 +48,12 @@ json interval_json(const plan::PredictionInterval& iv) {
             {"dynamic_energy_band", band_json(iv.dynamic_energy)}};
 }
 
+json change_json(const plan::ChangeVsSequential& change) {
+    return {{"predicted", change.predicted},
+            {"range", change.range ? bounds_json(*change.range) : json(nullptr)},
+            {"gain_group", change.range ? json(change.gain_group) : json(nullptr)}};
+}
+
 json prediction_json(const plan::Problem& p, const plan::Candidate& c) {
     const plan::Prediction& r = c.prediction;
     json jobs = json::array();
@@ -98,6 +104,8 @@ json prediction_json(const plan::Problem& p, const plan::Candidate& c) {
             {"edp_js", r.edp_js},
             {"corrected", r.corrected},
             {"interval", interval_json(c.interval)},
+            {"energy_vs_sequential", change_json(c.energy_vs_sequential)},
+            {"makespan_vs_sequential", change_json(c.makespan_vs_sequential)},
             {"jobs", jobs}};
 }
 
@@ -111,6 +119,19 @@ std::string with_interval(double value, const plan::Bounds& b, const plan::Predi
     if (!iv.known)
         return v + " (?)";
     return fmt::format("{} ({:.{}f}-{:.{}f})", v, b.lo / scale, digits, b.hi / scale, digits);
+}
+
+// A candidate's change against the sequential baseline: "+6.8% (+6.3 to +14.0%)", its measured
+// gains' range; "(?)" for a partitioned plan whose gains are too few; the point alone with no
+// residuals at all, and for a plan that is not partitioned (the baseline's own figure).
+std::string change_text(const plan::ChangeVsSequential& change, const plan::Candidate& c,
+                        bool residuals) {
+    const std::string point = signed_change(100 * change.predicted, "%");
+    if (change.range) {
+        return fmt::format("{} ({} to {})", point, signed_change(100 * change.range->lo, ""),
+                           signed_change(100 * change.range->hi, "%"));
+    }
+    return residuals && c.partitioned() ? point + " (?)" : point;
 }
 
 std::string objective_interval_text(plan::Objective o, const plan::Bounds& score) {
@@ -133,7 +154,7 @@ size_t jobs_with_memory_utilization(const plan::Problem& p) {
 // One line per candidate: energy, makespan, throughput and EDP, each with its interval, and the
 // energy against a reference.
 void candidates_table(const std::vector<std::pair<std::string, const plan::Candidate*>>& rows,
-                      const plan::Candidate& reference, bool residuals, std::ostream& out) {
+                      bool residuals, std::ostream& out) {
     TextTable t({{"", Align::kLeft},
                  {"layout", Align::kLeft},
                  {"energy kJ", Align::kRight},
@@ -145,7 +166,7 @@ void candidates_table(const std::vector<std::pair<std::string, const plan::Candi
         const plan::Prediction& r = c->prediction;
         const plan::PredictionInterval& iv = c->interval;
         t.add_row({label, c->name, with_interval(r.energy_j, iv.energy_j, iv, residuals, 2, 1e3),
-                   signed_pct(r.energy_j, reference.prediction.energy_j),
+                   change_text(c->energy_vs_sequential, *c, residuals),
                    with_interval(r.makespan_s, iv.makespan_s, iv, residuals, 1),
                    with_interval(r.throughput, iv.throughput, iv, residuals, 2),
                    with_interval(r.edp_js, iv.edp_js, iv, residuals, 2, 1e6)});
@@ -310,17 +331,17 @@ void print_plan_header(const PlanReport& report, std::ostream& out) {
 void print_recommended(const PlanReport& report, bool residuals, std::ostream& out) {
     const plan::Problem& p = report.problem;
     const plan::Candidate& best = report.result.top.front();
-    const plan::Candidate& seq = *report.result.baselines.front().candidate;
     const plan::Prediction& b = best.prediction;
     const plan::PredictionInterval& iv = best.interval;
     out << fmt::format(
         "  energy {} kJ ({} vs sequential), makespan {} s ({}), throughput {} (sequential "
         "{:.2f}), aggregate throughput {}\n\n",
         with_interval(b.energy_j, iv.energy_j, iv, residuals, 2, 1e3),
-        signed_pct(b.energy_j, seq.prediction.energy_j),
+        change_text(best.energy_vs_sequential, best, residuals),
         with_interval(b.makespan_s, iv.makespan_s, iv, residuals, 1),
-        signed_pct(b.makespan_s, seq.prediction.makespan_s),
-        with_interval(b.throughput, iv.throughput, iv, residuals, 2), seq.prediction.throughput,
+        change_text(best.makespan_vs_sequential, best, residuals),
+        with_interval(b.throughput, iv.throughput, iv, residuals, 2),
+        report.result.baselines.front().candidate->prediction.throughput,
         with_interval(b.aggregate_throughput, iv.aggregate_throughput, iv, residuals, 2));
     TextTable jobs({{"job", Align::kLeft},
                     {"GPU", Align::kRight},
@@ -356,7 +377,6 @@ void print_recommended(const PlanReport& report, bool residuals, std::ostream& o
 void print_candidate_tables(const PlanReport& report, bool residuals, std::ostream& out) {
     const plan::SearchResult& r = report.result;
     const plan::Candidate& best = r.top.front();
-    const plan::Candidate& seq = *r.baselines.front().candidate;
     out << "Baselines:\n";
     std::vector<std::pair<std::string, const plan::Candidate*>> rows;
     rows.emplace_back("recommended", &best);
@@ -366,7 +386,7 @@ void print_candidate_tables(const PlanReport& report, bool residuals, std::ostre
     }
     if (r.given)
         rows.emplace_back("your layout", &r.given->candidate);
-    candidates_table(rows, seq, residuals, out);
+    candidates_table(rows, residuals, out);
     for (const plan::Baseline& base : r.baselines) {
         if (!base.candidate)
             out << "  " << base.name << ": not possible: " << base.why_not << "\n";
@@ -375,13 +395,13 @@ void print_candidate_tables(const PlanReport& report, bool residuals, std::ostre
     rows.clear();
     for (size_t i = 0; i < r.top.size(); ++i)
         rows.emplace_back(std::to_string(i + 1), &r.top[i]);
-    candidates_table(rows, seq, residuals, out);
+    candidates_table(rows, residuals, out);
     out << "\nPareto front, energy vs throughput (each layout's best plans for energy and for "
            "throughput):\n";
     rows.clear();
     for (const plan::Candidate& c : r.pareto)
         rows.emplace_back("", &c);
-    candidates_table(rows, seq, residuals, out);
+    candidates_table(rows, residuals, out);
 }
 
 }  // namespace

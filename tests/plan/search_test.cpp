@@ -215,6 +215,47 @@ TEST(Search, MeasuredGainsOfPartitioningJudgeWhereTheResidualsHaveThem) {
     EXPECT_EQ(search(p, o).decision.gain_pairs, 0u);
 }
 
+// Every candidate's energy and makespan against the sequential baseline carry the range of the
+// measured gains of plans its size: the decision's band, as a change (the ratio × its ends, - 1).
+TEST(Search, EveryCandidatesChangeVsSequentialCarriesItsMeasuredGainsRange) {
+    std::vector<JobProfile> jobs;
+    for (int i = 0; i < 6; ++i)
+        jobs.push_back(scaling_job("small" + std::to_string(i), 1000, 300, 0.3, 0.5, 100));
+    const ProfileSet set = profile_set(jobs);
+    const Problem p = make_problem(equal_work(set, 60), set, h200(), {});
+    SearchOptions o{Objective::kEnergy, 1, 3};
+    ModelError e = uniform_error(0.99, 1.01);
+    o.error = &e;
+    for (int i = 0; i <= 10; ++i)  // energy gains 1.0-1.1 for every size; no makespan gains
+        e.residuals.push_back({ResidualKind::kGain, "energy", 1.0 + 0.01 * i, "t", "t", "green"});
+    const SearchResult r = search(p, o);
+    const Candidate& sequential = *r.baselines.front().candidate;
+    EXPECT_DOUBLE_EQ(sequential.energy_vs_sequential.predicted, 0);
+    EXPECT_FALSE(sequential.energy_vs_sequential.range);  // not partitioned: its own figure
+    size_t partitioned = 0;
+    for (const Candidate& c : r.top) {
+        if (!c.partitioned())
+            continue;
+        ++partitioned;
+        const double ratio = c.prediction.energy_j / sequential.prediction.energy_j;
+        EXPECT_NEAR(c.energy_vs_sequential.predicted, ratio - 1, 1e-12);
+        ASSERT_TRUE(c.energy_vs_sequential.range) << c.name;
+        EXPECT_NEAR(c.energy_vs_sequential.range->lo, ratio - 1, 1e-9);
+        EXPECT_NEAR(c.energy_vs_sequential.range->hi, ratio * 1.1 - 1, 1e-9);
+        EXPECT_EQ(c.energy_vs_sequential.gain_group, "energy");
+        // The decision's range of the same plan is the same band, read as a gain (1 - ratio).
+        if (c.name == r.decision.best_partitioned)
+            EXPECT_NEAR(r.decision.gain_range.lo, -c.energy_vs_sequential.range->hi, 1e-9);
+        EXPECT_NEAR(c.makespan_vs_sequential.predicted,
+                    c.prediction.makespan_s / sequential.prediction.makespan_s - 1, 1e-12);
+        EXPECT_FALSE(c.makespan_vs_sequential.range);  // no makespan gains measured
+    }
+    EXPECT_GT(partitioned, 0u);
+    o.error = nullptr;
+    for (const Candidate& c : search(p, o).top)
+        EXPECT_FALSE(c.energy_vs_sequential.range);
+}
+
 TEST(Search, SevenSmallJobsGoOnSevenSmallPartitions) {
     // Seven equal jobs that keep 45% of their speed on 1g and draw little power there.
     std::vector<JobProfile> jobs;
