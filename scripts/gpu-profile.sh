@@ -5,6 +5,7 @@
 # store under $OUT:
 #   scripts/gpu-profile.sh cnn           resnet18 and resnet50 at batches 32 and 256
 #   scripts/gpu-profile.sh transformers  bert-base:4, gpt2-medium:2, vit-b16:16
+#   (JOBS=LIST replaces a part's jobs: JOBS=resnet18:32,resnet50:32 for the stream replay's)
 #   scripts/gpu-profile.sh mixes         the two calibration mixes (the corrections)
 #   scripts/gpu-profile.sh export DB...  the profile file from the parts' stores (any machine)
 #   scripts/gpu-profile.sh verify        docs/planner.md's checked plan, run with --verify
@@ -27,8 +28,8 @@ profile() {  # profile PART JOBS
   echo "$1: exit $? ($(grep -c '' "$out/$1.log") log lines)"
 }
 case "$what" in
-  cnn) profile cnn resnet18:32,resnet18:256,resnet50:32,resnet50:256 ;;
-  transformers) profile transformers bert-base:4,gpt2-medium:2,vit-b16:16 ;;
+  cnn) profile cnn "${JOBS:-resnet18:32,resnet18:256,resnet50:32,resnet50:256}" ;;
+  transformers) profile transformers "${JOBS:-bert-base:4,gpt2-medium:2,vit-b16:16}" ;;
   mixes)
     # NVIDIA's all-balanced 3g+2g+1g+1g and three 2g, of resnet18:32 (the study's small job).
     for layout in 3g+2g+1g+1g 2g+2g+2g; do

@@ -20,6 +20,12 @@
 #   REPLAY_ORCHESTRATOR_S  the simulator's cost of a layout change beyond its instances (default
 #                        10: green partitions need no orchestrator; the replay leaves this time
 #                        out of its runs and charges it at the measured idle power)
+#   GPU_MODEL            the card's model (default h200); another needs its PROFILES
+#   PROFILES, MODEL_ERROR, START_DELAY   the simulator's files (default the shipped H200 ones:
+#                        data/profiles-h200.json, data/model-error-h200.json,
+#                        data/start-delay-h200.json). On another card, profile it first
+#                        (`MODEL=h100-80gb scripts/gpu-profile.sh ...`); the H200's residuals and
+#                        start delay then stand in for that card's, which no store holds yet
 # Wall time with the defaults on the H200 (2026-12-05): 337 s (the schedule's ~300 s plus each
 # layout's warm-up and idle probes); with `./build.sh build` first (178 s there) one 10-minute call. Exit code: the replay's (0 every job ran, 1 a job failed, 2 bad
 # input, 3 no GPU, 130 interrupted); whether the measures fall inside the intervals is the table's
@@ -44,8 +50,10 @@ fi
 "$b" stream check "$trace" | tee "$out/trace-check.txt"
 
 common=(--policy online --objective completion --orchestrator-s "$orchestrator" --instance-s 0
-        --profiles "$root/data/profiles-h200.json" --model-error "$root/data/model-error-h200.json"
-        --start-delay "$root/data/start-delay-h200.json")
+        --gpu-model "${GPU_MODEL:-h200}"
+        --profiles "${PROFILES:-$root/data/profiles-h200.json}"
+        --model-error "${MODEL_ERROR:-$root/data/model-error-h200.json}"
+        --start-delay "${START_DELAY:-$root/data/start-delay-h200.json}")
 # What will run, before anything does (cheap: simulation only).
 "$b" stream replay "$trace" "${common[@]}" --dry-run >"$out/plan.txt" 2>>"$out/replay.log"
 {
