@@ -497,9 +497,11 @@ def repredicted(dirs, start_delay, profiles=None, migscope=None, model_error='no
         profiles_d = profiles_for(d, profiles)
         for path, doc in mix_files(d):
             then = candidates_of(doc)
-            for c in doc['verify']['candidates']:
-                if 'measured' not in c or any(j['status'] != 'ok' for j in c['jobs']):
-                    continue
+            complete = [c for c in doc['verify']['candidates'] if 'measured' in c and
+                        all(j['status'] == 'ok' for j in c['jobs'])]
+            sequential = next((c['measured'] for c in complete
+                               if not then[c['name']]['gpus'][0]['partitioned']), None)
+            for c in complete:
                 was = then[c['name']]
                 new, order = predict_candidate(migscope, doc, was, profiles_d, start_delay,
                                                model_error)
@@ -517,8 +519,26 @@ def repredicted(dirs, start_delay, profiles=None, migscope=None, model_error='no
                              'jobs_predicted': {order[k]: j['end_s']
                                                 for k, j in enumerate(new['jobs'])},
                              # Each built-in job's measured / predicted items/s, by workload.
-                             'speeds': speed_ratios(doc, c, new, order)})
+                             'speeds': speed_ratios(doc, c, new, order),
+                             # Against the mix's measured sequential baseline: measured, and
+                             # the predicted change's range from the model's measured gains.
+                             'changes': changes_vs_sequential(c['measured'], sequential, new)})
     return rows
+
+
+CHANGES = {'energy_vs_sequential': 'energy_j', 'makespan_vs_sequential': 'makespan_s'}
+
+
+def changes_vs_sequential(measured, sequential, predicted):
+    """{change: (measured, [lo, hi])} of a partitioned candidate against the sequential baseline
+    measured in the same mix, where both sides and the predicted range are known."""
+    out = {}
+    for change, figure in CHANGES.items():
+        rng = (predicted.get(change) or {}).get('range')
+        mine, base = measured.get(figure), (sequential or {}).get(figure)
+        if rng and mine is not None and base:
+            out[change] = (mine / base - 1, rng)
+    return out
 
 
 def speed_ratios(doc, measured, predicted, order):
@@ -568,9 +588,13 @@ def error_summary(rows, keys):
 
 def coverage(rows):
     """(inside, measured) over every measured figure of `rows` that has a known interval, and
-    the same per figure."""
-    per = {f: [0, 0] for f in FIGURES}
+    the same per figure and per change against the mix's measured sequential baseline (its
+    range from the model's measured gains)."""
+    per = {f: [0, 0] for f in (*FIGURES, *CHANGES)}
     for r in rows:
+        for change, (value, bounds) in r.get('changes', {}).items():
+            per[change][0] += bounds[0] <= value <= bounds[1]
+            per[change][1] += 1
         if not r['interval'].get('known'):
             continue
         for f in FIGURES:
@@ -578,7 +602,8 @@ def coverage(rows):
             if value is not None and bounds:
                 per[f][0] += bounds[0] <= value <= bounds[1]
                 per[f][1] += 1
-    return (sum(k for k, _ in per.values()), sum(n for _, n in per.values())), per
+    figures = [per[f] for f in FIGURES]  # the totals: the figures, not their changes
+    return (sum(k for k, _ in figures), sum(n for _, n in figures)), per
 
 
 def repredict(args):

@@ -165,6 +165,29 @@ std::optional<BoardIdle> board_idle(const Problem& p,
     return BoardIdle{*percentile(watts, 0.5), watts.size(), p.idle_power_w, p.idle_state};
 }
 
+namespace {
+
+// Each measured partitioned candidate's energy and makespan against the measured sequential
+// baseline (the candidate that is not partitioned).
+void measure_changes_vs_sequential(std::vector<VerifiedCandidate>& candidates) {
+    const auto sequential =
+        std::find_if(candidates.begin(), candidates.end(),
+                     [](const VerifiedCandidate& c) { return !c.partitioned && c.complete; });
+    if (sequential == candidates.end())
+        return;
+    const MeasuredRun& base = *sequential->measured;
+    for (VerifiedCandidate& c : candidates) {
+        if (!c.partitioned || !c.complete)
+            continue;
+        if (base.makespan_s > 0)
+            c.measured_makespan_vs_sequential = c.measured->makespan_s / base.makespan_s - 1;
+        if (c.measured->energy_j && base.energy_j && *base.energy_j > 0)
+            c.measured_energy_vs_sequential = *c.measured->energy_j / *base.energy_j - 1;
+    }
+}
+
+}  // namespace
+
 Verification verify(const Problem& p, const SearchResult& r, Objective objective,
                     CandidateRunner& runner) {
     Verification v;
@@ -193,6 +216,9 @@ Verification verify(const Problem& p, const SearchResult& r, Objective objective
         vc.given = &c == given;
         vc.predicted = c.prediction;
         vc.interval = c.interval;
+        vc.partitioned = c.partitioned();
+        vc.energy_vs_sequential = c.energy_vs_sequential;
+        vc.makespan_vs_sequential = c.makespan_vs_sequential;
         vc.order = run.order;
         vc.measured = runs.size() == 1 ? runner.run(c, i, run, vc.skipped)
                                        : runner.run_gpus(c, i, runs, vc.skipped);
@@ -204,6 +230,7 @@ Verification verify(const Problem& p, const SearchResult& r, Objective objective
             bool all_ok = true;
             for (const MeasuredJob& j : vc.measured->jobs)
                 all_ok = all_ok && j.status == "ok";
+            vc.complete = all_ok;
             if (all_ok) {
                 vc.score = measured_score(objective, p, run, *vc.measured);
                 if (auto t = measured_score(Objective::kThroughput, p, run, *vc.measured))
@@ -221,6 +248,7 @@ Verification verify(const Problem& p, const SearchResult& r, Objective objective
         const double best = *v.candidates[*v.best_measured].score;
         v.recommended_gap = best < 0 ? 1 - mine / best : mine / best - 1;  // throughputs: < 0
     }
+    measure_changes_vs_sequential(v.candidates);
     v.board_idle = board_idle(p, v.candidates);
     return v;
 }

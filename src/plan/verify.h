@@ -96,6 +96,13 @@ struct VerifiedCandidate {
     // Measured as the predictions' throughput and aggregate throughput are (measured_score).
     std::optional<double> throughput, aggregate_throughput;
     std::vector<GpuCheck> gpus;  // several GPUs: each one's; empty on one GPU
+    bool complete = false;       // measured, every job ok: its figures compare with predictions
+    // Its energy and makespan against the sequential baseline's: predicted with their measured
+    // gains' range (Candidate), and measured against the baseline measured beside it, as
+    // fractions (empty: not partitioned, either side incomplete or without the figure).
+    bool partitioned = false;
+    ChangeVsSequential energy_vs_sequential, makespan_vs_sequential;
+    std::optional<double> measured_energy_vs_sequential, measured_makespan_vs_sequential;
 };
 
 // The measured board's idle power beside the profiles': a board that idles higher or lower than

@@ -583,7 +583,9 @@ json verification_json(const plan::Problem& p, const plan::Verification& v) {
                         {"throughput", c.predicted.throughput},
                         {"aggregate_throughput", c.predicted.aggregate_throughput},
                         {"edp_js", c.predicted.edp_js},
-                        {"interval", interval_json(c.interval)}}}};
+                        {"interval", interval_json(c.interval)},
+                        {"energy_vs_sequential", change_json(c.energy_vs_sequential)},
+                        {"makespan_vs_sequential", change_json(c.makespan_vs_sequential)}}}};
         if (!c.measured) {
             entry["skipped"] = c.skipped;
             entries.push_back(entry);
@@ -591,9 +593,12 @@ json verification_json(const plan::Problem& p, const plan::Verification& v) {
         }
         const plan::MeasuredRun& m = *c.measured;
         const plan::PredictionInterval& iv = c.interval;
-        // Each measured figure, and whether it fell inside its predicted interval.
-        json figures = {{"makespan_s", m.makespan_s}}, inside = json::object();
+        // Each measured figure, and whether it fell inside its predicted interval; none where a
+        // job did not finish its work.
+        json figures = {{"complete", c.complete}}, inside = json::object();
         const auto add = [&](const char* key, const plan::Bounds& b, std::optional<double> v) {
+            if (!c.complete)
+                v.reset();
             figures[key] = v ? json(*v) : json(nullptr);
             inside[key] = v ? json(b.contains(*v)) : json(nullptr);
         };
@@ -603,6 +608,16 @@ json verification_json(const plan::Problem& p, const plan::Verification& v) {
         add("aggregate_throughput", iv.aggregate_throughput, c.aggregate_throughput);
         add("edp_js", iv.edp_js,
             m.energy_j ? std::optional<double>(*m.energy_j * m.makespan_s) : std::nullopt);
+        // Against the sequential baseline measured beside it, inside the measured gains' range.
+        const auto add_change = [&](const char* key, const plan::ChangeVsSequential& predicted,
+                                    const std::optional<double>& measured) {
+            figures[key] = maybe(measured);
+            inside[key] = measured && predicted.range ? json(predicted.range->contains(*measured))
+                                                      : json(nullptr);
+        };
+        add_change("energy_vs_sequential", c.energy_vs_sequential, c.measured_energy_vs_sequential);
+        add_change("makespan_vs_sequential", c.makespan_vs_sequential,
+                   c.measured_makespan_vs_sequential);
         figures["inside"] = inside;
         entry["measured"] = figures;
         if (!c.gpus.empty())
@@ -641,6 +656,78 @@ json verification_json(const plan::Problem& p, const plan::Verification& v) {
 
 namespace {
 
+// "energy +8.1% measured, +6.8% (+6.3 to +13.9%) predicted, inside": one figure of a
+// partitioned candidate against the sequential baseline measured beside it; "" unmeasured.
+std::string change_verified(const char* figure, const plan::ChangeVsSequential& predicted,
+                            const std::optional<double>& measured) {
+    if (!measured)
+        return "";
+    std::string text =
+        fmt::format("{} {} measured, {} predicted", figure, signed_change(100 * *measured, "%"),
+                    signed_change(100 * predicted.predicted, "%"));
+    if (predicted.range) {
+        text += fmt::format(" ({} to {}), {}", signed_change(100 * predicted.range->lo, ""),
+                            signed_change(100 * predicted.range->hi, "%"),
+                            predicted.range->contains(*measured) ? "inside" : "outside");
+    }
+    return text;
+}
+
+// A partitioned candidate's energy and makespan against the measured sequential baseline.
+void print_changes_verified(const plan::VerifiedCandidate& c, std::ostream& out) {
+    const std::string energy =
+        change_verified("energy", c.energy_vs_sequential, c.measured_energy_vs_sequential);
+    const std::string makespan =
+        change_verified("makespan", c.makespan_vs_sequential, c.measured_makespan_vs_sequential);
+    if (energy.empty() && makespan.empty())
+        return;
+    out << "    against the sequential baseline measured beside it: " << energy
+        << (energy.empty() || makespan.empty() ? "" : "; ") << makespan << "\n";
+}
+
+// A measured candidate's makespan, energy and throughput, predicted (with its interval) against
+// measured; a candidate whose window closed without a job's work has none to compare.
+void print_figures_verified(const plan::VerifiedCandidate& c, std::ostream& out) {
+    if (!c.complete) {
+        out << fmt::format(
+            "  {}: not compared: a job did not finish its work (makespan {:.1f} s, energy {} kJ "
+            "predicted)\n",
+            c.name, c.predicted.makespan_s, kj(c.predicted.energy_j));
+        return;
+    }
+    const plan::MeasuredRun& m = *c.measured;
+    const plan::PredictionInterval& iv = c.interval;
+    // "inside" / "outside" its interval, or nothing where no interval is known.
+    const auto where = [&](const plan::Bounds& b, double v) {
+        return iv.known ? (b.contains(v) ? ", inside" : ", outside") : "";
+    };
+    const auto bounds = [&](const plan::Bounds& b, int digits, double scale) {
+        return iv.known
+                   ? fmt::format(" ({:.{}f}-{:.{}f})", b.lo / scale, digits, b.hi / scale, digits)
+                   : std::string();
+    };
+    out << fmt::format("  {}{}: makespan {:.1f} s predicted{}, {:.1f} s measured ({}{}); ", c.name,
+                       c.baseline ? " (the sequential baseline)"
+                       : c.given  ? " (your layout)"
+                                  : "",
+                       c.predicted.makespan_s, bounds(iv.makespan_s, 1, 1), m.makespan_s,
+                       signed_pct(m.makespan_s, c.predicted.makespan_s),
+                       where(iv.makespan_s, m.makespan_s));
+    if (m.energy_j)
+        out << fmt::format("energy {} kJ predicted{}, {} kJ measured ({}{}); ",
+                           kj(c.predicted.energy_j), bounds(iv.energy_j, 2, 1e3), kj(*m.energy_j),
+                           signed_pct(*m.energy_j, c.predicted.energy_j),
+                           where(iv.energy_j, *m.energy_j));
+    else
+        out << "energy not measured; ";
+    if (c.throughput)
+        out << fmt::format("throughput {:.2f} predicted{}, {:.2f} measured{}\n",
+                           c.predicted.throughput, bounds(iv.throughput, 2, 1), *c.throughput,
+                           where(iv.throughput, *c.throughput));
+    else
+        out << "throughput not measured\n";
+}
+
 // Each candidate's predicted against measured, then the recommendation against the best.
 void print_candidates_verified(const plan::Problem& p, const plan::Verification& v,
                                std::ostream& out) {
@@ -650,37 +737,9 @@ void print_candidates_verified(const plan::Problem& p, const plan::Verification&
             continue;
         }
         const plan::MeasuredRun& m = *c.measured;
-        const plan::PredictionInterval& iv = c.interval;
-        // "inside" / "outside" its interval, or nothing where no interval is known.
-        const auto where = [&](const plan::Bounds& b, double v) {
-            return iv.known ? (b.contains(v) ? ", inside" : ", outside") : "";
-        };
-        const auto bounds = [&](const plan::Bounds& b, int digits, double scale) {
-            return iv.known ? fmt::format(" ({:.{}f}-{:.{}f})", b.lo / scale, digits,
-                                          b.hi / scale, digits)
-                            : std::string();
-        };
-        out << fmt::format(
-            "  {}{}: makespan {:.1f} s predicted{}, {:.1f} s measured ({}{}); ", c.name,
-            c.baseline ? " (the sequential baseline)"
-            : c.given  ? " (your layout)"
-                       : "",
-            c.predicted.makespan_s, bounds(iv.makespan_s, 1, 1), m.makespan_s,
-            signed_pct(m.makespan_s, c.predicted.makespan_s), where(iv.makespan_s, m.makespan_s));
-        if (m.energy_j)
-            out << fmt::format("energy {} kJ predicted{}, {} kJ measured ({}{}); ",
-                               kj(c.predicted.energy_j), bounds(iv.energy_j, 2, 1e3),
-                               kj(*m.energy_j), signed_pct(*m.energy_j, c.predicted.energy_j),
-                               where(iv.energy_j, *m.energy_j));
-        else
-            out << "energy not measured; ";
-        if (c.throughput)
-            out << fmt::format("throughput {:.2f} predicted{}, {:.2f} measured{}\n",
-                               c.predicted.throughput, bounds(iv.throughput, 2, 1),
-                               *c.throughput, where(iv.throughput, *c.throughput));
-        else
-            out << "throughput not measured (a job failed)\n";
+        print_figures_verified(c, out);
         print_gpu_checks(c.gpus, out);
+        print_changes_verified(c, out);
         for (size_t k = 0; k < c.order.size() && k < m.jobs.size(); ++k) {
             const plan::MeasuredJob& mj = m.jobs[k];
             const plan::JobModel& job = p.jobs[c.order[k]];

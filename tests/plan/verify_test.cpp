@@ -170,6 +170,36 @@ TEST(Verify, TheSequentialBaselineIsMeasuredWhenTheTopLacksIt) {
               3u);
 }
 
+// Each measured partitioned candidate's energy and makespan against the sequential baseline
+// measured beside it, with what was predicted for them (and their range) carried along.
+TEST(Verify, PartitionedCandidatesAreSetAgainstTheMeasuredSequentialBaseline) {
+    Fixture f = three_candidates();
+    f.result.top[0].energy_vs_sequential = {0.05, Bounds{0.04, 0.12}, "energy/3-4"};
+    ScriptedRunner runner;
+    runner.answers = {{0, measured(10, 1100, 3)},  // the sequential baseline is candidate 3
+                      {1, measured(12, std::nullopt, 3)},
+                      {3, measured(15, 1000, 3)}};
+    const Verification v = verify(f.problem, f.result, Objective::kEnergy, runner);
+    ASSERT_EQ(v.candidates.size(), 4u);
+    const VerifiedCandidate& first = v.candidates[0];
+    EXPECT_TRUE(first.partitioned);
+    EXPECT_NEAR(*first.measured_energy_vs_sequential, 0.10, 1e-12);
+    EXPECT_NEAR(*first.measured_makespan_vs_sequential, 10.0 / 15 - 1, 1e-12);
+    EXPECT_EQ(first.energy_vs_sequential.range->hi, 0.12);        // the prediction travels with it
+    EXPECT_FALSE(v.candidates[1].measured_energy_vs_sequential);  // no energy measured
+    EXPECT_NEAR(*v.candidates[1].measured_makespan_vs_sequential, 12.0 / 15 - 1, 1e-12);
+    EXPECT_FALSE(v.candidates[2].measured_makespan_vs_sequential);  // not run
+    EXPECT_FALSE(v.candidates[3].partitioned);
+    EXPECT_FALSE(v.candidates[3].measured_makespan_vs_sequential);  // the baseline itself
+
+    // Without the baseline measured there is nothing to set them against.
+    ScriptedRunner no_baseline;
+    no_baseline.answers = {{0, measured(10, 1100, 3)}};
+    EXPECT_FALSE(verify(f.problem, f.result, Objective::kEnergy, no_baseline)
+                     .candidates[0]
+                     .measured_energy_vs_sequential);
+}
+
 // The user's plan (plan --layout) is measured after the others, unless one of them is it.
 TEST(Verify, AGivenPlanIsMeasuredTooUnlessItIsAmongTheOthers) {
     Fixture f = three_candidates();
@@ -220,6 +250,8 @@ TEST(Verify, FailedJobsMissingEnergyAndUnrunCandidatesAreNotCompared) {
     runner.answers = {{0, measured(10, 1100, 3, "out of memory")}, {2, measured(9, {}, 3)}};
     const Verification v = verify(f.problem, f.result, Objective::kEnergy, runner);
     EXPECT_FALSE(v.candidates[0].score);  // a job failed
+    EXPECT_FALSE(v.candidates[0].complete);
+    EXPECT_TRUE(v.candidates[2].complete);
     EXPECT_FALSE(v.candidates[1].measured);
     EXPECT_EQ(v.candidates[1].skipped, "not scripted");
     EXPECT_FALSE(v.candidates[2].score);  // no energy measured

@@ -106,5 +106,72 @@ TEST(PlanOutput, VerificationSaysHowTheBoardsIdlePowerDiffersFromTheProfiles) {
     EXPECT_NEAR(board["recommended_energy_share"].get<double>(), share, 1e-12);
 }
 
+// --verify sets a partitioned candidate's measured energy and makespan against the sequential
+// baseline measured beside it, and says whether each fell inside its measured gains' range.
+TEST(PlanOutput, VerificationSetsEachPartitionedCandidateAgainstTheMeasuredBaseline) {
+    const PlanFixture f = fixture();
+    plan::Verification v;
+    plan::VerifiedCandidate c;
+    c.name = "3g.71gb@4+2g.35gb@0+2g.35gb@2";
+    c.partitioned = true;
+    c.complete = true;
+    c.measured = plan::MeasuredRun{};
+    c.measured->makespan_s = 9;
+    c.measured->energy_j = 1100;
+    c.energy_vs_sequential = {0.05, plan::Bounds{0.04, 0.08}, "energy/3-4"};
+    c.makespan_vs_sequential = {-0.12, plan::Bounds{-0.15, -0.11}, "makespan/3-4"};
+    c.measured_energy_vs_sequential = 0.10;
+    c.measured_makespan_vs_sequential = -0.14;
+    v.candidates.push_back(c);
+
+    std::ostringstream table;
+    print_verification(f.problem, v, table);
+    EXPECT_NE(table.str().find("    against the sequential baseline measured beside it: energy "
+                               "+10.0% measured, +5.0% predicted (+4.0 to +8.0%), outside; "
+                               "makespan -14.0% measured, -12.0% predicted (-15.0 to -11.0%), "
+                               "inside\n"),
+              std::string::npos)
+        << table.str();
+
+    std::ostringstream out;
+    plan_printers().print("json", PlanOutput{report_of(f), &v, "test"}, out);
+    const nlohmann::json entry = nlohmann::json::parse(out.str())["verify"]["candidates"][0];
+    EXPECT_DOUBLE_EQ(entry["measured"]["energy_vs_sequential"].get<double>(), 0.10);
+    EXPECT_EQ(entry["measured"]["inside"]["energy_vs_sequential"], false);
+    EXPECT_EQ(entry["measured"]["inside"]["makespan_vs_sequential"], true);
+    EXPECT_EQ(entry["predicted"]["energy_vs_sequential"]["gain_group"], "energy/3-4");
+}
+
+// A candidate whose window closed without a job's work (one crashed) has no figure to compare:
+// its makespan is not 0 s "outside" its interval, nor a measured -100 %.
+TEST(PlanOutput, ACandidateWithAJobThatDidNotFinishIsNotCompared) {
+    const PlanFixture f = fixture();
+    plan::Verification v;
+    plan::VerifiedCandidate c;
+    c.name = "4g.71gb@0+3g.71gb@4";
+    c.partitioned = true;
+    c.predicted = f.result.top.front().prediction;
+    c.measured = plan::MeasuredRun{};
+    c.measured->makespan_s = 0;
+    c.measured->jobs.push_back(plan::MeasuredJob{"crashed", "worker exited", {}, {}});
+    v.candidates.push_back(c);
+
+    std::ostringstream table;
+    print_verification(f.problem, v, table);
+    EXPECT_NE(table.str().find("  4g.71gb@0+3g.71gb@4: not compared: a job did not finish its "
+                               "work (makespan "),
+              std::string::npos)
+        << table.str();
+    EXPECT_EQ(table.str().find("measured (-100.0%"), std::string::npos) << table.str();
+
+    std::ostringstream out;
+    plan_printers().print("json", PlanOutput{report_of(f), &v, "test"}, out);
+    const nlohmann::json m =
+        nlohmann::json::parse(out.str())["verify"]["candidates"][0]["measured"];
+    EXPECT_EQ(m["complete"], false);
+    EXPECT_TRUE(m["makespan_s"].is_null());
+    EXPECT_TRUE(m["inside"]["makespan_s"].is_null());
+}
+
 }  // namespace
 }  // namespace migscope::report

@@ -252,6 +252,24 @@ class Repredict(unittest.TestCase):
         self.assertEqual(per['energy_j'], [1, 2])
         self.assertEqual(per['throughput'], [0, 0])  # no interval for it
 
+    def test_changes_against_the_measured_baseline_count_apart_from_the_figures(self):
+        predicted = {'energy_vs_sequential': {'predicted': 0.05, 'range': [0.04, 0.12]},
+                     'makespan_vs_sequential': {'predicted': -0.1, 'range': None}}
+        changes = plan_eval.changes_vs_sequential({'energy_j': 110.0, 'makespan_s': 9.0},
+                                                  {'energy_j': 100.0, 'makespan_s': 10.0},
+                                                  predicted)
+        self.assertEqual(set(changes), {'energy_vs_sequential'})  # makespan: no range
+        self.assertAlmostEqual(changes['energy_vs_sequential'][0], 0.10)
+        self.assertEqual(plan_eval.changes_vs_sequential({'energy_j': 1.0}, None, predicted), {})
+        rows = [{'interval': {'known': True, 'makespan_s': [9.0, 11.0]},
+                 'measured': {'makespan_s': 10.0}, 'changes': changes},
+                {'interval': {}, 'measured': {},
+                 'changes': {'energy_vs_sequential': (0.2, [0.04, 0.12])}}]
+        (inside, n), per = plan_eval.coverage(rows)
+        self.assertEqual((inside, n), (1, 1))  # the figures' totals leave the changes out
+        self.assertEqual(per['energy_vs_sequential'], [1, 2])
+        self.assertEqual(per['makespan_vs_sequential'], [0, 0])
+
     def row(self, mix, name, measured, predicted):
         figures = ('makespan_s', 'energy_j', 'throughput')
         return {'dir': 'd', 'mix': mix, 'candidate': name,
