@@ -25,11 +25,9 @@ void add_if(std::vector<double>& values, const std::optional<double>& v) {
 }
 
 // Keeps the widest of the jobs' within-window rate spreads in `widest`.
-void widen(std::optional<double>& widest, const std::vector<store::JobRecord>& jobs) {
-    for (const store::JobRecord& j : jobs) {
-        if (j.items_per_s_spread_pct)
-            widest = std::max(widest.value_or(0.0), *j.items_per_s_spread_pct);
-    }
+void widen(std::optional<double>& widest, const store::JobRecord& job) {
+    if (job.items_per_s_spread_pct)
+        widest = std::max(widest.value_or(0.0), *job.items_per_s_spread_pct);
 }
 
 // "run 7: <its warnings>", or what is missing when the run gave no reason.
@@ -105,7 +103,7 @@ std::vector<ScalingSeries> scaling_series(const std::vector<store::RunRecord>& r
             if (p.point.run_ids.empty() || p.point.run_ids.back() != run.id)
                 p.point.run_ids.push_back(run.id);  // once for a job set holding it twice
             p.items_per_s.push_back(*job.items_per_s);
-            widen(p.widest_rate_spread_pct, {job});
+            widen(p.widest_rate_spread_pct, job);
             p.measured_s.push_back(job.busy_s);
             if (job.energy_per_item_j)
                 p.energy_per_item_j.push_back(*job.energy_per_item_j);
@@ -178,8 +176,10 @@ void summarize_repetitions(LayoutComparison& g,
         const Comparison& c = r.comparison;
         const store::RunRecord& run = *run_by_id.at(r.run_id);
         const store::RunRecord& base = *run_by_id.at(r.baseline_id);
-        widen(widest_rate_spread_pct, run.jobs);
-        widen(widest_rate_spread_pct, base.jobs);
+        for (const store::RunRecord* side : {&run, &base}) {
+            for (const store::JobRecord& job : side->jobs)
+                widen(widest_rate_spread_pct, job);
+        }
         add_if(run_w, run.average_power_w);
         add_if(base_w, base.average_power_w);
         add_if(run_mhz, run.sm_clock_mhz);

@@ -121,16 +121,20 @@ std::string with_interval(double value, const plan::Bounds& b, const plan::Predi
     return fmt::format("{} ({:.{}f}-{:.{}f})", v, b.lo / scale, digits, b.hi / scale, digits);
 }
 
+// "(+6.3 to +14.0%)": a change's range, as fractions.
+std::string change_range_text(const plan::Bounds& range) {
+    return fmt::format("({} to {})", signed_change(100 * range.lo, ""),
+                       signed_change(100 * range.hi, "%"));
+}
+
 // A candidate's change against the sequential baseline: "+6.8% (+6.3 to +14.0%)", its measured
 // gains' range; "(?)" for a partitioned plan whose gains are too few; the point alone with no
 // residuals at all, and for a plan that is not partitioned (the baseline's own figure).
 std::string change_text(const plan::ChangeVsSequential& change, const plan::Candidate& c,
                         bool residuals) {
     const std::string point = signed_change(100 * change.predicted, "%");
-    if (change.range) {
-        return fmt::format("{} ({} to {})", point, signed_change(100 * change.range->lo, ""),
-                           signed_change(100 * change.range->hi, "%"));
-    }
+    if (change.range)
+        return point + " " + change_range_text(*change.range);
     return residuals && c.partitioned() ? point + " (?)" : point;
 }
 
@@ -666,9 +670,8 @@ std::string change_verified(const char* figure, const plan::ChangeVsSequential& 
         fmt::format("{} {} measured, {} predicted", figure, signed_change(100 * *measured, "%"),
                     signed_change(100 * predicted.predicted, "%"));
     if (predicted.range) {
-        text += fmt::format(" ({} to {}), {}", signed_change(100 * predicted.range->lo, ""),
-                            signed_change(100 * predicted.range->hi, "%"),
-                            predicted.range->contains(*measured) ? "inside" : "outside");
+        text += " " + change_range_text(*predicted.range) + ", " +
+                (predicted.range->contains(*measured) ? "inside" : "outside");
     }
     return text;
 }
