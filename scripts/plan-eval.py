@@ -262,6 +262,7 @@ def regret_of(objective, measured, candidate):
 def report(args):
     rows, regrets, inside, outside = [], [], 0, 0
     cautious, changed = [], 0
+    changes = {change: [0, 0] for change in CHANGES}
     misses = []
     for d in args.dirs:
         for path, doc in mix_files(d):
@@ -295,6 +296,12 @@ def report(args):
                                       f"{c['measured'][figure]:.4g}, interval {lo:.4g}-{hi:.4g}")
             inside += n_in
             outside += n_all - n_in
+            for c in measured:  # since 2026-12-07: the changes against the measured baseline
+                for change in CHANGES:
+                    flag = c['measured']['inside'].get(change)
+                    if flag is not None:
+                        changes[change][0] += bool(flag)
+                        changes[change][1] += 1
             rec = verify['candidates'][0]['name']
             gain = decision.get('gain')
             rows.append((path.stem, objective, len(doc['jobs']),
@@ -315,6 +322,10 @@ def report(args):
               f'whose interval\'s worse end is best ({changed} of {len(cautious)} picks other): '
               f'regret median {100 * statistics.median(cautious):.2f} %, '
               f'worst {100 * max(cautious):.2f} %')
+    if any(n for _, n in changes.values()):
+        print('partitioned candidates against the sequential baseline measured beside them, '
+              'inside the range of the model\'s measured gains: ' +
+              ', '.join(f'{change} {k} of {n}' for change, (k, n) in changes.items()))
     if misses:
         print('\noutside their interval:')
         for m in misses:

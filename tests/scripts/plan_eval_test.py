@@ -76,6 +76,20 @@ class Report(unittest.TestCase):
         self.assertEqual(list(gains), ['makespan_s'])
         self.assertAlmostEqual(gains['makespan_s'][0], 1.125)
 
+    def test_the_changes_against_the_measured_baseline_are_counted_where_verify_gave_them(self):
+        with tempfile.TemporaryDirectory() as d:
+            whole = candidate('whole GPU (not partitioned)', {'makespan_s': 10.0}, {})
+            part = candidate('4g.71gb@0+3g.71gb@4', {'makespan_s': 9.0},
+                             {'energy_vs_sequential': True, 'makespan_vs_sequential': False})
+            doc = {'objective': 'makespan', 'jobs': [1, 2], 'decision': {'verdict': 'clear-gain'},
+                   'verify': {'candidates': [part, whole]}}
+            (pathlib.Path(d) / 'mix-1.json').write_text(json.dumps(doc))
+            self.assertIn('inside the range of the model\'s measured gains: energy_vs_sequential '
+                          '1 of 1, makespan_vs_sequential 0 of 1', report_text(d))
+        # Evaluations from before the changes were in the JSON say nothing of them.
+        self.assertNotIn('measured gains: ',
+                         report_text(REPO / 'data' / 'plan-eval-h200-seed-20261205'))
+
     def test_a_mix_cut_short_is_left_out_and_run_again(self):
         with tempfile.TemporaryDirectory() as d:
             (pathlib.Path(d) / 'mix-2.json').write_text('')  # its call ended while it ran
