@@ -22,6 +22,14 @@ const mig::GpuModel& h200() {
     return mig::builtin_model("h200");
 }
 
+// `count` alike jobs that cannot fill the GPU (speed as (SMs/132)^0.3): they gain from partitions.
+ProfileSet small_jobs(int count) {
+    std::vector<JobProfile> jobs;
+    for (int i = 0; i < count; ++i)
+        jobs.push_back(scaling_job("small" + std::to_string(i), 1000, 300, 0.3, 0.5, 100));
+    return profile_set(jobs);
+}
+
 std::vector<JobRequest> equal_work(const ProfileSet& set, double whole_gpu_s = 10) {
     std::vector<JobRequest> out;
     for (size_t i = 0; i < set.jobs.size(); ++i)
@@ -131,10 +139,7 @@ ModelError uniform_error(double lo, double hi, size_t n = 8) {
 // On two GPUs as on one: small jobs gain from partitions by their points; that gain is the
 // recommendation only while the model's error is smaller than it.
 TEST(Search, OnSeveralGpusAPartitionedPlanIsRecommendedOnlyClearOfTheModelsError) {
-    std::vector<JobProfile> jobs;
-    for (int i = 0; i < 6; ++i)
-        jobs.push_back(scaling_job("small" + std::to_string(i), 1000, 300, 0.3, 0.5, 100));
-    const ProfileSet set = profile_set(jobs);
+    const ProfileSet set = small_jobs(6);
     const Problem p = make_problem(equal_work(set, 60), set, h200(), {});
     const ModelError tight = uniform_error(0.99, 1.01), wide = uniform_error(0.4, 1.6);
     SearchOptions o{Objective::kEnergy, 2, 3};
@@ -161,10 +166,7 @@ TEST(Search, OnSeveralGpusAPartitionedPlanIsRecommendedOnlyClearOfTheModelsError
 // predicted gain corrected by their median, recommended only when their whole range keeps it
 // above 0, however narrow the intervals.
 TEST(Search, MeasuredGainsOfPartitioningJudgeWhereTheResidualsHaveThem) {
-    std::vector<JobProfile> jobs;
-    for (int i = 0; i < 6; ++i)
-        jobs.push_back(scaling_job("small" + std::to_string(i), 1000, 300, 0.3, 0.5, 100));
-    const ProfileSet set = profile_set(jobs);
+    const ProfileSet set = small_jobs(6);
     const Problem p = make_problem(equal_work(set, 60), set, h200(), {});
     SearchOptions o{Objective::kEnergy, 1, 3};
     ModelError e = uniform_error(0.99, 1.01);
@@ -218,10 +220,7 @@ TEST(Search, MeasuredGainsOfPartitioningJudgeWhereTheResidualsHaveThem) {
 // Every candidate's energy and makespan against the sequential baseline carry the range of the
 // measured gains of plans its size: the decision's band, as a change (the ratio × its ends, - 1).
 TEST(Search, EveryCandidatesChangeVsSequentialCarriesItsMeasuredGainsRange) {
-    std::vector<JobProfile> jobs;
-    for (int i = 0; i < 6; ++i)
-        jobs.push_back(scaling_job("small" + std::to_string(i), 1000, 300, 0.3, 0.5, 100));
-    const ProfileSet set = profile_set(jobs);
+    const ProfileSet set = small_jobs(6);
     const Problem p = make_problem(equal_work(set, 60), set, h200(), {});
     SearchOptions o{Objective::kEnergy, 1, 3};
     ModelError e = uniform_error(0.99, 1.01);
@@ -418,10 +417,7 @@ TEST(Search, BestOnLayoutLeavesPartitionsIdleWhenThereAreFewerJobs) {
 // without, the best assignment on its layout. Set against the recommendation by the rule that
 // lists indistinguishable plans.
 TEST(Search, AGivenPlanIsPredictedBesideTheRecommendationWithItsInterval) {
-    std::vector<JobProfile> jobs;
-    for (int i = 0; i < 3; ++i)
-        jobs.push_back(scaling_job("small" + std::to_string(i), 1000, 300, 0.3, 0.5, 100));
-    const ProfileSet set = profile_set(jobs);
+    const ProfileSet set = small_jobs(3);
     const Problem p = make_problem(equal_work(set, 60), set, h200(), {});
     const mig::Layout three =
         *mig::check_layout(mig::parse_layout("3g+2g+2g", h200()), h200()).layout;
