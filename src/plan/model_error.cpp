@@ -19,8 +19,8 @@ constexpr const char* kFormat = "migscope-model-error";
 constexpr int kVersion = 1;
 // Partitions up to this many SMs count as small (1g and 2g profiles of an H200).
 constexpr unsigned kSmallPartitionSms = 32;
-// From this many residuals on, a band spans their 5th to 95th percentile, not all of them.
-constexpr size_t kPercentileBandResiduals = 20;
+// A band is meant to hold this share of new ratios (5 % left out at each end).
+constexpr double kBandCoverage = 0.90;
 
 std::optional<ResidualKind> parse_kind(const std::string& text) {
     if (text == "speed")
@@ -150,13 +150,19 @@ ErrorBand error_band(const ModelError& error, ResidualKind kind,
         b.n = ratios.size();
         b.group = group;
         b.median = *percentile(ratios, 0.5);
-        if (ratios.size() >= kPercentileBandResiduals) {
-            b.lo = *percentile(ratios, 0.05);
-            b.hi = *percentile(ratios, 0.95);
-        } else {
-            b.lo = *std::min_element(ratios.begin(), ratios.end());
-            b.hi = *std::max_element(ratios.begin(), ratios.end());
-        }
+        // A new ratio exchangeable with these n falls below the k-th least of them with
+        // probability k / (n + 1), and above the k-th largest likewise: the k-th least to the
+        // k-th largest holds it with probability 1 - 2k / (n + 1). k is the largest that keeps
+        // that at the coverage, and at least 1 (the least to the largest): below 19 residuals
+        // the band holds less than 90 %, and says how much. Interpolated 5th and 95th
+        // percentiles hold less than they promise (87 % of new ratios at n = 66).
+        std::sort(ratios.begin(), ratios.end());
+        const size_t n = ratios.size();
+        const size_t k = std::max<size_t>(
+            1, static_cast<size_t>((1 - kBandCoverage) / 2 * static_cast<double>(n + 1) + 1e-9));
+        b.lo = ratios[k - 1];
+        b.hi = ratios[n - k];
+        b.coverage = 1 - 2 * static_cast<double>(k) / static_cast<double>(n + 1);
         return b;
     }
     return {};

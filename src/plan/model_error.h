@@ -55,11 +55,14 @@ std::string energy_group(bool mix, bool capped);
 // "mix"; "alone".
 std::vector<std::string> group_chain(const std::string& group);
 
-// The span of measured / predicted ratios of one group's residuals: their 5th to 95th
-// percentile from 20 residuals on, their least to largest below. n = 0: none known.
+// The span of measured / predicted ratios of one group's residuals that holds 90 % of new ones:
+// the k-th least to the k-th largest of the n, k = floor(0.05 (n + 1)) and at least 1, which
+// holds a new ratio from the same spread with probability 1 - 2k / (n + 1) (`coverage`: 90 %
+// from 19 residuals on, less below: the least to the largest of 8 hold 78 %). n = 0: none known.
 struct ErrorBand {
     double lo = 1, hi = 1;
     double median = 1;
+    double coverage = 0;  // the share of new ratios the band is expected to hold
     size_t n = 0;
     std::string group;  // the group it came from
     bool known() const { return n > 0; }

@@ -205,6 +205,7 @@ ChangeVsSequential change_vs_sequential(Objective figure, const Candidate& c,
                                : ErrorBand{};
     if (band.known()) {
         change.range = Bounds{ratio * band.lo - 1, ratio * band.hi - 1};
+        change.range_coverage = band.coverage;
         change.gain_group = band.group;
     }
     return change;
@@ -249,6 +250,7 @@ void decide(const Problem& p, const SearchOptions& o, SearchResult& r) {
             d.corrected_gain = gain_at(band.median);
             d.gain_range = {std::min(gain_at(band.lo), gain_at(band.hi)),
                             std::max(gain_at(band.lo), gain_at(band.hi))};
+            d.gain_range_coverage = band.coverage;
         }
     }
     bool recommend_sequential = false;

@@ -38,13 +38,14 @@ struct SearchOptions {
 
 // A candidate's figure against the same jobs one after another on the whole GPU, as a fraction
 // (+0.068: 6.8 % more), with the range the model's measured gains of partitioning give it: the
-// predicted ratio × their 5-95 % band (gain_band of the candidate's busy partitions: the band the
+// predicted ratio × their 90 % band (gain_band of the candidate's busy partitions: the band the
 // Decision judges by), less 1. No range for a plan that is not partitioned (its figure is the
 // sequential one's), or where the residuals hold too few gains for the figure.
 struct ChangeVsSequential {
     double predicted = 0;
     std::optional<Bounds> range;
-    std::string gain_group;  // whose gains: "energy/3-4"
+    double range_coverage = 0;  // the share of measured changes it is expected to hold
+    std::string gain_group;     // whose gains: "energy/3-4"
 };
 
 struct Candidate {
@@ -79,12 +80,13 @@ struct Decision {
     // Where the residuals hold the model's gain of partitioning on verified plans for the
     // objective (gain_band: of plans with as many busy partitions as the best partitioned one,
     // else all, at least kMinGroupResiduals pairs), the gain judges: corrected by
-    // their median, with their 5-95 % range (fractions as `gain`), and a partitioned plan is
-    // recommended only when that range is above 0. gain_pairs = 0: the intervals judge.
+    // their median, with their 90 % range (ErrorBand; fractions as `gain`), and a partitioned
+    // plan is recommended only when that range is above 0. gain_pairs = 0: the intervals judge.
     size_t gain_pairs = 0;
     std::string gain_group;  // whose pairs: "energy/3-4" (gain_group), or all "energy"
     double corrected_gain = 0;
     Bounds gain_range;
+    double gain_range_coverage = 0;  // ErrorBand::coverage: 0.9 from 19 pairs on
     std::string unknown_why;  // kErrorUnknown: which residuals are missing
     // Other top candidates whose objective interval overlaps the recommendation's (or is
     // unknown): the model cannot tell them from it.

@@ -33,7 +33,11 @@ json bounds_json(const plan::Bounds& b) {
 json band_json(const plan::ErrorBand& b) {
     if (!b.known())
         return nullptr;
-    return {{"lo", b.lo}, {"hi", b.hi}, {"residuals", b.n}, {"group", b.group}};
+    return {{"lo", b.lo},
+            {"hi", b.hi},
+            {"coverage", b.coverage},
+            {"residuals", b.n},
+            {"group", b.group}};
 }
 
 // A prediction's interval: each figure's bounds, and whether every band came from residuals.
@@ -51,6 +55,7 @@ json interval_json(const plan::PredictionInterval& iv) {
 json change_json(const plan::ChangeVsSequential& change) {
     return {{"predicted", change.predicted},
             {"range", change.range ? bounds_json(*change.range) : json(nullptr)},
+            {"range_coverage", change.range ? json(change.range_coverage) : json(nullptr)},
             {"gain_group", change.range ? json(change.gain_group) : json(nullptr)}};
 }
 
@@ -248,9 +253,10 @@ void print_recommendation(const PlanReport& report, std::ostream& out) {
     const std::string which =
         slash == std::string::npos ? "" : " of " + d.gain_group.substr(slash + 1) + " partitions";
     const std::string corrected = fmt::format(
-        "{:.1f} % after the model's measured gains on {} verified plans{} (5-95 %: {:.1f} to "
-        "{:.1f} %)",
-        100 * d.corrected_gain, d.gain_pairs, which, 100 * d.gain_range.lo, 100 * d.gain_range.hi);
+        "{:.1f} % after the model's measured gains on {} verified plans{} (their {:.0f} % range: "
+        "{:.1f} to {:.1f} %)",
+        100 * d.corrected_gain, d.gain_pairs, which, std::floor(100 * d.gain_range_coverage + 1e-6),
+        100 * d.gain_range.lo, 100 * d.gain_range.hi);
     switch (d.verdict) {
         case plan::Verdict::kClearGain:
             out << "Recommendation: " << r.top.front().name << "\n  It beats not partitioning by "
@@ -442,19 +448,21 @@ namespace {
 // The answer to "should I partition?" with the intervals it rests on.
 json decision_json(const plan::Decision& d, plan::Objective objective) {
     const bool none = d.best_partitioned.empty();
-    return {{"verdict", plan::to_string(d.verdict)},
-            {"best_partitioned", none ? json(nullptr) : json(d.best_partitioned)},
-            {"gain", none ? json(nullptr) : json(d.gain)},
-            {"partitioned_interval",
-             none ? json(nullptr) : bounds_json(plan::figure_bounds(objective, d.partitioned))},
-            {"not_partitioned_interval",
-             none ? json(nullptr) : bounds_json(plan::figure_bounds(objective, d.not_partitioned))},
-            {"gain_pairs", d.gain_pairs},
-            {"gain_group", d.gain_pairs == 0 ? json(nullptr) : json(d.gain_group)},
-            {"corrected_gain", d.gain_pairs == 0 ? json(nullptr) : json(d.corrected_gain)},
-            {"gain_range", d.gain_pairs == 0 ? json(nullptr) : bounds_json(d.gain_range)},
-            {"unknown_why", d.unknown_why.empty() ? json(nullptr) : json(d.unknown_why)},
-            {"indistinguishable", d.indistinguishable}};
+    return {
+        {"verdict", plan::to_string(d.verdict)},
+        {"best_partitioned", none ? json(nullptr) : json(d.best_partitioned)},
+        {"gain", none ? json(nullptr) : json(d.gain)},
+        {"partitioned_interval",
+         none ? json(nullptr) : bounds_json(plan::figure_bounds(objective, d.partitioned))},
+        {"not_partitioned_interval",
+         none ? json(nullptr) : bounds_json(plan::figure_bounds(objective, d.not_partitioned))},
+        {"gain_pairs", d.gain_pairs},
+        {"gain_group", d.gain_pairs == 0 ? json(nullptr) : json(d.gain_group)},
+        {"corrected_gain", d.gain_pairs == 0 ? json(nullptr) : json(d.corrected_gain)},
+        {"gain_range", d.gain_pairs == 0 ? json(nullptr) : bounds_json(d.gain_range)},
+        {"gain_range_coverage", d.gain_pairs == 0 ? json(nullptr) : json(d.gain_range_coverage)},
+        {"unknown_why", d.unknown_why.empty() ? json(nullptr) : json(d.unknown_why)},
+        {"indistinguishable", d.indistinguishable}};
 }
 
 }  // namespace

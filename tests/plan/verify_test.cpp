@@ -174,7 +174,7 @@ TEST(Verify, TheSequentialBaselineIsMeasuredWhenTheTopLacksIt) {
 // measured beside it, with what was predicted for them (and their range) carried along.
 TEST(Verify, PartitionedCandidatesAreSetAgainstTheMeasuredSequentialBaseline) {
     Fixture f = three_candidates();
-    f.result.top[0].energy_vs_sequential = {0.05, Bounds{0.04, 0.12}, "energy/3-4"};
+    f.result.top[0].energy_vs_sequential = {0.05, Bounds{0.04, 0.12}, 0.91, "energy/3-4"};
     ScriptedRunner runner;
     runner.answers = {{0, measured(10, 1100, 3)},  // the sequential baseline is candidate 3
                       {1, measured(12, std::nullopt, 3)},

@@ -118,8 +118,8 @@ TEST(PlanOutput, VerificationSetsEachPartitionedCandidateAgainstTheMeasuredBasel
     c.measured = plan::MeasuredRun{};
     c.measured->makespan_s = 9;
     c.measured->energy_j = 1100;
-    c.energy_vs_sequential = {0.05, plan::Bounds{0.04, 0.08}, "energy/3-4"};
-    c.makespan_vs_sequential = {-0.12, plan::Bounds{-0.15, -0.11}, "makespan/3-4"};
+    c.energy_vs_sequential = {0.05, plan::Bounds{0.04, 0.08}, 0.91, "energy/3-4"};
+    c.makespan_vs_sequential = {-0.12, plan::Bounds{-0.15, -0.11}, 0.91, "makespan/3-4"};
     c.measured_energy_vs_sequential = 0.10;
     c.measured_makespan_vs_sequential = -0.14;
     v.candidates.push_back(c);
