@@ -32,8 +32,8 @@ std::string PeriodicRepartition::name() const {
 std::vector<LayoutChange> PeriodicRepartition::on_arrival(const StreamView& view) {
     if (view.now_s < next_decision_s_)
         return {};
-    while (next_decision_s_ <= view.now_s)
-        next_decision_s_ += period_s_;
+    // The first period's end after now, however many periods passed without an arrival.
+    next_decision_s_ = (std::floor(view.now_s / period_s_) + 1) * period_s_;
     // The window's jobs (arrived by now, never later ones), replayed from 0 as fresh jobs.
     std::vector<StreamJob> window;
     for (const StreamJob& j : jobs_) {

@@ -37,6 +37,9 @@ void check_time(double value, const std::string& where) {
         throw input_error(where + ": must be a finite number of seconds");
     if (value < 0)
         throw input_error(where + ": must not be negative (" + number_text(value) + ")");
+    if (value > kMaxTraceSeconds)
+        throw input_error(where + ": " + number_text(value) + " s is beyond the " +
+                          number_text(kMaxTraceSeconds) + " s (31.7 years) a trace may span");
 }
 
 // The checks of one entry that need no other entry; `path` is "ORIGIN: jobs[I]".
@@ -44,8 +47,9 @@ void check_entry(const TraceJob& t, const std::string& path) {
     check_time(t.arrival_s, path + ".arrival_s");
     if (t.work_steps.has_value() == t.duration_s.has_value())
         throw input_error(path + ": give exactly one of \"work\" (steps) and \"duration_s\"");
-    if (t.work_steps && *t.work_steps <= 0)
-        throw input_error(path + ".work: must be a positive number of steps");
+    if (t.work_steps && (*t.work_steps <= 0 || *t.work_steps > kMaxTraceWorkSteps))
+        throw input_error(path + ".work: must be a whole number of steps from 1 to 1e15, not " +
+                          std::to_string(*t.work_steps));
     if (t.duration_s) {
         check_time(*t.duration_s, path + ".duration_s");
         if (*t.duration_s == 0)

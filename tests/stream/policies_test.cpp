@@ -122,6 +122,20 @@ TEST(PeriodicPolicy, TakesTheLastWindowsBestLayoutAtEachPeriod) {
     EXPECT_THROW(PeriodicRepartition(p, jobs, o, StreamObjective{}, 0, 1), Error);
 }
 
+// A period's end is found at once however many periods passed: an arrival 10^9 s after the
+// first, with periods of 1 ms, once spun through 10^12 periods (and one at 1e300 s, forever).
+TEST(PeriodicPolicy, DecidesAgainAtTheFirstPeriodAfterALateArrival) {
+    const plan::Problem p = launch_bound();
+    std::vector<StreamJob> jobs = burst(2, 0);
+    for (const StreamJob& j : burst(2, 1e9))
+        jobs.push_back(j);
+    PeriodicRepartition periodic(p, jobs, SimulationOptions{}, StreamObjective{}, 1e-3, 1);
+    const StreamResult r = simulate(p, jobs, periodic, SimulationOptions{});
+    ASSERT_EQ(r.jobs.size(), 4u);
+    EXPECT_GE(r.jobs[3].end_s, 1e9);
+    EXPECT_LT(r.jobs[3].end_s, 1e9 + 100);
+}
+
 // The online policy's default least gain: how far the model's predicted gain of partitioning was
 // off, measured, for the objective (energy; makespan for completion).
 TEST(PolicyRegistry, TheLeastGainComesFromTheModelsGainError) {

@@ -64,10 +64,13 @@ TEST(Trace, EveryErrorNamesItsField) {
         std::string jobs, top, expected;
     };
     const Case cases[] = {
-        {"{" + ok + ", \"bach\": 3}", "\"version\": 1", "t.json: jobs[0].bach: unexpected field (did you mean 'batch'?; expected one of: workload, "
+        {"{" + ok + ", \"bach\": 3}", "\"version\": 1",
+         "t.json: jobs[0].bach: unexpected field (did you mean 'batch'?; expected one of: "
+         "workload, "
          "name, mode, batch, lora_rank, data, checkpoint, item_unit, command, arrival_s, work, "
          "duration_s, deadline_s, priority)"},
-        {"{" + ok + "}", "\"version\": 1, \"extra\": 2", "t.json: extra: unexpected field (expected one of: version, source, jobs)"},
+        {"{" + ok + "}", "\"version\": 1, \"extra\": 2",
+         "t.json: extra: unexpected field (expected one of: version, source, jobs)"},
         {"{" + ok + "}", "\"version\": 2", "t.json: version: 2 is not 1"},
         {"{" + ok + "}", "\"format\": 1", "t.json: version: missing"},
         {"", "\"version\": 1", "t.json: jobs: no jobs"},
@@ -89,7 +92,15 @@ TEST(Trace, EveryErrorNamesItsField) {
         {R"({"arrival_s": 0, "workload": "resnet50"})", "\"version\": 1",
          "t.json: jobs[0]: give exactly one of \"work\""},
         {R"({"arrival_s": 0, "workload": "resnet50", "work": 0})", "\"version\": 1",
-         "t.json: jobs[0].work: must be a positive number of steps"},
+         "t.json: jobs[0].work: must be a whole number of steps from 1 to 1e15, not 0"},
+        {R"({"arrival_s": 0, "workload": "resnet50", "work": 9223372036854775807})",
+         "\"version\": 1", "t.json: jobs[0].work: must be a whole number of steps from 1 to 1e15"},
+        {R"({"arrival_s": 1e300, "workload": "resnet50", "work": 10})", "\"version\": 1",
+         "t.json: jobs[0].arrival_s: 1e+300 s is beyond the 1000000000 s (31.7 years)"},
+        {R"({"arrival_s": 0, "workload": "resnet50", "duration_s": 1.7e308})", "\"version\": 1",
+         "t.json: jobs[0].duration_s: 1.7e+308 s is beyond"},
+        {R"({"arrival_s": 0, "workload": "resnet50", "duration_s": 10, "deadline_s": 2e9})",
+         "\"version\": 1", "t.json: jobs[0].deadline_s: 2000000000 s is beyond"},
         {R"({"arrival_s": 0, "workload": "resnet50", "work": 2.5})", "\"version\": 1",
          "t.json: jobs[0].work: wrong type"},
         {R"({"arrival_s": 0, "workload": "resnet50", "duration_s": -2})", "\"version\": 1",
