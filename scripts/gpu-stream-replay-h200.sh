@@ -26,6 +26,8 @@
 #                        data/start-delay-h200.json). On another card, profile it first
 #                        (`MODEL=h100-80gb scripts/gpu-profile.sh ...`); the H200's residuals and
 #                        start delay then stand in for that card's, which no store holds yet
+#                        (copies naming the card's model under $OUT, unless MODEL_ERROR and
+#                        START_DELAY are given)
 # Wall time with the defaults on the H200 (2026-12-05): 337 s (the schedule's ~300 s plus each
 # layout's warm-up and idle probes); with `./build.sh build` first (178 s there) one 10-minute call. Exit code: the replay's (0 every job ran, 1 a job failed, 2 bad
 # input, 3 no GPU, 130 interrupted); whether the measures fall inside the intervals is the table's
@@ -49,11 +51,25 @@ if [ -z "${TRACE:-}" ]; then
 fi
 "$b" stream check "$trace" | tee "$out/trace-check.txt"
 
+model=${GPU_MODEL:-h200}
+model_error=${MODEL_ERROR:-$root/data/model-error-h200.json}
+start_delay=${START_DELAY:-$root/data/start-delay-h200.json}
+# On another card the H200's residuals and start delay stand in for its own (no store holds
+# them yet): copies that name the card's model, which `stream` otherwise refuses, said here.
+standin() {  # standin FILE NAME: FILE's copy under $out with gpu_model $model; prints its path
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["gpu_model"] = sys.argv[2]
+json.dump(d, open(sys.argv[3], "w"), indent=1)' "$1" "$model" "$out/$2" && echo "$out/$2"
+}
+if [ "$model" != h200 ]; then
+  [ -z "${MODEL_ERROR:-}" ] && model_error=$(standin "$model_error" model-error-standin.json)
+  [ -z "${START_DELAY:-}" ] && start_delay=$(standin "$start_delay" start-delay-standin.json)
+  echo "on $model: the H200's residuals and start delay stand in ($model_error, $start_delay)" |
+    tee -a "$out/replay.log"
+fi
 common=(--policy online --objective completion --orchestrator-s "$orchestrator" --instance-s 0
-        --gpu-model "${GPU_MODEL:-h200}"
+        --gpu-model "$model"
         --profiles "${PROFILES:-$root/data/profiles-h200.json}"
-        --model-error "${MODEL_ERROR:-$root/data/model-error-h200.json}"
-        --start-delay "${START_DELAY:-$root/data/start-delay-h200.json}")
+        --model-error "$model_error" --start-delay "$start_delay")
 # What will run, before anything does (cheap: simulation only).
 "$b" stream replay "$trace" "${common[@]}" --dry-run >"$out/plan.txt" 2>>"$out/replay.log"
 {
