@@ -170,7 +170,10 @@ JobModel model_job(const JobRequest& r, const ProfileSet& profiles, const Proble
         job.items = double(*r.work_steps) * job.profile->items_per_step;
     else if (r.work_whole_gpu_s && alone)
         job.items = *r.work_whole_gpu_s * alone->items_per_s;
-    if (!(job.items > 0))
+    if ((r.work_steps && *r.work_steps > kMaxWorkSteps) ||
+        (r.work_whole_gpu_s && !(*r.work_whole_gpu_s <= kMaxWorkSeconds)))
+        throw input_error("job '" + r.name + "': its work is beyond 1e15 steps or 1e9 s");
+    if (!(job.items > 0) || !std::isfinite(job.items))
         throw input_error("job '" + r.name + "': its work must be positive");
     for (size_t s = 0; s < p.sizes.size(); ++s) {
         job.on.push_back(job_on_size(job, p.sizes[s], s != p.whole(), alone,

@@ -24,13 +24,18 @@ enum class Objective { kEnergy, kThroughput, kAggregateThroughput, kMakespan, kE
 
 // A job to plan. Its work is a number of training steps (× the profile's items per step), or a
 // weight: seconds of its run alone on the whole GPU; an external command's work is one run of it.
+// The most work one job may have: training steps, or seconds of its run alone on the whole GPU
+// (about 31.7 years). No run is that long, and beyond them a double no longer holds a step's time.
+inline constexpr int64_t kMaxWorkSteps = 1'000'000'000'000'000;
+inline constexpr double kMaxWorkSeconds = 1e9;
+
 struct JobRequest {
     std::string name;  // unique within the job set
     std::string workload;
     std::string mode = "train";
     std::optional<int64_t> batch;  // empty: the only batch profiled
-    std::optional<int64_t> work_steps;
-    std::optional<double> work_whole_gpu_s;  // used when work_steps is empty
+    std::optional<int64_t> work_steps;       // 1 to kMaxWorkSteps
+    std::optional<double> work_whole_gpu_s;  // used when work_steps is empty; to kMaxWorkSeconds
     std::vector<std::string> command;        // an external command (workload empty), by name
 };
 

@@ -394,8 +394,9 @@ Candidate given_candidate(const Problem& p, const SearchOptions& o) {
 }  // namespace
 
 SearchResult search(const Problem& p, const SearchOptions& o) {
-    if (o.gpus == 0)
-        throw input_error("plan: --gpus must be at least 1");
+    if (o.gpus == 0 || o.gpus > kMaxPlanGpus)
+        throw input_error("plan: --gpus must be 1 to " + std::to_string(kMaxPlanGpus) + ", not " +
+                          std::to_string(o.gpus));
     if (o.top_k == 0)
         throw input_error("plan: --top must be at least 1");
     SearchResult r;

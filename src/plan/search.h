@@ -16,9 +16,13 @@ namespace migscope::plan {
 enum class Method { kAuto, kExhaustive, kHeuristic };
 std::string to_string(Method method);
 
+// The most GPUs one plan places jobs on (a node's or a few racks' worth; a plan of 4,096 takes
+// about a second): beyond it `--gpus 1000000000` once ran out of memory.
+inline constexpr size_t kMaxPlanGpus = 4096;
+
 struct SearchOptions {
     Objective objective = Objective::kEnergy;
-    size_t gpus = 1;
+    size_t gpus = 1;  // 1 to kMaxPlanGpus
     size_t top_k = 3;
     Method method = Method::kAuto;
     // kAuto: exhaustive on one GPU up to this many jobs, the heuristic beyond.

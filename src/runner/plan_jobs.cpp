@@ -2,6 +2,8 @@
 // user's own.
 #include "runner/plan_jobs.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <stdexcept>
 
@@ -20,10 +22,10 @@ std::vector<double> per_job(const std::string& option, const std::string& text, 
         try {
             size_t used = 0;
             out.push_back(std::stod(text::trim(item), &used));
-            if (used != text::trim(item).size())
+            if (used != text::trim(item).size() || !std::isfinite(out.back()))
                 throw std::invalid_argument(item);
         } catch (const std::exception&) {
-            throw input_error(option + ": '" + user_text::shown(item) + "' is not a number");
+            throw input_error(option + ": '" + user_text::shown(item) + "' is not a finite number");
         }
     }
     if (out.size() == 1)
@@ -65,10 +67,15 @@ std::vector<plan::JobRequest> plan_job_requests(const std::string& jobs,
                                   "' is a command: its work is one run of it; give --work, with "
                                   "1 for it in a per-job list");
         } else if (!work.empty()) {
-            if (work[i] != std::floor(work[i]) || work[i] <= 0)
-                throw input_error("--work: steps must be positive whole numbers");
+            if (work[i] != std::floor(work[i]) || work[i] <= 0 ||
+                work[i] > double(plan::kMaxWorkSteps))
+                throw input_error("--work: steps must be whole numbers from 1 to 1e15, not " +
+                                  user_text::shown(fmt::format("{:g}", work[i])));
             r.work_steps = static_cast<int64_t>(work[i]);
         } else {
+            if (!(weights[i] > 0) || weights[i] > plan::kMaxWorkSeconds)
+                throw input_error("--weights: seconds must be above 0 and at most 1e9, not " +
+                                  user_text::shown(fmt::format("{:g}", weights[i])));
             r.work_whole_gpu_s = weights[i];
         }
         out.push_back(r);

@@ -628,6 +628,8 @@ TEST(Search, BadOptionsAreInputErrors) {
     const ProfileSet set = random_profiles(2, 1);
     const Problem p = make_problem(equal_work(set), set, h200(), {});
     EXPECT_THROW(search(p, {Objective::kEnergy, 0, 1}), Error);
+    EXPECT_THROW(search(p, {Objective::kEnergy, kMaxPlanGpus + 1, 1}), Error);
+    EXPECT_THROW(search(p, {Objective::kEnergy, size_t(-1), 1}), Error);
     EXPECT_THROW(search(p, {Objective::kEnergy, 1, 0}), Error);
     EXPECT_THROW(search(p, {Objective::kEnergy, 2, 1, Method::kExhaustive}), Error);
 }

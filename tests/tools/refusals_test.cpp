@@ -88,6 +88,33 @@ TEST_F(Refusals, TextThatIsNotUtf8IsRefusedInArgvNamingTheOption) {
     EXPECT_FALSE(fs::exists(run_dir)) << "a refused run made its folder";
 }
 
+// Integer options of every subcommand take decimal whole numbers that fit 64 bits: CLI11 alone
+// read "-1" into an unsigned option as 2^64 - 1 (`plan --gpus -1` then died in an internal
+// error), "0x10" as 16 and a number past 64 bits as the largest one.
+TEST_F(Refusals, IntegerOptionsTakeDecimalWholeNumbersThatFit) {
+    const std::vector<std::string> plan = {"plan", "--jobs", "resnet18:32,resnet50:32", "--work",
+                                           "10"};
+    const auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args = plan;
+        args.insert(args.end(), extra.begin(), extra.end());
+        return args;
+    };
+    const std::string unsigned_problem = ": must be a whole number from 0";
+    expect_refused(with({"--gpus", "-1"}), "--gpus" + unsigned_problem + ", not -1");
+    expect_refused(with({"--top", "0x10"}), "--top" + unsigned_problem + ", not 0x10");
+    expect_refused(with({"--gpus", "99999999999999999999"}),
+                   "--gpus" + unsigned_problem + " that fits 64 bits");
+    expect_refused(with({"--layout", "3g.71gb+2g.35gb", "--assign", "0,-1"}),
+                   "--assign" + unsigned_problem + ", not -1");
+    expect_refused(with({"--gpus", "5000"}), "--gpus must be 1 to 4096, not 5000");
+    expect_refused({"stream", "trace", "--generate", "--count", "3", "--seed", "-1"},
+                   "--seed" + unsigned_problem);
+    // Leading zeros are decimal, not octal: 010 GPUs are ten.
+    const ProcessResult ten = migscope(with({"--gpus", "010", "--format", "json"}));
+    ASSERT_EQ(ten.exit_code, 0) << ten.err;
+    EXPECT_EQ(nlohmann::json::parse(ten.out)["gpus"], 10) << ten.out.substr(0, 300);
+}
+
 // NUL cannot be in argv; it arrives through files: JSON jobs files ("\u0000"), TOML specs and
 // plan files. Every entry point that reads them refuses it naming the file's field.
 TEST_F(Refusals, NulFromFilesIsRefusedNamingTheField) {

@@ -205,7 +205,8 @@ TEST_F(ResultsCommand, BadInputExitsTwoNamingIt) {
     // An id beyond 64 bits was once read as 9223372036854775807.
     r = migscope({"results", "show", "99999999999999999999", "--db", db_});
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("must be a whole number from 1"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("id: must be a whole number that fits 64 bits"), std::string::npos)
+        << r.err;
 
     r = migscope({"results", "list"});
     EXPECT_EQ(r.exit_code, 2);

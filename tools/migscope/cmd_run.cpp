@@ -235,9 +235,11 @@ void add_run_command(CLI::App& app, Action& action) {
         ->capture_default_str();
     cmd->add_option("--warmup-timeout", m.warmup_timeout_s,
                     "Open the window anyway after this many seconds (with a warning)")
+        ->check(positive_number())
         ->capture_default_str();
     cmd->add_option("--job-timeout", m.job_timeout_s,
                     "--work: a job still running after this many seconds is timed out")
+        ->check(positive_number())
         ->capture_default_str();
     cmd->add_option("--hz", m.hz, "Power sampling rate (10 to 100)")
         ->check(CLI::Range(10.0, 100.0))

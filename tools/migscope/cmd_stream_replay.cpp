@@ -194,9 +194,11 @@ void add_stream_replay_command(CLI::App& group, Action& action) {
         "Built-in workloads step eagerly: no CUDA graph");
     cmd->add_option("--job-timeout", m.job_timeout_s,
                     "A layout's run still going after this many seconds is timed out")
+        ->check(positive_number())
         ->capture_default_str();
     cmd->add_option("--warmup-timeout", m.warmup_timeout_s,
                     "Start a layout's work anyway after this many seconds of warm-up")
+        ->check(positive_number())
         ->capture_default_str();
     cmd->add_option("--hz", m.hz, "Power sampling rate (10 to 100)")
         ->check(CLI::Range(10.0, 100.0))

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -46,6 +47,38 @@ inline CLI::Validator positive_int64() {
             if (error != std::errc() || end != text.data() + text.size() || value < 1)
                 return "must be a whole number from 1 to 9223372036854775807, not " +
                        user_text::shown(text);
+            return std::string();
+        },
+        "");
+}
+// A whole number as people write it, for every integer option (main() puts it on each): decimal
+// digits, with a '-' first where the option takes negatives, that fit 64 bits; leading zeros are
+// dropped. CLI11 itself reads "-1" into an unsigned option as 18446744073709551615, "010" as 8
+// (octal), "0x10" as 16 and a number past 64 bits as the largest one.
+inline CLI::Validator whole_number(bool may_be_negative) {
+    return CLI::Validator(
+        [may_be_negative](std::string& text) {
+            const bool negative = !text.empty() && text[0] == '-';
+            std::string digits = text.substr(negative ? 1 : 0);
+            const std::string wanted = may_be_negative ? "a whole number" : "a whole number from 0";
+            if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
+                (negative && !may_be_negative))
+                return "must be " + wanted + ", not " + user_text::shown(text);
+            digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));
+            const std::string value = (negative ? "-" : "") + digits;
+            bool fits = false;
+            if (may_be_negative) {
+                int64_t parsed = 0;
+                const auto r = std::from_chars(value.data(), value.data() + value.size(), parsed);
+                fits = r.ec == std::errc();
+            } else {
+                uint64_t parsed = 0;
+                const auto r = std::from_chars(value.data(), value.data() + value.size(), parsed);
+                fits = r.ec == std::errc();
+            }
+            if (!fits)
+                return "must be " + wanted + " that fits 64 bits, not " + user_text::shown(text);
+            text = value;
             return std::string();
         },
         "");

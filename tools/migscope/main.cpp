@@ -58,6 +58,21 @@ void require_short_numbers(CLI::App& app) {
         require_short_numbers(*sub);
 }
 
+// Every integer option of `app` and its subcommands takes a decimal whole number that fits 64
+// bits, not negative unless the option is signed (cli::whole_number). A transform, not a check:
+// it drops leading zeros, which CLI11 would read as octal.
+void require_whole_numbers(CLI::App& app) {
+    for (CLI::Option* option : app.get_options()) {
+        const std::string type = option->get_type_name();
+        if (type.rfind("UINT", 0) == 0)
+            option->transform(migscope::cli::whole_number(false));
+        else if (type.rfind("INT", 0) == 0)
+            option->transform(migscope::cli::whole_number(true));
+    }
+    for (CLI::App* sub : app.get_subcommands({}))
+        require_whole_numbers(*sub);
+}
+
 // Every text option of `app` and its subcommands is UTF-8 without NUL (cli::text_check): names,
 // labels, images, job lists and a command's arguments end up in YAML, scripts, tables and the
 // store. Paths (cli::path_option) may hold any byte.
@@ -100,6 +115,7 @@ int main(int argc, char** argv) {
     require_finite_numbers(app);
     require_utf8_text(app);
     require_short_numbers(app);
+    require_whole_numbers(app);
 
     try {
         app.parse(argc, argv);
