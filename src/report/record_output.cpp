@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "core/text.h"
+#include "core/user_text.h"
 #include "report/host_total.h"
 #include "report/json_value.h"
 #include "report/run_text.h"
@@ -237,7 +238,8 @@ void print_job_table(const std::vector<store::JobRecord>& jobs, std::ostream& ou
     t.print(out);
     for (const store::JobRecord& j : jobs) {
         if (!j.message.empty())
-            out << "  " << j.name << " (" << j.status << "): " << j.message << '\n';
+            out << "  " << user_text::escaped(j.name) << " (" << j.status
+                << "): " << user_text::escaped(j.message) << '\n';
     }
 }
 
@@ -245,8 +247,8 @@ void print_run_record(const store::RunRecord& r, const std::vector<store::RunRec
                       std::ostream& out) {
     const store::Provenance& p = r.provenance;
     out << "run " << r.id << " (" << role_text(r) << "), " << r.started_at << ", " << r.backend
-        << (r.layout ? " " + *r.layout : "") << (r.label.empty() ? "" : ", label: " + r.label)
-        << '\n';
+        << (r.layout ? " " + *r.layout : "")
+        << (r.label.empty() ? "" : ", label: " + user_text::escaped(r.label)) << '\n';
     out << "  migscope " << p.migscope_version << " (" << p.migscope_commit << "); GPU "
         << p.gpu_name.value_or("-") << " " << p.gpu_uuid.value_or("") << ", driver "
         << p.driver_version.value_or("-") << ", CUDA " << p.cuda_driver_version.value_or("-")

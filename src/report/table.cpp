@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/user_text.h"
+
 namespace migscope::report {
 namespace {
 
@@ -21,6 +23,10 @@ size_t display_width(const std::string& text) {
 
 void TextTable::add_row(std::vector<std::string> cells) {
     cells.resize(columns_.size());
+    // A cell is one line of text on a terminal: a label's escape sequence or line break (names
+    // and labels are the user's) shows as \x1b or \n, never acts.
+    for (std::string& cell : cells)
+        cell = user_text::escaped(cell);
     rows_.push_back(std::move(cells));
 }
 

@@ -17,7 +17,9 @@ class TextTable {
         Align align = Align::kLeft;
     };
     explicit TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {}
-    void add_row(std::vector<std::string> cells);  // missing cells print empty
+    // Missing cells print empty; control characters and bytes that are not UTF-8 as \xNN
+    // (user_text::escaped).
+    void add_row(std::vector<std::string> cells);
     void print(std::ostream& out) const;
 
   private:

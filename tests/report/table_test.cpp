@@ -36,5 +36,19 @@ TEST(TextTable, ColumnsLineUpOnCharactersNotBytes) {
               "a       12.5 %  y\n");
 }
 
+// Names and labels are the user's: an escape sequence or a line break in a cell shows as text
+// (\x1b, \n) and cannot recolour the terminal or break the row.
+TEST(TextTable, ControlCharactersInACellShowEscaped) {
+    TextTable t({{"label", Align::kLeft}, {"n", Align::kRight}});
+    t.add_row({"a\x1b[31mred\x07", "1"});
+    t.add_row({"two\nlines", "2"});
+    std::ostringstream out;
+    t.print(out);
+    EXPECT_EQ(out.str(),
+              "label             n\n"
+              "a\\x1b[31mred\\x07  1\n"
+              "two\\nlines        2\n");
+}
+
 }  // namespace
 }  // namespace migscope::report
