@@ -133,7 +133,8 @@ TEST(SimulationOutput, TableHasTheSetupARowPerPolicyAndWhatTheIntervalsAre) {
               std::string::npos)
         << text;
     EXPECT_NE(text.find("\nonline     123.5         120-130        400         380-420      900 "
-                        "       100     2   50%        1       183.5           183-207\n"),
+                        "        850-950        100          90-110     2   50%        1       "
+                        "183.5           183-207\n"),
               std::string::npos)
         << text;
     EXPECT_NE(text.find("intervals: every job at the slow and the fast end of the model's known "
