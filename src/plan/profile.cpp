@@ -16,6 +16,7 @@
 #include "core/text.h"
 #include "core/text_file.h"
 #include "partition/backend_traits.h"
+#include "store/merge.h"
 #include "store/store.h"
 #include "telemetry/idle_baseline.h"
 
@@ -746,11 +747,23 @@ std::optional<Estimate> estimate(const JobProfile& job, std::string_view partiti
 ProfileSet profiles_from_stores(const std::vector<std::string>& db_paths,
                                 const mig::GpuModel& model, std::vector<std::string>* unused) {
     std::vector<store::RunRecord> runs;
+    // The runs of the stores before: a store given twice, or a merged copy, counts each run once.
+    // (Within one store, runs of a second apart may share an identity: they are all kept.)
+    std::set<store::RunIdentity> before;
     std::string command = "migscope profile export", source;
     for (const std::string& path : db_paths) {
         store::Store db = store::Store::open(path, store::OpenMode::kRead);
         std::string ids;
+        std::set<store::RunIdentity> here;
         for (store::RunRecord& r : db.list_runs()) {
+            const store::RunIdentity identity = store::run_identity(r);
+            here.insert(identity);
+            if (before.count(identity)) {
+                if (unused)
+                    unused->push_back(path + ": run " + std::to_string(r.id) +
+                                      ": the same run as in a store before it, counted once");
+                continue;
+            }
             if (used_for_profiles(r))
                 ids += (ids.empty() ? "runs " : ", ") + std::to_string(r.id);
             else if (const std::string why = why_single_job_unused(r); unused && !why.empty())
@@ -758,6 +771,7 @@ ProfileSet profiles_from_stores(const std::vector<std::string>& db_paths,
                                   r.jobs[0].name + "): " + why);
             runs.push_back(std::move(r));
         }
+        before.insert(here.begin(), here.end());
         command += " --db " + path;
         source += (source.empty() ? "" : "; ") + path + ": " + (ids.empty() ? "none" : ids);
     }

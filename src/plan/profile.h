@@ -141,7 +141,8 @@ ProfileSet profiles_from_runs(const std::vector<store::RunRecord>& runs,
 // profiles_from_runs over every run of the stores at `db_paths` together (profiles from one,
 // calibration mixes from another), with the provenance's command and source naming each store
 // and the runs used from it. `unused`, when given, gets a line for each single-job run it could
-// not profile from: "STORE: run ID (JOB): why" (why_single_job_unused).
+// not profile from: "STORE: run ID (JOB): why" (why_single_job_unused), and for each run that
+// an earlier store held already (the same store twice, a merged copy), counted once.
 ProfileSet profiles_from_stores(const std::vector<std::string>& db_paths,
                                 const mig::GpuModel& model,
                                 std::vector<std::string>* unused = nullptr);

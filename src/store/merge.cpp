@@ -2,17 +2,12 @@
 #include "store/merge.h"
 
 #include <map>
-#include <tuple>
 
 #include "core/error.h"
 
 namespace migscope::store {
-namespace {
 
-using RunIdentity =
-    std::tuple<std::string, std::string, std::string, std::string, std::string, int64_t>;
-
-RunIdentity identity_of(const RunRecord& r) {
+RunIdentity run_identity(const RunRecord& r) {
     return {r.started_at,
             to_string(r.role),
             r.label,
@@ -21,12 +16,10 @@ RunIdentity identity_of(const RunRecord& r) {
             r.gpu_index.value_or(-1)};
 }
 
-}  // namespace
-
 MergeCount merge_store(Store& target, Store& source) {
     std::map<RunIdentity, int64_t> held;  // identity -> the target's id
     for (const RunRecord& r : target.list_runs())
-        held.emplace(identity_of(r), r.id);
+        held.emplace(run_identity(r), r.id);
 
     MergeCount count;
     std::map<int64_t, int64_t> target_id_of;  // source id -> target id
@@ -54,7 +47,7 @@ MergeCount merge_store(Store& target, Store& source) {
         std::vector<RunRecord> missing;
         std::vector<int64_t> missing_source_ids;
         for (const RunRecord& row : rows) {
-            const auto there = held.find(identity_of(row));
+            const auto there = held.find(run_identity(row));
             if (there != held.end()) {
                 target_id_of[row.id] = there->second;
                 ++count.already;
@@ -73,7 +66,7 @@ MergeCount merge_store(Store& target, Store& source) {
                           : std::vector<int64_t>{target.add_run(missing.front())};
         for (size_t i = 0; i < ids.size(); ++i) {
             target_id_of[missing_source_ids[i]] = ids[i];
-            held.emplace(identity_of(missing[i]), ids[i]);
+            held.emplace(run_identity(missing[i]), ids[i]);
         }
         count.added += static_cast<int64_t>(ids.size());
     }

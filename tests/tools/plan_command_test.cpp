@@ -531,6 +531,22 @@ TEST_F(PlanCommand, ProfileExportPlanAndVerifyWithTheStandInWorker) {
     EXPECT_NE(source.find(db + ": runs 1, 2"), std::string::npos) << source;
     EXPECT_NE(source.find(mixes + ": runs 1"), std::string::npos) << source;
 
+    // The same runs twice (the store given twice, or a merged copy beside it) count once: their
+    // repetitions once doubled every profile's `reps`.
+    const std::string copy = (dir_ / "copy.db").string();
+    ASSERT_EQ(migscope({"results", "merge", "--db", copy, db}).exit_code, 0);
+    for (const std::string& again : {db, copy}) {
+        const std::string twice = (dir_ / "twice.json").string();
+        const ProcessResult r =
+            migscope({"profile", "export", "--db", db, "--db", again, "-o", twice});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_NE(r.err.find(again + ": run 1: the same run as in a store before it, counted once"),
+                  std::string::npos)
+            << r.err;
+        std::ifstream in_twice(twice);
+        EXPECT_EQ(json::parse(in_twice)["jobs"], doc["jobs"]) << again;
+    }
+
     // Plan from the store directly on green contexts, and verify every candidate on the (fake)
     // GPU: queued ones too (through --assign), each stored in --db.
     const std::string verify_db = (dir_ / "verify.db").string();
