@@ -1,4 +1,5 @@
-// The strict reader's adapter to nlohmann-json: Fields reads one object's required and optional
+// The strict reader's adapter to nlohmann-json: parse_user_json reads a document a user wrote (no
+// key twice in one object), Fields reads one object's required and optional
 // fields of a given type, its arrays and a versioned document's format and version, and
 // check_keys() refuses every key not read (keys starting with '_' are comments); the errors are
 // core/strict_fields.h's, after the field's path
@@ -9,12 +10,16 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "core/error.h"
 #include "core/strict_fields.h"
+#include "core/user_text.h"
 
 namespace migscope {
 
@@ -39,6 +44,36 @@ inline const char* json_type(const nlohmann::json& v) {
         default:
             return "binary data";
     }
+}
+
+// A JSON document a user wrote (a jobs file, a trace, a plan file). An input error "ORIGIN: not
+// valid JSON: ..." for bad syntax or a number no double holds ("1e400"), and for a key that one
+// object gives twice, which nlohmann-json would read as its last value without a word
+// ("arrival_s": 0, ..., "arrival_s": 5).
+inline nlohmann::json parse_user_json(std::string_view text, const std::string& origin) {
+    using Event = nlohmann::json::parse_event_t;
+    std::vector<std::set<std::string>> keys;  // the keys of each object being read
+    std::string twice;
+    const auto note_keys = [&](int, Event event, nlohmann::json& parsed) {
+        if (event == Event::object_start)
+            keys.emplace_back();
+        else if (event == Event::object_end && !keys.empty())
+            keys.pop_back();
+        else if (event == Event::key && twice.empty() && !keys.empty() &&
+                 !keys.back().insert(parsed.get<std::string>()).second)
+            twice = parsed.get<std::string>();
+        return true;
+    };
+    nlohmann::json doc;
+    try {
+        doc = nlohmann::json::parse(text, note_keys);
+    } catch (const nlohmann::json::exception& e) {
+        throw input_error(origin + ": not valid JSON: " + user_text::foreign_message(e.what()));
+    }
+    if (!twice.empty())
+        throw input_error(origin + ": not valid JSON: the key \"" + user_text::shown(twice) +
+                          "\" is given twice in one object");
+    return doc;
 }
 
 // Throws strict::wrong_type(path, "an object", ...) unless `v` is an object.

@@ -51,11 +51,23 @@ void check_job_name(const std::string& name, const std::string& where) {
     if (name.size() > kMaxJobNameBytes)
         throw input_error(where + ": a job name is at most " + std::to_string(kMaxJobNameBytes) +
                           " bytes (this one has " + std::to_string(name.size()) + ")");
+    // Valid UTF-8 by now: C0 and DEL are single bytes, C1 (U+0080-U+009F) is C2 80-9F, and the
+    // bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), which
+    // turn the text printed after them around, are E2 80 AA-AE and E2 81 A6-A9.
+    const auto byte = [&](size_t i) {
+        return i < name.size() ? static_cast<unsigned char>(name[i]) : 0;
+    };
     for (size_t i = 0; i < name.size(); ++i) {
-        const auto c = static_cast<unsigned char>(name[i]);
-        if (c < 0x20 || c == 0x7f)
+        const unsigned char c = byte(i);
+        if (c < 0x20 || c == 0x7f || (c == 0xc2 && byte(i + 1) >= 0x80 && byte(i + 1) <= 0x9f))
             throw input_error(where + ": a job name cannot hold control characters (byte " +
                               std::to_string(c) + " at offset " + std::to_string(i) + ")");
+        if (c == 0xe2 && ((byte(i + 1) == 0x80 && byte(i + 2) >= 0xaa && byte(i + 2) <= 0xae) ||
+                          (byte(i + 1) == 0x81 && byte(i + 2) >= 0xa6 && byte(i + 2) <= 0xa9)))
+            throw input_error(where +
+                              ": a job name cannot hold bidirectional formatting characters "
+                              "(U+202A-U+202E, U+2066-U+2069; at offset " +
+                              std::to_string(i) + ")");
     }
 }
 
@@ -223,12 +235,7 @@ JobSpec read_file_job(const nlohmann::json& j, const std::string& path) {
 std::vector<JobSpec> parse_jobs_json(std::string_view text, const std::string& origin) {
     using nlohmann::json;
     user_text::check_text(text, origin);  // as every input file: named before its parser's words
-    json doc;
-    try {
-        doc = json::parse(text);
-    } catch (const json::exception& e) {  // also a number too large for a double ("1e400")
-        throw input_error(origin + ": not valid JSON: " + user_text::foreign_message(e.what()));
-    }
+    const json doc = parse_user_json(text, origin);
     require_json_object(doc, origin);
     const strict::Expected top_keys{"jobs"};
     for (const auto& [key, value] : doc.items())

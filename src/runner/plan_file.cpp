@@ -177,12 +177,7 @@ std::vector<GpuCell> plan_cells(const PlanDoc& d, const json& plan, const std::s
 HostRequest parse_plan_file(const std::string& text, const std::string& origin,
                             const PlanFileOptions& o) {
     user_text::check_text(text, origin);  // as every input file: named before its parser's words
-    json doc;
-    try {
-        doc = json::parse(text);
-    } catch (const json::exception& e) {
-        throw input_error(origin + ": not JSON: " + user_text::foreign_message(e.what()));
-    }
+    const json doc = parse_user_json(text, origin);
     const PlanDoc d(doc, origin);
     const std::string backend_text = d.text(doc, "backend", "backend");
     const BackendKind backend = partition::parse_backend(backend_text);

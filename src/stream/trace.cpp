@@ -12,6 +12,7 @@
 #include "core/strict_fields.h"
 #include "core/text_file.h"
 #include "core/user_text.h"
+#include "plan/model.h"
 
 namespace migscope::stream {
 namespace {
@@ -47,7 +48,7 @@ void check_entry(const TraceJob& t, const std::string& path) {
     check_time(t.arrival_s, path + ".arrival_s");
     if (t.work_steps.has_value() == t.duration_s.has_value())
         throw input_error(path + ": give exactly one of \"work\" (steps) and \"duration_s\"");
-    if (t.work_steps && (*t.work_steps <= 0 || *t.work_steps > kMaxTraceWorkSteps))
+    if (t.work_steps && (*t.work_steps <= 0 || *t.work_steps > plan::kMaxWorkSteps))
         throw input_error(path + ".work: must be a whole number of steps from 1 to 1e15, not " +
                           std::to_string(*t.work_steps));
     if (t.duration_s) {
@@ -112,12 +113,7 @@ ojson job_entry(const TraceJob& t) {
 
 Trace parse_trace_json(std::string_view text, const std::string& origin) {
     user_text::check_text(text, origin);
-    json doc;
-    try {
-        doc = json::parse(text);
-    } catch (const json::exception& e) {  // also a number too large for a double ("1e400")
-        throw input_error(origin + ": not valid JSON: " + user_text::foreign_message(e.what()));
-    }
+    const json doc = parse_user_json(text, origin);
     if (!doc.is_object())
         throw input_error(origin + ": expected an object with \"version\" and \"jobs\"");
     Trace trace;

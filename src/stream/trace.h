@@ -18,9 +18,6 @@ inline constexpr int kTraceVersion = 1;
 // The largest time a trace holds (arrivals, deadlines, run times): about 31.7 years. Beyond it a
 // double no longer holds a step's milliseconds, and a policy's periods would not end.
 inline constexpr double kMaxTraceSeconds = 1e9;
-// The most steps one job trains: 1e15, far beyond any run (years at a million steps a second),
-// and still exact in the doubles the simulator keeps work in.
-inline constexpr int64_t kMaxTraceWorkSteps = 1'000'000'000'000'000;
 
 // One job of a trace: when it arrives, what it is (a jobs-file entry) and how much of it there
 // is: a number of training steps (`work_steps`, "work" in the file) or a run time (`duration_s`),
@@ -28,7 +25,7 @@ inline constexpr int64_t kMaxTraceWorkSteps = 1'000'000'000'000'000;
 struct TraceJob {
     double arrival_s = 0;               // seconds from the trace's start, 0 to kMaxTraceSeconds
     partition::JobSpec job;             // as a jobs-file entry gives it (partition/job.h)
-    std::optional<int64_t> work_steps;  // steps to train, 1 to kMaxTraceWorkSteps
+    std::optional<int64_t> work_steps;  // steps to train, 1 to plan::kMaxWorkSteps
     std::optional<double> duration_s;   // run time, > 0 (history: as measured where it ran)
     std::optional<double> deadline_s;   // finish by, same clock as arrival_s, > arrival_s
     int64_t priority = 0;               // larger is more important; 0 unless given

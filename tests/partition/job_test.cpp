@@ -80,6 +80,29 @@ TEST(JobNames, ControlCharactersAndOverlongNamesAreRefusedNamingTheField) {
                   parse_jobs_json(R"({"jobs": [{"workload": "x\u007f"}]})", "f.json");
               }).find("jobs[0].workload"),
               std::string::npos);
+    // C1 controls (U+009B is a terminal's CSI) and the bidirectional overrides, which print the
+    // text after them reversed.
+    EXPECT_NE(error_of([] {
+                  parse_jobs_json(R"({"jobs": [{"command": ["x"], "name": "a\u009b31m"}]})",
+                                  "f.json");
+              })
+                  .find("jobs[0].name: a job name cannot hold control characters (byte 194 at "
+                        "offset 1)"),
+              std::string::npos);
+    for (const char* bidi : {"\\u202e", "\\u2066", "\\u202a"}) {
+        EXPECT_NE(error_of([&] {
+                      parse_jobs_json(std::string(R"({"jobs": [{"command": ["x"], "name": "gpt)") +
+                                          bidi + "cod\"}]}",
+                                      "f.json");
+                  })
+                      .find("jobs[0].name: a job name cannot hold bidirectional formatting "
+                            "characters (U+202A-U+202E, U+2066-U+2069; at offset 3)"),
+                  std::string::npos)
+            << bidi;
+    }
+    EXPECT_EQ(
+        parse_jobs_json(R"({"jobs": [{"command": ["x"], "name": "a\u2019s"}]})", "f.json")[0].name,
+        "a\u2019s");  // other punctuation of that block stays text
     const std::string long_name(kMaxJobNameBytes + 1, 'n');
     EXPECT_NE(error_of([&] {
                   parse_jobs_json(R"({"jobs": [{"command": ["x"], "name": ")" + long_name + "\"}]}",
@@ -103,6 +126,24 @@ TEST(JobsJson, ANumberOutOfRangeIsBadInput) {
         EXPECT_NE(std::string(e.what()).find("f.json: not valid JSON"), std::string::npos);
         EXPECT_NE(std::string(e.what()).find("1e400"), std::string::npos);
     }
+}
+
+// A key one object gives twice is refused: nlohmann-json alone kept the last value silently. The
+// same key in two objects is no repeat.
+TEST(JobsJson, AKeyGivenTwiceInOneObjectIsBadInput) {
+    try {
+        parse_jobs_json(R"({"jobs": [{"workload": "mlp", "batch": 1, "batch": 64}]})", "f.json");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInput);
+        EXPECT_EQ(std::string(e.what()),
+                  "f.json: not valid JSON: the key \"batch\" is given twice in one object");
+    }
+    EXPECT_EQ(parse_jobs_json(R"({"jobs": [{"workload": "mlp", "batch": 1},
+                                            {"workload": "mlp", "batch": 2, "name": "b"}]})",
+                              "f.json")
+                  .size(),
+              2u);
 }
 
 TEST(JobsJson, ReadsBuiltInAndExternalJobs) {

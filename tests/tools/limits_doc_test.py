@@ -106,6 +106,46 @@ repetitions = {repetitions}
         self.assertEqual(refused.returncode, 2)
         self.assertIn("--duration", refused.stderr)
 
+    def plan(self, *args):
+        return run("plan", "--jobs", "resnet18:32,resnet50:32", "--format", "json", *args)
+
+    def test_plan_gpus(self):
+        n = number(r"\| 1 to ([\d,]+) \|", row("`plan --gpus`"))
+        self.assert_edge(self.plan("--work", "10", "--gpus", str(n)),
+                         self.plan("--work", "10", "--gpus", str(n + 1)),
+                         f"--gpus must be 1 to {n}")
+
+    def test_work_steps(self):
+        n = number(r"1 to ([\d,]+) steps", row("`plan --work`"))
+        self.assert_edge(self.plan("--work", str(n)), self.plan("--work", str(n + 1)),
+                         "--work: steps must be whole numbers from 1 to 1e15")
+        trace = lambda work: self.write("t.json", json.dumps({"version": 1, "jobs": [
+            {"arrival_s": 0, "workload": "resnet18", "batch": 32, "work": work}]}))
+        self.assert_edge(run("stream", "check", trace(n)), run("stream", "check", trace(n + 1)),
+                         "jobs[0].work: must be a whole number of steps from 1 to 1e15")
+
+    def test_weights_seconds(self):
+        n = number(r"at most ([\d,]+) s", row("`plan --weights`"))
+        self.assert_edge(self.plan("--weights", str(n)), self.plan("--weights", str(n * 1.01)),
+                         "--weights: seconds must be above 0 and at most 1e9")
+
+    def test_trace_seconds(self):
+        n = number(r"0 to ([\d,]+) s", row("a trace's `arrival_s`"))
+        trace = lambda at: self.write("t.json", json.dumps({"version": 1, "jobs": [
+            {"arrival_s": at, "workload": "resnet18", "batch": 32, "duration_s": 10}]}))
+        self.assert_edge(run("stream", "check", trace(n)), run("stream", "check", trace(n + 1)),
+                         "jobs[0].arrival_s: 1000000001 s is beyond")
+
+    def test_whole_number_options(self):
+        self.assertIn("whole-number option", row("every whole-number option"))
+        for value in ("-1", "0x10", "1e3"):
+            refused = self.plan("--work", "10", "--gpus", value)
+            self.assertEqual(refused.returncode, 2, value)
+            self.assertIn(f"--gpus: must be a whole number from 0, not {value}", refused.stderr)
+        ten = self.plan("--work", "10", "--gpus", "010")
+        self.assertEqual(ten.returncode, 0, ten.stderr)
+        self.assertEqual(json.loads(ten.stdout)["gpus"], 10)
+
     def test_batch_in_a_jobs_item(self):
         n = number(r"1 to ([\d,]+)", row("batch in a `--jobs` item"))
         self.assert_edge(self.dry_run(job=f"mlp-tiny:{n}"), self.dry_run(job=f"mlp-tiny:{n + 1}"),
