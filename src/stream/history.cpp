@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/error.h"
 #include "core/text.h"
@@ -34,6 +35,13 @@ int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
     const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
     const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     return era * 146097 + doe - 719468;
+}
+
+// Days in month `m` (1-12) of year `y`, February of leap years 29.
+int64_t days_in_month(int64_t y, int64_t m) {
+    static const int64_t days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return days[m - 1] + (m == 2 && leap ? 1 : 0);
 }
 
 // What a reader left out, counted by reason, for the notes.
@@ -160,7 +168,7 @@ std::optional<double> parse_time_s(std::string_view t, bool zone_required) {
     }
     const int64_t y = number(parts[0]), mo = number(parts[1]), d = number(parts[2]);
     const int64_t h = number(parts[3]), mi = number(parts[4]), s = number(parts[5]);
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 60)
         return std::nullopt;
     double seconds =
         static_cast<double>(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s);
@@ -181,7 +189,8 @@ std::optional<double> parse_time_s(std::string_view t, bool zone_required) {
     if (rest == "Z" || rest == "z")
         return seconds;
     if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':' &&
-        digits(rest.substr(1, 2)) && digits(rest.substr(4, 2))) {
+        digits(rest.substr(1, 2)) && digits(rest.substr(4, 2)) && number(rest.substr(1, 2)) <= 23 &&
+        number(rest.substr(4, 2)) <= 59) {
         const double offset_s =
             static_cast<double>(number(rest.substr(1, 2)) * 3600 + number(rest.substr(4, 2)) * 60);
         return rest[0] == '+' ? seconds - offset_s : seconds + offset_s;  // to UTC
@@ -211,8 +220,14 @@ std::optional<double> parse_slurm_duration_s(std::string_view text) {
     if (parts.size() < 2 || parts.size() > 3)
         return std::nullopt;
     int64_t total = 0;
-    for (const std::string& p : parts) {
+    for (size_t i = 0; i < parts.size(); ++i) {
+        const std::string& p = parts[i];
         if (!digits(p) || p.size() > 2)
+            return std::nullopt;
+        // Minutes and seconds below 60; hours below 24 where days are given ("1-23:59:59").
+        const bool hours = parts.size() == 3 && i == 0;
+        if ((!hours && number(p) > 59) ||
+            (hours && dash != std::string_view::npos && number(p) > 23))
             return std::nullopt;
         total = total * 60 + number(p);
     }
@@ -299,6 +314,7 @@ HistoryRead read_sacct(std::string_view text, const std::string& origin,
     size_t read = 0;
     bool gpu_column_warned = false;
     std::vector<std::string> notes;
+    std::set<std::string> job_ids;  // each job once: `sacct --duplicates` repeats requeued ones
     for (std::string& line : lines) {
         ++line_no;
         if (!line.empty() && line.back() == '\r')
@@ -320,6 +336,13 @@ HistoryRead read_sacct(std::string_view text, const std::string& origin,
         const std::string job_id = *row.field("jobid");
         if (job_id.find('.') != std::string::npos) {  // 123.batch, 123.extern, 123.0
             skips.add("job steps (JobID with '.')");
+            continue;
+        }
+        if (!job_ids.insert(job_id).second) {
+            skips.add(
+                "rows repeating a JobID above (the first kept; sacct --duplicates lists a "
+                "requeued job's runs)",
+                job_id);
             continue;
         }
         ++read;
@@ -585,6 +608,8 @@ std::optional<std::pair<double, TraceJob>> read_kubectl_job(const KubectlJob& it
         throw input_error(item.where("metadata.name") + ": " + e.what());
     }
     const double duration_s = *completed - *started;
+    if (duration_s < 0)
+        throw input_error(item.where("status.completionTime") + ": before status.startTime");
     if (!(duration_s > 0)) {
         skips.add("jobs that ran 0 s");
         return std::nullopt;
@@ -601,8 +626,15 @@ HistoryRead read_kubectl_items(std::string_view text, const std::string& origin,
     Skips skips;
     std::vector<std::pair<double, TraceJob>> jobs;
     size_t read = 0;
+    std::set<std::string> seen;  // namespace/name: each Job once (two lists joined by hand)
     for (size_t i = 0; i < list.items.size(); ++i) {
         const KubectlJob item(list.items[i], origin, list, i);
+        const std::string key = item.string_at({"metadata", "namespace"}, false).value_or("") +
+                                "/" + *item.string_at({"metadata", "name"}, true);
+        if (!seen.insert(key).second) {
+            skips.add("Jobs listed twice (namespace and name; the first kept)", key);
+            continue;
+        }
         ++read;
         if (std::optional<std::pair<double, TraceJob>> job = read_kubectl_job(item, options, skips))
             jobs.push_back(std::move(*job));

@@ -52,12 +52,23 @@ TEST(Times, CivilAndRfc3339) {
     EXPECT_FALSE(parse_time_s("2024-03-04T09:15:00", true));    // Kubernetes times carry a zone
     EXPECT_FALSE(parse_time_s("2024-03-04T09:15:00Z", false));  // sacct's do not
     EXPECT_FALSE(parse_time_s("2024-13-04T09:15:00", false));
+    // Days past the month's end and zones past 23:59 are no times.
+    EXPECT_FALSE(parse_time_s("2024-02-30T00:00:00", false));
+    EXPECT_FALSE(parse_time_s("2023-02-29T00:00:00", false));
+    EXPECT_TRUE(parse_time_s("2024-02-29T00:00:00", false));
+    EXPECT_FALSE(parse_time_s("2024-04-31T00:00:00", false));
+    EXPECT_FALSE(parse_time_s("2024-03-04T09:15:00+25:00", true));
+    EXPECT_FALSE(parse_time_s("2024-03-04T09:15:00+01:60", true));
     EXPECT_EQ(parse_slurm_duration_s("00:50:36"), 3036.0);
     EXPECT_EQ(parse_slurm_duration_s("1-01:00:00"), 90000.0);
     EXPECT_EQ(parse_slurm_duration_s("05:07"), 307.0);
     EXPECT_DOUBLE_EQ(parse_slurm_duration_s("00:01.500").value(), 1.5);
     EXPECT_FALSE(parse_slurm_duration_s("UNLIMITED"));
     EXPECT_FALSE(parse_slurm_duration_s("1:2:3:4"));
+    EXPECT_FALSE(parse_slurm_duration_s("00:99:99"));  // minutes and seconds below 60
+    EXPECT_FALSE(parse_slurm_duration_s("00:00:60"));
+    EXPECT_FALSE(parse_slurm_duration_s("1-24:00:00"));  // with days, hours below 24
+    EXPECT_EQ(parse_slurm_duration_s("1-23:59:59"), 86400.0 + 86399);
 }
 
 TEST(Sacct, KeepsGpuJobsThatRanAndSkipsSteps) {
@@ -134,6 +145,18 @@ TEST(Sacct, WithoutTresColumnsEveryJobIsKeptAndSaid) {
     EXPECT_TRUE(has_note(r, "no AllocTRES or ReqTRES column"));
 }
 
+// `sacct --duplicates` lists a requeued job once per run under one JobID: the job is traced once.
+TEST(Sacct, ARepeatedJobIdIsTracedOnceAndSaid) {
+    const std::string header = "JobID|JobName|Submit|Elapsed|AllocTRES\n";
+    const HistoryRead r = read_sacct(header +
+                                         "5|resnet18|2024-01-01T00:00:00|00:01:00|gres/gpu=1\n"
+                                         "5|resnet18|2024-01-01T00:00:00|00:02:00|gres/gpu=1\n",
+                                     "s.txt", {});
+    ASSERT_EQ(r.trace.jobs.size(), 1u);
+    EXPECT_EQ(r.trace.jobs[0].duration_s, 60.0);
+    EXPECT_TRUE(has_note(r, "skipped 1 rows repeating a JobID above (the first kept"));
+}
+
 TEST(NameRules, BadItemsAreNamed) {
     EXPECT_NE(error_of([] { parse_name_rules({"bert-ft"}); }).find("--map 'bert-ft': expected"),
               std::string::npos);
@@ -189,6 +212,12 @@ TEST(Kubectl, ErrorsNameTheItemsField) {
         return R"({"kind": "List", "items": [)" + j + "]}";
     };
     EXPECT_EQ(read_kubectl_jobs(list("2024-01-01T00:00:00Z"), "k", {}).trace.jobs.size(), 1u);
+    std::string twice = list("2024-01-01T00:00:00Z");  // one Job listed twice: traced once
+    const size_t items = twice.find('[') + 1;
+    twice.insert(twice.rfind(']'), "," + twice.substr(items, twice.rfind(']') - items));
+    const HistoryRead once = read_kubectl_jobs(twice, "k", {});
+    EXPECT_EQ(once.trace.jobs.size(), 1u);
+    EXPECT_TRUE(has_note(once, "skipped 1 Jobs listed twice (namespace and name; the first kept)"));
     EXPECT_EQ(error_of([&] { read_kubectl_jobs(list("monday"), "k", {}); }),
               "k: items[0].metadata.creationTimestamp: 'monday' is not an RFC 3339 time "
               "(2024-03-05T14:02:11Z)");
@@ -209,6 +238,12 @@ TEST(Kubectl, ErrorsNameTheItemsField) {
                   .find("k: items[0].metadata.annotations.migscope.io/workload: workload: unknown "
                         "workload 'resnet5'"),
               std::string::npos);
+    std::string backwards = list("2024-01-01T00:00:00Z");
+    backwards.replace(backwards.find("00:01:00Z"), 9, "00:00:00Z");
+    backwards.replace(backwards.find(R"("startTime": "2024-01-01T00:00:00Z")"), 35,
+                      R"("startTime": "2024-01-01T00:02:00Z")");
+    EXPECT_EQ(error_of([&] { read_kubectl_jobs(backwards, "k", {}); }),
+              "k: items[0].status.completionTime: before status.startTime");
 }
 
 }  // namespace
