@@ -105,6 +105,8 @@ bool is_damage(int code) {
 Database Database::open(const std::string& path, OpenMode mode) {
     if (mode != OpenMode::kCreate && !std::filesystem::exists(path))
         throw input_error("no results database " + path);
+    if (std::error_code ec; std::filesystem::is_directory(path, ec))  // SQLite: "disk I/O error"
+        throw input_error("no results database " + path + ": it is a folder");
     if (mode != OpenMode::kRead) {
         const int flags =
             SQLITE_OPEN_READWRITE | (mode == OpenMode::kCreate ? SQLITE_OPEN_CREATE : 0);

@@ -339,6 +339,19 @@ TEST(Store, AMissingFileOrAForeignDatabaseIsAnInputError) {
         db.exec("CREATE TABLE other (x INTEGER)");
     }
     EXPECT_THROW(Store::open(path.string()), Error);
+    // A folder is said to be one, in every mode (SQLite itself says "disk I/O error").
+    const fs::path folder = fresh_path("folder");
+    fs::create_directories(folder);
+    for (const OpenMode mode : {OpenMode::kRead, OpenMode::kExisting, OpenMode::kCreate}) {
+        try {
+            Store::open(folder.string(), mode);
+            FAIL();
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::kInput);
+            EXPECT_EQ(std::string(e.what()),
+                      "no results database " + folder.string() + ": it is a folder");
+        }
+    }
 }
 
 // The full record as a version-1 store holds it: without the fields versions 2 to 9 added.

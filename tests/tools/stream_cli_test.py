@@ -238,6 +238,17 @@ class StreamSimulate(unittest.TestCase):
             done = run("stream", "simulate", self.trace, *args)
             self.assertEqual(done.returncode, 2, (args, done.stderr))
             self.assertIn(says, done.stderr, args)
+        # A policy that will not be compared is refused before anything is simulated or made.
+        fresh = os.path.join(self.dir.name, "fresh")
+        done = run("stream", "simulate", self.trace, "--policies", "never", "--schedule-dir", fresh,
+                   "--schedule-policy", "online")
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertNotIn("never ...", done.stderr)
+        self.assertFalse(os.path.exists(fresh))
+        # A folder where the trace should be is said to be one.
+        done = run("stream", "simulate", self.dir.name)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("it is a folder", done.stderr)
         done = run("stream", "simulate", os.path.join(self.dir.name, "missing.json"))
         self.assertEqual(done.returncode, 2, done.stderr)
 

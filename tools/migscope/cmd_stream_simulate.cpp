@@ -1,5 +1,6 @@
 // `migscope stream simulate`: a trace played through the stream simulator under each policy, with
 // each figure's interval from the planner's known error.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -46,6 +47,12 @@ struct RemovedUnlessKept {
 };
 
 int simulate_command(const SimulateOptions& o) {
+    const std::vector<std::string> policies = text::split(o.policies, ',');
+    if (!o.schedule_policy.empty() &&
+        std::find(policies.begin(), policies.end(), o.schedule_policy) == policies.end())
+        throw input_error("--schedule-policy: '" + user_text::shown(o.schedule_policy) +
+                          "' is not among the policies to compare (--policies " +
+                          user_text::shown(o.policies) + ")");
     if (!o.schedule_dir.empty())
         create_folder(o.schedule_dir, "--schedule-dir");  // before any work
     Output page(o.html);                  // opened before any work: an unwritable path is bad input
@@ -59,7 +66,6 @@ int simulate_command(const SimulateOptions& o) {
     if (o.format == "json" || !o.html.empty())
         options.series_bin_s = o.series_bin_s;
     const stream::PolicySettings settings = policy_settings(o.stream, model);
-    const std::vector<std::string> policies = text::split(o.policies, ',');
     if (!o.stream.layout.empty() &&
         std::find(policies.begin(), policies.end(), "fixed") == policies.end())
         throw input_error("--layout is the policy fixed's layout: add fixed to --policies");
