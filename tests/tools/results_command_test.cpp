@@ -208,6 +208,10 @@ TEST_F(ResultsCommand, BadInputExitsTwoNamingIt) {
     EXPECT_NE(r.err.find("id: must be a whole number that fits 64 bits"), std::string::npos)
         << r.err;
 
+    r = migscope({"results", "show", "0", "--db", db_});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("not in range 1 to 9223372036854775807"), std::string::npos) << r.err;
+
     r = migscope({"results", "list"});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("--db"), std::string::npos) << r.err;

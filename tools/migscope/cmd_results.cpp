@@ -1,6 +1,7 @@
 // `migscope results`: lists, shows, exports, merges and imports runs of a results store (run --db).
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include "commands.h"
@@ -104,7 +105,7 @@ void add_results_command(CLI::App& app, Action& action) {
     CLI::App* show_cmd = results->add_subcommand("show", "One stored run with its jobs");
     show_cmd->add_option("id", show->id, "Run id (from `migscope results list`)")
         ->required()
-        ->check(positive_int64());
+        ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));
     add_db_option(show_cmd, *show);
     format_option(show_cmd, show->format, report::stored_run_printers().names())
         ->capture_default_str();

@@ -38,19 +38,6 @@ inline CLI::Validator number_check(bool positive) {
         },
         "");
 }
-// A whole number from 1 that fits 64 bits (a run id): CLI11 itself saturates a larger one.
-inline CLI::Validator positive_int64() {
-    return CLI::Validator(
-        [](std::string& text) {
-            int64_t value = 0;
-            const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-            if (error != std::errc() || end != text.data() + text.size() || value < 1)
-                return "must be a whole number from 1 to 9223372036854775807, not " +
-                       user_text::shown(text);
-            return std::string();
-        },
-        "");
-}
 // A whole number as people write it, for every integer option (main() puts it on each): decimal
 // digits, with a '-' first where the option takes negatives, that fit 64 bits; leading zeros are
 // dropped. CLI11 itself reads "-1" into an unsigned option as 18446744073709551615, "010" as 8
